@@ -1,0 +1,66 @@
+"""Readers: one module per on-disk format, each turning records into Conversations.
+
+A reader module defines ``NAME`` (str), ``DESCRIPTION`` (str),
+``sniff(head: list[Record]) -> bool`` (does the start of a file look like this
+format?) and ``read(records: Iterator[Record], source: Source) ->
+Iterator[Conversation]``. ``READERS`` lists them in detection order: the most
+specific formats first.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from types import ModuleType
+
+from ..errors import InputError
+from ..messages import Conversation
+from . import native, openai_chat
+from .source import Record, Source, iter_records, read_bytes
+
+READERS: list[ModuleType] = [native, openai_chat]
+
+SNIFF_RECORDS = 8
+
+
+def reader_names() -> list[str]:
+    return [r.NAME for r in READERS]
+
+
+def get_reader(name: str) -> ModuleType:
+    for reader in READERS:
+        if reader.NAME == name:
+            return reader
+    raise InputError("--format", None, f"unknown format {name!r} (known: {', '.join(reader_names())})")
+
+
+def detect(head: list[Record]) -> ModuleType | None:
+    for reader in READERS:
+        if reader.sniff(head):
+            return reader
+    return None
+
+
+def read_conversations(source: Source, fmt: str | None = None) -> Iterator[Conversation]:
+    """Read one file (or ``-``) into conversations, detecting its format unless ``fmt`` is given."""
+    data = read_bytes(source.path)
+    records = iter_records(source, data)
+    head = list(itertools.islice(records, SNIFF_RECORDS))
+    reader = get_reader(fmt) if fmt else detect(head)
+    if reader is None:
+        raise InputError(
+            source.display,
+            None,
+            "cannot tell the format (tried: "
+            + ", ".join(reader_names())
+            + "); use --format to force one",
+        )
+    yield from reader.read(itertools.chain(head, records), source)
+
+
+def detect_format(source: Source) -> str | None:
+    """The name of the detected format of a file, or None."""
+    data = read_bytes(source.path)
+    head = list(itertools.islice(iter_records(source, data), SNIFF_RECORDS))
+    reader = detect(head)
+    return reader.NAME if reader else None

@@ -1,0 +1,230 @@
+"""OpenAI Chat Completions conversations.
+
+Three layouts: JSONL with one message per line (the whole file is one
+conversation); JSONL with one ``{"messages": [...]}`` conversation per line; a
+whole ``.json`` file holding such an object (as agent runners save them, e.g.
+mini-swe-agent's ``.traj.json``). Usage per call is read from the assistant
+message's ``usage``, or nested in the saved response
+(``extra.response.usage`` / ``response.usage``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+from ..messages import (
+    AssistantMessage,
+    Block,
+    Conversation,
+    Message,
+    OtherBlock,
+    SystemMessage,
+    TextBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    Usage,
+    UserImageMessage,
+    UserMessage,
+)
+from .source import Record, Source, session_stem
+
+NAME = "openai"
+DESCRIPTION = "OpenAI Chat Completions messages (JSONL per message, {messages:[...]} per line or per file)"
+
+ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
+# Roles some runners append that carry no model-visible message (mini-swe-agent's final "exit").
+IGNORED_ROLES = frozenset({"exit"})
+PART_KINDS = {
+    "image_url": "image",
+    "input_image": "image",
+    "image": "image",
+    "input_audio": "audio",
+    "audio": "audio",
+    "file": "file",
+    "input_file": "file",
+    "refusal": "refusal",
+}
+
+
+def sniff(head: list[Record]) -> bool:
+    if not head:
+        return False
+    first = head[0].obj
+    if isinstance(first.get("messages"), list):
+        msgs = first["messages"]
+        return not msgs or (isinstance(msgs[0], dict) and "role" in msgs[0])
+    return isinstance(first.get("role"), str) and ("content" in first or "tool_calls" in first)
+
+
+class BadMessage(ValueError):
+    pass
+
+
+def _parts(content: Any) -> list[Block]:
+    """Content (a string, None, or a list of parts) → blocks."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [TextBlock(content)] if content else []
+    if not isinstance(content, list):
+        raise BadMessage(f"content must be a string or an array of parts, got {type(content).__name__}")
+    blocks: list[Block] = []
+    for part in content:
+        if isinstance(part, str):
+            blocks.append(TextBlock(part))
+            continue
+        if not isinstance(part, dict):
+            raise BadMessage("a content part must be an object")
+        kind = part.get("type", "text")
+        if kind in ("text", "input_text", "output_text"):
+            text = part.get("text")
+            if isinstance(text, str):
+                blocks.append(TextBlock(text))
+        else:
+            blocks.append(OtherBlock(PART_KINDS.get(kind, str(kind)), part))
+    return blocks
+
+
+def _text(content: Any) -> str:
+    """Plain text of content; non-text parts as [kind]."""
+    out = []
+    for block in _parts(content):
+        out.append(block.text if isinstance(block, TextBlock) else f"[{block.kind}]")
+    return " ".join(out)
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def usage_from_openai(usage: Any) -> Usage | None:
+    """``{"prompt_tokens","completion_tokens",...}`` → Usage (prompt includes cached tokens)."""
+    if not isinstance(usage, dict):
+        return None
+    if "prompt_tokens" not in usage and "completion_tokens" not in usage:
+        return None
+    details = usage.get("prompt_tokens_details")
+    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    return Usage(
+        input_tokens=_int(usage.get("prompt_tokens")),
+        output_tokens=_int(usage.get("completion_tokens")),
+        cache_read_tokens=cached,
+    )
+
+
+def _message_usage(msg: dict[str, Any]) -> Usage | None:
+    for holder in (msg, msg.get("extra"), msg.get("response")):
+        if not isinstance(holder, dict):
+            continue
+        usage = usage_from_openai(holder.get("usage"))
+        if usage is None and isinstance(holder.get("response"), dict):
+            usage = usage_from_openai(holder["response"].get("usage"))
+        if usage is not None:
+            return usage
+    return None
+
+
+def _tool_calls(msg: dict[str, Any]) -> list[Block]:
+    blocks: list[Block] = []
+    calls = msg.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise BadMessage("tool_calls must be an array")
+    for call in calls:
+        if not isinstance(call, dict):
+            raise BadMessage("a tool call must be an object")
+        fn = call.get("function") or {}
+        name = fn.get("name") if isinstance(fn, dict) else None
+        args: Any = fn.get("arguments") if isinstance(fn, dict) else None
+        if isinstance(args, str):
+            try:
+                args = orjson.loads(args)
+            except orjson.JSONDecodeError:
+                pass  # keep the raw string: models do emit broken JSON
+        blocks.append(ToolUseBlock(str(call.get("id", "")), str(name or "unknown"), args))
+    legacy = msg.get("function_call")
+    if isinstance(legacy, dict):
+        blocks.append(ToolUseBlock("", str(legacy.get("name") or "unknown"), legacy.get("arguments")))
+    return blocks
+
+
+def message_from_openai(msg: dict[str, Any]) -> Message | None:
+    """One Chat Completions message dict → Message (None for ignored roles)."""
+    role = msg.get("role")
+    if role in IGNORED_ROLES:
+        return None
+    if role not in ROLES:
+        raise BadMessage(f"unknown role {role!r} (expected one of: {', '.join(sorted(ROLES))})")
+    content = msg.get("content")
+    if role in ("system", "developer"):
+        return SystemMessage(_text(content))
+    if role == "user":
+        blocks = _parts(content)
+        if blocks and all(isinstance(b, OtherBlock) and b.kind == "image" for b in blocks) and len(blocks) == 1:
+            only = blocks[0]
+            return UserImageMessage("", only.data)
+        return UserMessage(tuple(blocks))
+    if role == "assistant":
+        blocks = []
+        reasoning = msg.get("reasoning_content")
+        if isinstance(reasoning, str) and reasoning:
+            blocks.append(OtherBlock("thinking", reasoning))
+        blocks.extend(_parts(content))
+        blocks.extend(_tool_calls(msg))
+        model = msg.get("model")
+        return AssistantMessage(tuple(blocks), _message_usage(msg), model if isinstance(model, str) else None)
+    # tool / legacy function result
+    call_id = msg.get("tool_call_id") or msg.get("name") or ""
+    return ToolResultMessage(str(call_id), _text(content), bool(msg.get("is_error", False)))
+
+
+def _conversation_id(obj: dict[str, Any], source: Source, index: int, many: bool) -> str:
+    for key in ("id", "session_id", "instance_id", "conversation_id"):
+        value = obj.get(key)
+        if isinstance(value, (str, int)) and value != "":
+            return str(value)
+    stem = session_stem(source)
+    return f"{stem}#{index}" if many else stem
+
+
+def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
+    per_message: Conversation | None = None
+    index = 0
+    for record in records:
+        obj = record.obj
+        msgs = obj.get("messages")
+        if isinstance(msgs, list):
+            index += 1
+            # one conversation per record; numbered when the file holds several
+            many = record.line is not None and (record.line > 1 or index > 1) or record.item is not None
+            conv = Conversation(
+                session_id=_conversation_id(obj, source, index, many),
+                path=source.display,
+                format=NAME,
+                line=record.line,
+            )
+            for i, msg in enumerate(msgs):
+                try:
+                    if not isinstance(msg, dict):
+                        raise BadMessage("a message must be an object")
+                    message = message_from_openai(msg)
+                except BadMessage as exc:
+                    source.bad(record.error(source.display, f"messages[{i}]: {exc}"))
+                    continue
+                if message is not None:
+                    conv.messages.append(message)
+            yield conv
+            continue
+        if per_message is None:
+            per_message = Conversation(session_stem(source), source.display, NAME, line=record.line)
+        try:
+            message = message_from_openai(obj)
+        except BadMessage as exc:
+            source.bad(record.error(source.display, str(exc)))
+            continue
+        if message is not None:
+            per_message.messages.append(message)
+    if per_message is not None:
+        yield per_message

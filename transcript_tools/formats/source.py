@@ -1,0 +1,166 @@
+"""Turning a file into a stream of JSON records, with located errors.
+
+A *record* is one JSON object: a JSONL line, the single object of a whole-file
+``.json``, or one element of a whole-file JSON array. Every reader consumes
+records, so one reader handles "JSONL", "one object per file" and "JSON array"
+variants of its format alike.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..errors import InputError
+
+WHOLE_FILE_SUFFIXES = (".json", ".traj")
+
+
+@dataclass(slots=True)
+class Record:
+    obj: dict[str, Any]
+    line: int | None = None  # 1-based JSONL line
+    item: int | None = None  # 0-based element of a JSON array
+
+    def error(self, path: str, message: str) -> InputError:
+        return InputError(path, self.line, message, item=self.item)
+
+
+@dataclass(slots=True)
+class Source:
+    """A file being read, plus how bad lines are treated."""
+
+    path: str
+    skip_bad_lines: bool = False
+    warn: Callable[[str], None] = field(default=lambda msg: print(msg, file=sys.stderr))
+    display: str = ""  # how the path is shown in messages (as the user typed it)
+
+    def __post_init__(self) -> None:
+        if not self.display:
+            self.display = self.path
+
+    def bad(self, err: InputError) -> None:
+        """A bad record: fatal for this file, or a warning with --skip-bad-lines."""
+        if not self.skip_bad_lines:
+            raise err
+        self.warn(f"warning: {err.location_text()} (skipped)")
+
+
+def _describe_json_error(exc: orjson.JSONDecodeError) -> str:
+    msg = str(exc).split(":", 1)[0]
+    return f"invalid JSON ({msg.lower()} at column {getattr(exc, 'colno', '?')})"
+
+
+def _type_name(value: Any) -> str:
+    return {list: "array", str: "string", int: "number", float: "number", bool: "boolean"}.get(
+        type(value), "null" if value is None else type(value).__name__
+    )
+
+
+def read_bytes(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError(path, None, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(path, None, "is a directory") from None
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read ({exc.strerror})") from None
+
+
+def is_whole_file_json(path: str, data: bytes) -> bool:
+    """``.json``/``.traj`` files, and anything whose first line alone is not a complete value."""
+    if path.endswith(WHOLE_FILE_SUFFIXES):
+        return True
+    stripped = data.lstrip()
+    if stripped[:1] == b"[":
+        return True
+    first = stripped.split(b"\n", 1)[0]
+    if stripped[:1] == b"{" and first.strip() in (b"{", b"{\r"):
+        return True  # pretty-printed object
+    return False
+
+
+def iter_records(source: Source, data: bytes) -> Iterator[Record]:
+    """Yield the records of a file's bytes; bad ones raise (or warn, with --skip-bad-lines)."""
+    path = source.display
+    if not data.strip():
+        raise InputError(path, None, "empty file (no JSON records)")
+    if is_whole_file_json(source.path, data):
+        yield from _iter_whole_file(source, data)
+    else:
+        yield from _iter_lines(source, data)
+
+
+def _iter_whole_file(source: Source, data: bytes) -> Iterator[Record]:
+    path = source.display
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if _is_invalid_utf8(data):
+            raise InputError(path, None, "invalid UTF-8 (the file is not text in UTF-8)") from None
+        raise InputError(path, getattr(exc, "lineno", None), _describe_json_error(exc)) from None
+    if isinstance(value, dict):
+        yield Record(value)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, dict):
+                yield Record(item, item=i)
+            else:
+                source.bad(InputError(path, None, f"expected a JSON object, got {_type_name(item)}", item=i))
+    else:
+        raise InputError(path, None, f"expected a JSON object or array, got {_type_name(value)}")
+
+
+def _is_invalid_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def _iter_lines(source: Source, data: bytes) -> Iterator[Record]:
+    path = source.display
+    loads = orjson.loads
+    lines = data.split(b"\n")
+    last = len(lines)
+    if lines and not lines[-1].strip():
+        last -= 1
+    for lineno, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = loads(raw)
+        except orjson.JSONDecodeError as exc:
+            if _is_invalid_utf8(raw):
+                source.bad(InputError(path, lineno, "invalid UTF-8 on this line"))
+            elif lineno == last and not data.endswith(b"\n"):
+                source.bad(
+                    InputError(path, lineno, "truncated last line (the writer may have crashed mid-line)")
+                )
+            else:
+                source.bad(InputError(path, lineno, _describe_json_error(exc)))
+            continue
+        if not isinstance(obj, dict):
+            source.bad(InputError(path, lineno, f"expected a JSON object, got {_type_name(obj)}"))
+            continue
+        yield Record(obj, line=lineno)
+
+
+def session_stem(source: Source) -> str:
+    """Default session id of a file: its name without transcript suffixes."""
+    if source.path == "-":
+        return "stdin"
+    name = Path(source.display).name
+    for suffix in (".traj.json", ".jsonl", ".json", ".traj"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return Path(name).stem

@@ -1,0 +1,139 @@
+"""The seed's Message enum as frozen dataclasses, plus Usage.
+
+Variants (seed, Phase 10/16): System; User text (here: user blocks, text and
+others); Assistant with text / tool_use / other blocks; ToolResult with
+tool_call_id, content and is_error; UserImage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Recorded usage of one LLM call.
+
+    ``input_tokens`` is the whole prompt the call was sent (for Claude Code:
+    input + cache creation + cache read); the cache fields say how much of it
+    came from / went to the prompt cache and are informational.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_creation_tokens + other.cache_creation_tokens,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TextBlock:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUseBlock:
+    id: str
+    name: str
+    input: Any = None  # the call's arguments as a JSON value (never shown in summaries)
+
+
+@dataclass(frozen=True, slots=True)
+class OtherBlock:
+    """Any non-text block: image, audio, file, thinking, ...; formatted as ``[{kind}]``."""
+
+    kind: str
+    data: Any = None  # the original payload, kept for round-trips (may be large)
+
+
+Block = Union[TextBlock, ToolUseBlock, OtherBlock]
+
+
+@dataclass(frozen=True, slots=True)
+class SystemMessage:
+    text: str
+    role = "system"
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    """A user message: text blocks and possibly non-text blocks (images pasted with text)."""
+
+    blocks: tuple[Block, ...]
+    role = "user"
+
+    @classmethod
+    def text(cls, text: str) -> UserMessage:
+        return cls((TextBlock(text),))
+
+
+@dataclass(frozen=True, slots=True)
+class UserImageMessage:
+    """The seed's ``Message::UserImage``: a user message that is only an image."""
+
+    media_type: str = ""
+    data: Any = None
+    role = "user_image"
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    blocks: tuple[Block, ...]
+    usage: Usage | None = None  # recorded usage of the call that produced this message
+    model: str | None = None
+    role = "assistant"
+
+    @classmethod
+    def text(cls, text: str, usage: Usage | None = None) -> AssistantMessage:
+        return cls((TextBlock(text),), usage)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultMessage:
+    tool_call_id: str
+    content: str
+    is_error: bool = False
+    role = "tool"
+
+
+Message = Union[SystemMessage, UserMessage, UserImageMessage, AssistantMessage, ToolResultMessage]
+
+
+def starts_turn(message: Message) -> bool:
+    """A turn starts at each user message that is not a tool result (DESIGN §2 Turns)."""
+    return isinstance(message, (UserMessage, UserImageMessage))
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """A compaction the original agent recorded (Claude Code / Codex), for side-by-side output."""
+
+    message_index: int  # index in Conversation.messages of the first message after it
+    source: str  # e.g. "claude-code:isCompactSummary", "codex:compacted"
+    pre_tokens: int | None = None
+
+
+@dataclass(slots=True)
+class Conversation:
+    """One session read from disk, already in the Message model."""
+
+    session_id: str
+    path: str
+    format: str
+    messages: list[Message] = field(default_factory=list)
+    compactions: list[Compaction] = field(default_factory=list)
+    context_window: int | None = None  # model's window if the log records it (Codex)
+    warnings: list[str] = field(default_factory=list)
+    line: int | None = None  # first line of this conversation in its file (multi-conversation files)

@@ -1,0 +1,65 @@
+"""The provider protocol: one async call from a rendered prompt to summary text.
+
+The session engine never calls a provider itself: it hands out a
+``SummaryRequest`` and takes back a ``SummaryOutcome``. Drivers (inline,
+concurrent pool, cache) sit between the two.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..messages import Usage
+
+SUMMARY_MAX_TOKENS = 1024  # the seed: LlmCycle with max_tokens = Some(1024)
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRequest:
+    """What the checkpoint asks for: one user message = ``prompt``, no tools."""
+
+    session_id: str
+    turn: int
+    prompt: str
+    model: str | None = None  # SummaryConfig.summary_model; None = provider default
+    max_tokens: int = SUMMARY_MAX_TOKENS
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryResponse:
+    text: str
+    model: str
+    usage: Usage | None = None  # the summary call's own usage: never enters cost_so_far (seed)
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryOutcome:
+    """A response, or the reason there is none (N3: a failure changes nothing)."""
+
+    response: SummaryResponse | None
+    error: str | None = None
+    cached: bool = False
+    attempts: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.response is not None
+
+
+class Provider(Protocol):
+    """A summary provider. Implementations: offline, anthropic, openai."""
+
+    name: str
+    key_env: str | None  # env var that must hold the key, or None
+
+    @property
+    def default_model(self) -> str: ...
+
+    def identity(self, model: str | None) -> dict[str, Any]:
+        """Everything besides the prompt that determines the response (cache key; never secrets)."""
+        ...
+
+    async def complete(self, prompt: str, model: str | None, max_tokens: int) -> SummaryResponse:
+        """One call. Raise ProviderError on failure (retryable or not)."""
+        ...
