@@ -1,0 +1,157 @@
+"""SummaryConfig (the seed's six fields, F1) and the replay settings around it.
+
+Configuration comes from, in increasing precedence: defaults, ``[tool.tsum]``
+in ``pyproject.toml`` or a ``tsum.toml`` file, then command-line options.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+DEFAULT_SUMMARY_MARKER = "[上下文摘要]"  # the seed's filter_focused marker
+DEFAULT_MAX_TRANSCRIPT_CHARS = 30_000  # the seed: whole conversation text capped at 30K chars
+
+
+def _default_prompt() -> str:
+    from .prompt import builtin_template_source
+
+    return builtin_template_source("zh")
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryConfig:
+    """F1. Defaults are the seed's; the last two fields make its constants configurable."""
+
+    trigger_token_ratio: float = 0.75
+    max_context_tokens: int = 32_000
+    summary_prompt: str = field(default_factory=_default_prompt)
+    debounce_turns: int = 3
+    summary_model: str | None = None
+    max_tool_result_chars: int = 500
+    max_transcript_chars: int = DEFAULT_MAX_TRANSCRIPT_CHARS
+    summary_marker: str = DEFAULT_SUMMARY_MARKER
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+    @property
+    def threshold(self) -> float:
+        # F2: fire when tokens >= max_context_tokens * trigger_token_ratio
+        return self.max_context_tokens * self.trigger_token_ratio
+
+
+def validate(cfg: SummaryConfig) -> None:
+    ratio = cfg.trigger_token_ratio
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio <= 1:
+        raise ConfigError(f"trigger_token_ratio must be in (0, 1], got {ratio!r}")
+    _int_at_least("max_context_tokens", cfg.max_context_tokens, 1, "must be > 0")
+    _int_at_least("debounce_turns", cfg.debounce_turns, 0, "must be >= 0")
+    _int_at_least("max_tool_result_chars", cfg.max_tool_result_chars, 0, "must be >= 0")
+    _int_at_least("max_transcript_chars", cfg.max_transcript_chars, 1, "must be > 0")
+    if not isinstance(cfg.summary_prompt, str) or not cfg.summary_prompt.strip():
+        raise ConfigError("summary_prompt must be a non-empty template")
+    if cfg.summary_model is not None and (not isinstance(cfg.summary_model, str) or not cfg.summary_model):
+        raise ConfigError("summary_model must be a model name or unset")
+
+
+def _int_at_least(name: str, value: Any, low: int, text: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ConfigError(f"{name} {text}, got {value!r}")
+
+
+class SlotMode(str, Enum):
+    FOCUSED = "focused"
+    FULL = "full"
+
+
+class TurnPath(str, Enum):
+    SYNC = "sync"  # submit_turn
+    STREAM = "stream"  # submit_turn_stream + finalize_turn
+
+
+class Measure(str, Enum):
+    CUMULATIVE = "cumulative"  # the seed: cost_so_far.total_tokens
+    CURRENT = "current"  # size of the context the model is sent next turn
+
+
+DEFAULT_KEEP_RECENT_TURNS = 3  # = the default debounce: no turn since the last summary is dropped
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaySettings:
+    """Everything besides SummaryConfig that shapes a replay's decisions."""
+
+    summary: SummaryConfig | None = field(default_factory=SummaryConfig)  # None: N2, no checkpoint
+    mode: SlotMode = SlotMode.FOCUSED
+    keep_recent_turns: int = DEFAULT_KEEP_RECENT_TURNS
+    path: TurnPath = TurnPath.SYNC
+    measure: Measure = Measure.CUMULATIVE
+    template_name: str = "zh"
+    dry_run: bool = False
+
+    def __post_init__(self) -> None:
+        _int_at_least("keep_recent_turns", self.keep_recent_turns, 1, "must be >= 1")
+
+
+# ---- files -------------------------------------------------------------------
+
+CONFIG_KEYS = {f.name for f in fields(SummaryConfig)} | {
+    "mode",
+    "keep_recent_turns",
+    "path",
+    "measure",
+    "prompt",
+    "provider",
+    "model",
+    "base_url",
+    "format",
+    "concurrency",
+}
+
+
+def load_config_file(path: Path | None = None) -> dict[str, Any]:
+    """Settings from ``path``, else ./tsum.toml, else ``[tool.tsum]`` of ./pyproject.toml."""
+    if path is None:
+        for candidate, section in ((Path("tsum.toml"), None), (Path("pyproject.toml"), "tool.tsum")):
+            if candidate.is_file():
+                data = _read_toml(candidate)
+                table = data.get("tool", {}).get("tsum") if section else data
+                if table:
+                    return _checked(table, candidate)
+        return {}
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such config file")
+    data = _read_toml(path)
+    if path.name == "pyproject.toml":
+        data = data.get("tool", {}).get("tsum", {})
+    return _checked(data, path)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: invalid TOML ({exc})") from None
+
+
+def _checked(table: dict[str, Any], path: Path) -> dict[str, Any]:
+    unknown = sorted(set(table) - CONFIG_KEYS)
+    if unknown:
+        raise ConfigError(f"{path}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(CONFIG_KEYS))})")
+    return dict(table)
+
+
+def summary_config_from(values: dict[str, Any], base: SummaryConfig | None = None) -> SummaryConfig:
+    """A SummaryConfig from a mapping of field names (None values are ignored)."""
+    names = {f.name for f in fields(SummaryConfig)}
+    given = {k: v for k, v in values.items() if k in names and v is not None}
+    try:
+        return replace(base or SummaryConfig(), **given)
+    except TypeError as exc:
+        raise ConfigError(str(exc)) from None

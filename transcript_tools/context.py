@@ -1,0 +1,156 @@
+"""ContextSlot (Full / Focused modes, ``load_messages``) and SessionMemory.
+
+The consumer side of the seed (Phase 10's ``filter_focused``): in Focused mode
+with a ``summary_override`` the model's next view is the focused messages
+followed by ONE system message ``[上下文摘要] {summary}`` at the END.
+
+Our FocusedConfig (the seed leaves it to Phase 10): the system messages plus
+the last ``keep_recent_turns`` whole turns — whole turns never split a tool call
+from its result — then the summary. Before any summary the view is the whole
+history.
+
+Token sizes of views are kept as running prefix sums, extended lazily, so asking
+for the size of the view costs O(1) amortized instead of O(history).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .config import DEFAULT_KEEP_RECENT_TURNS, DEFAULT_SUMMARY_MARKER, SlotMode
+from .messages import Message, SystemMessage, starts_turn
+from .tokens import MESSAGE_OVERHEAD_TOKENS, estimate_message_tokens, estimate_text_tokens
+
+
+@dataclass(slots=True)
+class FocusedConfig:
+    keep_recent_turns: int = DEFAULT_KEEP_RECENT_TURNS
+    summary_override: str | None = None
+
+
+@dataclass(slots=True)
+class ContextSlot:
+    """One context slot: the full message history and how the model views it."""
+
+    slot_id: str = "main"
+    mode: SlotMode = SlotMode.FOCUSED
+    focused: FocusedConfig = field(default_factory=FocusedConfig)
+    marker: str = DEFAULT_SUMMARY_MARKER
+    messages: list[Message] = field(default_factory=list)
+    turn_starts: list[int] = field(default_factory=list)  # index of each turn's first message
+    _seen_user: bool = False
+    saves: int = 0  # times the slot config was persisted (seed: slot.save())
+    # lazily-extended prefix sums of estimated tokens: all messages / system messages only
+    _tokens_prefix: list[int] = field(default_factory=lambda: [0])
+    _system_prefix: list[int] = field(default_factory=lambda: [0])
+    _system_count: list[int] = field(default_factory=lambda: [0])
+
+    @property
+    def summary_override(self) -> str | None:
+        return self.focused.summary_override if self.mode is SlotMode.FOCUSED else None
+
+    def append_messages(self, messages: list[Message]) -> None:
+        # Same rule as replay.split_turns: a user message starts a turn; anything
+        # before the first user message belongs to the first turn.
+        base = len(self.messages)
+        for offset, message in enumerate(messages):
+            index = base + offset
+            if index == 0:
+                self.turn_starts.append(0)
+            elif starts_turn(message):
+                if self._seen_user:
+                    self.turn_starts.append(index)
+            else:
+                continue
+            if starts_turn(message):
+                self._seen_user = True
+        self.messages.extend(messages)
+
+    def set_summary(self, text: str) -> None:
+        """F4: write the summary into the Focused config and persist the slot."""
+        if self.mode is SlotMode.FOCUSED:
+            self.focused.summary_override = text
+            self.save()
+
+    def save(self) -> None:
+        self.saves += 1
+
+    def _kept_start(self) -> int:
+        keep = self.focused.keep_recent_turns
+        if len(self.turn_starts) <= keep:
+            return 0
+        return self.turn_starts[-keep]
+
+    def summary_message(self) -> SystemMessage | None:
+        if self.summary_override is None:
+            return None
+        return SystemMessage(f"{self.marker} {self.summary_override}")
+
+    def load_messages(self) -> list[Message]:
+        """The view the model gets next turn (seed: ``slot.load_messages()``)."""
+        summary = self.summary_message()
+        if summary is None:  # Full mode, or Focused before any summary: whole history
+            return list(self.messages)
+        start = self._kept_start()
+        head = [m for m in self.messages[:start] if isinstance(m, SystemMessage)]
+        return head + self.messages[start:] + [summary]
+
+    # ---- estimated sizes (running sums; no re-count of the history) ------------
+
+    def _extend_prefix(self, upto: int) -> None:
+        tokens, system, count = self._tokens_prefix, self._system_prefix, self._system_count
+        for message in self.messages[len(tokens) - 1 : upto]:
+            n = estimate_message_tokens(message)
+            is_system = isinstance(message, SystemMessage)
+            tokens.append(tokens[-1] + n)
+            system.append(system[-1] + (n if is_system else 0))
+            count.append(count[-1] + is_system)
+
+    def tokens_between(self, start: int, end: int) -> int:
+        """Estimated tokens of messages[start:end]."""
+        if len(self._tokens_prefix) <= end:
+            self._extend_prefix(end)
+        return self._tokens_prefix[end] - self._tokens_prefix[start]
+
+    def view_size(self, upto: int | None = None) -> tuple[int, int]:
+        """(messages, estimated tokens) of ``load_messages()`` over messages[:upto]."""
+        end = len(self.messages) if upto is None else upto
+        if len(self._tokens_prefix) <= end:
+            self._extend_prefix(end)
+        summary = self.summary_message()
+        if summary is None:
+            return end, self._tokens_prefix[end]
+        start = min(self._kept_start(), end)
+        n_system = self._system_count[start]
+        tokens = (
+            self._system_prefix[start]
+            + self._tokens_prefix[end]
+            - self._tokens_prefix[start]
+            + MESSAGE_OVERHEAD_TOKENS
+            + estimate_text_tokens(summary.text)
+        )
+        return n_system + (end - start) + 1, tokens
+
+    def snapshot(self) -> dict[str, Any]:
+        """The slot config as persisted (for the slot snapshot output)."""
+        return {
+            "slot_id": self.slot_id,
+            "mode": self.mode.value,
+            "keep_recent_turns": self.focused.keep_recent_turns if self.mode is SlotMode.FOCUSED else None,
+            "summary_override": self.summary_override,
+            "marker": self.marker,
+        }
+
+
+@dataclass(slots=True)
+class SessionMemory:
+    """F5: the session's key-value memory; the summary lives under ``conversation_summary``."""
+
+    data: dict[str, str] = field(default_factory=dict)
+
+    def set(self, key: str, value: str) -> None:
+        self.data[key] = value
+
+    def get(self, key: str) -> str | None:
+        return self.data.get(key)

@@ -1,0 +1,157 @@
+"""Writers for replay results: the ``--out`` directory, and the human report on stdout.
+
+Files under ``--out`` (all JSONL with sorted keys, one record per line, in
+input order; byte-identical for identical inputs, whatever the concurrency):
+
+* ``decisions.jsonl`` — one record per turn;
+* ``summaries.jsonl`` — one per summary call (ok or failed);
+* ``prompts.jsonl``   — each distinct rendered prompt once: ``{sha256, text}``;
+* ``slots.jsonl``     — the slot snapshot after each successful summary;
+* ``compressed/<session>.jsonl`` — the final ``load_messages()`` view, native JSONL;
+* ``run.json``        — the settings that shaped the run (diffable);
+* ``manifest.json``   — timings, counts, errors (not diffable: it holds durations).
+
+Each session's records are written and flushed together, so an interrupted run
+leaves whole sessions behind.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from .formats.native import dumps_messages
+from .replay import SessionResult
+
+DUMP_OPTIONS = orjson.OPT_SORT_KEYS
+RECORD_FILES = ("decisions.jsonl", "summaries.jsonl", "prompts.jsonl", "slots.jsonl")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._#@+-]+")
+
+
+def dump_line(record: Any) -> bytes:
+    return orjson.dumps(record, option=DUMP_OPTIONS) + b"\n"
+
+
+def safe_filename(session_id: str) -> str:
+    name = _UNSAFE.sub("_", session_id).strip("._") or "session"
+    return name[:150]
+
+
+class OutputDirectory:
+    """Writes replay results under one directory (created; previous run files replaced)."""
+
+    def __init__(self, root: str | Path, write_compressed: bool = True) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.compressed = self.root / "compressed"
+        self.write_compressed = write_compressed
+        if self.compressed.is_dir():
+            for old in self.compressed.glob("*.jsonl"):
+                old.unlink()
+        if write_compressed:
+            self.compressed.mkdir(exist_ok=True)
+        for stale in ("manifest.json", "run.json"):
+            (self.root / stale).unlink(missing_ok=True)
+        self.files: dict[str, IO[bytes]] = {name: open(self.root / name, "wb") for name in RECORD_FILES}
+        self._names: set[str] = set()
+
+    def write_run_info(self, info: dict[str, Any]) -> None:
+        (self.root / "run.json").write_bytes(orjson.dumps(info, option=DUMP_OPTIONS | orjson.OPT_INDENT_2) + b"\n")
+
+    def write_session(self, result: SessionResult) -> None:
+        engine = result.engine
+        files = self.files
+        if engine.decisions:
+            files["decisions.jsonl"].write(b"".join(map(dump_line, engine.decisions)))
+        if engine.summaries:
+            files["summaries.jsonl"].write(b"".join(map(dump_line, engine.summaries)))
+        if engine.prompts:
+            files["prompts.jsonl"].write(
+                b"".join(dump_line({"sha256": sha, "text": text}) for sha, text in engine.prompts.items())
+            )
+        if engine.snapshots:
+            files["slots.jsonl"].write(b"".join(map(dump_line, engine.snapshots)))
+        for handle in files.values():
+            handle.flush()
+        if self.write_compressed:
+            name = self._unique(safe_filename(engine.session_id))
+            tmp = self.compressed / f".{name}.tmp"
+            tmp.write_bytes(dumps_messages(engine.load_messages(), engine.session_id))
+            os.replace(tmp, self.compressed / f"{name}.jsonl")
+
+    def _unique(self, name: str) -> str:
+        candidate, n = name, 1
+        while candidate in self._names:
+            n += 1
+            candidate = f"{name}-{n}"
+        self._names.add(candidate)
+        return candidate
+
+    def close(self, manifest: dict[str, Any] | None = None) -> None:
+        for handle in self.files.values():
+            handle.close()
+        if manifest is not None:
+            (self.root / "manifest.json").write_bytes(
+                orjson.dumps(manifest, option=DUMP_OPTIONS | orjson.OPT_INDENT_2) + b"\n"
+            )
+
+
+def _fmt_int(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else "-" if value is None else str(value)
+
+
+class TextReport:
+    """A readable per-session report (stdout when there is no ``--out``)."""
+
+    def __init__(self, stream: IO[str], show_summaries: bool = True) -> None:
+        self.stream = stream
+        self.show_summaries = show_summaries
+
+    def write_session(self, result: SessionResult) -> None:
+        out = self.stream.write
+        conv, engine = result.conversation, result.engine
+        decisions = engine.decisions
+        sources = sorted({d["tokens"] for d in decisions} - {"none"}) or ["none"]
+        fired = [d for d in decisions if d["decision"] in ("summarized", "failed", "would_summarize")]
+        out(f"== {conv.session_id}  ({conv.format}, {conv.path})\n")
+        out(
+            f"   {result.turns} turns, {len(conv.messages)} messages, tokens {'/'.join(sources)}, "
+            f"{len(fired)} checkpoint firing(s)\n"
+        )
+        if decisions:
+            threshold = decisions[0]["threshold"]
+            first_over = next((d["turn"] for d in decisions if threshold is not None and d["watermark"] >= threshold), None)
+            out(
+                f"   threshold {_fmt_int(int(threshold)) if threshold is not None else '-'} tokens; "
+                f"first over it at turn {first_over if first_over is not None else '-'}; "
+                f"final cost_so_far {_fmt_int(decisions[-1]['cost_so_far'])}\n"
+            )
+        shown = [d for d in decisions if d["decision"] not in ("below_threshold", "debounced") or "recorded_compaction" in d]
+        if shown:
+            out("   turn  turn_tokens  cost_so_far    watermark  decision\n")
+            for d in shown:
+                extra = ""
+                if d.get("error"):
+                    extra = f"  ({d['error']})"
+                if "recorded_compaction" in d:
+                    extra += "  [agent compacted here: " + ", ".join(c["source"] for c in d["recorded_compaction"]) + "]"
+                out(
+                    f"   {d['turn']:>4}  {_fmt_int(d['turn_tokens']):>11}  {_fmt_int(d['cost_so_far']):>11}  "
+                    f"{_fmt_int(d['watermark']):>11}  {d['decision']}{extra}\n"
+                )
+        view_messages, view_tokens = engine.slot.view_size()
+        out(
+            f"   next view (load_messages): {view_messages} messages, ~{_fmt_int(view_tokens)} tokens "
+            f"(full history: {len(engine.slot.messages)} messages)\n"
+        )
+        latest = engine.get_conversation_summary()
+        if latest and self.show_summaries:
+            last = next(s for s in reversed(engine.summaries) if s["status"] == "ok")
+            out(f"   latest summary (turn {last['turn']}, {last['provider']}/{last['model']}):\n")
+            for line in latest.splitlines():
+                out(f"   | {line}\n")
+        out("\n")

@@ -1,0 +1,157 @@
+"""Summary prompt templates: loading and rendering.
+
+Two forms, told apart by their text:
+
+* **Jinja** — the text contains a Jinja tag (``{{``, ``{%`` or ``{#``). It is
+  rendered in Jinja's sandbox with undefined variables as errors; it receives
+  ``messages`` (the formatted conversation), ``session_id``, ``turn`` and
+  ``previous_summary`` (empty string before the first summary).
+* **plain** — anything else: the seed's form, where every ``{messages}`` is
+  replaced by the formatted conversation and nothing else is interpreted.
+
+Conversation text is data, never template source: it is passed as a value, so
+``{{ 7*7 }}`` inside a transcript comes out literally in both forms.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import warnings
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .errors import TemplateError
+
+TEMPLATE_VARIABLES = ("messages", "session_id", "turn", "previous_summary")
+BUILTIN_PACKAGE = "transcript_tools.prompts"
+JINJA_MARKERS = ("{{", "{%", "{#")
+
+
+class PromptWarning(UserWarning):
+    pass
+
+
+def builtin_template_names() -> list[str]:
+    """Names of the templates shipped in the package (``summary.zh.j2`` → ``zh``)."""
+    names = []
+    for entry in resources.files(BUILTIN_PACKAGE).iterdir():
+        if entry.name.startswith("summary.") and entry.name.endswith(".j2"):
+            names.append(entry.name[len("summary.") : -len(".j2")])
+    return sorted(names)
+
+
+@lru_cache(maxsize=None)
+def builtin_template_source(name: str) -> str:
+    try:
+        return resources.files(BUILTIN_PACKAGE).joinpath(f"summary.{name}.j2").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TemplateError(
+            f"no built-in prompt {name!r} (built-in: {', '.join(builtin_template_names())})"
+        ) from None
+
+
+def is_jinja(source: str) -> bool:
+    return any(marker in source for marker in JINJA_MARKERS)
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A loaded template; ``render`` is cheap, compilation happens once."""
+
+    name: str
+    source: str
+
+    @property
+    def kind(self) -> str:
+        return "jinja" if is_jinja(self.source) else "plain"
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.source.encode("utf-8")).hexdigest()
+
+    def render(self, messages: str, *, session_id: str = "", turn: int = 0, previous_summary: str = "") -> str:
+        if self.kind == "plain":
+            return self.source.replace("{messages}", messages)
+        template = _compile(self.name, self.source)
+        try:
+            return template.render(
+                messages=messages, session_id=session_id, turn=turn, previous_summary=previous_summary
+            )
+        except Exception as exc:  # jinja raises many types: sandbox, undefined, type errors
+            raise TemplateError(f"prompt {self.name}: cannot render ({type(exc).__name__}: {exc})") from None
+
+    def check(self) -> list[str]:
+        """Problems worth a warning (a template that never uses the messages)."""
+        if self.kind == "plain":
+            return [] if "{messages}" in self.source else [f"prompt {self.name}: no {{messages}} placeholder"]
+        _compile(self.name, self.source)
+        used = _variables(self.source)
+        if "messages" not in used:
+            return [f"prompt {self.name}: the template never uses `messages`, so summaries see no conversation"]
+        return []
+
+
+def _environment() -> Any:
+    from jinja2 import StrictUndefined
+    from jinja2.sandbox import SandboxedEnvironment
+
+    # Templates arrive through pull requests that CI runs with keys present: sandbox them.
+    return SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+
+
+@lru_cache(maxsize=64)
+def _compile(name: str, source: str) -> Any:
+    from jinja2 import TemplateSyntaxError
+
+    env = _environment()
+    try:
+        template = env.from_string(source)
+    except TemplateSyntaxError as exc:
+        raise TemplateError(f"prompt {name}: line {exc.lineno}: {exc.message}") from None
+    unknown = sorted(_variables(source) - set(TEMPLATE_VARIABLES))
+    if unknown:
+        raise TemplateError(
+            f"prompt {name}: undefined variable(s) {', '.join(unknown)} "
+            f"(available: {', '.join(TEMPLATE_VARIABLES)})"
+        )
+    return template
+
+
+def _variables(source: str) -> set[str]:
+    from jinja2 import meta
+
+    return set(meta.find_undeclared_variables(_environment().parse(source)))
+
+
+def load_template(spec: str | None) -> PromptTemplate:
+    """``spec``: a built-in name (``zh``, ``en``), a path to a file, or None for the default."""
+    if spec is None or spec in builtin_template_names():
+        name = spec or "zh"
+        return PromptTemplate(name, builtin_template_source(name))
+    path = Path(spec)
+    if not path.is_file():
+        raise TemplateError(
+            f"prompt {spec!r}: not a built-in name ({', '.join(builtin_template_names())}) nor a file"
+        )
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TemplateError(f"{spec}: cannot read prompt ({exc})") from None
+    if not source.strip():
+        raise TemplateError(f"{spec}: empty prompt")
+    return PromptTemplate(path.name, source)
+
+
+def template_from_config(source: str, name: str | None = None) -> PromptTemplate:
+    """A template for ``SummaryConfig.summary_prompt`` text, named after a built-in when it is one."""
+    if name is None:
+        name = next((n for n in builtin_template_names() if builtin_template_source(n) == source), "custom")
+    return PromptTemplate(name, source)
+
+
+def warn_template_problems(template: PromptTemplate) -> None:
+    for problem in template.check():
+        warnings.warn(problem, PromptWarning, stacklevel=2)

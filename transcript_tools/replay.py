@@ -1,0 +1,248 @@
+"""Replaying a corpus: inputs → conversations → sessions → records, in input order.
+
+Sessions run concurrently (each has at most one summary request in flight, so
+``concurrency`` sessions in flight means at most that many concurrent calls);
+results are handed to the sink strictly in input order, so outputs are
+byte-identical whatever the concurrency.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import glob
+import os
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from .config import ReplaySettings, TurnPath
+from .errors import InputError
+from .formats import detect_format, read_conversations
+from .formats.source import Source
+from .messages import AssistantMessage, Conversation, Message, ToolResultMessage, ToolUseBlock, starts_turn
+from .providers.executor import SummaryExecutor
+from .session import SessionEngine
+
+TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj")
+SKIPPED_SUFFIXES = (".meta.json",)
+
+
+@dataclass(slots=True)
+class InputFile:
+    path: str
+    from_directory: bool = False  # found by walking a directory: undetectable files are warnings
+
+
+def expand_inputs(paths: list[str]) -> Iterator[InputFile]:
+    """Files, directories (recursing into transcript files, sorted), globs, and ``-``."""
+    for spec in paths:
+        if spec == "-":
+            yield InputFile("-")
+            continue
+        path = Path(spec)
+        if path.is_dir():
+            found = sorted(
+                str(p)
+                for p in path.rglob("*")
+                if p.is_file() and p.name.endswith(TRANSCRIPT_SUFFIXES) and not p.name.endswith(SKIPPED_SUFFIXES)
+            )
+            for name in found:
+                yield InputFile(name, from_directory=True)
+            continue
+        if not path.exists() and any(ch in spec for ch in "*?["):
+            matches = sorted(glob.glob(spec, recursive=True))
+            if matches:
+                for name in matches:
+                    if os.path.isfile(name):
+                        yield InputFile(name)
+                continue
+        yield InputFile(spec)  # a missing path fails when read, with its name
+
+
+def split_turns(messages: list[Message]) -> list[tuple[int, list[Message]]]:
+    """(start index, messages) per turn. Messages before the first user message join turn 0."""
+    turns: list[tuple[int, list[Message]]] = []
+    current: list[Message] = []
+    start = 0
+    seen_user = False
+    for index, message in enumerate(messages):
+        if starts_turn(message):
+            if seen_user:
+                turns.append((start, current))
+                current, start = [], index
+            seen_user = True
+        current.append(message)
+    if current:
+        turns.append((start, current))
+    return turns
+
+
+def tool_oddities(messages: list[Message]) -> list[str]:
+    """Warnings for tool results with no matching call and calls never answered."""
+    calls: dict[str, int] = {}
+    orphans: list[str] = []
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            for block in message.blocks:
+                if isinstance(block, ToolUseBlock) and block.id:
+                    calls[block.id] = 0
+        elif isinstance(message, ToolResultMessage):
+            if message.tool_call_id in calls:
+                calls[message.tool_call_id] += 1
+            elif message.tool_call_id:
+                orphans.append(message.tool_call_id)
+    unanswered = [cid for cid, n in calls.items() if n == 0]
+    out = []
+    if orphans:
+        out.append(f"{len(orphans)} tool result(s) with no matching call (first: {orphans[0]})")
+    if unanswered:
+        out.append(f"{len(unanswered)} tool call(s) never answered (first: {unanswered[0]})")
+    return out
+
+
+def compaction_by_turn(conv: Conversation, turns: list[tuple[int, list[Message]]]) -> dict[int, list[dict[str, Any]]]:
+    """Recorded compactions, reported at the last turn before them (the agent compacted after it)."""
+    if not conv.compactions:
+        return {}
+    starts = [start for start, _ in turns]
+    out: dict[int, list[dict[str, Any]]] = {}
+    import bisect
+
+    for comp in conv.compactions:
+        turn = max(bisect.bisect_right(starts, max(comp.message_index - 1, 0)) - 1, 0)
+        entry: dict[str, Any] = {"source": comp.source}
+        if comp.pre_tokens is not None:
+            entry["pre_tokens"] = comp.pre_tokens
+        out.setdefault(turn, []).append(entry)
+    return out
+
+
+@dataclass(slots=True)
+class SessionResult:
+    conversation: Conversation
+    engine: SessionEngine
+    turns: int
+    warnings: list[str] = field(default_factory=list)
+
+
+async def replay_conversation(
+    conv: Conversation, settings: ReplaySettings, executor: SummaryExecutor | None, provider_name: str, template: Any
+) -> SessionResult:
+    """Run one conversation through the checkpoint, turn by turn."""
+    engine = SessionEngine(conv.session_id, settings, provider_name=provider_name, template=template)
+    turns = split_turns(conv.messages)
+    compactions = compaction_by_turn(conv, turns)
+    stream = settings.path is TurnPath.STREAM
+    for turn_number, (_, messages) in enumerate(turns):
+        annotations = {"recorded_compaction": compactions[turn_number]} if turn_number in compactions else None
+        if stream:
+            engine.submit_turn_stream(messages, annotations=annotations)
+            request = engine.finalize_turn()
+        else:
+            request = engine.submit_turn(messages, annotations=annotations)
+        if request is not None:
+            assert executor is not None, "a summary request needs an executor (or dry_run)"
+            engine.complete_summary(await executor.execute(request))
+    warnings = list(conv.warnings) + tool_oddities(conv.messages)
+    return SessionResult(conv, engine, len(turns), warnings)
+
+
+class Sink(Protocol):
+    def write_session(self, result: SessionResult) -> None: ...
+
+
+@dataclass(slots=True)
+class RunStats:
+    files: int = 0
+    failed_files: int = 0
+    sessions: int = 0
+    turns: int = 0
+    summaries_ok: int = 0
+    summaries_failed: int = 0
+    would_summarize: int = 0
+    warnings: int = 0
+    errors: list[str] = field(default_factory=list)
+    interrupted: bool = False
+
+
+@dataclass
+class ReplayRun:
+    """Drives a whole corpus through ``replay_conversation`` into a sink."""
+
+    settings: ReplaySettings
+    executor: SummaryExecutor | None
+    sink: Sink
+    provider_name: str = "offline"
+    template: Any = None
+    fmt: str | None = None
+    skip_bad_lines: bool = False
+    concurrency: int = 1
+    warn: Callable[[str], None] = print
+    error: Callable[[str], None] = print
+    on_session: Callable[[SessionResult], None] | None = None
+    stats: RunStats = field(default_factory=RunStats)
+    _seen_ids: set[str] = field(default_factory=set)
+
+    def conversations(self, paths: list[str]) -> Iterator[Conversation]:
+        for item in expand_inputs(paths):
+            self.stats.files += 1
+            source = Source(item.path, skip_bad_lines=self.skip_bad_lines, warn=self._warn)
+            try:
+                if item.from_directory and self.fmt is None and detect_format(source) is None:
+                    self._warn(f"warning: {item.path}: not a transcript tsum can read (skipped)")
+                    continue
+                for conv in read_conversations(source, self.fmt):
+                    conv.session_id = self._unique(conv.session_id)
+                    yield conv
+            except InputError as exc:
+                self.stats.failed_files += 1
+                self.stats.errors.append(exc.location_text())
+                self.error(f"error: {exc.location_text()}")
+
+    def _warn(self, message: str) -> None:
+        self.stats.warnings += 1
+        self.warn(message)
+
+    def _unique(self, session_id: str) -> str:
+        candidate, n = session_id, 1
+        while candidate in self._seen_ids:
+            n += 1
+            candidate = f"{session_id}#{n}"
+        self._seen_ids.add(candidate)
+        return candidate
+
+    async def run(self, paths: list[str]) -> RunStats:
+        window: deque[asyncio.Task[SessionResult]] = deque()
+        limit = max(1, self.concurrency)
+        try:
+            for conv in self.conversations(paths):
+                task = asyncio.ensure_future(
+                    replay_conversation(conv, self.settings, self.executor, self.provider_name, self.template)
+                )
+                window.append(task)
+                while len(window) >= limit:
+                    self._deliver(await window.popleft())
+            while window:
+                self._deliver(await window.popleft())
+        finally:
+            for task in window:
+                task.cancel()
+        return self.stats
+
+    def _deliver(self, result: SessionResult) -> None:
+        stats = self.stats
+        stats.sessions += 1
+        stats.turns += result.turns
+        for summary in result.engine.summaries:
+            if summary["status"] == "ok":
+                stats.summaries_ok += 1
+            else:
+                stats.summaries_failed += 1
+        stats.would_summarize += sum(1 for d in result.engine.decisions if d["decision"] == "would_summarize")
+        for warning in result.warnings:
+            self._warn(f"warning: {result.conversation.path}: session {result.conversation.session_id}: {warning}")
+        self.sink.write_session(result)
+        if self.on_session is not None:
+            self.on_session(result)

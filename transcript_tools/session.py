@@ -1,0 +1,294 @@
+"""One session's turn loop and the summary checkpoint (the seed's "step 8.5").
+
+The engine does no I/O: when the checkpoint fires it hands out a
+``SummaryRequest``; the driver executes it however it likes (inline, a
+concurrent pool, the response cache) and gives back a ``SummaryOutcome`` with
+``complete_summary``. Both turn paths are here:
+
+* sync: ``submit_turn`` — checkpoint at the current ``turn_index``, which
+  advances after it (step 9);
+* stream: ``submit_turn_stream`` advances ``turn_index`` at once, and
+  ``finalize_turn`` runs the checkpoint with ``turn_index - 1`` (saturating) for
+  BOTH the debounce check and the assignment — the seed fixes only the
+  assignment, and without the same correction in the check the stream path
+  fires one turn early.
+
+Records (plain dicts, ready for JSONL) accumulate in ``decisions``,
+``summaries``, ``snapshots``; rendered prompts in ``prompts`` (by sha256).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from .config import Measure, ReplaySettings, SummaryConfig
+from .context import ContextSlot, FocusedConfig, SessionMemory
+from .errors import TsumError
+from .messages import AssistantMessage, Message, Usage
+from .prompt import PromptTemplate, template_from_config
+from .providers.base import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
+
+SUMMARY_KEY = "conversation_summary"  # F5
+
+# decision values
+BELOW_THRESHOLD = "below_threshold"
+DEBOUNCED = "debounced"
+SUMMARIZED = "summarized"
+FAILED = "failed"
+SKIPPED_EMPTY = "skipped_empty"
+WOULD_SUMMARIZE = "would_summarize"  # --dry-run: fired, no call made
+DISABLED = "disabled"  # no SummaryConfig (N2)
+
+
+@dataclass(slots=True)
+class _Pending:
+    turn: int
+    request: SummaryRequest | None
+    record: dict[str, Any]
+    advance_after: bool  # sync path: turn_index advances after the checkpoint
+
+
+@dataclass(slots=True)
+class SessionEngine:
+    """Replays one conversation's turns through the checkpoint."""
+
+    session_id: str
+    settings: ReplaySettings = field(default_factory=ReplaySettings)
+    provider_name: str = "offline"
+    template: PromptTemplate | None = None
+    turn_index: int = 0
+    last_summary_turn: int = 0  # the seed: starts at 0
+    cost_so_far: Usage = field(default_factory=Usage)
+    estimated_calls: int = 0
+    recorded_calls: int = 0
+    slot: ContextSlot = field(init=False)
+    memory: SessionMemory = field(default_factory=SessionMemory)
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    summaries: list[dict[str, Any]] = field(default_factory=list)
+    snapshots: list[dict[str, Any]] = field(default_factory=list)
+    prompts: dict[str, str] = field(default_factory=dict)
+    _pending: _Pending | None = None
+
+    def __post_init__(self) -> None:
+        cfg = self.settings.summary
+        self.slot = ContextSlot(
+            mode=self.settings.mode,
+            focused=FocusedConfig(keep_recent_turns=self.settings.keep_recent_turns),
+            marker=cfg.summary_marker if cfg else ContextSlot.marker,
+        )
+        if cfg is not None and self.template is None:
+            self.template = template_from_config(cfg.summary_prompt, self.settings.template_name)
+
+    # ---- public API (the seed's names) -------------------------------------------
+
+    def get_conversation_summary(self) -> str | None:
+        """F8: the latest summary written to SessionMemory."""
+        return self.memory.get(SUMMARY_KEY)
+
+    def load_messages(self) -> list[Message]:
+        return self.slot.load_messages()
+
+    def submit_turn(self, messages: list[Message], *, annotations: dict[str, Any] | None = None) -> SummaryRequest | None:
+        """Sync path: append the turn, then the checkpoint at ``turn_index`` (step 8.5)."""
+        self._ensure_idle()
+        record = self._append_turn(messages, annotations)
+        return self._checkpoint(self.turn_index, record, advance_after=True)
+
+    def submit_turn_stream(self, messages: list[Message], *, annotations: dict[str, Any] | None = None) -> None:
+        """Stream path, first half: the turn index advances here, before ``finalize_turn``."""
+        self._ensure_idle()
+        record = self._append_turn(messages, annotations)
+        self.turn_index += 1
+        self._pending = _Pending(self.turn_index, None, record, advance_after=False)
+
+    def finalize_turn(self) -> SummaryRequest | None:
+        """Stream path, second half: checkpoint with the corrected index ``turn_index - 1``."""
+        pending = self._pending
+        if pending is None or pending.request is not None:
+            raise TsumError("finalize_turn() without a preceding submit_turn_stream()")
+        self._pending = None
+        turn = max(self.turn_index - 1, 0)  # saturating_sub(1), for the check AND the assignment
+        return self._checkpoint(turn, pending.record, advance_after=False)
+
+    def complete_summary(self, outcome: SummaryOutcome) -> None:
+        """Take back the result of the request the checkpoint handed out."""
+        pending = self._pending
+        if pending is None or pending.request is None:
+            raise TsumError("complete_summary() without a pending summary request")
+        self._pending = None
+        self._apply_outcome(pending, outcome)
+
+    # ---- the turn ----------------------------------------------------------------
+
+    def _ensure_idle(self) -> None:
+        if self._pending is not None:
+            raise TsumError("a summary request is pending: call complete_summary() / finalize_turn() first")
+
+    def _append_turn(self, messages: list[Message], annotations: dict[str, Any] | None) -> dict[str, Any]:
+        slot = self.slot
+        start = len(slot.messages)
+        needs_view = self.settings.measure is Measure.CURRENT or any(
+            isinstance(m, AssistantMessage) and m.usage is None for m in messages
+        )
+        view_before = slot.view_size(start)[1] if needs_view else 0
+        slot.append_messages(messages)  # step 6: append + save
+
+        turn_usage = Usage()
+        recorded = estimated = 0
+        last_prompt: int | None = None
+        for offset, message in enumerate(messages):
+            if not isinstance(message, AssistantMessage):
+                continue
+            if message.usage is not None:
+                usage = message.usage
+                recorded += 1
+            else:
+                # No usage recorded: the call saw the view at turn start plus the turn so far.
+                i = start + offset
+                usage = Usage(view_before + slot.tokens_between(start, i), slot.tokens_between(i, i + 1))
+                estimated += 1
+            turn_usage = turn_usage + usage
+            last_prompt = usage.input_tokens
+        self.cost_so_far = self.cost_so_far + turn_usage  # step 5; summary calls never enter it
+        self.recorded_calls += recorded
+        self.estimated_calls += estimated
+
+        if self.settings.measure is Measure.CUMULATIVE:
+            watermark = self.cost_so_far.total_tokens
+        elif recorded and estimated == 0 and last_prompt is not None:
+            watermark = last_prompt  # the latest call's recorded prompt
+        else:
+            watermark = slot.view_size()[1]  # estimated size of the next view
+        record: dict[str, Any] = {
+            "session": self.session_id,
+            "turn_tokens": turn_usage.total_tokens,
+            "input_tokens": turn_usage.input_tokens,
+            "output_tokens": turn_usage.output_tokens,
+            "cost_so_far": self.cost_so_far.total_tokens,
+            "watermark": watermark,
+            "messages": len(messages),
+            "tokens": _source(recorded, estimated),
+        }
+        if annotations:
+            record.update(annotations)
+        return record
+
+    def _checkpoint(self, turn: int, record: dict[str, Any], *, advance_after: bool) -> SummaryRequest | None:
+        cfg = self.settings.summary
+        since = turn - self.last_summary_turn
+        record["turn"] = turn
+        record["turns_since_last_summary"] = since
+        if cfg is None:  # N2: no SummaryConfig, no checkpoint
+            record["threshold"] = None
+            return self._finish(record, DISABLED, advance_after)
+        record["threshold"] = cfg.threshold
+        # F2 + F6: should_summarize
+        if record["watermark"] < cfg.threshold:
+            return self._finish(record, BELOW_THRESHOLD, advance_after)
+        if since < cfg.debounce_turns:
+            return self._finish(record, DEBOUNCED, advance_after)
+        if not self.slot.messages:  # generate_summary's guard: empty history, no call
+            return self._finish(record, SKIPPED_EMPTY, advance_after)
+        if self.settings.dry_run:
+            self.last_summary_turn = turn  # as if it succeeded: the schedule of a run where all do
+            return self._finish(record, WOULD_SUMMARIZE, advance_after)
+        request = self._build_request(turn)
+        self._pending = _Pending(turn, request, record, advance_after)
+        return request
+
+    def _build_request(self, turn: int) -> SummaryRequest:
+        cfg = self.settings.summary
+        assert cfg is not None and self.template is not None
+        # F3: the FULL history (slot.messages), not the focused view
+        prompt = render_summary_prompt(
+            self.slot.messages, self.template, cfg, self.session_id, turn, self.get_conversation_summary() or ""
+        )
+        assert prompt is not None  # the checkpoint already skipped an empty history
+        return SummaryRequest(self.session_id, turn, prompt, cfg.summary_model, SUMMARY_MAX_TOKENS)
+
+    def _apply_outcome(self, pending: _Pending, outcome: SummaryOutcome) -> None:
+        request, record, turn = pending.request, pending.record, pending.turn
+        assert request is not None and self.template is not None
+        sha = hashlib.sha256(request.prompt.encode("utf-8")).hexdigest()
+        self.prompts.setdefault(sha, request.prompt)
+        response = outcome.response
+        text = response.text if response is not None else ""
+        summary: dict[str, Any] = {
+            "session": self.session_id,
+            "turn": turn,
+            "prompt_sha256": sha,
+            "prompt_chars": len(request.prompt),
+            "template": self.template.name,
+            "template_sha256": self.template.sha256,
+            "provider": self.provider_name,
+            "model": response.model if response is not None else request.model,
+        }
+        if response is None or not text.strip():
+            # N3: record the failure, change nothing; the next eligible turn tries again
+            summary["status"] = "failed"
+            summary["error"] = outcome.error or "empty summary"
+            summary["text"] = None
+            summary["usage"] = _usage_json(response.usage) if response and response.usage else None
+            self.summaries.append(summary)
+            record["error"] = summary["error"]
+            self._finish(record, FAILED, pending.advance_after)
+            return
+        summary["status"] = "ok"
+        summary["error"] = None
+        summary["text"] = text
+        summary["usage"] = _usage_json(response.usage) if response.usage else None
+        self.summaries.append(summary)
+        self.slot.set_summary(text)  # F4 (Focused only) + slot.save()
+        self.memory.set(SUMMARY_KEY, text)  # F5, every mode
+        self.last_summary_turn = turn
+        view_messages, view_tokens = self.slot.view_size()
+        self.snapshots.append(
+            {
+                "session": self.session_id,
+                "turn": turn,
+                "slot": self.slot.snapshot(),
+                "history_messages": len(self.slot.messages),
+                "view_messages": view_messages,
+                "view_tokens_estimated": view_tokens,
+                "slot_saves": self.slot.saves,
+            }
+        )
+        self._finish(record, SUMMARIZED, pending.advance_after)
+
+    def _finish(self, record: dict[str, Any], decision: str, advance_after: bool) -> None:
+        record["decision"] = decision
+        self.decisions.append(record)
+        if advance_after:
+            self.turn_index += 1  # step 9
+        return None
+
+
+def render_summary_prompt(
+    messages: list[Message],
+    template: PromptTemplate,
+    cfg: SummaryConfig,
+    session_id: str = "",
+    turn: int = 0,
+    previous_summary: str = "",
+) -> str | None:
+    """The prompt of the seed's ``generate_summary``; None for an empty history (no call)."""
+    if not messages:
+        return None
+    from .transcript import format_messages_as_text
+
+    text = format_messages_as_text(messages, cfg.max_tool_result_chars, cfg.max_transcript_chars)
+    return template.render(text, session_id=session_id, turn=turn, previous_summary=previous_summary)
+
+
+def _source(recorded: int, estimated: int) -> str:
+    if recorded and estimated:
+        return "mixed"
+    if estimated:
+        return "estimated"
+    return "recorded" if recorded else "none"
+
+
+def _usage_json(usage: Usage) -> dict[str, int]:
+    return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
