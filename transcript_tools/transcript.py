@@ -1,0 +1,167 @@
+"""``format_messages_as_text``: the conversation as the text that fills ``{messages}``.
+
+Rules (DESIGN §1, seed "消息格式化"), pinned by the golden snapshots in
+``tests/__snapshots__/test_transcript/``:
+
+- one block per message, ``Role: text``, blocks separated by one blank line;
+- ``System:`` / ``User:`` / ``Assistant:``; the parts of a message (text blocks,
+  ``[Tool: {name}]`` for a tool call, ``[{kind}]`` for any other block) joined by
+  one space; a user image message is ``User: [image]``;
+- ``Tool Result [{id}]: {content}`` / ``Tool Error [{id}]: {content}``, the content
+  cut to its first ``max_tool_result_chars`` code points (Rust ``chars().take(n)``);
+- the whole text at most ``max_chars`` code points: whole messages dropped from the
+  front, newest kept; a newest message longer than that keeps its last
+  ``max_chars`` code points.
+
+Cost is O(the returned text), not O(history): messages are formatted newest first
+and formatting stops at the first one that no longer fits (DESIGN §3: no per-turn
+re-formatting of the whole history).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .messages import (
+    AssistantMessage,
+    Block,
+    Message,
+    OtherBlock,
+    SystemMessage,
+    TextBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    UserImageMessage,
+    UserMessage,
+)
+
+DEFAULT_MAX_TRANSCRIPT_CHARS = 30_000  # seed: "整段对话若超过 30K 字符，从前面截断"
+DEFAULT_MAX_TOOL_RESULT_CHARS = 500  # SummaryConfig.max_tool_result_chars default
+MESSAGE_SEPARATOR = "\n\n"  # seed: "每条消息一行，空行分隔"
+
+
+def _is_high_surrogate(ch: str) -> bool:
+    return "\ud800" <= ch <= "\udbff"
+
+
+def _is_low_surrogate(ch: str) -> bool:
+    return "\udc00" <= ch <= "\udfff"
+
+
+def _head(text: str, n: int) -> str:
+    """The first ``n`` code points of ``text``, never ending between a surrogate pair."""
+    if len(text) <= n:
+        return text
+    head = text[:n]
+    # A str decoded normally never holds surrogates; one built with
+    # "surrogatepass" could, and must not lose half of a pair.
+    if head and _is_high_surrogate(head[-1]) and _is_low_surrogate(text[n]):
+        head = head[:-1]
+    return head
+
+
+def _tail(text: str, n: int) -> str:
+    """The last ``n`` code points of ``text``, never starting between a surrogate pair."""
+    if len(text) <= n:
+        return text
+    if n <= 0:
+        return ""
+    tail = text[-n:]
+    if _is_low_surrogate(tail[0]) and _is_high_surrogate(text[-n - 1]):
+        tail = tail[1:]
+    return tail
+
+
+def _block_part(block: Block) -> str:
+    if isinstance(block, TextBlock):
+        return block.text
+    if isinstance(block, ToolUseBlock):
+        return f"[Tool: {block.name}]"  # never the arguments (seed)
+    if isinstance(block, OtherBlock):
+        return f"[{block.kind}]"
+    raise TypeError(f"unknown content block {type(block).__name__}")
+
+
+def _join_blocks(blocks: Sequence[Block]) -> str:
+    # Empty text blocks are skipped so that e.g. ``content: ""`` next to a tool
+    # call does not leave a double space; whitespace-only text is kept verbatim.
+    return " ".join(_block_part(b) for b in blocks if not (isinstance(b, TextBlock) and not b.text))
+
+
+def format_message(
+    message: Message, max_tool_result_chars: int = DEFAULT_MAX_TOOL_RESULT_CHARS
+) -> str:
+    """One message as one block of text, without the separator.
+
+    - ``System: {text}``; ``User: {parts}``; ``Assistant: {parts}``, where the parts
+      are text blocks verbatim, ``[Tool: {name}]`` per tool call and ``[{kind}]``
+      per other block, joined by one space (empty text blocks skipped).
+    - A message with no parts keeps its role and the space after the colon:
+      ``Assistant: ``. So does a tool result whose content is empty or cut to
+      nothing (``max_tool_result_chars=0``): ``Tool Result [{id}]: ``. Every block
+      therefore starts with the same prefix whatever its content.
+    - ``UserImageMessage`` is ``User: [image]``.
+    - ``Tool Result [{id}]: {content}`` or ``Tool Error [{id}]: {content}``, the
+      content cut to its first ``max_tool_result_chars`` code points. Grapheme
+      clusters (ZWJ emoji, flags, combining marks) may be split, exactly as Rust's
+      ``chars().take(n)`` splits them; a surrogate pair (only present in strings
+      built with ``surrogatepass``) never is: the cut then keeps one code point less.
+    """
+    if max_tool_result_chars < 0:
+        raise ValueError(f"max_tool_result_chars must be >= 0, got {max_tool_result_chars}")
+    if isinstance(message, ToolResultMessage):
+        label = "Tool Error" if message.is_error else "Tool Result"
+        content = _head(message.content, max_tool_result_chars)
+        return f"{label} [{message.tool_call_id}]: {content}"
+    if isinstance(message, AssistantMessage):
+        return "Assistant: " + _join_blocks(message.blocks)
+    if isinstance(message, UserMessage):
+        return "User: " + _join_blocks(message.blocks)
+    if isinstance(message, SystemMessage):
+        return "System: " + message.text
+    if isinstance(message, UserImageMessage):
+        return "User: [image]"
+    raise TypeError(f"unknown message {type(message).__name__}")
+
+
+def format_messages_as_text(
+    messages: Sequence[Message],
+    max_tool_result_chars: int = DEFAULT_MAX_TOOL_RESULT_CHARS,
+    max_chars: int = DEFAULT_MAX_TRANSCRIPT_CHARS,
+) -> str:
+    """The conversation as text: one block per message, blocks separated by ``"\\n\\n"``.
+
+    See :func:`format_message` for one block. The result is at most ``max_chars``
+    code points (separators included): whole messages are dropped from the front
+    and the newest kept; if the newest message alone is longer than ``max_chars``,
+    the result is its last ``max_chars`` code points (one less if that would start
+    inside a surrogate pair). An older message that does not fit is dropped even if
+    a still older, shorter one would fit: only a suffix of the history is kept.
+
+    Messages are formatted newest first and the loop stops at the first message
+    that does not fit, so the cost is O(returned text + one message), whatever the
+    length of the history. An empty list, or ``max_chars=0``, gives ``""``.
+    """
+    if max_chars < 0:
+        raise ValueError(f"max_chars must be >= 0, got {max_chars}")
+    if max_tool_result_chars < 0:
+        raise ValueError(f"max_tool_result_chars must be >= 0, got {max_tool_result_chars}")
+    if not messages or max_chars == 0:
+        return ""
+    kept: list[str] = []
+    total = 0
+    sep = len(MESSAGE_SEPARATOR)
+    for index in range(len(messages) - 1, -1, -1):
+        block = format_message(messages[index], max_tool_result_chars)
+        if not kept:
+            if len(block) > max_chars:
+                return _tail(block, max_chars)
+            kept.append(block)
+            total = len(block)
+            continue
+        total += sep + len(block)
+        if total > max_chars:
+            break
+        kept.append(block)
+    kept.reverse()
+    return MESSAGE_SEPARATOR.join(kept)
