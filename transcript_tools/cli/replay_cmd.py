@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from ..outputs import OutputDirectory, TextReport
 from ..prompt import PromptTemplate, builtin_template_names, builtin_template_source, load_template
 from ..replay import ReplayRun, split_turns
 from ..transcript import format_messages_as_text
-from .provider_options import build_executor, provider_options
+from .provider_options import build_executor, cache_only_failure, describe_stats, provider_options
 
 
 def summary_options(func: Any) -> Any:
@@ -187,7 +188,7 @@ def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, 
             out.close(_manifest(status, paths, stats, cache_stats, elapsed, provider_name, model))
         if not silent or status != "complete":
             click.echo(_summary_line(stats, cache_stats, elapsed, status), err=True)
-    missing = cache_stats.get("cache_only_misses") or 0
+    missing = cache_only_failure(executor.stats) if executor is not None else None
     if missing:
         raise _CacheOnlyFailure(missing)
     if stats.errors or stats.sessions == 0:
@@ -197,12 +198,7 @@ def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, 
 
 
 class _CacheOnlyFailure(TsumError):
-    def __init__(self, count: int) -> None:
-        super().__init__(
-            f"{count} summary response(s) missing from the cache (--cache-only); "
-            "see the failed rows in summaries.jsonl for sessions and turns, and rerun without --cache-only "
-            "(with a provider key) to record them"
-        )
+    """--cache-only and responses missing: exit 3 with the sessions and turns named."""
 
 
 def _progress(silent: bool) -> Any:
@@ -217,7 +213,11 @@ def _executor_stats(executor: Any) -> dict[str, Any]:
     if executor is None:
         return {}
     stats = executor.stats
-    return {name: getattr(stats, name) for name in getattr(stats, "__slots__", ()) if not name.startswith("_")} or dict(vars(stats))
+    out = {f.name: getattr(stats, f.name) for f in fields(stats) if f.name not in ("usage", "cache_only_missing")}
+    out["line"] = describe_stats(stats)
+    out["summary_input_tokens"] = stats.usage.input_tokens
+    out["summary_output_tokens"] = stats.usage.output_tokens
+    return out
 
 
 def _summary_line(stats: Any, cache: dict[str, Any], elapsed: float, status: str) -> str:
@@ -231,7 +231,7 @@ def _summary_line(stats: Any, cache: dict[str, Any], elapsed: float, status: str
     else:
         parts.append(f"{stats.summaries_ok + stats.summaries_failed} summaries ({stats.summaries_ok} ok, {stats.summaries_failed} failed)")
     if cache:
-        parts.append(f"cache {cache.get('cache_hits', 0)} hit(s), {cache.get('cache_misses', 0)} miss(es)")
+        parts.append(cache["line"])
     parts.append(f"{len(stats.errors)} error(s)")
     if stats.warnings:
         parts.append(f"{stats.warnings} warning(s)")
