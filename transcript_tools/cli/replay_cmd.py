@@ -72,8 +72,8 @@ def resolve_settings(opts: dict[str, Any], *, dry_run: bool = False) -> tuple[Re
             merged[key] = opts[key]
     if opts.get("turn_path") is not None:
         merged["path"] = opts["turn_path"]
-    if opts.get("model"):
-        merged["summary_model"] = opts["model"]
+    if opts.get("model") or merged.get("model"):
+        merged["summary_model"] = opts.get("model") or merged["model"]  # --model wins over the file
     prompt_spec = opts.get("prompt_spec") or merged.get("prompt")
     template = load_template(prompt_spec)
     for problem in template.check():
@@ -93,6 +93,19 @@ def resolve_settings(opts: dict[str, Any], *, dry_run: bool = False) -> tuple[Re
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     return settings, template, merged
+
+
+def with_file_defaults(opts: dict[str, Any], file_values: dict[str, Any]) -> dict[str, Any]:
+    """Provider options left at their defaults take the config file's value, if it has one."""
+    ctx = click.get_current_context(silent=True)
+    out = dict(opts)
+    for key in ("provider", "model", "base_url", "concurrency"):
+        if key not in file_values or ctx is None:
+            continue
+        source = ctx.get_parameter_source(key)
+        if source in (None, click.core.ParameterSource.DEFAULT):
+            out[key] = file_values[key]
+    return out
 
 
 def run_info(settings: ReplaySettings, template: PromptTemplate, provider: str, model: str | None) -> dict[str, Any]:
@@ -133,8 +146,7 @@ def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, 
     """Replay transcripts (files, directories, globs, or - for stdin) turn by turn through the checkpoint."""
     started = time.perf_counter()
     settings, template, merged = resolve_settings(opts, dry_run=dry_run)
-    provider_opts = dict(opts)
-    provider_opts.setdefault("provider", merged.get("provider"))
+    provider_opts = with_file_defaults(opts, merged)
     executor = None if dry_run else build_executor(provider_opts)  # fails here, before any work
     provider_name = "none" if executor is None else executor.provider.name
     model = settings.summary.summary_model if settings.summary else None
