@@ -14,9 +14,10 @@ EXIT_CODES_HELP = """\b
 Exit codes (all commands):
   0    success; no differences (diff, check)
   1    differences found (diff, check)
-  2    usage error: bad option, config or template
-  3    could not run: bad input, missing key, cache miss
-       with --cache-only, zero sessions processed
+  2    usage error: bad option, config or template,
+       unknown provider, missing key or model
+  3    could not run: bad input, cache miss with
+       --cache-only, zero sessions processed
   130  interrupted (Ctrl-C)"""
 
 
@@ -55,6 +56,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def _register() -> None:
     from .cache_cmd import cache_group
+    from .diff_cmd import check_command, diff_command
     from .inspect_cmd import inspect_command
     from .replay_cmd import format_command, prompt_command, prompts_group, replay_command
 
@@ -64,6 +66,8 @@ def _register() -> None:
     cli.add_command(prompts_group, "prompts")
     cli.add_command(inspect_command, "inspect")
     cli.add_command(cache_group, "cache")
+    cli.add_command(diff_command, "diff")
+    cli.add_command(check_command, "check")
 
 
 _register()

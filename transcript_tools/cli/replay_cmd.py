@@ -184,7 +184,7 @@ def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, 
     )
     status = "complete"
     try:
-        asyncio.run(run.run(list(paths)))
+        asyncio.run(_run_and_close(run, list(paths), executor))
     except KeyboardInterrupt:
         status = "interrupted"
         raise
@@ -207,6 +207,14 @@ def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, 
         if stats.sessions == 0 and not stats.errors:
             click.echo("tsum: error: no sessions found in the given paths", err=True)
         sys.exit(int(ExitCode.FAILED))
+
+
+async def _run_and_close(run: ReplayRun, paths: list[str], executor: Any) -> None:
+    try:
+        await run.run(paths)
+    finally:
+        if executor is not None:
+            await executor.aclose()  # HTTP clients belong to this event loop
 
 
 class _CacheOnlyFailure(TsumError):

@@ -1,0 +1,87 @@
+"""``tsum cache stats|clear|path``: inspect the response cache.
+
+Data (path, stats) goes to stdout; the confirmation of ``clear`` to stderr.
+Errors are ``TsumError``s, turned into one line and an exit code by the main CLI.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import orjson
+
+from ..providers.cache import ResponseCache, default_cache_path
+
+cache_option = click.option(
+    "--cache",
+    "cache_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="TSUM_CACHE",
+    show_envvar=True,
+    help="Cache file (default: $TSUM_HOME/cache.sqlite3 or ~/.tsum/cache.sqlite3).",
+)
+
+
+def _resolve(cache_path: Path | None) -> Path:
+    return (cache_path or default_cache_path()).expanduser()
+
+
+@click.group("cache")
+def cache_group() -> None:
+    """Inspect or clear the response cache."""
+
+
+@cache_group.command("path")
+@cache_option
+def path_command(cache_path: Path | None) -> None:
+    """Print the cache file's path."""
+    click.echo(str(_resolve(cache_path)))
+
+
+@cache_group.command("stats")
+@cache_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def stats_command(cache_path: Path | None, as_json: bool) -> None:
+    """Entries, size on disk, and entries per provider and model."""
+    path = _resolve(cache_path)
+    if not path.exists():
+        # Inspecting must not create a cache file.
+        data = {"path": str(path), "entries": 0, "size_bytes": 0, "by_model": []}
+    else:
+        with ResponseCache(path) as cache:
+            data = cache.stats().to_json()
+    if as_json:
+        click.echo(orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode())
+        return
+    click.echo(f"path: {data['path']}")
+    click.echo(f"entries: {data['entries']}")
+    click.echo(f"size: {_human(data['size_bytes'])} ({data['size_bytes']} bytes)")
+    rows = data["by_model"]
+    if rows:
+        width_p = max(len(r["provider"]) for r in rows)
+        width_m = max(len(r["model"]) for r in rows)
+        for row in rows:
+            click.echo(f"{row['provider']:<{width_p}}  {row['model']:<{width_m}}  {row['entries']}")
+
+
+@cache_group.command("clear")
+@cache_option
+def clear_command(cache_path: Path | None) -> None:
+    """Delete every cached response (the next run pays for them again)."""
+    path = _resolve(cache_path)
+    if not path.exists():
+        click.echo(f"{path}: no cache to clear", err=True)
+        return
+    with ResponseCache(path) as cache:
+        removed = cache.clear()
+    click.echo(f"{path}: removed {removed} cached responses", err=True)
+
+
+def _human(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"  # pragma: no cover

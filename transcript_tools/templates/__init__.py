@@ -1,0 +1,1 @@
+"""Jinja templates of the HTML report (package data)."""
