@@ -15,10 +15,18 @@ from types import ModuleType
 
 from ..errors import InputError
 from ..messages import Conversation
-from . import native, openai_chat
+from . import anthropic, claude_code, codex, native, openai_chat, sharegpt, trajectories
 from .source import Record, Source, iter_records, read_bytes
 
-READERS: list[ModuleType] = [native, openai_chat]
+READERS: list[ModuleType] = [
+    native,
+    claude_code,
+    codex,
+    anthropic,
+    trajectories,
+    sharegpt,
+    openai_chat,
+]
 
 SNIFF_RECORDS = 8
 

@@ -1,0 +1,170 @@
+"""Anthropic Messages conversations and claude-trace API captures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from transcript_tools.errors import InputError
+from transcript_tools.formats import read_conversations
+from transcript_tools.formats.anthropic import response_from_sse, usage_from_anthropic
+from transcript_tools.formats.source import Source
+from transcript_tools.messages import (
+    AssistantMessage,
+    Conversation,
+    OtherBlock,
+    SystemMessage,
+    TextBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    Usage,
+    UserImageMessage,
+    UserMessage,
+    starts_turn,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures" / "formats"
+
+
+def read(path: Path, **kw: object) -> list[Conversation]:
+    return list(read_conversations(Source(str(path), **kw)))  # type: ignore[arg-type]
+
+
+def test_usage_includes_cache_tokens() -> None:
+    usage = {
+        "input_tokens": 3,
+        "cache_creation_input_tokens": 100,
+        "cache_read_input_tokens": 900,
+        "output_tokens": 7,
+    }
+    assert usage_from_anthropic(usage) == Usage(
+        1003, 7, cache_read_tokens=900, cache_creation_tokens=100
+    )
+    assert usage_from_anthropic({"input_tokens": 5, "output_tokens": 1}) == Usage(5, 1)
+    assert usage_from_anthropic(None) is None
+    assert usage_from_anthropic({"service_tier": "standard"}) is None
+
+
+def test_representative_conversations_per_line() -> None:
+    first, second = read(FIXTURES / "representative_anthropic.jsonl")
+    assert first.session_id == "conv-weather" and first.format == "anthropic"
+    assert second.session_id == "representative_anthropic#2"
+    msgs = first.messages
+    assert msgs[0] == SystemMessage("You are a weather assistant.")
+    call = msgs[2]
+    assert isinstance(call, AssistantMessage)
+    assert call.blocks == (
+        OtherBlock("thinking", "I should call the tool."),
+        TextBlock("Let me check."),
+        ToolUseBlock("toolu_W1", "get_weather", {"city": "Paris"}),
+    )
+    assert call.usage == Usage(420, 60, cache_read_tokens=0, cache_creation_tokens=400)
+    assert msgs[3] == ToolResultMessage("toolu_W1", "18°C, cloudy")
+    assert msgs[6] == AssistantMessage.text("I can only see today's weather.")  # no usage recorded
+    assert sum(starts_turn(m) for m in msgs) == 2
+    assert second.messages[0] == SystemMessage("You are terse.\nAnswer in one word.")
+
+
+def test_edge_cases_blocks() -> None:
+    (conv,) = read(FIXTURES / "edge_cases_anthropic.json")
+    msgs = conv.messages
+    assert msgs[1] == UserImageMessage("image/jpeg", "/9j/4AAQ")
+    assert isinstance(msgs[2], AssistantMessage) and msgs[2].blocks[0] == OtherBlock(
+        "thinking", None
+    )
+    doc = msgs[3]
+    assert (
+        isinstance(doc, UserMessage)
+        and isinstance(doc.blocks[0], OtherBlock)
+        and doc.blocks[0].kind == "document"
+    )
+    # tool results never start a turn; the text beside them goes into the last result
+    assert msgs[5] == ToolResultMessage("toolu_E1", "4")
+    assert msgs[6] == ToolResultMessage(
+        "toolu_E2", "ZeroDivisionError\n[image]\nKeep going.", is_error=True
+    )
+    assert msgs[7] == AssistantMessage(())
+    assert sum(starts_turn(m) for m in msgs) == 2
+
+
+def test_claude_trace_takes_the_last_request_of_each_chain() -> None:
+    main, topic = read(FIXTURES / "representative_claude_trace.jsonl")
+    assert [m.role for m in main.messages] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    usages = [m.usage for m in main.messages if isinstance(m, AssistantMessage)]
+    # every response of the chain counted once, on the message it produced
+    assert usages == [
+        Usage(3005, 40, cache_read_tokens=0, cache_creation_tokens=3000),
+        Usage(3064, 35, cache_read_tokens=3000, cache_creation_tokens=60),
+        Usage(3094, 12, cache_read_tokens=3060, cache_creation_tokens=30),
+    ]
+    assert [m.role for m in topic.messages] == ["user", "assistant"]
+    assert main.session_id.endswith("#1") and topic.session_id.endswith("#2")
+
+
+def test_sse_stream_is_reassembled() -> None:
+    raw = "\n".join(
+        "data: " + orjson.dumps(e).decode()
+        for e in [
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "m",
+                    "model": "c",
+                    "usage": {"input_tokens": 9, "output_tokens": 1},
+                },
+            },
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "thinking", "thinking": ""},
+            },
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "thinking_delta", "thinking": "hm"},
+            },
+            {
+                "type": "content_block_start",
+                "index": 1,
+                "content_block": {"type": "tool_use", "id": "t", "name": "n"},
+            },
+            {
+                "type": "content_block_delta",
+                "index": 1,
+                "delta": {"type": "input_json_delta", "partial_json": '{"a":'},
+            },
+            {
+                "type": "content_block_delta",
+                "index": 1,
+                "delta": {"type": "input_json_delta", "partial_json": "1}"},
+            },
+            {"type": "message_delta", "delta": {}, "usage": {"output_tokens": 12}},
+        ]
+    )
+    message = response_from_sse(raw + "\nevent: ping\ndata: not json\n")
+    assert message["content"] == [
+        {"type": "thinking", "thinking": "hm"},
+        {"type": "tool_use", "id": "t", "name": "n", "input": {"a": 1}},
+    ]
+    assert usage_from_anthropic(message["usage"]) == Usage(9, 12)
+
+
+def test_malformed_roles_and_content() -> None:
+    path = FIXTURES / "malformed_anthropic.jsonl"
+    with pytest.raises(InputError) as info:
+        read(path)
+    assert info.value.line == 2 and "unknown role 'robot'" in info.value.message
+    warnings: list[str] = []
+    convs = read(path, skip_bad_lines=True, warn=warnings.append)
+    assert len(convs) == 1
+    assert len(warnings) == 2 and ":3: messages[0]: content must be a string" in warnings[1]

@@ -1,0 +1,318 @@
+"""Claude Code session logs: fixtures, then the real corpus checked against raw counts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from transcript_tools.errors import InputError
+from transcript_tools.formats import read_conversations
+from transcript_tools.formats.source import Source
+from transcript_tools.messages import (
+    AssistantMessage,
+    Conversation,
+    OtherBlock,
+    TextBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    Usage,
+    UserImageMessage,
+    UserMessage,
+    starts_turn,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures" / "formats"
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "real"
+needs_corpus = pytest.mark.skipif(
+    not CORPUS.is_dir(),
+    reason=f"real corpus not found at {CORPUS} (shared/ must sit beside the repository)",
+)
+
+
+def read(path: Path, **kw: object) -> list[Conversation]:
+    return list(read_conversations(Source(str(path), **kw)))  # type: ignore[arg-type]
+
+
+def one(path: Path) -> Conversation:
+    convs = read(path)
+    assert len(convs) == 1
+    return convs[0]
+
+
+def recorded(conv: Conversation) -> int:
+    return sum(
+        m.usage.total_tokens for m in conv.messages if isinstance(m, AssistantMessage) and m.usage
+    )
+
+
+def test_representative_session() -> None:
+    conv = one(FIXTURES / "representative_claude_code.jsonl")
+    assert conv.format == "claude-code"
+    assert conv.session_id == "11111111-aaaa-4bbb-8ccc-000000000001"
+    kinds = [type(m).__name__ for m in conv.messages]
+    assert kinds == [
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResultMessage",
+        "AssistantMessage",
+        "ToolResultMessage",
+        "AssistantMessage",
+        "ToolResultMessage",
+        "AssistantMessage",
+        "UserMessage",
+        "AssistantMessage",
+        "UserMessage",
+        "AssistantMessage",
+    ]
+    first = conv.messages[1]
+    assert isinstance(first, AssistantMessage)
+    # three lines of one response → one message, usage from the last line, cache included
+    assert [type(b) for b in first.blocks] == [OtherBlock, TextBlock, ToolUseBlock]
+    assert first.usage == Usage(10204, 57, cache_read_tokens=9000, cache_creation_tokens=1200)
+    error = conv.messages[4]
+    assert (
+        isinstance(error, ToolResultMessage)
+        and error.is_error
+        and error.content == "Error: file changed on disk"
+    )
+    synthetic = conv.messages[9]
+    assert (
+        isinstance(synthetic, AssistantMessage)
+        and synthetic.usage is None
+        and synthetic.model == "<synthetic>"
+    )
+    # the /model echo, its output, the caveat, hook lines and the interrupt marker are not prompts
+    assert sum(starts_turn(m) for m in conv.messages) == 3
+    assert recorded(conv) == 10261 + 10441 + 10503 + 10558 + 10945
+    assert conv.compactions == []
+
+
+def test_edge_cases_parallel_tools_images_init_compaction_rewind() -> None:
+    conv = one(FIXTURES / "edge_cases_claude_code.jsonl")
+    msgs = conv.messages
+    assert (
+        conv.session_id == "22222222-aaaa-4bbb-8ccc-000000000002"
+    )  # the first of the alternating ids
+    # one response split around its streamed tool result: one message, both calls, usage once
+    call = msgs[1]
+    assert isinstance(call, AssistantMessage)
+    assert [b.name for b in call.blocks if isinstance(b, ToolUseBlock)] == ["Read", "Grep"]
+    assert call.usage == Usage(5010, 64, cache_read_tokens=0, cache_creation_tokens=5000)
+    assert [m.tool_call_id for m in msgs[2:4] if isinstance(m, ToolResultMessage)] == [
+        "toolu_11",
+        "toolu_12",
+    ]
+    assert isinstance(msgs[3], ToolResultMessage) and msgs[3].content.endswith("</system-reminder>")
+    # sidechain (inline Task subagent) lines are skipped
+    assert not any(
+        isinstance(m, AssistantMessage) and m.blocks == (TextBlock("Found it."),) for m in msgs
+    )
+    assert isinstance(msgs[5], UserImageMessage) and msgs[5].media_type == "image/png"
+    assert isinstance(msgs[7], UserMessage) and isinstance(msgs[7].blocks[0], OtherBlock)
+    # /init: the expanded isMeta prompt is the turn's prompt
+    assert msgs[9] == UserMessage.text("Please analyze this codebase and create a CLAUDE.md file.")
+    # compact_boundary + isCompactSummary = one compaction, at the summary (a turn start)
+    assert len(conv.compactions) == 1
+    comp = conv.compactions[0]
+    assert (comp.message_index, comp.source, comp.pre_tokens) == (
+        13,
+        "claude-code:compact_boundary",
+        155321,
+    )
+    assert isinstance(msgs[13], UserMessage) and starts_turn(msgs[13])
+    # the rewind drops the abandoned prompt and its answer
+    assert UserMessage.text("Remove the crash() call") not in msgs
+    assert msgs[15] == UserMessage.text("Actually, keep crash() but guard it with a flag")
+    assert len(msgs) == 17
+    assert sum(starts_turn(m) for m in msgs) == 6
+    assert len(conv.warnings) == 1 and "2 messages of the abandoned branch" in conv.warnings[0]
+
+
+def test_subagent_file_replays_as_its_own_session() -> None:
+    conv = one(FIXTURES / "representative_claude_code_subagent.jsonl")
+    assert conv.session_id == "a9f3c2"  # agentId, not the parent's sessionId
+    assert len(conv.messages) == 4 and starts_turn(conv.messages[0])
+    assert recorded(conv) == 2033 + 2055
+
+
+def test_chat_json_array_variant() -> None:
+    conv = one(FIXTURES / "representative_claude_code_chat.json")
+    assert conv.format == "claude-code"
+    assert [m.role for m in conv.messages] == ["user", "assistant", "tool", "assistant"]
+    assert recorded(conv) == 3029 + 3042
+
+
+def test_malformed_fails_with_location() -> None:
+    path = FIXTURES / "malformed_claude_code.jsonl"
+    with pytest.raises(InputError) as info:
+        read(path)
+    assert info.value.line == 5 and "truncated" in info.value.message
+
+
+def test_malformed_skip_bad_lines_warns_and_goes_on() -> None:
+    warnings: list[str] = []
+    convs = read(
+        FIXTURES / "malformed_claude_code.jsonl", skip_bad_lines=True, warn=warnings.append
+    )
+    assert [m.role for m in convs[0].messages] == ["user", "assistant", "user"]
+    assert any(":3: user entry without a 'message' object" in w for w in warnings)
+    assert any(":5: truncated last line" in w for w in warnings)
+
+
+# ---- the real corpus: expectations computed from the raw JSON, not by the reader ----------
+
+NOISE = (
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<user-memory-input>",
+    "[Request interrupted by user",
+    "Caveat: The messages below were generated by the user while running local commands",
+)
+
+
+def expected(path: Path) -> dict[str, object]:
+    """Turns, messages, recorded tokens and compaction turns from the raw entries."""
+    entries = [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
+    chat = [e for e in entries if e.get("type") in ("user", "assistant")]
+    side_file = bool(chat) and chat[0].get("isSidechain") is True
+    prompts = results = 0
+    usage_by_id: dict[str, int] = {}
+    compaction_turns: list[int] = []
+    after_command = False
+    for e in chat:
+        if e.get("isSidechain") and not side_file:
+            continue
+        content = e["message"]["content"]
+        if e["type"] == "assistant":
+            after_command = False
+            msg = e["message"]
+            usage_by_id.setdefault(msg["id"], 0)
+            u = msg.get("usage")
+            if u and msg.get("model") != "<synthetic>":  # the last line of an id wins
+                usage_by_id[msg["id"]] = (
+                    u["input_tokens"]
+                    + u.get("cache_creation_input_tokens", 0)
+                    + u.get("cache_read_input_tokens", 0)
+                    + u["output_tokens"]
+                )
+            continue
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        tool_results = [b for b in blocks if b.get("type") == "tool_result"]
+        if tool_results:
+            results += len(tool_results)
+            after_command = False
+            continue
+        texts = [b["text"] for b in blocks if b.get("type") == "text"]
+        first = texts[0].lstrip() if texts else ""
+        if e.get("isCompactSummary") or first.startswith("This session is being continued"):
+            if e.get("isCompactSummary"):
+                compaction_turns.append(prompts)
+            prompts += 1
+            after_command = False
+            continue
+        if e.get("isMeta"):
+            if after_command and first:
+                prompts += 1
+            after_command = False
+            continue
+        real = any(not t.lstrip().startswith(NOISE) and t.strip() for t in texts) or any(
+            b.get("type") == "image" for b in blocks
+        )
+        if real:
+            prompts += 1
+            after_command = False
+        else:
+            after_command = "<command-name>" in first or first.startswith("<command-message>")
+    return {
+        "turns": prompts,
+        "assistant": len(usage_by_id),
+        "tool": results,
+        "messages": prompts + len(usage_by_id) + results,
+        "recorded": sum(usage_by_id.values()),
+        "compaction_turns": compaction_turns,
+    }
+
+
+def corpus_files() -> list[Path]:
+    if not CORPUS.is_dir():
+        return []
+    return sorted(p for p in (CORPUS / "claude-code").rglob("*.jsonl"))
+
+
+# 03eb5929 holds a rewind (checked on its own below); every other file is linear.
+REWIND = "03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl"
+
+
+@needs_corpus
+@pytest.mark.parametrize(
+    "path", [p for p in corpus_files() if p.name != REWIND], ids=lambda p: p.name[:13]
+)
+def test_real_session_matches_raw_counts(path: Path) -> None:
+    conv = one(path)
+    want = expected(path)
+    msgs = conv.messages
+    assert sum(starts_turn(m) for m in msgs) == want["turns"]
+    assert sum(isinstance(m, AssistantMessage) for m in msgs) == want["assistant"]
+    assert sum(isinstance(m, ToolResultMessage) for m in msgs) == want["tool"]
+    assert len(msgs) == want["messages"]
+    assert recorded(conv) == want["recorded"]
+    turns_at = [sum(starts_turn(m) for m in msgs[: c.message_index]) for c in conv.compactions]
+    assert turns_at == want["compaction_turns"]
+    assert conv.warnings == []
+
+
+@needs_corpus
+def test_real_compactions_where_the_logs_say() -> None:
+    base = CORPUS / "claude-code"
+    cases = {
+        "kesslerio-attio-mcp-server/f89f86a1-90f7-4671-8587-88710a331c6f.jsonl": [5],
+        "kesslerio-attio-mcp-server/d4519010-880f-47f6-a04c-abc13d7ea21d.jsonl": [3],
+        "conneroisu-templar/8e6737a7-4309-4012-bf3d-69084fa0ffb2.jsonl": [0, 4],
+        "conneroisu-templar/8f2aa855-be79-4406-9e9a-b94d54e4beed.jsonl": [9],
+    }
+    for name, turns in cases.items():
+        conv = one(base / name)
+        assert [
+            sum(starts_turn(m) for m in conv.messages[: c.message_index]) for c in conv.compactions
+        ] == turns
+        assert all(c.source == "claude-code:isCompactSummary" for c in conv.compactions)
+        assert expected(base / name)["compaction_turns"] == turns
+
+
+@needs_corpus
+def test_real_rewind_keeps_the_active_branch() -> None:
+    path = next(p for p in corpus_files() if p.name == REWIND)
+    entries = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    by_uuid = {e["uuid"]: e for e in entries if "uuid" in e}
+    # the active branch: ancestors of the last entry, by parentUuid
+    active, uuid = set(), entries[-1].get("uuid")
+    while uuid:
+        active.add(uuid)
+        uuid = by_uuid[uuid].get("parentUuid")
+    ids = {
+        e["message"]["id"] for e in entries if e.get("type") == "assistant" and e["uuid"] in active
+    }
+    prompts = [
+        e
+        for e in entries
+        if e.get("type") == "user"
+        and e["uuid"] in active
+        and not e.get("isMeta")
+        and isinstance(e["message"]["content"], str)
+        and not e["message"]["content"].startswith(NOISE)
+    ]
+    conv = one(path)
+    assert sum(starts_turn(m) for m in conv.messages) == len(prompts) == 4
+    assert sum(isinstance(m, AssistantMessage) for m in conv.messages) == len(ids) == 6
+    assert len(conv.warnings) == 1

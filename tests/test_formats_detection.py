@@ -1,0 +1,202 @@
+"""Format detection: fixtures, ambiguous shapes, forcing, and every file of the real corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from transcript_tools.errors import InputError
+from transcript_tools.formats import READERS, detect_format, read_conversations, reader_names
+from transcript_tools.formats.source import Source
+
+FIXTURES = Path(__file__).parent / "fixtures" / "formats"
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "real"
+needs_corpus = pytest.mark.skipif(
+    not CORPUS.is_dir(),
+    reason=f"real corpus not found at {CORPUS} (shared/ must sit beside the repository)",
+)
+
+FIXTURE_FORMATS = {
+    "representative_claude_code.jsonl": "claude-code",
+    "edge_cases_claude_code.jsonl": "claude-code",
+    "representative_claude_code_chat.json": "claude-code",
+    "representative_claude_code_subagent.jsonl": "claude-code",
+    "representative_codex.jsonl": "codex",
+    "edge_cases_codex.jsonl": "codex",
+    "representative_anthropic.jsonl": "anthropic",
+    "edge_cases_anthropic.json": "anthropic",
+    "representative_claude_trace.jsonl": "anthropic",
+    "representative_swe_agent.traj": "trajectory",
+    "edge_cases_swe_agent.traj": "trajectory",
+    "representative_openhands.jsonl": "trajectory",
+    "edge_cases_openhands_events.json": "trajectory",
+    "representative_sharegpt.jsonl": "sharegpt",
+    "edge_cases_sharegpt.json": "sharegpt",
+}
+
+
+@pytest.mark.parametrize("name,fmt", sorted(FIXTURE_FORMATS.items()))
+def test_fixture_is_detected(name: str, fmt: str) -> None:
+    assert detect_format(Source(str(FIXTURES / name))) == fmt
+
+
+def test_every_fixture_is_covered() -> None:
+    names = {p.name for p in FIXTURES.iterdir() if not p.name.startswith("malformed_")}
+    assert names == set(FIXTURE_FORMATS)
+
+
+def test_openai_is_tried_last() -> None:
+    assert READERS[-1].NAME == "openai"
+    assert reader_names()[:1] == ["native"]
+
+
+def write(tmp_path: Path, name: str, rows: list[object]) -> Source:
+    path = tmp_path / name
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    return Source(str(path))
+
+
+PLAIN = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+
+
+@pytest.mark.parametrize(
+    "rows,fmt",
+    [
+        ([{"messages": PLAIN}], "openai"),  # plain text: either reads it alike; OpenAI wins
+        ([{"messages": [{"role": "system", "content": "s"}, *PLAIN]}], "openai"),
+        ([{"system": "s", "messages": PLAIN}], "anthropic"),  # top-level system is Anthropic's
+        (
+            [
+                {
+                    "messages": [
+                        *PLAIN,
+                        {
+                            "role": "assistant",
+                            "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}],
+                        },
+                    ]
+                }
+            ],
+            "anthropic",
+        ),
+        (
+            [
+                {
+                    "messages": [
+                        {
+                            "role": "assistant",
+                            "content": None,
+                            "tool_calls": [{"id": "c", "function": {"name": "f"}}],
+                        }
+                    ]
+                }
+            ],
+            "openai",
+        ),
+        (
+            [
+                {
+                    "role": "user",
+                    "content": [{"type": "image", "source": {"type": "base64", "data": "x"}}],
+                }
+            ],
+            "anthropic",
+        ),
+        (
+            [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}],
+            "openai",
+        ),
+        ([{"conversations": [{"from": "human", "value": "hi"}]}], "sharegpt"),
+        ([{"kind": "user", "blocks": [{"type": "text", "text": "hi"}]}], "native"),
+        ([{"type": "summary", "summary": "t", "leafUuid": "u"}] * 9, "claude-code"),
+        ([{"timestamp": "t", "type": "session_meta", "payload": {"id": "x"}}], "codex"),
+        (
+            [
+                {
+                    "request": {
+                        "url": "https://api.anthropic.com/v1/messages",
+                        "body": {"messages": PLAIN},
+                    },
+                    "response": {},
+                }
+            ],
+            "anthropic",
+        ),
+        (  # another API's capture in the same envelope is not taken for Anthropic
+            [
+                {
+                    "request": {
+                        "url": "https://api.openai.com/v1/chat/completions",
+                        "body": {"messages": PLAIN},
+                    },
+                    "response": {},
+                }
+            ],
+            None,
+        ),
+        (
+            [{"id": 1, "source": "user", "action": "message", "args": {"content": "hi"}}],
+            "trajectory",
+        ),
+    ],
+)
+def test_ambiguous_shapes(tmp_path: Path, rows: list[object], fmt: str | None) -> None:
+    assert detect_format(write(tmp_path, "x.jsonl", rows)) == fmt
+
+
+def test_unknown_format_names_the_formats_tried(tmp_path: Path) -> None:
+    source = write(tmp_path, "x.jsonl", [{"hello": "world"}])
+    assert detect_format(source) is None
+    with pytest.raises(InputError) as info:
+        list(read_conversations(source))
+    message = info.value.message
+    assert all(name in message for name in reader_names()) and "--format" in message
+
+
+def test_format_forces_a_reader(tmp_path: Path) -> None:
+    source = write(tmp_path, "x.jsonl", [{"messages": PLAIN}])
+    (conv,) = read_conversations(source, "anthropic")
+    assert conv.format == "anthropic" and [m.role for m in conv.messages] == ["user", "assistant"]
+    with pytest.raises(InputError, match="unknown format 'nope'"):
+        list(read_conversations(source, "nope"))
+
+
+# ---- the real corpus ----------------------------------------------------------------------
+
+EXPECTED_BY_FOLDER = {
+    "claude-code": "claude-code",
+    "codex": "codex",
+    "chat-completions": "openai",
+    "agent-trajectories": "trajectory",
+    "sharegpt": "sharegpt",
+}
+
+
+def corpus_files() -> list[Path]:
+    if not CORPUS.is_dir():
+        return []
+    return sorted(
+        p
+        for p in CORPUS.rglob("*")
+        if p.is_file()
+        and p.suffix in (".jsonl", ".json", ".traj")
+        and not p.name.endswith(".meta.json")
+        and p.name != "manifest.json"
+    )
+
+
+@needs_corpus
+def test_corpus_is_there() -> None:
+    assert len(corpus_files()) >= 40
+
+
+@needs_corpus
+@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: str(p.relative_to(CORPUS))[:60])
+def test_every_real_file_reads_with_detection(path: Path) -> None:
+    folder = path.relative_to(CORPUS).parts[0]
+    convs = list(read_conversations(Source(str(path))))
+    assert convs, "no conversation read"
+    assert {c.format for c in convs} == {EXPECTED_BY_FOLDER[folder]}
+    assert all(c.messages for c in convs if folder != "sharegpt")

@@ -1,0 +1,193 @@
+"""``tsum inspect``: the library statistics and the command."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from transcript_tools.cli.inspect_cmd import inspect_command
+from transcript_tools.formats import read_conversations
+from transcript_tools.formats.source import Source
+from transcript_tools.inspect import InspectRun, inspect_conversation
+from transcript_tools.messages import (
+    AssistantMessage,
+    Compaction,
+    Conversation,
+    SystemMessage,
+    ToolResultMessage,
+    ToolUseBlock,
+    Usage,
+    UserMessage,
+)
+from transcript_tools.tokens import estimate_message_tokens
+
+FIXTURES = Path(__file__).parent / "fixtures" / "formats"
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "real"
+
+
+def conversation(name: str) -> Conversation:
+    (conv,) = read_conversations(Source(str(FIXTURES / name)))
+    return conv
+
+
+def test_stats_of_a_claude_code_session() -> None:
+    info = inspect_conversation(conversation("edge_cases_claude_code.jsonl"))
+    assert info.format == "claude-code"
+    assert info.turns == 6
+    assert info.messages == {"system": 0, "user": 5, "user_image": 1, "assistant": 8, "tool": 3}
+    assert info.tool_calls == 3
+    assert info.calls_with_usage == 8
+    assert info.largest_context_kind == "recorded" and info.largest_context == 9508
+    assert info.estimate_error is not None and info.estimate_error.calls == 8
+    # the compaction sits at the summary's turn start: reported at the turn it ended
+    assert [(c.turn, c.message_index, c.pre_tokens) for c in info.compactions] == [(3, 13, 155321)]
+    assert len(info.warnings) == 1
+
+
+def test_estimates_follow_the_messages() -> None:
+    messages = [
+        SystemMessage("You are terse."),
+        UserMessage.text("What is 2+2? " * 10),
+        AssistantMessage((ToolUseBlock("c1", "calc", {"x": "2+2"}),), Usage(100, 5)),
+        ToolResultMessage("c1", "4"),
+        AssistantMessage.text("4", Usage(110, 1)),
+        UserMessage.text("thanks"),
+        AssistantMessage.text("You're welcome."),
+    ]
+    conv = Conversation("s", "p", "native", messages, compactions=[Compaction(5, "test", None)])
+    info = inspect_conversation(conv)
+    tokens = [estimate_message_tokens(m) for m in messages]
+    assert info.estimated_tokens == sum(tokens)
+    assert info.recorded_tokens == 105 + 111
+    err = info.estimate_error
+    assert err is not None and err.calls == 2
+    first = (sum(tokens[:2]) - 100) / 100
+    second = (sum(tokens[:4]) - 110) / 110
+    assert err.median == pytest.approx((abs(first) + abs(second)) / 2)
+    assert err.p90 == pytest.approx(max(abs(first), abs(second)))
+    assert info.turns == 2
+    assert [c.turn for c in info.compactions] == [0]
+
+
+def test_without_usage_the_largest_context_is_estimated() -> None:
+    info = inspect_conversation(conversation("representative_swe_agent.traj"))
+    assert info.recorded_tokens is None and info.estimate_error is None
+    assert (
+        info.largest_context_kind == "estimated" and info.largest_context == info.estimated_tokens
+    )
+
+
+def test_run_over_a_directory_warns_about_unknown_files(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "representative_codex.jsonl", tmp_path / "a.jsonl")
+    (tmp_path / "sub").mkdir()
+    shutil.copy(FIXTURES / "representative_sharegpt.jsonl", tmp_path / "sub" / "b.jsonl")
+    (tmp_path / "manifest.json").write_text('{"version": 1}')
+    (tmp_path / "agent-x.meta.json").write_text('{"agentType": "Explore"}')
+    (tmp_path / "notes.md").write_text("not a transcript")
+    warnings: list[str] = []
+    run = InspectRun([str(tmp_path)], warn=warnings.append)
+    infos = list(run)
+    assert [i.format for i in infos] == ["codex", "sharegpt", "sharegpt"]
+    assert run.files == 2 and run.failed == 0 and run.sessions == 3
+    assert warnings == [
+        f"warning: {tmp_path / 'manifest.json'}: not a transcript tsum can read (skipped)"
+    ]
+
+
+def invoke(*args: str) -> object:
+    return CliRunner().invoke(inspect_command, list(args))
+
+
+def test_command_prints_a_table() -> None:
+    result = invoke(
+        str(FIXTURES / "representative_codex.jsonl"),
+        str(FIXTURES / "representative_claude_code.jsonl"),
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].split()[:3] == ["path", "session", "format"]
+    assert len(lines) == 3
+    assert "codex" in lines[1] and "53,960" in lines[1]
+    assert "claude-code" in lines[2] and "52,708" in lines[2]
+    assert result.stderr.strip() == "2 sessions in 2 files"
+
+
+def test_command_json() -> None:
+    result = invoke("--json", str(FIXTURES / "representative_codex.jsonl"))
+    assert result.exit_code == 0
+    (data,) = orjson.loads(result.stdout)
+    assert data["format"] == "codex"
+    assert data["turns"] == 2
+    assert data["messages"] == {
+        "system": 4,
+        "user": 2,
+        "user_image": 0,
+        "assistant": 5,
+        "tool": 3,
+        "total": 14,
+    }
+    assert data["tool_calls"] == 3
+    assert data["recorded_tokens"] == 53960
+    assert data["largest_context"] == {"tokens": 13100, "kind": "recorded"}
+    assert data["context_window"] == 258400
+    assert data["compactions"] == [
+        {"turn": 1, "message_index": 13, "source": "codex:compacted", "pre_tokens": 13160}
+    ]
+    assert set(data["estimate_error"]) == {"calls", "median", "p90", "bias"}
+
+
+def test_command_bad_file_is_one_line_and_exit_3() -> None:
+    bad = FIXTURES / "malformed_sharegpt.jsonl"
+    good = FIXTURES / "representative_anthropic.jsonl"
+    result = invoke(str(bad), str(good))
+    assert result.exit_code == 3
+    # the bad file's first conversation is still reported, the other file goes on
+    assert "sharegpt" in result.stdout and "anthropic" in result.stdout
+    errors = [line for line in result.stderr.splitlines() if "robot" in line]
+    assert errors == [
+        f"{bad}:2: conversations[1]: unknown 'from' 'robot' (expected one of: assistant, bard, bing, chatgpt, function, function_call, gpt, human, model, observation, system, tool, user)"
+    ]
+    assert "Traceback" not in result.stderr
+    assert result.stderr.splitlines()[-1] == "3 sessions in 2 files, 1 failed"
+
+
+def test_command_skip_bad_lines_and_force_format(tmp_path: Path) -> None:
+    result = invoke(
+        "--skip-bad-lines", "--format", "sharegpt", str(FIXTURES / "malformed_sharegpt.jsonl")
+    )
+    assert result.exit_code == 0
+    assert result.stderr.count("warning:") == 2
+    assert len(result.stdout.splitlines()) == 3
+
+
+def test_command_undetectable_file_given_directly_fails(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    path.write_text('{"hello": "world"}')
+    result = invoke(str(path))
+    assert result.exit_code == 3
+    assert result.stdout == ""
+    assert f"{path}: cannot tell the format (tried: " in result.stderr
+
+
+def test_command_no_sessions_is_exit_3(tmp_path: Path) -> None:
+    result = invoke(str(tmp_path))
+    assert result.exit_code == 3
+    assert "no sessions found" in result.stderr
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"real corpus not found at {CORPUS}")
+def test_command_on_the_real_corpus() -> None:
+    result = invoke("--json", str(CORPUS))
+    assert result.exit_code == 0, result.stderr
+    data = orjson.loads(result.stdout)
+    by_id = {d["session_id"]: d for d in data}
+    codex = by_id["019c8a59-e9dd-71f0-9ae3-4079fe9726a9"]
+    assert codex["turns"] == 38 and codex["tool_calls"] == 365 and len(codex["compactions"]) == 1
+    cc = by_id["d4519010-880f-47f6-a04c-abc13d7ea21d"]
+    assert cc["largest_context"] == {"tokens": 163_695, "kind": "recorded"}  # PROVENANCE: max ctx
+    assert [c["source"] for c in cc["compactions"]] == ["claude-code:isCompactSummary"]
+    assert "manifest.json: not a transcript" in result.stderr

@@ -1,0 +1,108 @@
+"""``tsum inspect PATH...``: what is in transcript files, one row per session.
+
+stdout carries the table (or ``--json``); warnings, bad-input errors and the end-of-run
+line go to stderr. Exit code 3 when any file failed or no session was found.
+"""
+
+from __future__ import annotations
+
+import click
+import orjson
+
+from ..errors import ExitCode, InputError
+from ..formats import reader_names
+from ..inspect import InspectRun, SessionInfo
+
+COLUMNS = (
+    ("path", "<"),
+    ("session", "<"),
+    ("format", "<"),
+    ("turns", ">"),
+    ("msgs", ">"),
+    ("sys/user/asst/tool", ">"),
+    ("tool calls", ">"),
+    ("recorded", ">"),
+    ("estimated", ">"),
+    ("est.err med/p90", ">"),
+    ("max ctx", ">"),
+    ("compactions@turn", "<"),
+)
+
+
+def _row(info: SessionInfo) -> list[str]:
+    m = info.messages
+    err = info.estimate_error
+    return [
+        info.path,
+        info.session_id if len(info.session_id) <= 40 else info.session_id[:39] + "…",
+        info.format,
+        str(info.turns),
+        str(sum(m.values())),
+        f"{m['system']}/{m['user'] + m['user_image']}/{m['assistant']}/{m['tool']}",
+        str(info.tool_calls),
+        f"{info.recorded_tokens:,}" if info.recorded_tokens is not None else "-",
+        f"{info.estimated_tokens:,}",
+        f"{err.median:.0%}/{err.p90:.0%}" if err else "-",
+        f"{info.largest_context:,}" + ("" if info.largest_context_kind == "recorded" else " est"),
+        ",".join(str(c.turn) for c in info.compactions) or "-",
+    ]
+
+
+def render_table(infos: list[SessionInfo]) -> str:
+    rows = [[name for name, _ in COLUMNS]] + [_row(i) for i in infos]
+    widths = [max(len(r[c]) for r in rows) for c in range(len(COLUMNS))]
+    lines = []
+    for row in rows:
+        cells = [
+            cell.ljust(width) if align == "<" else cell.rjust(width)
+            for cell, width, (_, align) in zip(row, widths, COLUMNS, strict=True)
+        ]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+@click.command("inspect")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per session.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(reader_names()),
+    help="Read every file as this format instead of detecting it.",
+)
+@click.option("--skip-bad-lines", is_flag=True, help="Warn about unreadable lines and go on.")
+@click.pass_context
+def inspect_command(
+    ctx: click.Context, paths: tuple[str, ...], as_json: bool, fmt: str | None, skip_bad_lines: bool
+) -> None:
+    """Per session: format, turns, messages by role, tool calls, recorded vs estimated
+    tokens, largest context and the compactions the agent recorded.
+
+    PATH is a file, a directory (searched for *.jsonl, *.json, *.traj) or - for stdin.
+    "est.err" compares tsum's estimate of each call's prompt with the recorded input
+    tokens (median / p90 of the relative error); "max ctx" is the largest recorded
+    input, or the largest estimated context ("est") when the log has no usage.
+    """
+
+    def error(exc: InputError) -> None:
+        click.echo(exc.location_text(), err=True)
+
+    def warn(message: str) -> None:
+        click.echo(message, err=True)
+
+    run = InspectRun(list(paths), fmt=fmt, skip_bad_lines=skip_bad_lines, warn=warn, error=error)
+    infos: list[SessionInfo] = []
+    for info in run:
+        infos.append(info)
+        for warning in info.warnings:
+            warn(f"warning: {info.path}: session {info.session_id}: {warning}")
+    if as_json:
+        click.echo(orjson.dumps([i.to_json() for i in infos], option=orjson.OPT_INDENT_2).decode())
+    elif infos:
+        click.echo(render_table(infos))
+    failed = f", {run.failed} failed" if run.failed else ""
+    click.echo(f"{run.sessions} sessions in {run.files} files{failed}", err=True)
+    if run.failed or not infos:
+        if not infos and not run.failed:
+            click.echo("tsum: error: no sessions found", err=True)
+        ctx.exit(int(ExitCode.FAILED))

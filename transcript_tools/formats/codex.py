@@ -1,0 +1,330 @@
+"""Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl``).
+
+Each line is ``{"timestamp", "type", "payload"}``. Mapping:
+
+- ``session_meta``: ``payload.id`` is the session id; ``base_instructions`` → SystemMessage.
+- ``response_item`` ``message``: role assistant → text of an AssistantMessage; developer /
+  system → SystemMessage; user → UserMessage when it is the human's prompt, else a
+  SystemMessage. Codex logs every prompt twice (the ``response_item`` and an ``event_msg``
+  ``user_message`` next to it) and injects context as user messages too (AGENTS.md,
+  ``<environment_context>``, ``<user_instructions>``) that have no ``user_message`` event.
+  So a user item is a prompt when a ``user_message`` event sits next to it; when a file has
+  no such events at all, every user item that does not look like an injection is one.
+  Counting the pair once keeps prompts from being doubled.
+- ``reasoning`` → ``OtherBlock("thinking")`` (summary text); ``function_call`` /
+  ``custom_tool_call`` / ``local_shell_call`` → ToolUseBlock; ``web_search_call`` →
+  ``OtherBlock("web_search")`` (server side, no result item); ``*_output`` →
+  ToolResultMessage. The items one model call produces (reasoning, text, tool calls) form
+  one AssistantMessage.
+- Usage: each ``event_msg`` ``token_count`` with ``info`` ends one model call;
+  ``info.last_token_usage`` (``input_tokens`` already includes ``cached_input_tokens``) goes
+  on the assistant message of that call. Codex repeats the same event (same
+  ``total_token_usage``) after tool output: a repeat is skipped, so the usage recorded on
+  the messages sums to the billed total. A call without any output item gets an
+  assistant message with no blocks, so no usage is lost.
+- ``model_context_window`` → Conversation.context_window; ``compacted`` and its
+  ``context_compacted`` event → one Compaction (``pre_tokens`` = the last call's total).
+  The ``replacement_history`` is not replayed: tsum keeps the full history and marks where
+  Codex compacted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from ..messages import (
+    AssistantMessage,
+    Block,
+    Compaction,
+    Conversation,
+    Message,
+    OtherBlock,
+    SystemMessage,
+    TextBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    Usage,
+    UserImageMessage,
+    UserMessage,
+)
+from .source import Record, Source, session_stem
+
+NAME = "codex"
+DESCRIPTION = "Codex CLI rollouts (~/.codex/sessions/**/rollout-*.jsonl)"
+
+LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+CALL_ITEMS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
+OUTPUT_ITEMS = frozenset(
+    {"function_call_output", "custom_tool_call_output", "local_shell_call_output"}
+)
+INJECTION_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<INSTRUCTIONS>",
+    "<permissions instructions>",
+    "<user_shell_command>",
+    "<turn_aborted>",
+)
+
+
+def sniff(head: list[Record]) -> bool:
+    typed = [
+        r.obj
+        for r in head
+        if r.obj.get("type") in LINE_TYPES and isinstance(r.obj.get("payload"), dict)
+    ]
+    return bool(typed) and len(typed) * 2 >= len(head)
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _content_blocks(content: Any) -> list[Block]:
+    if isinstance(content, str):
+        return [TextBlock(content)]
+    blocks: list[Block] = []
+    for part in content if isinstance(content, list) else ():
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind in ("input_text", "output_text", "text") and isinstance(part.get("text"), str):
+            blocks.append(TextBlock(part["text"]))
+        elif kind in ("input_image", "image"):
+            blocks.append(OtherBlock("image", part))
+        elif kind:
+            blocks.append(OtherBlock(str(kind), part))
+    return blocks
+
+
+def _text(blocks: list[Block]) -> str:
+    return "\n".join(
+        b.text if isinstance(b, TextBlock) else f"[{b.kind}]"
+        for b in blocks
+        if not isinstance(b, ToolUseBlock)
+    )
+
+
+def _reasoning(payload: dict[str, Any]) -> OtherBlock:
+    parts = []
+    for key in ("summary", "content"):
+        for part in payload.get(key) or ():
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+    return OtherBlock("thinking", "\n".join(parts))
+
+
+def _arguments(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value  # free-form input (apply_patch) or broken JSON: keep the text
+    return value
+
+
+def _output(payload: dict[str, Any]) -> tuple[str, bool]:
+    output = payload.get("output")
+    if isinstance(output, dict):
+        content = output.get("content", output.get("output", ""))
+        return (
+            content if isinstance(content, str) else _text(_content_blocks(content))
+        ), output.get("success") is False
+    if isinstance(output, list):
+        return _text(_content_blocks(output)), False
+    return ("" if output is None else str(output)), False
+
+
+@dataclass(slots=True)
+class _Call:
+    """The output items of one model call, until its token_count arrives."""
+
+    blocks: list[Block] = field(default_factory=list)
+    usage: Usage | None = None
+    model: str | None = None
+
+    def freeze(self) -> AssistantMessage:
+        return AssistantMessage(tuple(self.blocks), self.usage, self.model)
+
+
+class _Rollout:
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.conv = Conversation(session_stem(source), source.display, NAME)
+        self.out: list[Message | _Call] = []
+        self.model: str | None = None
+        self.call: _Call | None = None  # collecting output items
+        self.unbilled: _Call | None = None  # the latest call still waiting for its usage
+        self.last_total: Any = None
+        self.last_call_tokens: int | None = None
+        self.user_at: int | None = None  # the user item a user_message event may confirm
+        self.event_waiting = False  # a user_message event came before its item
+        self.unconfirmed: set[int] = set()
+        self.saw_user_event = False
+        self.session_set = False
+
+    def add(self, record: Record) -> None:
+        obj = record.obj
+        kind = obj.get("type")
+        payload = obj.get("payload")
+        if kind not in LINE_TYPES:
+            return
+        if not isinstance(payload, dict):
+            self.source.bad(
+                record.error(self.source.display, f"{kind} line without a 'payload' object")
+            )
+            return
+        if kind == "response_item":
+            self._item(payload)
+        elif kind == "event_msg":
+            self._event(payload)
+        elif kind == "turn_context":
+            if isinstance(payload.get("model"), str):
+                self.model = payload["model"]
+        elif kind == "session_meta":
+            self._meta(payload)
+        elif kind == "compacted":
+            self._compaction("codex:compacted")
+
+    def _meta(self, payload: dict[str, Any]) -> None:
+        if not self.session_set and isinstance(payload.get("id"), str):
+            self.conv.session_id = payload["id"]
+            self.session_set = True
+        instructions = payload.get("base_instructions")
+        text = instructions.get("text") if isinstance(instructions, dict) else instructions
+        if isinstance(text, str) and text:
+            self.out.append(SystemMessage(text))
+
+    def _item(self, payload: dict[str, Any]) -> None:
+        kind = payload.get("type")
+        role = payload.get("role")
+        if kind == "message" and role == "user":
+            self._user(payload)
+            return
+        self.user_at = None
+        self.event_waiting = False
+        if kind == "message" and role == "assistant":
+            self._open().blocks.extend(_content_blocks(payload.get("content")))
+        elif kind == "message":
+            self.call = None
+            self.out.append(SystemMessage(_text(_content_blocks(payload.get("content")))))
+        elif kind == "reasoning":
+            self._open().blocks.append(_reasoning(payload))
+        elif kind in CALL_ITEMS:
+            name = payload.get("name") or (
+                "local_shell" if kind == "local_shell_call" else "unknown"
+            )
+            call_id = payload.get("call_id") or payload.get("id") or ""
+            args = payload.get("arguments", payload.get("input", payload.get("action")))
+            self._open().blocks.append(ToolUseBlock(str(call_id), str(name), _arguments(args)))
+        elif kind == "web_search_call":
+            self._open().blocks.append(OtherBlock("web_search", payload.get("action")))
+        elif kind in OUTPUT_ITEMS:
+            self.call = None
+            content, is_error = _output(payload)
+            self.out.append(ToolResultMessage(str(payload.get("call_id", "")), content, is_error))
+        elif kind in ("compaction", "compaction_summary"):
+            self._compaction("codex:compaction")
+
+    def _user(self, payload: dict[str, Any]) -> None:
+        self.call = None
+        blocks = _content_blocks(payload.get("content"))
+        text = _text(blocks)
+        if text.lstrip().startswith(INJECTION_PREFIXES):
+            self.out.append(SystemMessage(text))
+            self.user_at = None
+            return
+        if len(blocks) == 1 and isinstance(blocks[0], OtherBlock) and blocks[0].kind == "image":
+            part = blocks[0].data
+            url = part.get("image_url") if isinstance(part, dict) else None
+            self.out.append(UserImageMessage("", url if url is not None else part))
+        else:
+            self.out.append(UserMessage(tuple(blocks)))
+        if self.event_waiting:
+            self.event_waiting = False
+            self.user_at = None
+        else:
+            self.user_at = len(self.out) - 1
+            self.unconfirmed.add(self.user_at)
+
+    def _event(self, payload: dict[str, Any]) -> None:
+        kind = payload.get("type")
+        if kind == "token_count":
+            self._usage(payload.get("info"))
+        elif kind == "user_message":
+            self.saw_user_event = True
+            if self.user_at is not None:
+                self.unconfirmed.discard(self.user_at)
+                self.user_at = None
+            else:
+                self.event_waiting = True
+        elif kind == "task_started" and payload.get("model_context_window"):
+            self.conv.context_window = (
+                _int(payload["model_context_window"]) or self.conv.context_window
+            )
+        elif kind == "context_compacted":
+            self._compaction("codex:context_compacted")
+
+    def _open(self) -> _Call:
+        if self.call is None:
+            self.call = _Call(model=self.model)
+            self.out.append(self.call)
+            self.unbilled = self.call
+        return self.call
+
+    def _usage(self, info: Any) -> None:
+        if not isinstance(info, dict):
+            return  # rate-limit-only event
+        if info.get("model_context_window"):
+            self.conv.context_window = (
+                _int(info["model_context_window"]) or self.conv.context_window
+            )
+        last = info.get("last_token_usage")
+        total = info.get("total_token_usage")
+        if not isinstance(last, dict):
+            return
+        if total is not None and total == self.last_total:
+            return  # the same event again (Codex repeats it after tool output)
+        self.last_total = total
+        usage = Usage(
+            input_tokens=_int(last.get("input_tokens")),
+            output_tokens=_int(last.get("output_tokens")),
+            cache_read_tokens=_int(last.get("cached_input_tokens")),
+        )
+        target = self.unbilled
+        if target is None:  # a call with no output item: keep its usage anyway
+            target = _Call(model=self.model)
+            self.out.append(target)
+        target.usage = usage
+        self.unbilled = None
+        self.call = None
+        self.last_call_tokens = _int(last.get("total_tokens")) or usage.total_tokens
+
+    def _compaction(self, source: str) -> None:
+        self.call = None
+        index = len(self.out)
+        comps = self.conv.compactions
+        if comps and comps[-1].message_index == index:
+            return  # `compacted` and its `context_compacted` event are one compaction
+        comps.append(Compaction(index, source, self.last_call_tokens))
+
+    def finish(self) -> Conversation:
+        if self.saw_user_event:
+            for index in sorted(self.unconfirmed):  # context Codex injected as user messages
+                message = self.out[index]
+                if isinstance(message, UserMessage):
+                    self.out[index] = SystemMessage(_text(list(message.blocks)))
+        self.conv.messages = [m.freeze() if isinstance(m, _Call) else m for m in self.out]
+        return self.conv
+
+
+def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
+    rollout = _Rollout(source)
+    for record in records:
+        rollout.add(record)
+    yield rollout.finish()

@@ -1,0 +1,214 @@
+"""What is in transcript files: per session, format, turns, messages, tools, tokens, compactions.
+
+Recorded tokens are the sum of the usage the log recorded on assistant messages (one
+entry per LLM call); estimated tokens are tsum's character-class estimate of every
+message. Where usage is recorded, each call's prompt is also estimated the way a replay
+without usage would (all messages before the call, restarting at a recorded compaction)
+and compared with the recorded ``input_tokens``: the relative error's median and p90 say
+how far estimates can be trusted for that kind of log (system prompts and tool schemas
+the log does not contain make estimates low).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import statistics
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import InputError
+from .formats import detect_format, read_conversations
+from .formats.source import Source
+from .messages import AssistantMessage, Conversation, SystemMessage, ToolUseBlock
+from .replay import expand_inputs, split_turns
+from .tokens import estimate_message_tokens
+
+ROLES = ("system", "user", "user_image", "assistant", "tool")
+
+
+@dataclass(frozen=True, slots=True)
+class EstimateError:
+    """How far per-call prompt estimates are from the recorded input tokens."""
+
+    calls: int
+    median: float  # median of |estimate - recorded| / recorded
+    p90: float  # 90th percentile (nearest rank) of the same
+    bias: float  # median of (estimate - recorded) / recorded: negative = estimates too low
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionInfo:
+    turn: int  # the last turn before the compaction (as replay reports it)
+    message_index: int
+    source: str
+    pre_tokens: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    path: str
+    session_id: str
+    format: str
+    line: int | None
+    turns: int
+    messages: dict[str, int]
+    tool_calls: int
+    calls_with_usage: int
+    recorded_tokens: int | None  # None: the log records no usage
+    estimated_tokens: int
+    estimate_error: EstimateError | None
+    largest_context: int
+    largest_context_kind: str  # "recorded" (max input_tokens of a call) or "estimated"
+    context_window: int | None
+    compactions: tuple[CompactionInfo, ...]
+    warnings: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        err = self.estimate_error
+        return {
+            "path": self.path,
+            "session_id": self.session_id,
+            "format": self.format,
+            "line": self.line,
+            "turns": self.turns,
+            "messages": {**self.messages, "total": sum(self.messages.values())},
+            "tool_calls": self.tool_calls,
+            "calls_with_usage": self.calls_with_usage,
+            "recorded_tokens": self.recorded_tokens,
+            "estimated_tokens": self.estimated_tokens,
+            "estimate_error": None
+            if err is None
+            else {
+                "calls": err.calls,
+                "median": round(err.median, 4),
+                "p90": round(err.p90, 4),
+                "bias": round(err.bias, 4),
+            },
+            "largest_context": {"tokens": self.largest_context, "kind": self.largest_context_kind},
+            "context_window": self.context_window,
+            "compactions": [
+                {
+                    "turn": c.turn,
+                    "message_index": c.message_index,
+                    "source": c.source,
+                    "pre_tokens": c.pre_tokens,
+                }
+                for c in self.compactions
+            ],
+            "warnings": list(self.warnings),
+        }
+
+
+def _p90(sorted_values: list[float]) -> float:
+    return sorted_values[max(math.ceil(0.9 * len(sorted_values)) - 1, 0)]
+
+
+def inspect_conversation(conv: Conversation) -> SessionInfo:
+    """Statistics of one conversation; O(messages)."""
+    messages = conv.messages
+    roles = dict.fromkeys(ROLES, 0)
+    tool_calls = 0
+    recorded = 0
+    calls = 0
+    max_input = 0
+    errors: list[float] = []
+    estimated = 0
+    system_tokens = 0
+    view = 0  # estimated size of what the model saw so far
+    max_view = 0
+    resets = {c.message_index for c in conv.compactions}
+    for index, message in enumerate(messages):
+        roles[message.role] = roles.get(message.role, 0) + 1
+        if index in resets:
+            view = system_tokens  # the agent compacted: only the system prompt carries over
+        if isinstance(message, AssistantMessage):
+            tool_calls += sum(isinstance(b, ToolUseBlock) for b in message.blocks)
+            usage = message.usage
+            if usage is not None:
+                calls += 1
+                recorded += usage.total_tokens
+                max_input = max(max_input, usage.input_tokens)
+                if usage.input_tokens > 0:
+                    errors.append((view - usage.input_tokens) / usage.input_tokens)
+        tokens = estimate_message_tokens(message)
+        estimated += tokens
+        view += tokens
+        max_view = max(max_view, view)
+        if isinstance(message, SystemMessage):
+            system_tokens += tokens
+    error = None
+    if errors:
+        magnitudes = sorted(abs(e) for e in errors)
+        error = EstimateError(
+            len(errors), statistics.median(magnitudes), _p90(magnitudes), statistics.median(errors)
+        )
+    turns = split_turns(messages)
+    starts = [start for start, _ in turns]
+    compactions = tuple(
+        CompactionInfo(
+            max(bisect.bisect_right(starts, max(c.message_index - 1, 0)) - 1, 0),
+            c.message_index,
+            c.source,
+            c.pre_tokens,
+        )
+        for c in conv.compactions
+    )
+    return SessionInfo(
+        path=conv.path,
+        session_id=conv.session_id,
+        format=conv.format,
+        line=conv.line,
+        turns=len(turns),
+        messages=roles,
+        tool_calls=tool_calls,
+        calls_with_usage=calls,
+        recorded_tokens=recorded if calls else None,
+        estimated_tokens=estimated,
+        estimate_error=error,
+        largest_context=max_input if calls else max_view,
+        largest_context_kind="recorded" if calls else "estimated",
+        context_window=conv.context_window,
+        compactions=compactions,
+        warnings=tuple(conv.warnings),
+    )
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+@dataclass
+class InspectRun:
+    """Inspect files and directories; iterate it for one SessionInfo per session.
+
+    Bad input (``InputError``) goes to ``error`` and the other files go on; ``failed``
+    counts the files that failed. In a directory, a file whose format cannot be told is
+    a warning, not a failure.
+    """
+
+    paths: list[str]
+    fmt: str | None = None
+    skip_bad_lines: bool = False
+    warn: Callable[[str], None] = _stderr
+    error: Callable[[InputError], None] = field(default=lambda exc: _stderr(exc.location_text()))
+    files: int = 0
+    failed: int = 0
+    sessions: int = 0
+
+    def __iter__(self) -> Iterator[SessionInfo]:
+        for item in expand_inputs(self.paths):
+            source = Source(item.path, skip_bad_lines=self.skip_bad_lines, warn=self.warn)
+            try:
+                if item.from_directory and self.fmt is None and detect_format(source) is None:
+                    self.warn(f"warning: {item.path}: not a transcript tsum can read (skipped)")
+                    continue
+                self.files += 1
+                for conv in read_conversations(source, self.fmt):
+                    self.sessions += 1
+                    yield inspect_conversation(conv)
+            except InputError as exc:
+                self.failed += 1
+                self.error(exc)
