@@ -17,7 +17,8 @@ Exit codes (all commands):
   2    usage error: bad option, config or template,
        unknown provider, missing key or model
   3    could not run: bad input, cache miss with
-       --cache-only, zero sessions processed
+       --cache-only, zero sessions processed, missing
+       or corrupt output directory or baseline (diff, check)
   130  interrupted (Ctrl-C)"""
 
 
@@ -59,6 +60,7 @@ def _register() -> None:
     from .diff_cmd import check_command, diff_command
     from .inspect_cmd import inspect_command
     from .replay_cmd import format_command, prompt_command, prompts_group, replay_command
+    from .sweep_cmd import sweep_command
 
     cli.add_command(replay_command, "replay")
     cli.add_command(format_command, "format")
@@ -68,6 +70,7 @@ def _register() -> None:
     cli.add_command(cache_group, "cache")
     cli.add_command(diff_command, "diff")
     cli.add_command(check_command, "check")
+    cli.add_command(sweep_command, "sweep")
 
 
 _register()

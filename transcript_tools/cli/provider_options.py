@@ -161,6 +161,7 @@ def build_executor(opts: Mapping[str, Any]) -> SummaryExecutor:
         base_url=opts.get("base_url") or None,
         timeout=timeout,
         max_connections=concurrency,  # a pool as wide as the concurrency: no queueing in httpx
+        require_key=mode is not CacheMode.CACHE_ONLY,  # keyless CI replays from the cache
     )
     cache = None
     if mode is not CacheMode.OFF:

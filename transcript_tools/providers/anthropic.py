@@ -41,9 +41,10 @@ class AnthropicProvider:
         timeout: float = 60.0,
         temperature: float | None = None,
         max_connections: int = 32,
+        require_key: bool = True,  # False with --cache-only: no request is ever sent
     ) -> None:
         key = os.environ.get(KEY_ENV, "").strip()
-        if not key:
+        if not key and require_key:
             raise ProviderConfigError(
                 f"the anthropic provider needs an API key: set {KEY_ENV}, "
                 "or use --provider offline to run without one"

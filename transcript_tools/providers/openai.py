@@ -48,11 +48,12 @@ class OpenAIProvider:
         timeout: float = 60.0,
         temperature: float | None = None,
         max_connections: int = 32,
+        require_key: bool = True,  # False with --cache-only: no request is ever sent
     ) -> None:
         self._base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).strip()
         official = _is_official(self._base_url)
         key = os.environ.get(KEY_ENV, "").strip()
-        if not key and official:
+        if not key and official and require_key:
             raise ProviderConfigError(
                 f"the openai provider needs an API key: set {KEY_ENV}, "
                 "or use --provider offline to run without one "

@@ -32,6 +32,7 @@ def get_provider(
     timeout: float = 60.0,
     temperature: float | None = None,
     max_connections: int = 32,
+    require_key: bool = True,
 ) -> Provider:
     """Build a provider, or fail before any work with ``ProviderConfigError``.
 
@@ -73,6 +74,7 @@ def get_provider(
             timeout=timeout,
             temperature=temperature,
             max_connections=max_connections,
+            require_key=require_key,
         )
     from .openai import OpenAIProvider
 

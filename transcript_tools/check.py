@@ -1,0 +1,204 @@
+"""The library side of ``tsum check``: baselines, seeding the cache, the --cache-only verdict.
+
+A baseline is a committed ``tsum replay --out`` directory holding only the
+diffable files (``diff.DIFFABLE_FILES`` and ``compressed/``): never
+``manifest.json``, whose timings would change on every bless.
+
+The baseline is also the recording of record: its summaries are the responses
+to its prompts. ``seed_cache`` puts them into the response cache before the
+replay, so an unchanged prompt reproduces the blessed summary exactly, free,
+whoever recorded it and wherever (a developer's machine, another CI cache
+scope) — LLM APIs are not deterministic, so only the blessed text may do.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from .diff import DIFFABLE_FILES, ReplayOutput, RunDiff
+from .messages import Usage
+from .providers.base import SUMMARY_MAX_TOKENS, Provider, SummaryResponse
+from .providers.cache import ResponseCache, cache_key
+
+CACHE_ONLY_MARK = "--cache-only"  # in the executor's error text of a cache-only miss
+
+
+@dataclass(frozen=True, slots=True)
+class Missing:
+    """A summary whose response was not in the cache (``--cache-only``)."""
+
+    session: str
+    turn: int
+
+
+def update_baseline(fresh: str | Path, baseline: str | Path) -> None:
+    """Make ``baseline`` hold exactly the diffable files of ``fresh`` (an explicit bless).
+
+    Each file is copied next to its target and renamed over it, so an
+    interruption leaves every file whole; files of ours that the fresh run
+    does not have (stale compressed transcripts, a manifest) are removed.
+    Other files in the baseline directory (a README) are left alone.
+    """
+    fresh, baseline = Path(fresh), Path(baseline)
+    baseline.mkdir(parents=True, exist_ok=True)
+    wanted = [name for name in DIFFABLE_FILES if (fresh / name).is_file()]
+    compressed = (
+        sorted(p.name for p in (fresh / "compressed").glob("*.jsonl"))
+        if (fresh / "compressed").is_dir()
+        else []
+    )
+    if compressed:
+        (baseline / "compressed").mkdir(exist_ok=True)
+    for name in [*wanted, *(f"compressed/{c}" for c in compressed)]:
+        target = baseline / name
+        tmp = target.with_name(f".{target.name}.tsum-tmp")
+        shutil.copyfile(fresh / name, tmp)
+        os.replace(tmp, target)
+    for name in DIFFABLE_FILES:
+        if name not in wanted:
+            (baseline / name).unlink(missing_ok=True)
+    (baseline / "manifest.json").unlink(missing_ok=True)
+    old_compressed = baseline / "compressed"
+    if old_compressed.is_dir():
+        for path in old_compressed.glob("*.jsonl"):
+            if path.name not in compressed:
+                path.unlink()
+        if not any(old_compressed.iterdir()):
+            old_compressed.rmdir()
+
+
+def seed_cache(baseline: ReplayOutput, cache: ResponseCache, provider: Provider) -> int:
+    """Store the baseline's successful summaries as the responses to its prompts.
+
+    Only when the baseline was written by the same provider; keyed with the
+    baseline's model (``run.json``) and this provider's identity, exactly as the
+    executor keys a request. An entry that already holds the same text is left
+    alone; a different one is replaced: the blessed summary wins. Returns the
+    number of entries written.
+    """
+    run = baseline.run
+    if run.get("provider") != provider.name or run.get("dry_run"):
+        return 0
+    model = run.get("model") or provider.default_model
+    identity = provider.identity(model)
+    written = 0
+    for records in baseline.sessions.values():
+        for summary in records.summaries.values():
+            text = summary.get("text")
+            if summary["status"] != "ok" or not isinstance(text, str) or not text.strip():
+                continue
+            usage = summary.get("usage")
+            response = SummaryResponse(
+                text=text,
+                model=str(summary.get("model") or model),
+                usage=Usage(
+                    int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
+                )
+                if isinstance(usage, dict)
+                else None,
+            )
+            key = cache_key(identity, baseline.prompt(summary["prompt_sha256"]), SUMMARY_MAX_TOKENS)
+            existing = cache.get(key)
+            if existing is not None and (existing.text, existing.model) == (
+                response.text,
+                response.model,
+            ):
+                continue
+            cache.put(key, identity, response)
+            written += 1
+    return written
+
+
+def cache_only_misses(output_dir: str | Path) -> list[Missing]:
+    """The summaries of a replay that failed because ``--cache-only`` found no response."""
+    path = Path(output_dir) / "summaries.jsonl"
+    if not path.is_file():
+        return []
+    missing = []
+    with open(path, "rb") as handle:
+        for line in handle:
+            try:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue  # the diff reports a corrupt file; here only misses matter
+            if record.get("status") == "failed" and CACHE_ONLY_MARK in str(
+                record.get("error") or ""
+            ):
+                missing.append(Missing(str(record.get("session")), int(record.get("turn") or 0)))
+    return missing
+
+
+def cache_only_message(
+    missing: list[Missing], diff: RunDiff | None, record_command: str, limit: int = 10
+) -> str:
+    """The one message of a --cache-only check whose responses were never recorded."""
+    by_session: dict[str, list[int]] = {}
+    for item in missing:
+        by_session.setdefault(item.session, []).append(item.turn)
+    names = list(by_session)
+    where = "; ".join(f"{name} {_turn_ranges(by_session[name])}" for name in names[:limit])
+    if len(names) > limit:
+        where += f"; and {len(names) - limit} more session(s)"
+    lines = []
+    head = f"{len(missing)} summary prompt(s) have no recorded response (--cache-only)"
+    unchanged = 0
+    if diff is not None:
+        kinds = _classify(missing, diff)
+        unchanged = kinds["unchanged"]
+        parts = [
+            f"{kinds['changed']} changed since the baseline",
+            f"{unchanged} unchanged but not in this cache",
+            f"{kinds['new']} at turns where the baseline has no summary",
+        ]
+        head += ": " + ", ".join(p for p in parts if not p.startswith("0 "))
+    lines.append(head + ", in:")
+    lines.append(f"  {where}")
+    if any(len(turns) > 1 for turns in by_session.values()):
+        lines.append(
+            "  (a summary without a response fails, and the checkpoint tries again at every later turn)"
+        )
+    if unchanged:
+        lines.append(
+            "  (unchanged prompts missing: is the cache file the one that recorded the baseline? "
+            "same provider and model?)"
+        )
+    lines.append(
+        "Record them where the provider's API key is available (cached responses are reused: only these are "
+        "paid for), review the diff, then bless the new baseline:"
+    )
+    lines.append(f"  {record_command}")
+    lines.append(f"  {record_command} --update")
+    return "\n".join(lines)
+
+
+def _classify(missing: list[Missing], diff: RunDiff) -> dict[str, int]:
+    """Each miss: a baseline summary whose prompt changed, one whose prompt did not, or a new turn."""
+    sessions = {d.session: d for d in diff.sessions}
+    kinds = {"changed": 0, "unchanged": 0, "new": 0}
+    for item in missing:
+        session = sessions.get(item.session)
+        if session is None or item.turn not in session.old_fired:
+            kinds["new"] += 1
+            continue
+        change = next((c for c in session.summaries if c.turn == item.turn), None)
+        kinds["changed" if change is not None and "prompt" in change.changed else "unchanged"] += 1
+    return kinds
+
+
+def _turn_ranges(turns: list[int]) -> str:
+    turns = sorted(set(turns))
+    parts: list[str] = []
+    start = prev = turns[0]
+    for turn in [*turns[1:], None]:
+        if turn is not None and turn == prev + 1:
+            prev = turn
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if turn is not None:
+            start = prev = turn
+    return ("turn " if len(turns) == 1 else "turns ") + ", ".join(parts)

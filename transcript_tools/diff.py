@@ -1,0 +1,466 @@
+"""Comparing two ``tsum replay --out`` directories (``tsum diff``, ``tsum check``).
+
+Per session and turn: the trigger schedule (summaries added, removed, moved),
+the rendered prompts and the summary texts (unified diffs, by ``difflib``),
+status changes, token deltas; per run: the template (by its sha256 in
+``run.json``) and the other settings. ``manifest.json`` is never compared: it
+holds timings. Whatever the structured comparison does not explain, a
+byte-for-byte comparison of every diffable file still reports, so "identical"
+means the diffable files are byte-identical.
+
+Loading lives in ``replay_output``, rendering (text, Markdown, JSON) in ``diff_render``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .outputs import safe_filename
+from .replay_output import (
+    DIFFABLE_FILES,
+    DiffInputError,
+    ReplayOutput,
+    SessionRecords,
+    load_output,
+)
+
+__all__ = [
+    "DIFFABLE_FILES",
+    "DiffInputError",
+    "ReplayOutput",
+    "RunDiff",
+    "compare_dirs",
+    "diff_outputs",
+    "load_output",
+    "match_schedule",
+    "unified_diff",
+]
+
+# A checkpoint firing: a summary call (ok or failed), or a dry run's would-be call.
+FIRED = ("summarized", "failed", "would_summarize")
+TOKEN_FIELDS = (
+    "turn_tokens",
+    "input_tokens",
+    "output_tokens",
+    "cost_so_far",
+    "watermark",
+    "tokens",
+)
+# Decision fields that follow from what is reported elsewhere: the settings (threshold), the schedule.
+EXPLAINED_FIELDS = ("threshold", "turns_since_last_summary", "error")  # error: see the summary
+SUMMARY_FIELDS = (
+    "status",
+    "prompt_sha256",
+    "prompt_chars",
+    "model",
+    "template",
+    "template_sha256",
+    "usage",
+    "error",
+)
+# What a SummaryChange lists (besides prompt and text); the template is reported once per run.
+SHOWN_FIELDS = ("decision", "status", "model", "error", "usage")
+
+
+# ---- the diff ------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Delta:
+    old: int
+    new: int
+
+    @property
+    def change(self) -> int:
+        return self.new - self.old
+
+
+@dataclass(slots=True)
+class ScheduleChange:
+    kind: str  # "added" | "removed" | "moved"
+    old_turn: int | None
+    new_turn: int | None
+
+
+@dataclass(slots=True)
+class SummaryChange:
+    """A turn where the checkpoint fired on both sides, and something about it changed."""
+
+    turn: int
+    changed: list[str]  # "prompt", "text", then SHOWN_FIELDS names
+    old: dict[str, Any]
+    new: dict[str, Any]
+    prompt_diff: str | None = None
+    text_diff: str | None = None
+
+
+@dataclass(slots=True)
+class DecisionChange:
+    turn: int
+    old: str
+    new: str
+
+
+@dataclass(slots=True)
+class SessionDiff:
+    session: str
+    state: str  # "changed" | "added" | "removed"
+    old_turns: int
+    new_turns: int
+    old_fired: list[int]
+    new_fired: list[int]
+    schedule: list[ScheduleChange] = field(default_factory=list)
+    summaries: list[SummaryChange] = field(default_factory=list)
+    decisions: list[DecisionChange] = field(default_factory=list)
+    token_turns: list[int] = field(default_factory=list)  # turns whose token numbers differ
+    tokens: dict[str, Delta] = field(default_factory=dict)
+    other: list[str] = field(default_factory=list)
+
+    @property
+    def prompts_changed(self) -> int:
+        return sum(1 for s in self.summaries if "prompt" in s.changed)
+
+    @property
+    def texts_changed(self) -> int:
+        # both sides have a summary text (a failure is a status change, not a text change)
+        return sum(
+            1 for s in self.summaries if "text" in s.changed and s.old["text"] and s.new["text"]
+        )
+
+
+@dataclass(slots=True)
+class SettingChange:
+    key: str
+    old: Any
+    new: Any
+
+
+@dataclass(slots=True)
+class RunDiff:
+    old_label: str
+    new_label: str
+    template: SettingChange | None
+    settings: list[SettingChange]
+    sessions: list[SessionDiff]  # only sessions that differ, in the new run's order
+    counts: dict[str, int]
+    tokens: dict[str, Delta]
+    other: list[str]
+
+    @property
+    def identical(self) -> bool:
+        return not (self.template or self.settings or self.sessions or self.other)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["identical"] = self.identical
+        for session, raw in zip(self.sessions, data["sessions"], strict=True):
+            raw["prompts_changed"] = session.prompts_changed
+            raw["texts_changed"] = session.texts_changed
+        return data
+
+
+def diff_outputs(
+    old: ReplayOutput,
+    new: ReplayOutput,
+    *,
+    old_label: str = "old",
+    new_label: str = "new",
+    context: int = 3,
+) -> RunDiff:
+    """Everything that differs between two loaded replay outputs."""
+    template = None
+    if old.run.get("template") != new.run.get("template"):
+        template = SettingChange("template", old.run.get("template"), new.run.get("template"))
+    old_settings = _flatten({k: v for k, v in old.run.items() if k != "template"})
+    new_settings = _flatten({k: v for k, v in new.run.items() if k != "template"})
+    settings = [
+        SettingChange(key, old_settings.get(key), new_settings.get(key))
+        for key in sorted(old_settings.keys() | new_settings.keys())
+        if old_settings.get(key) != new_settings.get(key)
+    ]
+
+    order = list(new.sessions) + [s for s in old.sessions if s not in new.sessions]
+    sessions = []
+    for name in order:
+        d = _diff_session(
+            name,
+            old.sessions.get(name),
+            new.sessions.get(name),
+            old,
+            new,
+            old_label,
+            new_label,
+            context,
+        )
+        if d is not None:
+            sessions.append(d)
+
+    explained = {f"compressed/{safe_filename(s.session)}.jsonl" for s in sessions}
+    other = []
+    for name in sorted(old.digests.keys() | new.digests.keys()):
+        a, b = old.digests.get(name), new.digests.get(name)
+        if a == b:
+            continue
+        if name.startswith("compressed/"):
+            if name in explained:
+                continue
+            other.append(
+                f"{name}: {'only in ' + new_label if a is None else 'only in ' + old_label if b is None else 'differs'}"
+            )
+        elif not (sessions or template or settings):
+            # Nothing above explains it: still a difference (e.g. record order).
+            other.append(f"{name}: differs byte for byte")
+
+    counts = _counts(old, new, sessions)
+    tokens = {
+        "cost_so_far": Delta(_total_cost(old), _total_cost(new)),
+        "summary_input_tokens": Delta(*(_usage_sum(o, "input_tokens") for o in (old, new))),
+        "summary_output_tokens": Delta(*(_usage_sum(o, "output_tokens") for o in (old, new))),
+    }
+    return RunDiff(old_label, new_label, template, settings, sessions, counts, tokens, other)
+
+
+def compare_dirs(old_dir: str | Path, new_dir: str | Path, *, context: int = 3) -> RunDiff:
+    """Load both directories and diff them, labelled with the paths as given."""
+    old, new = load_output(old_dir), load_output(new_dir)
+    return diff_outputs(old, new, old_label=str(old_dir), new_label=str(new_dir), context=context)
+
+
+def _diff_session(
+    name: str,
+    a: SessionRecords | None,
+    b: SessionRecords | None,
+    old: ReplayOutput,
+    new: ReplayOutput,
+    old_label: str,
+    new_label: str,
+    context: int,
+) -> SessionDiff | None:
+    empty = SessionRecords()
+    ra, rb = a or empty, b or empty
+    fired_a = [t for t, d in ra.decisions.items() if d["decision"] in FIRED]
+    fired_b = [t for t, d in rb.decisions.items() if d["decision"] in FIRED]
+    state = "added" if a is None else "removed" if b is None else "changed"
+    out = SessionDiff(name, state, len(ra.decisions), len(rb.decisions), fired_a, fired_b)
+    out.tokens = {
+        "cost_so_far": Delta(_final_cost(ra), _final_cost(rb)),
+        "summary_input_tokens": Delta(
+            _session_usage(ra, "input_tokens"), _session_usage(rb, "input_tokens")
+        ),
+        "summary_output_tokens": Delta(
+            _session_usage(ra, "output_tokens"), _session_usage(rb, "output_tokens")
+        ),
+    }
+    if state != "changed":
+        return out
+    out.schedule = match_schedule(fired_a, fired_b)
+
+    for turn in sorted(set(fired_a) & set(fired_b)):
+        change = _diff_summary(name, turn, ra, rb, old, new, old_label, new_label, context)
+        if change is not None:
+            out.summaries.append(change)
+
+    other_fields: set[str] = set()
+    other_turns = []
+    for turn in sorted(ra.decisions.keys() & rb.decisions.keys()):
+        da, db = ra.decisions[turn], rb.decisions[turn]
+        if da == db:
+            continue
+        if (
+            da["decision"] != db["decision"]
+            and da["decision"] not in FIRED
+            and db["decision"] not in FIRED
+        ):
+            out.decisions.append(
+                DecisionChange(turn, da["decision"], db["decision"])
+            )  # fired: see schedule
+        if any(da.get(k) != db.get(k) for k in TOKEN_FIELDS):
+            out.token_turns.append(turn)
+        rest = {
+            k
+            for k in da.keys() | db.keys()
+            if k not in (*TOKEN_FIELDS, *EXPLAINED_FIELDS, "decision")
+        }
+        differing = {k for k in rest if da.get(k) != db.get(k)}
+        if differing:
+            other_fields |= differing
+            other_turns.append(turn)
+    if out.old_turns != out.new_turns:
+        out.other.append(f"turns: {out.old_turns} → {out.new_turns}")
+    if other_turns:
+        out.other.append(
+            f"decision records differ at {len(other_turns)} turn(s) (first: turn {other_turns[0]}; "
+            f"fields: {', '.join(sorted(other_fields))})"
+        )
+    slot_turns = [
+        t for t in sorted(ra.slots.keys() | rb.slots.keys()) if ra.slots.get(t) != rb.slots.get(t)
+    ]
+    if slot_turns and not out.summaries and not out.schedule:
+        out.other.append(f"slot snapshots differ at turn(s) {_turn_list(slot_turns)}")
+    key = f"compressed/{safe_filename(name)}.jsonl"
+    if old.digests.get(key) != new.digests.get(key) and not (out.schedule or out.summaries):
+        out.other.append(f"the compressed transcript ({key}) differs")
+
+    if out.schedule or out.summaries or out.decisions or out.token_turns or out.other:
+        return out
+    if (
+        _strip(ra.decisions) != _strip(rb.decisions)
+        or ra.summaries != rb.summaries
+        or ra.slots != rb.slots
+    ):
+        out.other.append("records differ")
+        return out
+    return None
+
+
+def _strip(decisions: dict[int, dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    return {
+        t: {k: v for k, v in d.items() if k not in EXPLAINED_FIELDS} for t, d in decisions.items()
+    }
+
+
+def _diff_summary(
+    session: str,
+    turn: int,
+    ra: SessionRecords,
+    rb: SessionRecords,
+    old: ReplayOutput,
+    new: ReplayOutput,
+    old_label: str,
+    new_label: str,
+    context: int,
+) -> SummaryChange | None:
+    sa, sb = ra.summaries.get(turn, {}), rb.summaries.get(turn, {})
+    va = {"decision": ra.decisions[turn]["decision"], **{k: sa.get(k) for k in SUMMARY_FIELDS}}
+    vb = {"decision": rb.decisions[turn]["decision"], **{k: sb.get(k) for k in SUMMARY_FIELDS}}
+    va["text"], vb["text"] = sa.get("text"), sb.get("text")
+    changed = [k for k in SHOWN_FIELDS if va[k] != vb[k]]
+    change = SummaryChange(turn, changed, va, vb)
+    where = f"{session} turn {turn}"
+    if va["prompt_sha256"] != vb["prompt_sha256"]:
+        changed.insert(0, "prompt")
+        old_prompt = old.prompt(va["prompt_sha256"]) if va["prompt_sha256"] else ""
+        new_prompt = new.prompt(vb["prompt_sha256"]) if vb["prompt_sha256"] else ""
+        change.prompt_diff = unified_diff(
+            old_prompt,
+            new_prompt,
+            f"{old_label}: {where} prompt",
+            f"{new_label}: {where} prompt",
+            context,
+        )
+    if va["text"] != vb["text"]:
+        changed.insert(1 if "prompt" in changed else 0, "text")
+        change.text_diff = unified_diff(
+            va["text"] or "",
+            vb["text"] or "",
+            f"{old_label}: {where} summary",
+            f"{new_label}: {where} summary",
+            context,
+        )
+    return change if changed else None
+
+
+def match_schedule(old: list[int], new: list[int]) -> list[ScheduleChange]:
+    """Firings only on one side: a removed and an added firing between the same two
+    common firings pair up, in order, as "moved"; the rest are added / removed."""
+    common = sorted(set(old) & set(new))
+    only_old = sorted(set(old) - set(new))
+    only_new = sorted(set(new) - set(old))
+    bounds = [-1, *common, float("inf")]
+    changes: list[ScheduleChange] = []
+    for low, high in zip(bounds, bounds[1:], strict=False):
+        gap_old = [t for t in only_old if low < t < high]
+        gap_new = [t for t in only_new if low < t < high]
+        for o, n in zip(gap_old, gap_new, strict=False):
+            changes.append(ScheduleChange("moved", o, n))
+        changes.extend(ScheduleChange("removed", o, None) for o in gap_old[len(gap_new) :])
+        changes.extend(ScheduleChange("added", None, n) for n in gap_new[len(gap_old) :])
+    return sorted(changes, key=lambda c: min(t for t in (c.old_turn, c.new_turn) if t is not None))
+
+
+def unified_diff(old: str, new: str, old_name: str, new_name: str, context: int = 3) -> str:
+    """A unified diff (difflib) of two texts, one string, no trailing newline."""
+    lines = difflib.unified_diff(
+        old.splitlines(),
+        new.splitlines(),
+        fromfile=old_name,
+        tofile=new_name,
+        n=context,
+        lineterm="",
+    )
+    text = "\n".join(lines)
+    if not text and old != new:  # only line endings or a final newline differ
+        text = (
+            f"--- {old_name}\n+++ {new_name}\n(differs only in line endings or the final newline)"
+        )
+    return text
+
+
+# ---- helpers -------------------------------------------------------------------------
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def _final_cost(records: SessionRecords) -> int:
+    if not records.decisions:
+        return 0
+    last = records.decisions[max(records.decisions)]
+    value = last.get("cost_so_far")
+    return value if isinstance(value, int) else 0
+
+
+def _session_usage(records: SessionRecords, key: str) -> int:
+    total = 0
+    for summary in records.summaries.values():
+        usage = summary.get("usage")
+        if isinstance(usage, dict) and isinstance(usage.get(key), int):
+            total += usage[key]
+    return total
+
+
+def _total_cost(output: ReplayOutput) -> int:
+    return sum(_final_cost(r) for r in output.sessions.values())
+
+
+def _usage_sum(output: ReplayOutput, key: str) -> int:
+    return sum(_session_usage(r, key) for r in output.sessions.values())
+
+
+def _counts(old: ReplayOutput, new: ReplayOutput, sessions: list[SessionDiff]) -> dict[str, int]:
+    schedule = [c for s in sessions for c in s.schedule]
+    return {
+        "sessions_old": len(old.sessions),
+        "sessions_new": len(new.sessions),
+        "sessions_changed": sum(1 for s in sessions if s.state == "changed"),
+        "sessions_added": sum(1 for s in sessions if s.state == "added"),
+        "sessions_removed": sum(1 for s in sessions if s.state == "removed"),
+        "firings_old": sum(
+            sum(1 for d in r.decisions.values() if d["decision"] in FIRED)
+            for r in old.sessions.values()
+        ),
+        "firings_new": sum(
+            sum(1 for d in r.decisions.values() if d["decision"] in FIRED)
+            for r in new.sessions.values()
+        ),
+        "summaries_added": sum(1 for c in schedule if c.kind == "added"),
+        "summaries_removed": sum(1 for c in schedule if c.kind == "removed"),
+        "summaries_moved": sum(1 for c in schedule if c.kind == "moved"),
+        "prompts_changed": sum(s.prompts_changed for s in sessions),
+        "texts_changed": sum(s.texts_changed for s in sessions),
+    }
+
+
+def _turn_list(turns: list[int], limit: int = 12) -> str:
+    shown = ", ".join(map(str, turns[:limit]))
+    return shown + (f" and {len(turns) - limit} more" if len(turns) > limit else "")
