@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .config import DEFAULT_KEEP_RECENT_TURNS, DEFAULT_SUMMARY_MARKER, SlotMode
-from .messages import Message, SystemMessage, starts_turn
+from .messages import Message, SystemMessage, UserImageMessage, UserMessage
 from .tokens import MESSAGE_OVERHEAD_TOKENS, estimate_message_tokens, estimate_text_tokens
+
+_TURN_STARTERS = (UserMessage, UserImageMessage)
 
 
 @dataclass(slots=True)
@@ -53,18 +55,17 @@ class ContextSlot:
     def append_messages(self, messages: list[Message]) -> None:
         # Same rule as replay.split_turns: a user message starts a turn; anything
         # before the first user message belongs to the first turn.
-        base = len(self.messages)
-        for offset, message in enumerate(messages):
-            index = base + offset
-            if index == 0:
-                self.turn_starts.append(0)
-            elif starts_turn(message):
-                if self._seen_user:
+        index = len(self.messages)
+        if index == 0 and messages:
+            self.turn_starts.append(0)
+        seen = self._seen_user
+        for message in messages:
+            if isinstance(message, _TURN_STARTERS):  # messages.starts_turn
+                if seen and index:
                     self.turn_starts.append(index)
-            else:
-                continue
-            if starts_turn(message):
-                self._seen_user = True
+                seen = True
+            index += 1
+        self._seen_user = seen
         self.messages.extend(messages)
 
     def set_summary(self, text: str) -> None:

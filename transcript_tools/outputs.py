@@ -24,7 +24,7 @@ from typing import IO, Any
 
 import orjson
 
-from .formats.native import dumps_messages
+from .formats.native import message_to_json
 from .replay import SessionResult
 
 DUMP_OPTIONS = orjson.OPT_SORT_KEYS
@@ -34,6 +34,13 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._#@+-]+")
 
 def dump_line(record: Any) -> bytes:
     return orjson.dumps(record, option=DUMP_OPTIONS) + b"\n"
+
+
+def _write_messages(handle: IO[bytes], messages: list[Any], session_id: str) -> None:
+    """The bytes of ``native.dumps_messages(messages, session_id)``, streamed to ``handle``."""
+    dumps = orjson.dumps
+    handle.write(dumps({"kind": "session", "session_id": session_id}) + b"\n")
+    handle.writelines(dumps(message_to_json(m)) + b"\n" for m in messages)
 
 
 def safe_filename(session_id: str) -> str:
@@ -65,22 +72,25 @@ class OutputDirectory:
     def write_session(self, result: SessionResult) -> None:
         engine = result.engine
         files = self.files
+        # Line by line (writelines of a generator), never one joined copy of a
+        # session's records: prompts alone can be 30,000 characters each.
         if engine.decisions:
-            files["decisions.jsonl"].write(b"".join(map(dump_line, engine.decisions)))
+            files["decisions.jsonl"].writelines(map(dump_line, engine.decisions))
         if engine.summaries:
-            files["summaries.jsonl"].write(b"".join(map(dump_line, engine.summaries)))
+            files["summaries.jsonl"].writelines(map(dump_line, engine.summaries))
         if engine.prompts:
-            files["prompts.jsonl"].write(
-                b"".join(dump_line({"sha256": sha, "text": text}) for sha, text in engine.prompts.items())
+            files["prompts.jsonl"].writelines(
+                dump_line({"sha256": sha, "text": text}) for sha, text in engine.prompts.items()
             )
         if engine.snapshots:
-            files["slots.jsonl"].write(b"".join(map(dump_line, engine.snapshots)))
+            files["slots.jsonl"].writelines(map(dump_line, engine.snapshots))
         for handle in files.values():
             handle.flush()
         if self.write_compressed:
             name = self._unique(safe_filename(engine.session_id))
             tmp = self.compressed / f".{name}.tmp"
-            tmp.write_bytes(dumps_messages(engine.load_messages(), engine.session_id))
+            with open(tmp, "wb") as handle:
+                _write_messages(handle, engine.load_messages(), engine.session_id)
             os.replace(tmp, self.compressed / f"{name}.jsonl")
 
     def _unique(self, name: str) -> str:

@@ -21,12 +21,21 @@ from .config import ReplaySettings, TurnPath
 from .errors import InputError
 from .formats import detect_format, read_conversations
 from .formats.source import Source
-from .messages import AssistantMessage, Conversation, Message, ToolResultMessage, ToolUseBlock, starts_turn
+from .messages import (
+    AssistantMessage,
+    Conversation,
+    Message,
+    ToolResultMessage,
+    ToolUseBlock,
+    UserImageMessage,
+    UserMessage,
+)
 from .providers.executor import SummaryExecutor
 from .session import SessionEngine
 
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj")
 SKIPPED_SUFFIXES = (".meta.json",)
+_TURN_STARTERS = (UserMessage, UserImageMessage)  # messages.starts_turn
 
 
 @dataclass(slots=True)
@@ -63,20 +72,21 @@ def expand_inputs(paths: list[str]) -> Iterator[InputFile]:
 
 def split_turns(messages: list[Message]) -> list[tuple[int, list[Message]]]:
     """(start index, messages) per turn. Messages before the first user message join turn 0."""
-    turns: list[tuple[int, list[Message]]] = []
-    current: list[Message] = []
-    start = 0
+    # One pass over the turn starts, then slices (C-level copies), instead of
+    # appending message by message.
+    starts = [0]
     seen_user = False
-    for index, message in enumerate(messages):
-        if starts_turn(message):
+    index = 0
+    for message in messages:
+        if isinstance(message, _TURN_STARTERS):  # messages.starts_turn
             if seen_user:
-                turns.append((start, current))
-                current, start = [], index
+                starts.append(index)
             seen_user = True
-        current.append(message)
-    if current:
-        turns.append((start, current))
-    return turns
+        index += 1
+    if not messages:
+        return []
+    starts.append(len(messages))
+    return [(starts[i], messages[starts[i] : starts[i + 1]]) for i in range(len(starts) - 1)]
 
 
 def tool_oddities(messages: list[Message]) -> list[str]:
@@ -89,10 +99,11 @@ def tool_oddities(messages: list[Message]) -> list[str]:
                 if isinstance(block, ToolUseBlock) and block.id:
                     calls[block.id] = 0
         elif isinstance(message, ToolResultMessage):
-            if message.tool_call_id in calls:
-                calls[message.tool_call_id] += 1
-            elif message.tool_call_id:
-                orphans.append(message.tool_call_id)
+            call_id = message.tool_call_id
+            if call_id in calls:
+                calls[call_id] += 1
+            elif call_id:
+                orphans.append(call_id)
     unanswered = [cid for cid, n in calls.items() if n == 0]
     out = []
     if orphans:

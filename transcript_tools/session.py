@@ -63,6 +63,10 @@ class SessionEngine:
     cost_so_far: Usage = field(default_factory=Usage)
     estimated_calls: int = 0
     recorded_calls: int = 0
+    # --measure current: the latest recorded call (prompt + output tokens) and the slot
+    # index just after its message; later views are measured from there.
+    _anchor_tokens: int | None = None
+    _anchor_end: int = 0
     slot: ContextSlot = field(init=False)
     memory: SessionMemory = field(default_factory=SessionMemory)
     decisions: list[dict[str, Any]] = field(default_factory=list)
@@ -127,46 +131,63 @@ class SessionEngine:
             raise TsumError("a summary request is pending: call complete_summary() / finalize_turn() first")
 
     def _append_turn(self, messages: list[Message], annotations: dict[str, Any] | None) -> dict[str, Any]:
+        # Hot path (once per turn): plain int sums, no Usage objects per call, and
+        # estimated sizes from the slot's running prefix sums (never a re-count).
         slot = self.slot
         start = len(slot.messages)
-        needs_view = self.settings.measure is Measure.CURRENT or any(
-            isinstance(m, AssistantMessage) and m.usage is None for m in messages
-        )
+        current = self.settings.measure is Measure.CURRENT
+        needs_view = current
+        if not needs_view:
+            for m in messages:
+                if isinstance(m, AssistantMessage) and m.usage is None:
+                    needs_view = True
+                    break
         view_before = slot.view_size(start)[1] if needs_view else 0
         slot.append_messages(messages)  # step 6: append + save
 
-        turn_usage = Usage()
+        input_tokens = output_tokens = cache_read = cache_creation = 0
         recorded = estimated = 0
-        last_prompt: int | None = None
-        for offset, message in enumerate(messages):
+        offset = -1
+        for message in messages:
+            offset += 1
             if not isinstance(message, AssistantMessage):
                 continue
-            if message.usage is not None:
-                usage = message.usage
+            usage = message.usage
+            if usage is not None:
                 recorded += 1
+                self._anchor_tokens = usage.input_tokens + usage.output_tokens
+                self._anchor_end = start + offset + 1
+                cache_read += usage.cache_read_tokens
+                cache_creation += usage.cache_creation_tokens
             else:
                 # No usage recorded: the call saw the view at turn start plus the turn so far.
                 i = start + offset
                 usage = Usage(view_before + slot.tokens_between(start, i), slot.tokens_between(i, i + 1))
                 estimated += 1
-            turn_usage = turn_usage + usage
-            last_prompt = usage.input_tokens
-        self.cost_so_far = self.cost_so_far + turn_usage  # step 5; summary calls never enter it
+            input_tokens += usage.input_tokens
+            output_tokens += usage.output_tokens
+        cost = self.cost_so_far
+        if recorded or estimated:  # step 5; summary calls never enter it
+            cost = self.cost_so_far = Usage(
+                cost.input_tokens + input_tokens,
+                cost.output_tokens + output_tokens,
+                cost.cache_read_tokens + cache_read,
+                cost.cache_creation_tokens + cache_creation,
+            )
         self.recorded_calls += recorded
         self.estimated_calls += estimated
 
-        if self.settings.measure is Measure.CUMULATIVE:
-            watermark = self.cost_so_far.total_tokens
-        elif recorded and estimated == 0 and last_prompt is not None:
-            watermark = last_prompt  # the latest call's recorded prompt
+        cost_total = cost.input_tokens + cost.output_tokens
+        if not current:
+            watermark = cost_total
         else:
-            watermark = slot.view_size()[1]  # estimated size of the next view
+            watermark = self.current_context_tokens()
         record: dict[str, Any] = {
             "session": self.session_id,
-            "turn_tokens": turn_usage.total_tokens,
-            "input_tokens": turn_usage.input_tokens,
-            "output_tokens": turn_usage.output_tokens,
-            "cost_so_far": self.cost_so_far.total_tokens,
+            "turn_tokens": input_tokens + output_tokens,
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "cost_so_far": cost_total,
             "watermark": watermark,
             "messages": len(messages),
             "tokens": _source(recorded, estimated),
@@ -174,6 +195,27 @@ class SessionEngine:
         if annotations:
             record.update(annotations)
         return record
+
+    def current_context_tokens(self) -> int:
+        """``--measure current``: the size of the view the model is sent next turn.
+
+        Anchored on the latest call with recorded usage: its prompt plus its output
+        (recorded, so system prompts and tool schemas the log omits are counted), plus
+        the estimated messages appended since. The recording is of the ORIGINAL run,
+        which never had tsum's summaries, so the estimated effect of the summary on the
+        view (focused view minus whole history: turns dropped, summary added) is applied
+        on top; and never less than the estimated size of ``load_messages()``, which is
+        the value when no call is recorded.
+        """
+        slot = self.slot
+        view = slot.view_size()[1]
+        if self._anchor_tokens is None:
+            return view
+        end = len(slot.messages)
+        since = slot.tokens_between(self._anchor_end, end)
+        # Never below the estimated view itself: after the original agent compacted, its
+        # recorded prompts no longer hold the history tsum's slot still has.
+        return max(self._anchor_tokens + since + view - slot.tokens_between(0, end), view)
 
     def _checkpoint(self, turn: int, record: dict[str, Any], *, advance_after: bool) -> SummaryRequest | None:
         cfg = self.settings.summary

@@ -150,16 +150,37 @@ def _tool_calls(msg: dict[str, Any]) -> list[Block]:
     return blocks
 
 
+def _assistant_usage(msg: dict[str, Any]) -> Usage | None:
+    # Fast path for the common shape ({"prompt_tokens": int, "completion_tokens": int});
+    # anything else goes through the general reader.
+    usage = msg.get("usage")
+    if type(usage) is dict and "prompt_tokens_details" not in usage:
+        prompt = usage.get("prompt_tokens")
+        completion = usage.get("completion_tokens")
+        if type(prompt) is int and type(completion) is int:
+            return Usage(prompt, completion)
+    return _message_usage(msg)
+
+
 def message_from_openai(msg: dict[str, Any]) -> Message | None:
     """One Chat Completions message dict → Message (None for ignored roles)."""
     role = msg.get("role")
+    content = msg.get("content")
+    # Fast paths for plain-string content (the common case); same results as the general code below.
+    if type(content) is str:
+        if role == "tool":
+            call_id = msg.get("tool_call_id") or msg.get("name") or ""
+            return ToolResultMessage(
+                call_id if type(call_id) is str else str(call_id), content, bool(msg.get("is_error", False))
+            )
+        if role == "user":
+            return UserMessage((TextBlock(content),) if content else ())
     if role in IGNORED_ROLES:
         return None
     if role not in ROLES:
         raise BadMessage(f"unknown role {role!r} (expected one of: {', '.join(sorted(ROLES))})")
-    content = msg.get("content")
     if role in ("system", "developer"):
-        return SystemMessage(_text(content))
+        return SystemMessage(content if type(content) is str else _text(content))
     if role == "user":
         blocks = _parts(content)
         if blocks and all(isinstance(b, OtherBlock) and b.kind == "image" for b in blocks) and len(blocks) == 1:
@@ -167,14 +188,19 @@ def message_from_openai(msg: dict[str, Any]) -> Message | None:
             return UserImageMessage("", only.data)
         return UserMessage(tuple(blocks))
     if role == "assistant":
-        blocks = []
         reasoning = msg.get("reasoning_content")
+        if content is None or content == "":
+            blocks = []
+        elif type(content) is str:
+            blocks = [TextBlock(content)]
+        else:
+            blocks = _parts(content)
         if isinstance(reasoning, str) and reasoning:
-            blocks.append(OtherBlock("thinking", reasoning))
-        blocks.extend(_parts(content))
-        blocks.extend(_tool_calls(msg))
+            blocks.insert(0, OtherBlock("thinking", reasoning))
+        if msg.get("tool_calls") or "function_call" in msg:
+            blocks.extend(_tool_calls(msg))
         model = msg.get("model")
-        return AssistantMessage(tuple(blocks), _message_usage(msg), model if isinstance(model, str) else None)
+        return AssistantMessage(tuple(blocks), _assistant_usage(msg), model if isinstance(model, str) else None)
     # tool / legacy function result
     call_id = msg.get("tool_call_id") or msg.get("name") or ""
     return ToolResultMessage(str(call_id), _text(content), bool(msg.get("is_error", False)))
