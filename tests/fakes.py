@@ -40,7 +40,10 @@ class FakeProvider:
         return SummaryResponse(reply, model or self.default_model, Usage(len(prompt) // 4, len(reply) // 4))
 
 
-def turn(text: str, reply: str = "ok", usage: Usage | None = Usage(10, 5)) -> list[Message]:
+DEFAULT_USAGE = Usage(10, 5)
+
+
+def turn(text: str, reply: str = "ok", usage: Usage | None = DEFAULT_USAGE) -> list[Message]:
     return [UserMessage.text(text), AssistantMessage.text(reply, usage)]
 
 

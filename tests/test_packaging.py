@@ -53,9 +53,9 @@ def test_installed_wheel_runs_from_another_directory(wheel: Path, tmp_path: Path
     env = {**os.environ, "PYTHONPATH": str(target)}
     code = (
         "import transcript_tools, transcript_tools.prompt as p; "
-        "assert transcript_tools.__file__.startswith(%r), transcript_tools.__file__; "
+        f"assert transcript_tools.__file__.startswith({str(target)!r}), transcript_tools.__file__; "
         "import transcript_tools.cli.main; "
-        "print(','.join(p.builtin_template_names()))" % str(target)
+        "print(','.join(p.builtin_template_names()))"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=elsewhere, env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import pytest
+from fakes import FakeProvider, drive, turn
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fakes import FakeProvider, drive, turn
 from transcript_tools.config import Measure, ReplaySettings, SlotMode, SummaryConfig
 from transcript_tools.errors import ConfigError, ProviderError, TsumError
-from transcript_tools.messages import SystemMessage, ToolResultMessage, AssistantMessage, ToolUseBlock, TextBlock, Usage, UserMessage
+from transcript_tools.messages import (
+    AssistantMessage,
+    SystemMessage,
+    TextBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    Usage,
+    UserMessage,
+)
 from transcript_tools.prompt import load_template
 from transcript_tools.session import SessionEngine, render_summary_prompt
 
@@ -226,6 +234,6 @@ def test_sync_and_stream_paths_agree(turns, ratio, window, debounce, fail_every,
     assert sync_engine.summaries == stream_engine.summaries
     assert sync_engine.load_messages() == stream_engine.load_messages()
     fired = [d["turn"] for d in sync_engine.decisions if d["decision"] == "summarized"]
-    assert all(b - a >= debounce for a, b in zip(fired, fired[1:]))
+    assert all(b - a >= debounce for a, b in zip(fired, fired[1:], strict=False))
     if fired:
         assert fired[0] >= debounce

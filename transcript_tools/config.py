@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field, fields, replace
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -65,17 +65,17 @@ def _int_at_least(name: str, value: Any, low: int, text: str) -> None:
         raise ConfigError(f"{name} {text}, got {value!r}")
 
 
-class SlotMode(str, Enum):
+class SlotMode(StrEnum):
     FOCUSED = "focused"
     FULL = "full"
 
 
-class TurnPath(str, Enum):
+class TurnPath(StrEnum):
     SYNC = "sync"  # submit_turn
     STREAM = "stream"  # submit_turn_stream + finalize_turn
 
 
-class Measure(str, Enum):
+class Measure(StrEnum):
     CUMULATIVE = "cumulative"  # the seed: cost_so_far.total_tokens
     CURRENT = "current"  # size of the context the model is sent next turn
 

@@ -47,6 +47,10 @@ class InputError(TsumError):
         return f"{where}: {self.message}"
 
 
+class UnknownFormatError(InputError):
+    """No reader recognises the file."""
+
+
 class TemplateError(TsumError):
     """A prompt template that cannot be loaded or rendered."""
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import InputError
-from .formats import detect_format, read_conversations
+from .formats import read_input
 from .formats.source import Source
 from .messages import AssistantMessage, Conversation, SystemMessage, ToolUseBlock
 from .replay import expand_inputs, split_turns
@@ -201,14 +201,14 @@ class InspectRun:
     def __iter__(self) -> Iterator[SessionInfo]:
         for item in expand_inputs(self.paths):
             source = Source(item.path, skip_bad_lines=self.skip_bad_lines, warn=self.warn)
+            read = 0  # files skipped as "not a transcript" are not counted
             try:
-                if item.from_directory and self.fmt is None and detect_format(source) is None:
-                    self.warn(f"warning: {item.path}: not a transcript tsum can read (skipped)")
-                    continue
-                self.files += 1
-                for conv in read_conversations(source, self.fmt):
+                for conv in read_input(source, self.fmt, from_directory=item.from_directory):
+                    read += 1
                     self.sessions += 1
                     yield inspect_conversation(conv)
             except InputError as exc:
+                read += 1
                 self.failed += 1
                 self.error(exc)
+            self.files += bool(read)

@@ -8,7 +8,7 @@ tool_call_id, content and is_error; UserImage.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +58,7 @@ class OtherBlock:
     data: Any = None  # the original payload, kept for round-trips (may be large)
 
 
-Block = Union[TextBlock, ToolUseBlock, OtherBlock]
+Block = TextBlock | ToolUseBlock | OtherBlock
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +108,7 @@ class ToolResultMessage:
     role = "tool"
 
 
-Message = Union[SystemMessage, UserMessage, UserImageMessage, AssistantMessage, ToolResultMessage]
+Message = SystemMessage | UserMessage | UserImageMessage | AssistantMessage | ToolResultMessage
 
 
 def starts_turn(message: Message) -> bool:

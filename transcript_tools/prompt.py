@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import warnings
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,7 @@ def builtin_template_names() -> list[str]:
     return sorted(names)
 
 
-@lru_cache(maxsize=None)
+@cache
 def builtin_template_source(name: str) -> str:
     try:
         return resources.files(BUILTIN_PACKAGE).joinpath(f"summary.{name}.j2").read_text(encoding="utf-8")

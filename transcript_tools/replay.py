@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from .config import ReplaySettings, TurnPath
 from .errors import InputError
-from .formats import detect_format, read_conversations
+from .formats import read_input
 from .formats.source import Source
 from .messages import (
     AssistantMessage,
@@ -201,10 +201,7 @@ class ReplayRun:
             self.stats.files += 1
             source = Source(item.path, skip_bad_lines=self.skip_bad_lines, warn=self._warn)
             try:
-                if item.from_directory and self.fmt is None and detect_format(source) is None:
-                    self._warn(f"warning: {item.path}: not a transcript tsum can read (skipped)")
-                    continue
-                for conv in read_conversations(source, self.fmt):
+                for conv in read_input(source, self.fmt, from_directory=item.from_directory):
                     conv.session_id = self._unique(conv.session_id)
                     yield conv
             except InputError as exc:

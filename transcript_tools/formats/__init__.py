@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Iterator
 from types import ModuleType
 
-from ..errors import InputError
+from ..errors import InputError, UnknownFormatError
 from ..messages import Conversation
 from . import anthropic, claude_code, codex, native, openai_chat, sharegpt, trajectories
 from .source import Record, Source, iter_records, read_bytes
@@ -56,7 +56,7 @@ def read_conversations(source: Source, fmt: str | None = None) -> Iterator[Conve
     head = list(itertools.islice(records, SNIFF_RECORDS))
     reader = get_reader(fmt) if fmt else detect(head)
     if reader is None:
-        raise InputError(
+        raise UnknownFormatError(
             source.display,
             None,
             "cannot tell the format (tried: "
@@ -64,6 +64,17 @@ def read_conversations(source: Source, fmt: str | None = None) -> Iterator[Conve
             + "); use --format to force one",
         )
     yield from reader.read(itertools.chain(head, records), source)
+
+
+def read_input(source: Source, fmt: str | None = None, *, from_directory: bool = False) -> Iterator[Conversation]:
+    """``read_conversations``, except that a file found by walking a directory whose
+    format cannot be told is skipped with a warning (directories hold other files too)."""
+    try:
+        yield from read_conversations(source, fmt)
+    except UnknownFormatError:
+        if not from_directory:
+            raise
+        source.warn(f"warning: {source.display}: not a transcript tsum can read (skipped)")
 
 
 def detect_format(source: Source) -> str | None:

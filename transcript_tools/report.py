@@ -1,0 +1,267 @@
+"""The sweep's HTML report: one self-contained file (inline CSS and SVG, no scripts).
+
+The page: the headline numbers, a bar chart of summary calls per configuration,
+the summary table, and per sampled conversation its watermark curve with the
+threshold lines, the recorded compactions and one row of trigger points per
+configuration. Geometry is computed here; ``templates/report.html.j2`` only lays
+it out. Templates are package resources (``transcript_tools.templates``).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from .config import Measure
+from .sweep import Sample, SweepResult
+from .sweep_stats import COLUMNS, _cell, sorted_rows
+
+PALETTE = [
+    "#1f77b4",
+    "#d62728",
+    "#2ca02c",
+    "#9467bd",
+    "#ff7f0e",
+    "#17becf",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+]
+WIDTH, PLOT_H, LEFT, RIGHT, TOP = 880, 190, 92, 16, 14
+RUG_ROW = 13
+
+
+def _template(name: str) -> jinja2.Template:
+    source = (
+        resources.files("transcript_tools.templates").joinpath(name).read_text(encoding="utf-8")
+    )
+    env = jinja2.Environment(
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
+    )
+    return env.from_string(source)
+
+
+def _ticks(top: float, count: int = 4) -> list[float]:
+    if top <= 0:
+        return [0.0]
+    raw = top / count
+    magnitude = 10 ** (len(str(int(raw))) - 1) if raw >= 1 else 1
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    return [step * i for i in range(int(top // step) + 1)]
+
+
+def _short(value: float) -> str:
+    if value >= 1e6:
+        return f"{value / 1e6:g}M"
+    if value >= 1e3:
+        return f"{value / 1e3:g}k"
+    return f"{value:g}"
+
+
+@dataclass(slots=True)
+class Chart:
+    title: str
+    subtitle: str
+    height: int
+    width: int = WIDTH
+    plot_bottom: int = TOP + PLOT_H
+    gridlines: list[dict[str, Any]] = field(default_factory=list)
+    xticks: list[dict[str, Any]] = field(default_factory=list)
+    paths: list[dict[str, Any]] = field(default_factory=list)
+    thresholds: list[dict[str, Any]] = field(default_factory=list)
+    compactions: list[dict[str, Any]] = field(default_factory=list)
+    rugs: list[dict[str, Any]] = field(default_factory=list)
+    note: str = ""
+
+
+def _chart(
+    sample: Sample, measure: Measure, shown: list[tuple[int, int]], result: SweepResult
+) -> Chart:
+    """``shown``: (colour index, configuration index) of the configurations drawn."""
+    p = sample.profile
+    series = p.cost if measure is Measure.CUMULATIVE else p.view
+    configs = [(c, i) for c, i in shown if result.configs[i].measure is measure]
+    n = max(p.turns, 1)
+    top = max(series, default=0)
+    thresholds = sorted({result.configs[i].threshold for _, i in configs})
+    # A cumulative series dwarfs the thresholds it crossed long ago: log scale then.
+    positive = [v for v in (*series, *thresholds) if v > 0]
+    log = bool(thresholds) and top > 10 * thresholds[0] and bool(positive)
+    if log:
+        visible = [t for t in thresholds if t <= top * 1.6] or thresholds[:1]
+        lo = math.floor(math.log10(min(positive)))
+        hi = math.log10(max([top, *visible]) * 1.3)
+    else:
+        visible = [t for t in thresholds if t <= max(top, 1) * 1.6] or thresholds[:1]
+        lo, hi = 0.0, max([top, *visible, 1]) * 1.08
+    y_max = 10**hi if log else hi
+    plot_w = WIDTH - LEFT - RIGHT
+    span = max(n - 1, 1)
+
+    def x(turn: float) -> float:
+        return round(LEFT + plot_w * turn / span, 1) if n > 1 else LEFT + plot_w / 2
+
+    def y(value: float) -> float:
+        if log:
+            share = (math.log10(value) - lo) / (hi - lo) if value > 0 else 0.0
+        else:
+            share = value / hi
+        return round(TOP + PLOT_H * (1 - max(share, 0.0)), 1)
+
+    label = (
+        "cost_so_far (cumulative)" if measure is Measure.CUMULATIVE else "context size (current)"
+    )
+    chart = Chart(
+        title=f"{p.session_id}",
+        subtitle=f"{Path(p.path).name} · {p.turns} turns · {label}"
+        + (" · log scale" if log else "")
+        + ("" if p.all_recorded else " · estimated usage"),
+        height=TOP + PLOT_H + 28 + RUG_ROW * len(configs) + 6,
+    )
+    ticks = (
+        [10.0**e * m for e in range(lo, math.ceil(hi) + 1) for m in (1, 2, 5)]
+        if log
+        else _ticks(y_max)
+    )
+    chart.gridlines = [
+        {"y": y(v), "label": _short(v)} for v in ticks if (10**lo if log else 0) <= v <= y_max
+    ]
+    step = max(1, round(n / 10))
+    chart.xticks = [{"x": x(t), "label": str(t)} for t in range(0, n, step)]
+    points = " L ".join(f"{x(t)},{y(v)}" for t, v in enumerate(series))
+    chart.paths.append(
+        {
+            "d": f"M {points}" if points else "",
+            "color": "#222",
+            "width": 2.2,
+            "dash": "",
+            "label": "without summaries",
+        }
+    )
+    for colour, i in configs:
+        curve = sample.curves.get(i)
+        if curve:
+            pts = " L ".join(f"{x(t)},{y(min(v, y_max))}" for t, v in enumerate(curve))
+            chart.paths.append(
+                {
+                    "d": f"M {pts}",
+                    "color": PALETTE[colour],
+                    "width": 1.4,
+                    "dash": "4 2",
+                    "label": f"#{i + 1} with its summaries",
+                }
+            )
+    labelled: dict[str, Any] | None = None
+    for value in visible:  # labels of lines closer than 11px share one line of text
+        line = {"y": y(value), "label": f"threshold {_short(value)}"}
+        if labelled is not None and labelled["y"] - line["y"] < 11:
+            labelled["label"] += f" · {_short(value)}"
+            line["label"] = ""
+        else:
+            labelled = line
+        chart.thresholds.append(line)
+    hidden = [t for t in thresholds if t not in visible]
+    if hidden:
+        chart.note = "thresholds above the chart: " + ", ".join(_short(t) for t in hidden)
+    for turn in p.compaction_turns:
+        at = x(min(turn + 0.5, n - 1) if n > 1 else turn)
+        right = at > WIDTH - RIGHT - 110  # near the right edge: label on the left of the line
+        chart.compactions.append(
+            {
+                "x": at,
+                "label": "agent compacted",
+                "tx": at - 4 if right else at + 4,
+                "anchor": "end" if right else "start",
+            }
+        )
+    rug_top = TOP + PLOT_H + 26
+    for row, (colour, i) in enumerate(configs):
+        fires = sample.fires[i] if i < len(sample.fires) else []
+        chart.rugs.append(
+            {
+                "y": rug_top + row * RUG_ROW,
+                "label": f"#{i + 1}",
+                "color": PALETTE[colour],
+                "dots": [{"x": x(t), "cy": y(series[t]) if t < len(series) else 0} for t in fires],
+                "count": len(fires),
+            }
+        )
+    return chart
+
+
+def _bars(rows: list[dict[str, Any]], colours: dict[int, int]) -> dict[str, Any]:
+    top = max((r["summary_calls"] for r in rows), default=0) or 1
+    height = 18
+    bars = []
+    for n, row in enumerate(rows):
+        index = row["config"] - 1
+        bars.append(
+            {
+                "y": 6 + n * height,
+                "w": round(520 * row["summary_calls"] / top, 1),
+                "label": f"#{row['config']} ratio {row['trigger_token_ratio']:g} · max {_short(row['max_context_tokens'])} "
+                f"· debounce {row['debounce_turns']} · {row['mode']} · {row['measure']}",
+                "value": row["summary_calls"],
+                "color": PALETTE[colours[index]] if index in colours else "#9aa5b1",
+            }
+        )
+    return {"height": 12 + len(rows) * height, "bars": bars}
+
+
+def render_report(
+    result: SweepResult, *, sort: str = "calls", title: str = "", max_configs: int = 10
+) -> str:
+    rows, how = sorted_rows(result, sort)
+    measures = [m for m in Measure if any(c.measure is m for c in result.configs)]
+    # The first rows of the table, shared fairly between the measures (each chart shows one).
+    per_measure = max(1, max_configs // max(len(measures), 1))
+    picked = [
+        row["config"] - 1
+        for m in measures
+        for row in [r for r in rows if r["measure"] == m.value][:per_measure]
+    ]
+    shown = [
+        (colour, i)
+        for colour, i in enumerate(sorted(picked, key=[r["config"] - 1 for r in rows].index))
+    ]
+    colours = {i: c for c, i in shown}
+    charts = [_chart(s, m, shown, result) for s in result.samples for m in measures]
+    table = {
+        "headers": [h for h, _ in COLUMNS],
+        "rows": [
+            {
+                "cells": [_cell(r, k) for _, k in COLUMNS],
+                "color": PALETTE[colours[r["config"] - 1]] if r["config"] - 1 in colours else "",
+            }
+            for r in rows
+        ],
+    }
+    total_calls = sum(r["summary_calls"] for r in rows)
+    return _template("report.html.j2").render(
+        title=title or "corpus",
+        how=how,
+        result=result,
+        table=table,
+        bars=_bars(rows, colours),
+        charts=charts,
+        shown=len(shown),
+        total_calls=total_calls,
+        legend_note=html.escape(result.summary_source),
+        sample_note=(
+            f"{len(result.samples)} of {result.conversations} conversations "
+            "(a deterministic sample: those where the agent recorded a compaction first, then those that summarize)"
+            if len(result.samples) < result.conversations
+            else f"all {result.conversations} conversations"
+        ),
+    )
+
+
+def write_report(path: Path, result: SweepResult, *, sort: str = "calls", title: str = "") -> None:
+    path.write_text(render_report(result, sort=sort, title=title), encoding="utf-8")
