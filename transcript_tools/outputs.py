@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 
-from .formats.native import message_to_json
+from .formats.native import write_messages
 from .replay import SessionResult
 
 DUMP_OPTIONS = orjson.OPT_SORT_KEYS
@@ -34,13 +35,6 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._#@+-]+")
 
 def dump_line(record: Any) -> bytes:
     return orjson.dumps(record, option=DUMP_OPTIONS) + b"\n"
-
-
-def _write_messages(handle: IO[bytes], messages: list[Any], session_id: str) -> None:
-    """The bytes of ``native.dumps_messages(messages, session_id)``, streamed to ``handle``."""
-    dumps = orjson.dumps
-    handle.write(dumps({"kind": "session", "session_id": session_id}) + b"\n")
-    handle.writelines(dumps(message_to_json(m)) + b"\n" for m in messages)
 
 
 def safe_filename(session_id: str) -> str:
@@ -78,7 +72,11 @@ class OutputDirectory:
             files["decisions.jsonl"].writelines(map(dump_line, engine.decisions))
         if engine.summaries:
             files["summaries.jsonl"].writelines(map(dump_line, engine.summaries))
-        if engine.prompts:
+        if result.prompt_spool is not None:
+            result.prompt_spool.seek(0)
+            shutil.copyfileobj(result.prompt_spool, files["prompts.jsonl"])
+            result.prompt_spool.close()
+        elif engine.prompts:
             files["prompts.jsonl"].writelines(
                 dump_line({"sha256": sha, "text": text}) for sha, text in engine.prompts.items()
             )
@@ -89,8 +87,7 @@ class OutputDirectory:
         if self.write_compressed:
             name = self._unique(safe_filename(engine.session_id))
             tmp = self.compressed / f".{name}.tmp"
-            with open(tmp, "wb") as handle:
-                _write_messages(handle, engine.load_messages(), engine.session_id)
+            write_messages(tmp, engine.load_messages(), engine.session_id)
             os.replace(tmp, self.compressed / f"{name}.jsonl")
 
     def _unique(self, name: str) -> str:

@@ -11,11 +11,14 @@ from __future__ import annotations
 import asyncio
 import glob
 import os
+import tempfile
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
+
+import orjson
 
 from .config import ReplaySettings, TurnPath
 from .errors import InputError
@@ -136,13 +139,36 @@ class SessionResult:
     engine: SessionEngine
     turns: int
     warnings: list[str] = field(default_factory=list)
+    prompt_spool: IO[bytes] | None = None  # prompts.jsonl lines of this session, when spooled
+
+
+PROMPT_SPOOL_MEMORY = 4 << 20  # bytes of prompts kept in memory before spilling to a temp file
+
+
+def _prompt_line(sha: str, text: str) -> bytes:
+    return orjson.dumps({"sha256": sha, "text": text}, option=orjson.OPT_SORT_KEYS) + b"\n"
 
 
 async def replay_conversation(
-    conv: Conversation, settings: ReplaySettings, executor: SummaryExecutor | None, provider_name: str, template: Any
+    conv: Conversation,
+    settings: ReplaySettings,
+    executor: SummaryExecutor | None,
+    provider_name: str,
+    template: Any,
+    *,
+    spool_prompts: bool = False,
 ) -> SessionResult:
-    """Run one conversation through the checkpoint, turn by turn."""
+    """Run one conversation through the checkpoint, turn by turn.
+
+    With ``spool_prompts`` the rendered prompts go to a temporary file as they are
+    made (``SessionResult.prompt_spool``) instead of staying in memory.
+    """
     engine = SessionEngine(conv.session_id, settings, provider_name=provider_name, template=template)
+    spool: IO[bytes] | None = None
+    if spool_prompts:
+        spool = tempfile.SpooledTemporaryFile(max_size=PROMPT_SPOOL_MEMORY)
+        write = spool.write
+        engine.prompt_sink = lambda sha, text: write(_prompt_line(sha, text))
     turns = split_turns(conv.messages)
     compactions = compaction_by_turn(conv, turns)
     stream = settings.path is TurnPath.STREAM
@@ -157,7 +183,7 @@ async def replay_conversation(
             assert executor is not None, "a summary request needs an executor (or dry_run)"
             engine.complete_summary(await executor.execute(request))
     warnings = list(conv.warnings) + tool_oddities(conv.messages)
-    return SessionResult(conv, engine, len(turns), warnings)
+    return SessionResult(conv, engine, len(turns), warnings, spool)
 
 
 class Sink(Protocol):
@@ -190,6 +216,7 @@ class ReplayRun:
     fmt: str | None = None
     skip_bad_lines: bool = False
     concurrency: int = 1
+    spool_prompts: bool = False  # True when writing outputs: prompts go to temp files, not memory
     warn: Callable[[str], None] = print
     error: Callable[[str], None] = print
     on_session: Callable[[SessionResult], None] | None = None
@@ -227,7 +254,14 @@ class ReplayRun:
         try:
             for conv in self.conversations(paths):
                 task = asyncio.ensure_future(
-                    replay_conversation(conv, self.settings, self.executor, self.provider_name, self.template)
+                    replay_conversation(
+                        conv,
+                        self.settings,
+                        self.executor,
+                        self.provider_name,
+                        self.template,
+                        spool_prompts=self.spool_prompts,
+                    )
                 )
                 window.append(task)
                 while len(window) >= limit:

@@ -20,6 +20,7 @@ Records (plain dicts, ready for JSONL) accumulate in ``decisions``,
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,6 +74,10 @@ class SessionEngine:
     summaries: list[dict[str, Any]] = field(default_factory=list)
     snapshots: list[dict[str, Any]] = field(default_factory=list)
     prompts: dict[str, str] = field(default_factory=dict)
+    # Where rendered prompts go: None keeps them in ``prompts``; the replay driver
+    # spools them to a file instead (a long session renders thousands of them).
+    prompt_sink: Callable[[str, str], None] | None = None
+    _prompt_shas: set[str] = field(default_factory=set)
     _pending: _Pending | None = None
 
     def __post_init__(self) -> None:
@@ -254,7 +259,12 @@ class SessionEngine:
         request, record, turn = pending.request, pending.record, pending.turn
         assert request is not None and self.template is not None
         sha = hashlib.sha256(request.prompt.encode("utf-8")).hexdigest()
-        self.prompts.setdefault(sha, request.prompt)
+        if sha not in self._prompt_shas:
+            self._prompt_shas.add(sha)
+            if self.prompt_sink is None:
+                self.prompts[sha] = request.prompt
+            else:
+                self.prompt_sink(sha, request.prompt)
         response = outcome.response
         text = response.text if response is not None else ""
         summary: dict[str, Any] = {

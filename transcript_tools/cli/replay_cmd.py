@@ -163,7 +163,7 @@ def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, 
     sink: Any
     out = None
     if out_dir is not None:
-        out = OutputDirectory(out_dir)
+        out = OutputDirectory(out_dir, write_compressed=not dry_run)  # a dry run compresses nothing
         out.write_run_info(run_info(settings, template, provider_name, model))
         sink = out
     else:
@@ -178,6 +178,7 @@ def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, 
         fmt=opts.get("fmt"),
         skip_bad_lines=opts.get("skip_bad_lines", False),
         concurrency=int(opts.get("concurrency") or 1),
+        spool_prompts=out is not None,
         warn=warn,
         error=error,
         on_session=(lambda _r: progress.update(1)) if progress is not None else None,

@@ -94,18 +94,23 @@ def message_to_json(message: Message) -> dict[str, Any]:
     }
 
 
+def iter_message_lines(messages: Iterable[Message], session_id: str | None = None) -> Iterator[bytes]:
+    """Native JSONL lines (each ending in a newline), with a session header when an id is given."""
+    dumps = orjson.dumps
+    if session_id is not None:
+        yield dumps({"kind": "session", "session_id": session_id}) + b"\n"
+    for message in messages:
+        yield dumps(message_to_json(message)) + b"\n"
+
+
 def dumps_messages(messages: Iterable[Message], session_id: str | None = None) -> bytes:
     """Native JSONL bytes for ``messages`` (with a session header when an id is given)."""
-    dumps = orjson.dumps
-    lines = []
-    if session_id is not None:
-        lines.append(dumps({"kind": "session", "session_id": session_id}))
-    lines.extend(dumps(message_to_json(m)) for m in messages)
-    return b"".join(line + b"\n" for line in lines)
+    return b"".join(iter_message_lines(messages, session_id))
 
 
 def write_messages(path: str | Path, messages: Iterable[Message], session_id: str | None = None) -> None:
-    Path(path).write_bytes(dumps_messages(messages, session_id))
+    with open(path, "wb") as handle:
+        handle.writelines(iter_message_lines(messages, session_id))
 
 
 # ---- parsing ---------------------------------------------------------------

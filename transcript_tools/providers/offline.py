@@ -17,7 +17,7 @@ from ..messages import Usage
 from ..tokens import estimate_text_tokens
 from .base import SummaryResponse
 
-ALGORITHM_VERSION = 1  # bump whenever the output for a given prompt changes (cache key)
+ALGORITHM_VERSION = 2  # bump whenever the output for a given prompt changes (cache key)
 
 _ROLE_PREFIX = r"(?:System|User|Assistant|Tool (?:Result|Error) \[[^\]\n]*\]):(?: |$)"
 # A block starts at a role prefix right after a blank line; content may itself hold

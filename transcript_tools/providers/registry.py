@@ -84,4 +84,5 @@ def get_provider(
         timeout=timeout,
         temperature=temperature,
         max_connections=max_connections,
+        require_key=require_key,
     )
