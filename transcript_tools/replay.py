@@ -20,7 +20,7 @@ from typing import IO, Any, Protocol
 
 import orjson
 
-from .config import ReplaySettings, TurnPath
+from .config import Measure, ReplaySettings, TurnPath
 from .errors import InputError
 from .formats import read_input
 from .formats.source import Source
@@ -34,7 +34,9 @@ from .messages import (
     UserMessage,
 )
 from .providers.executor import SummaryExecutor
-from .session import SessionEngine
+from .session import FAILED, SUMMARIZED, WOULD_SUMMARIZE, SessionEngine
+
+FIRED_DECISIONS = (SUMMARIZED, FAILED, WOULD_SUMMARIZE)
 
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj")
 SKIPPED_SUFFIXES = (".meta.json",)
@@ -183,7 +185,26 @@ async def replay_conversation(
             assert executor is not None, "a summary request needs an executor (or dry_run)"
             engine.complete_summary(await executor.execute(request))
     warnings = list(conv.warnings) + tool_oddities(conv.messages)
+    cadence = fixed_cadence_warning(engine)
+    if cadence:
+        warnings.append(cadence)
     return SessionResult(conv, engine, len(turns), warnings, spool)
+
+
+def fixed_cadence_warning(engine: SessionEngine) -> str | None:
+    """Say so when the run degenerated into one summary every ``debounce_turns`` turns."""
+    from .sweep_stats import fixed_cadence
+
+    cfg = engine.settings.summary
+    if cfg is None or not fixed_cadence(engine.decisions, cfg.debounce_turns):
+        return None
+    first = next(d["turn"] for d in engine.decisions if d["decision"] in FIRED_DECISIONS)
+    hint = " (the cumulative cost_so_far never goes down; --measure current follows the context size)"
+    return (
+        f"the watermark stayed over the line after turn {first}: the checkpoint fired every "
+        f"{max(cfg.debounce_turns, 1)} turn(s) from then on, whatever the conversation did"
+        + (hint if engine.settings.measure is Measure.CUMULATIVE else "")
+    )
 
 
 class Sink(Protocol):
