@@ -136,7 +136,7 @@ def replay(path: Path, out: Path, *, dry_run: bool) -> ReplayFigures:
     timer = _ProviderTimer()
     if not dry_run:
         executor = SummaryExecutor(timer.wrap(get_provider("offline")), cache=None)
-    sink = OutputDirectory(out)
+    sink = OutputDirectory(out, write_compressed=not dry_run)  # as `tsum replay` does
     run = ReplayRun(
         settings,
         executor,

@@ -43,7 +43,13 @@ def safe_filename(session_id: str) -> str:
 
 
 class OutputDirectory:
-    """Writes replay results under one directory (created; previous run files replaced)."""
+    """Writes replay results under one directory (created; previous run files replaced).
+
+    ``write_compressed=False`` (a dry run) skips ``compressed/``: without summaries
+    the view is the input itself.
+    """
+
+    spool_prompts = True
 
     def __init__(self, root: str | Path, write_compressed: bool = True) -> None:
         self.root = Path(root)
@@ -113,6 +119,8 @@ def _fmt_int(value: Any) -> str:
 
 class TextReport:
     """A readable per-session report (stdout when there is no ``--out``)."""
+
+    spool_prompts = False
 
     def __init__(self, stream: IO[str], show_summaries: bool = True) -> None:
         self.stream = stream

@@ -208,6 +208,8 @@ def fixed_cadence_warning(engine: SessionEngine) -> str | None:
 
 
 class Sink(Protocol):
+    spool_prompts: bool  # True: the sink writes prompts, so sessions spool them to temp files
+
     def write_session(self, result: SessionResult) -> None: ...
 
 
@@ -237,7 +239,6 @@ class ReplayRun:
     fmt: str | None = None
     skip_bad_lines: bool = False
     concurrency: int = 1
-    spool_prompts: bool = False  # True when writing outputs: prompts go to temp files, not memory
     warn: Callable[[str], None] = print
     error: Callable[[str], None] = print
     on_session: Callable[[SessionResult], None] | None = None
@@ -281,7 +282,7 @@ class ReplayRun:
                         self.executor,
                         self.provider_name,
                         self.template,
-                        spool_prompts=self.spool_prompts,
+                        spool_prompts=self.sink.spool_prompts,
                     )
                 )
                 window.append(task)
