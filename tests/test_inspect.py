@@ -109,7 +109,7 @@ def test_command_prints_a_table() -> None:
     )
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[0].split()[:3] == ["path", "session", "format"]
+    assert lines[0].split()[:3] == ["file", "session", "format"]
     assert len(lines) == 3
     assert "codex" in lines[1] and "53,960" in lines[1]
     assert "claude-code" in lines[2] and "52,708" in lines[2]

@@ -6,6 +6,8 @@ line go to stderr. Exit code 3 when any file failed or no session was found.
 
 from __future__ import annotations
 
+import os
+
 import click
 import orjson
 
@@ -14,7 +16,7 @@ from ..formats import reader_names
 from ..inspect import InspectRun, SessionInfo
 
 COLUMNS = (
-    ("path", "<"),
+    ("file", "<"),
     ("session", "<"),
     ("format", "<"),
     ("turns", ">"),
@@ -29,11 +31,17 @@ COLUMNS = (
 )
 
 
-def _row(info: SessionInfo) -> list[str]:
+def _short(path: str, base: str, width: int = 48) -> str:
+    """The path relative to the common directory of the listing, cut from the left."""
+    rel = os.path.relpath(path, base) if base else path
+    return rel if len(rel) <= width else "…" + rel[-(width - 1) :]
+
+
+def _row(info: SessionInfo, base: str) -> list[str]:
     m = info.messages
     err = info.estimate_error
     return [
-        info.path,
+        _short(info.path, base),
         info.session_id if len(info.session_id) <= 40 else info.session_id[:39] + "…",
         info.format,
         str(info.turns),
@@ -49,7 +57,12 @@ def _row(info: SessionInfo) -> list[str]:
 
 
 def render_table(infos: list[SessionInfo]) -> str:
-    rows = [[name for name, _ in COLUMNS]] + [_row(i) for i in infos]
+    paths = [i.path for i in infos if i.path != "-"]
+    try:
+        base = os.path.dirname(os.path.commonpath(paths)) if len(set(paths)) > 1 else os.path.dirname(paths[0])
+    except (ValueError, IndexError):  # mixed absolute/relative paths, or stdin only
+        base = ""
+    rows = [[name for name, _ in COLUMNS]] + [_row(i, base) for i in infos]
     widths = [max(len(r[c]) for r in rows) for c in range(len(COLUMNS))]
     lines = []
     for row in rows:
