@@ -36,18 +36,15 @@ JSON array (``logs/chat.json``) read alike. Mapping:
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..messages import (
-    AssistantMessage,
     Block,
     Compaction,
     Conversation,
     Message,
     OtherBlock,
     TextBlock,
-    Usage,
     UserMessage,
 )
 from .anthropic import (
@@ -57,6 +54,7 @@ from .anthropic import (
     usage_from_anthropic,
     user_message,
 )
+from .assembly import PendingAssistant, freeze_all
 from .source import Record, Source, session_stem
 
 NAME = "claude-code"
@@ -128,25 +126,12 @@ def _first_text(blocks: list[Block]) -> str:
     return ""
 
 
-@dataclass(slots=True)
-class _Open:
-    """An assistant response being assembled from its lines."""
-
-    message_id: str | None
-    blocks: list[Block] = field(default_factory=list)
-    usage: Usage | None = None
-    model: str | None = None
-
-    def freeze(self) -> AssistantMessage:
-        return AssistantMessage(tuple(self.blocks), self.usage, self.model)
-
-
 class _Session:
     def __init__(self, source: Source) -> None:
         self.source = source
         self.conv = Conversation(session_stem(source), source.display, NAME)
-        self.out: list[Message | _Open] = []
-        self.open: _Open | None = None
+        self.out: list[Message | PendingAssistant] = []
+        self.open: PendingAssistant | None = None
         self.sidechain_file: bool | None = None
         self.session_set = False
         self.after_command = False
@@ -212,7 +197,9 @@ class _Session:
         usage = None if model == SYNTHETIC_MODEL else usage_from_anthropic(msg.get("usage"))
         current = self.open
         if current is None or not message_id or current.message_id != message_id:
-            current = _Open(message_id if isinstance(message_id, str) else None, model=model)
+            current = PendingAssistant(
+                model=model, message_id=message_id if isinstance(message_id, str) else None
+            )
             self.open = current
             self.out.append(current)
         current.blocks.extend(blocks_from_anthropic(msg["content"]))
@@ -279,7 +266,7 @@ class _Session:
         )
 
     def finish(self) -> Conversation:
-        self.conv.messages = [m.freeze() if isinstance(m, _Open) else m for m in self.out]
+        self.conv.messages = freeze_all(self.out)
         return self.conv
 
 

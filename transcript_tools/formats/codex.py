@@ -31,13 +31,11 @@ Each line is ``{"timestamp", "type", "payload"}``. Mapping:
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from ..messages import (
-    AssistantMessage,
     Block,
     Compaction,
     Conversation,
@@ -51,6 +49,7 @@ from ..messages import (
     UserImageMessage,
     UserMessage,
 )
+from .assembly import PendingAssistant, freeze_all
 from .source import Record, Source, session_stem
 
 NAME = "codex"
@@ -140,26 +139,14 @@ def _output(payload: dict[str, Any]) -> tuple[str, bool]:
     return ("" if output is None else str(output)), False
 
 
-@dataclass(slots=True)
-class _Call:
-    """The output items of one model call, until its token_count arrives."""
-
-    blocks: list[Block] = field(default_factory=list)
-    usage: Usage | None = None
-    model: str | None = None
-
-    def freeze(self) -> AssistantMessage:
-        return AssistantMessage(tuple(self.blocks), self.usage, self.model)
-
-
 class _Rollout:
     def __init__(self, source: Source) -> None:
         self.source = source
         self.conv = Conversation(session_stem(source), source.display, NAME)
-        self.out: list[Message | _Call] = []
+        self.out: list[Message | PendingAssistant] = []
         self.model: str | None = None
-        self.call: _Call | None = None  # collecting output items
-        self.unbilled: _Call | None = None  # the latest call still waiting for its usage
+        self.call: PendingAssistant | None = None  # one model call's output items
+        self.unbilled: PendingAssistant | None = None  # the latest call still waiting for its usage
         self.last_total: Any = None
         self.last_call_tokens: int | None = None
         self.user_at: int | None = None  # the user item a user_message event may confirm
@@ -270,9 +257,9 @@ class _Rollout:
         elif kind == "context_compacted":
             self._compaction("codex:context_compacted")
 
-    def _open(self) -> _Call:
+    def _open(self) -> PendingAssistant:
         if self.call is None:
-            self.call = _Call(model=self.model)
+            self.call = PendingAssistant(model=self.model)
             self.out.append(self.call)
             self.unbilled = self.call
         return self.call
@@ -298,7 +285,7 @@ class _Rollout:
         )
         target = self.unbilled
         if target is None:  # a call with no output item: keep its usage anyway
-            target = _Call(model=self.model)
+            target = PendingAssistant(model=self.model)
             self.out.append(target)
         target.usage = usage
         self.unbilled = None
@@ -319,7 +306,7 @@ class _Rollout:
                 message = self.out[index]
                 if isinstance(message, UserMessage):
                     self.out[index] = SystemMessage(_text(list(message.blocks)))
-        self.conv.messages = [m.freeze() if isinstance(m, _Call) else m for m in self.out]
+        self.conv.messages = freeze_all(self.out)
         return self.conv
 
 

@@ -1,0 +1,141 @@
+"""What the SDK-backed providers (anthropic, openai) share.
+
+A subclass names its SDK module, the SDK's client class and base exception, and
+overrides two methods: ``_create`` (the API call) and ``_response`` (SDK object →
+``SummaryResponse``). Everything else lives here: one lazy client per event loop
+with a pool of ``max_connections`` and ``max_retries=0`` (retries are the
+executor's), ``aclose``, the offline kill switch, and the mapping of every SDK
+exception to a sanitized ``ProviderCallError``.
+
+Only the SDK provider modules import this one, and the registry imports those
+only when one is selected: importing ``transcript_tools`` never imports
+``httpx2`` or an SDK.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from types import ModuleType
+from typing import Any, ClassVar
+
+import httpx2
+
+from .base import SummaryResponse
+from .retry import ProviderCallError, public_url, refuse_if_offline, status_error
+
+
+class SdkProvider:
+    """Base of the providers that call an API through its official async SDK."""
+
+    name: ClassVar[str]
+    key_env: str | None
+    api: ClassVar[str]  # the identity's "api" field
+    sdk: ClassVar[ModuleType]  # the SDK module: its http client and exception types
+    client_class: ClassVar[type]  # e.g. anthropic.AsyncAnthropic
+    base_error: ClassVar[type[Exception]]  # the SDK's root exception
+
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        model: str,
+        base_url: str,
+        timeout: float,
+        temperature: float | None,
+        max_connections: int,
+    ) -> None:
+        self._api_key = api_key  # private, never in repr, identity or messages
+        self._model = model
+        self._base_url = base_url
+        self._timeout = timeout
+        self._temperature = temperature
+        self._max_connections = max(1, max_connections)
+        self._sdk_client: Any = None
+        self._sdk_loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(model={self._model!r}, base_url={public_url(self._base_url)!r})"
+        )
+
+    @property
+    def default_model(self) -> str:
+        return self._model
+
+    def identity(self, model: str | None) -> dict[str, Any]:
+        return {
+            "provider": self.name,
+            "api": self.api,
+            "base_url": public_url(self._base_url),
+            "model": model or self._model,
+            "temperature": self._temperature,  # None = the API's (or server's) default
+        }
+
+    # -- the SDK-specific parts ------------------------------------------------------------
+
+    async def _create(self, client: Any, prompt: str, model: str, max_tokens: int) -> Any:
+        """The API call: one user message = ``prompt``, no tools."""
+        raise NotImplementedError
+
+    def _response(self, raw: Any, requested: str) -> SummaryResponse:
+        """The SDK's answer as a summary, or ``ProviderCallError`` (refusal, empty, malformed)."""
+        raise NotImplementedError
+
+    # -- shared ----------------------------------------------------------------------------
+
+    def _client(self) -> Any:
+        # httpx connections belong to the event loop that opened them, so a
+        # second asyncio.run() (tests, library users) gets a fresh client.
+        loop = asyncio.get_running_loop()
+        if self._sdk_client is None or self._sdk_loop is not loop:
+            # Room for every concurrent call: a smaller pool would queue calls
+            # inside httpx and cap the executor's concurrency.
+            limits = httpx2.Limits(
+                max_connections=self._max_connections,
+                max_keepalive_connections=self._max_connections,
+            )
+            self._sdk_client = self.client_class(
+                api_key=self._api_key,  # explicit: the SDK must not fall back to profile files
+                base_url=self._base_url,
+                timeout=self._timeout,
+                max_retries=0,  # one retry policy: the executor's
+                http_client=self.sdk.DefaultAsyncHttpxClient(limits=limits, timeout=self._timeout),
+            )
+            self._sdk_loop = loop
+        return self._sdk_client
+
+    async def aclose(self) -> None:
+        client, loop = self._sdk_client, self._sdk_loop
+        self._sdk_client = self._sdk_loop = None
+        if client is not None and loop is asyncio.get_running_loop():
+            await client.close()
+
+    async def complete(self, prompt: str, model: str | None, max_tokens: int) -> SummaryResponse:
+        refuse_if_offline(self.name)  # kill switch: before any connection is made
+        requested = model or self._model
+        sdk = self.sdk
+        try:
+            raw = await self._create(self._client(), prompt, requested, max_tokens)
+        # `from None` everywhere: the SDK's exception text may quote the body,
+        # which can echo the key (OpenAI's 401 does) or the prompt.
+        except sdk.APIStatusError as exc:
+            raise status_error(
+                self.name, exc.status_code, headers=exc.response.headers, error_type=exc.type
+            ) from None
+        except sdk.APITimeoutError:
+            raise ProviderCallError(
+                f"{self.name}: timed out after {self._timeout:g}s", retryable=True
+            ) from None
+        except sdk.APIConnectionError as exc:
+            cause = type(exc.__cause__).__name__ if exc.__cause__ else "unknown"
+            raise ProviderCallError(
+                f"{self.name}: connection error ({cause}) to {public_url(self._base_url)}",
+                retryable=True,
+            ) from None
+        except sdk.APIResponseValidationError:
+            raise ProviderCallError(f"{self.name}: malformed response") from None
+        except ValueError:  # a 200 whose body is not JSON (broken proxy or server)
+            raise ProviderCallError(f"{self.name}: malformed response (invalid JSON)") from None
+        except self.base_error as exc:
+            raise ProviderCallError(f"{self.name}: {type(exc).__name__}") from None
+        return self._response(raw, requested)
