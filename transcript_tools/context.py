@@ -47,6 +47,8 @@ class ContextSlot:
     _tokens_prefix: list[int] = field(default_factory=lambda: [0])
     _system_prefix: list[int] = field(default_factory=lambda: [0])
     _system_count: list[int] = field(default_factory=lambda: [0])
+    # (summary message text, its estimated tokens with the message overhead)
+    _summary_cache: tuple[str | None, int] = field(default=(None, 0), compare=False, repr=False)
 
     @property
     def summary_override(self) -> str | None:
@@ -101,18 +103,36 @@ class ContextSlot:
 
     def _extend_prefix(self, upto: int) -> None:
         tokens, system, count = self._tokens_prefix, self._system_prefix, self._system_count
+        total, system_total, system_n = tokens[-1], system[-1], count[-1]
+        estimate = estimate_message_tokens
         for message in self.messages[len(tokens) - 1 : upto]:
-            n = estimate_message_tokens(message)
-            is_system = isinstance(message, SystemMessage)
-            tokens.append(tokens[-1] + n)
-            system.append(system[-1] + (n if is_system else 0))
-            count.append(count[-1] + is_system)
+            n = estimate(message)
+            total += n
+            tokens.append(total)
+            if isinstance(message, SystemMessage):
+                system_total += n
+                system_n += 1
+            system.append(system_total)
+            count.append(system_n)
+
+    def token_prefix(self, upto: int) -> list[int]:
+        """The running sums of estimated tokens, valid at least up to index ``upto``:
+        ``prefix[j] - prefix[i]`` is the estimate of messages[i:j]. Do not modify it."""
+        if len(self._tokens_prefix) <= upto:
+            self._extend_prefix(upto)
+        return self._tokens_prefix
 
     def tokens_between(self, start: int, end: int) -> int:
         """Estimated tokens of messages[start:end]."""
         if len(self._tokens_prefix) <= end:
             self._extend_prefix(end)
         return self._tokens_prefix[end] - self._tokens_prefix[start]
+
+    def _summary_tokens(self, summary: SystemMessage) -> int:
+        # The view's size is asked for every turn; the summary changes only when one is made.
+        if summary.text != self._summary_cache[0]:
+            self._summary_cache = (summary.text, MESSAGE_OVERHEAD_TOKENS + estimate_text_tokens(summary.text))
+        return self._summary_cache[1]
 
     def view_size(self, upto: int | None = None) -> tuple[int, int]:
         """(messages, estimated tokens) of ``load_messages()`` over messages[:upto]."""
@@ -128,8 +148,7 @@ class ContextSlot:
             self._system_prefix[start]
             + self._tokens_prefix[end]
             - self._tokens_prefix[start]
-            + MESSAGE_OVERHEAD_TOKENS
-            + estimate_text_tokens(summary.text)
+            + self._summary_tokens(summary)
         )
         return n_system + (end - start) + 1, tokens
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
@@ -29,12 +30,18 @@ from .formats.native import write_messages
 from .replay import SessionResult
 
 DUMP_OPTIONS = orjson.OPT_SORT_KEYS
+_LINE_OPTIONS = DUMP_OPTIONS | orjson.OPT_APPEND_NEWLINE
 RECORD_FILES = ("decisions.jsonl", "summaries.jsonl", "prompts.jsonl", "slots.jsonl")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._#@+-]+")
 
 
 def dump_line(record: Any) -> bytes:
-    return orjson.dumps(record, option=DUMP_OPTIONS) + b"\n"
+    return orjson.dumps(record, option=_LINE_OPTIONS)
+
+
+# dump_line as a C-level callable: writelines(map(...)) over a session's records then
+# runs no Python frame per record.
+_dump_lines = partial(orjson.dumps, option=_LINE_OPTIONS)
 
 
 def safe_filename(session_id: str) -> str:
@@ -75,9 +82,9 @@ class OutputDirectory:
         # Line by line (writelines of a generator), never one joined copy of a
         # session's records: prompts alone can be 30,000 characters each.
         if engine.decisions:
-            files["decisions.jsonl"].writelines(map(dump_line, engine.decisions))
+            files["decisions.jsonl"].writelines(map(_dump_lines, engine.decisions))
         if engine.summaries:
-            files["summaries.jsonl"].writelines(map(dump_line, engine.summaries))
+            files["summaries.jsonl"].writelines(map(_dump_lines, engine.summaries))
         if result.prompt_spool is not None:
             result.prompt_spool.seek(0)
             shutil.copyfileobj(result.prompt_spool, files["prompts.jsonl"])
@@ -87,7 +94,7 @@ class OutputDirectory:
                 dump_line({"sha256": sha, "text": text}) for sha, text in engine.prompts.items()
             )
         if engine.snapshots:
-            files["slots.jsonl"].writelines(map(dump_line, engine.snapshots))
+            files["slots.jsonl"].writelines(map(_dump_lines, engine.snapshots))
         for handle in files.values():
             handle.flush()
         if self.write_compressed:

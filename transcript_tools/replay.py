@@ -9,6 +9,7 @@ byte-identical whatever the concurrency.
 from __future__ import annotations
 
 import asyncio
+import gc
 import glob
 import os
 import tempfile
@@ -75,10 +76,11 @@ def expand_inputs(paths: list[str]) -> Iterator[InputFile]:
         yield InputFile(spec)  # a missing path fails when read, with its name
 
 
-def split_turns(messages: list[Message]) -> list[tuple[int, list[Message]]]:
-    """(start index, messages) per turn. Messages before the first user message join turn 0."""
-    # One pass over the turn starts, then slices (C-level copies), instead of
-    # appending message by message.
+def turn_starts(messages: list[Message]) -> list[int]:
+    """The index of each turn's first message (``[]`` for no messages): a turn starts at
+    each user message; messages before the first user message join turn 0."""
+    if not messages:
+        return []
     starts = [0]
     seen_user = False
     index = 0
@@ -88,10 +90,16 @@ def split_turns(messages: list[Message]) -> list[tuple[int, list[Message]]]:
                 starts.append(index)
             seen_user = True
         index += 1
-    if not messages:
-        return []
-    starts.append(len(messages))
-    return [(starts[i], messages[starts[i] : starts[i + 1]]) for i in range(len(starts) - 1)]
+    return starts
+
+
+def split_turns(messages: list[Message]) -> list[tuple[int, list[Message]]]:
+    """(start index, messages) per turn. Messages before the first user message join turn 0."""
+    # One pass over the turn starts, then slices (C-level copies), instead of
+    # appending message by message.
+    starts = turn_starts(messages)
+    ends = [*starts[1:], len(messages)] if starts else []
+    return [(start, messages[start:end]) for start, end in zip(starts, ends, strict=True)]
 
 
 def tool_oddities(messages: list[Message]) -> list[str]:
@@ -120,9 +128,13 @@ def tool_oddities(messages: list[Message]) -> list[str]:
 
 def compaction_by_turn(conv: Conversation, turns: list[tuple[int, list[Message]]]) -> dict[int, list[dict[str, Any]]]:
     """Recorded compactions, reported at the last turn before them (the agent compacted after it)."""
+    return _compactions_at(conv, [start for start, _ in turns])
+
+
+def _compactions_at(conv: Conversation, starts: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """``compaction_by_turn`` from the turns' start indices."""
     if not conv.compactions:
         return {}
-    starts = [start for start, _ in turns]
     out: dict[int, list[dict[str, Any]]] = {}
     import bisect
 
@@ -171,10 +183,15 @@ async def replay_conversation(
         spool = tempfile.SpooledTemporaryFile(max_size=PROMPT_SPOOL_MEMORY)
         write = spool.write
         engine.prompt_sink = lambda sha, text: write(_prompt_line(sha, text))
-    turns = split_turns(conv.messages)
-    compactions = compaction_by_turn(conv, turns)
+    # Each turn's messages are sliced when it is replayed, not all up front: fewer
+    # objects alive at once (the cyclic GC walks every live container).
+    history = conv.messages
+    starts = turn_starts(history)
+    ends = [*starts[1:], len(history)] if starts else []
+    compactions = _compactions_at(conv, starts)
     stream = settings.path is TurnPath.STREAM
-    for turn_number, (_, messages) in enumerate(turns):
+    for turn_number, (start, end) in enumerate(zip(starts, ends, strict=True)):
+        messages = history[start:end]
         annotations = {"recorded_compaction": compactions[turn_number]} if turn_number in compactions else None
         if stream:
             engine.submit_turn_stream(messages, annotations=annotations)
@@ -188,7 +205,7 @@ async def replay_conversation(
     cadence = fixed_cadence_warning(engine)
     if cadence:
         warnings.append(cadence)
-    return SessionResult(conv, engine, len(turns), warnings, spool)
+    return SessionResult(conv, engine, len(starts), warnings, spool)
 
 
 def fixed_cadence_warning(engine: SessionEngine) -> str | None:
@@ -205,6 +222,50 @@ def fixed_cadence_warning(engine: SessionEngine) -> str | None:
         f"{max(cfg.debounce_turns, 1)} turn(s) from then on, whatever the conversation did"
         + (hint if engine.settings.measure is Measure.CUMULATIVE else "")
     )
+
+
+class _ConversationGcHold:
+    """Keeps the conversation being replayed out of the cyclic GC's way.
+
+    A conversation is a few objects per message (message, blocks tuple, blocks,
+    Usage), built in one burst, kept until its session ends, and free of reference
+    cycles. Left to the GC, the burst triggers young collections that walk them again
+    and again, and later collections keep walking them while the session runs: a
+    quarter of the dry run of a 10,000-turn session, and what made its time grow
+    faster than its length. So a conversation is read with the GC paused (there is no
+    cyclic garbage to miss) and then frozen (``gc.freeze``: moved to the permanent
+    generation, which collections skip) until the next conversation is asked for, when
+    the consumer is done with it (with concurrency, a few sessions may still run:
+    their objects just go back to the oldest generation). Reference counting frees
+    objects as usual meanwhile; cyclic garbage that existed at the freeze is collected
+    after the unfreeze. Nothing is done when the GC is disabled or objects are already
+    frozen (``gc.get_freeze_count()``): that state belongs to the host program.
+    """
+
+    __slots__ = ("frozen",)
+
+    def __init__(self) -> None:
+        self.frozen = False
+
+    def read(self, reader: Iterator[Conversation]) -> Conversation | None:
+        """The reader's next conversation, or None at its end."""
+        self.release()
+        if not gc.isenabled():
+            return next(reader, None)
+        gc.disable()
+        try:
+            conv = next(reader, None)
+            if conv is not None and gc.get_freeze_count() == 0:
+                gc.freeze()
+                self.frozen = True
+            return conv
+        finally:
+            gc.enable()
+
+    def release(self) -> None:
+        if self.frozen:
+            self.frozen = False
+            gc.unfreeze()
 
 
 class Sink(Protocol):
@@ -246,17 +307,24 @@ class ReplayRun:
     _seen_ids: set[str] = field(default_factory=set)
 
     def conversations(self, paths: list[str]) -> Iterator[Conversation]:
-        for item in expand_inputs(paths):
-            self.stats.files += 1
-            source = Source(item.path, skip_bad_lines=self.skip_bad_lines, warn=self._warn)
-            try:
-                for conv in read_input(source, self.fmt, from_directory=item.from_directory):
-                    conv.session_id = self._unique(conv.session_id)
-                    yield conv
-            except InputError as exc:
-                self.stats.failed_files += 1
-                self.stats.errors.append(exc.location_text())
-                self.error(f"error: {exc.location_text()}")
+        """The conversations of every input, in order; each one is out of the cyclic
+        GC's way until the next one is asked for (``_ConversationGcHold``)."""
+        hold = _ConversationGcHold()
+        try:
+            for item in expand_inputs(paths):
+                self.stats.files += 1
+                source = Source(item.path, skip_bad_lines=self.skip_bad_lines, warn=self._warn)
+                try:
+                    reader = read_input(source, self.fmt, from_directory=item.from_directory)
+                    while (conv := hold.read(reader)) is not None:
+                        conv.session_id = self._unique(conv.session_id)
+                        yield conv
+                except InputError as exc:
+                    self.stats.failed_files += 1
+                    self.stats.errors.append(exc.location_text())
+                    self.error(f"error: {exc.location_text()}")
+        finally:
+            hold.release()
 
     def _warn(self, message: str) -> None:
         self.stats.warnings += 1

@@ -137,7 +137,8 @@ class SessionEngine:
 
     def _append_turn(self, messages: list[Message], annotations: dict[str, Any] | None) -> dict[str, Any]:
         # Hot path (once per turn): plain int sums, no Usage objects per call, and
-        # estimated sizes from the slot's running prefix sums (never a re-count).
+        # estimated sizes from the slot's running prefix sums (never a re-count),
+        # extended once per turn.
         slot = self.slot
         start = len(slot.messages)
         current = self.settings.measure is Measure.CURRENT
@@ -152,25 +153,33 @@ class SessionEngine:
 
         input_tokens = output_tokens = cache_read = cache_creation = 0
         recorded = estimated = 0
-        offset = -1
+        anchor_end = -1
+        anchor_usage: Usage | None = None
+        prefix: list[int] | None = None
+        index = start
         for message in messages:
-            offset += 1
+            index += 1  # the slot index just after this message
             if not isinstance(message, AssistantMessage):
                 continue
             usage = message.usage
             if usage is not None:
                 recorded += 1
-                self._anchor_tokens = usage.input_tokens + usage.output_tokens
-                self._anchor_end = start + offset + 1
+                anchor_usage, anchor_end = usage, index
+                input_tokens += usage.input_tokens
+                output_tokens += usage.output_tokens
                 cache_read += usage.cache_read_tokens
                 cache_creation += usage.cache_creation_tokens
             else:
                 # No usage recorded: the call saw the view at turn start plus the turn so far.
-                i = start + offset
-                usage = Usage(view_before + slot.tokens_between(start, i), slot.tokens_between(i, i + 1))
+                if prefix is None:
+                    prefix = slot.token_prefix(start + len(messages))
+                before = prefix[index - 1]
+                input_tokens += view_before + before - prefix[start]
+                output_tokens += prefix[index] - before
                 estimated += 1
-            input_tokens += usage.input_tokens
-            output_tokens += usage.output_tokens
+        if anchor_usage is not None:
+            self._anchor_tokens = anchor_usage.input_tokens + anchor_usage.output_tokens
+            self._anchor_end = anchor_end
         cost = self.cost_so_far
         if recorded or estimated:  # step 5; summary calls never enter it
             cost = self.cost_so_far = Usage(
@@ -179,21 +188,17 @@ class SessionEngine:
                 cost.cache_read_tokens + cache_read,
                 cost.cache_creation_tokens + cache_creation,
             )
-        self.recorded_calls += recorded
-        self.estimated_calls += estimated
+            self.recorded_calls += recorded
+            self.estimated_calls += estimated
 
         cost_total = cost.input_tokens + cost.output_tokens
-        if not current:
-            watermark = cost_total
-        else:
-            watermark = self.current_context_tokens()
         record: dict[str, Any] = {
             "session": self.session_id,
             "turn_tokens": input_tokens + output_tokens,
             "input_tokens": input_tokens,
             "output_tokens": output_tokens,
             "cost_so_far": cost_total,
-            "watermark": watermark,
+            "watermark": self.current_context_tokens() if current else cost_total,
             "messages": len(messages),
             "tokens": _source(recorded, estimated),
         }
@@ -230,9 +235,9 @@ class SessionEngine:
         if cfg is None:  # N2: no SummaryConfig, no checkpoint
             record["threshold"] = None
             return self._finish(record, DISABLED, advance_after)
-        record["threshold"] = cfg.threshold
+        threshold = record["threshold"] = cfg.threshold
         # F2 + F6: should_summarize
-        if record["watermark"] < cfg.threshold:
+        if record["watermark"] < threshold:
             return self._finish(record, BELOW_THRESHOLD, advance_after)
         if since < cfg.debounce_turns:
             return self._finish(record, DEBOUNCED, advance_after)

@@ -13,7 +13,8 @@ runs in ``shared/corpus/real/chat-completions`` and cross-checked on the
 Claude Code logs; docs/estimates.md has the method and the errors.
 
 The count is C-level work only: one ``encode``, one ``bytes.translate`` that
-maps every byte to its class, and four ``bytes.count`` -- a few linear passes
+maps every ASCII byte to its class (and drops the non-ASCII bytes, whose number
+is then a length difference), and three ``bytes.count`` -- a few linear passes
 with a small constant, no Python loop over characters.
 """
 
@@ -49,7 +50,7 @@ def _class_table() -> bytes:
     for byte in range(256):
         char = chr(byte)
         if byte >= 0x80:
-            table[byte] = ord("u")
+            table[byte] = ord("u")  # never looked up: non-ASCII bytes are deleted first
         elif char.isdigit():
             table[byte] = ord("0")
         elif char.isalpha():
@@ -60,19 +61,27 @@ def _class_table() -> bytes:
 
 
 _CLASSES = _class_table()
+_NON_ASCII = bytes(range(0x80, 0x100))
 
 
 def estimate_text_tokens(text: str) -> int:
     if not text:
         return 0
-    classes = text.encode("utf-8", "surrogatepass").translate(_CLASSES)
+    if text.isascii():  # O(1) for a str: CPython keeps the flag
+        classes = text.encode().translate(_CLASSES)
+        high = 0
+    else:
+        raw = text.encode("utf-8", "surrogatepass")
+        # The translate drops the non-ASCII bytes in the same pass: their count is
+        # the length difference, one bytes.count less.
+        classes = raw.translate(_CLASSES, _NON_ASCII)
+        high = len(raw) - len(classes)
     # Letters, the most frequent class, are the remainder: counting a byte that
     # matches often and at random is ~3x slower (branch misses) than a rare one.
     digits = classes.count(b"0")
     spaces = classes.count(b" ")
-    high = classes.count(b"u") if not text.isascii() else 0
     punct = classes.count(b".")
-    letters = len(classes) - digits - spaces - high - punct
+    letters = len(classes) - digits - spaces - punct
     return int(
         letters * LETTER_TOKENS
         + digits * DIGIT_TOKENS
@@ -83,15 +92,39 @@ def estimate_text_tokens(text: str) -> int:
     )
 
 
-def _arguments_text(args: object) -> str:
+def _utf8_tokens(raw: bytes) -> int:
+    """``estimate_text_tokens`` of the text whose UTF-8 encoding is ``raw``."""
+    if not raw:
+        return 0
+    classes = raw.translate(_CLASSES, _NON_ASCII)
+    high = len(raw) - len(classes)
+    digits = classes.count(b"0")
+    spaces = classes.count(b" ")
+    punct = classes.count(b".")
+    letters = len(classes) - digits - spaces - punct
+    return int(
+        letters * LETTER_TOKENS
+        + digits * DIGIT_TOKENS
+        + punct * PUNCT_TOKENS
+        + spaces * SPACE_TOKENS
+        + high * NON_ASCII_BYTE_TOKENS
+        + 0.999
+    )
+
+
+def _arguments_tokens(args: object) -> int:
+    """Tokens of a tool call's arguments as the model wrote them: a string as is,
+    anything else as its JSON (counted on orjson's UTF-8 bytes, no decode and
+    re-encode), ``repr`` if it is not JSON-serialisable."""
     if isinstance(args, str):
-        return args
+        return estimate_text_tokens(args)
     if args is None:
-        return ""
+        return 0
     try:
-        return orjson.dumps(args).decode()  # as the model wrote them: JSON
+        raw = orjson.dumps(args)
     except TypeError:
-        return repr(args)
+        return estimate_text_tokens(repr(args))
+    return _utf8_tokens(raw)
 
 
 def _block_tokens(block: object) -> int:
@@ -101,7 +134,7 @@ def _block_tokens(block: object) -> int:
         return (
             TOOL_CALL_OVERHEAD
             + estimate_text_tokens(block.name)
-            + estimate_text_tokens(_arguments_text(block.input))
+            + _arguments_tokens(block.input)
         )
     if isinstance(block, OtherBlock):
         if block.kind == "image":
@@ -114,6 +147,21 @@ def _block_tokens(block: object) -> int:
 
 def estimate_message_tokens(message: Message) -> int:
     """Estimated tokens of one message as a model would be sent it."""
+    # Hot path (every message of a transcript without usage): exact-type checks for
+    # the common shapes, no generator; subclasses take the isinstance chain below.
+    cls = type(message)
+    if cls is ToolResultMessage:
+        return MESSAGE_OVERHEAD_TOKENS + estimate_text_tokens(message.content)
+    if cls is AssistantMessage or cls is UserMessage:
+        total = MESSAGE_OVERHEAD_TOKENS
+        for block in message.blocks:  # type: ignore[union-attr]
+            if type(block) is TextBlock:
+                text = block.text
+                if text:
+                    total += estimate_text_tokens(text)
+            else:
+                total += _block_tokens(block)
+        return total
     if isinstance(message, SystemMessage):
         return MESSAGE_OVERHEAD_TOKENS + estimate_text_tokens(message.text)
     if isinstance(message, ToolResultMessage):
@@ -123,3 +171,67 @@ def estimate_message_tokens(message: Message) -> int:
     if isinstance(message, (UserMessage, AssistantMessage)):
         return MESSAGE_OVERHEAD_TOKENS + sum(_block_tokens(b) for b in message.blocks)
     return MESSAGE_OVERHEAD_TOKENS
+
+
+# ---- character counts for the offline summarizer's language guess ----------------
+# Same idea as the estimate: C-level passes over the encoded text, no regex scan.
+
+# What counts as CJK: kana, Han (with extension A), Hangul syllables, compatibility
+# ideographs. All in the BMP.
+CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF))
+_ASCII_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def ascii_letter_count(text: str) -> int:
+    """The number of ASCII letters: what deleting them removes from the ASCII bytes."""
+    ascii_bytes = text.encode("ascii", "ignore")
+    return len(ascii_bytes) - len(ascii_bytes.translate(None, _ASCII_LETTERS))
+
+
+def _cjk_tables() -> tuple[bytes, bytes]:
+    """Per-byte tables over UTF-16 code units, from ``CJK_RANGES``.
+
+    High byte: 0x80 when its whole 256-code-point block is CJK, a bit of its own
+    (1, 2, 4, ...) when only part of the block is, 0 otherwise. Low byte: the bits of
+    the partial blocks in which that code point is CJK. A code unit is then CJK iff
+    its high byte is 0x80, or its high byte's bit is set in its low byte's.
+    """
+    hi, lo = bytearray(256), bytearray(256)
+    bit = 1
+    for block in range(256):
+        first, last = block << 8, block << 8 | 0xFF
+        spans = [(max(a, first) & 0xFF, min(b, last) & 0xFF) for a, b in CJK_RANGES if a <= last and b >= first]
+        if not spans:
+            continue
+        if sum(end - start + 1 for start, end in spans) == 256:
+            hi[block] = 0x80
+            continue
+        assert bit < 0x80, "more partial blocks than bits"
+        hi[block] = bit
+        for start, end in spans:
+            for low in range(start, end + 1):
+                lo[low] |= bit
+        bit <<= 1
+    return bytes(hi), bytes(lo)
+
+
+_CJK_HI, _CJK_LO = _cjk_tables()
+
+
+def cjk_count(text: str) -> int:
+    """The number of code points in ``CJK_RANGES``, with C-level passes only.
+
+    Over UTF-16 code units (all ranges are in the BMP; astral characters become
+    surrogates, which no range holds): the high bytes classify most code units by
+    themselves, and for the few blocks the ranges cut through, the low bytes decide,
+    through one AND of two big integers (a bitwise AND of byte strings, in C).
+    """
+    if text.isascii():
+        return 0
+    units = text.encode("utf-16-le", "surrogatepass")
+    hi = units[1::2].translate(_CJK_HI)
+    count = hi.count(0x80)
+    if hi.translate(None, b"\x00\x80"):  # some code unit in a partial block
+        lo = units[0::2].translate(_CJK_LO)
+        count += (int.from_bytes(hi, "little") & int.from_bytes(lo, "little")).bit_count()
+    return count

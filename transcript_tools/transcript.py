@@ -38,6 +38,7 @@ from .messages import (
 DEFAULT_MAX_TRANSCRIPT_CHARS = 30_000  # seed: "整段对话若超过 30K 字符，从前面截断"
 DEFAULT_MAX_TOOL_RESULT_CHARS = 500  # SummaryConfig.max_tool_result_chars default
 MESSAGE_SEPARATOR = "\n\n"  # seed: "每条消息一行，空行分隔"
+_ROLE_PREFIX = {AssistantMessage: "Assistant: ", UserMessage: "User: "}
 
 
 def _is_high_surrogate(ch: str) -> bool:
@@ -107,6 +108,18 @@ def format_message(
       ``chars().take(n)`` splits them; a surrogate pair (only present in strings
       built with ``surrogatepass``) never is: the cut then keeps one code point less.
     """
+    # Fast paths by exact type for the common shapes (a tool result; a user or
+    # assistant message holding one text block); same text as the general code below.
+    cls = type(message)
+    if cls is ToolResultMessage and max_tool_result_chars >= 0:
+        content = message.content
+        if len(content) > max_tool_result_chars:
+            content = _head(content, max_tool_result_chars)
+        return f"{'Tool Error' if message.is_error else 'Tool Result'} [{message.tool_call_id}]: {content}"
+    if cls in _ROLE_PREFIX:
+        blocks = message.blocks
+        if len(blocks) == 1 and type(blocks[0]) is TextBlock and max_tool_result_chars >= 0:
+            return _ROLE_PREFIX[cls] + blocks[0].text
     if max_tool_result_chars < 0:
         raise ValueError(f"max_tool_result_chars must be >= 0, got {max_tool_result_chars}")
     if isinstance(message, ToolResultMessage):

@@ -132,18 +132,28 @@ def _tool_calls(msg: dict[str, Any]) -> list[Block]:
     calls = msg.get("tool_calls") or []
     if not isinstance(calls, list):
         raise BadMessage("tool_calls must be an array")
+    loads, decode_error = orjson.loads, orjson.JSONDecodeError
     for call in calls:
         if not isinstance(call, dict):
             raise BadMessage("a tool call must be an object")
         fn = call.get("function") or {}
-        name = fn.get("name") if isinstance(fn, dict) else None
-        args: Any = fn.get("arguments") if isinstance(fn, dict) else None
+        if isinstance(fn, dict):
+            name = fn.get("name")
+            args: Any = fn.get("arguments")
+        else:
+            name = args = None
         if isinstance(args, str):
             try:
-                args = orjson.loads(args)
-            except orjson.JSONDecodeError:
+                args = loads(args)
+            except decode_error:
                 pass  # keep the raw string: models do emit broken JSON
-        blocks.append(ToolUseBlock(str(call.get("id", "")), str(name or "unknown"), args))
+        call_id = call.get("id", "")
+        name = name or "unknown"
+        blocks.append(
+            ToolUseBlock(
+                call_id if type(call_id) is str else str(call_id), name if type(name) is str else str(name), args
+            )
+        )
     legacy = msg.get("function_call")
     if isinstance(legacy, dict):
         blocks.append(ToolUseBlock("", str(legacy.get("name") or "unknown"), legacy.get("arguments")))
@@ -166,7 +176,10 @@ def message_from_openai(msg: dict[str, Any]) -> Message | None:
     """One Chat Completions message dict → Message (None for ignored roles)."""
     role = msg.get("role")
     content = msg.get("content")
-    # Fast paths for plain-string content (the common case); same results as the general code below.
+    # Fast paths for the common roles (per-message hot path); same results as the
+    # general code below.
+    if role == "assistant":
+        return _assistant(msg, content)
     if type(content) is str:
         if role == "tool":
             call_id = msg.get("tool_call_id") or msg.get("name") or ""
@@ -187,23 +200,25 @@ def message_from_openai(msg: dict[str, Any]) -> Message | None:
             only = blocks[0]
             return UserImageMessage("", only.data)
         return UserMessage(tuple(blocks))
-    if role == "assistant":
-        reasoning = msg.get("reasoning_content")
-        if content is None or content == "":
-            blocks = []
-        elif type(content) is str:
-            blocks = [TextBlock(content)]
-        else:
-            blocks = _parts(content)
-        if isinstance(reasoning, str) and reasoning:
-            blocks.insert(0, OtherBlock("thinking", reasoning))
-        if msg.get("tool_calls") or "function_call" in msg:
-            blocks.extend(_tool_calls(msg))
-        model = msg.get("model")
-        return AssistantMessage(tuple(blocks), _assistant_usage(msg), model if isinstance(model, str) else None)
     # tool / legacy function result
     call_id = msg.get("tool_call_id") or msg.get("name") or ""
     return ToolResultMessage(str(call_id), _text(content), bool(msg.get("is_error", False)))
+
+
+def _assistant(msg: dict[str, Any], content: Any) -> AssistantMessage:
+    if content is None or content == "":
+        blocks: tuple[Block, ...] = ()
+    elif type(content) is str:
+        blocks = (TextBlock(content),)
+    else:
+        blocks = tuple(_parts(content))
+    reasoning = msg.get("reasoning_content")
+    if isinstance(reasoning, str) and reasoning:
+        blocks = (OtherBlock("thinking", reasoning), *blocks)
+    if msg.get("tool_calls") or "function_call" in msg:
+        blocks = (*blocks, *_tool_calls(msg))
+    model = msg.get("model")
+    return AssistantMessage(blocks, _assistant_usage(msg), model if isinstance(model, str) else None)
 
 
 def _conversation_id(obj: dict[str, Any], source: Source, index: int, many: bool) -> str:

@@ -14,20 +14,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..messages import Usage
-from ..tokens import estimate_text_tokens
+from ..tokens import ascii_letter_count, cjk_count, estimate_text_tokens
 from .base import SummaryResponse
 
 ALGORITHM_VERSION = 2  # bump whenever the output for a given prompt changes (cache key)
 
 _ROLE_PREFIX = r"(?:System|User|Assistant|Tool (?:Result|Error) \[[^\]\n]*\]):(?: |$)"
+_HEAD = r"(?:(System|User|Assistant)|Tool (Result|Error) \[([^\]\n]*)\]):(?: |$)"
+_HEAD_RE = re.compile(_HEAD)
 # A block starts at a role prefix right after a blank line; content may itself hold
-# blank lines, so a bare "\n\n" is not a boundary.
-_BOUNDARY_RE = re.compile(r"\n\n(?=" + _ROLE_PREFIX + ")")
-_HEAD_RE = re.compile(r"(?:(System|User|Assistant)|Tool (Result|Error) \[([^\]\n]*)\]):(?: |$)")
+# blank lines, so a bare "\n\n" is not a boundary. The boundary and the role prefix
+# after it are one match, so that ``split`` yields [text before the first boundary,
+# role, tool result kind, call id, content, role, ...] in C, with no Python work per
+# block.
+_SPLIT_RE = re.compile(r"\n\n" + _HEAD)
+_ROLE_NAMES = {"System": "system", "User": "user", "Assistant": "assistant", "Result": "result", "Error": "error"}
 _LINE_START_RE = re.compile(r"^" + _ROLE_PREFIX, re.MULTILINE)
 _TOOL_CALL_RE = re.compile(r"\[Tool: ([^\]\n]+)\]")
-_CJK_RUN_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
-_LATIN_RUN_RE = re.compile(r"[A-Za-z]+")
 _CUE_WORDS = (
     "decided|decide|decision|conclusion|concluded|agreed|will|won't|we'll|i'll|"
     "should|must|need to|needs to|going to|plan is|instead|switch to|switched to|"
@@ -56,11 +59,13 @@ _SENTENCE_WINDOW = 400  # how far a decision sentence may reach around its cue w
 _CJK_RATIO = 0.3  # CJK share of letters above which the summary is written in Chinese
 
 
-@dataclass(frozen=True, slots=True)
-class _Block:
-    role: str  # system | user | assistant | result | error | fragment
-    call_id: str
-    content: str
+@dataclass(slots=True)
+class _Blocks:
+    """The conversation's blocks as parallel lists (no object per block)."""
+
+    roles: list[str]  # system | user | assistant | result | error | fragment
+    call_ids: list[str]
+    contents: list[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +191,7 @@ def summarize(prompt: str, max_tokens: int) -> str:
     ``<messages>`` inside the conversation moves the start of the section.
     """
     blocks = _parse(_conversation_text(prompt))
-    if not any(b.content.strip() for b in blocks):
+    if not any(map(_has_text, blocks.contents)):
         return ""
     lang = _language(blocks)
     facts = _Facts.collect(blocks)
@@ -210,28 +215,41 @@ def _conversation_text(prompt: str) -> str:
     return prompt[match.start() :].strip("\n")
 
 
-def _parse(text: str) -> list[_Block]:
-    blocks: list[_Block] = []
-    for part in _BOUNDARY_RE.split(text):
-        head = _HEAD_RE.match(part)
-        if head is None:
-            # Text before the first role prefix: the tail of a message cut by the
-            # 30,000-character limit, or a prompt without role prefixes at all.
-            blocks.append(_Block("fragment", "", part))
-        elif head.group(1):
-            blocks.append(_Block(head.group(1).lower(), "", part[head.end() :]))
-        else:
-            role = "error" if head.group(2) == "Error" else "result"
-            blocks.append(_Block(role, head.group(3), part[head.end() :]))
-    return blocks
+def _has_text(text: str) -> bool:
+    """``bool(text.strip())`` without the copy: isspace() stops at the first non-space."""
+    return bool(text) and not text.isspace()
 
 
-def _language(blocks: list[_Block]) -> str:
-    prose = "\n".join(b.content for b in blocks if b.role in ("user", "assistant", "fragment"))
-    if not prose.strip():
-        prose = "\n".join(b.content for b in blocks)
-    cjk = len(prose) - len(_CJK_RUN_RE.sub("", prose))
-    latin = len(prose) - len(_LATIN_RUN_RE.sub("", prose))
+def _parse(text: str) -> _Blocks:
+    parts = _SPLIT_RE.split(text)
+    # Text before the first boundary: a block with its own role prefix, or the tail of
+    # a message cut by the 30,000-character limit (or a prompt without role prefixes).
+    first = parts[0]
+    head = _HEAD_RE.match(first)
+    if head is None:
+        role, call_id, content = "fragment", "", first
+    else:
+        role = _ROLE_NAMES[head.group(1) or head.group(2)]
+        call_id = head.group(3) or ""
+        content = first[head.end() :]
+    names = _ROLE_NAMES
+    roles = [role]
+    roles += [names[name or kind] for name, kind in zip(parts[1::4], parts[2::4], strict=True)]
+    call_ids = [call_id]
+    call_ids += [cid or "" for cid in parts[3::4]]
+    contents = [content]
+    contents += parts[4::4]
+    return _Blocks(roles, call_ids, contents)
+
+
+def _language(blocks: _Blocks) -> str:
+    prose = "\n".join(
+        [c for r, c in zip(blocks.roles, blocks.contents, strict=True) if r == "user" or r == "assistant" or r == "fragment"]
+    )
+    if not _has_text(prose):
+        prose = "\n".join(blocks.contents)
+    cjk = cjk_count(prose)
+    latin = ascii_letter_count(prose)
     if cjk and cjk / (cjk + latin) > _CJK_RATIO:
         return "zh"
     return "en"
@@ -254,28 +272,32 @@ class _Facts:
     fallback: str  # the last non-empty block, for conversations with none of the above
 
     @classmethod
-    def collect(cls, blocks: list[_Block]) -> _Facts:
-        counts = Counter(b.role for b in blocks)
-        requests = [b.content for b in blocks if b.role == "user" and b.content.strip()]
-        assistant = [b.content for b in blocks if b.role == "assistant"]
+    def collect(cls, blocks: _Blocks) -> _Facts:
+        roles, call_ids, contents = blocks.roles, blocks.call_ids, blocks.contents
+        counts = Counter(roles)
+        requests = [c for r, c in zip(roles, contents, strict=True) if r == "user" and _has_text(c)]
+        assistant = [c for r, c in zip(roles, contents, strict=True) if r == "assistant"]
         tool_counts = Counter(_TOOL_CALL_RE.findall("\n".join(assistant)))
         tools = sorted(tool_counts.items(), key=lambda item: (-item[1], item[0]))
         errors: list[tuple[str, str]] = []
         error_total = 0
-        for b in reversed(blocks):
-            if b.role == "error" or (b.role == "result" and _ERROR_LIKE_RE.match(b.content)):
+        max_errors = _LEVELS[0].errors
+        error_like = _ERROR_LIKE_RE.match
+        for index in range(len(roles) - 1, -1, -1):
+            role = roles[index]
+            if role == "error" or (role == "result" and error_like(contents[index])):
                 error_total += 1
-                if len(errors) < _LEVELS[0].errors:
-                    errors.append((b.call_id, _error_line(b.content)))
+                if len(errors) < max_errors:
+                    errors.append((call_ids[index], _error_line(contents[index])))
         state = ""
         state_index = len(assistant)
         for index in range(len(assistant) - 1, -1, -1):
-            if _TOOL_CALL_RE.sub("", assistant[index]).strip():
+            if _has_text(_TOOL_CALL_RE.sub("", assistant[index])):
                 state, state_index = assistant[index], index
                 break
         limit = _LEVELS[0].decisions
-        last = blocks[-1]
-        fallback = next((b.content for b in reversed(blocks) if b.content.strip()), "")
+        last_role, last_content = roles[-1], contents[-1]
+        fallback = next((c for c in reversed(contents) if _has_text(c)), "")
         return cls(
             counts=counts,
             requests=requests,
@@ -285,8 +307,8 @@ class _Facts:
             errors=errors,
             error_total=error_total,
             state=state,
-            pending=last.role == "user" and bool(last.content.strip()),
-            last_output=(last.call_id, last.content) if last.role in ("result", "error") else None,
+            pending=last_role == "user" and _has_text(last_content),
+            last_output=(call_ids[-1], last_content) if last_role in ("result", "error") else None,
             fallback=fallback,
         )
 
