@@ -41,7 +41,7 @@ from ..messages import (
     UserImageMessage,
     UserMessage,
 )
-from .source import Record, Source, session_stem
+from .source import Record, Source, conversation_id, session_stem
 
 NAME = "anthropic"
 DESCRIPTION = (
@@ -294,15 +294,6 @@ def _message(msg: dict[str, Any], where: str = "") -> list[Message]:
     raise _Bad(f"{where}unknown role {role!r} (expected user or assistant)")
 
 
-def _conversation_id(obj: dict[str, Any], source: Source, index: int, many: bool) -> str:
-    for key in ("id", "session_id", "conversation_id"):
-        value = obj.get(key)
-        if isinstance(value, (str, int)) and value != "":
-            return str(value)
-    stem = session_stem(source)
-    return f"{stem}#{index}" if many else stem
-
-
 def response_from_sse(raw: str) -> dict[str, Any]:
     """Rebuild a Messages API response from its server-sent event stream."""
     message: dict[str, Any] = {"role": "assistant", "content": []}
@@ -434,9 +425,8 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
         msgs = obj.get("messages")
         if isinstance(msgs, list):
             index += 1
-            many = (record.line or 0) > 1 or index > 1 or record.item is not None
             conv = Conversation(
-                _conversation_id(obj, source, index, many), source.display, NAME, line=record.line
+                conversation_id(obj, source, index, record, ("id", "session_id", "conversation_id")), source.display, NAME, line=record.line
             )
             try:
                 _convert(msgs, obj.get("system"), conv.messages)

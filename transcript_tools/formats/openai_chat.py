@@ -29,7 +29,7 @@ from ..messages import (
     UserImageMessage,
     UserMessage,
 )
-from .source import Record, Source, session_stem
+from .source import Record, Source, conversation_id, session_stem
 
 NAME = "openai"
 DESCRIPTION = "OpenAI Chat Completions messages (JSONL per message, {messages:[...]} per line or per file)"
@@ -221,15 +221,6 @@ def _assistant(msg: dict[str, Any], content: Any) -> AssistantMessage:
     return AssistantMessage(blocks, _assistant_usage(msg), model if isinstance(model, str) else None)
 
 
-def _conversation_id(obj: dict[str, Any], source: Source, index: int, many: bool) -> str:
-    for key in ("id", "session_id", "instance_id", "conversation_id"):
-        value = obj.get(key)
-        if isinstance(value, (str, int)) and value != "":
-            return str(value)
-    stem = session_stem(source)
-    return f"{stem}#{index}" if many else stem
-
-
 def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
     per_message: Conversation | None = None
     index = 0
@@ -239,9 +230,8 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
         if isinstance(msgs, list):
             index += 1
             # one conversation per record; numbered when the file holds several
-            many = record.line is not None and (record.line > 1 or index > 1) or record.item is not None
             conv = Conversation(
-                session_id=_conversation_id(obj, source, index, many),
+                session_id=conversation_id(obj, source, index, record),
                 path=source.display,
                 format=NAME,
                 line=record.line,

@@ -27,7 +27,7 @@ from ..messages import (
     ToolUseBlock,
     UserMessage,
 )
-from .source import Record, Source, session_stem
+from .source import Record, Source, conversation_id
 
 NAME = "sharegpt"
 DESCRIPTION = "ShareGPT ({conversations:[{from, value}]} per line, per file or in a JSON array)"
@@ -124,15 +124,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
     for record in records:
         index += 1
         obj = record.obj
-        many = (record.line or 0) > 1 or index > 1 or record.item is not None
-        session_id = None
-        for key in ("id", "conversation_id", "session_id"):
-            if isinstance(obj.get(key), (str, int)) and obj[key] != "":
-                session_id = str(obj[key])
-                break
-        if session_id is None:
-            stem = session_stem(source)
-            session_id = f"{stem}#{index}" if many else stem
+        session_id = conversation_id(obj, source, index, record, ("id", "conversation_id", "session_id"))
         try:
             messages = conversation_messages(obj)
         except _Bad as exc:

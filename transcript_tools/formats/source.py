@@ -114,7 +114,11 @@ def _iter_whole_file(source: Source, data: bytes) -> Iterator[Record]:
             if isinstance(item, dict):
                 yield Record(item, item=i)
             else:
-                source.bad(InputError(path, None, f"expected a JSON object, got {_type_name(item)}", item=i))
+                source.bad(
+                    InputError(
+                        path, None, f"expected a JSON object, got {_type_name(item)}", item=i
+                    )
+                )
     else:
         raise InputError(path, None, f"expected a JSON object or array, got {_type_name(value)}")
 
@@ -153,17 +157,27 @@ def _iter_lines(source: Source, data: bytes) -> Iterator[Record]:
             continue
         if type(obj) is not dict:
             if not isinstance(obj, dict):
-                source.bad(InputError(source.display, lineno, f"expected a JSON object, got {_type_name(obj)}"))
+                source.bad(
+                    InputError(
+                        source.display, lineno, f"expected a JSON object, got {_type_name(obj)}"
+                    )
+                )
                 continue
         yield Record(obj, lineno)
 
 
-def _bad_line(source: Source, data: bytes, raw: bytes, lineno: int, end: int, exc: orjson.JSONDecodeError) -> None:
+def _bad_line(
+    source: Source, data: bytes, raw: bytes, lineno: int, end: int, exc: orjson.JSONDecodeError
+) -> None:
     path = source.display
     if _is_invalid_utf8(raw):
         source.bad(InputError(path, lineno, "invalid UTF-8 on this line"))
-    elif not data.endswith(b"\n") and (end >= len(data) or (b"\n" not in data[end + 1 :] and not data[end + 1 :].strip())):
-        source.bad(InputError(path, lineno, "truncated last line (the writer may have crashed mid-line)"))
+    elif not data.endswith(b"\n") and (
+        end >= len(data) or (b"\n" not in data[end + 1 :] and not data[end + 1 :].strip())
+    ):
+        source.bad(
+            InputError(path, lineno, "truncated last line (the writer may have crashed mid-line)")
+        )
     else:
         source.bad(InputError(path, lineno, _describe_json_error(exc)))
 
@@ -177,3 +191,22 @@ def session_stem(source: Source) -> str:
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return Path(name).stem
+
+
+ID_KEYS = ("id", "session_id", "instance_id", "conversation_id")
+
+
+def conversation_id(
+    obj: dict[str, Any], source: Source, index: int, record: Record, keys: tuple[str, ...] = ID_KEYS
+) -> str:
+    """The id a conversation record names itself by, else the file's stem.
+
+    A file that is a list of conversations (JSONL lines, a JSON array) numbers them
+    ``stem#1``, ``stem#2``… — always, so an id never depends on whether more follow.
+    """
+    for key in keys:
+        value = obj.get(key)
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and value != "":
+            return str(value)
+    stem = session_stem(source)
+    return f"{stem}#{index}" if record.line is not None or record.item is not None else stem

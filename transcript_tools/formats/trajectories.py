@@ -44,7 +44,7 @@ from ..messages import (
     UserMessage,
 )
 from .openai_chat import BadMessage, message_from_openai, usage_from_openai
-from .source import Record, Source, session_stem
+from .source import Record, Source, conversation_id, session_stem
 
 NAME = "trajectory"
 DESCRIPTION = "Agent trajectories: SWE-agent .traj (history) and OpenHands event streams"
@@ -286,15 +286,6 @@ def _user(ev: dict[str, Any]) -> Message:
 # ---- reading ------------------------------------------------------------------------------
 
 
-def _conversation_id(obj: dict[str, Any], source: Source, index: int, many: bool) -> str:
-    for key in ("instance_id", "id", "session_id"):
-        value = obj.get(key)
-        if isinstance(value, (str, int)) and value != "":
-            return str(value)
-    stem = session_stem(source)
-    return f"{stem}#{index}" if many else stem
-
-
 def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
     events: list[Record] = []
     index = 0
@@ -312,9 +303,8 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
                 )
             continue
         index += 1
-        many = (record.line or 0) > 1 or index > 1 or record.item is not None
         conv = Conversation(
-            _conversation_id(obj, source, index, many), source.display, NAME, line=record.line
+            conversation_id(obj, source, index, record, ("instance_id", "id", "session_id")), source.display, NAME, line=record.line
         )
         if kind == "openhands":
             _openhands([(ev, record) for ev in obj["history"]], conv, _token_usages(obj), source)
