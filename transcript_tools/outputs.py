@@ -152,6 +152,12 @@ class TextReport:
                 f"first over it at turn {first_over if first_over is not None else '-'}; "
                 f"final cost_so_far {_fmt_int(decisions[-1]['cost_so_far'])}\n"
             )
+            if first_over is not None and not fired and engine.settings.summary is not None:
+                debounce = engine.settings.summary.debounce_turns
+                out(
+                    f"   (over the line, but the seed's debounce holds: the first summary can come at turn "
+                    f"{debounce} at the earliest, and this session has turns 0..{result.turns - 1})\n"
+                )
         shown = [d for d in decisions if d["decision"] not in ("below_threshold", "debounced") or "recorded_compaction" in d]
         if shown:
             out("   turn  turn_tokens  cost_so_far    watermark  decision\n")
