@@ -4,7 +4,7 @@
     python benchmarks/run.py            # full run (builds corpora once, ~10 min)
     python benchmarks/run.py --quick    # smaller corpora, fewer repeats (~2 min)
 
-Corpora come from /work/shared/bench/gen_corpus.py (deterministic: OpenAI
+Corpora come from ../shared/bench/gen_corpus.py (beside the repository) (deterministic: OpenAI
 Chat Completions JSONL, recorded usage, ~30% Chinese, emoji, occasional huge
 tool results) and are built once under benchmarks/.work/corpora (gitignored),
 plus a copy of some with every message's ``usage`` removed (tokens estimated).
@@ -40,7 +40,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 WORK = HERE / ".work"
 CORPORA = WORK / "corpora"
-GEN = Path(os.environ.get("TSUM_BENCH_GEN", "/work/shared/bench/gen_corpus.py"))
+# The workload generator lives in the shared folder beside the repository.
+GEN = Path(
+    os.environ.get("TSUM_BENCH_GEN", Path(__file__).resolve().parents[2] / "shared" / "bench" / "gen_corpus.py")
+)
 
 
 # ---- corpora ----------------------------------------------------------------------------
