@@ -65,37 +65,17 @@ _NON_ASCII = bytes(range(0x80, 0x100))
 
 
 def estimate_text_tokens(text: str) -> int:
-    if not text:
-        return 0
-    if text.isascii():  # O(1) for a str: CPython keeps the flag
-        classes = text.encode().translate(_CLASSES)
-        high = 0
-    else:
-        raw = text.encode("utf-8", "surrogatepass")
-        # The translate drops the non-ASCII bytes in the same pass: their count is
-        # the length difference, one bytes.count less.
-        classes = raw.translate(_CLASSES, _NON_ASCII)
-        high = len(raw) - len(classes)
-    # Letters, the most frequent class, are the remainder: counting a byte that
-    # matches often and at random is ~3x slower (branch misses) than a rare one.
-    digits = classes.count(b"0")
-    spaces = classes.count(b" ")
-    punct = classes.count(b".")
-    letters = len(classes) - digits - spaces - punct
-    return int(
-        letters * LETTER_TOKENS
-        + digits * DIGIT_TOKENS
-        + punct * PUNCT_TOKENS
-        + spaces * SPACE_TOKENS
-        + high * NON_ASCII_BYTE_TOKENS
-        + 0.999
-    )
+    """Estimated tokens of ``text``: its UTF-8 bytes counted by character class."""
+    return _utf8_tokens(text.encode("utf-8", "surrogatepass")) if text else 0
 
 
 def _utf8_tokens(raw: bytes) -> int:
     """``estimate_text_tokens`` of the text whose UTF-8 encoding is ``raw``."""
     if not raw:
         return 0
+    # The translate drops the non-ASCII bytes in the same pass: their count is the
+    # length difference. Letters, the most frequent class, are the remainder:
+    # counting a byte that matches often and at random is ~3x slower (branch misses).
     classes = raw.translate(_CLASSES, _NON_ASCII)
     high = len(raw) - len(classes)
     digits = classes.count(b"0")
