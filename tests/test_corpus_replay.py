@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from corpus import CORPUS
 
 from transcript_tools.cli.main import cli
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "real"
 NOT_TRANSCRIPTS = {"PROVENANCE.md", "FORMATS.md", "UPSTREAM_README.md", "manifest.json"}
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the real corpus is not at {CORPUS}")

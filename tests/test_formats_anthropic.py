@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import orjson
 import pytest
+from corpus import FIXTURES, read
 
 from transcript_tools.errors import InputError
-from transcript_tools.formats import read_conversations
 from transcript_tools.formats.anthropic import response_from_sse, usage_from_anthropic
-from transcript_tools.formats.source import Source
 from transcript_tools.messages import (
     AssistantMessage,
-    Conversation,
     OtherBlock,
     SystemMessage,
     TextBlock,
@@ -24,12 +20,6 @@ from transcript_tools.messages import (
     UserMessage,
     starts_turn,
 )
-
-FIXTURES = Path(__file__).parent / "fixtures" / "formats"
-
-
-def read(path: Path, **kw: object) -> list[Conversation]:
-    return list(read_conversations(Source(str(path), **kw)))  # type: ignore[arg-type]
 
 
 def test_usage_includes_cache_tokens() -> None:

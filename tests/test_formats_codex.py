@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from corpus import CORPUS, FIXTURES, needs_corpus
 
 from transcript_tools.errors import InputError
 from transcript_tools.formats import read_conversations
@@ -21,13 +22,6 @@ from transcript_tools.messages import (
     UserImageMessage,
     UserMessage,
     starts_turn,
-)
-
-FIXTURES = Path(__file__).parent / "fixtures" / "formats"
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "real"
-needs_corpus = pytest.mark.skipif(
-    not CORPUS.is_dir(),
-    reason=f"real corpus not found at {CORPUS} (shared/ must sit beside the repository)",
 )
 
 

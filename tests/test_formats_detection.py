@@ -6,17 +6,11 @@ from pathlib import Path
 
 import orjson
 import pytest
+from corpus import CORPUS, FIXTURES, needs_corpus
 
 from transcript_tools.errors import InputError
 from transcript_tools.formats import READERS, detect_format, read_conversations, reader_names
 from transcript_tools.formats.source import Source
-
-FIXTURES = Path(__file__).parent / "fixtures" / "formats"
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "real"
-needs_corpus = pytest.mark.skipif(
-    not CORPUS.is_dir(),
-    reason=f"real corpus not found at {CORPUS} (shared/ must sit beside the repository)",
-)
 
 FIXTURE_FORMATS = {
     "representative_claude_code.jsonl": "claude-code",

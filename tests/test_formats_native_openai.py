@@ -40,7 +40,12 @@ message = st.one_of(
     st.builds(SystemMessage, text),
     st.builds(UserMessage, st.lists(block, max_size=3).map(tuple)),
     st.builds(UserImageMessage, text, json_value),
-    st.builds(AssistantMessage, st.lists(block, max_size=4).map(tuple), st.none() | usage, st.none() | text),
+    st.builds(
+        AssistantMessage,
+        st.lists(block, max_size=4).map(tuple),
+        st.none() | usage,
+        st.none() | text,
+    ),
     st.builds(ToolResultMessage, text, text, st.booleans()),
 )
 
@@ -59,20 +64,46 @@ def test_native_round_trip_is_exact(tmp_path_factory, messages, session) -> None
 
 CONVERSATION = [
     {"role": "system", "content": "be brief"},
-    {"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "data:x"}}]},
+    {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "look"},
+            {"type": "image_url", "image_url": {"url": "data:x"}},
+        ],
+    },
     {
         "role": "assistant",
         "content": None,
         "reasoning_content": "thinking...",
         "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{\"path\": \".\"}"}},
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "ls", "arguments": '{"path": "."}'},
+            },
             {"id": "c2", "type": "function", "function": {"name": "cat", "arguments": "not json"}},
         ],
-        "extra": {"response": {"usage": {"prompt_tokens": 100, "completion_tokens": 7, "prompt_tokens_details": {"cached_tokens": 64}}}},
+        "extra": {
+            "response": {
+                "usage": {
+                    "prompt_tokens": 100,
+                    "completion_tokens": 7,
+                    "prompt_tokens_details": {"cached_tokens": 64},
+                }
+            }
+        },
     },
     {"role": "tool", "tool_call_id": "c1", "content": "a.txt"},
-    {"role": "tool", "tool_call_id": "c2", "content": [{"type": "text", "text": "x"}, {"type": "input_audio", "input_audio": {}}]},
-    {"role": "assistant", "content": "done", "usage": {"prompt_tokens": 140, "completion_tokens": 3}},
+    {
+        "role": "tool",
+        "tool_call_id": "c2",
+        "content": [{"type": "text", "text": "x"}, {"type": "input_audio", "input_audio": {}}],
+    },
+    {
+        "role": "assistant",
+        "content": "done",
+        "usage": {"prompt_tokens": 140, "completion_tokens": 3},
+    },
 ]
 
 
@@ -81,7 +112,10 @@ def check(conv) -> None:
     assert system == SystemMessage("be brief")
     assert user.blocks[0] == TextBlock("look") and user.blocks[1].kind == "image"
     assert [b.kind for b in call.blocks if isinstance(b, OtherBlock)] == ["thinking"]
-    assert [(b.id, b.name) for b in call.blocks if isinstance(b, ToolUseBlock)] == [("c1", "ls"), ("c2", "cat")]
+    assert [(b.id, b.name) for b in call.blocks if isinstance(b, ToolUseBlock)] == [
+        ("c1", "ls"),
+        ("c2", "cat"),
+    ]
     assert call.usage == Usage(100, 7, cache_read_tokens=64)
     assert r1 == ToolResultMessage("c1", "a.txt") and r2.content == "x [audio]"
     assert final.usage == Usage(140, 3)
@@ -97,7 +131,12 @@ def test_openai_one_message_per_line(tmp_path: Path) -> None:
 
 def test_openai_one_conversation_per_line(tmp_path: Path) -> None:
     path = tmp_path / "c.jsonl"
-    path.write_text(json.dumps({"messages": CONVERSATION}) + "\n" + json.dumps({"id": "second", "messages": CONVERSATION[:2]}) + "\n")
+    path.write_text(
+        json.dumps({"messages": CONVERSATION})
+        + "\n"
+        + json.dumps({"id": "second", "messages": CONVERSATION[:2]})
+        + "\n"
+    )
     first, second = read_conversations(Source(str(path)))
     check(first)
     assert first.session_id == "c#1" and second.session_id == "second"
@@ -106,7 +145,11 @@ def test_openai_one_conversation_per_line(tmp_path: Path) -> None:
 
 def test_openai_whole_json_file(tmp_path: Path) -> None:
     path = tmp_path / "run.traj.json"
-    path.write_text(json.dumps({"info": {}, "messages": [*CONVERSATION, {"role": "exit", "content": ""}]}, indent=2))
+    path.write_text(
+        json.dumps(
+            {"info": {}, "messages": [*CONVERSATION, {"role": "exit", "content": ""}]}, indent=2
+        )
+    )
     [conv] = read_conversations(Source(str(path)))
     assert conv.session_id == "run"
     check(conv)  # the runner's "exit" marker is not a message

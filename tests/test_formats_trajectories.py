@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from corpus import CORPUS, FIXTURES, needs_corpus, read
 
 from transcript_tools.errors import InputError
-from transcript_tools.formats import read_conversations
-from transcript_tools.formats.source import Source
 from transcript_tools.messages import (
     AssistantMessage,
     Conversation,
@@ -22,17 +21,6 @@ from transcript_tools.messages import (
     UserMessage,
     starts_turn,
 )
-
-FIXTURES = Path(__file__).parent / "fixtures" / "formats"
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "real"
-needs_corpus = pytest.mark.skipif(
-    not CORPUS.is_dir(),
-    reason=f"real corpus not found at {CORPUS} (shared/ must sit beside the repository)",
-)
-
-
-def read(path: Path, **kw: object) -> list[Conversation]:
-    return list(read_conversations(Source(str(path), **kw)))  # type: ignore[arg-type]
 
 
 def recorded(conv: Conversation) -> int:

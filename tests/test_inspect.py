@@ -8,6 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 from click.testing import CliRunner
+from corpus import CORPUS, FIXTURES
 
 from transcript_tools.cli.inspect_cmd import inspect_command
 from transcript_tools.formats import read_conversations
@@ -24,9 +25,6 @@ from transcript_tools.messages import (
     UserMessage,
 )
 from transcript_tools.tokens import estimate_message_tokens
-
-FIXTURES = Path(__file__).parent / "fixtures" / "formats"
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "real"
 
 
 def conversation(name: str) -> Conversation:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from corpus import CORPUS as REAL
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -41,8 +42,6 @@ from transcript_tools.sweep import (
     profile_conversation,
     simulate,
 )
-
-REAL = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "real"
 
 # ---- random conversations -----------------------------------------------------------------
 

@@ -6,6 +6,7 @@ import statistics
 from pathlib import Path
 
 import pytest
+from corpus import CORPUS as REAL
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,7 +15,6 @@ from transcript_tools.formats.source import Source
 from transcript_tools.messages import AssistantMessage, ToolUseBlock, UserMessage
 from transcript_tools.tokens import estimate_message_tokens, estimate_text_tokens
 
-REAL = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "real"
 MINI_SWE = REAL / "chat-completions" / "mini-swe-agent-deepseek"
 MINI_SWE_FILES = sorted(MINI_SWE.rglob("*.traj.json")) if MINI_SWE.is_dir() else []
 

@@ -1,0 +1,23 @@
+"""Where the tests find their data: hand-written fixtures, and the real corpus beside the repo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from transcript_tools.formats import read_conversations
+from transcript_tools.formats.source import Source
+from transcript_tools.messages import Conversation
+
+FIXTURES = Path(__file__).parent / "fixtures" / "formats"
+# CI clones the repository into a fresh folder with a copy of shared/ beside it.
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "real"
+needs_corpus = pytest.mark.skipif(
+    not CORPUS.is_dir(),
+    reason=f"real corpus not found at {CORPUS} (shared/ must sit beside the repository)",
+)
+
+
+def read(path: Path, **kw: object) -> list[Conversation]:
+    return list(read_conversations(Source(str(path), **kw)))  # type: ignore[arg-type]
