@@ -211,3 +211,22 @@ def test_every_command_has_help_and_is_in_the_readme() -> None:
     for name in cli.commands:
         assert run(name, "--help").exit_code == 0
         assert f"tsum {name}" in readme, name
+
+
+def test_config_file_settings_and_command_line_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "tsum.toml").write_text(
+        'max_context_tokens = 4000\ndebounce_turns = 2\nsummary_prompt = "Summarize briefly:\\n{messages}"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    sample = str(SAMPLES / "chinese_migration.jsonl")
+    assert run("prompt", sample).stdout.startswith("Summarize briefly:\nSystem: ")
+    run("replay", sample, "--dry-run", "--out", "a")
+    info = json.loads((tmp_path / "a" / "run.json").read_text())
+    assert info["summary_config"]["max_context_tokens"] == 4000 and info["summary_config"]["debounce_turns"] == 2
+    assert info["template"] == {"kind": "plain", "name": "config", "sha256": info["template"]["sha256"]}
+    run("replay", sample, "--dry-run", "--out", "b", "--debounce", "5", "--prompt", "en")
+    info = json.loads((tmp_path / "b" / "run.json").read_text())
+    assert info["summary_config"]["debounce_turns"] == 5 and info["template"]["name"] == "en"
+    (tmp_path / "tsum.toml").write_text("max_context_token = 1\n")
+    result = run("replay", sample, "--dry-run")
+    assert result.exit_code == 2 and "unknown setting(s) max_context_token" in result.stderr

@@ -26,7 +26,13 @@ from ..errors import ConfigError, ExitCode, InputError, TsumError
 from ..formats import read_conversations, reader_names
 from ..formats.source import Source
 from ..outputs import OutputDirectory, TextReport
-from ..prompt import PromptTemplate, builtin_template_names, builtin_template_source, load_template
+from ..prompt import (
+    PromptTemplate,
+    builtin_template_names,
+    builtin_template_source,
+    load_template,
+    template_from_config,
+)
 from ..replay import ReplayRun, split_turns
 from ..transcript import format_messages_as_text
 from .provider_options import build_executor, cache_only_failure, describe_stats, provider_options
@@ -75,7 +81,11 @@ def resolve_settings(opts: dict[str, Any], *, dry_run: bool = False) -> tuple[Re
     if opts.get("model") or merged.get("model"):
         merged["summary_model"] = opts.get("model") or merged["model"]  # --model wins over the file
     prompt_spec = opts.get("prompt_spec") or merged.get("prompt")
-    template = load_template(prompt_spec)
+    if prompt_spec is None and isinstance(merged.get("summary_prompt"), str):
+        # the prompt text itself in the config file (Jinja or the seed's plain form)
+        template = template_from_config(merged["summary_prompt"], "config")
+    else:
+        template = load_template(prompt_spec)
     for problem in template.check():
         click.echo(f"tsum: warning: {problem}", err=True)
     merged["summary_prompt"] = template.source
