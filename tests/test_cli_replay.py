@@ -230,3 +230,71 @@ def test_config_file_settings_and_command_line_precedence(tmp_path: Path, monkey
     (tmp_path / "tsum.toml").write_text("max_context_token = 1\n")
     result = run("replay", sample, "--dry-run")
     assert result.exit_code == 2 and "unknown setting(s) max_context_token" in result.stderr
+
+
+def test_unexpected_json_structure_is_a_located_error(tmp_path: Path) -> None:
+    bad = write_jsonl(tmp_path / "odd.jsonl", [GOOD_LINES[0], {"role": ["x"], "content": "yo"}])
+    good = write_jsonl(tmp_path / "good.jsonl", GOOD_LINES)
+    result = run("replay", str(bad), str(good), "--dry-run")
+    assert result.exit_code == 3 and "Traceback" not in result.stderr
+    assert f"error: {bad}:2: unexpected JSON structure for openai (TypeError" in result.stderr
+    assert "== good" in result.stdout
+
+
+def test_a_run_whose_every_summary_failed_exits_3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TSUM_OFFLINE")
+    result = run(
+        "replay", str(SAMPLES / "long_session.jsonl"), "--provider", "openai", "--base-url", "http://127.0.0.1:9/v1",
+        "--model", "m", "--max-attempts", "1", "--timeout", "2", "--out", str(tmp_path / "o"),
+    )
+    assert result.exit_code == 3
+    assert "all 13 summary call(s) failed (first: openai: connection error" in result.stderr
+    assert json.loads((tmp_path / "o" / "manifest.json").read_text())["summaries_failed"] == 13
+
+
+def test_kill_switch_stops_network_providers_before_any_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-SECRET123")
+    result = run("replay", str(SAMPLES), "--provider", "openai", "--out", str(tmp_path / "o"))
+    assert result.exit_code == 2 and "TSUM_OFFLINE is set" in result.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_output_folder_inside_the_inputs_is_not_read_back(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    write_jsonl(tree / "c.jsonl", GOOD_LINES)
+    for _ in range(2):
+        result = run("replay", str(tree), "--out", str(tree / "out"))
+        assert result.exit_code == 0, result.stderr
+        assert "1 file(s), 1 session(s)" in result.stderr
+
+
+def test_forced_wrong_format_warns_about_empty_sessions() -> None:
+    result = run("replay", str(SAMPLES / "long_session.jsonl"), "--format", "claude-code", "--dry-run")
+    assert "no messages read as claude-code (is the file in that format? see --format)" in result.stderr
+
+
+def test_template_that_cannot_render_fails_before_any_work(tmp_path: Path) -> None:
+    prompt = tmp_path / "escape.j2"
+    prompt.write_text('{{ "".__class__.__mro__ }} {{ messages }}')
+    result = run("replay", str(SAMPLES / "long_session.jsonl"), "--prompt", str(prompt), "--out", str(tmp_path / "o"))
+    assert result.exit_code == 2 and "SecurityError" in result.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_closed_stdout_pipe_exits_quietly() -> None:
+    import subprocess
+    import sys
+
+    code = "from transcript_tools.cli.main import main; main()"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "replay", str(SAMPLES), "--max-context-tokens", "2000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    proc.stdout.readline()
+    proc.stdout.close()  # the reader goes away, as `| head -1` does
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode in (0, 141)  # 0 when everything was written before the close
+    assert b"Traceback" not in err and b"BrokenPipe" not in err

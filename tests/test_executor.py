@@ -355,6 +355,7 @@ def test_build_executor_offline_uses_a_cache_when_asked(tmp_path: Path) -> None:
 
 def test_build_executor_network_provider(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-SECRET123")
+    monkeypatch.delenv("TSUM_OFFLINE")  # the kill switch refuses network providers at start
     executor = build_executor(
         {
             "provider": "anthropic",
@@ -462,3 +463,10 @@ def test_cache_commands(tmp_path: Path) -> None:
     assert "removed 3 cached responses" in cleared.stderr
     stats = runner.invoke(cache_group, ["stats", "--json"], env={"TSUM_CACHE": str(path)})
     assert orjson.loads(stats.stdout)["entries"] == 0
+
+
+def test_kill_switch_refuses_network_providers_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-SECRET123")
+    with pytest.raises(ProviderConfigError, match="TSUM_OFFLINE is set"):
+        build_executor({"provider": "anthropic"})
+    assert build_executor({"provider": "anthropic", "cache_only": True}).cache_mode is CacheMode.CACHE_ONLY

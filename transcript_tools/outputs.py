@@ -27,10 +27,11 @@ from typing import IO, Any
 import orjson
 
 from .formats.native import write_messages
-from .replay import SessionResult
+from .replay import OUTPUT_MARKER, SessionResult
 
 DUMP_OPTIONS = orjson.OPT_SORT_KEYS
 _LINE_OPTIONS = DUMP_OPTIONS | orjson.OPT_APPEND_NEWLINE
+
 RECORD_FILES = ("decisions.jsonl", "summaries.jsonl", "prompts.jsonl", "slots.jsonl")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._#@+-]+")
 
@@ -61,6 +62,9 @@ class OutputDirectory:
     def __init__(self, root: str | Path, write_compressed: bool = True) -> None:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
+        # Marks the folder as tsum's output, so a later replay of a tree that holds
+        # it does not read its JSONL back as transcripts.
+        (self.root / OUTPUT_MARKER).write_bytes(b"written by tsum replay\n")
         self.compressed = self.root / "compressed"
         self.write_compressed = write_compressed
         if self.compressed.is_dir():
@@ -70,11 +74,15 @@ class OutputDirectory:
             self.compressed.mkdir(exist_ok=True)
         for stale in ("manifest.json", "run.json"):
             (self.root / stale).unlink(missing_ok=True)
-        self.files: dict[str, IO[bytes]] = {name: open(self.root / name, "wb") for name in RECORD_FILES}
+        self.files: dict[str, IO[bytes]] = {
+            name: open(self.root / name, "wb") for name in RECORD_FILES
+        }
         self._names: set[str] = set()
 
     def write_run_info(self, info: dict[str, Any]) -> None:
-        (self.root / "run.json").write_bytes(orjson.dumps(info, option=DUMP_OPTIONS | orjson.OPT_INDENT_2) + b"\n")
+        (self.root / "run.json").write_bytes(
+            orjson.dumps(info, option=DUMP_OPTIONS | orjson.OPT_INDENT_2) + b"\n"
+        )
 
     def write_session(self, result: SessionResult) -> None:
         engine = result.engine
@@ -138,7 +146,9 @@ class TextReport:
         conv, engine = result.conversation, result.engine
         decisions = engine.decisions
         sources = sorted({d["tokens"] for d in decisions} - {"none"}) or ["none"]
-        fired = [d for d in decisions if d["decision"] in ("summarized", "failed", "would_summarize")]
+        fired = [
+            d for d in decisions if d["decision"] in ("summarized", "failed", "would_summarize")
+        ]
         out(f"== {conv.session_id}  ({conv.format}, {conv.path})\n")
         out(
             f"   {result.turns} turns, {len(conv.messages)} messages, tokens {'/'.join(sources)}, "
@@ -146,7 +156,14 @@ class TextReport:
         )
         if decisions:
             threshold = decisions[0]["threshold"]
-            first_over = next((d["turn"] for d in decisions if threshold is not None and d["watermark"] >= threshold), None)
+            first_over = next(
+                (
+                    d["turn"]
+                    for d in decisions
+                    if threshold is not None and d["watermark"] >= threshold
+                ),
+                None,
+            )
             out(
                 f"   threshold {_fmt_int(int(threshold)) if threshold is not None else '-'} tokens; "
                 f"first over it at turn {first_over if first_over is not None else '-'}; "
@@ -158,7 +175,11 @@ class TextReport:
                     f"   (over the line, but the seed's debounce holds: the first summary can come at turn "
                     f"{debounce} at the earliest, and this session has turns 0..{result.turns - 1})\n"
                 )
-        shown = [d for d in decisions if d["decision"] not in ("below_threshold", "debounced") or "recorded_compaction" in d]
+        shown = [
+            d
+            for d in decisions
+            if d["decision"] not in ("below_threshold", "debounced") or "recorded_compaction" in d
+        ]
         if shown:
             out("   turn  turn_tokens  cost_so_far    watermark  decision\n")
             for d in shown:
@@ -166,7 +187,11 @@ class TextReport:
                 if d.get("error"):
                     extra = f"  ({d['error']})"
                 if "recorded_compaction" in d:
-                    extra += "  [agent compacted here: " + ", ".join(c["source"] for c in d["recorded_compaction"]) + "]"
+                    extra += (
+                        "  [agent compacted here: "
+                        + ", ".join(c["source"] for c in d["recorded_compaction"])
+                        + "]"
+                    )
                 out(
                     f"   {d['turn']:>4}  {_fmt_int(d['turn_tokens']):>11}  {_fmt_int(d['cost_so_far']):>11}  "
                     f"{_fmt_int(d['watermark']):>11}  {d['decision']}{extra}\n"

@@ -88,6 +88,9 @@ class PromptTemplate:
         if self.kind == "plain":
             return [] if "{messages}" in self.source else [f"prompt {self.name}: no {{messages}} placeholder"]
         _compile(self.name, self.source)
+        # Render once with stand-in values: a sandbox violation or a failing filter
+        # stops the run here, before any work, not at the first summary.
+        self.render("User: (example)", session_id="session", turn=0, previous_summary="")
         used = _variables(self.source)
         if "messages" not in used:
             return [f"prompt {self.name}: the template never uses `messages`, so summaries see no conversation"]

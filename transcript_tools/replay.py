@@ -39,6 +39,7 @@ from .session import FAILED, SUMMARIZED, WOULD_SUMMARIZE, SessionEngine
 
 FIRED_DECISIONS = (SUMMARIZED, FAILED, WOULD_SUMMARIZE)
 
+OUTPUT_MARKER = ".tsum-output"  # written by outputs.OutputDirectory
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj")
 SKIPPED_SUFFIXES = (".meta.json",)
 _TURN_STARTERS = (UserMessage, UserImageMessage)  # messages.starts_turn
@@ -58,10 +59,15 @@ def expand_inputs(paths: list[str]) -> Iterator[InputFile]:
             continue
         path = Path(spec)
         if path.is_dir():
+            # tsum's own output folders (marked by OutputDirectory) are not inputs
+            outputs = {marker.parent for marker in path.rglob(OUTPUT_MARKER)}
             found = sorted(
                 str(p)
                 for p in path.rglob("*")
-                if p.is_file() and p.name.endswith(TRANSCRIPT_SUFFIXES) and not p.name.endswith(SKIPPED_SUFFIXES)
+                if p.is_file()
+                and p.name.endswith(TRANSCRIPT_SUFFIXES)
+                and not p.name.endswith(SKIPPED_SUFFIXES)
+                and not (outputs and any(parent in outputs for parent in p.parents))
             )
             for name in found:
                 yield InputFile(name, from_directory=True)
@@ -126,7 +132,9 @@ def tool_oddities(messages: list[Message]) -> list[str]:
     return out
 
 
-def compaction_by_turn(conv: Conversation, turns: list[tuple[int, list[Message]]]) -> dict[int, list[dict[str, Any]]]:
+def compaction_by_turn(
+    conv: Conversation, turns: list[tuple[int, list[Message]]]
+) -> dict[int, list[dict[str, Any]]]:
     """Recorded compactions, reported at the last turn before them (the agent compacted after it)."""
     return _compactions_at(conv, [start for start, _ in turns])
 
@@ -177,7 +185,9 @@ async def replay_conversation(
     With ``spool_prompts`` the rendered prompts go to a temporary file as they are
     made (``SessionResult.prompt_spool``) instead of staying in memory.
     """
-    engine = SessionEngine(conv.session_id, settings, provider_name=provider_name, template=template)
+    engine = SessionEngine(
+        conv.session_id, settings, provider_name=provider_name, template=template
+    )
     spool: IO[bytes] | None = None
     if spool_prompts:
         spool = tempfile.SpooledTemporaryFile(max_size=PROMPT_SPOOL_MEMORY)
@@ -192,7 +202,11 @@ async def replay_conversation(
     stream = settings.path is TurnPath.STREAM
     for turn_number, (start, end) in enumerate(zip(starts, ends, strict=True)):
         messages = history[start:end]
-        annotations = {"recorded_compaction": compactions[turn_number]} if turn_number in compactions else None
+        annotations = (
+            {"recorded_compaction": compactions[turn_number]}
+            if turn_number in compactions
+            else None
+        )
         if stream:
             engine.submit_turn_stream(messages, annotations=annotations)
             request = engine.finalize_turn()
@@ -202,6 +216,10 @@ async def replay_conversation(
             assert executor is not None, "a summary request needs an executor (or dry_run)"
             engine.complete_summary(await executor.execute(request))
     warnings = list(conv.warnings) + tool_oddities(conv.messages)
+    if not conv.messages:
+        warnings.append(
+            f"no messages read as {conv.format} (is the file in that format? see --format)"
+        )
     cadence = fixed_cadence_warning(engine)
     if cadence:
         warnings.append(cadence)
@@ -216,7 +234,9 @@ def fixed_cadence_warning(engine: SessionEngine) -> str | None:
     if cfg is None or not fixed_cadence(engine.decisions, cfg.debounce_turns):
         return None
     first = next(d["turn"] for d in engine.decisions if d["decision"] in FIRED_DECISIONS)
-    hint = " (the cumulative cost_so_far never goes down; --measure current follows the context size)"
+    hint = (
+        " (the cumulative cost_so_far never goes down; --measure current follows the context size)"
+    )
     return (
         f"the watermark stayed over the line after turn {first}: the checkpoint fired every "
         f"{max(cfg.debounce_turns, 1)} turn(s) from then on, whatever the conversation did"
@@ -372,9 +392,13 @@ class ReplayRun:
                 stats.summaries_ok += 1
             else:
                 stats.summaries_failed += 1
-        stats.would_summarize += sum(1 for d in result.engine.decisions if d["decision"] == "would_summarize")
+        stats.would_summarize += sum(
+            1 for d in result.engine.decisions if d["decision"] == "would_summarize"
+        )
         for warning in result.warnings:
-            self._warn(f"warning: {result.conversation.path}: session {result.conversation.session_id}: {warning}")
+            self._warn(
+                f"warning: {result.conversation.path}: session {result.conversation.session_id}: {warning}"
+            )
         self.sink.write_session(result)
         if self.on_session is not None:
             self.on_session(result)

@@ -98,7 +98,7 @@ def inspect_command(
     """
 
     def error(exc: InputError) -> None:
-        click.echo(exc.location_text(), err=True)
+        click.echo(f"error: {exc.location_text()}", err=True)
 
     def warn(message: str) -> None:
         click.echo(message, err=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -17,9 +18,14 @@ Exit codes (all commands):
   2    usage error: bad option, config or template,
        unknown provider, missing key or model
   3    could not run: bad input, cache miss with
-       --cache-only, zero sessions processed, missing
-       or corrupt output directory or baseline (diff, check)
-  130  interrupted (Ctrl-C)"""
+       --cache-only, zero sessions processed, every
+       summary call failed, missing or corrupt output
+       directory or baseline (diff, check)
+  130  interrupted (Ctrl-C)
+  141  stdout closed by its reader (tsum ... | head)"""
+
+
+BROKEN_PIPE_EXIT = 141  # 128 + SIGPIPE, as a shell reports a pipeline cut short
 
 
 class TsumGroup(click.Group):
@@ -36,6 +42,12 @@ class TsumGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("tsum: interrupted", err=True)
             ctx.exit(int(ExitCode.INTERRUPTED))
+        except BrokenPipeError:
+            # stdout's reader went away (`tsum ... | head`): stop quietly, with the
+            # shell's code for SIGPIPE rather than one of tsum's own.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            ctx.exit(BROKEN_PIPE_EXIT)
 
 
 @click.group(cls=TsumGroup, epilog=EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"]})
@@ -77,6 +89,10 @@ _register()
 
 
 def main() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        # Transcripts are full of CJK and emoji: never crash on a terminal that can't show them.
+        if hasattr(stream, "reconfigure") and (stream.encoding or "").lower().replace("-", "") != "utf8":
+            stream.reconfigure(errors="backslashreplace")
     try:
         cli.main(prog_name="tsum")
     except KeyboardInterrupt:  # raised outside a command (e.g. during start-up)

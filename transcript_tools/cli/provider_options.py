@@ -26,7 +26,7 @@ from ..errors import ProviderConfigError
 from ..providers.cache import CacheMode, ResponseCache, default_cache_path
 from ..providers.executor import ExecutorStats, SummaryExecutor
 from ..providers.registry import DEFAULT_MODELS, PROVIDER_NAMES, get_provider
-from ..providers.retry import RetryPolicy
+from ..providers.retry import KILL_SWITCH_ENV, RetryPolicy, kill_switch_on
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -163,6 +163,12 @@ def build_executor(opts: Mapping[str, Any]) -> SummaryExecutor:
         max_connections=concurrency,  # a pool as wide as the concurrency: no queueing in httpx
         require_key=mode is not CacheMode.CACHE_ONLY,  # keyless CI replays from the cache
     )
+    if provider.name != "offline" and mode is not CacheMode.CACHE_ONLY and kill_switch_on():
+        # Fail before any work, like a missing key: every call would be refused.
+        raise ProviderConfigError(
+            f"network calls are disabled ({KILL_SWITCH_ENV} is set): unset it, "
+            "use --cache-only to replay recorded responses, or --provider offline"
+        )
     cache = None
     if mode is not CacheMode.OFF:
         cache = ResponseCache(opts.get("cache") or default_cache_path())
@@ -200,5 +206,6 @@ def cache_only_failure(stats: ExecutorStats, limit: int = 20) -> str | None:
     more = f" and {len(missing) - limit} more" if len(missing) > limit else ""
     return (
         f"cache miss (--cache-only): {len(missing)} responses not in the cache: {shown}{more}; "
-        "run once without --cache-only to record them"
+        "run once without --cache-only to record them (a missing response counts as a failed "
+        "summary, so the checkpoint tries again at each later turn: there may be fewer to record)"
     )

@@ -198,6 +198,10 @@ def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, 
     except KeyboardInterrupt:
         status = "interrupted"
         raise
+    except BaseException as exc:  # the manifest must not call an aborted run complete
+        status = "failed"
+        run.stats.errors.append(f"run aborted: {exc}")
+        raise
     finally:
         if progress is not None:
             progress.close()
@@ -213,10 +217,33 @@ def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, 
     missing = cache_only_failure(executor.stats) if executor is not None else None
     if missing:
         raise _CacheOnlyFailure(missing)
+    if stats.summaries_failed and not stats.summaries_ok:
+        # N3 keeps each session going, but a run in which no summary call succeeded
+        # (bad endpoint, model or key) must not pass CI silently.
+        first = next((e for e in _first_errors(out_dir) if e), None) if out_dir else None
+        raise _AllSummariesFailed(
+            f"all {stats.summaries_failed} summary call(s) failed"
+            + (f" (first: {first})" if first else "")
+            + "; see summaries.jsonl" * (out_dir is not None)
+        )
     if stats.errors or stats.sessions == 0:
         if stats.sessions == 0 and not stats.errors:
             click.echo("tsum: error: no sessions found in the given paths", err=True)
         sys.exit(int(ExitCode.FAILED))
+
+
+class _AllSummariesFailed(TsumError):
+    """Every summary call of the run failed: exit 3."""
+
+
+def _first_errors(out_dir: Path) -> list[str | None]:
+    import orjson
+
+    try:
+        with open(out_dir / "summaries.jsonl", "rb") as handle:
+            return [orjson.loads(handle.readline() or b"{}").get("error")]
+    except (OSError, ValueError):
+        return []
 
 
 async def _run_and_close(run: ReplayRun, paths: list[str], executor: Any) -> None:
@@ -265,7 +292,7 @@ def _summary_line(stats: Any, cache: dict[str, Any], elapsed: float, status: str
     parts.append(f"{len(stats.errors)} error(s)")
     if stats.warnings:
         parts.append(f"{stats.warnings} warning(s)")
-    prefix = "tsum: interrupted: " if status != "complete" else "tsum: "
+    prefix = "tsum: " if status == "complete" else f"tsum: {status}: "
     return prefix + ", ".join(parts) + f" in {elapsed:.2f}s"
 
 

@@ -44,8 +44,11 @@ def get_reader(name: str) -> ModuleType:
 
 def detect(head: list[Record]) -> ModuleType | None:
     for reader in READERS:
-        if reader.sniff(head):
-            return reader
+        try:
+            if reader.sniff(head):
+                return reader
+        except (TypeError, KeyError, AttributeError, ValueError, IndexError):
+            continue  # a field of an unexpected type: not this format
     return None
 
 
@@ -63,7 +66,24 @@ def read_conversations(source: Source, fmt: str | None = None) -> Iterator[Conve
             + ", ".join(reader_names())
             + "); use --format to force one",
         )
-    yield from reader.read(itertools.chain(head, records), source)
+    last: list[Record] = []
+
+    def tracked() -> Iterator[Record]:
+        for record in itertools.chain(head, records):
+            last[:] = [record]
+            yield record
+
+    try:
+        yield from reader.read(tracked(), source)
+    except (TypeError, KeyError, AttributeError, ValueError, IndexError) as exc:
+        # A field of an unexpected type deep in a record (a role that is a list, a
+        # payload that is a string...): name the record, never a traceback.
+        if isinstance(exc, InputError):
+            raise
+        where = last[0] if last else Record({})
+        raise where.error(
+            source.display, f"unexpected JSON structure for {reader.NAME} ({type(exc).__name__}: {exc})"
+        ) from None
 
 
 def read_input(source: Source, fmt: str | None = None, *, from_directory: bool = False) -> Iterator[Conversation]:
