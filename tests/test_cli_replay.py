@@ -298,3 +298,22 @@ def test_closed_stdout_pipe_exits_quietly() -> None:
     _, err = proc.communicate(timeout=60)
     assert proc.returncode in (0, 141)  # 0 when everything was written before the close
     assert b"Traceback" not in err and b"BrokenPipe" not in err
+
+
+def test_diff_names_a_change_of_input_order(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    run("replay", str(SAMPLES), "--out", str(a), "--silent")
+    files = sorted(str(p) for p in SAMPLES.iterdir() if p.suffix in (".json", ".jsonl"))
+    run("replay", *reversed(files), "--out", str(b), "--silent")
+    result = run("diff", str(a), str(b))
+    assert result.exit_code == 1
+    assert "the same sessions in another order (were the inputs given in another order?)" in result.stdout
+    result = run("diff", str(a), files[0])
+    assert result.exit_code == 3 and "is a file, not a directory" in result.stderr
+
+
+def test_jsonl_whose_first_line_is_an_array_reports_each_line(tmp_path: Path) -> None:
+    path = tmp_path / "notobj.jsonl"
+    path.write_text('[1, 2, 3]\n"str"\n42\n')
+    result = run("replay", str(path), "--dry-run")
+    assert result.exit_code == 3 and f"error: {path}:1: expected a JSON object, got array" in result.stderr

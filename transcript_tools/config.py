@@ -144,6 +144,12 @@ def _checked(table: dict[str, Any], path: Path) -> dict[str, Any]:
     unknown = sorted(set(table) - CONFIG_KEYS)
     if unknown:
         raise ConfigError(f"{path}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(CONFIG_KEYS))})")
+    if "prompt" in table and "summary_prompt" in table:
+        raise ConfigError(f"{path}: set prompt (a built-in name or a file) or summary_prompt (the text), not both")
+    try:
+        summary_config_from(table)  # the file's own values, checked where they are written
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     return dict(table)
 
 

@@ -211,8 +211,12 @@ def diff_outputs(
                 f"{name}: {'only in ' + new_label if a is None else 'only in ' + old_label if b is None else 'differs'}"
             )
         elif not (sessions or template or settings):
-            # Nothing above explains it: still a difference (e.g. record order).
-            other.append(f"{name}: differs byte for byte")
+            # Nothing above explains it: still a difference. The usual cause is the
+            # order of the inputs (outputs follow it): say so when that is all it is.
+            if list(old.sessions) != list(new.sessions) and set(old.sessions) == set(new.sessions):
+                other.append(f"{name}: the same sessions in another order (were the inputs given in another order?)")
+            else:
+                other.append(f"{name}: differs byte for byte")
 
     counts = _counts(old, new, sessions)
     tokens = {

@@ -60,9 +60,8 @@ def load_output(root: str | Path) -> ReplayOutput:
     """Load and validate a replay output directory; ``DiffInputError`` / ``InputError`` if unusable."""
     root = Path(root)
     if not root.is_dir():
-        raise DiffInputError(
-            f"{root}: no such directory (expected the --out directory of tsum replay)"
-        )
+        what = "is a file, not a directory" if root.exists() else "no such directory"
+        raise DiffInputError(f"{root}: {what} (expected the --out directory of tsum replay)")
     run_path = root / RUN_FILE
     if not run_path.is_file():
         raise DiffInputError(
@@ -126,7 +125,12 @@ def _parse_line(path: Path, number: int, line: bytes, name: str) -> dict[str, An
     try:
         record = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
-        what = "truncated last line" if not line.endswith(b"\n") else f"invalid JSON ({exc})"
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            what = "invalid UTF-8"
+        else:
+            what = "truncated last line" if not line.endswith(b"\n") else f"invalid JSON ({exc})"
         raise InputError(str(path), number, f"{what}: corrupt output, rerun the replay") from None
     if not isinstance(record, dict):
         raise InputError(str(path), number, "expected a JSON object: corrupt output")

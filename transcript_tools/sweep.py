@@ -443,8 +443,9 @@ class Sweep:
     def _source(self, result: SweepResult) -> str:
         if result.engine_runs == 0:
             return (
-                "no summary calls needed: every schedule was computed from recorded usage "
-                "(cumulative measure) or Full mode; no provider was called"
+                "no summary calls needed: every schedule was computed from the token series "
+                "(recorded usage with the cumulative measure, Full mode, or no trigger at all); "
+                "no provider was called"
             )
         how = (
             self.describe_executor()

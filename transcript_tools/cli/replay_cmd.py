@@ -80,6 +80,8 @@ def resolve_settings(opts: dict[str, Any], *, dry_run: bool = False) -> tuple[Re
         merged["path"] = opts["turn_path"]
     if opts.get("model") or merged.get("model"):
         merged["summary_model"] = opts.get("model") or merged["model"]  # --model wins over the file
+    if opts.get("prompt_spec") == "":
+        raise ConfigError(f"--prompt is empty: give a built-in name ({', '.join(builtin_template_names())}) or a file")
     prompt_spec = opts.get("prompt_spec") or merged.get("prompt")
     if prompt_spec is None and isinstance(merged.get("summary_prompt"), str):
         # the prompt text itself in the config file (Jinja or the seed's plain form)
@@ -335,7 +337,9 @@ def _history_at(path: str, opts: dict[str, Any], turn: int | None, session: str 
             raise ConfigError(f"--turn {turn}: session {conv.session_id} has turns 0..{len(turns) - 1}")
         end = turns[index][0] + len(turns[index][1])
         return conv.session_id, conv.messages[:end], index
-    raise InputError(path, None, f"no session {session!r} in this file" if session else "no conversations in this file")
+    if session:
+        raise ConfigError(f"--session {session}: no such session in {path}")
+    raise InputError(path, None, "no conversations in this file")
 
 
 @click.command()

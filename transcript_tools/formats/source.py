@@ -104,6 +104,12 @@ def _iter_whole_file(source: Source, data: bytes) -> Iterator[Record]:
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
+        first = data.lstrip().split(b"\n", 1)[0]
+        if not source.path.endswith(WHOLE_FILE_SUFFIXES) and _parses(first):
+            # Not one document after all: a JSONL file whose first line is an array
+            # (or similar). Report its lines one by one, each at its own number.
+            yield from _iter_lines(source, data)
+            return
         if _is_invalid_utf8(data):
             raise InputError(path, None, "invalid UTF-8 (the file is not text in UTF-8)") from None
         raise InputError(path, getattr(exc, "lineno", None), _describe_json_error(exc)) from None
@@ -121,6 +127,14 @@ def _iter_whole_file(source: Source, data: bytes) -> Iterator[Record]:
                 )
     else:
         raise InputError(path, None, f"expected a JSON object or array, got {_type_name(value)}")
+
+
+def _parses(raw: bytes) -> bool:
+    try:
+        orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return False
+    return True
 
 
 def _is_invalid_utf8(data: bytes) -> bool:
