@@ -412,8 +412,10 @@ def main() -> int:
         Row(
             f"tsum replay --dry-run / python3 json floor, c{many_c}x40 (processes)",
             f"{ratio:.2f}x  ({statistics.median(tsum_walls):.2f} / {statistics.median(floor_walls):.2f} s)",
-            "<= 2x",
-            ratio <= 2,
+            # The target is set on c2000x40; on the quick corpus Python's start-up
+            # (the same ~0.2 s for any corpus) dominates, so it is shown, not judged.
+            "<= 2x (full run)" if quick else "<= 2x",
+            None if quick else ratio <= 2,
         )
     )
 
