@@ -7,7 +7,7 @@ then referred to ("the same edit as long_session turn 5").
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from html import escape
 from typing import Any
 
@@ -255,21 +255,28 @@ def render_text(diff: RunDiff, *, max_diff_lines: int = DEFAULT_MAX_DIFF_LINES) 
             out.append(f"   tokens: {tokens}")
         for line in session.other:
             out.append(f"   other: {line}")
-        for change in session.summaries:
-            where = f"{session.session} turn {change.turn}"
-            for text in _field_changes(change):
-                out.append(f"   turn {change.turn}: {text}")
-            for kind, diff_text in _diffs(change):
-                if diff_text is None:
-                    continue
-                head = _prompt_line(change) if kind == "prompt" else "summary text changed"
-                earlier = seen.check(diff_text, where)
-                if earlier is not None:
-                    out.append(f"   turn {change.turn}: {head}: the same edit as {earlier}")
-                    continue
-                out.append(f"   turn {change.turn}: {head}")
+        for turn, head, diff_text, earlier in _summary_items(session, seen):
+            if earlier is not None:
+                out.append(f"   turn {turn}: {head}: the same edit as {earlier}")
+                continue
+            out.append(f"   turn {turn}: {head}")
+            if diff_text is not None:
                 out.extend("      " + line for line in _clip(diff_text, max_diff_lines).split("\n"))
     return "\n".join(out) + "\n"
+
+
+def _summary_items(session: Any, seen: Any) -> Iterator[tuple[int, str, str | None, str | None]]:
+    """(turn, headline, unified diff or None, earlier place of the same edit or None) per
+    change of a session's summaries, in the order both renderers show them."""
+    for change in session.summaries:
+        where = f"{session.session} turn {change.turn}"
+        for text in _field_changes(change):
+            yield change.turn, text, None, None
+        for kind, diff_text in _diffs(change):
+            if diff_text is None:
+                continue
+            head = _prompt_line(change) if kind == "prompt" else "summary text changed"
+            yield change.turn, head, diff_text, seen.check(diff_text, where)
 
 
 # ---- markdown ------------------------------------------------------------------------
@@ -385,22 +392,14 @@ def _md_session(session: SessionDiff, seen: _Seen, max_diff_lines: int) -> str:
         if tokens:
             out.append(f"- tokens: {_md(tokens)}")
         out.extend(f"- {_md(line)}" for line in session.other)
-        for change in session.summaries:
-            where = f"{session.session} turn {change.turn}"
-            for line in _field_changes(change):
-                out.append(f"- turn {change.turn}: {_md(line)}")
-            for kind, diff_text in _diffs(change):
-                if diff_text is None:
-                    continue
-                head = _prompt_line(change) if kind == "prompt" else "summary text changed"
-                earlier = seen.check(diff_text, where)
-                if earlier is not None:
-                    out.append(
-                        f"- turn {change.turn}: {_md(head)}: the same edit as {_md(earlier)}"
-                    )
-                    continue
+        for turn, head, diff_text, earlier in _summary_items(session, seen):
+            if earlier is not None:
+                out.append(f"- turn {turn}: {_md(head)}: the same edit as {_md(earlier)}")
+            elif diff_text is None:
+                out.append(f"- turn {turn}: {_md(head)}")
+            else:
                 out.append("")
-                out.append(f"**Turn {change.turn}: {_md(head)}**")
+                out.append(f"**Turn {turn}: {_md(head)}**")
                 out.append("")
                 out.append(_fence(_clip(diff_text, max_diff_lines)))
                 out.append("")

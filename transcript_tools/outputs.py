@@ -27,7 +27,7 @@ from typing import IO, Any
 import orjson
 
 from .formats.native import write_messages
-from .replay import OUTPUT_MARKER, SessionResult
+from .replay import OUTPUT_MARKER, SessionResult, unique_name
 
 DUMP_OPTIONS = orjson.OPT_SORT_KEYS
 _LINE_OPTIONS = DUMP_OPTIONS | orjson.OPT_APPEND_NEWLINE
@@ -106,18 +106,10 @@ class OutputDirectory:
         for handle in files.values():
             handle.flush()
         if self.write_compressed:
-            name = self._unique(safe_filename(engine.session_id))
+            name = unique_name(safe_filename(engine.session_id), self._names, "-")
             tmp = self.compressed / f".{name}.tmp"
             write_messages(tmp, engine.load_messages(), engine.session_id)
             os.replace(tmp, self.compressed / f"{name}.jsonl")
-
-    def _unique(self, name: str) -> str:
-        candidate, n = name, 1
-        while candidate in self._names:
-            n += 1
-            candidate = f"{name}-{n}"
-        self._names.add(candidate)
-        return candidate
 
     def close(self, manifest: dict[str, Any] | None = None) -> None:
         for handle in self.files.values():

@@ -99,6 +99,16 @@ def turn_starts(messages: list[Message]) -> list[int]:
     return starts
 
 
+def unique_name(name: str, taken: set[str], sep: str) -> str:
+    """``name``, or ``name{sep}2``, ``name{sep}3``… whichever is not taken yet (then taken)."""
+    candidate, n = name, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{name}{sep}{n}"
+    taken.add(candidate)
+    return candidate
+
+
 def split_turns(messages: list[Message]) -> list[tuple[int, list[Message]]]:
     """(start index, messages) per turn. Messages before the first user message join turn 0."""
     # One pass over the turn starts, then slices (C-level copies), instead of
@@ -337,7 +347,7 @@ class ReplayRun:
                 try:
                     reader = read_input(source, self.fmt, from_directory=item.from_directory)
                     while (conv := hold.read(reader)) is not None:
-                        conv.session_id = self._unique(conv.session_id)
+                        conv.session_id = unique_name(conv.session_id, self._seen_ids, "#")
                         yield conv
                 except InputError as exc:
                     self.stats.failed_files += 1
@@ -349,14 +359,6 @@ class ReplayRun:
     def _warn(self, message: str) -> None:
         self.stats.warnings += 1
         self.warn(message)
-
-    def _unique(self, session_id: str) -> str:
-        candidate, n = session_id, 1
-        while candidate in self._seen_ids:
-            n += 1
-            candidate = f"{session_id}#{n}"
-        self._seen_ids.add(candidate)
-        return candidate
 
     async def run(self, paths: list[str]) -> RunStats:
         window: deque[asyncio.Task[SessionResult]] = deque()
