@@ -19,10 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .config import DEFAULT_KEEP_RECENT_TURNS, DEFAULT_SUMMARY_MARKER, SlotMode
-from .messages import Message, SystemMessage, UserImageMessage, UserMessage
+from .messages import Message, SystemMessage, starts_turn
 from .tokens import MESSAGE_OVERHEAD_TOKENS, estimate_message_tokens, estimate_text_tokens
-
-_TURN_STARTERS = (UserMessage, UserImageMessage)
 
 
 @dataclass(slots=True)
@@ -62,7 +60,7 @@ class ContextSlot:
             self.turn_starts.append(0)
         seen = self._seen_user
         for message in messages:
-            if isinstance(message, _TURN_STARTERS):  # messages.starts_turn
+            if starts_turn(message):
                 if seen and index:
                     self.turn_starts.append(index)
                 seen = True

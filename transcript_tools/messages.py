@@ -104,12 +104,24 @@ class SystemMessage:
     role = "system"
 
 
+# Who wrote a user-role message (DESIGN §2 Turns). Only a person (or the task
+# statement) starts a turn; observations and injections ride in the turn they answer.
+PERSON = "person"  # typed by a person, or the task statement
+OBSERVATION = "observation"  # an environment's output sent back as a user message (text-protocol agents)
+INJECTED = "injected"  # written by the runtime: compaction summaries, environment context, reminders
+ORIGINS = (PERSON, OBSERVATION, INJECTED)
+
+
 @_fast_init
 @dataclass(frozen=True, slots=True)
 class UserMessage:
-    """A user message: text blocks and possibly non-text blocks (images pasted with text)."""
+    """A user message: text blocks and possibly non-text blocks (images pasted with text).
+
+    ``origin`` says who wrote it; the reader of each format decides (docs/formats.md).
+    """
 
     blocks: tuple[Block, ...]
+    origin: str = PERSON
     role = "user"
 
     @classmethod
@@ -153,8 +165,12 @@ Message = SystemMessage | UserMessage | UserImageMessage | AssistantMessage | To
 
 
 def starts_turn(message: Message) -> bool:
-    """A turn starts at each user message that is not a tool result (DESIGN §2 Turns)."""
-    return isinstance(message, (UserMessage, UserImageMessage))
+    """A turn starts at a message a person wrote, or the task statement (DESIGN §2 Turns).
+
+    Tool results, observations and runtime injections never start one."""
+    if type(message) is UserMessage:
+        return message.origin == PERSON
+    return type(message) is UserImageMessage
 
 
 @_fast_init

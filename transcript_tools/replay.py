@@ -31,8 +31,7 @@ from .messages import (
     Message,
     ToolResultMessage,
     ToolUseBlock,
-    UserImageMessage,
-    UserMessage,
+    starts_turn,
 )
 from .providers.executor import SummaryExecutor
 from .session import FAILED, SUMMARIZED, WOULD_SUMMARIZE, SessionEngine
@@ -42,7 +41,6 @@ FIRED_DECISIONS = (SUMMARIZED, FAILED, WOULD_SUMMARIZE)
 OUTPUT_MARKER = ".tsum-output"  # written by outputs.OutputDirectory
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj")
 SKIPPED_SUFFIXES = (".meta.json",)
-_TURN_STARTERS = (UserMessage, UserImageMessage)  # messages.starts_turn
 
 
 @dataclass(slots=True)
@@ -91,7 +89,7 @@ def turn_starts(messages: list[Message]) -> list[int]:
     seen_user = False
     index = 0
     for message in messages:
-        if isinstance(message, _TURN_STARTERS):  # messages.starts_turn
+        if starts_turn(message):
             if seen_user:
                 starts.append(index)
             seen_user = True

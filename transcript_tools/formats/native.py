@@ -22,6 +22,8 @@ from typing import Any
 import orjson
 
 from ..messages import (
+    ORIGINS,
+    PERSON,
     AssistantMessage,
     Block,
     Conversation,
@@ -73,7 +75,10 @@ def message_to_json(message: Message) -> dict[str, Any]:
     if isinstance(message, SystemMessage):
         return {"kind": "system", "text": message.text}
     if isinstance(message, UserMessage):
-        return {"kind": "user", "blocks": [_block_to_json(b) for b in message.blocks]}
+        out = {"kind": "user", "blocks": [_block_to_json(b) for b in message.blocks]}
+        if message.origin != PERSON:  # omitted for a person: older native files stay valid
+            out["origin"] = message.origin
+        return out
     if isinstance(message, UserImageMessage):
         out: dict[str, Any] = {"kind": "user_image", "media_type": message.media_type}
         if message.data is not None:
@@ -166,7 +171,10 @@ def message_from_json(obj: dict[str, Any]) -> Message:
     if kind == "system":
         return SystemMessage(_str(obj, "text"))
     if kind == "user":
-        return UserMessage(_blocks(obj))
+        origin = obj.get("origin", PERSON)
+        if origin not in ORIGINS:
+            raise _Bad(f"unknown origin {origin!r} (expected one of: {', '.join(ORIGINS)})")
+        return UserMessage(_blocks(obj), origin)
     if kind == "user_image":
         return UserImageMessage(obj.get("media_type", ""), obj.get("data"))
     if kind == "assistant":
