@@ -28,6 +28,8 @@ FIXTURE_FORMATS = {
     "edge_cases_openhands_events.json": "trajectory",
     "representative_sharegpt.jsonl": "sharegpt",
     "edge_cases_sharegpt.json": "sharegpt",
+    "edge_cases_mini_swe_agent_text.traj.json": "openai",
+    "representative_mini_swe_agent_tools.traj.json": "openai",
 }
 
 

@@ -6,6 +6,13 @@ whole ``.json`` file holding such an object (as agent runners save them, e.g.
 mini-swe-agent's ``.traj.json``). Usage per call is read from the assistant
 message's ``usage``, or nested in the saved response
 (``extra.response.usage`` / ``response.usage``).
+
+Turns (DESIGN §2): text-protocol agents (mini-swe-agent 1.x and the like) send the
+environment's output back as a ``user`` message with no tool call. Such a message is an
+observation, not a person: it never starts a turn. It is recognised after a model call by
+the agent's own marker — a ``trajectory_format`` naming mini-swe-agent (every later user
+message there is the runtime's: observations, format-error and timeout notices) — or, in
+any log, by content that opens with mini-swe-agent's ``<returncode>`` observation tag.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from typing import Any
 import orjson
 
 from ..messages import (
+    OBSERVATION,
     AssistantMessage,
     Block,
     Conversation,
@@ -221,6 +229,28 @@ def _assistant(msg: dict[str, Any], content: Any) -> AssistantMessage:
     return AssistantMessage(blocks, _assistant_usage(msg), model if isinstance(model, str) else None)
 
 
+OBSERVATION_PREFIXES = ("<returncode>",)  # mini-swe-agent's observation template
+
+
+def _agent_runtime_speaks(obj: dict[str, Any]) -> bool:
+    """True when every user message after the first model call is the runtime's."""
+    fmt = obj.get("trajectory_format")
+    return isinstance(fmt, str) and fmt.startswith("mini-swe-agent")
+
+
+def mark_observations(messages: list[Message], runtime_speaks: bool = False) -> None:
+    """Re-mark, in place, the user messages that are an environment's output (see above)."""
+    called = False
+    for i, message in enumerate(messages):
+        if type(message) is AssistantMessage:
+            called = True
+        elif type(message) is UserMessage and called:
+            first = message.blocks[0] if message.blocks else None
+            text = first.text.lstrip() if isinstance(first, TextBlock) else ""
+            if runtime_speaks or text.startswith(OBSERVATION_PREFIXES):
+                messages[i] = UserMessage(message.blocks, OBSERVATION)
+
+
 def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
     per_message: Conversation | None = None
     index = 0
@@ -246,6 +276,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
                     continue
                 if message is not None:
                     conv.messages.append(message)
+            mark_observations(conv.messages, _agent_runtime_speaks(obj))
             yield conv
             continue
         if per_message is None:
@@ -258,4 +289,5 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
         if message is not None:
             per_message.messages.append(message)
     if per_message is not None:
+        mark_observations(per_message.messages)
         yield per_message

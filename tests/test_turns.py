@@ -1,0 +1,83 @@
+"""One turn definition in every format (DESIGN §2 Turns, issue 12 §1): a turn starts at a
+message a person wrote (or the task statement); observations and injections never do."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.corpus import FIXTURES, read
+from transcript_tools.messages import (
+    INJECTED,
+    OBSERVATION,
+    PERSON,
+    AssistantMessage,
+    TextBlock,
+    ToolResultMessage,
+    UserImageMessage,
+    UserMessage,
+    starts_turn,
+)
+from transcript_tools.replay import split_turns
+
+TEXT_PROTOCOL = FIXTURES / "edge_cases_mini_swe_agent_text.traj.json"
+TOOL_PROTOCOL = FIXTURES / "representative_mini_swe_agent_tools.traj.json"
+
+
+def test_only_a_person_starts_a_turn() -> None:
+    text = (TextBlock("x"),)
+    assert starts_turn(UserMessage(text))
+    assert starts_turn(UserMessage(text, PERSON))
+    assert starts_turn(UserImageMessage())
+    assert not starts_turn(UserMessage(text, OBSERVATION))
+    assert not starts_turn(UserMessage(text, INJECTED))
+    assert not starts_turn(ToolResultMessage("c", "out"))
+    assert not starts_turn(AssistantMessage(text))
+
+
+@pytest.mark.parametrize("path", [TEXT_PROTOCOL, TOOL_PROTOCOL], ids=["text-protocol", "tool-calls"])
+def test_same_task_is_one_turn_in_either_protocol(path) -> None:
+    raw = json.loads(path.read_text())["messages"]
+    calls = sum(1 for m in raw if m["role"] == "assistant")  # independent of the reader
+    (conv,) = read(path)
+    turns = split_turns(conv.messages)
+    assert len(turns) == 1
+    assert sum(isinstance(m, AssistantMessage) for m in conv.messages) == calls == 4
+
+
+def test_text_protocol_observations_are_marked() -> None:
+    raw = json.loads(TEXT_PROTOCOL.read_text())["messages"]
+    (conv,) = read(TEXT_PROTOCOL)
+    users = [m for m in conv.messages if isinstance(m, UserMessage)]
+    raw_users = [m for m in raw if m["role"] == "user"]
+    assert len(users) == len(raw_users) == 5
+    assert users[0].origin == PERSON  # the task statement
+    # every later user message is the runtime's, the format-error notice included
+    assert [u.origin for u in users[1:]] == [OBSERVATION] * 4
+
+
+def test_returncode_observation_without_format_marker(tmp_path) -> None:
+    """A log that does not name its agent: the observation tag alone marks the message,
+    while a person's follow-up question still starts a turn."""
+    msgs = [
+        {"role": "user", "content": "fix the build"},
+        {"role": "assistant", "content": "```bash\nmake\n```"},
+        {"role": "user", "content": "<returncode>2</returncode>\n<output>error</output>"},
+        {"role": "assistant", "content": "Fixed."},
+        {"role": "user", "content": "thanks, now run the tests"},
+        {"role": "assistant", "content": "Done."},
+    ]
+    path = tmp_path / "chat.jsonl"
+    path.write_text("\n".join(json.dumps(m) for m in msgs) + "\n")
+    (conv,) = read(path)
+    assert [m.origin for m in conv.messages if isinstance(m, UserMessage)] == [PERSON, OBSERVATION, PERSON]
+    assert [start for start, _ in split_turns(conv.messages)] == [0, 4]
+
+
+def test_a_chat_without_agent_markers_keeps_every_user_message_a_turn(tmp_path) -> None:
+    msgs = [{"role": "user", "content": f"question {i}"} if i % 2 == 0 else {"role": "assistant", "content": "a"} for i in range(6)]
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps({"messages": msgs}))
+    (conv,) = read(path)
+    assert len(split_turns(conv.messages)) == 3
