@@ -96,10 +96,11 @@ def test_malformed_rollout() -> None:
     path = FIXTURES / "malformed_codex.jsonl"
     with pytest.raises(InputError) as info:
         one(path)
-    assert info.value.line == 6
+    assert info.value.line == 4  # line 6, the truncated last line, is only a warning
     warnings: list[str] = []
     conv = one(path, skip_bad_lines=True, warn=warnings.append)
     assert any(":4: response_item line without a 'payload' object" in w for w in warnings)
+    assert any(":6: truncated last line skipped" in w for w in warnings)
     assert [m.role for m in conv.messages] == ["user", "assistant"]
 
 
