@@ -19,6 +19,8 @@ FIXTURE_FORMATS = {
     "representative_claude_code_subagent.jsonl": "claude-code",
     "representative_codex.jsonl": "codex",
     "edge_cases_codex.jsonl": "codex",
+    "edge_cases_codex_0_34_tokens_before.jsonl": "codex",
+    "edge_cases_codex_0_55_tokens_before_and_after.jsonl": "codex",
     "representative_anthropic.jsonl": "anthropic",
     "edge_cases_anthropic.json": "anthropic",
     "representative_claude_trace.jsonl": "anthropic",
