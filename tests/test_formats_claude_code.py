@@ -10,6 +10,7 @@ from corpus import CORPUS, FIXTURES, needs_corpus, read
 
 from transcript_tools.errors import InputError
 from transcript_tools.messages import (
+    SYNTHETIC_MODEL,
     AssistantMessage,
     Conversation,
     OtherBlock,
@@ -148,6 +149,43 @@ def test_malformed_skip_bad_lines_warns_and_goes_on() -> None:
     assert [m.role for m in convs[0].messages] == ["user", "assistant", "user"]
     assert any(":3: user entry without a 'message' object" in w for w in warnings)
     assert any(":5: truncated last line" in w for w in warnings)
+
+
+# ---- <synthetic> messages: written by Claude Code, not a model call (issue 10 §2b) --------
+SYNTHETIC = FIXTURES / "edge_cases_claude_code_synthetic.jsonl"
+SUMMARY_EVERY_TURN = ["--max-context-tokens", "8000", "--debounce", "1"]
+
+
+def test_synthetic_api_error_keeps_its_text_and_has_no_usage() -> None:
+    conv = one(SYNTHETIC)
+    (error,) = [m for m in conv.messages if isinstance(m, AssistantMessage) and m.model == SYNTHETIC_MODEL]
+    assert error.usage is None and error.blocks[0].text.startswith("API Error: 529")  # type: ignore[union-attr]
+    assert recorded(conv) == sum(1704 + 900 * k + 220 for k in range(5)) + 6704 + 60
+
+
+def _decisions(*args: str, out: Path) -> list[dict[str, object]]:
+    from click.testing import CliRunner
+
+    from transcript_tools.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["replay", *args, "--out", str(out)])
+    assert result.exit_code == 0, result.stderr
+    return [json.loads(x) for x in (out / "decisions.jsonl").read_text().splitlines()]
+
+
+def test_synthetic_message_is_not_estimated_as_a_call(tmp_path: Path) -> None:
+    turns = _decisions("--dry-run", str(SYNTHETIC), out=tmp_path)
+    error_turn = turns[5]  # "Now update the changelog…" answered only by the API error
+    assert error_turn["turn_tokens"] == 0 and error_turn["tokens"] == "none"
+    assert all(t["tokens"] in ("recorded", "none") for t in turns)
+    assert turns[-1]["cost_so_far"] == recorded(one(SYNTHETIC))
+
+
+def test_cost_so_far_does_not_depend_on_whether_summaries_were_written(tmp_path: Path) -> None:
+    full = _decisions(*SUMMARY_EVERY_TURN, str(SYNTHETIC), out=tmp_path / "full")
+    dry = _decisions(*SUMMARY_EVERY_TURN, "--dry-run", str(SYNTHETIC), out=tmp_path / "dry")
+    assert [t["decision"] for t in full].count("summarized") == 5  # the summaries changed the view
+    assert [t["cost_so_far"] for t in full] == [t["cost_so_far"] for t in dry]
 
 
 # ---- the real corpus: expectations computed from the raw JSON, not by the reader ----------
