@@ -9,7 +9,9 @@ import pytest
 from corpus import CORPUS, FIXTURES, needs_corpus, read
 
 from transcript_tools.errors import InputError
+from transcript_tools.inspect import inspect_conversation
 from transcript_tools.messages import (
+    INJECTED,
     SYNTHETIC_MODEL,
     AssistantMessage,
     Conversation,
@@ -102,7 +104,7 @@ def test_edge_cases_parallel_tools_images_init_compaction_rewind() -> None:
     assert isinstance(msgs[7], UserMessage) and isinstance(msgs[7].blocks[0], OtherBlock)
     # /init: the expanded isMeta prompt is the turn's prompt
     assert msgs[9] == UserMessage.text("Please analyze this codebase and create a CLAUDE.md file.")
-    # compact_boundary + isCompactSummary = one compaction, at the summary (a turn start)
+    # compact_boundary + isCompactSummary = one compaction, at the summary
     assert len(conv.compactions) == 1
     comp = conv.compactions[0]
     assert (comp.message_index, comp.source, comp.pre_tokens) == (
@@ -110,12 +112,14 @@ def test_edge_cases_parallel_tools_images_init_compaction_rewind() -> None:
         "claude-code:compact_boundary",
         155321,
     )
-    assert isinstance(msgs[13], UserMessage) and starts_turn(msgs[13])
+    # the summary is the runtime's message: it never starts a turn (issue 10 §2c)
+    assert isinstance(msgs[13], UserMessage) and msgs[13].origin == INJECTED
+    assert not starts_turn(msgs[13])
     # the rewind drops the abandoned prompt and its answer
     assert UserMessage.text("Remove the crash() call") not in msgs
     assert msgs[15] == UserMessage.text("Actually, keep crash() but guard it with a flag")
     assert len(msgs) == 17
-    assert sum(starts_turn(m) for m in msgs) == 6
+    assert sum(starts_turn(m) for m in msgs) == 5
     assert len(conv.warnings) == 1 and "2 messages of the abandoned branch" in conv.warnings[0]
 
 
@@ -188,6 +192,41 @@ def test_cost_so_far_does_not_depend_on_whether_summaries_were_written(tmp_path:
     assert [t["cost_so_far"] for t in full] == [t["cost_so_far"] for t in dry]
 
 
+# ---- a compaction summary is the runtime's, never the person's (issue 10 §2c) -------------
+COMPACTED = FIXTURES / "edge_cases_claude_code_compact_summary.jsonl"
+
+
+def test_compact_summary_is_injected_and_starts_no_turn() -> None:
+    conv = one(COMPACTED)
+    msgs = conv.messages
+    summary = msgs[4]
+    assert isinstance(summary, UserMessage) and summary.origin == INJECTED
+    assert summary.blocks[0].text.startswith("This session is being continued")  # type: ignore[union-attr]
+    # three prompts, three turns: the summary rides in the turn it compacted
+    assert [m.blocks[0].text[:10] for m in msgs if starts_turn(m)] == [  # type: ignore[union-attr]
+        "Add an RSS",
+        "The feed m",
+        "Now valida",
+    ]
+    assert [(c.message_index, c.source) for c in conv.compactions] == [
+        (4, "claude-code:isCompactSummary")
+    ]
+    assert inspect_conversation(conv).turns == 3
+    assert [c.turn for c in inspect_conversation(conv).compactions] == [1]
+
+
+def test_compact_summary_is_not_among_the_goals_and_requests() -> None:
+    from transcript_tools.providers.offline import summarize
+    from transcript_tools.transcript import format_messages_as_text
+
+    conv = one(COMPACTED)
+    for end in (5, len(conv.messages)):  # the summary last (pending?) and in the middle
+        text = summarize(format_messages_as_text(conv.messages[:end]), 1024)
+        goals = text.split("Goals and requests:")[1].split("\n\n")[0]
+        assert "This session is being continued" not in goals, text
+        assert "Add an RSS feed" in goals
+
+
 # ---- the real corpus: expectations computed from the raw JSON, not by the reader ----------
 # Written from FORMATS.md's rules, not from the reader: no shared prefix list and no
 # line-by-line state, so a slip in the reader's classification is not mirrored here.
@@ -204,14 +243,18 @@ def _typed_by_a_human(text: str) -> bool:
     return bool(text) and not text.startswith(("<", "[Request interrupted"))
 
 
+def _is_compact_summary(entry: dict) -> bool:
+    """The summary the rest of the session continues from: kept, but the runtime wrote it."""
+    texts = [str(b["text"]) for b in _blocks(entry["message"]["content"]) if b.get("type") == "text"]
+    return bool(entry.get("isCompactSummary")) or bool(
+        texts and texts[0].lstrip().startswith("This session is being continued")
+    )
+
+
 def _is_prompt(entry: dict, by_uuid: dict[str, dict]) -> bool:
-    """Does this user entry (no tool_result) start a turn?"""
+    """Does this user entry (no tool_result, not a compaction summary) start a turn?"""
     blocks = _blocks(entry["message"]["content"])
     texts = [str(b["text"]) for b in blocks if b.get("type") == "text"]
-    if entry.get("isCompactSummary") or (
-        texts and texts[0].lstrip().startswith("This session is being continued")
-    ):
-        return True  # the summary the rest of the session continues from
     if entry.get("isMeta"):  # hidden context, except what a slash command expands to (/init)
         parent = by_uuid.get(entry.get("parentUuid") or "", {})
         return "<command-name>" in json.dumps(parent.get("message", {}).get("content"))
@@ -230,13 +273,21 @@ def expected(path: Path) -> dict[str, object]:
     responses = {}  # message.id -> its last line, which has the final usage (gotcha a)
     tool_results = 0
     prompts = []
+    summaries = []  # compaction summaries: messages, never turns (issue 10 §2c)
+    compaction_turns = []  # prompts before each recorded compaction
     for e in chat:
         if e["type"] == "assistant":
             responses[e["message"]["id"]] = e["message"]
             continue
         found = sum(b.get("type") == "tool_result" for b in _blocks(e["message"]["content"]))
         tool_results += found
-        if not found and _is_prompt(e, by_uuid):
+        if found:
+            continue
+        if _is_compact_summary(e):
+            summaries.append(e)
+            if e.get("isCompactSummary"):
+                compaction_turns.append(len(prompts))
+        elif _is_prompt(e, by_uuid):
             prompts.append(e)
     recorded = sum(
         u["input_tokens"]
@@ -250,9 +301,9 @@ def expected(path: Path) -> dict[str, object]:
         "turns": len(prompts),
         "assistant": len(responses),
         "tool": tool_results,
-        "messages": len(prompts) + len(responses) + tool_results,
+        "messages": len(prompts) + len(summaries) + len(responses) + tool_results,
         "recorded": recorded,
-        "compaction_turns": [i for i, e in enumerate(prompts) if e.get("isCompactSummary")],
+        "compaction_turns": compaction_turns,
     }
 
 
@@ -290,8 +341,8 @@ def test_real_compactions_where_the_logs_say() -> None:
     cases = {
         "kesslerio-attio-mcp-server/f89f86a1-90f7-4671-8587-88710a331c6f.jsonl": [5],
         "kesslerio-attio-mcp-server/d4519010-880f-47f6-a04c-abc13d7ea21d.jsonl": [3],
-        "conneroisu-templar/8e6737a7-4309-4012-bf3d-69084fa0ffb2.jsonl": [0, 4],
-        "conneroisu-templar/8f2aa855-be79-4406-9e9a-b94d54e4beed.jsonl": [9],
+        "conneroisu-templar/8e6737a7-4309-4012-bf3d-69084fa0ffb2.jsonl": [0, 3],  # prompts before each
+        "conneroisu-templar/8f2aa855-be79-4406-9e9a-b94d54e4beed.jsonl": [8],  # line 3: unflagged continuation
     }
     for name, turns in cases.items():
         conv = one(base / name)

@@ -16,6 +16,7 @@ FIXTURE_FORMATS = {
     "representative_claude_code.jsonl": "claude-code",
     "edge_cases_claude_code.jsonl": "claude-code",
     "edge_cases_claude_code_synthetic.jsonl": "claude-code",
+    "edge_cases_claude_code_compact_summary.jsonl": "claude-code",
     "representative_claude_code_chat.json": "claude-code",
     "representative_claude_code_subagent.jsonl": "claude-code",
     "representative_codex.jsonl": "codex",

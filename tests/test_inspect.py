@@ -35,13 +35,13 @@ def conversation(name: str) -> Conversation:
 def test_stats_of_a_claude_code_session() -> None:
     info = inspect_conversation(conversation("edge_cases_claude_code.jsonl"))
     assert info.format == "claude-code"
-    assert info.turns == 6
+    assert info.turns == 5  # the compaction summary is a user message but starts no turn
     assert info.messages == {"system": 0, "user": 5, "user_image": 1, "assistant": 8, "tool": 3}
     assert info.tool_calls == 3
     assert info.calls_with_usage == 8
     assert info.largest_context_kind == "recorded" and info.largest_context == 9508
     assert info.estimate_error is not None and info.estimate_error.calls == 8
-    # the compaction sits at the summary's turn start: reported at the turn it ended
+    # reported at the turn the agent compacted (the summary rides in it)
     assert [(c.turn, c.message_index, c.pre_tokens) for c in info.compactions] == [(3, 13, 155321)]
     assert len(info.warnings) == 1
 

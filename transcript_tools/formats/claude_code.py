@@ -19,11 +19,11 @@ JSON array (``logs/chat.json``) read alike. Mapping:
   ``<system-reminder>`` text.
 - Compactions: ``system`` ``compact_boundary`` (``compactMetadata.preTokens``) and
   ``isCompactSummary`` user entries → Conversation.compactions, one per compaction. The
-  summary text itself is kept as a UserMessage: Claude Code sends it to the model as the
-  user message the rest of the session continues from, so it starts a turn and the
-  compaction sits exactly on a turn boundary. A continuation text without the flag (older
-  versions, first line of a continued file) is mapped the same way but is not a recorded
-  compaction.
+  summary text itself is kept as a UserMessage with ``origin=INJECTED``: Claude Code sends
+  it to the model as a user message, but the runtime wrote it, so it never starts a turn
+  and is never a request of the person (it rides in the turn it compacted). A
+  continuation text without the flag (older versions, first line of a continued file) is
+  mapped the same way but is not a recorded compaction.
 - Rewinds (a prompt whose ``parentUuid`` points back before the current tip, i.e. the
   user edited an earlier message): the abandoned branch is dropped, because the model
   never saw it again; a warning on the Conversation says how many messages went.
@@ -40,6 +40,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..messages import (
+    INJECTED,
     SYNTHETIC_MODEL,
     Block,
     Compaction,
@@ -223,7 +224,7 @@ class _Session:
             if flagged:
                 self._compaction("claude-code:isCompactSummary", None)
             self.open = None
-            self.out.append(UserMessage(tuple(blocks)))
+            self.out.append(UserMessage(tuple(blocks), INJECTED))
             return
         if obj.get("isMeta") is True:
             # only the expanded prompt of a slash command (/init, custom commands) counts
