@@ -26,6 +26,7 @@ FIXTURE_FORMATS = {
     "representative_anthropic.jsonl": "anthropic",
     "edge_cases_anthropic.json": "anthropic",
     "representative_claude_trace.jsonl": "anthropic",
+    "edge_cases_claude_trace.jsonl": "anthropic",
     "representative_swe_agent.traj": "trajectory",
     "edge_cases_swe_agent.traj": "trajectory",
     "representative_openhands.jsonl": "trajectory",

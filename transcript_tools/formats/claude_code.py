@@ -50,7 +50,7 @@ from ..messages import (
     TextBlock,
     UserMessage,
 )
-from .anthropic import (
+from .anthropic_api import (
     blocks_from_anthropic,
     has_tool_result,
     tool_results,
