@@ -142,6 +142,24 @@ def test_claude_trace_usage_without_its_message_is_a_warning(tmp_path: Path) -> 
     ]
 
 
+def test_usage_that_is_not_a_number_is_a_warning_naming_the_line(tmp_path: Path) -> None:
+    rows = [
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "…"}], "usage": {"input_tokens": "12", "output_tokens": 3}},
+        {"role": "user", "content": "and?"},
+        {"role": "assistant", "content": "done", "usage": "n/a"},
+    ]  # fmt: skip
+    path = tmp_path / "messages.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    warnings: list[str] = []
+    (conv,) = read(path, warn=warnings.append)
+    assert warnings == [
+        f"warning: {path}:2: usage.input_tokens is a string ('12'); read as 12",
+        f"warning: {path}:4: usage is not an object (str); ignored",
+    ]
+    assert [m.usage for m in conv.messages if isinstance(m, AssistantMessage)] == [Usage(12, 3), None]
+
+
 def test_sse_stream_is_reassembled() -> None:
     raw = "\n".join(
         "data: " + orjson.dumps(e).decode()

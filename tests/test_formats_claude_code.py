@@ -227,6 +227,33 @@ def test_compact_summary_is_not_among_the_goals_and_requests() -> None:
         assert "Add an RSS feed" in goals
 
 
+# ---- nothing is dropped or ignored without a word (issue 10 §2e) ---------------------------
+
+
+def test_odd_fields_and_types_are_warnings_naming_the_line() -> None:
+    path = FIXTURES / "malformed_claude_code_fields.jsonl"
+    warnings: list[str] = []
+    (conv,) = read(path, warn=warnings.append)
+    assert warnings == [
+        f"warning: {path}:2: usage.input_tokens is a string ('1200'); read as 1200",
+        f"warning: {path}:3: entry 'type' is ['user'], not a string (entry skipped)",
+        f"warning: {path}:4: usage.input_tokens is not a number ('n/a'); ignored",
+    ]
+    first, second = [m.usage for m in conv.messages if isinstance(m, AssistantMessage)]
+    assert first == Usage(1200 + 2100, 40, cache_read_tokens=2100)
+    assert second == Usage(2100, 25, cache_read_tokens=2100)
+
+
+def test_unknown_entry_types_are_one_warning_per_type(tmp_path: Path) -> None:
+    lines = (FIXTURES / "malformed_claude_code_fields.jsonl").read_text().splitlines()[:2]
+    extra = [json.dumps({"type": "hologram", "sessionId": "s", "uuid": f"h{i}"}) for i in range(3)]
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join([lines[0], *extra, lines[1]]) + "\n")
+    warnings: list[str] = []
+    read(path, warn=warnings.append)
+    assert f"warning: {path}:2: 3 entries of unknown type 'hologram' skipped" in warnings
+
+
 # ---- the real corpus: expectations computed from the raw JSON, not by the reader ----------
 # Written from FORMATS.md's rules, not from the reader: no shared prefix list and no
 # line-by-line state, so a slip in the reader's classification is not mirrored here.

@@ -222,6 +222,37 @@ def test_counts_that_do_not_add_up_to_the_logged_total_are_a_warning(tmp_path: P
     ]
 
 
+def test_odd_lines_and_counts_are_warnings_naming_the_line(tmp_path: Path) -> None:
+    answer = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}
+    count = json.loads(_count(130, 130))
+    count["payload"]["info"]["last_token_usage"]["input_tokens"] = "120"
+    count["payload"]["info"]["last_token_usage"]["output_tokens"] = None  # missing: 0, no word
+    count["payload"]["info"]["last_token_usage"]["cached_input_tokens"] = "lots"
+    path = tmp_path / "rollout.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                _rollout_line("session_meta", {"id": "s"}),
+                json.dumps({"type": ["response_item"], "payload": answer}),
+                _rollout_line("response_item", answer),
+                _rollout_line("hologram", {}),
+                json.dumps(count),
+                _rollout_line("hologram", {}),
+            ]
+        )
+        + "\n"
+    )
+    warnings: list[str] = []
+    conv = one(path, warn=warnings.append)
+    assert warnings == [
+        f"warning: {path}:2: line 'type' is ['response_item'], not a string (line skipped)",
+        f"warning: {path}:5: last_token_usage.input_tokens is a string ('120'); read as 120",
+        f"warning: {path}:5: last_token_usage.cached_input_tokens is not a number ('lots'); ignored",
+        f"warning: {path}:4: 2 lines of unknown type 'hologram' skipped",
+    ]
+    assert usages(conv) == [Usage(120, 0)]
+
+
 def test_malformed_rollout() -> None:
     path = FIXTURES / "malformed_codex.jsonl"
     with pytest.raises(InputError) as info:

@@ -189,3 +189,14 @@ def test_command_on_the_real_corpus() -> None:
     assert cc["largest_context"] == {"tokens": 163_695, "kind": "recorded"}  # PROVENANCE: max ctx
     assert [c["source"] for c in cc["compactions"]] == ["claude-code:isCompactSummary"]
     assert "manifest.json: not a transcript" in result.stderr
+
+
+def test_command_with_the_wrong_format_warns_as_replay_does() -> None:
+    # issue 10 §2e: a Claude Code file read as Codex: every line named, and the empty session
+    path = FIXTURES / "representative_claude_code.jsonl"
+    result = invoke("--format", "codex", str(path))
+    assert f"warning: {path}:2: 10 lines of unknown type 'user' skipped" in result.stderr
+    assert (
+        f"warning: {path}: session representative_claude_code: no messages read as codex"
+        " (is the file in that format? see --format)" in result.stderr
+    )

@@ -54,7 +54,7 @@ def sniff(head: list[Record]) -> bool:
 
 def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
     per_message: Conversation | None = None
-    traces = claude_trace.Traces()
+    traces = claude_trace.Traces(source)
     index = 0
     for record in records:
         obj = record.obj
@@ -68,7 +68,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
                 conversation_id(obj, source, index, record, ("id", "session_id", "conversation_id")), source.display, NAME, line=record.line
             )
             try:
-                convert_messages(msgs, obj.get("system"), conv.messages)
+                convert_messages(msgs, obj.get("system"), conv.messages, source.warner(record))
             except BadMessage as exc:
                 source.bad(record.error(source.display, str(exc)))
                 continue
@@ -77,7 +77,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
         if per_message is None:
             per_message = Conversation(session_stem(source), source.display, NAME, line=record.line)
         try:
-            per_message.messages.extend(message_from_anthropic(obj))
+            per_message.messages.extend(message_from_anthropic(obj, "", source.warner(record)))
         except BadMessage as exc:
             source.bad(record.error(source.display, str(exc)))
     if per_message is not None:

@@ -30,6 +30,7 @@ from ..messages import (
     UserImageMessage,
     UserMessage,
 )
+from .source import Warn, count_field
 
 # Block types that only the Anthropic API uses (OpenAI has tool_calls / role "tool").
 SPECIFIC_BLOCKS = frozenset(
@@ -38,22 +39,25 @@ SPECIFIC_BLOCKS = frozenset(
 OPENAI_ROLES = frozenset({"system", "developer", "tool", "function"})
 
 
-def int_field(value: Any) -> int:
-    """A token count field: a number, else 0."""
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+def usage_from_anthropic(usage: Any, warn: Warn | None = None) -> Usage | None:
+    """An API ``usage`` object → Usage; ``input_tokens`` becomes the whole prompt size.
 
-
-def usage_from_anthropic(usage: Any) -> Usage | None:
-    """An API ``usage`` object → Usage; ``input_tokens`` becomes the whole prompt size."""
-    if not isinstance(usage, dict) or (
-        "input_tokens" not in usage and "output_tokens" not in usage
-    ):
+    ``warn`` hears about fields that are not numbers (read if numeric strings)."""
+    if usage is None:
         return None
-    created = int_field(usage.get("cache_creation_input_tokens"))
-    read = int_field(usage.get("cache_read_input_tokens"))
+    if not isinstance(usage, dict):
+        if warn is not None:
+            warn(f"usage is not an object ({type(usage).__name__}); ignored")
+        return None
+    if "input_tokens" not in usage and "output_tokens" not in usage:
+        return None
+    created = count_field(
+        usage.get("cache_creation_input_tokens"), "usage.cache_creation_input_tokens", warn
+    )
+    read = count_field(usage.get("cache_read_input_tokens"), "usage.cache_read_input_tokens", warn)
     return Usage(
-        int_field(usage.get("input_tokens")) + created + read,
-        int_field(usage.get("output_tokens")),
+        count_field(usage.get("input_tokens"), "usage.input_tokens", warn) + created + read,
+        count_field(usage.get("output_tokens"), "usage.output_tokens", warn),
         read,
         created,
     )
@@ -197,7 +201,9 @@ class BadMessage(ValueError):
     pass
 
 
-def convert_messages(msgs: list[Any], system: Any, out: list[Message]) -> list[int]:
+def convert_messages(
+    msgs: list[Any], system: Any, out: list[Message], warn: Warn | None = None
+) -> list[int]:
     """Append the messages of a request to ``out``; return, per request message, the index
     in ``out`` of the first Message it produced."""
     starts: list[int] = []
@@ -208,11 +214,13 @@ def convert_messages(msgs: list[Any], system: Any, out: list[Message]) -> list[i
         starts.append(len(out))
         if not isinstance(msg, dict):
             raise BadMessage(f"messages[{i}]: a message must be an object")
-        out.extend(message_from_anthropic(msg, f"messages[{i}]: "))
+        out.extend(message_from_anthropic(msg, f"messages[{i}]: ", warn))
     return starts
 
 
-def message_from_anthropic(msg: dict[str, Any], where: str = "") -> list[Message]:
+def message_from_anthropic(
+    msg: dict[str, Any], where: str = "", warn: Warn | None = None
+) -> list[Message]:
     role = msg.get("role")
     content = msg.get("content")
     if content is not None and not isinstance(content, (str, list)):
@@ -222,7 +230,9 @@ def message_from_anthropic(msg: dict[str, Any], where: str = "") -> list[Message
         return [
             AssistantMessage(
                 tuple(blocks_from_anthropic(content)),
-                usage_from_anthropic(msg.get("usage")),
+                usage_from_anthropic(
+                    msg.get("usage"), None if warn is None else lambda m: warn(where + m)
+                ),
                 model if isinstance(model, str) else None,
             )
         ]

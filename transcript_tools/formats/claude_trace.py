@@ -27,10 +27,9 @@ from .anthropic_api import (
     BadMessage,
     anthropic_messages,
     convert_messages,
-    int_field,
     usage_from_anthropic,
 )
-from .source import Record, Source, session_stem
+from .source import Record, Source, count_field, session_stem
 
 NAME = (
     "anthropic"  # a capture is a conversation of the anthropic format (its reader calls this one)
@@ -87,9 +86,9 @@ def response_from_sse(raw: str) -> dict[str, Any]:
             message["id"] = start.get("id")
             usage.update(start.get("usage") or {})
         elif kind == "content_block_start" and isinstance(event.get("content_block"), dict):
-            blocks[int_field(event.get("index"))] = dict(event["content_block"])
+            blocks[count_field(event.get("index"), "index")] = dict(event["content_block"])
         elif kind == "content_block_delta" and isinstance(event.get("delta"), dict):
-            index, delta = int_field(event.get("index")), event["delta"]
+            index, delta = count_field(event.get("index"), "index"), event["delta"]
             block = blocks.setdefault(index, {"type": "text", "text": ""})
             if delta.get("type") == "text_delta":
                 block["text"] = block.get("text", "") + str(delta.get("text", ""))
@@ -134,7 +133,8 @@ class _Chain:
 class Traces:
     """API captures grouped into chains; only the last request of each chain is kept."""
 
-    def __init__(self) -> None:
+    def __init__(self, source: Source) -> None:
+        self.source = source
         self.chains: list[_Chain] = []
         self.open: dict[bytes, _Chain] = {}
 
@@ -150,7 +150,11 @@ class Traces:
         msgs = body["messages"]
         key = orjson.dumps(without_cache_control(msgs[0]), option=orjson.OPT_SORT_KEYS)
         response = _trace_response(record.obj.get("response"))
-        usage = usage_from_anthropic(response.get("usage")) if response else None
+        usage = (
+            usage_from_anthropic(response.get("usage"), self.source.warner(record))
+            if response
+            else None
+        )
         chain = self.open.get(key)
         if chain is None or len(msgs) < chain.length:
             chain = _Chain(record, response, len(msgs), [])
@@ -174,7 +178,9 @@ class Traces:
             if chain.response is not None:
                 msgs.append({**chain.response, "role": "assistant"})
             try:
-                starts = convert_messages(msgs, body.get("system"), conv.messages)
+                starts = convert_messages(
+                    msgs, body.get("system"), conv.messages, source.warner(chain.record)
+                )
             except BadMessage as exc:
                 source.bad(chain.record.error(source.display, f"request {exc}"))
                 continue

@@ -30,6 +30,11 @@ Each line is ``{"timestamp", "type", "payload"}``. Mapping:
   ``context_compacted`` event → one Compaction (``pre_tokens`` = the last call's total).
   The ``replacement_history`` is not replayed: tsum keeps the full history and marks where
   Codex compacted.
+- A line of another ``type`` is skipped with a warning (one per type, at its first line;
+  a ``type`` that is not a string, a warning of its own); a token count that is not a
+  number is a warning naming the line (a numeric string is read). Event and item kinds
+  tsum does not map (``agent_message``, ``ghost_snapshot``…) are UI echoes or bookkeeping,
+  skipped silently.
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ from ..messages import (
     UserMessage,
 )
 from .assembly import PendingAssistant, freeze_all
-from .source import Record, Source, session_stem
+from .source import Record, Source, count_field, session_stem
 
 NAME = "codex"
 DESCRIPTION = "Codex CLI rollouts (~/.codex/sessions/**/rollout-*.jsonl)"
@@ -79,7 +84,9 @@ def sniff(head: list[Record]) -> bool:
     typed = [
         r.obj
         for r in head
-        if r.obj.get("type") in LINE_TYPES and isinstance(r.obj.get("payload"), dict)
+        if type(r.obj.get("type")) is str  # a list is unhashable (and not a Codex line)
+        and r.obj["type"] in LINE_TYPES
+        and isinstance(r.obj.get("payload"), dict)
     ]
     return bool(typed) and len(typed) * 2 >= len(head)
 
@@ -164,12 +171,14 @@ class _Rollout:
         self.unconfirmed: set[int] = set()
         self.saw_user_event = False
         self.session_set = False
+        self.unknown: dict[str, tuple[int, Record]] = {}  # line type -> (count, first record)
 
     def add(self, record: Record) -> None:
         obj = record.obj
         kind = obj.get("type")
         payload = obj.get("payload")
-        if kind not in LINE_TYPES:
+        if type(kind) is not str or kind not in LINE_TYPES:
+            self._unknown(kind, record)
             return
         if not isinstance(payload, dict):
             self.source.bad(
@@ -187,6 +196,14 @@ class _Rollout:
             self._meta(payload)
         elif kind == "compacted":
             self._compaction("codex:compacted")
+
+    def _unknown(self, kind: Any, record: Record) -> None:
+        if not isinstance(kind, str):  # a broken line: say which
+            self.source.dropped(record, f"line 'type' is {kind!r}, not a string (line skipped)")
+            return
+        # a newer Codex's line type: one warning per type, at its first line
+        count, first = self.unknown.get(kind, (0, record))
+        self.unknown[kind] = (count + 1, first)
 
     def _meta(self, payload: dict[str, Any]) -> None:
         if not self.session_set and isinstance(payload.get("id"), str):
@@ -298,10 +315,17 @@ class _Rollout:
         if total is not None and total == self.last_total:
             return  # the same event again (Codex repeats it around the call's items)
         self.last_total = total
+        warn = self.source.warner(record)
         usage = Usage(
-            input_tokens=_int(last.get("input_tokens")),
-            output_tokens=_int(last.get("output_tokens")),
-            cache_read_tokens=_int(last.get("cached_input_tokens")),
+            input_tokens=count_field(
+                last.get("input_tokens"), "last_token_usage.input_tokens", warn
+            ),
+            output_tokens=count_field(
+                last.get("output_tokens"), "last_token_usage.output_tokens", warn
+            ),
+            cache_read_tokens=count_field(
+                last.get("cached_input_tokens"), "last_token_usage.cached_input_tokens", warn
+            ),
         )
         self.billed += usage.total_tokens
         self.last_call_tokens = _int(last.get("total_tokens")) or usage.total_tokens
@@ -364,6 +388,9 @@ class _Rollout:
                 f" (line {lines}): their usage is added to a neighbouring call"
             )
         self._check_total()
+        for kind, (count, first) in self.unknown.items():
+            noun = "line" if count == 1 else "lines"
+            self.source.dropped(first, f"{count} {noun} of unknown type {kind!r} skipped")
         self.conv.messages = freeze_all(self.out)
         return self.conv
 

@@ -56,6 +56,36 @@ class Source:
         """A record (or a field of one) tsum reads past: always a warning naming its line."""
         self.warn(f"warning: {record.error(self.display, what).location_text()}")
 
+    def warner(self, record: Record) -> Callable[[str], None]:
+        """``dropped`` for one record, for helpers that do not know where they are."""
+        return lambda what: self.dropped(record, what)
+
+
+Warn = Callable[[str], None]
+
+
+def count_field(value: Any, name: str, warn: Warn | None = None) -> int:
+    """A token count: a number; a numeric string is read with a warning (some exporters
+    write ``"1234"``), anything else is 0 with a warning. Missing (None) is 0, silently."""
+    if type(value) is int:  # the common case first
+        return value
+    if value is None:
+        return 0
+    if isinstance(value, float) and value == value and abs(value) != float("inf"):
+        return int(value)
+    if isinstance(value, str):
+        try:
+            number = int(value.strip())
+        except ValueError:
+            pass
+        else:
+            if warn is not None:
+                warn(f"{name} is a string ({value!r}); read as {number}")
+            return number
+    if warn is not None:
+        warn(f"{name} is not a number ({value!r}); ignored")
+    return 0
+
 
 def _describe_json_error(exc: orjson.JSONDecodeError) -> str:
     msg = str(exc).split(":", 1)[0]
