@@ -254,6 +254,19 @@ def test_unknown_entry_types_are_one_warning_per_type(tmp_path: Path) -> None:
     assert f"warning: {path}:2: 3 entries of unknown type 'hologram' skipped" in warnings
 
 
+def test_unreadable_content_blocks_are_warnings(tmp_path: Path) -> None:
+    first, second = (FIXTURES / "malformed_claude_code_fields.jsonl").read_text().splitlines()[:2]
+    answer = json.loads(second)
+    answer["message"]["content"].insert(0, 42)  # a block that is not an object
+    answer["message"]["usage"]["input_tokens"] = 4
+    path = tmp_path / "session.jsonl"
+    path.write_text(first + "\n" + json.dumps(answer) + "\n")
+    warnings: list[str] = []
+    (conv,) = read(path, warn=warnings.append)
+    assert warnings == [f"warning: {path}:2: content[0] is not a readable block (42); skipped"]
+    assert conv.messages[1].blocks == (TextBlock("It opens a new DB connection per call; pool it."),)  # type: ignore[union-attr]
+
+
 # ---- the real corpus: expectations computed from the raw JSON, not by the reader ----------
 # Written from FORMATS.md's rules, not from the reader: no shared prefix list and no
 # line-by-line state, so a slip in the reader's classification is not mirrored here.

@@ -16,6 +16,7 @@ from transcript_tools.messages import (
     Conversation,
     OtherBlock,
     SystemMessage,
+    TextBlock,
     ToolResultMessage,
     ToolUseBlock,
     Usage,
@@ -251,6 +252,19 @@ def test_odd_lines_and_counts_are_warnings_naming_the_line(tmp_path: Path) -> No
         f"warning: {path}:4: 2 lines of unknown type 'hologram' skipped",
     ]
     assert usages(conv) == [Usage(120, 0)]
+
+
+def test_content_parts_that_are_not_objects_are_warnings(tmp_path: Path) -> None:
+    answer = {"type": "message", "role": "assistant", "content": ["ok", {"type": "output_text", "text": "ok"}]}
+    path = tmp_path / "rollout.jsonl"
+    path.write_text(
+        "\n".join([_rollout_line("session_meta", {"id": "s"}), _rollout_line("response_item", answer)])
+        + "\n"
+    )
+    warnings: list[str] = []
+    conv = one(path, warn=warnings.append)
+    assert warnings == [f"warning: {path}:2: content[0] is not a content part ('ok'); skipped"]
+    assert conv.messages[-1].blocks == (TextBlock("ok"),)  # type: ignore[union-attr]
 
 
 def test_malformed_rollout() -> None:

@@ -84,17 +84,25 @@ def block_from_anthropic(block: Any) -> Block | None:
     return OtherBlock(str(kind or "unknown"), block)
 
 
-def blocks_from_anthropic(content: Any) -> list[Block]:
+def blocks_from_anthropic(content: Any, warn: Warn | None = None) -> list[Block]:
+    """Content (a string or a list of blocks) → Blocks; ``warn`` hears of unreadable ones."""
     if isinstance(content, str):
         return [TextBlock(content)] if content else []
     if not isinstance(content, list):
         return []
     out = []
-    for raw in content:
+    for i, raw in enumerate(content):
         block = block_from_anthropic(raw)
         if block is not None:
             out.append(block)
+        elif warn is not None:
+            warn(f"content[{i}] is not a readable block ({_preview(raw)}); skipped")
     return out
+
+
+def _preview(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def tool_result_text(content: Any) -> str:
@@ -218,6 +226,13 @@ def convert_messages(
     return starts
 
 
+def _at(where: str, warn: Warn | None) -> Warn | None:
+    """``warn`` with the message's place (``messages[3]: ``) in front."""
+    if warn is None or not where:
+        return warn
+    return lambda message: warn(where + message)
+
+
 def message_from_anthropic(
     msg: dict[str, Any], where: str = "", warn: Warn | None = None
 ) -> list[Message]:
@@ -229,10 +244,8 @@ def message_from_anthropic(
         model = msg.get("model")
         return [
             AssistantMessage(
-                tuple(blocks_from_anthropic(content)),
-                usage_from_anthropic(
-                    msg.get("usage"), None if warn is None else lambda m: warn(where + m)
-                ),
+                tuple(blocks_from_anthropic(content, _at(where, warn))),
+                usage_from_anthropic(msg.get("usage"), _at(where, warn)),
                 model if isinstance(model, str) else None,
             )
         ]
@@ -240,7 +253,7 @@ def message_from_anthropic(
         if has_tool_result(content):
             assert isinstance(content, list)
             return tool_results(content)
-        return [user_message(blocks_from_anthropic(content))]
+        return [user_message(blocks_from_anthropic(content, _at(where, warn)))]
     if role == "system":
         return [SystemMessage(system_text(content))]
     raise BadMessage(f"{where}unknown role {role!r} (expected user or assistant)")

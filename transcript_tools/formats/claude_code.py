@@ -230,7 +230,7 @@ class _Session:
             )
             self.open = current
             self.out.append(current)
-        current.blocks.extend(blocks_from_anthropic(msg["content"]))
+        current.blocks.extend(blocks_from_anthropic(msg["content"], self.source.warner(record)))
         if usage is not None:
             current.usage = usage  # the last line of a response has the final output_tokens
 
@@ -243,7 +243,7 @@ class _Session:
             self.after_command = False
             self.out.extend(tool_results(content))  # the open response may still get lines
             return
-        blocks = blocks_from_anthropic(content)
+        blocks = blocks_from_anthropic(content, self.source.warner(record))
         flagged = obj.get("isCompactSummary") is True
         if flagged or _first_text(blocks).lstrip().startswith(CONTINUATION_PREFIX):
             self.after_command = False

@@ -59,7 +59,7 @@ from ..messages import (
     UserMessage,
 )
 from .assembly import PendingAssistant, freeze_all
-from .source import Record, Source, count_field, session_stem
+from .source import Record, Source, Warn, count_field, session_stem
 
 NAME = "codex"
 DESCRIPTION = "Codex CLI rollouts (~/.codex/sessions/**/rollout-*.jsonl)"
@@ -95,19 +95,21 @@ def _int(value: Any) -> int:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
-def _content_blocks(content: Any) -> list[Block]:
+def _content_blocks(content: Any, warn: Warn | None = None) -> list[Block]:
     if isinstance(content, str):
         return [TextBlock(content)]
     blocks: list[Block] = []
-    for part in content if isinstance(content, list) else ():
-        if not isinstance(part, dict):
+    for i, part in enumerate(content if isinstance(content, list) else ()):
+        if not isinstance(part, dict) or not part.get("type"):
+            if warn is not None:
+                warn(f"content[{i}] is not a content part ({str(part)[:60]!r}); skipped")
             continue
         kind = part.get("type")
         if kind in ("input_text", "output_text", "text") and isinstance(part.get("text"), str):
             blocks.append(TextBlock(part["text"]))
         elif kind in ("input_image", "image"):
             blocks.append(OtherBlock("image", part))
-        elif kind:
+        else:
             blocks.append(OtherBlock(str(kind), part))
     return blocks
 
@@ -172,11 +174,13 @@ class _Rollout:
         self.saw_user_event = False
         self.session_set = False
         self.unknown: dict[str, tuple[int, Record]] = {}  # line type -> (count, first record)
+        self.warn: Warn = source.warn
 
     def add(self, record: Record) -> None:
         obj = record.obj
         kind = obj.get("type")
         payload = obj.get("payload")
+        self.warn = self.source.warner(record)  # for helpers that read this line's fields
         if type(kind) is not str or kind not in LINE_TYPES:
             self._unknown(kind, record)
             return
@@ -223,10 +227,11 @@ class _Rollout:
         self.user_at = None
         self.event_waiting = False
         if kind == "message" and role == "assistant":
-            self._open().blocks.extend(_content_blocks(payload.get("content")))
+            self._open().blocks.extend(_content_blocks(payload.get("content"), self.warn))
         elif kind == "message":
             self._input()
-            self.out.append(SystemMessage(_text(_content_blocks(payload.get("content")))))
+            blocks = _content_blocks(payload.get("content"), self.warn)
+            self.out.append(SystemMessage(_text(blocks)))
         elif kind == "reasoning":
             self._open().blocks.append(_reasoning(payload))
         elif kind in CALL_ITEMS:
@@ -247,7 +252,7 @@ class _Rollout:
 
     def _user(self, payload: dict[str, Any]) -> None:
         self._input()
-        blocks = _content_blocks(payload.get("content"))
+        blocks = _content_blocks(payload.get("content"), self.warn)
         text = _text(blocks)
         if text.lstrip().startswith(INJECTION_PREFIXES):
             self.out.append(SystemMessage(text))
