@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import orjson
 import pytest
 from corpus import FIXTURES, read
 
 from transcript_tools.errors import InputError
-from transcript_tools.formats.anthropic import response_from_sse, usage_from_anthropic
+from transcript_tools.formats.anthropic_api import usage_from_anthropic
+from transcript_tools.formats.claude_trace import response_from_sse
 from transcript_tools.messages import (
     AssistantMessage,
     OtherBlock,
@@ -99,6 +102,62 @@ def test_claude_trace_takes_the_last_request_of_each_chain() -> None:
     ]
     assert [m.role for m in topic.messages] == ["user", "assistant"]
     assert main.session_id.endswith("#1") and topic.session_id.endswith("#2")
+
+
+def test_claude_trace_ignores_cache_control_and_counts_every_request() -> None:
+    # request 2 repeats request 1 byte for byte (a retry: a second call); request 3 moves
+    # the cache breakpoint off the first message (issue 10 §2d)
+    (conv,) = read(FIXTURES / "edge_cases_claude_trace.jsonl")
+    assert [m.role for m in conv.messages] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+        "assistant",
+    ]
+    usages = [m.usage for m in conv.messages if isinstance(m, AssistantMessage)]
+    assert usages == [
+        Usage(2904, 61, 0, 2900) + Usage(2904, 61, 2900, 0),
+        Usage(3024, 18, 2900, 120),
+        Usage(3064, 12, 3020, 40),
+    ]
+    assert sum(u.total_tokens for u in usages if u) == 2 * 2965 + 3042 + 3076
+
+
+def test_claude_trace_usage_without_its_message_is_a_warning(tmp_path: Path) -> None:
+    rows = [orjson.loads(x) for x in (FIXTURES / "edge_cases_claude_trace.jsonl").read_bytes().splitlines()]
+    # the last request rewrote the first answer (a user message where the call was)
+    rows[3]["request"]["body"]["messages"][1] = {"role": "user", "content": "(edited)"}
+    path = tmp_path / "trace.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    warnings: list[str] = []
+    read(path, warn=warnings.append)
+    assert [w for w in warnings if "usage" in w] == [
+        f"warning: {path}:1: the response's usage (2965 tokens) has no assistant message"
+        " in the conversation's last request (ignored)",
+        f"warning: {path}:2: the response's usage (2965 tokens) has no assistant message"
+        " in the conversation's last request (ignored)",
+    ]
+
+
+def test_usage_that_is_not_a_number_is_a_warning_naming_the_line(tmp_path: Path) -> None:
+    rows = [
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "…"}], "usage": {"input_tokens": "12", "output_tokens": 3}},
+        {"role": "user", "content": "and?"},
+        {"role": "assistant", "content": "done", "usage": "n/a"},
+    ]  # fmt: skip
+    path = tmp_path / "messages.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    warnings: list[str] = []
+    (conv,) = read(path, warn=warnings.append)
+    assert warnings == [
+        f"warning: {path}:2: usage.input_tokens is a string ('12'); read as 12",
+        f"warning: {path}:4: usage is not an object (str); ignored",
+    ]
+    assert [m.usage for m in conv.messages if isinstance(m, AssistantMessage)] == [Usage(12, 3), None]
 
 
 def test_sse_stream_is_reassembled() -> None:

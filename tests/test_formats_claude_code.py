@@ -9,7 +9,10 @@ import pytest
 from corpus import CORPUS, FIXTURES, needs_corpus, read
 
 from transcript_tools.errors import InputError
+from transcript_tools.inspect import inspect_conversation
 from transcript_tools.messages import (
+    INJECTED,
+    SYNTHETIC_MODEL,
     AssistantMessage,
     Conversation,
     OtherBlock,
@@ -101,7 +104,7 @@ def test_edge_cases_parallel_tools_images_init_compaction_rewind() -> None:
     assert isinstance(msgs[7], UserMessage) and isinstance(msgs[7].blocks[0], OtherBlock)
     # /init: the expanded isMeta prompt is the turn's prompt
     assert msgs[9] == UserMessage.text("Please analyze this codebase and create a CLAUDE.md file.")
-    # compact_boundary + isCompactSummary = one compaction, at the summary (a turn start)
+    # compact_boundary + isCompactSummary = one compaction, at the summary
     assert len(conv.compactions) == 1
     comp = conv.compactions[0]
     assert (comp.message_index, comp.source, comp.pre_tokens) == (
@@ -109,12 +112,14 @@ def test_edge_cases_parallel_tools_images_init_compaction_rewind() -> None:
         "claude-code:compact_boundary",
         155321,
     )
-    assert isinstance(msgs[13], UserMessage) and starts_turn(msgs[13])
+    # the summary is the runtime's message: it never starts a turn (issue 10 §2c)
+    assert isinstance(msgs[13], UserMessage) and msgs[13].origin == INJECTED
+    assert not starts_turn(msgs[13])
     # the rewind drops the abandoned prompt and its answer
     assert UserMessage.text("Remove the crash() call") not in msgs
     assert msgs[15] == UserMessage.text("Actually, keep crash() but guard it with a flag")
     assert len(msgs) == 17
-    assert sum(starts_turn(m) for m in msgs) == 6
+    assert sum(starts_turn(m) for m in msgs) == 5
     assert len(conv.warnings) == 1 and "2 messages of the abandoned branch" in conv.warnings[0]
 
 
@@ -136,7 +141,8 @@ def test_malformed_fails_with_location() -> None:
     path = FIXTURES / "malformed_claude_code.jsonl"
     with pytest.raises(InputError) as info:
         read(path)
-    assert info.value.line == 5 and "truncated" in info.value.message
+    # line 3 has no message object; line 5, the truncated last line, is only a warning
+    assert info.value.line == 3 and "--skip-bad-lines" in info.value.message
 
 
 def test_malformed_skip_bad_lines_warns_and_goes_on() -> None:
@@ -147,6 +153,118 @@ def test_malformed_skip_bad_lines_warns_and_goes_on() -> None:
     assert [m.role for m in convs[0].messages] == ["user", "assistant", "user"]
     assert any(":3: user entry without a 'message' object" in w for w in warnings)
     assert any(":5: truncated last line" in w for w in warnings)
+
+
+# ---- <synthetic> messages: written by Claude Code, not a model call (issue 10 §2b) --------
+SYNTHETIC = FIXTURES / "edge_cases_claude_code_synthetic.jsonl"
+SUMMARY_EVERY_TURN = ["--max-context-tokens", "8000", "--debounce", "1"]
+
+
+def test_synthetic_api_error_keeps_its_text_and_has_no_usage() -> None:
+    conv = one(SYNTHETIC)
+    (error,) = [m for m in conv.messages if isinstance(m, AssistantMessage) and m.model == SYNTHETIC_MODEL]
+    assert error.usage is None and error.blocks[0].text.startswith("API Error: 529")  # type: ignore[union-attr]
+    assert recorded(conv) == sum(1704 + 900 * k + 220 for k in range(5)) + 6704 + 60
+
+
+def _decisions(*args: str, out: Path) -> list[dict[str, object]]:
+    from click.testing import CliRunner
+
+    from transcript_tools.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["replay", *args, "--out", str(out)])
+    assert result.exit_code == 0, result.stderr
+    return [json.loads(x) for x in (out / "decisions.jsonl").read_text().splitlines()]
+
+
+def test_synthetic_message_is_not_estimated_as_a_call(tmp_path: Path) -> None:
+    turns = _decisions("--dry-run", str(SYNTHETIC), out=tmp_path)
+    error_turn = turns[5]  # "Now update the changelog…" answered only by the API error
+    assert error_turn["turn_tokens"] == 0 and error_turn["tokens"] == "none"
+    assert all(t["tokens"] in ("recorded", "none") for t in turns)
+    assert turns[-1]["cost_so_far"] == recorded(one(SYNTHETIC))
+
+
+def test_cost_so_far_does_not_depend_on_whether_summaries_were_written(tmp_path: Path) -> None:
+    full = _decisions(*SUMMARY_EVERY_TURN, str(SYNTHETIC), out=tmp_path / "full")
+    dry = _decisions(*SUMMARY_EVERY_TURN, "--dry-run", str(SYNTHETIC), out=tmp_path / "dry")
+    assert [t["decision"] for t in full].count("summarized") == 5  # the summaries changed the view
+    assert [t["cost_so_far"] for t in full] == [t["cost_so_far"] for t in dry]
+
+
+# ---- a compaction summary is the runtime's, never the person's (issue 10 §2c) -------------
+COMPACTED = FIXTURES / "edge_cases_claude_code_compact_summary.jsonl"
+
+
+def test_compact_summary_is_injected_and_starts_no_turn() -> None:
+    conv = one(COMPACTED)
+    msgs = conv.messages
+    summary = msgs[4]
+    assert isinstance(summary, UserMessage) and summary.origin == INJECTED
+    assert summary.blocks[0].text.startswith("This session is being continued")  # type: ignore[union-attr]
+    # three prompts, three turns: the summary rides in the turn it compacted
+    assert [m.blocks[0].text[:10] for m in msgs if starts_turn(m)] == [  # type: ignore[union-attr]
+        "Add an RSS",
+        "The feed m",
+        "Now valida",
+    ]
+    assert [(c.message_index, c.source) for c in conv.compactions] == [
+        (4, "claude-code:isCompactSummary")
+    ]
+    assert inspect_conversation(conv).turns == 3
+    assert [c.turn for c in inspect_conversation(conv).compactions] == [1]
+
+
+def test_compact_summary_is_not_among_the_goals_and_requests() -> None:
+    from transcript_tools.providers.offline import summarize
+    from transcript_tools.transcript import format_messages_as_text
+
+    conv = one(COMPACTED)
+    for end in (5, len(conv.messages)):  # the summary last (pending?) and in the middle
+        text = summarize(format_messages_as_text(conv.messages[:end]), 1024)
+        goals = text.split("Goals and requests:")[1].split("\n\n")[0]
+        assert "This session is being continued" not in goals, text
+        assert "Add an RSS feed" in goals
+
+
+# ---- nothing is dropped or ignored without a word (issue 10 §2e) ---------------------------
+
+
+def test_odd_fields_and_types_are_warnings_naming_the_line() -> None:
+    path = FIXTURES / "malformed_claude_code_fields.jsonl"
+    warnings: list[str] = []
+    (conv,) = read(path, warn=warnings.append)
+    assert warnings == [
+        f"warning: {path}:2: usage.input_tokens is a string ('1200'); read as 1200",
+        f"warning: {path}:3: entry 'type' is ['user'], not a string (entry skipped)",
+        f"warning: {path}:4: usage.input_tokens is not a number ('n/a'); ignored",
+    ]
+    first, second = [m.usage for m in conv.messages if isinstance(m, AssistantMessage)]
+    assert first == Usage(1200 + 2100, 40, cache_read_tokens=2100)
+    assert second == Usage(2100, 25, cache_read_tokens=2100)
+
+
+def test_unknown_entry_types_are_one_warning_per_type(tmp_path: Path) -> None:
+    lines = (FIXTURES / "malformed_claude_code_fields.jsonl").read_text().splitlines()[:2]
+    extra = [json.dumps({"type": "hologram", "sessionId": "s", "uuid": f"h{i}"}) for i in range(3)]
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join([lines[0], *extra, lines[1]]) + "\n")
+    warnings: list[str] = []
+    read(path, warn=warnings.append)
+    assert f"warning: {path}:2: 3 entries of unknown type 'hologram' skipped" in warnings
+
+
+def test_unreadable_content_blocks_are_warnings(tmp_path: Path) -> None:
+    first, second = (FIXTURES / "malformed_claude_code_fields.jsonl").read_text().splitlines()[:2]
+    answer = json.loads(second)
+    answer["message"]["content"].insert(0, 42)  # a block that is not an object
+    answer["message"]["usage"]["input_tokens"] = 4
+    path = tmp_path / "session.jsonl"
+    path.write_text(first + "\n" + json.dumps(answer) + "\n")
+    warnings: list[str] = []
+    (conv,) = read(path, warn=warnings.append)
+    assert warnings == [f"warning: {path}:2: content[0] is not a readable block (42); skipped"]
+    assert conv.messages[1].blocks == (TextBlock("It opens a new DB connection per call; pool it."),)  # type: ignore[union-attr]
 
 
 # ---- the real corpus: expectations computed from the raw JSON, not by the reader ----------
@@ -165,14 +283,18 @@ def _typed_by_a_human(text: str) -> bool:
     return bool(text) and not text.startswith(("<", "[Request interrupted"))
 
 
+def _is_compact_summary(entry: dict) -> bool:
+    """The summary the rest of the session continues from: kept, but the runtime wrote it."""
+    texts = [str(b["text"]) for b in _blocks(entry["message"]["content"]) if b.get("type") == "text"]
+    return bool(entry.get("isCompactSummary")) or bool(
+        texts and texts[0].lstrip().startswith("This session is being continued")
+    )
+
+
 def _is_prompt(entry: dict, by_uuid: dict[str, dict]) -> bool:
-    """Does this user entry (no tool_result) start a turn?"""
+    """Does this user entry (no tool_result, not a compaction summary) start a turn?"""
     blocks = _blocks(entry["message"]["content"])
     texts = [str(b["text"]) for b in blocks if b.get("type") == "text"]
-    if entry.get("isCompactSummary") or (
-        texts and texts[0].lstrip().startswith("This session is being continued")
-    ):
-        return True  # the summary the rest of the session continues from
     if entry.get("isMeta"):  # hidden context, except what a slash command expands to (/init)
         parent = by_uuid.get(entry.get("parentUuid") or "", {})
         return "<command-name>" in json.dumps(parent.get("message", {}).get("content"))
@@ -191,13 +313,21 @@ def expected(path: Path) -> dict[str, object]:
     responses = {}  # message.id -> its last line, which has the final usage (gotcha a)
     tool_results = 0
     prompts = []
+    summaries = []  # compaction summaries: messages, never turns (issue 10 §2c)
+    compaction_turns = []  # prompts before each recorded compaction
     for e in chat:
         if e["type"] == "assistant":
             responses[e["message"]["id"]] = e["message"]
             continue
         found = sum(b.get("type") == "tool_result" for b in _blocks(e["message"]["content"]))
         tool_results += found
-        if not found and _is_prompt(e, by_uuid):
+        if found:
+            continue
+        if _is_compact_summary(e):
+            summaries.append(e)
+            if e.get("isCompactSummary"):
+                compaction_turns.append(len(prompts))
+        elif _is_prompt(e, by_uuid):
             prompts.append(e)
     recorded = sum(
         u["input_tokens"]
@@ -211,9 +341,9 @@ def expected(path: Path) -> dict[str, object]:
         "turns": len(prompts),
         "assistant": len(responses),
         "tool": tool_results,
-        "messages": len(prompts) + len(responses) + tool_results,
+        "messages": len(prompts) + len(summaries) + len(responses) + tool_results,
         "recorded": recorded,
-        "compaction_turns": [i for i, e in enumerate(prompts) if e.get("isCompactSummary")],
+        "compaction_turns": compaction_turns,
     }
 
 
@@ -251,8 +381,8 @@ def test_real_compactions_where_the_logs_say() -> None:
     cases = {
         "kesslerio-attio-mcp-server/f89f86a1-90f7-4671-8587-88710a331c6f.jsonl": [5],
         "kesslerio-attio-mcp-server/d4519010-880f-47f6-a04c-abc13d7ea21d.jsonl": [3],
-        "conneroisu-templar/8e6737a7-4309-4012-bf3d-69084fa0ffb2.jsonl": [0, 4],
-        "conneroisu-templar/8f2aa855-be79-4406-9e9a-b94d54e4beed.jsonl": [9],
+        "conneroisu-templar/8e6737a7-4309-4012-bf3d-69084fa0ffb2.jsonl": [0, 3],  # prompts before each
+        "conneroisu-templar/8f2aa855-be79-4406-9e9a-b94d54e4beed.jsonl": [8],  # line 3: unflagged continuation
     }
     for name, turns in cases.items():
         conv = one(base / name)

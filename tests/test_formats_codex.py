@@ -16,6 +16,7 @@ from transcript_tools.messages import (
     Conversation,
     OtherBlock,
     SystemMessage,
+    TextBlock,
     ToolResultMessage,
     ToolUseBlock,
     Usage,
@@ -85,21 +86,196 @@ def test_edge_cases_without_user_message_events() -> None:
         and result.is_error
         and result.content.startswith("cat:")
     )
-    # a call with no output item still keeps its usage, on an empty assistant message
-    assert msgs[5] == AssistantMessage((), Usage(1000, 30, cache_read_tokens=800), "gpt-5-codex")
-    assert isinstance(msgs[6], UserImageMessage)
+    # line 9 counts the call before it (written after its tool output); line 10 counts a
+    # call with no output item: no message of its own, its usage joins the latest call
+    assert first.usage == Usage(900, 30) + Usage(1000, 30, cache_read_tokens=800)
+    assert isinstance(msgs[5], UserImageMessage)
+    assert msgs[6].usage == Usage(2200, 40, cache_read_tokens=1000)  # type: ignore[union-attr]
+    assert not any(isinstance(m, AssistantMessage) and not m.blocks for m in msgs)
     assert sum(u.total_tokens for u in usages(conv)) == 4100 + 100
+    assert conv.warnings == [
+        "1 token_count(s) of model calls that left no output item (line 10):"
+        " their usage is added to a neighbouring call"
+    ]
     assert sum(starts_turn(m) for m in msgs) == 2
+
+
+# ---- token_count before, or before and after, the items it counts (issue 10 §2a) --------
+# Codex 0.34 writes each count once, BEFORE the call's items; 0.55–0.58 before and again
+# after them; 0.104 (representative_codex.jsonl) after them.
+ORDERINGS = [
+    "edge_cases_codex_0_34_tokens_before.jsonl",
+    "edge_cases_codex_0_55_tokens_before_and_after.jsonl",
+]
+
+
+def final_total(path: Path) -> int:
+    totals = [
+        row["payload"]["info"]["total_token_usage"]["total_tokens"]
+        for row in map(json.loads, path.read_text().splitlines())
+        if row["type"] == "event_msg"
+        and row["payload"]["type"] == "token_count"
+        and row["payload"]["info"]
+    ]
+    return totals[-1]
+
+
+@pytest.mark.parametrize("name", ORDERINGS)
+def test_token_count_attaches_to_the_call_it_counts_whatever_the_order(name: str) -> None:
+    conv = one(FIXTURES / name)
+    calls = [m for m in conv.messages if isinstance(m, AssistantMessage)]
+    # three calls, none empty: a token_count never creates a message
+    assert [[type(b).__name__ for b in c.blocks] for c in calls] == [
+        ["OtherBlock", "ToolUseBlock"],
+        ["TextBlock"],
+        ["TextBlock"],
+    ]
+    assert [c.usage for c in calls] == [
+        Usage(4200, 180),
+        Usage(4600, 95, cache_read_tokens=4096),
+        Usage(4900, 40, cache_read_tokens=4480),
+    ]
+    # each count once (0.55 repeats it), summing to the log's final total_token_usage
+    assert sum(u.total_tokens for u in usages(conv)) == final_total(FIXTURES / name) == 14015
+    assert conv.warnings == []
+
+
+@pytest.mark.parametrize("name", [*ORDERINGS, "representative_codex.jsonl"])
+def test_replay_and_inspect_agree_with_the_logged_total(name: str, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from transcript_tools.cli.main import cli
+
+    path = FIXTURES / name
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["replay", "--dry-run", str(path), "--out", str(out)])
+    assert result.exit_code == 0, result.stderr
+    decisions = [json.loads(x) for x in (out / "decisions.jsonl").read_text().splitlines()]
+    assert all(d["tokens"] == "recorded" for d in decisions)  # nothing estimated
+    inspected = CliRunner().invoke(cli, ["inspect", "--json", str(path)])
+    (info,) = json.loads(inspected.stdout)
+    assert decisions[-1]["cost_so_far"] == info["recorded_tokens"] == final_total(path)
+
+
+def _rollout_line(kind: str, payload: dict[str, object]) -> str:
+    return json.dumps({"timestamp": "2025-10-01T09:00:00.000Z", "type": kind, "payload": payload})
+
+
+def _count(total: int, last: int) -> str:
+    usage = {"input_tokens": last - 10, "cached_input_tokens": 0, "output_tokens": 10}
+    return _rollout_line(
+        "event_msg",
+        {
+            "type": "token_count",
+            "info": {
+                "total_token_usage": {"total_tokens": total},
+                "last_token_usage": {**usage, "total_tokens": last},
+            },
+        },
+    )
+
+
+def test_counts_first_log_with_an_itemless_call_keeps_every_token(tmp_path: Path) -> None:
+    answer = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}
+    prompt = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}
+    path = tmp_path / "rollout.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                _rollout_line("session_meta", {"id": "s", "cli_version": "0.34.0"}),
+                _rollout_line("response_item", prompt),
+                _count(100, 100),  # a call that wrote nothing (an aborted stream)
+                _count(300, 200),  # the answer's call, before its item
+                _rollout_line("response_item", answer),
+                _rollout_line("response_item", prompt),
+                _count(700, 400),  # the last call's items were never written (live log)
+            ]
+        )
+        + "\n"
+    )
+    conv = one(path)
+    calls = [m for m in conv.messages if isinstance(m, AssistantMessage)]
+    assert len(calls) == 1 and calls[0].blocks
+    assert calls[0].usage is not None and calls[0].usage.total_tokens == 700  # 200 + 100 + 400
+    assert conv.warnings == [
+        "2 token_count(s) of model calls that left no output item (line 3, 7):"
+        " their usage is added to a neighbouring call"
+    ]
+
+
+def test_counts_that_do_not_add_up_to_the_logged_total_are_a_warning(tmp_path: Path) -> None:
+    answer = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}
+    path = tmp_path / "rollout.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                _rollout_line("session_meta", {"id": "s"}),
+                _rollout_line("response_item", answer),
+                _count(900, 200),  # 700 tokens of earlier counts are missing from the log
+            ]
+        )
+        + "\n"
+    )
+    conv = one(path)
+    assert conv.warnings == [
+        "the calls' token_count events sum to 200 tokens but the log's final"
+        " total_token_usage says 900"
+    ]
+
+
+def test_odd_lines_and_counts_are_warnings_naming_the_line(tmp_path: Path) -> None:
+    answer = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}
+    count = json.loads(_count(130, 130))
+    count["payload"]["info"]["last_token_usage"]["input_tokens"] = "120"
+    count["payload"]["info"]["last_token_usage"]["output_tokens"] = None  # missing: 0, no word
+    count["payload"]["info"]["last_token_usage"]["cached_input_tokens"] = "lots"
+    path = tmp_path / "rollout.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                _rollout_line("session_meta", {"id": "s"}),
+                json.dumps({"type": ["response_item"], "payload": answer}),
+                _rollout_line("response_item", answer),
+                _rollout_line("hologram", {}),
+                json.dumps(count),
+                _rollout_line("hologram", {}),
+            ]
+        )
+        + "\n"
+    )
+    warnings: list[str] = []
+    conv = one(path, warn=warnings.append)
+    assert warnings == [
+        f"warning: {path}:2: line 'type' is ['response_item'], not a string (line skipped)",
+        f"warning: {path}:5: last_token_usage.input_tokens is a string ('120'); read as 120",
+        f"warning: {path}:5: last_token_usage.cached_input_tokens is not a number ('lots'); ignored",
+        f"warning: {path}:4: 2 lines of unknown type 'hologram' skipped",
+    ]
+    assert usages(conv) == [Usage(120, 0)]
+
+
+def test_content_parts_that_are_not_objects_are_warnings(tmp_path: Path) -> None:
+    answer = {"type": "message", "role": "assistant", "content": ["ok", {"type": "output_text", "text": "ok"}]}
+    path = tmp_path / "rollout.jsonl"
+    path.write_text(
+        "\n".join([_rollout_line("session_meta", {"id": "s"}), _rollout_line("response_item", answer)])
+        + "\n"
+    )
+    warnings: list[str] = []
+    conv = one(path, warn=warnings.append)
+    assert warnings == [f"warning: {path}:2: content[0] is not a content part ('ok'); skipped"]
+    assert conv.messages[-1].blocks == (TextBlock("ok"),)  # type: ignore[union-attr]
 
 
 def test_malformed_rollout() -> None:
     path = FIXTURES / "malformed_codex.jsonl"
     with pytest.raises(InputError) as info:
         one(path)
-    assert info.value.line == 6
+    assert info.value.line == 4  # line 6, the truncated last line, is only a warning
     warnings: list[str] = []
     conv = one(path, skip_bad_lines=True, warn=warnings.append)
     assert any(":4: response_item line without a 'payload' object" in w for w in warnings)
+    assert any(":6: truncated last line skipped" in w for w in warnings)
     assert [m.role for m in conv.messages] == ["user", "assistant"]
 
 

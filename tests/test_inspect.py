@@ -35,13 +35,13 @@ def conversation(name: str) -> Conversation:
 def test_stats_of_a_claude_code_session() -> None:
     info = inspect_conversation(conversation("edge_cases_claude_code.jsonl"))
     assert info.format == "claude-code"
-    assert info.turns == 6
+    assert info.turns == 5  # the compaction summary is a user message but starts no turn
     assert info.messages == {"system": 0, "user": 5, "user_image": 1, "assistant": 8, "tool": 3}
     assert info.tool_calls == 3
     assert info.calls_with_usage == 8
     assert info.largest_context_kind == "recorded" and info.largest_context == 9508
     assert info.estimate_error is not None and info.estimate_error.calls == 8
-    # the compaction sits at the summary's turn start: reported at the turn it ended
+    # reported at the turn the agent compacted (the summary rides in it)
     assert [(c.turn, c.message_index, c.pre_tokens) for c in info.compactions] == [(3, 13, 155321)]
     assert len(info.warnings) == 1
 
@@ -147,7 +147,7 @@ def test_command_bad_file_is_one_line_and_exit_3() -> None:
     assert "sharegpt" in result.stdout and "anthropic" in result.stdout
     errors = [line for line in result.stderr.splitlines() if "robot" in line]
     assert errors == [
-        f"error: {bad}:2: conversations[1]: unknown 'from' 'robot' (expected one of: assistant, bard, bing, chatgpt, function, function_call, gpt, human, model, observation, system, tool, user)"
+        f"error: {bad}:2: conversations[1]: unknown 'from' 'robot' (expected one of: assistant, bard, bing, chatgpt, function, function_call, gpt, human, model, observation, system, tool, user) (--skip-bad-lines skips it)"
     ]
     assert "Traceback" not in result.stderr
     assert result.stderr.splitlines()[-1] == "3 sessions in 2 files, 1 failed"
@@ -189,3 +189,14 @@ def test_command_on_the_real_corpus() -> None:
     assert cc["largest_context"] == {"tokens": 163_695, "kind": "recorded"}  # PROVENANCE: max ctx
     assert [c["source"] for c in cc["compactions"]] == ["claude-code:isCompactSummary"]
     assert "manifest.json: not a transcript" in result.stderr
+
+
+def test_command_with_the_wrong_format_warns_as_replay_does() -> None:
+    # issue 10 §2e: a Claude Code file read as Codex: every line named, and the empty session
+    path = FIXTURES / "representative_claude_code.jsonl"
+    result = invoke("--format", "codex", str(path))
+    assert f"warning: {path}:2: 10 lines of unknown type 'user' skipped" in result.stderr
+    assert (
+        f"warning: {path}: session representative_claude_code: no messages read as codex"
+        " (is the file in that format? see --format)" in result.stderr
+    )

@@ -172,8 +172,15 @@ def inspect_conversation(conv: Conversation) -> SessionInfo:
         largest_context_kind="recorded" if calls else "estimated",
         context_window=conv.context_window,
         compactions=compactions,
-        warnings=tuple(conv.warnings),
+        warnings=tuple(conv.warnings) + _empty_warning(conv),
     )
+
+
+def _empty_warning(conv: Conversation) -> tuple[str, ...]:
+    # the same words as replay's: nothing read usually means the wrong --format
+    if conv.messages:
+        return ()
+    return (f"no messages read as {conv.format} (is the file in that format? see --format)",)
 
 
 def _stderr(message: str) -> None:

@@ -139,6 +139,12 @@ class UserImageMessage:
     role = "user_image"
 
 
+# The model of an assistant message the runtime wrote itself, not a model (Claude Code's
+# "<synthetic>": API errors, interrupts). It is not a model call: no usage is recorded
+# for it and none may be estimated (DESIGN §2 Turns: a turn's usage is its calls').
+SYNTHETIC_MODEL = "<synthetic>"
+
+
 @_fast_init
 @dataclass(frozen=True, slots=True)
 class AssistantMessage:

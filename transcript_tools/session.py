@@ -27,7 +27,7 @@ from typing import Any
 from .config import Measure, ReplaySettings, SummaryConfig
 from .context import ContextSlot, FocusedConfig, SessionMemory
 from .errors import TsumError
-from .messages import AssistantMessage, Message, Usage
+from .messages import SYNTHETIC_MODEL, AssistantMessage, Message, Usage
 from .prompt import PromptTemplate, template_from_config
 from .providers.base import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 
@@ -145,7 +145,7 @@ class SessionEngine:
         needs_view = current
         if not needs_view:
             for m in messages:
-                if isinstance(m, AssistantMessage) and m.usage is None:
+                if isinstance(m, AssistantMessage) and m.usage is None and m.model != SYNTHETIC_MODEL:
                     needs_view = True
                     break
         view_before = slot.view_size(start)[1] if needs_view else 0
@@ -169,7 +169,7 @@ class SessionEngine:
                 output_tokens += usage.output_tokens
                 cache_read += usage.cache_read_tokens
                 cache_creation += usage.cache_creation_tokens
-            else:
+            elif message.model != SYNTHETIC_MODEL:  # written by the runtime: not a call
                 # No usage recorded: the call saw the view at turn start plus the turn so far.
                 if prefix is None:
                     prefix = slot.token_prefix(start + len(messages))

@@ -16,16 +16,25 @@ Each line is ``{"timestamp", "type", "payload"}``. Mapping:
   ``OtherBlock("web_search")`` (server side, no result item); ``*_output`` →
   ToolResultMessage. The items one model call produces (reasoning, text, tool calls) form
   one AssistantMessage.
-- Usage: each ``event_msg`` ``token_count`` with ``info`` ends one model call;
+- Usage: each ``event_msg`` ``token_count`` with ``info`` counts one model call;
   ``info.last_token_usage`` (``input_tokens`` already includes ``cached_input_tokens``) goes
-  on the assistant message of that call. Codex repeats the same event (same
-  ``total_token_usage``) after tool output: a repeat is skipped, so the usage recorded on
-  the messages sums to the billed total. A call without any output item gets an
-  assistant message with no blocks, so no usage is lost.
+  on the assistant message of that call. Where the event sits depends on the version:
+  after the call's items (0.104), before them (0.34), or before and again after them
+  (0.55–0.58); a repeat (same ``total_token_usage``) is skipped. Two calls are always
+  separated by an input (tool output, user message), so a count belongs to the latest
+  call if that call has none yet, else to the next call that starts. A token_count never
+  creates a message: the usage of a call that left no output item is added to a
+  neighbouring call (a warning says so), so the usage on the messages sums to the
+  billed total, which is checked against the log's final ``total_token_usage``.
 - ``model_context_window`` → Conversation.context_window; ``compacted`` and its
   ``context_compacted`` event → one Compaction (``pre_tokens`` = the last call's total).
   The ``replacement_history`` is not replayed: tsum keeps the full history and marks where
   Codex compacted.
+- A line of another ``type`` is skipped with a warning (one per type, at its first line;
+  a ``type`` that is not a string, a warning of its own); a token count that is not a
+  number is a warning naming the line (a numeric string is read). Event and item kinds
+  tsum does not map (``agent_message``, ``ghost_snapshot``…) are UI echoes or bookkeeping,
+  skipped silently.
 """
 
 from __future__ import annotations
@@ -50,7 +59,7 @@ from ..messages import (
     UserMessage,
 )
 from .assembly import PendingAssistant, freeze_all
-from .source import Record, Source, session_stem
+from .source import Record, Source, Warn, count_field, session_stem
 
 NAME = "codex"
 DESCRIPTION = "Codex CLI rollouts (~/.codex/sessions/**/rollout-*.jsonl)"
@@ -75,7 +84,9 @@ def sniff(head: list[Record]) -> bool:
     typed = [
         r.obj
         for r in head
-        if r.obj.get("type") in LINE_TYPES and isinstance(r.obj.get("payload"), dict)
+        if type(r.obj.get("type")) is str  # a list is unhashable (and not a Codex line)
+        and r.obj["type"] in LINE_TYPES
+        and isinstance(r.obj.get("payload"), dict)
     ]
     return bool(typed) and len(typed) * 2 >= len(head)
 
@@ -84,19 +95,21 @@ def _int(value: Any) -> int:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
-def _content_blocks(content: Any) -> list[Block]:
+def _content_blocks(content: Any, warn: Warn | None = None) -> list[Block]:
     if isinstance(content, str):
         return [TextBlock(content)]
     blocks: list[Block] = []
-    for part in content if isinstance(content, list) else ():
-        if not isinstance(part, dict):
+    for i, part in enumerate(content if isinstance(content, list) else ()):
+        if not isinstance(part, dict) or not part.get("type"):
+            if warn is not None:
+                warn(f"content[{i}] is not a content part ({str(part)[:60]!r}); skipped")
             continue
         kind = part.get("type")
         if kind in ("input_text", "output_text", "text") and isinstance(part.get("text"), str):
             blocks.append(TextBlock(part["text"]))
         elif kind in ("input_image", "image"):
             blocks.append(OtherBlock("image", part))
-        elif kind:
+        else:
             blocks.append(OtherBlock(str(kind), part))
     return blocks
 
@@ -146,20 +159,30 @@ class _Rollout:
         self.out: list[Message | PendingAssistant] = []
         self.model: str | None = None
         self.call: PendingAssistant | None = None  # one model call's output items
-        self.unbilled: PendingAssistant | None = None  # the latest call still waiting for its usage
+        self.latest: PendingAssistant | None = None  # the latest call, open or not
+        self.waiting: Usage | None = None  # a count that came before its call's items
+        self.waiting_line: int | None = None
+        self.counts_first = False  # seen: a count before its call's items (0.34, 0.55–0.58)
+        self.itemless: list[int] = []  # lines of counts whose call left no output item
+        self.orphan: Usage | None = None  # item-less counts before any call
         self.last_total: Any = None
+        self.billed = 0  # total tokens put on messages, checked against the log's total
         self.last_call_tokens: int | None = None
         self.user_at: int | None = None  # the user item a user_message event may confirm
         self.event_waiting = False  # a user_message event came before its item
         self.unconfirmed: set[int] = set()
         self.saw_user_event = False
         self.session_set = False
+        self.unknown: dict[str, tuple[int, Record]] = {}  # line type -> (count, first record)
+        self.warn: Warn = source.warn
 
     def add(self, record: Record) -> None:
         obj = record.obj
         kind = obj.get("type")
         payload = obj.get("payload")
-        if kind not in LINE_TYPES:
+        self.warn = self.source.warner(record)  # for helpers that read this line's fields
+        if type(kind) is not str or kind not in LINE_TYPES:
+            self._unknown(kind, record)
             return
         if not isinstance(payload, dict):
             self.source.bad(
@@ -169,7 +192,7 @@ class _Rollout:
         if kind == "response_item":
             self._item(payload)
         elif kind == "event_msg":
-            self._event(payload)
+            self._event(payload, record)
         elif kind == "turn_context":
             if isinstance(payload.get("model"), str):
                 self.model = payload["model"]
@@ -177,6 +200,14 @@ class _Rollout:
             self._meta(payload)
         elif kind == "compacted":
             self._compaction("codex:compacted")
+
+    def _unknown(self, kind: Any, record: Record) -> None:
+        if not isinstance(kind, str):  # a broken line: say which
+            self.source.dropped(record, f"line 'type' is {kind!r}, not a string (line skipped)")
+            return
+        # a newer Codex's line type: one warning per type, at its first line
+        count, first = self.unknown.get(kind, (0, record))
+        self.unknown[kind] = (count + 1, first)
 
     def _meta(self, payload: dict[str, Any]) -> None:
         if not self.session_set and isinstance(payload.get("id"), str):
@@ -196,10 +227,11 @@ class _Rollout:
         self.user_at = None
         self.event_waiting = False
         if kind == "message" and role == "assistant":
-            self._open().blocks.extend(_content_blocks(payload.get("content")))
+            self._open().blocks.extend(_content_blocks(payload.get("content"), self.warn))
         elif kind == "message":
-            self.call = None
-            self.out.append(SystemMessage(_text(_content_blocks(payload.get("content")))))
+            self._input()
+            blocks = _content_blocks(payload.get("content"), self.warn)
+            self.out.append(SystemMessage(_text(blocks)))
         elif kind == "reasoning":
             self._open().blocks.append(_reasoning(payload))
         elif kind in CALL_ITEMS:
@@ -212,15 +244,15 @@ class _Rollout:
         elif kind == "web_search_call":
             self._open().blocks.append(OtherBlock("web_search", payload.get("action")))
         elif kind in OUTPUT_ITEMS:
-            self.call = None
+            self._input()
             content, is_error = _output(payload)
             self.out.append(ToolResultMessage(str(payload.get("call_id", "")), content, is_error))
         elif kind in ("compaction", "compaction_summary"):
             self._compaction("codex:compaction")
 
     def _user(self, payload: dict[str, Any]) -> None:
-        self.call = None
-        blocks = _content_blocks(payload.get("content"))
+        self._input()
+        blocks = _content_blocks(payload.get("content"), self.warn)
         text = _text(blocks)
         if text.lstrip().startswith(INJECTION_PREFIXES):
             self.out.append(SystemMessage(text))
@@ -239,10 +271,10 @@ class _Rollout:
             self.user_at = len(self.out) - 1
             self.unconfirmed.add(self.user_at)
 
-    def _event(self, payload: dict[str, Any]) -> None:
+    def _event(self, payload: dict[str, Any], record: Record) -> None:
         kind = payload.get("type")
         if kind == "token_count":
-            self._usage(payload.get("info"))
+            self._usage(payload.get("info"), record)
         elif kind == "user_message":
             self.saw_user_event = True
             if self.user_at is not None:
@@ -259,12 +291,22 @@ class _Rollout:
 
     def _open(self) -> PendingAssistant:
         if self.call is None:
-            self.call = PendingAssistant(model=self.model)
+            self.call = self.latest = PendingAssistant(model=self.model)
             self.out.append(self.call)
-            self.unbilled = self.call
+            if self.waiting is not None:  # its count came first (0.34, 0.55–0.58)
+                self.call.usage, self.waiting = self.waiting, None
+                self.counts_first = True
         return self.call
 
-    def _usage(self, info: Any) -> None:
+    def _input(self) -> None:
+        """An input item (tool output, user or developer message, compaction): the model
+        call before it is over, and a count still waiting for items had none."""
+        self.call = None
+        if self.waiting is not None:
+            self._itemless(self.waiting, self.waiting_line)
+            self.waiting = None
+
+    def _usage(self, info: Any, record: Record) -> None:
         if not isinstance(info, dict):
             return  # rate-limit-only event
         if info.get("model_context_window"):
@@ -276,24 +318,52 @@ class _Rollout:
         if not isinstance(last, dict):
             return
         if total is not None and total == self.last_total:
-            return  # the same event again (Codex repeats it after tool output)
+            return  # the same event again (Codex repeats it around the call's items)
         self.last_total = total
+        warn = self.source.warner(record)
         usage = Usage(
-            input_tokens=_int(last.get("input_tokens")),
-            output_tokens=_int(last.get("output_tokens")),
-            cache_read_tokens=_int(last.get("cached_input_tokens")),
+            input_tokens=count_field(
+                last.get("input_tokens"), "last_token_usage.input_tokens", warn
+            ),
+            output_tokens=count_field(
+                last.get("output_tokens"), "last_token_usage.output_tokens", warn
+            ),
+            cache_read_tokens=count_field(
+                last.get("cached_input_tokens"), "last_token_usage.cached_input_tokens", warn
+            ),
         )
-        target = self.unbilled
-        if target is None:  # a call with no output item: keep its usage anyway
-            target = PendingAssistant(model=self.model)
-            self.out.append(target)
-        target.usage = usage
-        self.unbilled = None
-        self.call = None
+        self.billed += usage.total_tokens
         self.last_call_tokens = _int(last.get("total_tokens")) or usage.total_tokens
+        # Two model calls are always separated by an input, so a count belongs to the
+        # call whose items sit next to it with no input between.
+        call, latest = self.call, self.latest
+        if call is not None:
+            if call.usage is None:  # after its items (0.104)
+                call.usage = usage
+                self.call = None
+            else:  # a second count beside one call's items
+                self._itemless(usage, record.line)
+        elif latest is not None and latest.usage is None and not self.counts_first:
+            latest.usage = usage  # after its items and their tool outputs
+        else:  # before its items; a count still waiting then had none
+            if self.waiting is not None:
+                self._itemless(self.waiting, self.waiting_line)
+            self.waiting, self.waiting_line = usage, record.line
+
+    def _itemless(self, usage: Usage, line: int | None) -> None:
+        # The count of a call that left no output item. No message of its own (a
+        # token_count never creates one): its tokens go on the latest call, so the
+        # recorded usage still sums to what the log billed.
+        if line is not None:
+            self.itemless.append(line)
+        target = self.latest
+        if target is None:
+            self.orphan = usage if self.orphan is None else self.orphan + usage
+        else:
+            target.usage = usage if target.usage is None else target.usage + usage
 
     def _compaction(self, source: str) -> None:
-        self.call = None
+        self._input()
         index = len(self.out)
         comps = self.conv.compactions
         if comps and comps[-1].message_index == index:
@@ -306,8 +376,37 @@ class _Rollout:
                 message = self.out[index]
                 if isinstance(message, UserMessage):
                     self.out[index] = SystemMessage(_text(list(message.blocks)))
+        self._input()  # a count still waiting at the end: its items were never written
+        if self.orphan is not None:
+            first = next((m for m in self.out if isinstance(m, PendingAssistant)), None)
+            if first is None:
+                self.conv.warnings.append(
+                    f"token_count events of {self.orphan.total_tokens} tokens but no model"
+                    " output in the log: that usage is on no message"
+                )
+            else:
+                first.usage = self.orphan if first.usage is None else first.usage + self.orphan
+        if self.itemless:
+            lines = ", ".join(str(n) for n in self.itemless[:5])
+            self.conv.warnings.append(
+                f"{len(self.itemless)} token_count(s) of model calls that left no output item"
+                f" (line {lines}): their usage is added to a neighbouring call"
+            )
+        self._check_total()
+        for kind, (count, first) in self.unknown.items():
+            noun = "line" if count == 1 else "lines"
+            self.source.dropped(first, f"{count} {noun} of unknown type {kind!r} skipped")
         self.conv.messages = freeze_all(self.out)
         return self.conv
+
+    def _check_total(self) -> None:
+        total = self.last_total
+        logged = _int(total.get("total_tokens")) if isinstance(total, dict) else 0
+        if logged and logged != self.billed:
+            self.conv.warnings.append(
+                f"the calls' token_count events sum to {self.billed} tokens but the log's"
+                f" final total_token_usage says {logged}"
+            )
 
 
 def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:

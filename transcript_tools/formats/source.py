@@ -19,6 +19,8 @@ import orjson
 from ..errors import InputError
 
 WHOLE_FILE_SUFFIXES = (".json", ".traj")
+UTF8_BOM = b"\xef\xbb\xbf"
+SKIP_HINT = "--skip-bad-lines skips it"
 
 
 @dataclass(slots=True)
@@ -47,8 +49,42 @@ class Source:
     def bad(self, err: InputError) -> None:
         """A bad record: fatal for this file, or a warning with --skip-bad-lines."""
         if not self.skip_bad_lines:
-            raise err
+            raise InputError(err.path, err.line, f"{err.message} ({SKIP_HINT})", item=err.item)
         self.warn(f"warning: {err.location_text()} (skipped)")
+
+    def dropped(self, record: Record, what: str) -> None:
+        """A record (or a field of one) tsum reads past: always a warning naming its line."""
+        self.warn(f"warning: {record.error(self.display, what).location_text()}")
+
+    def warner(self, record: Record) -> Callable[[str], None]:
+        """``dropped`` for one record, for helpers that do not know where they are."""
+        return lambda what: self.dropped(record, what)
+
+
+Warn = Callable[[str], None]
+
+
+def count_field(value: Any, name: str, warn: Warn | None = None) -> int:
+    """A token count: a number; a numeric string is read with a warning (some exporters
+    write ``"1234"``), anything else is 0 with a warning. Missing (None) is 0, silently."""
+    if type(value) is int:  # the common case first
+        return value
+    if value is None:
+        return 0
+    if isinstance(value, float) and value == value and abs(value) != float("inf"):
+        return int(value)
+    if isinstance(value, str):
+        try:
+            number = int(value.strip())
+        except ValueError:
+            pass
+        else:
+            if warn is not None:
+                warn(f"{name} is a string ({value!r}); read as {number}")
+            return number
+    if warn is not None:
+        warn(f"{name} is not a number ({value!r}); ignored")
+    return 0
 
 
 def _describe_json_error(exc: orjson.JSONDecodeError) -> str:
@@ -91,6 +127,8 @@ def is_whole_file_json(path: str, data: bytes) -> bool:
 def iter_records(source: Source, data: bytes) -> Iterator[Record]:
     """Yield the records of a file's bytes; bad ones raise (or warn, with --skip-bad-lines)."""
     path = source.display
+    if data.startswith(UTF8_BOM):
+        data = data[len(UTF8_BOM) :]  # written by some Windows editors and tools; not content
     if not data.strip():
         raise InputError(path, None, "empty file (no JSON records)")
     if is_whole_file_json(source.path, data):
@@ -184,14 +222,18 @@ def _bad_line(
     source: Source, data: bytes, raw: bytes, lineno: int, end: int, exc: orjson.JSONDecodeError
 ) -> None:
     path = source.display
-    if _is_invalid_utf8(raw):
-        source.bad(InputError(path, lineno, "invalid UTF-8 on this line"))
-    elif not data.endswith(b"\n") and (
+    if not data.endswith(b"\n") and (
         end >= len(data) or (b"\n" not in data[end + 1 :] and not data[end + 1 :].strip())
     ):
-        source.bad(
-            InputError(path, lineno, "truncated last line (the writer may have crashed mid-line)")
+        # Claude Code and Codex append to their logs while they run: an incomplete last
+        # line is the normal state of a live log, not a broken file (checked before
+        # UTF-8, since the cut can fall inside a character).
+        source.warn(
+            f"warning: {path}:{lineno}: truncated last line skipped"
+            " (the writer may still be running, or stopped mid-line)"
         )
+    elif _is_invalid_utf8(raw):
+        source.bad(InputError(path, lineno, "invalid UTF-8 on this line"))
     else:
         source.bad(InputError(path, lineno, _describe_json_error(exc)))
 

@@ -17,7 +17,7 @@ from ..messages import Usage
 from ..tokens import ascii_letter_count, cjk_count, estimate_text_tokens
 from .base import SummaryResponse
 
-ALGORITHM_VERSION = 2  # bump whenever the output for a given prompt changes (cache key)
+ALGORITHM_VERSION = 3  # bump whenever the output for a given prompt changes (cache key)
 
 _ROLE_PREFIX = r"(?:System|User|Assistant|Tool (?:Result|Error) \[[^\]\n]*\]):(?: |$)"
 _HEAD = r"(?:(System|User|Assistant)|Tool (Result|Error) \[([^\]\n]*)\]):(?: |$)"
@@ -55,6 +55,10 @@ _ERROR_LIKE_RE = re.compile(
     r"\s*(?:(?:error|fatal|traceback|exception|failed)\b|错误|失败|异常)", re.I
 )
 _LIST_MARKER_RE = re.compile(r"(?:[-*•>#]+|\d+[.)])\s+")
+# Runtime-injected user messages (DESIGN §2 Turns: compaction summaries) reach the prompt as
+# "User:" blocks like the person's; the provider sees only text, so it knows them by their
+# opening. They are never one of the person's requests.
+_INJECTED_PREFIXES = ("This session is being continued from a previous conversation",)
 _SENTENCE_WINDOW = 400  # how far a decision sentence may reach around its cue word
 _CJK_RATIO = 0.3  # CJK share of letters above which the summary is written in Chinese
 
@@ -275,7 +279,11 @@ class _Facts:
     def collect(cls, blocks: _Blocks) -> _Facts:
         roles, call_ids, contents = blocks.roles, blocks.call_ids, blocks.contents
         counts = Counter(roles)
-        requests = [c for r, c in zip(roles, contents, strict=True) if r == "user" and _has_text(c)]
+        requests = [
+            c
+            for r, c in zip(roles, contents, strict=True)
+            if r == "user" and _has_text(c) and not c.startswith(_INJECTED_PREFIXES)
+        ]
         assistant = [c for r, c in zip(roles, contents, strict=True) if r == "assistant"]
         tool_counts = Counter(_TOOL_CALL_RE.findall("\n".join(assistant)))
         tools = sorted(tool_counts.items(), key=lambda item: (-item[1], item[0]))
@@ -307,7 +315,9 @@ class _Facts:
             errors=errors,
             error_total=error_total,
             state=state,
-            pending=last_role == "user" and _has_text(last_content),
+            pending=last_role == "user"
+            and _has_text(last_content)
+            and not last_content.startswith(_INJECTED_PREFIXES),
             last_output=(call_ids[-1], last_content) if last_role in ("result", "error") else None,
             fallback=fallback,
         )
