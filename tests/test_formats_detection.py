@@ -28,6 +28,8 @@ FIXTURE_FORMATS = {
     "edge_cases_openhands_events.json": "trajectory",
     "representative_sharegpt.jsonl": "sharegpt",
     "edge_cases_sharegpt.json": "sharegpt",
+    "representative_tau2_bench.json": "tau-bench",
+    "edge_cases_tau_bench.json": "tau-bench",
 }
 
 
@@ -165,6 +167,7 @@ EXPECTED_BY_FOLDER = {
     "chat-completions": "openai",
     "agent-trajectories": "trajectory",
     "sharegpt": "sharegpt",
+    "tau2-bench": "tau-bench",
 }
 
 
