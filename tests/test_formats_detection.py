@@ -30,6 +30,9 @@ FIXTURE_FORMATS = {
     "edge_cases_sharegpt.json": "sharegpt",
     "representative_tau2_bench.json": "tau-bench",
     "edge_cases_tau_bench.json": "tau-bench",
+    "representative_gemini.jsonl": "gemini-cli",
+    "edge_cases_gemini.jsonl": "gemini-cli",
+    "edge_cases_gemini_session.json": "gemini-cli",
 }
 
 

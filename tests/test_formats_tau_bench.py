@@ -27,7 +27,9 @@ REAL = CORPUS / "tau2-bench" / "telecom_gpt-4o_user-sim_gpt-4o.json"
 
 
 def recorded(conv: Conversation) -> int:
-    return sum(m.usage.total_tokens for m in conv.messages if isinstance(m, AssistantMessage) and m.usage)
+    return sum(
+        m.usage.total_tokens for m in conv.messages if isinstance(m, AssistantMessage) and m.usage
+    )
 
 
 def calls(conv: Conversation) -> int:
@@ -47,7 +49,9 @@ def test_tau2_simulations_are_sessions_named_by_task_and_trial() -> None:
     assert [m.role for m in first.messages] == [
         "assistant", "user", "assistant", "tool", "assistant", "user", "assistant", "tool", "assistant", "user",
     ]  # fmt: skip
-    assert first.messages[0] == AssistantMessage((TextBlock("Hi! How can I help you today?"),), None, "gpt-4o")
+    assert first.messages[0] == AssistantMessage(
+        (TextBlock("Hi! How can I help you today?"),), None, "gpt-4o"
+    )
     assert first.messages[2] == AssistantMessage(
         (ToolUseBlock("call_A1", "get_customer_by_phone", {"phone_number": "555-0100"}),),
         Usage(3000, 25),
@@ -72,7 +76,14 @@ def test_old_tau_bench_runs_and_react_observations() -> None:
     convs = read(FIXTURES / "edge_cases_tau_bench.json")
     assert [c.session_id for c in convs] == ["task-12/trial-0", "task-7/trial-2"]
     tool_calling, react = convs
-    assert [m.role for m in tool_calling.messages] == ["system", "user", "assistant", "tool", "assistant", "user"]
+    assert [m.role for m in tool_calling.messages] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+    ]
     call = tool_calling.messages[2]
     assert isinstance(call, AssistantMessage)
     assert call.blocks == (ToolUseBlock("call_1", "get_order_details", {"order_id": "#W100"}),)
@@ -108,13 +119,19 @@ def raw_counts(path: Path) -> list[dict[str, int]]:
                 # the simulator's text messages; one with tool calls goes to the environment
                 "turns": sum(1 for m in msgs if m["role"] == "user" and not m["tool_calls"]),
                 "calls": sum(1 for m in agent if m["usage"]),
-                "recorded": sum(m["usage"]["prompt_tokens"] + m["usage"]["completion_tokens"] for m in agent if m["usage"]),
+                "recorded": sum(
+                    m["usage"]["prompt_tokens"] + m["usage"]["completion_tokens"]
+                    for m in agent
+                    if m["usage"]
+                ),
                 "simulator": sum(
                     m["usage"]["prompt_tokens"] + m["usage"]["completion_tokens"]
                     for m in msgs
                     if m["role"] == "user" and m["usage"]
                 ),
-                "agent_tool_results": sum(1 for m in msgs if m["role"] == "tool" and m["requestor"] == "assistant"),
+                "agent_tool_results": sum(
+                    1 for m in msgs if m["role"] == "tool" and m["requestor"] == "assistant"
+                ),
             }
         )
     return out
@@ -129,6 +146,10 @@ def test_real_tau2_file_matches_raw_counts() -> None:
         assert len(split_turns(conv.messages)) == expected["turns"]
         assert calls(conv) == expected["calls"]
         assert recorded(conv) == expected["recorded"]
-        assert sum(isinstance(m, ToolResultMessage) for m in conv.messages) == expected["agent_tool_results"]
+        assert (
+            sum(isinstance(m, ToolResultMessage) for m in conv.messages)
+            == expected["agent_tool_results"]
+        )
         assert expected["simulator"] > 0  # recorded in the file, and never counted above
-    assert sum(w["calls"] for w in want) == 217  # PROVENANCE §6a: usage on 217 of 237 agent messages
+    # PROVENANCE §6a: usage on 217 of 237 agent messages
+    assert sum(w["calls"] for w in want) == 217
