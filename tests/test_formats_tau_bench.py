@@ -14,6 +14,7 @@ from transcript_tools.messages import (
     PERSON,
     AssistantMessage,
     Conversation,
+    SystemMessage,
     TextBlock,
     ToolResultMessage,
     ToolUseBlock,
@@ -45,7 +46,10 @@ def test_tau2_simulations_are_sessions_named_by_task_and_trial() -> None:
     ]
     first = convs[0]
     assert first.format == "tau-bench"
-    # the greeting stays (no usage: no model call); the simulator's tool activity is gone
+    # the policy first; the greeting stays (no usage: no model call); the simulator's tool
+    # activity is gone
+    assert first.messages[0] == SystemMessage("# Telecom Agent Policy")
+    del first.messages[0]
     assert [m.role for m in first.messages] == [
         "assistant", "user", "assistant", "tool", "assistant", "user", "assistant", "tool", "assistant", "user",
     ]  # fmt: skip

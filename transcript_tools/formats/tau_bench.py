@@ -17,6 +17,10 @@ one session per simulation, named ``<task_id>/trial-<trial>``. A message is
   delivered). They are left out, counted in one warning per simulation.
 - The first message is usually the agent's fixed greeting (``usage: null``, no model
   call); it stays in the history, before the first turn.
+- The agent's system prompt is not in the messages; the domain policy it carries
+  (``info.environment_info.policy``, the bulk of it) becomes the first SystemMessage of
+  every session, so estimates see what the agent saw (tau2's short wrapper text around
+  the policy is not in the file).
 
 tau-bench (the older layout: a JSON list of ``{task_id, reward, info, traj, trial}``):
 ``traj`` is the agent's Chat Completions message list (``tool_calls`` with JSON-string
@@ -35,6 +39,7 @@ from ..messages import (
     Block,
     Conversation,
     Message,
+    SystemMessage,
     TextBlock,
     ToolResultMessage,
     ToolUseBlock,
@@ -130,6 +135,8 @@ def _tau2(obj: dict[str, Any], record: Record, source: Source) -> Iterator[Conve
     agent = info.get("agent_info") if isinstance(info, dict) else None
     model = agent.get("llm") if isinstance(agent, dict) else None
     model = model if isinstance(model, str) else None
+    env = info.get("environment_info") if isinstance(info, dict) else None
+    policy = env.get("policy") if isinstance(env, dict) else None
     stem = session_stem(source)
     for i, sim in enumerate(obj["simulations"]):
         where = _where(source, record, f"simulations[{i}]")
@@ -142,6 +149,8 @@ def _tau2(obj: dict[str, Any], record: Record, source: Source) -> Iterator[Conve
             NAME,
             line=record.line,
         )
+        if isinstance(policy, str) and policy:
+            conv.messages.append(SystemMessage(policy))
         hidden: list[int] = []
         for j, msg in enumerate(sim["messages"]):
             try:
