@@ -33,6 +33,10 @@ FIXTURE_FORMATS = {
     "representative_gemini.jsonl": "gemini-cli",
     "edge_cases_gemini.jsonl": "gemini-cli",
     "edge_cases_gemini_session.json": "gemini-cli",
+    "representative_aider_chat.aider.chat.history.md": "aider-chat",
+    "edge_cases_aider_chat.md": "aider-chat",
+    "representative_aider.aider.llm.history": "aider-llm",
+    "edge_cases_aider_llm.log": "aider-llm",
 }
 
 
@@ -171,6 +175,7 @@ EXPECTED_BY_FOLDER = {
     "agent-trajectories": "trajectory",
     "sharegpt": "sharegpt",
     "tau2-bench": "tau-bench",
+    "aider": "aider-llm",
 }
 
 
@@ -181,7 +186,7 @@ def corpus_files() -> list[Path]:
         p
         for p in CORPUS.rglob("*")
         if p.is_file()
-        and p.suffix in (".jsonl", ".json", ".traj")
+        and (p.suffix in (".jsonl", ".json", ".traj") or p.name.endswith(".aider.llm.history"))
         and not p.name.endswith(".meta.json")
         and p.name != "manifest.json"
     )

@@ -20,6 +20,8 @@ from types import ModuleType
 from ..errors import InputError, UnknownFormatError
 from ..messages import Conversation
 from . import (
+    aider_history,
+    aider_llm,
     anthropic,
     claude_code,
     codex,
@@ -43,7 +45,7 @@ READERS: list[ModuleType] = [
     sharegpt,
     openai_chat,
 ]
-TEXT_READERS: list[ModuleType] = []
+TEXT_READERS: list[ModuleType] = [aider_llm, aider_history]
 
 SNIFF_RECORDS = 8
 SNIFF_TEXT_BYTES = 4096
