@@ -76,6 +76,30 @@ def test_tau2_simulations_are_sessions_named_by_task_and_trial() -> None:
     ]
 
 
+def test_tau2_multi_tool_messages(tmp_path: Path) -> None:
+    def result(call_id: str, requestor: str) -> dict[str, object]:
+        return {"id": call_id, "role": "tool", "content": call_id, "requestor": requestor}
+
+    calls = [{"id": i, "name": "f", "arguments": {}} for i in ("a", "b")]
+    sim = {
+        "task_id": "t",
+        "trial": 0,
+        "messages": [
+            {"role": "user", "content": "hi", "tool_calls": None},
+            {"role": "assistant", "content": None, "tool_calls": calls, "usage": None},
+            {"role": "tool", "tool_messages": [result("a", "assistant"), result("b", "assistant")]},
+            {"role": "user", "content": None, "tool_calls": calls},
+            {"role": "tool", "tool_messages": [result("c", "user"), result("d", "user")]},
+        ],
+    }
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"simulations": [sim]}))
+    warnings: list[str] = []
+    (conv,) = read(path, warn=warnings.append)
+    assert conv.messages[2:] == [ToolResultMessage("a", "a"), ToolResultMessage("b", "b")]
+    assert "2 user-simulator tool call(s) and result(s) left out" in warnings[0]
+
+
 def test_old_tau_bench_runs_and_react_observations() -> None:
     convs = read(FIXTURES / "edge_cases_tau_bench.json")
     assert [c.session_id for c in convs] == ["task-12/trial-0", "task-7/trial-2"]

@@ -45,7 +45,7 @@ TOKENS = re.compile(r">\s*Tokens:\s*(.*)")
 TOKEN_PART = re.compile(r"(\d[\d.,]*)\s*([kKmM]?)\s+(sent|received|cache write|cache hit)")
 MODEL = re.compile(r">\s*(?:Main model|Model|Models):\s*(\S+)")
 # Commands whose text is a prompt to the model.
-PROMPT_COMMANDS = ("/ask", "/code", "/architect", "/chat")
+PROMPT_COMMANDS = ("/ask", "/code", "/architect", "/context")
 SHOWN = 8
 
 
@@ -149,7 +149,7 @@ def _sessions(text: str) -> Iterator[_Session]:
             if not line.strip():
                 continue
             session = _Session(lineno)  # a file cut at the front: no header
-        if line.startswith(PROMPT):
+        if line == PROMPT or line.startswith(PROMPT + " "):  # not a "#####" heading
             if not session.prompt_lines:
                 session.prompt_at = lineno
             session.prompt_lines.append(line[len(PROMPT) :].removeprefix(" ").rstrip())

@@ -180,7 +180,8 @@ class _Session:
         if kind not in MESSAGE_TYPES:
             self.unknown.append(f"{where} ({kind!r})")
             return
-        key = str(obj.get("id"))
+        # a record without an id is its own message, never merged with another
+        key = str(obj["id"]) if "id" in obj else f"@{record.line}:{record.item}:{where}"
         if key not in self.latest:
             self.order.append(key)
         self.latest[key] = record  # a rewrite under the same id replaces the earlier version

@@ -127,6 +127,9 @@ def _simulator_only(msg: dict[str, Any]) -> bool:
     """A message the agent never saw: the user simulator's tool calls and their results."""
     if msg.get("role") == "user":
         return bool(msg.get("tool_calls"))
+    parts = msg.get("tool_messages")
+    if msg.get("role") == "tool" and isinstance(parts, list) and parts:
+        return all(isinstance(p, dict) and p.get("requestor") == "user" for p in parts)
     return msg.get("role") == "tool" and msg.get("requestor") == "user"
 
 
@@ -158,6 +161,13 @@ def _tau2(obj: dict[str, Any], record: Record, source: Source) -> Iterator[Conve
                     raise BadMessage("a message must be an object")
                 if _simulator_only(msg):
                     hidden.append(j)
+                    continue
+                if msg.get("role") == "tool" and isinstance(msg.get("tool_messages"), list):
+                    # a MultiToolMessage: the results of several calls of one message
+                    for part in msg["tool_messages"]:
+                        if not isinstance(part, dict):
+                            raise BadMessage("tool_messages: a tool message must be an object")
+                        conv.messages.append(_tau2_message({**part, "role": "tool"}, model))
                     continue
                 conv.messages.append(_tau2_message(msg, model))
             except BadMessage as exc:
