@@ -62,7 +62,7 @@ def chat_counts(path: Path) -> dict[str, int]:
         prompts: list[str] = []
         previous_was_prompt = False
         for line in chunk.splitlines():
-            if line.startswith("####"):
+            if line == "####" or line.startswith("#### "):
                 if not previous_was_prompt:
                     prompts.append(line[5:].strip())
                 previous_was_prompt = True
