@@ -309,3 +309,24 @@ def test_directory_walk_finds_aider_logs(tmp_path: Path) -> None:
         (project / name).write_text("")
     found = sorted(Path(f.path).name for f in expand_inputs([str(tmp_path)]))
     assert found == [".aider.chat.history.md", ".aider.llm.history", "x.aider.llm.history"]
+
+
+def test_forcing_an_aider_format_on_another_file_says_so() -> None:
+    json_file = Source(str(FIXTURES / "representative_gemini.jsonl"))
+    with pytest.raises(InputError, match=r":1: not an Aider chat history"):
+        list(read_conversations(json_file, "aider-chat"))
+    with pytest.raises(InputError, match=r":1: text before the first 'TO LLM' line"):
+        list(read_conversations(json_file, "aider-llm"))
+
+
+def test_a_live_request_log_cut_mid_line_is_a_warning(tmp_path: Path) -> None:
+    live = tmp_path / ".aider.llm.history"
+    text = LLM.read_text()
+    live.write_text(text + "TO LLM 2025-01-31T12:01:00\n-------\nSYSTEM Act as\n---")
+    warnings: list[str] = []
+    convs = read(live, warn=warnings.append)
+    assert len(convs) == 4  # the request being written is read as far as it goes
+    line = text.count("\n") + 4
+    assert warnings == [
+        f"warning: {live}:{line}: incomplete last line (the writer may still be running) (skipped)"
+    ]

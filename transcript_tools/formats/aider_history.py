@@ -31,6 +31,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from ..errors import InputError
 from ..messages import AssistantMessage, Conversation, Message, TextBlock, Usage, UserMessage
 from .aider_common import stem
 from .source import Source
@@ -186,6 +187,13 @@ def _messages(session: _Session) -> list[Message]:
 
 
 def read_text(text: str, source: Source) -> Iterator[Conversation]:
+    if not re.search(r"^(# aider chat started at |####( |$))", text, re.MULTILINE):
+        # forced with --format on another kind of file: say so rather than read nonsense
+        raise InputError(
+            source.display,
+            1,
+            "not an Aider chat history (no '# aider chat started at' or '####' line)",
+        )
     base = stem(source, SUFFIX)
     sessions = list(_sessions(text))
     empty: list[int] = []

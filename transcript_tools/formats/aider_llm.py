@@ -85,17 +85,24 @@ def _blocks(text: str, source: Source) -> list[_Block]:
         if line == BOUNDARY:
             open_msg = None
             continue
+        if not line:
+            continue  # an empty message (Aider writes an empty line for it), or a blank line
         role = ROLE_LINE.match(line)
-        if current is None or (role is None and line != ""):
+        if current is None or role is None:
             what = (
                 "text before the first 'TO LLM' line"
                 if current is None
                 else "not a SYSTEM/USER/ASSISTANT line"
             )
-            source.bad(InputError(source.display, lineno, what))
+            if lineno == len(lines) and not text.endswith("\n"):
+                # Aider appends to the log while it runs: a cut last line is normal
+                source.warn(
+                    f"warning: {source.display}:{lineno}: incomplete last line (the writer may"
+                    " still be running) (skipped)"
+                )
+            else:
+                source.bad(InputError(source.display, lineno, what))
             continue
-        if role is None:
-            continue  # an empty message: Aider writes no line for it
         name = ROLES[role.group(1)]
         body = line[len(role.group(1)) + 1 :]
         if open_msg is None or open_msg.role != name:
