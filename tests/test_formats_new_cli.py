@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from corpus import FIXTURES
+from corpus import CORPUS, FIXTURES, needs_corpus
 
 from transcript_tools.cli.main import cli
 
@@ -53,3 +53,18 @@ def test_replay_and_dry_run(name: str, tmp_path: Path) -> None:
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["sessions"] == sessions and manifest["errors"] == []
     assert len(list((out / "compressed").glob("*.jsonl"))) == sessions
+
+
+@needs_corpus
+@pytest.mark.parametrize(
+    "path,fmt,sessions",
+    [
+        ("aider/friendly_names.aider.llm.history", "aider-llm", 16),
+        ("tau2-bench/telecom_gpt-4o_user-sim_gpt-4o.json", "tau-bench", 20),
+    ],
+)
+def test_inspect_real_files(path: str, fmt: str, sessions: int) -> None:
+    result = CliRunner().invoke(cli, ["inspect", "--json", str(CORPUS / path)])
+    assert result.exit_code == 0, result.stderr
+    infos = json.loads(result.stdout)
+    assert len(infos) == sessions and {i["format"] for i in infos} == {fmt}
