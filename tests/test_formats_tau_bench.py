@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from corpus import CORPUS, FIXTURES, needs_corpus, read
 
+from transcript_tools.cli.main import cli
 from transcript_tools.errors import InputError
 from transcript_tools.messages import (
     OBSERVATION,
@@ -34,7 +37,21 @@ def recorded(conv: Conversation) -> int:
 
 
 def calls(conv: Conversation) -> int:
-    return sum(1 for m in conv.messages if isinstance(m, AssistantMessage) and m.usage is not None)
+    """Model calls that recorded tokens (the greeting is a zero Usage: no call made it)."""
+    return sum(
+        1
+        for m in conv.messages
+        if isinstance(m, AssistantMessage) and m.usage and m.usage.total_tokens
+    )
+
+
+def final_costs(path: Path) -> list[int]:
+    """``final cost_so_far`` of each session of ``tsum replay --dry-run``."""
+    result = CliRunner().invoke(cli, ["replay", str(path), "--dry-run"])
+    assert result.exit_code == 0, result.stderr
+    return [
+        int(n.replace(",", "")) for n in re.findall(r"final cost_so_far ([\d,]+)", result.stdout)
+    ]
 
 
 def test_tau2_simulations_are_sessions_named_by_task_and_trial() -> None:
@@ -54,7 +71,7 @@ def test_tau2_simulations_are_sessions_named_by_task_and_trial() -> None:
         "assistant", "user", "assistant", "tool", "assistant", "user", "assistant", "tool", "assistant", "user",
     ]  # fmt: skip
     assert first.messages[0] == AssistantMessage(
-        (TextBlock("Hi! How can I help you today?"),), None, "gpt-4o"
+        (TextBlock("Hi! How can I help you today?"),), Usage(0, 0), "gpt-4o"
     )
     assert first.messages[2] == AssistantMessage(
         (ToolUseBlock("call_A1", "get_customer_by_phone", {"phone_number": "555-0100"}),),
@@ -69,6 +86,8 @@ def test_tau2_simulations_are_sessions_named_by_task_and_trial() -> None:
     # only the agent's calls: the simulator's usage (900+20, 950+10, ...) is never counted
     assert calls(first) == 4 and recorded(first) == 3025 + 3115 + 3230 + 3310
     assert recorded(convs[1]) == 3012
+    # replay adds exactly the agent's calls: nothing estimated for the greeting
+    assert final_costs(FIXTURES / "representative_tau2_bench.json") == [12680, 3012]
     # every left-out record is counted, with where it was
     assert warnings == [
         f"warning: {FIXTURES / 'representative_tau2_bench.json'}: simulations[0]: 4 user-simulator"
@@ -147,6 +166,7 @@ def raw_counts(path: Path) -> list[dict[str, int]]:
                 # the simulator's text messages; one with tool calls goes to the environment
                 "turns": sum(1 for m in msgs if m["role"] == "user" and not m["tool_calls"]),
                 "calls": sum(1 for m in agent if m["usage"]),
+                "greetings": sum(1 for m in agent if m["usage"] is None),
                 "recorded": sum(
                     m["usage"]["prompt_tokens"] + m["usage"]["completion_tokens"]
                     for m in agent
@@ -174,6 +194,10 @@ def test_real_tau2_file_matches_raw_counts() -> None:
         assert len(split_turns(conv.messages)) == expected["turns"]
         assert calls(conv) == expected["calls"]
         assert recorded(conv) == expected["recorded"]
+        zero = [
+            m for m in conv.messages if isinstance(m, AssistantMessage) and m.usage == Usage(0, 0)
+        ]
+        assert len(zero) == expected["greetings"]
         assert (
             sum(isinstance(m, ToolResultMessage) for m in conv.messages)
             == expected["agent_tool_results"]
@@ -181,3 +205,5 @@ def test_real_tau2_file_matches_raw_counts() -> None:
         assert expected["simulator"] > 0  # recorded in the file, and never counted above
     # PROVENANCE §6a: usage on 217 of 237 agent messages
     assert sum(w["calls"] for w in want) == 217
+    # the dry run's cost_so_far is the agent's recorded usage, nothing more
+    assert final_costs(REAL) == [w["recorded"] for w in want]

@@ -15,8 +15,10 @@ one session per simulation, named ``<task_id>/trial-<trial>``. A message is
   environment, never to the agent (tau2's orchestrator routes them USER -> ENV -> USER;
   a simulator message with text AND tool calls is routed the same way, its text is never
   delivered). They are left out, counted in one warning per simulation.
-- The first message is usually the agent's fixed greeting (``usage: null``, no model
-  call); it stays in the history, before the first turn.
+- The first message is usually the agent's fixed greeting: no model call wrote it
+  (``usage: null``, ``raw_data: null``, ``cost: 0.0``). It stays in the history, before
+  the first turn, with a zero Usage — the message model has no "not a call" marker, and
+  without usage tsum would estimate it as a call costing the whole view.
 - The agent's system prompt is not in the messages; the domain policy it carries
   (``info.environment_info.policy``, the bulk of it) becomes the first SystemMessage of
   every session, so estimates see what the agent saw (tau2's short wrapper text around
@@ -43,6 +45,7 @@ from ..messages import (
     TextBlock,
     ToolResultMessage,
     ToolUseBlock,
+    Usage,
     UserMessage,
 )
 from .openai_chat import BadMessage, message_from_openai, usage_from_openai
@@ -51,6 +54,9 @@ from .source import Record, Source, session_stem
 NAME = "tau-bench"
 DESCRIPTION = "tau-bench / tau2-bench results (one session per simulation or task run)"
 
+# A message no model call produced, as a call of zero tokens: left without usage it would
+# be estimated as a call whose prompt is the whole view (the policy alone is ~6k tokens).
+NO_CALL = Usage(0, 0)
 OBSERVATION_PREFIX = "API output: "  # tau-bench ReAct agents' tool output, sent as a user message
 SHOWN_INDICES = 8  # how many skipped message indices a warning lists
 
@@ -115,12 +121,20 @@ def _tau2_message(msg: dict[str, Any], model: str | None) -> Message:
                     call.get("arguments"),
                 )
             )
-        return AssistantMessage(tuple(blocks), usage_from_openai(msg.get("usage")), model)
+        usage = usage_from_openai(msg.get("usage"))
+        if usage is None and _no_call(msg):
+            usage = NO_CALL
+        return AssistantMessage(tuple(blocks), usage, model)
     if role == "user":
         return UserMessage((TextBlock(text),) if text else ())
     if role == "tool":
         return ToolResultMessage(str(msg.get("id", "")), text, msg.get("error") is True)
     raise BadMessage(f"unknown role {role!r} (expected assistant, user or tool)")
+
+
+def _no_call(msg: dict[str, Any]) -> bool:
+    """The orchestrator's fixed greeting: no usage, no raw response, a recorded cost of 0."""
+    return msg.get("usage") is None and msg.get("raw_data") is None and msg.get("cost") == 0
 
 
 def _simulator_only(msg: dict[str, Any]) -> bool:
