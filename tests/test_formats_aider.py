@@ -129,8 +129,8 @@ def test_chat_history_sessions_prompts_and_usage() -> None:
         " model (line 11)"
     ]
     assert warnings == [
-        f"warning: {CHAT}: 1 session(s) without a prompt or reply skipped (Aider started and"
-        " quit; line 69)"
+        f"warning: {CHAT}: 1 session(s) with no message to the model skipped (Aider started"
+        " and quit; line 69)"
     ]
 
 

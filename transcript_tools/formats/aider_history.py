@@ -165,7 +165,8 @@ def _sessions(text: str) -> Iterator[_Session]:
                 model = MODEL.match(line)
                 if model and session.model is None:
                     session.model = model.group(1)
-                # a note ends the reply text; the usage note that follows still finds it
+                # Other notes leave the reply open: without a Tokens note, text after them
+                # cannot be told apart from more of the same reply.
             continue
         session.text(line)
     if session is not None:
@@ -203,7 +204,7 @@ def read_text(text: str, source: Source) -> Iterator[Conversation]:
         name = f"{base}#{number}" if len(sessions) > 1 else base
         messages = _messages(session)
         if not messages:
-            empty.append(session.line)
+            empty.append(session.line)  # its unanswered commands, if any, go with it
             continue
         conv = Conversation(name, source.display, NAME, line=session.line, messages=messages)
         if session.commands:
@@ -214,8 +215,8 @@ def read_text(text: str, source: Source) -> Iterator[Conversation]:
         yield conv
     if empty:
         source.warn(
-            f"warning: {source.display}: {len(empty)} session(s) without a prompt or reply skipped"
-            f" (Aider started and quit; {_lines(empty)})"
+            f"warning: {source.display}: {len(empty)} session(s) with no message to the model"
+            f" skipped (Aider started and quit; {_lines(empty)})"
         )
 
 
