@@ -139,3 +139,29 @@ def test_malformed_line_is_an_error_naming_it() -> None:
     warnings: list[str] = []
     (conv,) = read(path, skip_bad_lines=True, warn=warnings.append)
     assert [m.role for m in conv.messages] == ["user", "assistant"] and len(warnings) == 1
+
+
+def test_unreadable_tokens_are_a_warning_and_estimated(tmp_path: Path) -> None:
+    path = tmp_path / "session-1.jsonl"
+    rows = [
+        {
+            "sessionId": "s",
+            "projectHash": "h",
+            "startTime": "t",
+            "lastUpdated": "t",
+            "kind": "main",
+        },
+        {"id": "u1", "type": "user", "content": [{"text": "hi"}]},
+        {
+            "id": "g1",
+            "type": "gemini",
+            "content": "hello",
+            "tokens": {"input": "5120", "output": 3},
+        },
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (conv,) = read(path)
+    assert isinstance(conv.messages[1], AssistantMessage) and conv.messages[1].usage is None
+    assert conv.warnings == [
+        "tokens of 1 model record(s) not read (expected integers; estimated instead; line 3)"
+    ]

@@ -207,3 +207,33 @@ def test_real_tau2_file_matches_raw_counts() -> None:
     assert sum(w["calls"] for w in want) == 217
     # the dry run's cost_so_far is the agent's recorded usage, nothing more
     assert final_costs(REAL) == [w["recorded"] for w in want]
+
+
+def test_unreadable_agent_usage_is_a_warning_and_estimated(tmp_path: Path) -> None:
+    sim = {
+        "task_id": "t",
+        "trial": 0,
+        "messages": [
+            {"role": "user", "content": "hi", "tool_calls": None},
+            {
+                "role": "assistant",
+                "content": "a",
+                "usage": {"prompt_tokens": "100", "completion_tokens": 5},
+            },
+            {
+                "role": "assistant",
+                "content": "b",
+                "usage": {"prompt_tokens": 7, "completion_tokens": 1},
+            },
+        ],
+    }
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"simulations": [sim]}))
+    warnings: list[str] = []
+    (conv,) = read(path, warn=warnings.append)
+    usages = [m.usage for m in conv.messages if isinstance(m, AssistantMessage)]
+    assert usages == [None, Usage(7, 1)]
+    assert warnings == [
+        f"warning: {path}: simulations[0]: usage of 1 agent message(s) not read (expected integer"
+        " prompt_tokens and completion_tokens; estimated instead; messages 1)"
+    ]

@@ -83,6 +83,19 @@ def usage_from_gemini(tokens: Any) -> Usage | None:
     )
 
 
+def _readable_tokens(tokens: Any) -> bool:
+    """Every count present is an integer, and there is at least input or output."""
+    return (
+        isinstance(tokens, dict)
+        and any(k in tokens for k in ("input", "output"))
+        and all(
+            type(tokens[k]) is int
+            for k in ("input", "output", "cached", "thoughts", "tool")
+            if k in tokens
+        )
+    )
+
+
 def _parts(content: Any) -> list[Block]:
     if isinstance(content, str):
         return [TextBlock(content)] if content else []
@@ -171,6 +184,7 @@ class _Session:
         self.latest: dict[str, Record] = {}
         self.notices: list[str] = []
         self.unknown: list[str] = []
+        self.places: dict[str, str] = {}  # where the kept version of each record is
 
     def add(self, record: Record, obj: dict[str, Any], where: str) -> None:
         kind = obj.get("type")
@@ -185,6 +199,7 @@ class _Session:
         if key not in self.latest:
             self.order.append(key)
         self.latest[key] = record  # a rewrite under the same id replaces the earlier version
+        self.places[key] = where
 
     def conversation(self, fallback_id: str) -> Conversation:
         # named by the file, as Claude Code sessions are (the header's sessionId is a UUID)
@@ -194,12 +209,21 @@ class _Session:
             NAME,
             line=self.line,
         )
+        unreadable: list[str] = []
         for key in self.order:
             obj = self.latest[key].obj
             if obj.get("type") == "user":
                 conv.messages.append(user_message(_parts(obj.get("content"))))
-            else:
-                conv.messages.extend(_model(obj))
+                continue
+            if "tokens" in obj and not _readable_tokens(obj["tokens"]):
+                unreadable.append(self.places[key])
+                obj = {k: v for k, v in obj.items() if k != "tokens"}  # estimated instead
+            conv.messages.extend(_model(obj))
+        if unreadable:
+            conv.warnings.append(
+                f"tokens of {len(unreadable)} model record(s) not read (expected integers;"
+                f" estimated instead; {_shown(unreadable)})"
+            )
         if self.notices:
             conv.warnings.append(
                 f"{len(self.notices)} info/error record(s) left out: notices shown to the person,"

@@ -132,6 +132,14 @@ def _tau2_message(msg: dict[str, Any], model: str | None) -> Message:
     raise BadMessage(f"unknown role {role!r} (expected assistant, user or tool)")
 
 
+def _readable_usage(usage: Any) -> bool:
+    if usage is None:
+        return True
+    return isinstance(usage, dict) and all(
+        type(usage.get(k)) is int for k in ("prompt_tokens", "completion_tokens")
+    )
+
+
 def _no_call(msg: dict[str, Any]) -> bool:
     """The orchestrator's fixed greeting: no usage, no raw response, a recorded cost of 0."""
     return msg.get("usage") is None and msg.get("raw_data") is None and msg.get("cost") == 0
@@ -158,7 +166,9 @@ def _tau2(obj: dict[str, Any], record: Record, source: Source) -> Iterator[Conve
     for i, sim in enumerate(obj["simulations"]):
         where = _where(source, record, f"simulations[{i}]")
         if not isinstance(sim, dict) or not isinstance(sim.get("messages"), list):
-            source.warn(f"warning: {where}: not a simulation with messages (skipped)")
+            source.bad(
+                record.error(source.display, f"simulations[{i}]: not a simulation with messages")
+            )
             continue
         conv = Conversation(
             session_name(sim.get("task_id"), sim.get("trial"), f"{stem}#{i + 1}"),
@@ -169,6 +179,7 @@ def _tau2(obj: dict[str, Any], record: Record, source: Source) -> Iterator[Conve
         if isinstance(policy, str) and policy:
             conv.messages.append(SystemMessage(policy))
         hidden: list[int] = []
+        unreadable: list[int] = []  # agent messages whose usage is not two integers
         for j, msg in enumerate(sim["messages"]):
             try:
                 if not isinstance(msg, dict):
@@ -176,6 +187,9 @@ def _tau2(obj: dict[str, Any], record: Record, source: Source) -> Iterator[Conve
                 if _simulator_only(msg):
                     hidden.append(j)
                     continue
+                if msg.get("role") == "assistant" and not _readable_usage(msg.get("usage")):
+                    unreadable.append(j)
+                    msg = {**msg, "usage": None, "cost": None}  # estimated, never zeroed
                 if msg.get("role") == "tool" and isinstance(msg.get("tool_messages"), list):
                     # a MultiToolMessage: the results of several calls of one message
                     for part in msg["tool_messages"]:
@@ -186,6 +200,12 @@ def _tau2(obj: dict[str, Any], record: Record, source: Source) -> Iterator[Conve
                 conv.messages.append(_tau2_message(msg, model))
             except BadMessage as exc:
                 source.bad(record.error(source.display, f"simulations[{i}].messages[{j}]: {exc}"))
+        if unreadable:
+            source.warn(
+                f"warning: {where}: usage of {len(unreadable)} agent message(s) not read (expected"
+                f" integer prompt_tokens and completion_tokens; estimated instead; messages"
+                f" {_indices(unreadable)})"
+            )
         if hidden:
             source.warn(
                 f"warning: {where}: {len(hidden)} user-simulator tool call(s) and result(s) left"
