@@ -40,7 +40,6 @@ DESCRIPTION = "Aider request log (.aider.llm.history: every request and response
 SUFFIX = ".aider.llm.history"
 
 HEADER = re.compile(r"(TO LLM|LLM RESPONSE) (\d{4}-\d\d-\d\dT\S*)\s*$")
-ROLE_LINE = re.compile(r"(SYSTEM|USER|ASSISTANT)(?: |$)")
 BOUNDARY = "-------"
 ROLES = {"SYSTEM": "system", "USER": "user", "ASSISTANT": "assistant"}
 
@@ -76,7 +75,17 @@ def _blocks(text: str, source: Source) -> list[_Block]:
         lines.pop()  # the file's final newline
     for lineno, raw in enumerate(lines, 1):
         line = raw[:-1] if raw.endswith("\r") else raw
-        header = HEADER.match(line)
+        # Hot path (one call per line of a log that repeats the whole context per request):
+        # plain string tests first, the regular expression only for a likely header.
+        word, _, body = line.partition(" ")
+        name = ROLES.get(word)
+        if name is not None and current is not None:
+            if open_msg is None or open_msg.role != name:
+                open_msg = _Msg(name, [])
+                current.messages.append(open_msg)
+            open_msg.lines.append(body)
+            continue
+        header = HEADER.match(line) if word in ("TO", "LLM") else None
         if header:
             current = _Block(header.group(1) == "TO LLM", lineno)
             blocks.append(current)
@@ -87,8 +96,7 @@ def _blocks(text: str, source: Source) -> list[_Block]:
             continue
         if not line:
             continue  # an empty message (Aider writes an empty line for it), or a blank line
-        role = ROLE_LINE.match(line)
-        if current is None or role is None:
+        if current is None or name is None:
             what = (
                 "text before the first 'TO LLM' line"
                 if current is None
@@ -103,12 +111,6 @@ def _blocks(text: str, source: Source) -> list[_Block]:
             else:
                 source.bad(InputError(source.display, lineno, what))
             continue
-        name = ROLES[role.group(1)]
-        body = line[len(role.group(1)) + 1 :]
-        if open_msg is None or open_msg.role != name:
-            open_msg = _Msg(name, [])
-            current.messages.append(open_msg)
-        open_msg.lines.append(body)
     return blocks
 
 
@@ -116,6 +118,7 @@ def _blocks(text: str, source: Source) -> list[_Block]:
 class _Call:
     request: _Block
     response: _Block | None
+    reply_at: int  # where its reply sits in the dialogue: the request's dialogue length
 
 
 @dataclass(slots=True)
@@ -179,7 +182,7 @@ def _chains(blocks: list[_Block], source: Source) -> list[_Chain]:
         if owner is None:
             owner = _Chain()
             chains.append(owner)
-        call = _Call(block, None)
+        call = _Call(block, None, len(dialogue))
         owner.calls.append(call)
         owner.expected = dialogue
         owner.reminded = len(dialogue) - 1
@@ -190,7 +193,7 @@ def _chains(blocks: list[_Block], source: Source) -> list[_Chain]:
 def _conversation(chain: _Chain, name: str, source: Source) -> Conversation:
     conv = Conversation(name, source.display, NAME, line=chain.calls[0].request.line)
     # where each recorded response sits in the dialogue: those are the model calls
-    replies = {len(_dialogue(c.request.messages)) for c in chain.calls if c.response is not None}
+    replies = {c.reply_at for c in chain.calls if c.response is not None}
     last = chain.calls[-1]
     messages = list(last.request.messages)
     if last.response is not None:
