@@ -35,6 +35,15 @@ FIXTURE_FORMATS = {
     "edge_cases_sharegpt.json": "sharegpt",
     "edge_cases_mini_swe_agent_text.traj.json": "openai",
     "representative_mini_swe_agent_tools.traj.json": "openai",
+    "representative_tau2_bench.json": "tau-bench",
+    "edge_cases_tau_bench.json": "tau-bench",
+    "representative_gemini.jsonl": "gemini-cli",
+    "edge_cases_gemini.jsonl": "gemini-cli",
+    "edge_cases_gemini_session.json": "gemini-cli",
+    "representative_aider_chat.aider.chat.history.md": "aider-chat",
+    "edge_cases_aider_chat.md": "aider-chat",
+    "representative_aider.aider.llm.history": "aider-llm",
+    "edge_cases_aider_llm.log": "aider-llm",
 }
 
 
@@ -172,6 +181,8 @@ EXPECTED_BY_FOLDER = {
     "chat-completions": "openai",
     "agent-trajectories": "trajectory",
     "sharegpt": "sharegpt",
+    "tau2-bench": "tau-bench",
+    "aider": "aider-llm",
 }
 
 
@@ -182,7 +193,7 @@ def corpus_files() -> list[Path]:
         p
         for p in CORPUS.rglob("*")
         if p.is_file()
-        and p.suffix in (".jsonl", ".json", ".traj")
+        and (p.suffix in (".jsonl", ".json", ".traj") or p.name.endswith(".aider.llm.history"))
         and not p.name.endswith(".meta.json")
         and p.name != "manifest.json"
     )

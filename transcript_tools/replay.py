@@ -39,7 +39,9 @@ from .session import FAILED, SUMMARIZED, WOULD_SUMMARIZE, SessionEngine
 FIRED_DECISIONS = (SUMMARIZED, FAILED, WOULD_SUMMARIZE)
 
 OUTPUT_MARKER = ".tsum-output"  # written by outputs.OutputDirectory
-TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj")
+# Aider's logs are plain text under fixed names (``.aider.chat.history.md``, and
+# ``.aider.llm.history`` or ``<name>.aider.llm.history`` when renamed).
+TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".aider.chat.history.md", ".aider.llm.history")
 SKIPPED_SUFFIXES = (".meta.json",)
 
 

@@ -5,6 +5,10 @@ A reader module defines ``NAME`` (str), ``DESCRIPTION`` (str),
 format?) and ``read(records: Iterator[Record], source: Source) ->
 Iterator[Conversation]``. ``READERS`` lists them in detection order: the most
 specific formats first.
+
+Plain-text formats (Aider's logs) are in ``TEXT_READERS`` instead: ``sniff_text(head:
+bytes) -> bool`` on the file's first bytes and ``read_text(text: str, source: Source) ->
+Iterator[Conversation]``. They are tried before JSON parsing, which would fail on them.
 """
 
 from __future__ import annotations
@@ -15,28 +19,44 @@ from types import ModuleType
 
 from ..errors import InputError, UnknownFormatError
 from ..messages import Conversation
-from . import anthropic, claude_code, codex, native, openai_chat, sharegpt, trajectories
-from .source import Record, Source, iter_records, read_bytes
+from . import (
+    aider_history,
+    aider_llm,
+    anthropic,
+    claude_code,
+    codex,
+    gemini,
+    native,
+    openai_chat,
+    sharegpt,
+    tau_bench,
+    trajectories,
+)
+from .source import Record, Source, decode_text, iter_records, read_bytes
 
 READERS: list[ModuleType] = [
     native,
     claude_code,
     codex,
+    gemini,
     anthropic,
     trajectories,
+    tau_bench,
     sharegpt,
     openai_chat,
 ]
+TEXT_READERS: list[ModuleType] = [aider_llm, aider_history]
 
 SNIFF_RECORDS = 8
+SNIFF_TEXT_BYTES = 4096
 
 
 def reader_names() -> list[str]:
-    return [r.NAME for r in READERS]
+    return [r.NAME for r in (*READERS, *TEXT_READERS)]
 
 
 def get_reader(name: str) -> ModuleType:
-    for reader in READERS:
+    for reader in (*READERS, *TEXT_READERS):
         if reader.NAME == name:
             return reader
     raise InputError("--format", None, f"unknown format {name!r} (known: {', '.join(reader_names())})")
@@ -52,12 +72,23 @@ def detect(head: list[Record]) -> ModuleType | None:
     return None
 
 
+def detect_text(data: bytes) -> ModuleType | None:
+    head = data[:SNIFF_TEXT_BYTES]
+    return next((r for r in TEXT_READERS if r.sniff_text(head)), None)
+
+
 def read_conversations(source: Source, fmt: str | None = None) -> Iterator[Conversation]:
     """Read one file (or ``-``) into conversations, detecting its format unless ``fmt`` is given."""
     data = read_bytes(source.path)
+    forced = get_reader(fmt) if fmt else None
+    text_reader = detect_text(data) if forced is None else forced
+    if text_reader in TEXT_READERS:
+        assert text_reader is not None
+        yield from text_reader.read_text(decode_text(source, data), source)
+        return
     records = iter_records(source, data)
     head = list(itertools.islice(records, SNIFF_RECORDS))
-    reader = get_reader(fmt) if fmt else detect(head)
+    reader = forced or detect(head)
     if reader is None:
         raise UnknownFormatError(
             source.display,
@@ -100,6 +131,9 @@ def read_input(source: Source, fmt: str | None = None, *, from_directory: bool =
 def detect_format(source: Source) -> str | None:
     """The name of the detected format of a file, or None."""
     data = read_bytes(source.path)
+    text_reader = detect_text(data)
+    if text_reader is not None:
+        return str(text_reader.NAME)
     head = list(itertools.islice(iter_records(source, data), SNIFF_RECORDS))
     reader = detect(head)
     return reader.NAME if reader else None

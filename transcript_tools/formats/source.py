@@ -266,3 +266,21 @@ def conversation_id(
             return str(value)
     stem = session_stem(source)
     return f"{stem}#{index}" if record.line is not None or record.item is not None else stem
+
+
+# ---- plain-text transcripts (Aider's logs are not JSON) ---------------------------------
+
+
+def decode_text(source: Source, data: bytes) -> str:
+    """A plain-text transcript's bytes as text, for readers of non-JSON formats.
+
+    Kept apart from the JSON record path: those readers parse lines themselves. A UTF-8
+    byte-order mark is dropped; invalid UTF-8 is an error naming its line.
+    """
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(source.display, line, "invalid UTF-8 on this line") from None

@@ -1,0 +1,230 @@
+"""Aider's chat history (``.aider.chat.history.md``; Markdown).
+
+- ``# aider chat started at YYYY-MM-DD HH:MM:SS`` starts a session (one per launch of
+  Aider; a session with no prompt — Aider started and quit — is skipped, counted in a
+  warning).
+- ``#### <text>`` lines are the person's prompts (several in a row are one multi-line
+  prompt): PERSON, each starts a turn. ``/ask``, ``/code``, ``/architect`` prompts are
+  prompts without their command word; any other slash command (``/add``, ``/run`` …)
+  that no reply follows is an instruction to Aider, not a message to the model: left
+  out, counted in a warning.
+- Lines starting ``>`` are Aider's own notes (files added, edits applied, commits,
+  warnings), not sent to the model and not messages. One of them carries the usage of
+  the model call that just ended: ``> Tokens: 3.2k sent, 222 received.`` (k/M suffixes,
+  rounded as Aider printed them; optional ``cache write`` / ``cache hit`` parts; ``Cost:``
+  after it). It is attached to the reply before it: input = sent, output = received,
+  cache read/creation = cache hit/write (subsets of sent). A ``> Model:`` / ``> Main
+  model:`` note names the model.
+- The model's reply is the plain text between a prompt and the next note or prompt.
+  Text after a ``Tokens`` note in the same exchange is another call (Aider reflecting
+  lint errors or failed edits back to the model; the reflected message itself is only in
+  the notes).
+
+Limits: a reply line that itself starts with ``#### `` or ``> `` (a Markdown heading or
+quote) is read as a prompt or a note — the file does not tell them apart; command output
+the person added to the chat (``/run``) is in the notes only, so it is not in the history.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ..errors import InputError
+from ..messages import AssistantMessage, Conversation, Message, TextBlock, Usage, UserMessage
+from .aider_common import stem
+from .source import Source
+
+NAME = "aider-chat"
+DESCRIPTION = "Aider chat history (.aider.chat.history.md: sessions, #### prompts, > notes)"
+SUFFIX = ".aider.chat.history.md"
+
+SESSION = re.compile(r"# aider chat started at (.*)")
+PROMPT = "####"
+TOKENS = re.compile(r">\s*Tokens:\s*(.*)")
+TOKEN_PART = re.compile(r"(\d[\d.,]*)\s*([kKmM]?)\s+(sent|received|cache write|cache hit)")
+MODEL = re.compile(r">\s*(?:Main model|Model|Models):\s*(\S+)")
+# Commands whose text is a prompt to the model.
+PROMPT_COMMANDS = ("/ask", "/code", "/architect", "/context")
+SHOWN = 8
+
+
+def sniff_text(head: bytes) -> bool:
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    return text.startswith(b"# aider chat started at ")
+
+
+def parse_count(number: str, suffix: str) -> int:
+    """``3.2`` + ``k`` → 3200; ``1,234`` → 1234 (Aider prints k/M-rounded counts)."""
+    value = float(number.replace(",", ""))
+    return round(value * {"": 1, "k": 1_000, "m": 1_000_000}[suffix.lower()])
+
+
+def usage_from_tokens_note(rest: str) -> Usage | None:
+    parts = {label: parse_count(n, s) for n, s, label in TOKEN_PART.findall(rest)}
+    if "sent" not in parts and "received" not in parts:
+        return None
+    return Usage(
+        input_tokens=parts.get("sent", 0),
+        output_tokens=parts.get("received", 0),
+        cache_read_tokens=parts.get("cache hit", 0),
+        cache_creation_tokens=parts.get("cache write", 0),
+    )
+
+
+@dataclass(slots=True)
+class _Reply:
+    lines: list[str] = field(default_factory=list)
+    usage: Usage | None = None
+
+
+@dataclass(slots=True)
+class _Session:
+    line: int
+    model: str | None = None
+    items: list[UserMessage | _Reply] = field(default_factory=list)
+    commands: list[int] = field(default_factory=list)  # lines of slash commands left out
+    prompt_lines: list[str] = field(default_factory=list)  # the prompt being read
+    prompt_at: int = 0
+    reply: _Reply | None = None  # the reply text is being added to (no usage yet)
+    command_at: int | None = None  # line of the latest prompt if a command nothing answered yet
+
+    def flush_prompt(self) -> None:
+        if not self.prompt_lines:
+            return
+        self.drop_unanswered_command()
+        text = "\n".join(self.prompt_lines).strip("\n")
+        self.prompt_lines = []
+        self.reply = None
+        word = text.split(None, 1)[0] if text.startswith("/") else ""
+        if word in PROMPT_COMMANDS:
+            text = text[len(word) :].strip()
+        elif word:
+            self.command_at = self.prompt_at  # kept only if a reply shows it reached the model
+        self.items.append(UserMessage((TextBlock(text),)))
+
+    def drop_unanswered_command(self) -> None:
+        if self.command_at is not None:
+            self.items.pop()  # nothing followed it: the prompt is the last item
+            self.commands.append(self.command_at)
+            self.command_at = None
+
+    def text(self, line: str) -> None:
+        if self.reply is None:
+            if not line.strip():
+                return  # blank lines between blocks
+            self.reply = _Reply()
+            self.items.append(self.reply)
+        self.reply.lines.append(line)
+        self.command_at = None
+
+    def tokens(self, usage: Usage) -> None:
+        # the usage of the call whose reply was just written
+        target = self.reply
+        if target is None:
+            target = _Reply()  # a call whose reply text the log does not hold
+            self.items.append(target)
+        target.usage = usage
+        self.reply = None
+        self.command_at = None
+
+    def end(self) -> None:
+        self.flush_prompt()
+        self.drop_unanswered_command()
+
+
+def _sessions(text: str) -> Iterator[_Session]:
+    session: _Session | None = None
+    lines = text.split("\n")
+    for lineno, raw in enumerate(lines, 1):
+        line = raw.rstrip("\r")
+        header = SESSION.match(line)
+        if header:
+            if session is not None:
+                session.end()
+                yield session
+            session = _Session(lineno)
+            continue
+        if session is None:
+            if not line.strip():
+                continue
+            session = _Session(lineno)  # a file cut at the front: no header
+        if line == PROMPT or line.startswith(PROMPT + " "):  # not a "#####" heading
+            if not session.prompt_lines:
+                session.prompt_at = lineno
+            session.prompt_lines.append(line[len(PROMPT) :].removeprefix(" ").rstrip())
+            continue
+        session.flush_prompt()
+        if line.startswith(">"):
+            tokens = TOKENS.match(line)
+            usage = usage_from_tokens_note(tokens.group(1)) if tokens else None
+            if usage is not None:
+                session.tokens(usage)
+            else:
+                model = MODEL.match(line)
+                if model and session.model is None:
+                    session.model = model.group(1)
+                # Other notes leave the reply open: without a Tokens note, text after them
+                # cannot be told apart from more of the same reply.
+            continue
+        session.text(line)
+    if session is not None:
+        session.end()
+        yield session
+
+
+def _messages(session: _Session) -> list[Message]:
+    out: list[Message] = []
+    for item in session.items:
+        if isinstance(item, _Reply):
+            body = "\n".join(item.lines).strip("\n")
+            out.append(
+                AssistantMessage((TextBlock(body),) if body else (), item.usage, session.model)
+            )
+        else:
+            out.append(item)
+    return out
+
+
+def read_text(text: str, source: Source) -> Iterator[Conversation]:
+    if not re.search(r"^(# aider chat started at |####( |$))", text, re.MULTILINE):
+        # forced with --format on another kind of file: say so rather than read nonsense
+        raise InputError(
+            source.display,
+            1,
+            "not an Aider chat history (no '# aider chat started at' or '####' line)",
+        )
+    base = stem(source, SUFFIX)
+    sessions = list(_sessions(text))
+    empty: list[int] = []
+    number = 0
+    for session in sessions:
+        number += 1
+        name = f"{base}#{number}" if len(sessions) > 1 else base
+        messages = _messages(session)
+        if not messages:
+            empty.append(session.line)  # its unanswered commands, if any, go with it
+            continue
+        conv = Conversation(name, source.display, NAME, line=session.line, messages=messages)
+        if session.commands:
+            conv.warnings.append(
+                f"{len(session.commands)} Aider command(s) with no reply left out: instructions to"
+                f" Aider, not messages to the model ({_lines(session.commands)})"
+            )
+        yield conv
+    if empty:
+        source.warn(
+            f"warning: {source.display}: {len(empty)} session(s) with no message to the model"
+            f" skipped (Aider started and quit; {_lines(empty)})"
+        )
+
+
+def _lines(lines: list[int]) -> str:
+    return ("line " if len(lines) == 1 else "lines ") + _shown(lines)
+
+
+def _shown(lines: list[int]) -> str:
+    return ", ".join(map(str, lines[:SHOWN])) + (
+        f", … ({len(lines) - SHOWN} more)" if len(lines) > SHOWN else ""
+    )
