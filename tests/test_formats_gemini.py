@@ -134,7 +134,7 @@ def test_malformed_line_is_an_error_naming_it() -> None:
         read(path)
     assert (
         info.value.location_text()
-        == f"{path}:3: neither a Gemini CLI record (no 'type') nor a $set patch"
+        == f"{path}:3: neither a Gemini CLI record (no 'type') nor a $set patch (--skip-bad-lines skips it)"
     )
     warnings: list[str] = []
     (conv,) = read(path, skip_bad_lines=True, warn=warnings.append)

@@ -39,7 +39,7 @@ from ..messages import (
     ToolUseBlock,
     Usage,
 )
-from .anthropic import user_message
+from .anthropic_api import user_message
 from .source import Record, Source, session_stem
 
 NAME = "gemini-cli"
