@@ -28,6 +28,7 @@ from ..diff_render import (
 from ..errors import ConfigError, ExitCode, TsumError
 from ..providers.cache import CacheMode
 from ..providers.retry import public_url
+from ..terminal import echo
 from .main import EXIT_CODES_HELP
 from .provider_options import build_executor, provider_options
 from .replay_cmd import replay_command, summary_options, with_file_defaults
@@ -78,9 +79,9 @@ def _render(diff: RunDiff, as_json: bool, markdown: bool, max_diff_lines: int) -
 
 
 def _finish(ctx: click.Context, diff: RunDiff, opts: dict[str, Any], silent: bool) -> None:
-    click.echo(_render(diff, opts["as_json"], opts["markdown"], opts["max_diff_lines"]), nl=False)
+    echo(_render(diff, opts["as_json"], opts["markdown"], opts["max_diff_lines"]), nl=False)
     if not silent:
-        click.echo(verdict_line(diff), err=True)
+        echo(verdict_line(diff), err=True)
     ctx.exit(int(ExitCode.OK if diff.identical else ExitCode.DIFFERENCES))
 
 
@@ -172,14 +173,14 @@ def check_command(
                     f"baseline: {exc}\n(create or rewrite it with: {_command(ctx, add='--update')})"
                 ) from None
             if not silent:
-                click.echo(
+                echo(
                     f"tsum: warning: baseline unreadable, it will be replaced: {exc}", err=True
                 )
 
     if baseline is not None:
         seeded = _seed(baseline, opts)
         if seeded and not silent:
-            click.echo(
+            echo(
                 f"tsum: {seeded} summary response(s) taken from the baseline into the cache",
                 err=True,
             )
@@ -222,7 +223,7 @@ def check_command(
                     "(see summaries.jsonl); a baseline must not record failures"
                 )
             if diff is not None:
-                click.echo(
+                echo(
                     _render(diff, own["as_json"], own["markdown"], own["max_diff_lines"]), nl=False
                 )
             update_baseline(fresh_dir, baseline_dir)
@@ -233,7 +234,7 @@ def check_command(
                     what = "rewritten (no differences)"
                 else:
                     what = "updated (" + verdict_line(diff).removeprefix("tsum: ") + ")"
-                click.echo(f"tsum: baseline {baseline_dir} {what}", err=True)
+                echo(f"tsum: baseline {baseline_dir} {what}", err=True)
             return
         assert diff is not None
         _finish(ctx, diff, own, silent)

@@ -14,6 +14,7 @@ import orjson
 from ..errors import ExitCode, InputError
 from ..formats import reader_names
 from ..inspect import InspectRun, SessionInfo
+from ..terminal import echo, escape_controls
 
 COLUMNS = (
     ("file", "<"),
@@ -40,9 +41,11 @@ def _short(path: str, base: str, width: int = 48) -> str:
 def _row(info: SessionInfo, base: str) -> list[str]:
     m = info.messages
     err = info.estimate_error
+    # Paths and session ids come from the files: escaped before the widths are measured.
+    session_id = escape_controls(info.session_id)
     return [
-        _short(info.path, base),
-        info.session_id if len(info.session_id) <= 40 else info.session_id[:39] + "…",
+        escape_controls(_short(info.path, base)),
+        session_id if len(session_id) <= 40 else session_id[:39] + "…",
         info.format,
         str(info.turns),
         str(sum(m.values())),
@@ -98,10 +101,10 @@ def inspect_command(
     """
 
     def error(exc: InputError) -> None:
-        click.echo(f"error: {exc.location_text()}", err=True)
+        echo(f"error: {exc.location_text()}", err=True)
 
     def warn(message: str) -> None:
-        click.echo(message, err=True)
+        echo(message, err=True)
 
     run = InspectRun(list(paths), fmt=fmt, skip_bad_lines=skip_bad_lines, warn=warn, error=error)
     infos: list[SessionInfo] = []
@@ -112,10 +115,10 @@ def inspect_command(
     if as_json:
         click.echo(orjson.dumps([i.to_json() for i in infos], option=orjson.OPT_INDENT_2).decode())
     elif infos:
-        click.echo(render_table(infos))
+        echo(render_table(infos))
     failed = f", {run.failed} failed" if run.failed else ""
-    click.echo(f"{run.sessions} sessions in {run.files} files{failed}", err=True)
+    echo(f"{run.sessions} sessions in {run.files} files{failed}", err=True)
     if run.failed or not infos:
         if not infos and not run.failed:
-            click.echo("tsum: error: no sessions found", err=True)
+            echo("tsum: error: no sessions found", err=True)
         ctx.exit(int(ExitCode.FAILED))

@@ -10,6 +10,7 @@ import click
 
 from .. import __version__
 from ..errors import ExitCode, TsumError
+from ..terminal import echo
 
 EXIT_CODES_HELP = """\b
 Exit codes (all commands):
@@ -37,10 +38,10 @@ class TsumGroup(click.Group):
         except TsumError as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            click.echo(f"tsum: error: {exc}", err=True)
+            echo(f"tsum: error: {exc}", err=True)
             ctx.exit(int(exc.exit_code))
         except KeyboardInterrupt:
-            click.echo("tsum: interrupted", err=True)
+            echo("tsum: interrupted", err=True)
             ctx.exit(int(ExitCode.INTERRUPTED))
         except BrokenPipeError:
             # stdout's reader went away (`tsum ... | head`): stop quietly, with the
@@ -96,5 +97,5 @@ def main() -> None:
     try:
         cli.main(prog_name="tsum")
     except KeyboardInterrupt:  # raised outside a command (e.g. during start-up)
-        click.echo("tsum: interrupted", err=True)
+        echo("tsum: interrupted", err=True)
         sys.exit(int(ExitCode.INTERRUPTED))

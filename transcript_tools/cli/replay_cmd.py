@@ -34,6 +34,7 @@ from ..prompt import (
     template_from_config,
 )
 from ..replay import ReplayRun, split_turns
+from ..terminal import echo, for_stream
 from ..transcript import format_messages_as_text
 from .provider_options import build_executor, cache_only_failure, describe_stats, provider_options
 
@@ -89,7 +90,7 @@ def resolve_settings(opts: dict[str, Any], *, dry_run: bool = False) -> tuple[Re
     else:
         template = load_template(prompt_spec)
     for problem in template.check():
-        click.echo(f"tsum: warning: {problem}", err=True)
+        echo(f"tsum: warning: {problem}", err=True)
     merged["summary_prompt"] = template.source
     summary = summary_config_from(merged, SummaryConfig(summary_prompt=template.source))
     try:
@@ -167,10 +168,10 @@ def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, 
 
     def warn(message: str) -> None:
         if not silent:
-            click.echo(message, err=True)
+            echo(message, err=True)
 
     def error(message: str) -> None:
-        click.echo(message, err=True)
+        echo(message, err=True)
 
     sink: Any
     out = None
@@ -215,7 +216,7 @@ def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, 
         if out is not None:
             out.close(_manifest(status, paths, stats, cache_stats, elapsed, provider_name, model))
         if not silent or status != "complete":
-            click.echo(_summary_line(stats, cache_stats, elapsed, status), err=True)
+            echo(_summary_line(stats, cache_stats, elapsed, status), err=True)
     missing = cache_only_failure(executor.stats) if executor is not None else None
     if missing:
         raise _CacheOnlyFailure(missing)
@@ -230,7 +231,7 @@ def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, 
         )
     if stats.errors or stats.sessions == 0:
         if stats.sessions == 0 and not stats.errors:
-            click.echo("tsum: error: no sessions found in the given paths", err=True)
+            echo("tsum: error: no sessions found in the given paths", err=True)
         sys.exit(int(ExitCode.FAILED))
 
 
@@ -325,7 +326,7 @@ def _manifest(status: str, paths: tuple[str, ...], stats: Any, cache: dict[str, 
 
 def _history_at(path: str, opts: dict[str, Any], turn: int | None, session: str | None) -> tuple[str, list[Any], int]:
     source = Source(path, skip_bad_lines=opts.get("skip_bad_lines", False),
-                    warn=lambda m: click.echo(m, err=True))
+                    warn=lambda m: echo(m, err=True))
     for conv in read_conversations(source, opts.get("fmt")):
         if session is not None and conv.session_id != session:
             continue
@@ -353,7 +354,7 @@ def format_command(file: str, turn: int | None, session: str | None, **opts: Any
     cfg = settings.summary
     assert cfg is not None
     _, history, _ = _history_at(file, opts, turn, session)
-    click.echo(format_messages_as_text(history, cfg.max_tool_result_chars, cfg.max_transcript_chars))
+    _print_text(format_messages_as_text(history, cfg.max_tool_result_chars, cfg.max_transcript_chars) + "\n")
 
 
 @click.command()
@@ -368,7 +369,13 @@ def prompt_command(file: str, turn: int | None, session: str | None, **opts: Any
     assert cfg is not None
     session_id, history, index = _history_at(file, opts, turn, session)
     text = format_messages_as_text(history, cfg.max_tool_result_chars, cfg.max_transcript_chars)
-    click.echo(template.render(text, session_id=session_id, turn=index, previous_summary=""), nl=False)
+    _print_text(template.render(text, session_id=session_id, turn=index, previous_summary=""))
+
+
+def _print_text(text: str) -> None:
+    """format/prompt: their text is the product, exact to a pipe or a file (``color=True``:
+    click would otherwise strip colour codes); escaped on a terminal (``terminal``)."""
+    click.echo(for_stream(text, sys.stdout), nl=False, color=True)
 
 
 @click.group()
@@ -381,11 +388,11 @@ def prompts_list() -> None:
     """List built-in templates."""
     for name in builtin_template_names():
         first = builtin_template_source(name).strip().splitlines()[0]
-        click.echo(f"{name}\t{first[:70]}")
+        echo(f"{name}\t{first[:70]}")
 
 
 @prompts_group.command("show")
 @click.argument("name")
 def prompts_show(name: str) -> None:
     """Print a built-in template's source."""
-    click.echo(builtin_template_source(name), nl=False)
+    echo(builtin_template_source(name), nl=False)

@@ -14,6 +14,7 @@ from ..errors import ConfigError, ExitCode
 from ..formats import reader_names
 from ..sweep import CachedThenOffline, Sweep, config_grid
 from ..sweep_stats import SORT_KEYS, render_csv, render_json, render_table
+from ..terminal import echo
 from .replay_cmd import resolve_settings
 
 SORT_CHOICES = list(SORT_KEYS) + ["-" + k for k in SORT_KEYS if k != "config"]
@@ -229,7 +230,7 @@ def sweep_command(
 
     def warn(message: str) -> None:
         if not silent:
-            click.echo(message, err=True)
+            echo(message, err=True)
 
     progress = None
     if not silent and sys.stderr.isatty():
@@ -250,7 +251,7 @@ def sweep_command(
         fmt=opts.get("fmt"),
         skip_bad_lines=opts.get("skip_bad_lines", False),
         warn=warn,
-        error=lambda m: click.echo(m, err=True),
+        error=lambda m: echo(m, err=True),
         on_conversation=(lambda: progress.update(1)) if progress is not None else None,
     )
     try:
@@ -261,14 +262,14 @@ def sweep_command(
         if executor is not None:
             executor.primary.close()
     render = render_json if as_json else render_csv if as_csv else render_table
-    click.echo(render(result, sort), nl=False)
+    echo(render(result, sort), nl=False)
     if report_path is not None:
         from ..report import write_report
 
         write_report(report_path, result, sort=sort, title=" ".join(paths))
     if not silent:
         runs = f"{result.fast_runs} computed from token series, {result.engine_runs} engine run(s)"
-        click.echo(
+        echo(
             f"tsum: sweep: {result.files} file(s), {result.conversations} conversation(s), "
             f"{len(configs)} configuration(s): {runs}; {len(result.errors)} error(s) "
             f"in {result.elapsed:.2f}s" + (f"; report: {report_path}" if report_path else ""),
@@ -276,7 +277,7 @@ def sweep_command(
         )
     if result.errors or result.conversations == 0:
         if result.conversations == 0 and not result.errors:
-            click.echo("tsum: error: no conversations found in the given paths", err=True)
+            echo("tsum: error: no conversations found in the given paths", err=True)
         sys.exit(int(ExitCode.FAILED))
 
 
