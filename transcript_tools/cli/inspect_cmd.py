@@ -7,14 +7,17 @@ line go to stderr. Exit code 3 when any file failed or no session was found.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import click
 import orjson
 
+from ..config import load_config_file, merge_settings
 from ..errors import ExitCode, InputError
 from ..formats import reader_names
 from ..inspect import InspectRun, SessionInfo
 from ..terminal import echo, escape_controls
+from .settings import CONFIG_HELP, explicit_options
 
 COLUMNS = (
     ("file", "<"),
@@ -84,12 +87,20 @@ def render_table(infos: list[SessionInfo]) -> str:
     "--format",
     "fmt",
     type=click.Choice(reader_names()),
+    envvar="TSUM_FORMAT",
     help="Read every file as this format instead of detecting it.",
 )
 @click.option("--skip-bad-lines", is_flag=True, help="Warn about unreadable lines and go on.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+              envvar="TSUM_CONFIG", help=CONFIG_HELP)
 @click.pass_context
 def inspect_command(
-    ctx: click.Context, paths: tuple[str, ...], as_json: bool, fmt: str | None, skip_bad_lines: bool
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    as_json: bool,
+    fmt: str | None,
+    skip_bad_lines: bool,
+    config_path: Path | None,
 ) -> None:
     """Per session: format, turns, messages by role, tool calls, recorded vs estimated
     tokens, largest context and the compactions the agent recorded.
@@ -106,6 +117,8 @@ def inspect_command(
     def warn(message: str) -> None:
         echo(message, err=True)
 
+    # The settings file's format applies here too (config.PRECEDENCE).
+    fmt = merge_settings(explicit_options({"fmt": fmt}, ctx), load_config_file(config_path)).get("format")
     run = InspectRun(list(paths), fmt=fmt, skip_bad_lines=skip_bad_lines, warn=warn, error=error)
     infos: list[SessionInfo] = []
     for info in run:

@@ -15,7 +15,7 @@ from ..formats import reader_names
 from ..sweep import CachedThenOffline, Sweep, config_grid
 from ..sweep_stats import SORT_KEYS, render_csv, render_json, render_table
 from ..terminal import echo
-from .replay_cmd import resolve_settings
+from .settings import resolve
 
 SORT_CHOICES = list(SORT_KEYS) + ["-" + k for k in SORT_KEYS if k != "config"]
 
@@ -215,7 +215,11 @@ def sweep_command(
     """Evaluate every combination of trigger settings on every conversation (no LLM where none is needed)."""
     if as_json and as_csv:
         raise click.UsageError("--json and --csv cannot be combined: choose one")
-    settings, template, merged = resolve_settings(opts)
+    # The sweep's own provider options name cached responses; the rule is the same.
+    opts.update(provider=provider, model=model, base_url=base_url)
+    resolved = resolve(opts)
+    settings, template = resolved.settings, resolved.template
+    provider, model, base_url = (resolved.provider[k] for k in ("provider", "model", "base_url"))
     base = settings.summary
     assert base is not None
     configs = config_grid(
@@ -248,7 +252,7 @@ def sweep_command(
         summary_tokens=summary_tokens,
         price_per_mtok=price_per_mtok,
         sample_size=report_sample if report_path else 0,
-        fmt=opts.get("fmt"),
+        fmt=resolved.fmt,
         skip_bad_lines=opts.get("skip_bad_lines", False),
         warn=warn,
         error=lambda m: echo(m, err=True),
