@@ -12,6 +12,11 @@ from .. import __version__
 from ..errors import ExitCode, TsumError
 from ..terminal import echo
 
+SETTINGS_HELP = """\b
+Settings (every command): command line > environment (TSUM_*)
+  > settings file (--config FILE, else ./tsum.toml, else
+  [tool.tsum] in ./pyproject.toml) > default."""
+
 EXIT_CODES_HELP = """\b
 Exit codes (all commands):
   0    success; no differences (diff, check)
@@ -51,7 +56,7 @@ class TsumGroup(click.Group):
             ctx.exit(BROKEN_PIPE_EXIT)
 
 
-@click.group(cls=TsumGroup, epilog=EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=TsumGroup, epilog=SETTINGS_HELP + "\n\n" + EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="tsum")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.pass_context

@@ -298,7 +298,8 @@ def _summary_source(
         return None, None
     if cache_path is None:
         raise ConfigError(
-            f"a sweep never calls an API: --provider {provider} needs --cache FILE with its responses "
+            f"a sweep never calls an API: provider {provider} (from --provider, TSUM_PROVIDER or the "
+            "settings file) needs --cache FILE with its responses "
             "(recorded by tsum replay), or use --provider offline"
         )
     from .provider_options import build_executor
