@@ -7,7 +7,6 @@ One precedence rule for every setting (``PRECEDENCE``): command line > environme
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from pathlib import Path
@@ -170,6 +169,8 @@ def load_config_file(path: Path | None = None) -> dict[str, Any]:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib  # only when a settings file exists: `tsum --help` stays light
+
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -23,8 +23,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ..providers.registry import DEFAULT_MODELS, PROVIDER_NAMES
-from ..run import build_executor, cache_only_failure, describe_stats, resolve_cache_mode
+from .settings import LazyChoice
 
 __all__ = [
     "PROVIDER_OPTION_NAMES",
@@ -51,7 +50,12 @@ PROVIDER_OPTION_NAMES = (
     "max_attempts",
 )
 
-_MODEL_HELP = ", ".join(f"{name}: {model}" for name, model in DEFAULT_MODELS.items())
+
+
+def _provider_names() -> tuple[str, ...]:
+    from ..providers.registry import PROVIDER_NAMES
+
+    return PROVIDER_NAMES
 
 
 def provider_options(func: F) -> F:
@@ -59,7 +63,8 @@ def provider_options(func: F) -> F:
     options = [
         click.option(
             "--provider",
-            type=click.Choice(PROVIDER_NAMES),
+            type=LazyChoice(_provider_names),
+            metavar="[offline|anthropic|openai]",
             default="offline",
             show_default=True,
             envvar="TSUM_PROVIDER",
@@ -71,7 +76,8 @@ def provider_options(func: F) -> F:
             "--model",
             envvar="TSUM_MODEL",
             show_envvar=True,
-            help=f"Summary model (default: the provider's; {_MODEL_HELP}). "
+            help="Summary model (default: the provider's own: offline extractive-v1, anthropic "
+            "claude-haiku-4-5, openai gpt-4o-mini). "
             "Same setting as model / summary_model in a settings file.",
         ),
         click.option(
@@ -130,3 +136,29 @@ def provider_options(func: F) -> F:
     for option in reversed(options):
         func = option(func)
     return func
+
+
+# The executor is the library's (run.py); imported when a command builds one, not when
+# its options are declared (`tsum replay --help` stays light).
+def build_executor(opts: Any) -> Any:
+    from ..run import build_executor as build
+
+    return build(opts)
+
+
+def resolve_cache_mode(opts: Any) -> Any:
+    from ..run import resolve_cache_mode as resolve
+
+    return resolve(opts)
+
+
+def describe_stats(stats: Any) -> str:
+    from ..run import describe_stats as describe
+
+    return describe(stats)
+
+
+def cache_only_failure(stats: Any, limit: int = 20) -> str | None:
+    from ..run import cache_only_failure as failure
+
+    return failure(stats, limit)

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import ConfigError, ExitCode, InputError, TsumError
-from ..formats import read_conversations
-from ..formats.source import Source
-from ..prompt import builtin_template_names, builtin_template_source
-from ..replay import split_turns
-from ..run import ReplayResult, RunStatus, run_replay
 from ..terminal import echo, for_stream
-from ..transcript import format_messages_as_text
 from .provider_options import provider_options
 from .settings import Resolved, resolve, summary_options
+
+if TYPE_CHECKING:
+    from ..run import ReplayResult
+
+# The library (readers, engine, asyncio, providers) is imported inside the commands:
+# `tsum replay --help` needs only the options.
 
 __all__ = ["exit_for", "replay_command", "replay_paths", "summary_options"]
 
@@ -39,6 +39,7 @@ def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, 
 
 def replay_paths(paths: list[str], resolved: Resolved, *, out_dir: Path | None, silent: bool) -> ReplayResult:
     """The library's run with the CLI's stderr: warnings, errors, progress, the end-of-run line."""
+    from ..run import run_replay
 
     def warn(message: str) -> None:
         if not silent:
@@ -75,6 +76,7 @@ def replay_paths(paths: list[str], resolved: Resolved, *, out_dir: Path | None, 
 
 def exit_for(result: ReplayResult) -> None:
     """The run's status as the exit code (bad input was already reported line by line)."""
+    from ..run import RunStatus
     if result.status in (RunStatus.CACHE_MISS, RunStatus.ALL_SUMMARIES_FAILED):
         raise TsumError(result.message or result.status.value)
     if result.status is RunStatus.NO_SESSIONS:
@@ -95,6 +97,10 @@ def _progress(silent: bool) -> Any:
 
 
 def _history_at(path: str, resolved: Resolved, turn: int | None, session: str | None) -> tuple[str, list[Any], int]:
+    from ..formats import read_conversations
+    from ..formats.source import Source
+    from ..replay import split_turns
+
     source = Source(path, skip_bad_lines=resolved.skip_bad_lines,
                     warn=lambda m: echo(m, err=True))
     for conv in read_conversations(source, resolved.fmt):
@@ -120,6 +126,8 @@ def _history_at(path: str, resolved: Resolved, turn: int | None, session: str | 
 @summary_options
 def format_command(file: str, turn: int | None, session: str | None, **opts: Any) -> None:
     """Print the formatted history the summary prompt gets at a turn (only that text, on stdout)."""
+    from ..transcript import format_messages_as_text
+
     resolved = resolve(opts)
     cfg = resolved.settings.summary
     assert cfg is not None
@@ -134,6 +142,8 @@ def format_command(file: str, turn: int | None, session: str | None, **opts: Any
 @summary_options
 def prompt_command(file: str, turn: int | None, session: str | None, **opts: Any) -> None:
     """Print the rendered summary prompt at a turn (previous_summary empty; see replay --out for real ones)."""
+    from ..transcript import format_messages_as_text
+
     resolved = resolve(opts)
     cfg, template = resolved.settings.summary, resolved.template
     assert cfg is not None
@@ -156,6 +166,8 @@ def prompts_group() -> None:
 @prompts_group.command("list")
 def prompts_list() -> None:
     """List built-in templates."""
+    from ..prompt import builtin_template_names, builtin_template_source
+
     for name in builtin_template_names():
         first = builtin_template_source(name).strip().splitlines()[0]
         echo(f"{name}\t{first[:70]}")
@@ -165,4 +177,6 @@ def prompts_list() -> None:
 @click.argument("name")
 def prompts_show(name: str) -> None:
     """Print a built-in template's source."""
+    from ..prompt import builtin_template_source
+
     echo(builtin_template_source(name), nl=False)

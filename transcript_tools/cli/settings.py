@@ -10,9 +10,10 @@ executor and the sessions in flight.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -29,9 +30,37 @@ from ..config import (
     summary_config_from,
 )
 from ..errors import ConfigError
-from ..formats import reader_names
-from ..prompt import PromptTemplate, builtin_template_names, load_template, template_from_config
 from ..terminal import echo
+
+if TYPE_CHECKING:
+    from ..prompt import PromptTemplate
+
+
+class LazyChoice(click.Choice):  # type: ignore[type-arg]
+    """A Choice whose values come from a function called when an argument is checked,
+    never when help is shown (with an explicit ``metavar``): the format readers and the
+    providers are not imported for ``tsum replay --help``."""
+
+    def __init__(self, load: Callable[[], Sequence[str]]) -> None:
+        super().__init__(())
+        self._load = load
+        self._loaded: tuple[str, ...] | None = None
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        if self._loaded is None:
+            self._loaded = tuple(self._load())
+        return self._loaded
+
+    @choices.setter
+    def choices(self, value: Sequence[str]) -> None:
+        return None  # click.Choice.__init__ sets it; the values come from _load
+
+
+def format_names() -> list[str]:
+    from ..formats import reader_names
+
+    return reader_names()
 
 # CLI option (parameter) name -> settings-file key, for every setting a file may hold.
 FILE_KEY_OF_OPTION = {
@@ -62,7 +91,6 @@ CONFIG_HELP = (
 
 def summary_options(func: Any) -> Any:
     """Options for every SummaryConfig field and the slot, shared by replay/format/prompt/check."""
-    prompts = ", ".join(builtin_template_names())
     options = [
         click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
                      envvar="TSUM_CONFIG", help=CONFIG_HELP),
@@ -75,15 +103,16 @@ def summary_options(func: Any) -> Any:
         click.option("--max-transcript-chars", type=int, help="Cap of the formatted conversation. [default: 30000]"),
         click.option("--marker", "summary_marker", help="Prefix of the injected summary message. [default: [上下文摘要]]"),
         click.option("--prompt", "prompt_spec", envvar="TSUM_PROMPT",
-                     help=f"Summary prompt: a built-in name ({prompts}) or a file (Jinja if it has {{{{ }}}} tags, else the seed's plain {{messages}} form). [default: zh]"),
+                     help="Summary prompt: a built-in name (zh, en, ...: `tsum prompts list`) or a file (Jinja if it has {{{{ }}}} tags, else the seed's plain {{messages}} form). [default: zh]"),
         click.option("--mode", type=click.Choice([m.value for m in SlotMode]), help="Slot mode. [default: focused]"),
         click.option("--keep-recent-turns", type=int, help=f"Focused view: whole turns kept before the summary. [default: {DEFAULT_KEEP_RECENT_TURNS}]"),
         click.option("--path", "turn_path", type=click.Choice([p.value for p in TurnPath]),
                      help="Turn path: submit_turn (sync) or submit_turn_stream + finalize_turn (stream). [default: sync]"),
         click.option("--measure", type=click.Choice([m.value for m in Measure]),
                      help="Watermark: cumulative cost_so_far (the seed) or the current context size. [default: cumulative]"),
-        click.option("--format", "fmt", type=click.Choice(reader_names()), envvar="TSUM_FORMAT",
-                     help="Force the input format instead of detecting it."),
+        click.option("--format", "fmt", type=LazyChoice(format_names), metavar="FORMAT", envvar="TSUM_FORMAT",
+                     help="Force the input format instead of detecting it (native, openai, claude-code, codex, ...; "
+                          "see `tsum inspect --help`)."),
         click.option("--skip-bad-lines", is_flag=True, help="Warn about bad lines and replay the rest of the file."),
     ]
     for option in reversed(options):
@@ -121,6 +150,8 @@ def explicit_options(opts: dict[str, Any], ctx: click.Context | None = None) -> 
 
 def resolve(opts: dict[str, Any], *, dry_run: bool = False, ctx: click.Context | None = None) -> Resolved:
     """All settings: command line > environment > file > default (``config.PRECEDENCE``)."""
+    from ..prompt import builtin_template_names, load_template, template_from_config
+
     if opts.get("prompt_spec") == "":
         raise ConfigError(f"--prompt is empty: give a built-in name ({', '.join(builtin_template_names())}) or a file")
     merged = merge_settings(explicit_options(opts, ctx), load_config_file(opts.get("config_path")))
