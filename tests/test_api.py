@@ -78,6 +78,16 @@ def test_replay_status_and_out_dir(tmp_path: Path) -> None:
     assert failed.status is tt.RunStatus.INPUT_ERRORS and "bad.jsonl:1" in failed.stats.errors[0]
 
 
+def test_replay_with_a_provider_object_names_it_and_caches_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TSUM_HOME", str(tmp_path / "home"))
+    provider = FakeProvider(default="my summary")
+    result = tt.replay_corpus(SAMPLES / "long_session.jsonl", provider=provider, model="m1")
+    summaries = result.sessions[0].engine.summaries
+    assert result.ok and summaries and {s["provider"] for s in summaries} == {"fake"}
+    assert {s["model"] for s in summaries} == {"m1"} and len(provider.prompts) == len(summaries)
+    assert not (tmp_path / "home").exists()  # no response cache was opened
+
+
 def test_diff_of_two_runs(tmp_path: Path) -> None:
     tt.replay_corpus(SAMPLES, out=tmp_path / "a")
     tt.replay_corpus(SAMPLES, tt.SummaryConfig(debounce_turns=2), out=tmp_path / "b")

@@ -84,6 +84,8 @@ def replay_corpus(
     elif config is not None:
         settings = replace(settings, summary=config)  # else settings.summary, None included (N2)
     settings = replace(settings, dry_run=dry_run or settings.dry_run)
+    if model is not None and settings.summary is not None:  # as --model: the summary model
+        settings = replace(settings, summary=replace(settings.summary, summary_model=model))
     options: dict[str, Any] = {"model": model, "base_url": base_url, "cache": cache}
     return run_replay(
         _paths(paths),

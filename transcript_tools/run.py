@@ -123,7 +123,7 @@ def run_replay(
     readable report to ``report``, or (``collect``) into ``ReplayResult.sessions``.
     ``provider`` is a name (built with ``provider_options``: model, base_url, cache
     flags, timeout, max_attempts; the same keys as the CLI options) or a ready
-    ``Provider``. A provider that cannot be built fails here (``ProviderConfigError``),
+    ``Provider`` (which uses a response cache only when one is asked for). A provider that cannot be built fails here (``ProviderConfigError``),
     before any work. ``on_end(result, state)`` runs once whatever happens (``state``:
     complete, interrupted or failed), before an exception propagates.
     """
@@ -141,7 +141,10 @@ def run_replay(
             options["provider"] = provider
             executor = build_executor(options)
         else:
-            executor = _executor_for(provider, options)
+            # A caller's own provider object gets the offline rule: no response cache
+            # unless one is asked for (``cache`` or a cache flag).
+            mode = resolve_cache_mode({**options, "provider": "offline"})
+            executor = _executor_for(provider, options, mode)
     provider_name = "none" if executor is None else executor.provider.name
     model = cfg.summary_model if cfg is not None else None
     if executor is not None and model is None:
