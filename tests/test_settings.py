@@ -146,3 +146,23 @@ def test_the_rule_is_stated_in_help_and_readme() -> None:
     assert PRECEDENCE.split(" (")[0] in readme
     model_help = CliRunner().invoke(cli, ["replay", "--help"]).stdout
     assert "wins over it" not in model_help  # the old, wrong claim
+
+
+# Settings with an environment variable but no settings-file key: command line > environment > default.
+# key: (env var, env value, what it reads as, command line, what that reads as, default)
+ENV_ONLY: dict[str, tuple[str, str, Any, list[str], Any, Any]] = {
+    "cache": ("TSUM_CACHE", "/tmp/env.sqlite3", Path("/tmp/env.sqlite3"),
+              ["--cache", "/tmp/cli.sqlite3"], Path("/tmp/cli.sqlite3"), None),
+    "cache_only": ("TSUM_CACHE_ONLY", "1", True, [], True, False),  # a flag: on from either
+    "timeout": ("TSUM_TIMEOUT", "5", 5.0, ["--timeout", "7"], 7.0, 60.0),
+    "max_attempts": ("TSUM_MAX_ATTEMPTS", "2", 2, ["--max-attempts", "3"], 3, 4),
+}
+
+
+@pytest.mark.parametrize("key", sorted(ENV_ONLY))
+def test_precedence_of_environment_only_settings(key: str, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    name, env_value, env_read, cli_args, cli_read, default = ENV_ONLY[key]
+    assert resolved([]).provider[key] == default
+    monkeypatch.setenv(name, env_value)
+    assert resolved([]).provider[key] == env_read
+    assert resolved(cli_args).provider[key] == cli_read
