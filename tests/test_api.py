@@ -120,6 +120,7 @@ def test_record_sink_keeps_nothing_in_the_engine() -> None:
     kinds = [kind for kind, _ in seen]
     assert kinds.count("decision") == 50 and kinds.count("summary") == kinds.count("snapshot") == 49
     assert kinds.count("prompt") == 49 and engine.get_conversation_summary() == "summary"
+    assert not engine._prompt_shas  # not even the hashes of past prompts are kept
 
 
 def test_check_uses_the_library_not_the_replay_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -270,12 +270,13 @@ class SessionEngine:
         request, record, turn = pending.request, pending.record, pending.turn
         assert request is not None and self.template is not None
         sha = hashlib.sha256(request.prompt.encode("utf-8")).hexdigest()
-        if sha not in self._prompt_shas:
+        if self.record_sink is not None and self.prompt_sink is None:
+            # Every prompt, not deduplicated: an embedded engine keeps no set of hashes.
+            self.record_sink("prompt", {"sha256": sha, "text": request.prompt})
+        elif sha not in self._prompt_shas:
             self._prompt_shas.add(sha)
             if self.prompt_sink is not None:
                 self.prompt_sink(sha, request.prompt)
-            elif self.record_sink is not None:
-                self.record_sink("prompt", {"sha256": sha, "text": request.prompt})
             else:
                 self.prompts[sha] = request.prompt
         response = outcome.response
