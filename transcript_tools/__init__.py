@@ -9,8 +9,8 @@ loop, e.g. Jupyter)::
         print(conv.session_id, len(conv.messages))
     result = tt.replay_corpus("logs/", tt.SummaryConfig(max_context_tokens=128_000))
     result.status, result.sessions[0].engine.decisions  # RunStatus, per-turn records
-    tt.sweep_corpus("logs/", ratios=[0.5, 0.75])               # SweepResult
-    tt.diff_runs("old-out/", "new-out/")                     # RunDiff
+    tt.sweep_corpus("logs/", ratios=[0.5, 0.75])        # SweepResult
+    tt.diff_runs("old-out/", "new-out/")                # RunDiff
 
 The session engine, for a runtime that drives turns itself: ``SessionEngine``
 hands out a ``SummaryRequest`` when the checkpoint fires and takes back a

@@ -10,6 +10,7 @@ machinery (``run.run_replay``); nothing here prints.
 >>> import transcript_tools as tt
 >>> result = tt.replay_corpus(["samples/long_session.jsonl"], tt.SummaryConfig(max_context_tokens=20_000))
 >>> [d["turn"] for d in result.sessions[0].engine.decisions if d["decision"] == "summarized"]
+[3, 6, 9, 12, 15]
 """
 
 from __future__ import annotations
