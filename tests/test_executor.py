@@ -340,14 +340,12 @@ def test_stats_line() -> None:
 
 
 def test_build_executor_defaults_to_offline_without_a_cache() -> None:
-    pytest.importorskip("transcript_tools.providers.offline")
     executor = build_executor({})
     assert executor.provider.name == "offline" and executor.cache is None
     assert executor.concurrency == 8 and executor.retry.max_attempts == 4
 
 
 def test_build_executor_offline_uses_a_cache_when_asked(tmp_path: Path) -> None:
-    pytest.importorskip("transcript_tools.providers.offline")
     executor = build_executor({"cache": tmp_path / "x.sqlite3"})
     assert executor.cache is not None and executor.cache_mode is CacheMode.READ_WRITE
     executor.close()

@@ -1,30 +1,84 @@
 """tsum: replay stored LLM conversations through the automatic-summary checkpoint.
 
-Importing this package has no side effects and never imports an LLM SDK.
+The front door (plain synchronous functions; they also work inside a running event
+loop, e.g. Jupyter)::
+
+    import transcript_tools as tt
+
+    for conv in tt.read("logs/"):                       # format detected per file
+        print(conv.session_id, len(conv.messages))
+    result = tt.replay_corpus("logs/", tt.SummaryConfig(max_context_tokens=128_000))
+    result.status, result.sessions[0].engine.decisions  # RunStatus, per-turn records
+    tt.sweep_corpus("logs/", ratios=[0.5, 0.75])        # SweepResult
+    tt.diff_runs("old-out/", "new-out/")                # RunDiff
+
+The session engine, for a runtime that drives turns itself: ``SessionEngine``
+hands out a ``SummaryRequest`` when the checkpoint fires and takes back a
+``SummaryOutcome``.
+
+Importing this package has no side effects and imports nothing until a name is used
+(never an LLM SDK): ``tsum --version`` stays fast.
 """
 
 from __future__ import annotations
 
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-from .config import Measure, ReplaySettings, SlotMode, SummaryConfig, TurnPath
-from .context import ContextSlot, FocusedConfig, SessionMemory
-from .errors import ConfigError, ExitCode, InputError, ProviderError, TemplateError, TsumError
-from .messages import (
-    AssistantMessage,
-    Conversation,
-    Message,
-    OtherBlock,
-    SystemMessage,
-    TextBlock,
-    ToolResultMessage,
-    ToolUseBlock,
-    Usage,
-    UserImageMessage,
-    UserMessage,
-)
-from .prompt import PromptTemplate, load_template
-from .session import SessionEngine
+# public name -> module that defines it (imported on first use, PEP 562)
+_EXPORTS = {
+    # functions
+    "read": "api",
+    "replay_corpus": "api",
+    "sweep_corpus": "api",
+    "diff_runs": "api",
+    "format_messages_as_text": "transcript",
+    "load_template": "prompt",
+    # settings
+    "SummaryConfig": "config",
+    "ReplaySettings": "config",
+    "SlotMode": "config",
+    "TurnPath": "config",
+    "Measure": "config",
+    # results
+    "ReplayResult": "run",
+    "RunStatus": "run",
+    "RunStats": "replay",
+    "SessionResult": "replay",
+    "SweepResult": "sweep",
+    "RunDiff": "diff",
+    # the engine and what it exchanges
+    "SessionEngine": "session",
+    "SummaryRequest": "providers.base",
+    "SummaryOutcome": "providers.base",
+    "SummaryResponse": "providers.base",
+    "Provider": "providers.base",
+    "ContextSlot": "context",
+    "FocusedConfig": "context",
+    "SessionMemory": "context",
+    "PromptTemplate": "prompt",
+    # messages
+    "AssistantMessage": "messages",
+    "Conversation": "messages",
+    "Message": "messages",
+    "OtherBlock": "messages",
+    "SystemMessage": "messages",
+    "TextBlock": "messages",
+    "ToolResultMessage": "messages",
+    "ToolUseBlock": "messages",
+    "Usage": "messages",
+    "UserImageMessage": "messages",
+    "UserMessage": "messages",
+    # errors
+    "TsumError": "errors",
+    "ConfigError": "errors",
+    "InputError": "errors",
+    "ProviderError": "errors",
+    "TemplateError": "errors",
+    "ExitCode": "errors",
+}
 
 __all__ = [
     "AssistantMessage",
@@ -38,12 +92,22 @@ __all__ = [
     "Message",
     "OtherBlock",
     "PromptTemplate",
+    "Provider",
     "ProviderError",
+    "ReplayResult",
     "ReplaySettings",
+    "RunDiff",
+    "RunStats",
+    "RunStatus",
     "SessionEngine",
     "SessionMemory",
+    "SessionResult",
     "SlotMode",
     "SummaryConfig",
+    "SummaryOutcome",
+    "SummaryRequest",
+    "SummaryResponse",
+    "SweepResult",
     "SystemMessage",
     "TemplateError",
     "TextBlock",
@@ -54,14 +118,51 @@ __all__ = [
     "Usage",
     "UserImageMessage",
     "UserMessage",
+    "diff_runs",
     "format_messages_as_text",
     "load_template",
+    "read",
+    "replay_corpus",
+    "sweep_corpus",
 ]
 
 
-def __getattr__(name: str) -> object:
-    if name == "format_messages_as_text":
-        from .transcript import format_messages_as_text
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'transcript_tools' has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
 
-        return format_messages_as_text
-    raise AttributeError(name)
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
+    from .api import diff_runs, read, replay_corpus, sweep_corpus
+    from .config import Measure, ReplaySettings, SlotMode, SummaryConfig, TurnPath
+    from .context import ContextSlot, FocusedConfig, SessionMemory
+    from .diff import RunDiff
+    from .errors import ConfigError, ExitCode, InputError, ProviderError, TemplateError, TsumError
+    from .messages import (
+        AssistantMessage,
+        Conversation,
+        Message,
+        OtherBlock,
+        SystemMessage,
+        TextBlock,
+        ToolResultMessage,
+        ToolUseBlock,
+        Usage,
+        UserImageMessage,
+        UserMessage,
+    )
+    from .prompt import PromptTemplate, load_template
+    from .providers.base import Provider, SummaryOutcome, SummaryRequest, SummaryResponse
+    from .replay import RunStats, SessionResult
+    from .run import ReplayResult, RunStatus
+    from .session import SessionEngine
+    from .sweep import SweepResult
+    from .transcript import format_messages_as_text

@@ -28,6 +28,7 @@ import orjson
 
 from .formats.native import write_messages
 from .replay import OUTPUT_MARKER, SessionResult, unique_name
+from .terminal import escape_controls
 
 DUMP_OPTIONS = orjson.OPT_SORT_KEYS
 _LINE_OPTIONS = DUMP_OPTIONS | orjson.OPT_APPEND_NEWLINE
@@ -125,7 +126,11 @@ def _fmt_int(value: Any) -> str:
 
 
 class TextReport:
-    """A readable per-session report (stdout when there is no ``--out``)."""
+    """A readable per-session report (stdout when there is no ``--out``).
+
+    Session ids, paths, errors and summaries come from transcripts: every line is
+    written with its control characters escaped (``terminal``), never raw.
+    """
 
     spool_prompts = False
 
@@ -134,7 +139,11 @@ class TextReport:
         self.show_summaries = show_summaries
 
     def write_session(self, result: SessionResult) -> None:
-        out = self.stream.write
+        write = self.stream.write
+
+        def out(text: str) -> None:
+            write(escape_controls(text))
+
         conv, engine = result.conversation, result.engine
         decisions = engine.decisions
         sources = sorted({d["tokens"] for d in decisions} - {"none"}) or ["none"]

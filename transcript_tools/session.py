@@ -14,7 +14,9 @@ concurrent pool, the response cache) and gives back a ``SummaryOutcome`` with
   fires one turn early.
 
 Records (plain dicts, ready for JSONL) accumulate in ``decisions``,
-``summaries``, ``snapshots``; rendered prompts in ``prompts`` (by sha256).
+``summaries``, ``snapshots``; rendered prompts in ``prompts`` (by sha256) — unless
+the caller gives a ``record_sink``: then each record goes there as it is made and
+the engine keeps none (an engine embedded in a long-running runtime).
 """
 
 from __future__ import annotations
@@ -56,7 +58,8 @@ class SessionEngine:
     """Replays one conversation's turns through the checkpoint."""
 
     session_id: str
-    settings: ReplaySettings = field(default_factory=ReplaySettings)
+    # N2: an engine built without a SummaryConfig never summarizes.
+    settings: ReplaySettings = field(default_factory=lambda: ReplaySettings(summary=None))
     provider_name: str = "offline"
     template: PromptTemplate | None = None
     turn_index: int = 0
@@ -77,6 +80,9 @@ class SessionEngine:
     # Where rendered prompts go: None keeps them in ``prompts``; the replay driver
     # spools them to a file instead (a long session renders thousands of them).
     prompt_sink: Callable[[str, str], None] | None = None
+    # Where every record goes instead of the lists above: (kind, record) with kind
+    # "decision", "summary", "snapshot" or "prompt" ({"sha256", "text"}).
+    record_sink: Callable[[str, dict[str, Any]], None] | None = None
     _prompt_shas: set[str] = field(default_factory=set)
     _pending: _Pending | None = None
 
@@ -264,12 +270,15 @@ class SessionEngine:
         request, record, turn = pending.request, pending.record, pending.turn
         assert request is not None and self.template is not None
         sha = hashlib.sha256(request.prompt.encode("utf-8")).hexdigest()
-        if sha not in self._prompt_shas:
+        if self.record_sink is not None and self.prompt_sink is None:
+            # Every prompt, not deduplicated: an embedded engine keeps no set of hashes.
+            self.record_sink("prompt", {"sha256": sha, "text": request.prompt})
+        elif sha not in self._prompt_shas:
             self._prompt_shas.add(sha)
-            if self.prompt_sink is None:
-                self.prompts[sha] = request.prompt
-            else:
+            if self.prompt_sink is not None:
                 self.prompt_sink(sha, request.prompt)
+            else:
+                self.prompts[sha] = request.prompt
         response = outcome.response
         text = response.text if response is not None else ""
         summary: dict[str, Any] = {
@@ -279,7 +288,8 @@ class SessionEngine:
             "prompt_chars": len(request.prompt),
             "template": self.template.name,
             "template_sha256": self.template.sha256,
-            "provider": self.provider_name,
+            # the provider that ran the request (a driver may fall back to another)
+            "provider": outcome.provider or self.provider_name,
             "model": response.model if response is not None else request.model,
         }
         if response is None or not text.strip():
@@ -288,7 +298,7 @@ class SessionEngine:
             summary["error"] = outcome.error or "empty summary"
             summary["text"] = None
             summary["usage"] = _usage_json(response.usage) if response and response.usage else None
-            self.summaries.append(summary)
+            self._keep("summary", summary)
             record["error"] = summary["error"]
             self._finish(record, FAILED, pending.advance_after)
             return
@@ -296,12 +306,13 @@ class SessionEngine:
         summary["error"] = None
         summary["text"] = text
         summary["usage"] = _usage_json(response.usage) if response.usage else None
-        self.summaries.append(summary)
+        self._keep("summary", summary)
         self.slot.set_summary(text)  # F4 (Focused only) + slot.save()
         self.memory.set(SUMMARY_KEY, text)  # F5, every mode
         self.last_summary_turn = turn
         view_messages, view_tokens = self.slot.view_size()
-        self.snapshots.append(
+        self._keep(
+            "snapshot",
             {
                 "session": self.session_id,
                 "turn": turn,
@@ -310,13 +321,23 @@ class SessionEngine:
                 "view_messages": view_messages,
                 "view_tokens_estimated": view_tokens,
                 "slot_saves": self.slot.saves,
-            }
+            },
         )
         self._finish(record, SUMMARIZED, pending.advance_after)
 
+    def _keep(self, kind: str, record: dict[str, Any]) -> None:
+        if self.record_sink is not None:
+            self.record_sink(kind, record)
+        elif kind == "decision":
+            self.decisions.append(record)
+        elif kind == "summary":
+            self.summaries.append(record)
+        else:
+            self.snapshots.append(record)
+
     def _finish(self, record: dict[str, Any], decision: str, advance_after: bool) -> None:
         record["decision"] = decision
-        self.decisions.append(record)
+        self._keep("decision", record)
         if advance_after:
             self.turn_index += 1  # step 9
         return None

@@ -24,7 +24,6 @@ the per-turn curves of a small deterministic sample of conversations for the rep
 
 from __future__ import annotations
 
-import asyncio
 import bisect
 import heapq
 import time
@@ -350,7 +349,10 @@ class Sweep:
     on_conversation: Callable[[], None] | None = None
 
     def run(self, paths: Iterable[str]) -> SweepResult:
-        return asyncio.run(self.run_async(list(paths)))
+        from .run import run_sync  # also inside a running event loop (Jupyter)
+
+        listed = list(paths)
+        return run_sync(lambda: self.run_async(listed))
 
     async def run_async(self, paths: list[str]) -> SweepResult:
         started = time.perf_counter()

@@ -12,6 +12,7 @@ import click
 import orjson
 
 from ..providers.cache import ResponseCache, default_cache_path
+from ..terminal import echo
 
 cache_option = click.option(
     "--cache",
@@ -36,7 +37,7 @@ def cache_group() -> None:
 @cache_option
 def path_command(cache_path: Path | None) -> None:
     """Print the cache file's path."""
-    click.echo(str(_resolve(cache_path)))
+    echo(str(_resolve(cache_path)))
 
 
 @cache_group.command("stats")
@@ -52,17 +53,17 @@ def stats_command(cache_path: Path | None, as_json: bool) -> None:
         with ResponseCache(path) as cache:
             data = cache.stats().to_json()
     if as_json:
-        click.echo(orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode())
+        echo(orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode())
         return
-    click.echo(f"path: {data['path']}")
-    click.echo(f"entries: {data['entries']}")
-    click.echo(f"size: {_human(data['size_bytes'])} ({data['size_bytes']} bytes)")
+    echo(f"path: {data['path']}")
+    echo(f"entries: {data['entries']}")
+    echo(f"size: {_human(data['size_bytes'])} ({data['size_bytes']} bytes)")
     rows = data["by_model"]
     if rows:
         width_p = max(len(r["provider"]) for r in rows)
         width_m = max(len(r["model"]) for r in rows)
         for row in rows:
-            click.echo(f"{row['provider']:<{width_p}}  {row['model']:<{width_m}}  {row['entries']}")
+            echo(f"{row['provider']:<{width_p}}  {row['model']:<{width_m}}  {row['entries']}")
 
 
 @cache_group.command("clear")
@@ -71,11 +72,11 @@ def clear_command(cache_path: Path | None) -> None:
     """Delete every cached response (the next run pays for them again)."""
     path = _resolve(cache_path)
     if not path.exists():
-        click.echo(f"{path}: no cache to clear", err=True)
+        echo(f"{path}: no cache to clear", err=True)
         return
     with ResponseCache(path) as cache:
         removed = cache.clear()
-    click.echo(f"{path}: removed {removed} cached responses", err=True)
+    echo(f"{path}: removed {removed} cached responses", err=True)
 
 
 def _human(size: int) -> str:

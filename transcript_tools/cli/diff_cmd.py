@@ -16,7 +16,6 @@ from typing import Any, TypeVar
 import click
 
 from ..check import cache_only_message, cache_only_misses, seed_cache, update_baseline
-from ..config import load_config_file
 from ..diff import ReplayOutput, RunDiff, diff_outputs, load_output
 from ..diff_render import (
     DEFAULT_MAX_DIFF_LINES,
@@ -28,9 +27,12 @@ from ..diff_render import (
 from ..errors import ConfigError, ExitCode, TsumError
 from ..providers.cache import CacheMode
 from ..providers.retry import public_url
+from ..run import RunStatus
+from ..terminal import echo
 from .main import EXIT_CODES_HELP
 from .provider_options import build_executor, provider_options
-from .replay_cmd import replay_command, summary_options, with_file_defaults
+from .replay_cmd import replay_paths
+from .settings import Resolved, resolve, summary_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 OWN_OPTIONS = ("as_json", "markdown", "context", "max_diff_lines")
@@ -78,9 +80,9 @@ def _render(diff: RunDiff, as_json: bool, markdown: bool, max_diff_lines: int) -
 
 
 def _finish(ctx: click.Context, diff: RunDiff, opts: dict[str, Any], silent: bool) -> None:
-    click.echo(_render(diff, opts["as_json"], opts["markdown"], opts["max_diff_lines"]), nl=False)
+    echo(_render(diff, opts["as_json"], opts["markdown"], opts["max_diff_lines"]), nl=False)
     if not silent:
-        click.echo(verdict_line(diff), err=True)
+        echo(verdict_line(diff), err=True)
     ctx.exit(int(ExitCode.OK if diff.identical else ExitCode.DIFFERENCES))
 
 
@@ -162,6 +164,7 @@ def check_command(
         raise ConfigError(
             "--out must not be the --baseline directory (use --update to rewrite the baseline)"
         )
+    resolved = resolve(opts)  # a bad setting fails before anything is read or paid for
     baseline = None
     if baseline_dir.exists() or not update:
         try:
@@ -172,21 +175,21 @@ def check_command(
                     f"baseline: {exc}\n(create or rewrite it with: {_command(ctx, add='--update')})"
                 ) from None
             if not silent:
-                click.echo(
+                echo(
                     f"tsum: warning: baseline unreadable, it will be replaced: {exc}", err=True
                 )
 
     if baseline is not None:
-        seeded = _seed(baseline, opts)
+        seeded = _seed(baseline, resolved)
         if seeded and not silent:
-            click.echo(
+            echo(
                 f"tsum: {seeded} summary response(s) taken from the baseline into the cache",
                 err=True,
             )
 
     with tempfile.TemporaryDirectory(prefix="tsum-check-") as tmp:
         fresh_dir = out_dir if out_dir is not None else Path(tmp) / "fresh"
-        replay_error = _replay(ctx, paths, fresh_dir, silent, opts)
+        replay_error = _replay(paths, fresh_dir, silent, resolved)
         missing = cache_only_misses(fresh_dir) if opts.get("cache_only") else []
         fresh = None
         if replay_error is None or missing:
@@ -222,7 +225,7 @@ def check_command(
                     "(see summaries.jsonl); a baseline must not record failures"
                 )
             if diff is not None:
-                click.echo(
+                echo(
                     _render(diff, own["as_json"], own["markdown"], own["max_diff_lines"]), nl=False
                 )
             update_baseline(fresh_dir, baseline_dir)
@@ -233,7 +236,7 @@ def check_command(
                     what = "rewritten (no differences)"
                 else:
                     what = "updated (" + verdict_line(diff).removeprefix("tsum: ") + ")"
-                click.echo(f"tsum: baseline {baseline_dir} {what}", err=True)
+                echo(f"tsum: baseline {baseline_dir} {what}", err=True)
             return
         assert diff is not None
         _finish(ctx, diff, own, silent)
@@ -244,25 +247,23 @@ class _ReplayFailed(TsumError):
 
 
 def _replay(
-    ctx: click.Context, paths: tuple[str, ...], out: Path, silent: bool, opts: dict[str, Any]
+    paths: tuple[str, ...], out: Path, silent: bool, resolved: Resolved
 ) -> TsumError | None:
-    """Run ``tsum replay PATHS --out OUT`` with the same options; its failure, if any."""
-    try:
-        ctx.invoke(replay_command, paths=paths, out_dir=out, dry_run=False, silent=silent, **opts)
-    except TsumError as exc:
-        return exc
-    except SystemExit as exc:  # replay exits 3 after reporting bad input or zero sessions
-        if exc.code in (0, None):
-            return None
-        return _ReplayFailed(
-            "the replay failed (see above): nothing compared, the baseline is unchanged"
-        )
-    return None
+    """Replay PATHS into OUT through the library, as ``tsum replay`` would; its failure, if any."""
+    result = replay_paths(list(paths), resolved, out_dir=out, silent=silent)
+    if result.status is RunStatus.OK:
+        return None
+    if result.status in (RunStatus.CACHE_MISS, RunStatus.ALL_SUMMARIES_FAILED):
+        return TsumError(result.message or result.status.value)
+    if result.status is RunStatus.NO_SESSIONS:
+        echo(f"tsum: error: {result.message}", err=True)
+    # bad input: each error is already on stderr
+    return _ReplayFailed("the replay failed (see above): nothing compared, the baseline is unchanged")
 
 
-def _seed(baseline: ReplayOutput, opts: dict[str, Any]) -> int:
+def _seed(baseline: ReplayOutput, resolved: Resolved) -> int:
     """The baseline's summaries into the cache this run reads (none: no cache, or --refresh)."""
-    executor = build_executor(with_file_defaults(opts, load_config_file(opts.get("config_path"))))
+    executor = build_executor(resolved.provider)
     try:
         if executor.cache is None or executor.cache_mode is CacheMode.REFRESH:
             return 0

@@ -7,13 +7,17 @@ line go to stderr. Exit code 3 when any file failed or no session was found.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import click
 import orjson
 
+from ..config import load_config_file, merge_settings
 from ..errors import ExitCode, InputError
 from ..formats import reader_names
 from ..inspect import InspectRun, SessionInfo
+from ..terminal import echo, escape_controls
+from .settings import CONFIG_HELP, explicit_options
 
 COLUMNS = (
     ("file", "<"),
@@ -40,9 +44,11 @@ def _short(path: str, base: str, width: int = 48) -> str:
 def _row(info: SessionInfo, base: str) -> list[str]:
     m = info.messages
     err = info.estimate_error
+    # Paths and session ids come from the files: escaped before the widths are measured.
+    session_id = escape_controls(info.session_id)
     return [
-        _short(info.path, base),
-        info.session_id if len(info.session_id) <= 40 else info.session_id[:39] + "…",
+        escape_controls(_short(info.path, base)),
+        session_id if len(session_id) <= 40 else session_id[:39] + "…",
         info.format,
         str(info.turns),
         str(sum(m.values())),
@@ -81,12 +87,20 @@ def render_table(infos: list[SessionInfo]) -> str:
     "--format",
     "fmt",
     type=click.Choice(reader_names()),
+    envvar="TSUM_FORMAT",
     help="Read every file as this format instead of detecting it.",
 )
 @click.option("--skip-bad-lines", is_flag=True, help="Warn about unreadable lines and go on.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+              envvar="TSUM_CONFIG", help=CONFIG_HELP)
 @click.pass_context
 def inspect_command(
-    ctx: click.Context, paths: tuple[str, ...], as_json: bool, fmt: str | None, skip_bad_lines: bool
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    as_json: bool,
+    fmt: str | None,
+    skip_bad_lines: bool,
+    config_path: Path | None,
 ) -> None:
     """Per session: format, turns, messages by role, tool calls, recorded vs estimated
     tokens, largest context and the compactions the agent recorded.
@@ -98,11 +112,13 @@ def inspect_command(
     """
 
     def error(exc: InputError) -> None:
-        click.echo(f"error: {exc.location_text()}", err=True)
+        echo(f"error: {exc.location_text()}", err=True)
 
     def warn(message: str) -> None:
-        click.echo(message, err=True)
+        echo(message, err=True)
 
+    # The settings file's format applies here too (config.PRECEDENCE).
+    fmt = merge_settings(explicit_options({"fmt": fmt}, ctx), load_config_file(config_path)).get("format")
     run = InspectRun(list(paths), fmt=fmt, skip_bad_lines=skip_bad_lines, warn=warn, error=error)
     infos: list[SessionInfo] = []
     for info in run:
@@ -112,10 +128,10 @@ def inspect_command(
     if as_json:
         click.echo(orjson.dumps([i.to_json() for i in infos], option=orjson.OPT_INDENT_2).decode())
     elif infos:
-        click.echo(render_table(infos))
+        echo(render_table(infos))
     failed = f", {run.failed} failed" if run.failed else ""
-    click.echo(f"{run.sessions} sessions in {run.files} files{failed}", err=True)
+    echo(f"{run.sessions} sessions in {run.files} files{failed}", err=True)
     if run.failed or not infos:
         if not infos and not run.failed:
-            click.echo("tsum: error: no sessions found", err=True)
+            echo("tsum: error: no sessions found", err=True)
         ctx.exit(int(ExitCode.FAILED))

@@ -10,6 +10,12 @@ import click
 
 from .. import __version__
 from ..errors import ExitCode, TsumError
+from ..terminal import echo
+
+SETTINGS_HELP = """\b
+Settings (every command): command line > environment (TSUM_*)
+  > settings file (--config FILE, else ./tsum.toml, else
+  [tool.tsum] in ./pyproject.toml) > default."""
 
 EXIT_CODES_HELP = """\b
 Exit codes (all commands):
@@ -37,10 +43,10 @@ class TsumGroup(click.Group):
         except TsumError as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            click.echo(f"tsum: error: {exc}", err=True)
+            echo(f"tsum: error: {exc}", err=True)
             ctx.exit(int(exc.exit_code))
         except KeyboardInterrupt:
-            click.echo("tsum: interrupted", err=True)
+            echo("tsum: interrupted", err=True)
             ctx.exit(int(ExitCode.INTERRUPTED))
         except BrokenPipeError:
             # stdout's reader went away (`tsum ... | head`): stop quietly, with the
@@ -50,7 +56,45 @@ class TsumGroup(click.Group):
             ctx.exit(BROKEN_PIPE_EXIT)
 
 
-@click.group(cls=TsumGroup, epilog=EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"]})
+# Each subcommand's module is imported only when that command runs (or shows its help):
+# `tsum --version` and `tsum replay --help` must not pay for diff, sweep, asyncio, ssl…
+# name -> (module, attribute, one-line help for `tsum --help`, which imports nothing)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "replay": ("replay_cmd", "replay_command", "Replay transcripts turn by turn through the checkpoint."),
+    "format": ("replay_cmd", "format_command", "Print the formatted history the summary prompt gets at a turn."),
+    "prompt": ("replay_cmd", "prompt_command", "Print the rendered summary prompt at a turn."),
+    "prompts": ("replay_cmd", "prompts_group", "The built-in summary prompt templates."),
+    "inspect": ("inspect_cmd", "inspect_command", "Per session: format, turns, messages, tokens, compactions."),
+    "cache": ("cache_cmd", "cache_group", "Inspect or clear the response cache."),
+    "diff": ("diff_cmd", "diff_command", "Compare two `tsum replay --out` directories, per session and turn."),
+    "check": ("diff_cmd", "check_command", "Replay PATHS and diff against a baseline, in one step (a CI gate)."),
+    "sweep": ("sweep_cmd", "sweep_command", "Evaluate every combination of trigger settings on a corpus."),
+}
+
+
+def _load(name: str) -> click.Command:
+    from importlib import import_module
+
+    module, attribute, _ = COMMANDS[name]
+    command = getattr(import_module(f"{__package__}.{module}"), attribute)
+    assert isinstance(command, click.Command)
+    return command
+
+
+class LazyGroup(TsumGroup):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return _load(cmd_name) if cmd_name in COMMANDS else None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # The listing from COMMANDS: no subcommand module is imported to show it.
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, help_text) for name, (_, _, help_text) in COMMANDS.items()])
+
+
+@click.group(cls=LazyGroup, epilog=SETTINGS_HELP + "\n\n" + EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="tsum")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.pass_context
@@ -67,27 +111,6 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj["debug"] = debug
 
 
-def _register() -> None:
-    from .cache_cmd import cache_group
-    from .diff_cmd import check_command, diff_command
-    from .inspect_cmd import inspect_command
-    from .replay_cmd import format_command, prompt_command, prompts_group, replay_command
-    from .sweep_cmd import sweep_command
-
-    cli.add_command(replay_command, "replay")
-    cli.add_command(format_command, "format")
-    cli.add_command(prompt_command, "prompt")
-    cli.add_command(prompts_group, "prompts")
-    cli.add_command(inspect_command, "inspect")
-    cli.add_command(cache_group, "cache")
-    cli.add_command(diff_command, "diff")
-    cli.add_command(check_command, "check")
-    cli.add_command(sweep_command, "sweep")
-
-
-_register()
-
-
 def main() -> None:
     for stream in (sys.stdout, sys.stderr):
         # Transcripts are full of CJK and emoji: never crash on a terminal that can't show them.
@@ -96,5 +119,5 @@ def main() -> None:
     try:
         cli.main(prog_name="tsum")
     except KeyboardInterrupt:  # raised outside a command (e.g. during start-up)
-        click.echo("tsum: interrupted", err=True)
+        echo("tsum: interrupted", err=True)
         sys.exit(int(ExitCode.INTERRUPTED))

@@ -8,6 +8,7 @@ Usage in a command::
         executor = build_executor(opts)   # fails here, before any work
         ...
 
+The executor itself is built by the library (``run.build_executor``), re-exported here.
 Cache rule: network providers use the response cache by default
 (``default_cache_path()``). The offline provider is deterministic and cheaper
 than a cache lookup, so it skips the cache unless asked for one (``--cache
@@ -16,17 +17,22 @@ PATH`` / ``TSUM_CACHE``, ``--cache-only`` or ``--refresh``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from ..errors import ProviderConfigError
-from ..providers.cache import CacheMode, ResponseCache, default_cache_path
-from ..providers.executor import ExecutorStats, SummaryExecutor
-from ..providers.registry import DEFAULT_MODELS, PROVIDER_NAMES, get_provider
-from ..providers.retry import KILL_SWITCH_ENV, RetryPolicy, kill_switch_on
+from .settings import LazyChoice
+
+__all__ = [
+    "PROVIDER_OPTION_NAMES",
+    "build_executor",
+    "cache_only_failure",
+    "describe_stats",
+    "provider_options",
+    "resolve_cache_mode",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -44,7 +50,12 @@ PROVIDER_OPTION_NAMES = (
     "max_attempts",
 )
 
-_MODEL_HELP = ", ".join(f"{name}: {model}" for name, model in DEFAULT_MODELS.items())
+
+
+def _provider_names() -> tuple[str, ...]:
+    from ..providers.registry import PROVIDER_NAMES
+
+    return PROVIDER_NAMES
 
 
 def provider_options(func: F) -> F:
@@ -52,7 +63,8 @@ def provider_options(func: F) -> F:
     options = [
         click.option(
             "--provider",
-            type=click.Choice(PROVIDER_NAMES),
+            type=LazyChoice(_provider_names),
+            metavar="[offline|anthropic|openai]",
             default="offline",
             show_default=True,
             envvar="TSUM_PROVIDER",
@@ -64,8 +76,9 @@ def provider_options(func: F) -> F:
             "--model",
             envvar="TSUM_MODEL",
             show_envvar=True,
-            help=f"Summary model (default: the provider's; {_MODEL_HELP}). "
-            "A summary_model in the config wins over it.",
+            help="Summary model (default: the provider's own: offline extractive-v1, anthropic "
+            "claude-haiku-4-5, openai gpt-4o-mini). "
+            "Same setting as model / summary_model in a settings file.",
         ),
         click.option(
             "--base-url",
@@ -125,87 +138,27 @@ def provider_options(func: F) -> F:
     return func
 
 
-def resolve_cache_mode(opts: Mapping[str, Any]) -> CacheMode:
-    chosen = [flag for flag in ("cache_only", "refresh", "no_cache") if opts.get(flag)]
-    if len(chosen) > 1:
-        flags = " and ".join("--" + flag.replace("_", "-") for flag in chosen)
-        raise ProviderConfigError(f"{flags} cannot be combined: choose one")
-    if opts.get("no_cache"):
-        return CacheMode.OFF
-    if opts.get("cache_only"):
-        return CacheMode.CACHE_ONLY
-    if opts.get("refresh"):
-        return CacheMode.REFRESH
-    if opts.get("provider", "offline") == "offline" and not opts.get("cache"):
-        return CacheMode.OFF  # offline is cheaper than a lookup: no cache unless asked
-    return CacheMode.READ_WRITE
+# The executor is the library's (run.py); imported when a command builds one, not when
+# its options are declared (`tsum replay --help` stays light).
+def build_executor(opts: Any) -> Any:
+    from ..run import build_executor as build
+
+    return build(opts)
 
 
-def build_executor(opts: Mapping[str, Any]) -> SummaryExecutor:
-    """Validate the options and build provider + cache + executor.
+def resolve_cache_mode(opts: Any) -> Any:
+    from ..run import resolve_cache_mode as resolve
 
-    Raises ``ProviderConfigError`` (exit 2) before any work: unknown provider,
-    missing key or model, conflicting cache flags, unusable cache file. Missing
-    keys take the options' defaults, so a library caller may pass a partial dict.
-    """
-    name = opts.get("provider") or "offline"
-    concurrency = int(opts.get("concurrency") or 8)
-    timeout = float(opts.get("timeout") or 60.0)
-    max_attempts = int(opts.get("max_attempts") or 4)
-    if concurrency < 1 or timeout <= 0 or max_attempts < 1:
-        raise ProviderConfigError("--concurrency and --max-attempts must be >= 1, --timeout > 0")
-    mode = resolve_cache_mode(opts)
-    provider = get_provider(
-        name,
-        model=opts.get("model") or None,
-        base_url=opts.get("base_url") or None,
-        timeout=timeout,
-        max_connections=concurrency,  # a pool as wide as the concurrency: no queueing in httpx
-        require_key=mode is not CacheMode.CACHE_ONLY,  # keyless CI replays from the cache
-    )
-    if provider.name != "offline" and mode is not CacheMode.CACHE_ONLY and kill_switch_on():
-        # Fail before any work, like a missing key: every call would be refused.
-        raise ProviderConfigError(
-            f"network calls are disabled ({KILL_SWITCH_ENV} is set): unset it, "
-            "use --cache-only to replay recorded responses, or --provider offline"
-        )
-    cache = None
-    if mode is not CacheMode.OFF:
-        cache = ResponseCache(opts.get("cache") or default_cache_path())
-    return SummaryExecutor(
-        provider,
-        cache=cache,
-        cache_mode=mode,
-        concurrency=concurrency,
-        timeout=timeout,
-        retry=RetryPolicy(max_attempts=max_attempts),
-    )
+    return resolve(opts)
 
 
-def describe_stats(stats: ExecutorStats) -> str:
-    """One line for the end-of-run summary on stderr."""
-    parts = [f"{stats.requests} summary requests", f"{stats.calls} API calls"]
-    if stats.retries:
-        parts.append(f"{stats.retries} retries")
-    parts.append(f"{stats.cache_hits} cached")
-    if stats.failures:
-        parts.append(f"{stats.failures} failed")
-    if stats.cache_errors:
-        parts.append(f"{stats.cache_errors} cache errors")
-    if stats.usage.total_tokens:
-        parts.append(f"{stats.usage.input_tokens} in / {stats.usage.output_tokens} out tokens")
-    return ", ".join(parts)
+def describe_stats(stats: Any) -> str:
+    from ..run import describe_stats as describe
+
+    return describe(stats)
 
 
-def cache_only_failure(stats: ExecutorStats, limit: int = 20) -> str | None:
-    """The message for exit 3 when --cache-only found responses missing, else None."""
-    missing = stats.cache_only_missing
-    if not missing:
-        return None
-    shown = ", ".join(f"session {s} turn {t}" for s, t in sorted(missing)[:limit])
-    more = f" and {len(missing) - limit} more" if len(missing) > limit else ""
-    return (
-        f"cache miss (--cache-only): {len(missing)} responses not in the cache: {shown}{more}; "
-        "run once without --cache-only to record them (a missing response counts as a failed "
-        "summary, so the checkpoint tries again at each later turn: there may be fewer to record)"
-    )
+def cache_only_failure(stats: Any, limit: int = 20) -> str | None:
+    from ..run import cache_only_failure as failure
+
+    return failure(stats, limit)

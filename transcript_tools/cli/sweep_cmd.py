@@ -14,7 +14,8 @@ from ..errors import ConfigError, ExitCode
 from ..formats import reader_names
 from ..sweep import CachedThenOffline, Sweep, config_grid
 from ..sweep_stats import SORT_KEYS, render_csv, render_json, render_table
-from .replay_cmd import resolve_settings
+from ..terminal import echo
+from .settings import resolve
 
 SORT_CHOICES = list(SORT_KEYS) + ["-" + k for k in SORT_KEYS if k != "config"]
 
@@ -214,7 +215,11 @@ def sweep_command(
     """Evaluate every combination of trigger settings on every conversation (no LLM where none is needed)."""
     if as_json and as_csv:
         raise click.UsageError("--json and --csv cannot be combined: choose one")
-    settings, template, merged = resolve_settings(opts)
+    # The sweep's own provider options name cached responses; the rule is the same.
+    opts.update(provider=provider, model=model, base_url=base_url)
+    resolved = resolve(opts)
+    settings, template = resolved.settings, resolved.template
+    provider, model, base_url = (resolved.provider[k] for k in ("provider", "model", "base_url"))
     base = settings.summary
     assert base is not None
     configs = config_grid(
@@ -229,7 +234,7 @@ def sweep_command(
 
     def warn(message: str) -> None:
         if not silent:
-            click.echo(message, err=True)
+            echo(message, err=True)
 
     progress = None
     if not silent and sys.stderr.isatty():
@@ -247,10 +252,10 @@ def sweep_command(
         summary_tokens=summary_tokens,
         price_per_mtok=price_per_mtok,
         sample_size=report_sample if report_path else 0,
-        fmt=opts.get("fmt"),
+        fmt=resolved.fmt,
         skip_bad_lines=opts.get("skip_bad_lines", False),
         warn=warn,
-        error=lambda m: click.echo(m, err=True),
+        error=lambda m: echo(m, err=True),
         on_conversation=(lambda: progress.update(1)) if progress is not None else None,
     )
     try:
@@ -261,14 +266,14 @@ def sweep_command(
         if executor is not None:
             executor.primary.close()
     render = render_json if as_json else render_csv if as_csv else render_table
-    click.echo(render(result, sort), nl=False)
+    echo(render(result, sort), nl=False)
     if report_path is not None:
         from ..report import write_report
 
         write_report(report_path, result, sort=sort, title=" ".join(paths))
     if not silent:
         runs = f"{result.fast_runs} computed from token series, {result.engine_runs} engine run(s)"
-        click.echo(
+        echo(
             f"tsum: sweep: {result.files} file(s), {result.conversations} conversation(s), "
             f"{len(configs)} configuration(s): {runs}; {len(result.errors)} error(s) "
             f"in {result.elapsed:.2f}s" + (f"; report: {report_path}" if report_path else ""),
@@ -276,7 +281,7 @@ def sweep_command(
         )
     if result.errors or result.conversations == 0:
         if result.conversations == 0 and not result.errors:
-            click.echo("tsum: error: no conversations found in the given paths", err=True)
+            echo("tsum: error: no conversations found in the given paths", err=True)
         sys.exit(int(ExitCode.FAILED))
 
 
@@ -293,7 +298,8 @@ def _summary_source(
         return None, None
     if cache_path is None:
         raise ConfigError(
-            f"a sweep never calls an API: --provider {provider} needs --cache FILE with its responses "
+            f"a sweep never calls an API: provider {provider} (from --provider, TSUM_PROVIDER or the "
+            "settings file) needs --cache FILE with its responses "
             "(recorded by tsum replay), or use --provider offline"
         )
     from .provider_options import build_executor

@@ -41,6 +41,7 @@ class SummaryOutcome:
     error: str | None = None
     cached: bool = False
     attempts: int = 0
+    provider: str | None = None  # name of the provider that ran (or cached) it; None: unknown
 
     @property
     def ok(self) -> bool:

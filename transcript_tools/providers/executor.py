@@ -13,7 +13,7 @@ import logging
 import random
 import sqlite3
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import ProviderConfigError, ProviderError
@@ -94,6 +94,11 @@ class SummaryExecutor:
         return next(iter(self._fatal.values()), None)
 
     async def execute(self, request: SummaryRequest) -> SummaryOutcome:
+        outcome = await self._execute(request)
+        # Records name the provider that ran the request, whatever the driver around it.
+        return replace(outcome, provider=self.provider.name)
+
+    async def _execute(self, request: SummaryRequest) -> SummaryOutcome:
         self.stats.requests += 1
         model = request.model or self.provider.default_model
         if self.cache is None:

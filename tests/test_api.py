@@ -1,0 +1,149 @@
+"""The library's front door (issue 11 §2): the README's code runs as written, also inside a
+running event loop; library defaults follow the spec."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import re
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+from fakes import FakeProvider, drive, turn
+
+import transcript_tools as tt
+from transcript_tools.providers.executor import SummaryExecutor
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "samples"
+
+
+def readme_examples() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Use it from Python") :]
+    section = section[: section.index("\n## ", 1)]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 2
+    return blocks
+
+
+def run_readme_example(code: str) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {})
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("inside_a_loop", [False, True], ids=["plain", "inside-running-loop"])
+def test_readme_library_example_runs(inside_a_loop: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)  # the example's paths are relative to the repository
+    first, engine_example = readme_examples()
+    assert len(first.strip().splitlines()) <= 12  # "the library in ten lines"
+    if inside_a_loop:
+
+        async def main() -> str:  # as in Jupyter: a loop is running while the sync API is called
+            asyncio.get_running_loop()
+            return run_readme_example(first)
+
+        printed = asyncio.run(main())
+    else:
+        printed = run_readme_example(first)
+    lines = printed.splitlines()
+    assert lines[0] == "ok [3, 6, 9, 12, 15] 5"
+    assert lines[1].startswith("(extractive summary by tsum offline provider")
+    assert lines[3] == "4 configurations over 3 conversations"
+    assert run_readme_example(engine_example).strip() == "the summary ['prompt', 'summary', 'snapshot', 'decision'] []"
+
+
+def test_read_detects_formats_and_streams_conversations() -> None:
+    convs = list(tt.read(SAMPLES))
+    assert {c.format for c in convs} >= {"openai"} and len(convs) == 3
+    assert all(isinstance(c, tt.Conversation) for c in convs)
+
+
+def test_replay_status_and_out_dir(tmp_path: Path) -> None:
+    result = tt.replay_corpus(SAMPLES / "long_session.jsonl", out=tmp_path / "out")
+    assert result.ok and result.sessions == []  # written, not collected
+    assert (tmp_path / "out" / "decisions.jsonl").stat().st_size > 0
+    assert orjson.loads((tmp_path / "out" / "manifest.json").read_bytes())["status"] == "complete"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert tt.replay_corpus(empty).status is tt.RunStatus.NO_SESSIONS
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{oops\n", encoding="utf-8")
+    failed = tt.replay_corpus(bad)
+    assert failed.status is tt.RunStatus.INPUT_ERRORS and "bad.jsonl:1" in failed.stats.errors[0]
+
+
+def test_replay_with_a_provider_object_names_it_and_caches_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TSUM_HOME", str(tmp_path / "home"))
+    provider = FakeProvider(default="my summary")
+    result = tt.replay_corpus(SAMPLES / "long_session.jsonl", provider=provider, model="m1")
+    summaries = result.sessions[0].engine.summaries
+    assert result.ok and summaries and {s["provider"] for s in summaries} == {"fake"}
+    assert {s["model"] for s in summaries} == {"m1"} and len(provider.prompts) == len(summaries)
+    assert not (tmp_path / "home").exists()  # no response cache was opened
+
+
+def test_diff_of_two_runs(tmp_path: Path) -> None:
+    tt.replay_corpus(SAMPLES, out=tmp_path / "a")
+    tt.replay_corpus(SAMPLES, tt.SummaryConfig(debounce_turns=2), out=tmp_path / "b")
+    assert tt.diff_runs(tmp_path / "a", tmp_path / "a").identical
+    assert not tt.diff_runs(tmp_path / "a", tmp_path / "b").identical
+
+
+def test_engine_without_summary_config_never_summarizes() -> None:
+    engine, provider = tt.SessionEngine("s"), FakeProvider()
+    drive(engine, [turn(f"t{i}", usage=tt.Usage(10**6, 10)) for i in range(10)], provider)
+    assert provider.prompts == [] and {d["decision"] for d in engine.decisions} == {"disabled"}
+
+
+def test_records_name_the_provider_that_ran_the_request() -> None:
+    settings = tt.ReplaySettings(summary=tt.SummaryConfig(max_context_tokens=20, trigger_token_ratio=0.5, debounce_turns=0))
+    engine = tt.SessionEngine("s", settings, provider_name="primary")
+    request = engine.submit_turn(turn("over the line"))
+    assert request is not None
+    outcome = asyncio.run(SummaryExecutor(FakeProvider(name="fallback"), cache=None).execute(request))
+    engine.complete_summary(outcome)
+    assert engine.summaries[0]["provider"] == "fallback"
+
+
+def test_record_sink_keeps_nothing_in_the_engine() -> None:
+    seen: list[tuple[str, dict[str, object]]] = []
+    settings = tt.ReplaySettings(summary=tt.SummaryConfig(max_context_tokens=20, trigger_token_ratio=0.5, debounce_turns=1))
+    engine = tt.SessionEngine("s", settings, record_sink=lambda kind, record: seen.append((kind, record)))
+    drive(engine, [turn(f"msg {i}") for i in range(50)], FakeProvider())
+    assert engine.decisions == engine.summaries == engine.snapshots == [] and engine.prompts == {}
+    kinds = [kind for kind, _ in seen]
+    assert kinds.count("decision") == 50 and kinds.count("summary") == kinds.count("snapshot") == 49
+    assert kinds.count("prompt") == 49 and engine.get_conversation_summary() == "summary"
+    assert not engine._prompt_shas  # not even the hashes of past prompts are kept
+
+
+def test_check_uses_the_library_not_the_replay_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from transcript_tools.cli import replay_cmd
+    from transcript_tools.cli.main import cli
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("check invoked the replay command")
+
+    baseline = tmp_path / "baseline"
+    tt.replay_corpus(SAMPLES, out=baseline)
+    monkeypatch.setattr(replay_cmd.replay_command, "callback", refuse)
+    result = CliRunner().invoke(cli, ["check", "--baseline", str(baseline), str(SAMPLES)])
+    assert result.exit_code == 0, result.stderr
+
+
+def test_the_package_root_exports_what_it_documents() -> None:
+    import transcript_tools.diff
+    import transcript_tools.replay
+    import transcript_tools.sweep  # noqa: F401  (a submodule import must not hide a function)
+
+    for function in (tt.read, tt.replay_corpus, tt.sweep_corpus, tt.diff_runs):
+        assert callable(function)
+    for name in tt.__all__:
+        assert getattr(tt, name) is not None, name
+    assert tt.SummaryOutcome is tt.providers.base.SummaryOutcome  # type: ignore[attr-defined]

@@ -1,0 +1,427 @@
+"""A replay run, orchestrated: inputs, executor, sinks, ``run.json``, the manifest, the status.
+
+The CLI (``tsum replay``, ``tsum check``) and the library front door
+(``transcript_tools.replay``) call ``run_replay`` alike; the CLI only parses
+options, prints, and maps ``ReplayResult.status`` to an exit code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import time
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass, field, fields
+from enum import StrEnum
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+from . import __version__
+from .config import ReplaySettings
+from .errors import ProviderConfigError
+from .prompt import PromptTemplate, template_from_config
+from .providers.base import Provider
+from .replay import ReplayRun, RunStats, SessionResult, Sink
+
+T = TypeVar("T")
+
+
+def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run a coroutine to completion from synchronous code, also inside a running event
+    loop (Jupyter, an async web app): there it runs on its own loop in a worker thread,
+    because ``asyncio.run`` refuses to nest and blocking the caller's loop is the price
+    of a synchronous API."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make())
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="tsum") as pool:
+        return pool.submit(lambda: asyncio.run(make())).result()
+
+
+class RunStatus(StrEnum):
+    """How a run ended; the CLI maps each to an exit code (``errors.ExitCode``)."""
+
+    OK = "ok"
+    INPUT_ERRORS = "input_errors"  # some inputs could not be read (the rest were replayed)
+    NO_SESSIONS = "no_sessions"  # nothing to replay: a failure, never a pass
+    ALL_SUMMARIES_FAILED = "all_summaries_failed"  # bad endpoint, model or key
+    CACHE_MISS = "cache_miss"  # --cache-only and responses missing
+
+
+@dataclass(slots=True)
+class ReplayResult:
+    """What a run did. ``sessions`` holds every session's result only when the run
+    collected them (``run_replay(..., collect=True)``, the library default)."""
+
+    status: RunStatus
+    stats: RunStats
+    message: str | None = None  # why the status is not OK
+    executor: dict[str, Any] = field(default_factory=dict)
+    elapsed: float = 0.0
+    sessions: list[SessionResult] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status is RunStatus.OK
+
+    def summary_line(self, state: str = "complete") -> str:
+        """The one line for stderr at the end of a run."""
+        stats = self.stats
+        parts = [f"{stats.files} file(s)", f"{stats.sessions} session(s)", f"{stats.turns} turn(s)"]
+        if stats.would_summarize:
+            parts.append(f"{stats.would_summarize} summaries would fire (dry run)")
+        else:
+            done = stats.summaries_ok + stats.summaries_failed
+            parts.append(f"{done} summaries ({stats.summaries_ok} ok, {stats.summaries_failed} failed)")
+        if self.executor:
+            parts.append(self.executor["line"])
+        parts.append(f"{len(stats.errors)} error(s)")
+        if stats.warnings:
+            parts.append(f"{stats.warnings} warning(s)")
+        prefix = "tsum: " if state == "complete" else f"tsum: {state}: "
+        return prefix + ", ".join(parts) + f" in {self.elapsed:.2f}s"
+
+
+class _Collect:
+    """A sink that keeps every session's result (library use: the caller reads them)."""
+
+    spool_prompts = False
+
+    def __init__(self) -> None:
+        self.results: list[SessionResult] = []
+
+    def write_session(self, result: SessionResult) -> None:
+        self.results.append(result)
+
+
+def _quiet(_message: str) -> None:
+    return None
+
+
+def run_replay(
+    paths: list[str],
+    settings: ReplaySettings,
+    *,
+    template: PromptTemplate | None = None,
+    provider: str | Provider = "offline",
+    provider_options: Mapping[str, Any] | None = None,
+    out_dir: str | Path | None = None,
+    report: IO[str] | None = None,
+    collect: bool = False,
+    fmt: str | None = None,
+    skip_bad_lines: bool = False,
+    concurrency: int = 8,
+    warn: Callable[[str], None] = _quiet,
+    error: Callable[[str], None] = _quiet,
+    on_session: Callable[[SessionResult], None] | None = None,
+    on_end: Callable[[ReplayResult, str], None] | None = None,
+) -> ReplayResult:
+    """Replay ``paths`` (files, directories, globs, ``-``) through the checkpoint.
+
+    Records go to ``out_dir`` (the JSONL files, ``run.json``, ``manifest.json``), or a
+    readable report to ``report``, or (``collect``) into ``ReplayResult.sessions``.
+    ``provider`` is a name (built with ``provider_options``: model, base_url, cache
+    flags, timeout, max_attempts; the same keys as the CLI options) or a ready
+    ``Provider`` (which uses a response cache only when one is asked for). A provider that cannot be built fails here (``ProviderConfigError``),
+    before any work. ``on_end(result, state)`` runs once whatever happens (``state``:
+    complete, interrupted or failed), before an exception propagates.
+    """
+    from .outputs import OutputDirectory, TextReport
+
+    started = time.perf_counter()
+    cfg = settings.summary
+    if template is None and cfg is not None:
+        template = template_from_config(cfg.summary_prompt, settings.template_name)
+    executor = None
+    if not settings.dry_run and cfg is not None:
+        options = dict(provider_options or {})
+        options["concurrency"] = concurrency
+        if isinstance(provider, str):
+            options["provider"] = provider
+            executor = build_executor(options)
+        else:
+            # A caller's own provider object gets the offline rule: no response cache
+            # unless one is asked for (``cache`` or a cache flag).
+            mode = resolve_cache_mode({**options, "provider": "offline"})
+            executor = _executor_for(provider, options, mode)
+    provider_name = "none" if executor is None else executor.provider.name
+    model = cfg.summary_model if cfg is not None else None
+    if executor is not None and model is None:
+        model = executor.provider.default_model
+
+    out = None
+    sink: Sink
+    if out_dir is not None:
+        out = OutputDirectory(out_dir, write_compressed=not settings.dry_run)
+        if template is not None:
+            out.write_run_info(run_info(settings, template, provider_name, model))
+        sink = out
+    elif report is not None:
+        sink = TextReport(report)
+    else:
+        sink = _Collect() if collect else _Discard()
+    run = ReplayRun(
+        settings,
+        executor,
+        sink,
+        provider_name=provider_name,
+        template=template,
+        fmt=fmt,
+        skip_bad_lines=skip_bad_lines,
+        concurrency=concurrency,
+        warn=warn,
+        error=error,
+        on_session=on_session,
+    )
+    result = ReplayResult(RunStatus.OK, run.stats)
+    state = "complete"
+    try:
+        run_sync(lambda: _run_and_close(run, list(paths), executor))
+    except KeyboardInterrupt:
+        state = "interrupted"
+        raise
+    except BaseException as exc:  # the manifest must not call an aborted run complete
+        state = "failed"
+        run.stats.errors.append(f"run aborted: {exc}")
+        raise
+    finally:
+        result.executor = executor_stats(executor)
+        if executor is not None:
+            executor.close()
+        result.elapsed = time.perf_counter() - started
+        if out is not None:
+            out.close(_manifest(state, paths, result, provider_name, model))
+        if on_end is not None:
+            on_end(result, state)
+    if isinstance(sink, _Collect):
+        result.sessions = sink.results
+    _set_status(result, executor, out_dir)
+    return result
+
+
+class _Discard:
+    spool_prompts = False
+
+    def write_session(self, result: SessionResult) -> None:
+        return None
+
+
+def _set_status(result: ReplayResult, executor: Any, out_dir: str | Path | None) -> None:
+    stats = result.stats
+    missing = cache_only_failure(executor.stats) if executor is not None else None
+    if missing:
+        result.status, result.message = RunStatus.CACHE_MISS, missing
+    elif stats.summaries_failed and not stats.summaries_ok:
+        # N3 keeps each session going, but a run in which no summary call succeeded
+        # (bad endpoint, model or key) must not pass CI silently.
+        first = _first_error(Path(out_dir)) if out_dir is not None else None
+        result.status = RunStatus.ALL_SUMMARIES_FAILED
+        result.message = (
+            f"all {stats.summaries_failed} summary call(s) failed"
+            + (f" (first: {first})" if first else "")
+            + "; see summaries.jsonl" * (out_dir is not None)
+        )
+    elif stats.errors:
+        result.status = RunStatus.INPUT_ERRORS
+        result.message = f"{len(stats.errors)} input(s) could not be read"
+    elif stats.sessions == 0:
+        result.status, result.message = RunStatus.NO_SESSIONS, "no sessions found in the given paths"
+
+
+def _first_error(out_dir: Path) -> str | None:
+    import orjson
+
+    try:
+        with open(out_dir / "summaries.jsonl", "rb") as handle:
+            return orjson.loads(handle.readline() or b"{}").get("error")
+    except (OSError, ValueError):
+        return None
+
+
+async def _run_and_close(run: ReplayRun, paths: list[str], executor: Any) -> None:
+    try:
+        await run.run(paths)
+    finally:
+        if executor is not None:
+            await executor.aclose()  # HTTP clients belong to this event loop
+
+
+def run_info(
+    settings: ReplaySettings, template: PromptTemplate, provider: str, model: str | None
+) -> dict[str, Any]:
+    """The settings that shape the outputs (run.json: diffable, no paths or times)."""
+    cfg = settings.summary
+    assert cfg is not None
+    return {
+        "output_format": 1,
+        "summary_config": {
+            "trigger_token_ratio": cfg.trigger_token_ratio,
+            "max_context_tokens": cfg.max_context_tokens,
+            "debounce_turns": cfg.debounce_turns,
+            "summary_model": cfg.summary_model,
+            "max_tool_result_chars": cfg.max_tool_result_chars,
+            "max_transcript_chars": cfg.max_transcript_chars,
+            "summary_marker": cfg.summary_marker,
+        },
+        "template": {"name": template.name, "kind": template.kind, "sha256": template.sha256},
+        "mode": settings.mode.value,
+        "keep_recent_turns": settings.keep_recent_turns,
+        "path": settings.path.value,
+        "measure": settings.measure.value,
+        "dry_run": settings.dry_run,
+        "provider": provider,
+        "model": model,
+    }
+
+
+def _manifest(
+    state: str, paths: list[str], result: ReplayResult, provider: str, model: str | None
+) -> dict[str, Any]:
+    stats = result.stats
+    return {
+        "tsum_version": __version__,
+        "status": state,
+        "inputs": list(paths),
+        "provider": provider,
+        "model": model,
+        "files": stats.files,
+        "failed_files": stats.failed_files,
+        "sessions": stats.sessions,
+        "turns": stats.turns,
+        "summaries_ok": stats.summaries_ok,
+        "summaries_failed": stats.summaries_failed,
+        "would_summarize": stats.would_summarize,
+        "warnings": stats.warnings,
+        "errors": stats.errors,
+        "executor": result.executor,
+        "elapsed_seconds": round(result.elapsed, 3),
+    }
+
+
+# ---- the executor: provider + cache + retries ---------------------------------------
+
+
+def resolve_cache_mode(opts: Mapping[str, Any]) -> Any:
+    """The cache mode the flags ask for (offline: no cache unless one is asked for)."""
+    from .providers.cache import CacheMode
+
+    chosen = [flag for flag in ("cache_only", "refresh", "no_cache") if opts.get(flag)]
+    if len(chosen) > 1:
+        flags = " and ".join("--" + flag.replace("_", "-") for flag in chosen)
+        raise ProviderConfigError(f"{flags} cannot be combined: choose one")
+    if opts.get("no_cache"):
+        return CacheMode.OFF
+    if opts.get("cache_only"):
+        return CacheMode.CACHE_ONLY
+    if opts.get("refresh"):
+        return CacheMode.REFRESH
+    if opts.get("provider", "offline") == "offline" and not opts.get("cache"):
+        return CacheMode.OFF  # offline is cheaper than a lookup: no cache unless asked
+    return CacheMode.READ_WRITE
+
+
+def _limits(opts: Mapping[str, Any]) -> tuple[int, float, int]:
+    concurrency = int(opts.get("concurrency") or 8)
+    timeout = float(opts.get("timeout") or 60.0)
+    max_attempts = int(opts.get("max_attempts") or 4)
+    if concurrency < 1 or timeout <= 0 or max_attempts < 1:
+        raise ProviderConfigError("--concurrency and --max-attempts must be >= 1, --timeout > 0")
+    return concurrency, timeout, max_attempts
+
+
+def build_executor(opts: Mapping[str, Any]) -> Any:
+    """Validate the options and build provider + cache + executor.
+
+    Raises ``ProviderConfigError`` (exit 2) before any work: unknown provider,
+    missing key or model, conflicting cache flags, unusable cache file. Missing
+    keys take the options' defaults, so a library caller may pass a partial dict.
+    """
+    from .providers.cache import CacheMode
+    from .providers.registry import get_provider
+    from .providers.retry import KILL_SWITCH_ENV, kill_switch_on
+
+    name = opts.get("provider") or "offline"
+    concurrency, timeout, _ = _limits(opts)
+    mode = resolve_cache_mode(opts)
+    provider = get_provider(
+        name,
+        model=opts.get("model") or None,
+        base_url=opts.get("base_url") or None,
+        timeout=timeout,
+        max_connections=concurrency,  # a pool as wide as the concurrency: no queueing in httpx
+        require_key=mode is not CacheMode.CACHE_ONLY,  # keyless CI replays from the cache
+    )
+    if provider.name != "offline" and mode is not CacheMode.CACHE_ONLY and kill_switch_on():
+        # Fail before any work, like a missing key: every call would be refused.
+        raise ProviderConfigError(
+            f"network calls are disabled ({KILL_SWITCH_ENV} is set): unset it, "
+            "use --cache-only to replay recorded responses, or --provider offline"
+        )
+    return _executor_for(provider, opts, mode)
+
+
+def _executor_for(provider: Provider, opts: Mapping[str, Any], mode: Any = None) -> Any:
+    from .providers.cache import CacheMode, ResponseCache, default_cache_path
+    from .providers.executor import SummaryExecutor
+    from .providers.retry import RetryPolicy
+
+    concurrency, timeout, max_attempts = _limits(opts)
+    if mode is None:
+        mode = resolve_cache_mode({**opts, "provider": provider.name})
+    cache = None
+    if mode is not CacheMode.OFF:
+        cache = ResponseCache(opts.get("cache") or default_cache_path())
+    return SummaryExecutor(
+        provider,
+        cache=cache,
+        cache_mode=mode,
+        concurrency=concurrency,
+        timeout=timeout,
+        retry=RetryPolicy(max_attempts=max_attempts),
+    )
+
+
+def describe_stats(stats: Any) -> str:
+    """The executor's part of the end-of-run line."""
+    parts = [f"{stats.requests} summary requests", f"{stats.calls} API calls"]
+    if stats.retries:
+        parts.append(f"{stats.retries} retries")
+    parts.append(f"{stats.cache_hits} cached")
+    if stats.failures:
+        parts.append(f"{stats.failures} failed")
+    if stats.cache_errors:
+        parts.append(f"{stats.cache_errors} cache errors")
+    if stats.usage.total_tokens:
+        parts.append(f"{stats.usage.input_tokens} in / {stats.usage.output_tokens} out tokens")
+    return ", ".join(parts)
+
+
+def executor_stats(executor: Any) -> dict[str, Any]:
+    """The executor's counters for the manifest (empty without an executor)."""
+    if executor is None:
+        return {}
+    stats = executor.stats
+    out = {
+        f.name: getattr(stats, f.name)
+        for f in fields(stats)
+        if f.name not in ("usage", "cache_only_missing")
+    }
+    out["line"] = describe_stats(stats)
+    out["summary_input_tokens"] = stats.usage.input_tokens
+    out["summary_output_tokens"] = stats.usage.output_tokens
+    return out
+
+
+def cache_only_failure(stats: Any, limit: int = 20) -> str | None:
+    """The message for exit 3 when --cache-only found responses missing, else None."""
+    missing = stats.cache_only_missing
+    if not missing:
+        return None
+    shown = ", ".join(f"session {s} turn {t}" for s, t in sorted(missing)[:limit])
+    more = f" and {len(missing) - limit} more" if len(missing) > limit else ""
+    return (
+        f"cache miss (--cache-only): {len(missing)} responses not in the cache: {shown}{more}; "
+        "run once without --cache-only to record them (a missing response counts as a failed "
+        "summary, so the checkpoint tries again at each later turn: there may be fewer to record)"
+    )
