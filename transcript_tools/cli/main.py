@@ -70,6 +70,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 def _register() -> None:
     from .cache_cmd import cache_group
     from .diff_cmd import check_command, diff_command
+    from .eval_cmd import eval_command
     from .inspect_cmd import inspect_command
     from .replay_cmd import format_command, prompt_command, prompts_group, replay_command
     from .sweep_cmd import sweep_command
@@ -83,6 +84,7 @@ def _register() -> None:
     cli.add_command(diff_command, "diff")
     cli.add_command(check_command, "check")
     cli.add_command(sweep_command, "sweep")
+    cli.add_command(eval_command, "eval")
 
 
 _register()

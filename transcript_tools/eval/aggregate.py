@@ -16,6 +16,10 @@ class Aggregate:
     counts: dict[str, dict[str, list[int]]] = field(
         default_factory=lambda: {v: {} for v in VARIANTS}
     )
+    # the same, over checkpoints whose summary is shorter than what it replaces
+    shorter: dict[str, dict[str, list[int]]] = field(
+        default_factory=lambda: {v: {} for v in VARIANTS}
+    )
     by_position: dict[str, dict[str, dict[str, list[int]]]] = field(default_factory=dict)
     position_n: dict[str, int] = field(default_factory=dict)
     summary_tokens: int = 0
@@ -35,7 +39,10 @@ class Aggregate:
         self.position_n[key] = self.position_n.get(key, 0) + 1
         for variant in VARIANTS:
             for kind, (hit, n) in record["counts"][variant].items():
-                for target in (self.counts[variant], slot[variant]):
+                targets = [self.counts[variant], slot[variant]]
+                if not record["not_shorter"]:
+                    targets.append(self.shorter[variant])
+                for target in targets:
                     pair = target.setdefault(kind, [0, 0])
                     pair[0] += hit
                     pair[1] += n
@@ -58,7 +65,10 @@ class Aggregate:
         return {
             "checkpoints": n,
             "recall": {v: recall_of(self.counts[v]) for v in VARIANTS},
-            "probes": {kind: pair[1] for kind, pair in sorted(self.counts["summary"].items())},
+            "recall_where_shorter": {v: recall_of(self.shorter[v]) for v in VARIANTS},
+            "probes": {
+                kind: pair[1] for kind, pair in sorted(self.counts["summary"].items()) if pair[1]
+            },
             "by_position": {
                 pos: {v: recall_of(counts[v])["artifact"] for v in VARIANTS}
                 | {"checkpoints": self.position_n[pos]}

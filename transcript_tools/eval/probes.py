@@ -43,6 +43,7 @@ NUMBER = "number"
 CONSTRAINT = "constraint"
 ARTIFACT_KINDS = (PATH, SYMBOL, COMMAND, URL, ERROR, VERSION, ISSUE, COMMIT, NUMBER, CONSTRAINT)
 REQUEST = "request"
+REDACTED = "[REDACTED"  # sanitized corpora replace text with "[REDACTED_TEXT len=… sha=…]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,8 +385,11 @@ def message_probes(
         person = False
     else:
         return []  # system messages stay in the view; images carry no text
+    text = _text_of(message, max_tool_result_chars)
+    if text.startswith(REDACTED):
+        return []  # sanitized logs: nothing left to carry
     pairs = extract_text(
-        _text_of(message, max_tool_result_chars),
+        text,
         person,
         tool=isinstance(message, ToolResultMessage),
     )
@@ -415,6 +419,8 @@ def request_probe(message: Message, index: int, turn: int) -> Probe | None:
     if not isinstance(message, UserMessage) or message.origin != PERSON:
         return None
     text = _text_of(message, 0).strip()
+    if text.startswith(REDACTED):
+        return None
     key = normalize(text)
     terms = tuple(key_terms(key))
     if len(terms) < 2:

@@ -32,6 +32,9 @@ from .probes import (
 COVERAGE_THRESHOLD = 0.5  # requests and constraints: share of key terms the text must hold
 CJK_LANGUAGE_SHARE = 0.3  # CJK share of letters above which a text counts as CJK
 VARIANTS = ("summary", "truncation", "none")
+# A summary within 5% of the replaced part's length counts as not shorter: both are
+# estimates, and the replaced part's is a sum of per-message estimates (each rounded).
+NOT_SHORTER_SHARE = 0.95
 _SEP_TOKENS = estimate_text_tokens(MESSAGE_SEPARATOR)
 
 
@@ -212,7 +215,7 @@ def score_checkpoint(
         "replaced_tokens": replaced_tokens,
         "summary_tokens": summary_tokens,
         "compression": round(summary_tokens / replaced_tokens, 4) if replaced_tokens else None,
-        "not_shorter": summary_tokens >= replaced_tokens,
+        "not_shorter": summary_tokens >= NOT_SHORTER_SHARE * replaced_tokens,
         "counts": counts,
         "recall": {v: recall_of(counts[v]) for v in VARIANTS},
         "language": {
@@ -233,6 +236,6 @@ def recall_of(counts: dict[str, list[int]]) -> dict[str, float | None]:
     req = counts.get(REQUEST)
     out["request"] = round(req[0] / req[1], 4) if req and req[1] else None
     for kind, (hit, n) in sorted(counts.items()):
-        if kind != REQUEST:
+        if kind != REQUEST and n:
             out[kind] = round(hit / n, 4) if n else None
     return out
