@@ -200,6 +200,15 @@ def eval_command(
         from ..eval.render import render_text
 
         click.echo(render_text(result), nl=False)
+    if result.judged is not None and not silent:
+        j = result.judged
+        grades = ", ".join(f"{k} {v}" for k, v in j["mean_grade"].items()) or "none"
+        click.echo(
+            f"tsum: judged {j['checkpoints']} checkpoint(s): {j['requests']} requests, "
+            f"{j['api_calls']} API calls, {j['cache_hits']} cached, {j['errors']} failed; "
+            f"mean grade (0-5): {grades}",
+            err=True,
+        )
     if not silent:
         for note in notes:
             click.echo(f"tsum: note: {note}", err=True)

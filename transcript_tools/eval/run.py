@@ -123,6 +123,8 @@ class Evaluation:
         finally:
             for v in self.variants:
                 await v.executor.aclose()
+            if self.judge is not None:
+                await self.judge.executor.aclose()
         result.files = reader.stats.files
         result.errors = list(reader.stats.errors)
         if len(self.variants) > 1 and same:
