@@ -20,6 +20,7 @@ import orjson
 
 from ..config import ReplaySettings
 from ..errors import TsumError
+from ..messages import Conversation
 from ..replay import ReplayRun, turn_starts
 from .aggregate import Aggregate
 from .checkpoints import TSUM, Checkpoint, compaction_message_indices
@@ -70,37 +71,16 @@ def score_replay_output(
         summaries = by_session.get(conv.session_id)
         if not summaries:
             continue
-        probes = ConversationProbes(conv.messages, max_tool, compaction_message_indices(conv))
-        starts = turn_starts(conv.messages)
-        position = 0
-        for summary in sorted(summaries, key=lambda r: int(r["turn"])):
-            turn = int(summary["turn"])
-            if turn >= len(starts):
-                continue
-            cut = starts[turn + 1 - keep] if turn + 1 > keep else 0
-            end = starts[turn + 1] if turn + 1 < len(starts) else len(conv.messages)
-            if cut == 0:
-                continue
-            position += 1
-            cp = Checkpoint(
-                TSUM,
-                label,
-                conv.session_id,
-                conv.path,
-                turn,
-                position,
-                summary["text"],
-                (0, cut),
-                (cut, end),
-            )
-            record = score(cp, probes)
+        for record in score_summaries(
+            conv, summaries, keep=keep, max_tool_result_chars=max_tool, label=label
+        ):
             aggregate.add(record)
             checkpoints.append(
                 {
                     "session": conv.session_id,
                     "path": conv.path,
-                    "turn": turn,
-                    "position": position,
+                    "turn": record["turn"],
+                    "position": record["position"],
                     "recall": record["recall"],
                     "compression": record["compression"],
                     "probes": [
@@ -115,6 +95,49 @@ def score_replay_output(
         "aggregate": aggregate.as_json(),
         "checkpoints": checkpoints,
     }
+
+
+def score_summaries(
+    conv: Conversation,
+    summaries: list[dict[str, Any]],
+    *,
+    keep: int,
+    max_tool_result_chars: int = 500,
+    label: str = "summary",
+) -> list[dict[str, Any]]:
+    """Score successful summary records (``{"turn", "text", "status"}``) of one conversation,
+    replayed in Focused mode with ``keep`` recent turns: the replaced part of the summary
+    made after turn t is everything before the first of the last ``keep`` turns."""
+    probes = ConversationProbes(
+        conv.messages, max_tool_result_chars, compaction_message_indices(conv)
+    )
+    starts = turn_starts(conv.messages)
+    out: list[dict[str, Any]] = []
+    for summary in sorted(summaries, key=lambda r: int(r["turn"])):
+        turn = int(summary["turn"])
+        text = summary.get("text")
+        if summary.get("status", "ok") != "ok" or not isinstance(text, str) or turn >= len(starts):
+            continue
+        cut = starts[turn + 1 - keep] if turn + 1 > keep else 0
+        end = starts[turn + 1] if turn + 1 < len(starts) else len(conv.messages)
+        if cut == 0:
+            continue  # the window still holds everything: nothing was replaced
+        cp = Checkpoint(
+            TSUM, label, conv.session_id, conv.path, turn, len(out) + 1, text, (0, cut), (cut, end)
+        )
+        out.append(score(cp, probes))
+    return out
+
+
+def artifact_hits(records: list[dict[str, Any]]) -> tuple[int, int]:
+    """(recalled, total) artifact probes over scored records."""
+    hits = total = 0
+    for record in records:
+        for kind, (hit, n) in record["counts"]["summary"].items():
+            if kind in ARTIFACT_KINDS:
+                hits += hit
+                total += n
+    return hits, total
 
 
 def write_scores(scores: dict[str, Any], out_dir: Path) -> None:
