@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from transcript_tools.eval.normalize import key_terms, normalize
+from transcript_tools.eval.normalize import key_terms, normalize, squash
 from transcript_tools.eval.probes import (
     EXTRACTOR_VERSION,
     extract_text,
@@ -52,9 +52,11 @@ def kinds(text: str, person: bool = False, tool: bool = False) -> list[tuple[str
 def test_normalize_case_width_separators_and_cjk_spaces() -> None:
     assert normalize("Ｓｒｃ\\App\\Main.PY") == "src/app/main.py"
     assert normalize("  a \n\t b ") == "a b"
-    assert normalize("迁移到 ClickHouse 之后 每天 2 亿条") == normalize(
-        "迁移到ClickHouse之后每天2亿条"
+    assert squash(normalize("迁移到 ClickHouse 之后 每天 2 亿条")) == squash(
+        normalize("迁移到ClickHouse之后每天2亿条")
     )
+    cjk_probe = probe("number", "每天大概 2 亿条")
+    assert recalled(cjk_probe, normalize("日增2亿条日志"))
 
 
 def test_each_kind_is_extracted() -> None:

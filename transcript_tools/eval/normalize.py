@@ -1,9 +1,9 @@
 """Text normalization and key terms: how a probe is matched against a summary.
 
 ``normalize``: NFKC (full-width forms → ASCII, compatibility characters folded),
-case folded, backslashes → ``/`` (Windows paths), whitespace runs → one space, and
-no space at all next to a CJK character (Chinese and Japanese text has none, and a
-summary may add or drop one). ``key_terms``: the words that carry a request or a
+case folded, backslashes → ``/`` (Windows paths), whitespace runs → one space. Text
+holding CJK characters is compared without any space (``squash``): Chinese and Japanese
+put none between words, and a summary may add or drop one. ``key_terms``: the words that carry a request or a
 constraint, used where verbatim recall would be unfair (paraphrase is expected).
 """
 
@@ -14,9 +14,9 @@ import unicodedata
 
 _SPACE_RE = re.compile(r"\s+")
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_CJK_SPACE_RE = re.compile(rf"(?<=[{_CJK}]) | (?=[{_CJK}])")
 _CJK_RUN_RE = re.compile(rf"[{_CJK}]+")
 _WORD_RE = re.compile(r"[a-z0-9_][a-z0-9_.\-/]*[a-z0-9_]|[a-z0-9]")
+_SPECIAL_RE = re.compile(r"[\d_./]")
 _CJK_STOP = set("的了是在我你他她它们这那和与及或就都也还把被给吗呢吧啊呀么个有没不要请")
 
 STOPWORDS = frozenset(
@@ -36,11 +36,19 @@ STOPWORDS = frozenset(
 
 def normalize(text: str) -> str:
     """The form in which probes and summaries are compared (see module docstring)."""
-    text = unicodedata.normalize("NFKC", text).casefold().replace("\\", "/")
-    text = _SPACE_RE.sub(" ", text).strip()
-    if not text.isascii():
-        text = _CJK_SPACE_RE.sub("", text)
-    return text
+    if text.isascii():  # NFKC changes nothing in ASCII, and casefold is lower
+        text = text.lower()
+    else:
+        text = unicodedata.normalize("NFKC", text).casefold()
+    if "\\" in text:
+        text = text.replace("\\", "/")
+    return " ".join(text.split())
+
+
+def squash(text: str) -> str:
+    """``text`` (normalized) without spaces: how text holding CJK is compared, since
+    CJK writing puts no spaces between words and a summary may add or drop them."""
+    return text.replace(" ", "")
 
 
 def key_terms(text: str, limit: int = 12) -> list[str]:
@@ -52,33 +60,43 @@ def key_terms(text: str, limit: int = 12) -> list[str]:
     bigrams made only of function characters. At most ``limit`` terms, the longest
     ASCII terms first when there are more (they carry the most), then by position.
     """
-    terms: list[str] = []
-    seen: set[str] = set()
-    for match in _WORD_RE.finditer(text):
-        word = match.group().strip("./-")
-        special = any(c.isdigit() or c in "_./" for c in word)
-        if word in STOPWORDS or (len(word) < 4 and not (special and len(word) >= 2)):
-            continue
-        if word not in seen:
-            seen.add(word)
-            terms.append(word)
-    for run in _CJK_RUN_RE.findall(text):
-        grams = [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
-        for gram in grams:
-            if all(c in _CJK_STOP for c in gram) or gram in seen:
+    words: dict[str, None] = {}  # insertion-ordered set
+    for word in _WORD_RE.findall(text):
+        word = word.strip("./-")
+        if len(word) >= 4 or (len(word) >= 2 and _SPECIAL_RE.search(word)):
+            words[word] = None
+    ascii_terms = [w for w in words if w not in STOPWORDS]
+    grams: dict[str, None] = {}
+    if not text.isascii():
+        for run in _CJK_RUN_RE.findall(text):
+            if len(run) == 1:
+                grams[run] = None
                 continue
-            seen.add(gram)
-            terms.append(gram)
-    if len(terms) <= limit:
-        return terms
-    order = sorted(
-        range(len(terms)), key=lambda i: (-len(terms[i]) if terms[i].isascii() else -2, i)
-    )
-    return [terms[i] for i in sorted(order[:limit])]
+            for i in range(len(run) - 1):
+                gram = run[i : i + 2]
+                if not (gram[0] in _CJK_STOP and gram[1] in _CJK_STOP):
+                    grams[gram] = None
+            if len(grams) >= limit:
+                break  # only the first ``limit`` bigrams can be chosen
+    cjk_terms = list(grams)[:limit]
+    if len(ascii_terms) + len(cjk_terms) <= limit:
+        return ascii_terms + cjk_terms
+    # the longest ASCII terms first (they carry the most), then CJK bigrams in order
+    longest = sorted(range(len(ascii_terms)), key=lambda i: (-len(ascii_terms[i]), i))[:limit]
+    chosen_ascii = [ascii_terms[i] for i in sorted(longest)]
+    return chosen_ascii + cjk_terms[: limit - len(chosen_ascii)]
 
 
-def coverage(terms: list[str], haystack: str) -> float:
-    """Share of ``terms`` found in ``haystack`` (normalized); 0.0 for no terms."""
+def term_set(text: str) -> frozenset[str]:
+    """The ASCII words of ``text`` (normalized), as ``key_terms`` cuts them: ASCII terms
+    are matched as words; CJK terms as substrings of the ``squash``-ed text."""
+    return frozenset(_WORD_RE.findall(text))
+
+
+def coverage(terms: tuple[str, ...] | list[str], words: frozenset[str], squashed: str) -> float:
+    """Share of ``terms`` found: ASCII terms in ``words`` (a ``term_set``), CJK terms in
+    ``squashed``; 0.0 for no terms."""
     if not terms:
         return 0.0
-    return sum(1 for term in terms if term in haystack) / len(terms)
+    found = sum(1 for term in terms if (term in words if term.isascii() else term in squashed))
+    return found / len(terms)

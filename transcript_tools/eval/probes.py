@@ -55,7 +55,8 @@ class Probe:
     turn: int
     text: str
     key: str  # normalized text (what is looked for)
-    terms: tuple[str, ...] = ()  # key terms, for kinds recalled by coverage
+    terms: tuple[str, ...] = ()  # key terms, for kinds recalled by coverage: ASCII ones first
+    cjk_terms: tuple[str, ...] = ()  # the CJK ones among them (matched as substrings)
 
     def as_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "message": self.message, "turn": self.turn, "text": self.text}
@@ -71,6 +72,7 @@ _PATH_RE = re.compile(
     rf"(?<![\w/.@:-])(?:~|\.{{1,2}})?/?(?:[\w@.+-]+/)*[\w@+-][\w.+-]*\.(?:{_EXT})(?![\w/(]|\.\w)"
     r"|(?<![\w/.@:-])(?:~|\.{1,2})?/(?:[\w@.+-]+/)+[\w@.+-]+/?(?![\w/])"
 )
+_EXT_HINT_RE = re.compile(rf"\.(?:{_EXT})(?![\w])")
 _CODE_SPAN_RE = re.compile(r"`([^`\n]{2,80})`")
 _IDENT_RE = re.compile(r"[A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_]\w*)*(?:\(\))?")
 _ERROR_RE = re.compile(
@@ -103,6 +105,10 @@ _CONSTRAINT_RE = re.compile(
     r"|^(?:请|你)?(?:不要|别|保持|只能|只用|不能)|必须|禁止|务必|不得|不超过",
     re.IGNORECASE,
 )
+_CONSTRAINT_HINT_RE = re.compile(
+    r"(?i)must|never|always|only|at most|at least|make sure|should|don'?t|do not|avoid|keep|"
+    r"without|不要|别|保持|只能|只用|不能|必须|禁止|务必|不得|不超过"
+)
 _SENTENCE_RE = re.compile(r"(?:[^.!?。！？\n]|[.!?](?!\s|$))+[.!?。！？]?")
 _FENCE_RE = re.compile(r"```[^\n]*\n?(.*?)(?:```|$)", re.DOTALL)
 _IMAGE_URL_RE = re.compile(r"!\[[^\]]*\]\((https?://[^)\s]+)")
@@ -127,6 +133,8 @@ _SYSTEM_PARTS = (
 )
 _CJK_AFTER_RE = re.compile(r"[\u3400-\u9fff]")
 _LS_LINE_RE = re.compile(r"\s*[dl-][rwxsStT-]{9}[@+.]?\s")
+_DOTTED_RE = re.compile(r"\d\.\d")
+_ERROR_HINTS = ("Error", "Exception", "Fail", "FAIL", "Interrupt", "Exit", "panic")
 _DIGITS_RE = re.compile(r"(?<![\w.#])\d+(?:[.,]\d+)?%?(?![\w.])")
 _PERSON_CONSTRAINT_CHARS = 2000  # longer person messages are pasted material, not instructions
 _COMMAND_KEYS = ("command", "cmd", "script")
@@ -244,8 +252,12 @@ def extract_text(text: str, person: bool, tool: bool = False) -> list[tuple[str,
             found.append((COMMAND, " ".join(line.group(1).split())))
     if fences:  # code written out in full is content, not artifacts to carry (noise rule R1)
         text = _FENCE_RE.sub(lambda m: " " * (m.end() - m.start()), text)
-    images = {m.group(1) for m in _IMAGE_URL_RE.finditer(text)}
-    if not person and not tool:  # an assistant's citations and link lists (rule R12)
+    # Cheap C-level tests first: most messages hold no candidate for most kinds, and each
+    # pattern below costs a scan of the whole text (benchmarks/bench_eval.py).
+    has_url = "://" in text
+    has_digit = any(d in text for d in "0123456789")  # C-level scans, faster than \d
+    images = {m.group(1) for m in _IMAGE_URL_RE.finditer(text)} if has_url else set()
+    if has_url and not person and not tool:  # an assistant's citations and link lists (rule R12)
         images.update(m.group(1) or m.group(2) for m in _LINKED_URL_RE.finditer(text))
 
     def add(kind: str, value: str, span: tuple[int, int] | None = None) -> None:
@@ -256,19 +268,21 @@ def extract_text(text: str, person: bool, tool: bool = False) -> list[tuple[str,
     def free(span: tuple[int, int]) -> bool:
         return all(span[1] <= a or span[0] >= b for a, b in taken)
 
-    for m in _URL_RE.finditer(text):
+    for m in _URL_RE.finditer(text) if has_url else ():
         url = m.group().rstrip(".,;:!?。，、；：！？）”’")
         if url in images or url.startswith(_BOILERPLATE_URLS) or _PLACEHOLDER_RE.search(url):
             taken.append(m.span())
             continue
         add(URL, url, m.span())
-    for m in _PATH_RE.finditer(text):
+    paths = "/" in text or ("." in text and _EXT_HINT_RE.search(text) is not None)
+    for m in _PATH_RE.finditer(text) if paths else ():
         value = m.group().rstrip(".")
         if tool and _LS_LINE_RE.match(_line_of(text, m.start())):
             continue  # a long directory listing (rule R25)
         if free(m.span()) and not _is_path_noise(value):
             add(PATH, value, m.span())
-    for m in _ERROR_RE.finditer(text):
+    errors = any(hint in text for hint in _ERROR_HINTS)
+    for m in _ERROR_RE.finditer(text) if errors else ():
         name, message = m.group(1), m.group(2)
         if name in ("FAIL", "FAILED", "panic") and not message:
             continue
@@ -281,7 +295,7 @@ def extract_text(text: str, person: bool, tool: bool = False) -> list[tuple[str,
         if name.endswith("Exit") and name != "SystemExit":
             continue
         add(ERROR, _error_probe(name, message), m.span())
-    for m in _VERSION_RE.finditer(text):
+    for m in _VERSION_RE.finditer(text) if has_digit and _DOTTED_RE.search(text) else ():
         after = text[m.end() : m.end() + 1]
         line = _line_of(text, m.start())
         heading = line.lstrip().startswith(m.group()) and not line.lstrip().startswith("v")
@@ -298,18 +312,18 @@ def extract_text(text: str, person: bool, tool: bool = False) -> list[tuple[str,
             and not heading
         ):
             add(VERSION, m.group(), m.span())
-    for m in _ISSUE_RE.finditer(text):
+    for m in _ISSUE_RE.finditer(text) if has_digit else ():
         add(ISSUE, "#" + m.group(1), m.span())
-    for m in _HASH_RE.finditer(text):
+    for m in _HASH_RE.finditer(text) if has_digit else ():
         value = m.group(1)
         if _line_of(text, m.start()).lstrip().startswith("index "):
             continue  # a diff's blob ids, not commits (rule R20)
         if free(m.span()) and any(c.isdigit() for c in value) and any(c.isalpha() for c in value):
             add(COMMIT, value, m.span())
-    for m in _NUMBER_RE.finditer(text) if not tool else ():
+    for m in _NUMBER_RE.finditer(text) if has_digit and not tool else ():
         if free(m.span()) and len(_DIGITS_RE.findall(_line_of(text, m.start()))) < 5:
             add(NUMBER, m.group(), m.span())
-    for m in _CODE_SPAN_RE.finditer(text):
+    for m in _CODE_SPAN_RE.finditer(text) if "`" in text else ():
         span = m.group(1).strip()
         if not free(m.span(1)):
             continue
@@ -324,14 +338,14 @@ def extract_text(text: str, person: bool, tool: bool = False) -> list[tuple[str,
                 add(SYMBOL, span, m.span())
         elif " " in span and not person and not tool and span.split(" ", 1)[0] in _SHELL_WORDS:
             add(COMMAND, " ".join(span.split()), m.span())
-    if not tool:
+    if not tool and "_" in text:
         for m in _SNAKE_RE.finditer(text):
             if free(m.span()) and m.group() not in _TOOL_VOCABULARY:
                 add(SYMBOL, m.group(), m.span())
-    for m in _SHELL_LINE_RE.finditer(text):
+    for m in _SHELL_LINE_RE.finditer(text) if "$ " in text else ():
         if "<<" not in m.group(1):
             add(COMMAND, " ".join(m.group(1).split()))
-    if person and len(text) <= _PERSON_CONSTRAINT_CHARS:
+    if person and len(text) <= _PERSON_CONSTRAINT_CHARS and _CONSTRAINT_HINT_RE.search(text):
         for m in _SENTENCE_RE.finditer(text):
             sentence = " ".join(m.group().split())
             clauses = re.split(r"[,;:，；：]\s*", sentence)
@@ -409,7 +423,7 @@ def message_probes(
                 continue
         elif kind == ERROR:
             terms = tuple(key_terms(key.partition(": ")[2], limit=8))
-        out.append(Probe(kind, index, turn, text, key, terms))
+        out.append(Probe(kind, index, turn, text, key, terms, _cjk(terms)))
     return out
 
 
@@ -426,4 +440,8 @@ def request_probe(message: Message, index: int, turn: int) -> Probe | None:
     if len(terms) < 2:
         return None
     shown = text if len(text) <= 200 else text[:199] + "…"
-    return Probe(REQUEST, index, turn, shown, key, terms)
+    return Probe(REQUEST, index, turn, shown, key, terms, _cjk(terms))
+
+
+def _cjk(terms: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(t for t in terms if not t.isascii())
