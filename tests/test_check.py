@@ -67,7 +67,7 @@ def test_end_to_end_prompt_change_fails_then_bless_passes(repo: Path) -> None:
         "compressed/clickhouse-migration-zh.jsonl",
         "compressed/long_session.jsonl",
         "compressed/resize-job-incident.jsonl",
-        *sorted(DIFFABLE_FILES),
+        *sorted([*DIFFABLE_FILES, "eval.json"]),  # eval.json: tsum eval's scores (docs/eval.md)
     ]  # no manifest.json: no timings in a committed baseline
 
     # 2. unchanged prompt: passes from the cache alone, no API call

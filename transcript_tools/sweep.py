@@ -285,6 +285,11 @@ async def evaluate_engine(
     result.overflow = sum(1 for v in curve if v > cfg.max_context_tokens)
     if cfg.measure is Measure.CURRENT:
         result.watermark = [d["watermark"] for d in engine.decisions]
+    if cfg.mode is SlotMode.FOCUSED:  # what the summaries carried (tsum eval, docs/eval.md)
+        from .eval.baseline import artifact_hits, score_summaries
+
+        scored = score_summaries(conv, engine.summaries, keep=keep_recent_turns, max_tool_result_chars=base.max_tool_result_chars)
+        result.recall = artifact_hits(scored)
     return result
 
 

@@ -39,6 +39,7 @@ class ConvResult:
     fixed_cadence: bool = False
     curve: list[int] | None = None  # per-turn view with summaries (engine path)
     watermark: list[int] | None = None  # per-turn watermark (engine path, current measure)
+    recall: tuple[int, int] | None = None  # artifact probes (recalled, total): tsum eval, engine path
 
 
 def quantile(hist: Counter[int], q: float) -> int | None:
@@ -176,6 +177,8 @@ class ConfigStats:
     compaction_delta: Counter[int] = field(
         default_factory=Counter
     )  # first trigger - compaction turn
+    recall_hits: int = 0  # tsum eval's artifact probes carried by the summaries (engine path)
+    recall_total: int = 0
 
     def add(self, result: ConvResult, profile: Profile) -> None:
         self.conversations += 1
@@ -201,6 +204,9 @@ class ConfigStats:
         limit = self.config.max_context_tokens
         self.overflow_without += sum(1 for v in profile.view if v > limit)
         self.fixed_cadence += result.fixed_cadence
+        if result.recall is not None:
+            self.recall_hits += result.recall[0]
+            self.recall_total += result.recall[1]
         if profile.compaction_turns:
             self.compaction_convs += 1
             if result.fires:
@@ -218,6 +224,8 @@ class ConfigStats:
             summarizing_conversations=self.summarizing,
             summarizing_share=round(self.summarizing / n, 4),
             summary_calls=self.calls,
+            artifact_recall=round(self.recall_hits / self.recall_total, 4) if self.recall_total else None,
+            artifact_probes=self.recall_total,
             failed_calls=self.failed,
             calls_per_conversation_mean=round(self.calls / n, 3),
             calls_per_conversation_p50=quantile(self.calls_hist, 0.5),
@@ -322,6 +330,7 @@ COLUMNS: list[tuple[str, str]] = [
     ("1st p50", "first_trigger_turn_p50"),
     ("1st range", "first_range"),
     ("sum.tok", "summarizer_input_tokens_estimated"),
+    ("recall", "artifact_recall"),
     ("peak w/o", "view_peak_without_summaries"),
     ("peak with", "view_peak_with_summaries"),
     ("mean w/o", "view_mean_without_summaries"),
@@ -333,6 +342,8 @@ COLUMNS: list[tuple[str, str]] = [
 
 
 def _cell(row: dict[str, Any], key: str) -> str:
+    if key == "artifact_recall":
+        return "-" if row.get(key) is None else f"{row[key]:.0%}"
     if key == "summarizing":
         return f"{row['summarizing_conversations']}/{row['conversations']}"
     if key == "first_range":
@@ -387,7 +398,8 @@ def render_table(result: SweepResult, sort: str = "calls") -> str:
         "peak/mean: tokens of the view the model is sent, without / with summaries; "
         "over: turns above max_context_tokens with summaries; cadence: conversations that fell into a fixed "
         "cadence (one summary every debounce turns to the end); Δcompact: median turns from the recorded "
-        "Claude Code / Codex compaction to the first trigger (negative: earlier).\n"
+        "Claude Code / Codex compaction to the first trigger (negative: earlier); "
+        "recall: artifact probes the summaries carry (tsum eval), where summary text exists (engine path).\n"
         f"summaries: {result.summary_source}."
     )
     return "\n".join(lines) + "\n\n" + legend + "\n"

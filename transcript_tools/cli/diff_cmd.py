@@ -8,6 +8,7 @@ differences, 1 differences, 3 could not compare (EXIT_CODES_HELP).
 from __future__ import annotations
 
 import shlex
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -139,6 +140,14 @@ def diff_command(
 @click.option(
     "--silent", is_flag=True, help="No progress, replay summary or verdict line on stderr."
 )
+@click.option(
+    "--max-drop",
+    type=click.FloatRange(min=0, max=1),
+    default=0.05,
+    show_default=True,
+    help="Fail when the summaries' artifact recall (tsum eval) drops by more than this "
+    "(0.05 = five percentage points); the lost probes are named.",
+)
 @click.pass_context
 def check_command(
     ctx: click.Context,
@@ -158,6 +167,7 @@ def check_command(
     the baseline with this run's outputs.
     """
     own = {name: opts.pop(name) for name in OWN_OPTIONS}
+    max_drop = opts.pop("max_drop")
     if own["as_json"] and own["markdown"]:
         raise ConfigError("--json and --markdown cannot be combined: choose one")
     if out_dir is not None and out_dir.resolve() == baseline_dir.resolve():
@@ -212,6 +222,9 @@ def check_command(
         if replay_error is not None:
             raise replay_error
         assert fresh is not None
+        from ..eval.baseline import gate  # tsum eval's recall gate (docs/eval.md)
+
+        scores = gate(list(paths), fresh_dir, baseline_dir if baseline else None, max_drop=max_drop, fmt=opts.get("fmt"))
         if update:
             failed = sum(
                 1
@@ -229,6 +242,8 @@ def check_command(
                     _render(diff, own["as_json"], own["markdown"], own["max_diff_lines"]), nl=False
                 )
             update_baseline(fresh_dir, baseline_dir)
+            if (fresh_dir / "eval.json").is_file():
+                shutil.copyfile(fresh_dir / "eval.json", baseline_dir / "eval.json")
             if not silent:
                 if diff is None:
                     what = "written (new baseline)"
@@ -239,6 +254,10 @@ def check_command(
                 echo(f"tsum: baseline {baseline_dir} {what}", err=True)
             return
         assert diff is not None
+        for line in scores.lines if scores is not None and not silent else ():
+            click.echo(f"tsum: {line}", err=True)
+        if scores is not None and scores.failed and diff.identical:
+            ctx.exit(int(ExitCode.DIFFERENCES))
         _finish(ctx, diff, own, silent)
 
 

@@ -1,0 +1,99 @@
+"""``tsum eval`` from the command line: table, notes, --json, --out, --html."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+from click.testing import CliRunner, Result
+
+from transcript_tools.cli.main import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = str(ROOT / "samples")
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_offline_templates_are_not_reported_as_a_difference() -> None:
+    result = run("eval", SAMPLES, "--prompt", "zh", "--prompt", "en")
+    assert result.exit_code == 0, result.output
+    assert (
+        "zh=en" in result.stdout and "truncation" in result.stdout and "no summary" in result.stdout
+    )
+    assert "templates cannot differ here" in result.stderr
+    assert "identical summaries" in result.stderr
+
+
+def test_json_out_and_every_probe_recorded(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = run("eval", SAMPLES, "--json", "--out", str(out), "--silent")
+    assert result.exit_code == 0
+    data = orjson.loads(result.stdout)
+    variant = data["variants"]["zh"]
+    assert data["extractor_version"] == 1 and variant["checkpoints"] == 5
+    assert (
+        variant["recall"]["summary"]["artifact"] > variant["recall"]["truncation"]["artifact"] > 0
+    )
+    assert variant["recall"]["none"]["artifact"] == 0
+    lines = [orjson.loads(line) for line in (out / "checkpoints.jsonl").read_bytes().splitlines()]
+    assert len(lines) == 5 and [r["position"] for r in lines] == [1, 2, 3, 4, 5]
+    probe = lines[0]["probes"][0]
+    assert set(probe) >= {
+        "kind",
+        "message",
+        "turn",
+        "text",
+        "summary",
+        "truncation",
+        "none",
+        "in_kept",
+    }
+    assert orjson.loads((out / "eval.json").read_bytes())["variants"]["zh"]["checkpoints"] == 5
+
+
+def test_html_highlights_lost_probes_and_escapes(tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    rows = []
+    for i in range(10):
+        rows.append(
+            {"role": "user", "content": f"Look at src/mod_{i}.py <script>alert({i})</script>"}
+        )
+        rows.append(
+            {
+                "role": "assistant",
+                "content": "ok",
+                "usage": {"prompt_tokens": 5000, "completion_tokens": 10},
+            }
+        )
+    transcript.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    page = tmp_path / "eval.html"
+    result = run(
+        "eval",
+        str(transcript),
+        "--max-context-tokens",
+        "8000",
+        "--keep-recent-turns",
+        "1",
+        "--html",
+        str(page),
+        "--silent",
+    )
+    assert result.exit_code == 0, result.output
+    html = page.read_text()
+    assert "<script>alert" not in html and "&lt;script&gt;alert" in html
+    assert "<mark>src/mod_" in html
+
+
+def test_offline_cannot_judge_says_so_once() -> None:
+    result = run("eval", SAMPLES, "--judge")
+    assert result.exit_code == 0
+    assert result.stderr.count("cannot judge") == 1
+
+
+def test_no_sessions_is_a_failure(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    result = run("eval", str(tmp_path / "empty"))
+    assert result.exit_code == 3

@@ -1,0 +1,178 @@
+"""Scoring a checkpoint: the replaced part, the floors, compression, recorded compactions."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import orjson
+
+from tests.fakes import FakeProvider, turn
+from transcript_tools.config import ReplaySettings, SummaryConfig
+from transcript_tools.eval.checkpoints import recorded_checkpoints, tsum_checkpoints
+from transcript_tools.eval.score import ConversationProbes, score_checkpoint
+from transcript_tools.formats import read_input
+from transcript_tools.formats.source import Source
+from transcript_tools.messages import (
+    Compaction,
+    Conversation,
+    SystemMessage,
+    Usage,
+    UserMessage,
+)
+from transcript_tools.providers.executor import SummaryExecutor
+from transcript_tools.session import SessionEngine
+from transcript_tools.tokens import estimate_text_tokens
+
+BIG = Usage(5000, 100)
+
+
+def conversation(n: int = 8) -> Conversation:
+    messages = [SystemMessage("You are a coding agent.")]
+    for i in range(n):
+        messages += turn(
+            f"Please fix billing/module_{i}.py for ticket #{100 + i}",
+            f"Edited `handler_{i}()` in billing/module_{i}.py",
+            BIG,
+        )
+    return Conversation("s1", "mem.jsonl", "native", messages)
+
+
+def run_checkpoints(conv: Conversation, reply: str = "summary: billing/module_0.py"):  # noqa: ANN201
+    settings = ReplaySettings(summary=SummaryConfig(max_context_tokens=8000), keep_recent_turns=2)
+    engine = SessionEngine(conv.session_id, settings, provider_name="fake")
+    executor = SummaryExecutor(FakeProvider(default=reply), timeout=None)
+    return asyncio.run(tsum_checkpoints(conv, engine, executor, "zh")), engine
+
+
+def test_replaced_part_is_what_the_next_view_no_longer_shows() -> None:
+    conv = conversation(7)  # the last turn (6) is a checkpoint: the engine's final view is its view
+    (checkpoints, failed), engine = run_checkpoints(conv)
+    assert failed == 0 and [c.turn for c in checkpoints] == [3, 6]
+    last = checkpoints[-1]
+    view = engine.slot.load_messages()[:-1]  # the summary message is last
+    in_view = {id(m) for m in view}
+    replaced = [i for i in range(len(conv.messages)) if id(conv.messages[i]) not in in_view]
+    non_system = [
+        i for i in range(*last.replaced) if not isinstance(conv.messages[i], SystemMessage)
+    ]
+    assert non_system == replaced
+    assert [c.position for c in checkpoints] == [1, 2]
+
+
+def test_floors_compression_and_the_not_shorter_flag() -> None:
+    conv = conversation()
+    probes = ConversationProbes(conv.messages)
+    short = score_checkpoint(
+        probes, replaced=(0, 9), kept=(9, 17), summary="billing/module_0.py was fixed"
+    )
+    assert short["recall"]["summary"]["path"] == 0.25  # module_0 of module_0..3
+    assert short["recall"]["none"]["artifact"] == 0.0
+    assert short["compression"] < 1 and not short["not_shorter"]
+    by_text = {p["text"]: p for p in short["probes"]}
+    assert by_text["billing/module_0.py"]["summary"] is True
+    assert by_text["billing/module_3.py"]["summary"] is False
+    # the truncation floor: a prefix of the replaced text, within the summary's token length
+    budget = short["summary_tokens"]
+    text = probes.truncation(0, 9, budget)
+    assert estimate_text_tokens(text) <= budget < estimate_text_tokens(probes.block(1))
+    assert text and probes.block(1).startswith(text)
+    assert probes.truncation(0, 9, 10_000) == "\n\n".join(probes.block(i) for i in range(1, 9))
+    # a "summary" as long as what it replaces scores perfectly and is flagged
+    everything = "\n\n".join(probes.block(i) for i in range(1, 9)) + " (end of the history)"
+    long = score_checkpoint(probes, replaced=(0, 9), kept=(9, 17), summary=everything)
+    assert long["recall"]["summary"]["artifact"] == 1.0
+    assert long["not_shorter"] and long["compression"] >= 0.95
+
+
+def test_probes_still_in_the_kept_turns_are_marked() -> None:
+    conv = conversation()
+    conv.messages.append(UserMessage.text("again billing/module_0.py please"))
+    probes = ConversationProbes(conv.messages)
+    record = score_checkpoint(probes, replaced=(0, 9), kept=(9, len(conv.messages)), summary="x")
+    by_text = {p["text"]: p for p in record["probes"]}
+    assert (
+        by_text["billing/module_0.py"]["in_kept"] and not by_text["billing/module_1.py"]["in_kept"]
+    )
+
+
+def test_language_probe_flags_a_switch_to_english() -> None:
+    messages = turn("把日志从 MySQL 迁到 ClickHouse，每天 2 亿条", "好的") + turn(
+        "时间表呢？", "六周"
+    )
+    probes = ConversationProbes(messages)
+    record = score_checkpoint(
+        probes, replaced=(0, 2), kept=(2, 4), summary="The user migrates logs."
+    )
+    assert record["language"] == {"conversation": "cjk", "summary": "latin", "match": False}
+
+
+def test_recorded_claude_code_compaction() -> None:
+    before = turn("Fix src/app.py please", "Fixed src/app.py", BIG) * 2
+    summary = UserMessage.text(
+        "This session is being continued from a previous conversation that ran out of context. "
+        "The conversation is summarized below: the user asked to fix src/app.py"
+    )
+    after = turn("now the docs", "ok", BIG)
+    conv = Conversation("cc", "cc.jsonl", "claude-code", [*before, summary, *after])
+    conv.compactions.append(Compaction(4, "claude-code:isCompactSummary"))
+    probes = ConversationProbes(conv.messages, skip=frozenset({4}))
+    (checkpoint,), notes = recorded_checkpoints(conv, probes.turn_of)
+    assert notes == []
+    assert (checkpoint.label, checkpoint.replaced, checkpoint.position) == (
+        "recorded:claude-code",
+        (0, 4),
+        1,
+    )
+    record = score_checkpoint(
+        probes, replaced=checkpoint.replaced, kept=checkpoint.kept, summary=checkpoint.summary
+    )
+    assert record["recall"]["summary"]["path"] == 1.0
+    assert all(
+        p["message"] != 4 for p in record["probes"]
+    )  # the runtime's summary is never a probe
+
+
+def test_recorded_codex_compaction_text_is_read_from_the_rollout(tmp_path: Path) -> None:
+    lines = [
+        {"type": "session_meta", "payload": {"id": "cx"}},
+        {
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "Rename utils/io.py to utils/files.py"}],
+            },
+        },
+        {
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "Renamed utils/io.py"}],
+            },
+        },
+        {
+            "type": "compacted",
+            "payload": {
+                "message": "Renamed utils/io.py to utils/files.py",
+                "replacement_history": [],
+            },
+        },
+        {
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "thanks, now the tests"}],
+            },
+        },
+    ]
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    (conv,) = list(read_input(Source(str(path)), None))
+    probes = ConversationProbes(conv.messages)
+    (checkpoint,), _ = recorded_checkpoints(conv, probes.turn_of)
+    assert checkpoint.label == "recorded:codex" and checkpoint.summary.startswith(
+        "Renamed utils/io.py"
+    )

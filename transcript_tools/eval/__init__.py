@@ -1,0 +1,25 @@
+"""``tsum eval``: what survives a summary (docs/eval.md).
+
+Probes drawn from the part of the history a summary replaces, scored on the summary
+and on floors (no summary, truncation) and on the runtime's own recorded summaries.
+"""
+
+from __future__ import annotations
+
+from .checkpoints import Checkpoint
+from .probes import ARTIFACT_KINDS, EXTRACTOR_VERSION, Probe
+from .run import EvalResult, Evaluation, Variant
+from .score import ConversationProbes, recalled, score_checkpoint
+
+__all__ = [
+    "ARTIFACT_KINDS",
+    "EXTRACTOR_VERSION",
+    "Checkpoint",
+    "ConversationProbes",
+    "EvalResult",
+    "Evaluation",
+    "Probe",
+    "Variant",
+    "recalled",
+    "score_checkpoint",
+]

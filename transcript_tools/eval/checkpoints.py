@@ -1,0 +1,198 @@
+"""Fired checkpoints and what each summary replaced.
+
+tsum's own: the session engine runs turn by turn (as ``tsum replay`` does); after a
+successful summary the next view (``ContextSlot.load_messages``) is the system
+messages, the last ``keep_recent_turns`` whole turns and the summary, so the
+REPLACED part is every non-system message before the first kept turn. Recorded:
+where the log says the runtime compacted (Claude Code's ``isCompactSummary``
+message, Codex's ``compacted`` item), the runtime's summary replaced the whole
+context it had since its previous compaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from ..context import ContextSlot
+from ..messages import Conversation, TextBlock, UserMessage
+from ..providers.executor import SummaryExecutor
+from ..replay import turn_starts
+from ..session import SessionEngine
+
+CLAUDE_CODE_CONTINUATION = "This session is being continued from a previous conversation"
+TSUM = "tsum"
+RECORDED = "recorded"
+
+
+@dataclass(slots=True)
+class Checkpoint:
+    """One summary and the history it replaced."""
+
+    kind: str  # TSUM or RECORDED
+    label: str  # the template (and model) that wrote it, or the runtime's name
+    session: str
+    path: str
+    turn: int  # the turn after which the summary was made
+    position: int  # 1st, 2nd, ... summary of its session (of its label)
+    summary: str
+    replaced: tuple[int, int]  # message range the summary stands for
+    kept: tuple[int, int]  # message range the next view still shows
+    model: str | None = None
+    usage: dict[str, Any] | None = None
+    prompt_sha256: str | None = None
+
+    def head(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "label": self.label,
+            "session": self.session,
+            "path": self.path,
+            "turn": self.turn,
+            "position": self.position,
+            "model": self.model,
+            "usage": self.usage,
+            "prompt_sha256": self.prompt_sha256,
+            "summary": self.summary,
+        }
+
+
+def kept_start(slot: ContextSlot) -> int:
+    """First message of the focused window (as ``ContextSlot.load_messages`` keeps it)."""
+    keep = slot.focused.keep_recent_turns
+    starts = slot.turn_starts
+    return starts[-keep] if len(starts) > keep else 0
+
+
+async def tsum_checkpoints(
+    conv: Conversation,
+    engine: SessionEngine,
+    executor: SummaryExecutor,
+    label: str,
+) -> tuple[list[Checkpoint], int]:
+    """Replay ``conv`` through ``engine``; every successful summary that replaced
+    something, and the number of failed summary calls."""
+    history = conv.messages
+    starts = turn_starts(history)
+    ends = [*starts[1:], len(history)]
+    out: list[Checkpoint] = []
+    failed = 0
+    for start, end in zip(starts, ends, strict=True):
+        request = engine.submit_turn(history[start:end])
+        if request is None:
+            continue
+        engine.complete_summary(await executor.execute(request))
+        record = engine.summaries[-1]
+        if record["status"] != "ok":
+            failed += 1
+            continue
+        cut = kept_start(engine.slot)
+        if cut == 0:
+            continue  # the window still holds everything: nothing was replaced
+        out.append(
+            Checkpoint(
+                TSUM,
+                label,
+                conv.session_id,
+                conv.path,
+                record["turn"],
+                len(out) + 1,
+                record["text"],
+                (0, cut),
+                (cut, len(engine.slot.messages)),
+                model=record.get("model"),
+                usage=record.get("usage"),
+                prompt_sha256=record.get("prompt_sha256"),
+            )
+        )
+    return out, failed
+
+
+def _user_text(conv: Conversation, index: int) -> str | None:
+    if index >= len(conv.messages):
+        return None
+    message = conv.messages[index]
+    if not isinstance(message, UserMessage):
+        return None
+    return " ".join(b.text for b in message.blocks if isinstance(b, TextBlock))
+
+
+def compaction_message_indices(conv: Conversation) -> frozenset[int]:
+    """Messages that ARE a runtime's compaction summary (never probed, never a request)."""
+    out = set()
+    for comp in conv.compactions:
+        text = _user_text(conv, comp.message_index)
+        if text is not None and text.lstrip().startswith(CLAUDE_CODE_CONTINUATION):
+            out.add(comp.message_index)
+    return frozenset(out)
+
+
+def _codex_summaries(path: str) -> list[str]:
+    """The ``compacted`` items' summary texts of a Codex rollout, in file order."""
+    texts: list[str] = []
+    try:
+        with open(path, "rb") as handle:
+            for line in handle:
+                if b'"compacted"' not in line:
+                    continue
+                try:
+                    obj = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(obj, dict) and obj.get("type") == "compacted":
+                    payload = obj.get("payload")
+                    message = payload.get("message") if isinstance(payload, dict) else None
+                    texts.append(message if isinstance(message, str) else "")
+    except OSError:
+        return []
+    return texts
+
+
+def recorded_checkpoints(conv: Conversation, turn_of: Any) -> tuple[list[Checkpoint], list[str]]:
+    """The runtime's own compactions with their summary text; notes for those without."""
+    out: list[Checkpoint] = []
+    notes: list[str] = []
+    codex = [c for c in conv.compactions if c.source == "codex:compacted"]
+    codex_texts = _codex_summaries(conv.path) if codex else []
+    previous = 0
+    for comp in conv.compactions:
+        index = comp.message_index
+        text: str | None = None
+        if comp.source.startswith("claude-code"):
+            candidate = _user_text(conv, index)
+            if candidate is not None and candidate.lstrip().startswith(CLAUDE_CODE_CONTINUATION):
+                text = candidate
+            label = "recorded:claude-code"
+        elif comp.source == "codex:compacted":
+            n = codex.index(comp)
+            text = codex_texts[n] if n < len(codex_texts) else None
+            label = "recorded:codex"
+        else:
+            label = "recorded:" + comp.source.split(":")[0]
+        if not text or not text.strip() or text.startswith("[REDACTED"):
+            notes.append(
+                f"{conv.path}: session {conv.session_id}: {comp.source} at message {index} "
+                "has no readable summary text (redacted or not recorded): not scored"
+            )
+            previous = index
+            continue
+        if index > previous:
+            turn = turn_of(max(index - 1, 0))
+            position = sum(1 for c in out if c.label == label) + 1
+            out.append(
+                Checkpoint(
+                    RECORDED,
+                    label,
+                    conv.session_id,
+                    conv.path,
+                    turn,
+                    position,
+                    text,
+                    (previous, index),
+                    (index, index),
+                )
+            )
+        previous = index
+    return out, notes

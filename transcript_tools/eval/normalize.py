@@ -1,0 +1,102 @@
+"""Text normalization and key terms: how a probe is matched against a summary.
+
+``normalize``: NFKC (full-width forms → ASCII, compatibility characters folded),
+case folded, backslashes → ``/`` (Windows paths), whitespace runs → one space. Text
+holding CJK characters is compared without any space (``squash``): Chinese and Japanese
+put none between words, and a summary may add or drop one. ``key_terms``: the words that carry a request or a
+constraint, used where verbatim recall would be unfair (paraphrase is expected).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_SPACE_RE = re.compile(r"\s+")
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_CJK_RUN_RE = re.compile(rf"[{_CJK}]+")
+_WORD_RE = re.compile(r"[a-z0-9_][a-z0-9_.\-/]*[a-z0-9_]|[a-z0-9]")
+_SPECIAL_RE = re.compile(r"[\d_./]")
+_CJK_STOP = set("的了是在我你他她它们这那和与及或就都也还把被给吗呢吧啊呀么个有没不要请")
+
+STOPWORDS = frozenset(
+    """
+    a about above after again all also an and any are as at be because been before being
+    below between both but by can could did do does doing done down during each else
+    few for from further get got had has have having he her here hers him his how i if
+    in into is it its itself just let like make me more most my no nor not now of off
+    on once only or other our out over own please same she should so some such than
+    that the their them then there these they this those through to too under until up
+    very was we were what when where which while who whom why will with would you your
+    can't don't won't isn't it's i'm let's we're thanks thank okay ok yes sure want need
+    use using used could also something anything everything look see check try run
+    """.split()
+)
+
+
+def normalize(text: str) -> str:
+    """The form in which probes and summaries are compared (see module docstring)."""
+    if text.isascii():  # NFKC changes nothing in ASCII, and casefold is lower
+        text = text.lower()
+    else:
+        text = unicodedata.normalize("NFKC", text).casefold()
+    if "\\" in text:
+        text = text.replace("\\", "/")
+    return " ".join(text.split())
+
+
+def squash(text: str) -> str:
+    """``text`` (normalized) without spaces: how text holding CJK is compared, since
+    CJK writing puts no spaces between words and a summary may add or drop them."""
+    return text.replace(" ", "")
+
+
+def key_terms(text: str, limit: int = 12) -> list[str]:
+    """Distinct content terms of ``text`` (already normalized), in order of appearance.
+
+    ASCII: words of at least 4 characters (identifiers, paths and numbers of at least
+    2 characters count whatever their length) that are not stop words. CJK: the
+    character bigrams of each run (a run of one character is itself a term), skipping
+    bigrams made only of function characters. At most ``limit`` terms, the longest
+    ASCII terms first when there are more (they carry the most), then by position.
+    """
+    words: dict[str, None] = {}  # insertion-ordered set
+    for word in _WORD_RE.findall(text):
+        word = word.strip("./-")
+        if len(word) >= 4 or (len(word) >= 2 and _SPECIAL_RE.search(word)):
+            words[word] = None
+    ascii_terms = [w for w in words if w not in STOPWORDS]
+    grams: dict[str, None] = {}
+    if not text.isascii():
+        for run in _CJK_RUN_RE.findall(text):
+            if len(run) == 1:
+                grams[run] = None
+                continue
+            for i in range(len(run) - 1):
+                gram = run[i : i + 2]
+                if not (gram[0] in _CJK_STOP and gram[1] in _CJK_STOP):
+                    grams[gram] = None
+            if len(grams) >= limit:
+                break  # only the first ``limit`` bigrams can be chosen
+    cjk_terms = list(grams)[:limit]
+    if len(ascii_terms) + len(cjk_terms) <= limit:
+        return ascii_terms + cjk_terms
+    # the longest ASCII terms first (they carry the most), then CJK bigrams in order
+    longest = sorted(range(len(ascii_terms)), key=lambda i: (-len(ascii_terms[i]), i))[:limit]
+    chosen_ascii = [ascii_terms[i] for i in sorted(longest)]
+    return chosen_ascii + cjk_terms[: limit - len(chosen_ascii)]
+
+
+def term_set(text: str) -> frozenset[str]:
+    """The ASCII words of ``text`` (normalized), as ``key_terms`` cuts them: ASCII terms
+    are matched as words; CJK terms as substrings of the ``squash``-ed text."""
+    return frozenset(_WORD_RE.findall(text))
+
+
+def coverage(terms: tuple[str, ...] | list[str], words: frozenset[str], squashed: str) -> float:
+    """Share of ``terms`` found: ASCII terms in ``words`` (a ``term_set``), CJK terms in
+    ``squashed``; 0.0 for no terms."""
+    if not terms:
+        return 0.0
+    found = sum(1 for term in terms if (term in words if term.isascii() else term in squashed))
+    return found / len(terms)

@@ -1,0 +1,373 @@
+"""Deterministic artifact probes: the verbatim things an agent needs to carry on.
+
+Drawn per message (each message once per conversation, see ``ProbeIndex``) from
+what the summarizer is shown: user and assistant text, tool results cut to
+``max_tool_result_chars`` (the prompt's cut), plus the tool calls' own arguments
+(command lines and file paths), which the seed's format never shows but which an
+agent continuing the work needs. System messages (always kept in the view) and
+runtime injections are not probed. The rules, and the noise rules that drop what
+an agent would not need, are in docs/eval.md; ``EXTRACTOR_VERSION`` changes
+whenever they do, so scores made by another extractor are not compared blindly.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..messages import (
+    INJECTED,
+    PERSON,
+    AssistantMessage,
+    Message,
+    TextBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    UserMessage,
+)
+from .normalize import key_terms, normalize
+from .patterns import (
+    _BOILERPLATE_URLS,
+    _CJK_AFTER_RE,
+    _CODE_SPAN_RE,
+    _COMMAND_KEYS,
+    _CONSTRAINT_HINT_RE,
+    _CONSTRAINT_RE,
+    _DIGITS_RE,
+    _DOTTED_RE,
+    _ERROR_HINTS,
+    _ERROR_RE,
+    _EXT_HINT_RE,
+    _FENCE_RE,
+    _GENERIC_ERRORS,
+    _HASH_RE,
+    _IDENT_RE,
+    _IMAGE_URL_RE,
+    _ISSUE_RE,
+    _LINKED_URL_RE,
+    _LS_LINE_RE,
+    _NOISE_PATHS,
+    _NOISE_SYMBOLS,
+    _NUMBER_RE,
+    _PATH_KEYS,
+    _PATH_RE,
+    _PERSON_CONSTRAINT_CHARS,
+    _PLACEHOLDER_RE,
+    _SENTENCE_RE,
+    _SHELL_LINE_RE,
+    _SHELL_WORDS,
+    _SNAKE_RE,
+    _SYSTEM_PARTS,
+    _SYSTEM_PATHS,
+    _TOOL_VOCABULARY,
+    _URL_RE,
+    _VERSION_RE,
+    _VERSIONISH_RE,
+    TOOL_LIST_LIMIT,
+)
+
+EXTRACTOR_VERSION = 1
+
+# probe kinds, in report order
+PATH = "path"
+SYMBOL = "symbol"
+COMMAND = "command"
+URL = "url"
+ERROR = "error"
+VERSION = "version"
+ISSUE = "issue"
+COMMIT = "commit"
+NUMBER = "number"
+CONSTRAINT = "constraint"
+ARTIFACT_KINDS = (PATH, SYMBOL, COMMAND, URL, ERROR, VERSION, ISSUE, COMMIT, NUMBER, CONSTRAINT)
+REQUEST = "request"
+REDACTED = "[REDACTED"  # sanitized corpora replace text with "[REDACTED_TEXT len=… sha=…]"
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """One thing the summary should carry: its kind, where it came from, its text."""
+
+    kind: str
+    message: int  # index in the conversation's messages
+    turn: int
+    text: str
+    key: str  # normalized text (what is looked for)
+    terms: tuple[str, ...] = ()  # key terms, for kinds recalled by coverage: ASCII ones first
+    cjk_terms: tuple[str, ...] = ()  # the CJK ones among them (matched as substrings)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": self.message, "turn": self.turn, "text": self.text}
+
+
+def _text_of(message: Message, max_tool_result_chars: int) -> str:
+    if isinstance(message, ToolResultMessage):
+        return message.content[:max_tool_result_chars]
+    blocks = getattr(message, "blocks", ())
+    return " ".join(b.text for b in blocks if isinstance(b, TextBlock))
+
+
+def _command_text(value: Any) -> str | None:
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        value = " ".join(value)
+        if value.startswith(("bash -lc ", "bash -c ", "sh -c ", "zsh -lc ")):
+            value = value.split(" ", 2)[2]
+    if not isinstance(value, str):
+        return None
+    first = value.strip().split("\n", 1)[0].strip()
+    if " " not in first and first not in _SHELL_WORDS:
+        return None  # an editor sub-command ("str_replace", "view"), not a shell command (R14)
+    if "<<" in first or first.startswith(("cat >", "python -c", "python3 -c")) or len(first) > 160:
+        return None  # heredocs and inline scripts: the content, not a command to remember
+    return " ".join(first.split()) or None
+
+
+def _tool_call_probes(block: ToolUseBlock) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    args = block.input
+    if isinstance(args, str):
+        try:
+            import orjson
+
+            args = orjson.loads(args)
+        except ValueError:
+            return out
+    if not isinstance(args, dict):
+        return out
+    for key in _COMMAND_KEYS:
+        command = _command_text(args.get(key))
+        if command:
+            out.append((COMMAND, command))
+            break
+    for key in _PATH_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and 2 < len(value) < 200 and "\n" not in value:
+            out.append((PATH, value.strip()))
+            break
+    return out
+
+
+def _is_path_noise(path: str) -> bool:
+    low = path.lower().rstrip("/")
+    if (
+        _PLACEHOLDER_RE.search(path)
+        or path.startswith(_SYSTEM_PATHS)
+        or any(p in path for p in _SYSTEM_PARTS)
+    ):
+        return True  # placeholders, system and ephemeral locations (rules R15, R18)
+    if low in _NOISE_PATHS or path.startswith("//"):
+        return True
+    if _VERSIONISH_RE.match(path):
+        return True
+    parts = [p for p in path.split("/") if p]
+    if not parts:
+        return True
+    # a bare "a/b" of short words is prose ("read/write", "yes/no"), not a path
+    return (
+        "/" in path and "." not in path and len(parts) == 2 and not path.startswith(("/", "~", "."))
+    )
+
+
+def _error_probe(name: str, message: str | None) -> str:
+    message = (message or "").strip().rstrip(".:")
+    return f"{name}: {message}" if message else name
+
+
+def extract_text(text: str, person: bool, tool: bool = False) -> list[tuple[str, str]]:
+    """(kind, text) of every artifact in ``text``, in order; ``person``: a person wrote it;
+    ``tool``: a tool's output (no bare identifiers: listings are full of them)."""
+    found: list[tuple[str, str]] = []
+    taken: list[tuple[int, int]] = []
+    fences = [m.span() for m in _FENCE_RE.finditer(text)] if "```" in text else []
+    for m in _FENCE_RE.finditer(text) if fences else ():
+        for line in _SHELL_LINE_RE.finditer(m.group(1)):  # a shell session shown in a fence
+            found.append((COMMAND, " ".join(line.group(1).split())))
+    if fences:  # code written out in full is content, not artifacts to carry (noise rule R1)
+        text = _FENCE_RE.sub(lambda m: " " * (m.end() - m.start()), text)
+    # Cheap C-level tests first: most messages hold no candidate for most kinds, and each
+    # pattern below costs a scan of the whole text (benchmarks/bench_eval.py).
+    has_url = "://" in text
+    has_digit = any(d in text for d in "0123456789")  # C-level scans, faster than \d
+    images = {m.group(1) for m in _IMAGE_URL_RE.finditer(text)} if has_url else set()
+    if has_url and not person and not tool:  # an assistant's citations and link lists (rule R12)
+        images.update(m.group(1) or m.group(2) for m in _LINKED_URL_RE.finditer(text))
+
+    def add(kind: str, value: str, span: tuple[int, int] | None = None) -> None:
+        if span is not None:
+            taken.append(span)
+        found.append((kind, value))
+
+    def free(span: tuple[int, int]) -> bool:
+        return all(span[1] <= a or span[0] >= b for a, b in taken)
+
+    for m in _URL_RE.finditer(text) if has_url else ():
+        url = m.group().rstrip(".,;:!?。，、；：！？）”’")
+        if url in images or url.startswith(_BOILERPLATE_URLS) or _PLACEHOLDER_RE.search(url):
+            taken.append(m.span())
+            continue
+        add(URL, url, m.span())
+    paths = "/" in text or ("." in text and _EXT_HINT_RE.search(text) is not None)
+    for m in _PATH_RE.finditer(text) if paths else ():
+        value = m.group().rstrip(".")
+        if tool and _LS_LINE_RE.match(_line_of(text, m.start())):
+            continue  # a long directory listing (rule R25)
+        if free(m.span()) and not _is_path_noise(value):
+            add(PATH, value, m.span())
+    errors = any(hint in text for hint in _ERROR_HINTS)
+    for m in _ERROR_RE.finditer(text) if errors else ():
+        name, message = m.group(1), m.group(2)
+        if name in ("FAIL", "FAILED", "panic") and not message:
+            continue
+        if name in _GENERIC_ERRORS and not message:
+            continue
+        if (tool and message is None) or text[max(0, m.start() - 7) : m.start()].endswith(
+            ("import ", "except ")
+        ):
+            continue
+        if name.endswith("Exit") and name != "SystemExit":
+            continue
+        add(ERROR, _error_probe(name, message), m.span())
+    for m in _VERSION_RE.finditer(text) if has_digit and _DOTTED_RE.search(text) else ():
+        after = text[m.end() : m.end() + 1]
+        line = _line_of(text, m.start())
+        heading = line.lstrip().startswith(m.group()) and not line.lstrip().startswith("v")
+        if (
+            tool
+            and text[max(0, m.start() - 2) : m.start()] in ("==", ">=", "<=", "~=")
+            or text[m.start() - 1 : m.start()] == "-"
+        ):
+            continue  # package pins in install output, versions inside file names (rule R21)
+        if (
+            free(m.span())
+            and not _looks_like_ip(m.group())
+            and not _CJK_AFTER_RE.match(after)
+            and not heading
+        ):
+            add(VERSION, m.group(), m.span())
+    for m in _ISSUE_RE.finditer(text) if has_digit else ():
+        add(ISSUE, "#" + m.group(1), m.span())
+    for m in _HASH_RE.finditer(text) if has_digit else ():
+        value = m.group(1)
+        if _line_of(text, m.start()).lstrip().startswith("index "):
+            continue  # a diff's blob ids, not commits (rule R20)
+        if free(m.span()) and any(c.isdigit() for c in value) and any(c.isalpha() for c in value):
+            add(COMMIT, value, m.span())
+    for m in _NUMBER_RE.finditer(text) if has_digit and not tool else ():
+        if free(m.span()) and len(_DIGITS_RE.findall(_line_of(text, m.start()))) < 5:
+            add(NUMBER, m.group(), m.span())
+    for m in _CODE_SPAN_RE.finditer(text) if "`" in text else ():
+        span = m.group(1).strip()
+        if not free(m.span(1)):
+            continue
+        if _IDENT_RE.fullmatch(span):
+            if (
+                not tool
+                and len(span) >= 3
+                and span.lower() not in _NOISE_SYMBOLS
+                and span not in _TOOL_VOCABULARY
+                and _is_identifier(span)
+            ):
+                add(SYMBOL, span, m.span())
+        elif " " in span and not person and not tool and span.split(" ", 1)[0] in _SHELL_WORDS:
+            add(COMMAND, " ".join(span.split()), m.span())
+    if not tool and "_" in text:
+        for m in _SNAKE_RE.finditer(text):
+            if free(m.span()) and m.group() not in _TOOL_VOCABULARY:
+                add(SYMBOL, m.group(), m.span())
+    for m in _SHELL_LINE_RE.finditer(text) if "$ " in text else ():
+        if "<<" not in m.group(1):
+            add(COMMAND, " ".join(m.group(1).split()))
+    if person and len(text) <= _PERSON_CONSTRAINT_CHARS and _CONSTRAINT_HINT_RE.search(text):
+        for m in _SENTENCE_RE.finditer(text):
+            sentence = " ".join(m.group().split())
+            clauses = re.split(r"[,;:，；：]\s*", sentence)
+            if 8 <= len(sentence) <= 240 and any(_CONSTRAINT_RE.search(c) for c in clauses):
+                add(CONSTRAINT, sentence)
+    if person and len(text) > _PERSON_CONSTRAINT_CHARS:  # pasted material (rule R22)
+        found = [(k, v) for k, v in found if k in (PATH, ERROR, COMMIT, ISSUE, COMMAND)]
+    if tool:
+        kinds: dict[str, int] = {}
+        for kind, _ in found:
+            kinds[kind] = kinds.get(kind, 0) + 1
+        found = [(k, v) for k, v in found if k == ERROR or kinds[k] <= TOOL_LIST_LIMIT]
+    return found
+
+
+def _is_identifier(span: str) -> bool:
+    """A name a program defines, not a word: it has ``_``, ``.``, ``::`` or ``()``, or
+    inner capitals (camelCase, PascalCase with two humps)."""
+    if any(mark in span for mark in ("_", ".", "::", "()")):
+        return any(c.isalpha() for c in span)
+    return bool(re.search(r"[a-z][A-Z]", span))
+
+
+def _line_of(text: str, at: int) -> str:
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    return text[start : end if end >= 0 else len(text)]
+
+
+def _looks_like_ip(value: str) -> bool:
+    parts = value.split(".")
+    return len(parts) == 4 and all(p.isdigit() and int(p) < 256 for p in parts)
+
+
+def message_probes(
+    message: Message, index: int, turn: int, max_tool_result_chars: int
+) -> list[Probe]:
+    """Every artifact probe of one message (requests are ``request_probe``'s)."""
+    if isinstance(message, UserMessage):
+        if message.origin == INJECTED:
+            return []
+        person = message.origin == PERSON
+    elif isinstance(message, (AssistantMessage, ToolResultMessage)):
+        person = False
+    else:
+        return []  # system messages stay in the view; images carry no text
+    text = _text_of(message, max_tool_result_chars)
+    if text.startswith(REDACTED):
+        return []  # sanitized logs: nothing left to carry
+    pairs = extract_text(
+        text,
+        person,
+        tool=isinstance(message, ToolResultMessage),
+    )
+    if isinstance(message, AssistantMessage):
+        for block in message.blocks:
+            if isinstance(block, ToolUseBlock):
+                pairs.extend(_tool_call_probes(block))
+    out: list[Probe] = []
+    for kind, text in pairs:
+        key = normalize(text)
+        if len(key) < 2:
+            continue
+        terms: tuple[str, ...] = ()
+        if kind == CONSTRAINT:
+            terms = tuple(key_terms(key))
+            if len(terms) < 2:
+                continue
+        elif kind == ERROR:
+            terms = tuple(key_terms(key.partition(": ")[2], limit=8))
+        out.append(Probe(kind, index, turn, text, key, terms, _cjk(terms)))
+    return out
+
+
+def request_probe(message: Message, index: int, turn: int) -> Probe | None:
+    """The request a person made in a message that starts a turn; None when it has
+    fewer than 2 key terms ("yes", "continue", "go on": nothing to carry)."""
+    if not isinstance(message, UserMessage) or message.origin != PERSON:
+        return None
+    text = _text_of(message, 0).strip()
+    if text.startswith(REDACTED):
+        return None
+    key = normalize(text)
+    terms = tuple(key_terms(key))
+    if len(terms) < 2:
+        return None
+    shown = text if len(text) <= 200 else text[:199] + "…"
+    return Probe(REQUEST, index, turn, shown, key, terms, _cjk(terms))
+
+
+def _cjk(terms: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(t for t in terms if not t.isascii())

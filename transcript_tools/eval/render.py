@@ -1,0 +1,147 @@
+"""The text table of ``tsum eval`` and the HTML page (``templates/eval.html.j2``)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .probes import ARTIFACT_KINDS, REQUEST
+from .run import EvalResult
+
+_ORDINAL = {"1": "1st", "2": "2nd", "3": "3rd"}
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value * 100:.1f}%"
+
+
+def _columns(result: EvalResult) -> list[tuple[str, str, str]]:
+    """(header, label, variant) of each column; variants that wrote identical text share one."""
+    cols: list[tuple[str, str, str]] = []
+    labels = list(result.labels)
+    tsum = [label for label in labels if not label.startswith("recorded:")]
+    if result.identical_summaries and len(tsum) > 1:
+        labels = [tsum[0], *[label for label in labels if label.startswith("recorded:")]]
+    for label in labels:
+        header = (
+            "=".join(tsum)
+            if result.identical_summaries and label == tsum[0] and len(tsum) > 1
+            else label
+        )
+        cols.append((header, label, "summary"))
+        cols.append(("  truncation", label, "truncation"))
+    if result.labels:
+        cols.append(("no summary", result.labels[0], "none"))
+    return cols
+
+
+def render_text(result: EvalResult) -> str:
+    """The comparison table: recall per probe kind, each summary next to its floors."""
+    data = {label: result.aggregates[label].as_json() for label in result.labels}
+    cols = _columns(result)
+    lines: list[str] = []
+    if not any(d["checkpoints"] for d in data.values()):
+        return "no checkpoint fired: nothing to score (lower --max-context-tokens or --ratio?)\n"
+    counts = {label: d["probes"] for label, d in data.items()}
+    n = {k: max(c.get(k, 0) for c in counts.values()) for k in (*ARTIFACT_KINDS, REQUEST)}
+    kinds = ["artifact", *[k for k in ARTIFACT_KINDS if n[k]], REQUEST]
+    width = max(12, *(len(c[0]) for c in cols))
+    header = f"{'recall':<22}" + "".join(f"{c[0]:>{width + 2}}" for c in cols)
+    lines.append(header)
+    for kind in kinds:
+        total = sum(n[k] for k in ARTIFACT_KINDS) if kind == "artifact" else n[kind]
+        name = (kind if kind in ("artifact", REQUEST) else f"  {kind}") + f" ({total})"
+        row = f"{name:<22}"
+        for _, label, variant in cols:
+            row += f"{_pct(data[label]['recall'][variant].get(kind)):>{width + 2}}"
+        lines.append(row)
+    row = f"{'artifact, shorter only':<22}"
+    for _, label, variant in cols:
+        row += f"{_pct(data[label]['recall_where_shorter'][variant].get('artifact')):>{width + 2}}"
+    lines.append(row)
+    rows = [
+        ("checkpoints", lambda d: str(d["checkpoints"])),
+        ("probes", lambda d: str(sum(d["probes"].values()))),
+        ("language match", lambda d: f"{d['language_match']}/{d['checkpoints']}"),
+        ("summary tokens (mean)", lambda d: str(d["summary_tokens_mean"])),
+        ("compression (mean)", lambda d: str(d["compression_mean"])),
+        ("not shorter (flag)", lambda d: str(d["not_shorter"])),
+        (
+            "summary cost in/out",
+            lambda d: f"{d['summary_cost']['input_tokens']}/{d['summary_cost']['output_tokens']}",
+        ),
+    ]
+    judged_kinds = sorted({k for d in data.values() for k in (d["judged"] or {})})
+    for kind in judged_kinds:
+        rows.append(
+            (f"judged {kind} (0-5)", lambda d, k=kind: str((d["judged"] or {}).get(k, "—")))
+        )
+    lines.append("")
+    for name, get in rows:
+        row = f"{name:<22}"
+        for _header, label, variant in cols:
+            row += f"{get(data[label]) if variant == 'summary' else '':>{width + 2}}"
+        lines.append(row)
+    lines.append("")
+    lines.append("artifact recall by the summary's position in its session (summary / truncation):")
+    for label in dict.fromkeys(c[1] for c in cols):
+        parts = []
+        for pos, item in data[label]["by_position"].items():
+            ordinal = _ORDINAL.get(pos, pos if pos.endswith("+") else pos + "th")
+            parts.append(
+                f"{ordinal} {_pct(item['summary'])} / {_pct(item['truncation'])} (n={item['checkpoints']})"
+            )
+        lines.append(f"  {label}: " + ("; ".join(parts) or "—"))
+    return "\n".join(lines) + "\n"
+
+
+# ---- HTML ---------------------------------------------------------------------------
+
+
+def _segments(text: str, needles: list[str]) -> list[tuple[str, bool]]:
+    """``text`` cut into (piece, is_lost_probe) segments, case-insensitively."""
+    needles = sorted({n for n in needles if n.strip()}, key=len, reverse=True)
+    if not needles:
+        return [(text, False)]
+    pattern = re.compile("|".join(re.escape(n) for n in needles), re.IGNORECASE)
+    out: list[tuple[str, bool]] = []
+    at = 0
+    for m in pattern.finditer(text):
+        if m.start() > at:
+            out.append((text[at : m.start()], False))
+        out.append((m.group(), True))
+        at = m.end()
+    if at < len(text):
+        out.append((text[at:], False))
+    return out
+
+
+def html_context(result: EvalResult, notes: list[str]) -> dict[str, Any]:
+    checkpoints = []
+    for record in result.kept:
+        lost = [p for p in record["probes"] if not p["summary"]]
+        lost_texts = [p["text"] for p in lost if p["kind"] != REQUEST]
+        lost_at = {p["message"] for p in lost}
+        blocks = [
+            {"index": i, "segments": _segments(text, lost_texts), "lost": i in lost_at}
+            for i, text in record["replaced_text"]
+        ]
+        checkpoints.append({**record, "lost": lost, "blocks": blocks})
+    return {
+        "table": render_text(result),
+        "notes": notes,
+        "checkpoints": checkpoints,
+        "summary": result.as_json(),
+    }
+
+
+def render_html(result: EvalResult, notes: list[str]) -> str:
+    from importlib import resources
+
+    from jinja2 import Environment, select_autoescape
+
+    source = (
+        resources.files("transcript_tools.templates").joinpath("eval.html.j2").read_text("utf-8")
+    )
+    env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
+    return env.from_string(source).render(**html_context(result, notes))

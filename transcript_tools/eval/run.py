@@ -1,0 +1,172 @@
+"""``tsum eval`` as a library call: every checkpoint of a corpus, per variant, scored.
+
+A variant is one template (and provider/model) to compare. Each conversation is read
+once; its probes are extracted once and shared by every variant and every checkpoint
+(``ConversationProbes``). Scored checkpoints go to ``on_checkpoint`` as they are made
+(the CLI writes them to JSONL) and into the aggregates; only the first few are kept
+whole, for the HTML page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config import ReplaySettings, SlotMode
+from ..errors import ConfigError
+from ..messages import Conversation
+from ..prompt import PromptTemplate
+from ..providers.executor import SummaryExecutor
+from ..replay import ReplayRun
+from ..session import SessionEngine
+from .aggregate import Aggregate
+from .checkpoints import (
+    Checkpoint,
+    compaction_message_indices,
+    recorded_checkpoints,
+    tsum_checkpoints,
+)
+from .probes import EXTRACTOR_VERSION
+from .score import ConversationProbes, score_checkpoint
+
+KEEP_WHOLE = 20  # scored checkpoints kept with their texts, for the HTML page
+
+
+@dataclass(slots=True)
+class Variant:
+    """One column of the comparison: a template through a provider (and model)."""
+
+    label: str
+    template: PromptTemplate
+    settings: ReplaySettings
+    executor: SummaryExecutor
+    provider_name: str = "offline"
+
+
+@dataclass(slots=True)
+class EvalResult:
+    labels: list[str]
+    aggregates: dict[str, Aggregate]
+    files: int = 0
+    sessions: int = 0
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    failed: dict[str, int] = field(default_factory=dict)
+    kept: list[dict[str, Any]] = field(default_factory=list)  # whole records, for HTML
+    identical_summaries: bool | None = (
+        None  # every variant wrote the same text at every shared checkpoint
+    )
+    extractor_version: int = EXTRACTOR_VERSION
+    judged: dict[str, Any] | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "extractor_version": self.extractor_version,
+            "files": self.files,
+            "sessions": self.sessions,
+            "errors": self.errors,
+            "notes": self.notes,
+            "failed_summaries": self.failed,
+            "identical_summaries": self.identical_summaries,
+            "variants": {label: self.aggregates[label].as_json() for label in self.labels},
+            "judged": self.judged,
+        }
+
+
+def score(cp: Checkpoint, probes: ConversationProbes) -> dict[str, Any]:
+    """The checkpoint's record: who, where, the summary, and its scores."""
+    record = cp.head()
+    record.update(score_checkpoint(probes, replaced=cp.replaced, kept=cp.kept, summary=cp.summary))
+    return record
+
+
+@dataclass
+class Evaluation:
+    """Runs the variants over a corpus (``run``), feeding records to ``on_checkpoint``."""
+
+    variants: list[Variant]
+    fmt: str | None = None
+    skip_bad_lines: bool = False
+    warn: Callable[[str], None] = print
+    error: Callable[[str], None] = print
+    on_checkpoint: Callable[[dict[str, Any]], None] | None = None
+    judge: Any = None  # eval.judge.Judge, or None
+
+    def run(self, paths: list[str]) -> EvalResult:
+        return asyncio.run(self.run_async(paths))
+
+    async def run_async(self, paths: list[str]) -> EvalResult:
+        for v in self.variants:
+            if v.settings.mode is not SlotMode.FOCUSED:
+                raise ConfigError(
+                    "tsum eval needs --mode focused: in full mode a summary replaces nothing"
+                )
+        labels = [v.label for v in self.variants]
+        result = EvalResult(labels, {label: Aggregate() for label in labels})
+        result.failed = {label: 0 for label in labels}
+        reader = ReplayRun(
+            ReplaySettings(),
+            None,
+            None,
+            fmt=self.fmt,
+            skip_bad_lines=self.skip_bad_lines,
+            warn=self.warn,
+            error=self.error,
+        )
+        same: list[bool] = []
+        try:
+            for conv in reader.conversations(paths):
+                result.sessions += 1
+                await self._one(conv, result, same)
+        finally:
+            for v in self.variants:
+                await v.executor.aclose()
+            if self.judge is not None:
+                await self.judge.executor.aclose()
+        result.files = reader.stats.files
+        result.errors = list(reader.stats.errors)
+        if len(self.variants) > 1 and same:
+            result.identical_summaries = all(same)
+        if self.judge is not None:
+            result.judged = self.judge.summary()
+        return result
+
+    async def _one(self, conv: Conversation, result: EvalResult, same: list[bool]) -> None:
+        settings0 = self.variants[0].settings
+        cfg = settings0.summary
+        max_tool = cfg.max_tool_result_chars if cfg is not None else 500
+        probes = ConversationProbes(conv.messages, max_tool, compaction_message_indices(conv))
+        by_turn: dict[int, set[str]] = {}
+        for v in self.variants:
+            engine = SessionEngine(
+                conv.session_id, v.settings, provider_name=v.provider_name, template=v.template
+            )
+            checkpoints, failed = await tsum_checkpoints(conv, engine, v.executor, v.label)
+            result.failed[v.label] += failed
+            for cp in checkpoints:
+                by_turn.setdefault(cp.turn, set()).add(cp.summary)
+                await self._emit(cp, probes, result, v.label)
+        same.extend(len(texts) == 1 for texts in by_turn.values())
+        recorded, notes = recorded_checkpoints(conv, probes.turn_of)
+        result.notes.extend(notes)
+        for cp in recorded:
+            result.aggregates.setdefault(cp.label, Aggregate())
+            if cp.label not in result.labels:
+                result.labels.append(cp.label)
+            await self._emit(cp, probes, result, cp.label)
+
+    async def _emit(
+        self, cp: Checkpoint, probes: ConversationProbes, result: EvalResult, label: str
+    ) -> None:
+        record = score(cp, probes)
+        if self.judge is not None:
+            record["judged"] = await self.judge.judge(cp, probes)
+        result.aggregates[label].add(record)
+        if len(result.kept) < KEEP_WHOLE:
+            kept = dict(record)
+            kept["replaced_text"] = [(i, probes.block(i)) for i in range(*cp.replaced)]
+            result.kept.append(kept)
+        if self.on_checkpoint is not None:
+            self.on_checkpoint(record)
