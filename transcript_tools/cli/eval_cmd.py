@@ -118,7 +118,7 @@ def eval_command(
 ) -> None:
     """Score what survives each summary: probes from the replaced history, per template."""
     from ..eval.run import Evaluation, Variant
-    from .replay_cmd import resolve_settings, with_file_defaults
+    from .settings import resolve
 
     variants: list[Variant] = []
     specs = list(dict.fromkeys(prompts)) or [None]
@@ -126,10 +126,9 @@ def eval_command(
     labels: set[str] = set()
     for spec in specs:
         for model in model_list:
-            settings, template, merged = resolve_settings(
-                {**opts, "prompt_spec": spec, "model": model}
-            )
-            executor = build_executor(with_file_defaults({**opts, "model": model}, merged))
+            resolved = resolve(dict(opts), overrides={"prompt": spec, "summary_model": model})
+            settings, template = resolved.settings, resolved.template
+            executor = build_executor(resolved.provider)
             label = template.name + (f"@{model}" if len(model_list) > 1 and model else "")
             if label in labels:
                 raise ConfigError(
@@ -147,7 +146,7 @@ def eval_command(
         if reason:
             notes.append(reason)
         else:
-            judge_obj = Judge(build_executor(with_file_defaults(opts, {})))
+            judge_obj = Judge(build_executor(resolve(dict(opts)).provider))
 
     def warn(message: str) -> None:
         if not silent:
@@ -156,7 +155,7 @@ def eval_command(
     records = _Sink(out_dir)
     evaluation = Evaluation(
         variants,
-        fmt=opts.get("fmt"),
+        fmt=resolve(dict(opts)).fmt,
         skip_bad_lines=bool(opts.get("skip_bad_lines")),
         warn=warn,
         error=lambda m: click.echo(m, err=True),

@@ -148,13 +148,23 @@ def explicit_options(opts: dict[str, Any], ctx: click.Context | None = None) -> 
     return out
 
 
-def resolve(opts: dict[str, Any], *, dry_run: bool = False, ctx: click.Context | None = None) -> Resolved:
-    """All settings: command line > environment > file > default (``config.PRECEDENCE``)."""
+def resolve(
+    opts: dict[str, Any],
+    *,
+    dry_run: bool = False,
+    ctx: click.Context | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> Resolved:
+    """All settings: command line > environment > file > default (``config.PRECEDENCE``).
+
+    ``overrides`` (by file key) count as given on the command line: a command that runs
+    several variants (``tsum eval --prompt A --prompt B``) resolves each one this way."""
     from ..prompt import builtin_template_names, load_template, template_from_config
 
     if opts.get("prompt_spec") == "":
         raise ConfigError(f"--prompt is empty: give a built-in name ({', '.join(builtin_template_names())}) or a file")
-    merged = merge_settings(explicit_options(opts, ctx), load_config_file(opts.get("config_path")))
+    explicit = {**explicit_options(opts, ctx), **{k: v for k, v in (overrides or {}).items() if v is not None}}
+    merged = merge_settings(explicit, load_config_file(opts.get("config_path")))
     if isinstance(merged.get("summary_prompt"), str):
         # the prompt text itself in the config file (Jinja or the seed's plain form)
         template = template_from_config(merged["summary_prompt"], "config")
