@@ -68,6 +68,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def _register() -> None:
+    from .batch_cmd import batch_group
     from .cache_cmd import cache_group
     from .diff_cmd import check_command, diff_command
     from .inspect_cmd import inspect_command
@@ -83,6 +84,7 @@ def _register() -> None:
     cli.add_command(diff_command, "diff")
     cli.add_command(check_command, "check")
     cli.add_command(sweep_command, "sweep")
+    cli.add_command(batch_group, "batch")
 
 
 _register()

@@ -35,6 +35,7 @@ from ..prompt import (
 )
 from ..replay import ReplayRun, split_turns
 from ..transcript import format_messages_as_text
+from .batch_cmd import BatchSetup, cost_words
 from .provider_options import build_executor, cache_only_failure, describe_stats, provider_options
 
 
@@ -160,6 +161,7 @@ def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, 
     settings, template, merged = resolve_settings(opts, dry_run=dry_run)
     provider_opts = with_file_defaults(opts, merged)
     executor = None if dry_run else build_executor(provider_opts)  # fails here, before any work
+    batch = BatchSetup(opts, executor, silent=silent) if opts.get("batch") and executor else None
     provider_name = "none" if executor is None else executor.provider.name
     model = settings.summary.summary_model if settings.summary else None
     if executor is not None and model is None:
@@ -196,7 +198,7 @@ def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, 
     )
     status = "complete"
     try:
-        asyncio.run(_run_and_close(run, list(paths), executor))
+        asyncio.run(batch.run(run, list(paths), executor) if batch else _run_and_close(run, list(paths), executor))
     except KeyboardInterrupt:
         status = "interrupted"
         raise
@@ -212,10 +214,11 @@ def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, 
         if executor is not None:
             executor.close()
         elapsed = time.perf_counter() - started
+        extra, line_extra = _batch_and_cost(opts, executor, model, batch)
         if out is not None:
-            out.close(_manifest(status, paths, stats, cache_stats, elapsed, provider_name, model))
+            out.close(_manifest(status, paths, stats, cache_stats, elapsed, provider_name, model) | extra)
         if not silent or status != "complete":
-            click.echo(_summary_line(stats, cache_stats, elapsed, status), err=True)
+            click.echo(_summary_line(stats, cache_stats, elapsed, status) + line_extra, err=True)
     missing = cache_only_failure(executor.stats) if executor is not None else None
     if missing:
         raise _CacheOnlyFailure(missing)
@@ -232,6 +235,22 @@ def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, 
         if stats.sessions == 0 and not stats.errors:
             click.echo("tsum: error: no sessions found in the given paths", err=True)
         sys.exit(int(ExitCode.FAILED))
+
+
+def _batch_and_cost(opts: dict[str, Any], executor: Any, model: str | None, batch: BatchSetup | None) -> tuple[dict[str, Any], str]:
+    """--batch's rounds and batches, and the cost when a price is known: manifest entries, line."""
+    extra: dict[str, Any] = {}
+    words = ""
+    if batch is not None and batch.report is not None:
+        extra["batch"] = batch.report.to_json()
+        words += "; " + batch.report.line()
+    if executor is not None:
+        usage = batch.report.usage if batch is not None and batch.report is not None else executor.stats.usage
+        cost, entry = cost_words(opts, model, usage, batch=batch is not None)
+        if cost:
+            extra["cost"] = entry
+            words += "; " + cost
+    return extra, words
 
 
 class _AllSummariesFailed(TsumError):
