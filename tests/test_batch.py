@@ -97,7 +97,7 @@ def test_client_submit_poll_results_with_a_request_that_errors(flavor: Flavor) -
 
         async def go() -> tuple[Any, Any, list[Any]]:
             try:
-                batch_id = await client.submit(items)
+                batch_id = await client.submit([client.encode(i) for i in items])
                 before = await client.poll(batch_id)
                 server.release()
                 after = await client.poll(batch_id)
@@ -251,7 +251,8 @@ def test_batch_list_and_cancel(tmp_path: Path) -> None:
 
         async def submit() -> str:
             try:
-                return await batch_client(provider).submit([BatchItem(key, "p", provider.default_model, 1024)])
+                client = batch_client(provider)
+                return await client.submit([client.encode(BatchItem(key, "p", provider.default_model, 1024))])
             finally:
                 await provider.aclose()
 

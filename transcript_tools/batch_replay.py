@@ -137,10 +137,12 @@ class BatchReplay:
         self.report = BatchReport(planned_ahead=schedule_is_text_independent(run))
         self.failed: dict[str, str] = {}  # custom_id -> error, for this run (N3)
         self._settled: set[str] = set()  # sessions replayed from the cache to their end
-        self._batch: list[BatchItem] = []
+        self._batch: list[bytes] = []  # encoded requests of the batch being built
+        self._keys: list[str] = []
         self._identities: list[dict[str, Any]] = []
         self._batch_bytes = 0
         self._in_flight: set[str] = set()
+        self._blocked = False  # a session of the last plan waits for a result
 
     async def run_all(self, paths: list[str]) -> RunStats:
         self.report.resumed = [
@@ -161,7 +163,12 @@ class BatchReplay:
                 break
             if len(self.report.submitted) > before or self.report.rounds == 0:
                 self.report.rounds += 1
+            failures = len(self.failed)
             await self._wait([b.batch_id for b in waiting])
+            if not self._blocked and len(self.failed) == failures:
+                # Every session was planned to its end assuming success, and all succeeded:
+                # the plan is the schedule, no need to plan again.
+                break
         return await self._final_pass(paths)
 
     # ---- plan ------------------------------------------------------------------------
@@ -178,6 +185,7 @@ class BatchReplay:
             error=_quiet,
         )
         mode_full = run.settings.mode is SlotMode.FULL
+        self._blocked = False
         for conv in reader.conversations(paths):
             if conv.session_id in self._settled:
                 continue
@@ -189,6 +197,7 @@ class BatchReplay:
                     conv, run.settings, planner, run.provider_name, run.template
                 )  # type: ignore[arg-type]
             except _Blocked:
+                self._blocked = True
                 continue
             if not planner.missed:
                 self._settled.add(conv.session_id)
@@ -199,33 +208,31 @@ class BatchReplay:
         if key in self._in_flight:
             return
         self._in_flight.add(key)
-        item = BatchItem(key, request.prompt, model, request.max_tokens)
-        size = self.client.request_size(item)
+        encoded = self.client.encode(BatchItem(key, request.prompt, model, request.max_tokens))
         limits = self.client.limits
         if self._batch and (
-            len(self._batch) >= limits.max_requests or self._batch_bytes + size > limits.max_bytes
+            len(self._batch) >= limits.max_requests
+            or self._batch_bytes + len(encoded) > limits.max_bytes
         ):
             await self._flush()
-        self._batch.append(item)
+        self._batch.append(encoded)
+        self._keys.append(key)
         self._identities.append(identity)
-        self._batch_bytes += size
+        self._batch_bytes += len(encoded)
 
     async def _flush(self) -> None:
         if not self._batch:
             return
-        items, identities = self._batch, self._identities
-        self._batch, self._identities, self._batch_bytes = [], [], 0
-        batch_id = await self._retrying(lambda: self.client.submit(items), "submit a batch")
+        requests, keys, identities = self._batch, self._keys, self._identities
+        self._batch, self._keys, self._identities, self._batch_bytes = [], [], [], 0
+        batch_id = await self._retrying(lambda: self.client.submit(requests), "submit a batch")
         # Durable before any waiting: a kill after this line resumes, never resubmits.
         self.store.record_batch(
-            batch_id,
-            self.provider.name,
-            self.base_url,
-            zip((i.custom_id for i in items), identities, strict=True),
+            batch_id, self.provider.name, self.base_url, zip(keys, identities, strict=True)
         )
         self.report.submitted.append(batch_id)
-        self.report.requests_submitted += len(items)
-        self._say(f"tsum: batch: submitted {batch_id} ({len(items)} requests)")
+        self.report.requests_submitted += len(keys)
+        self._say(f"tsum: batch: submitted {batch_id} ({len(keys)} requests)")
 
     # ---- wait and collect -----------------------------------------------------------
 

@@ -59,11 +59,13 @@ class BatchClient(Protocol):
     provider_name: str
     limits: BatchLimits
 
-    def request_size(self, item: BatchItem) -> int:
-        """Bytes the item adds to the batch (its serialized request line)."""
+    def encode(self, item: BatchItem) -> bytes:
+        """The item's request as the API takes it (compact JSON, UTF-8): its size counts."""
         ...
 
-    async def submit(self, items: list[BatchItem]) -> str: ...
+    async def submit(self, requests: list[bytes]) -> str:
+        """One batch of encoded requests (held as bytes: a third of a str's memory)."""
+        ...
 
     async def poll(self, batch_id: str) -> BatchStatus: ...
 
@@ -73,6 +75,9 @@ class BatchClient(Protocol):
 
 
 BATCH_PROVIDERS = ("anthropic", "openai")
+# tsum's own cap per batch, below the APIs' (256 / 200 MB): a batch is built in memory,
+# so this bounds the memory of a run (TSUM_BATCH_MAX_BYTES / _REQUESTS lower it further).
+DEFAULT_LIMITS = BatchLimits(max_requests=100_000, max_bytes=32 * 1024 * 1024)
 
 
 def batch_client(provider: Provider, limits: BatchLimits | None = None) -> BatchClient:
@@ -92,8 +97,7 @@ def batch_client(provider: Provider, limits: BatchLimits | None = None) -> Batch
 
 
 def merge_limits(api: BatchLimits, override: BatchLimits | None) -> BatchLimits:
-    if override is None:
-        return api
+    override = override or DEFAULT_LIMITS
     return BatchLimits(
         min(api.max_requests, override.max_requests), min(api.max_bytes, override.max_bytes)
     )

@@ -35,17 +35,27 @@ class AnthropicBatchClient:
             params["temperature"] = temperature
         return params
 
-    def request_size(self, item: BatchItem) -> int:
-        return len(orjson.dumps({"custom_id": item.custom_id, "params": self.params(item)})) + 1
+    def encode(self, item: BatchItem) -> bytes:
+        return orjson.dumps({"custom_id": item.custom_id, "params": self.params(item)})
 
     def _client(self) -> Any:
         refuse_if_offline(self.provider_name)
         return self._provider._client()
 
-    async def submit(self, items: list[BatchItem]) -> str:
-        requests = [{"custom_id": i.custom_id, "params": self.params(i)} for i in items]
+    async def submit(self, requests: list[bytes]) -> str:
+        # What ``client.messages.batches.create(requests=...)`` sends (its body is
+        # ``{"requests": [...]}`` POSTed to this path), through the same SDK client, but
+        # already serialized: the SDK would copy and re-encode a batch of up to 256 MB.
+        from anthropic.types.messages import MessageBatch
+
+        payload = b'{"requests":[' + b",".join(requests) + b"]}"
         with guarded(self._provider):
-            batch = await self._client().messages.batches.create(requests=requests)
+            batch = await self._client().post(
+                "/v1/messages/batches",
+                content=payload,
+                cast_to=MessageBatch,
+                options={"headers": {"Content-Type": "application/json"}},
+            )
         return str(batch.id)
 
     async def poll(self, batch_id: str) -> BatchStatus:

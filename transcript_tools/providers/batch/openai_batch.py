@@ -27,7 +27,7 @@ class OpenAIBatchClient:
         self._provider = provider
         self.limits = merge_limits(API_LIMITS, limits)
 
-    def line(self, item: BatchItem) -> bytes:
+    def encode(self, item: BatchItem) -> bytes:
         """The synchronous call's body (``OpenAIProvider._create``), as one request line."""
         body: dict[str, Any] = {
             "model": item.model,
@@ -40,15 +40,12 @@ class OpenAIBatchClient:
         request = {"custom_id": item.custom_id, "method": "POST", "url": ENDPOINT, "body": body}
         return orjson.dumps(request) + b"\n"
 
-    def request_size(self, item: BatchItem) -> int:
-        return len(self.line(item))
-
     def _client(self) -> Any:
         refuse_if_offline(self.provider_name)
         return self._provider._client()
 
-    async def submit(self, items: list[BatchItem]) -> str:
-        data = b"".join(self.line(i) for i in items)
+    async def submit(self, requests: list[bytes]) -> str:
+        data = b"".join(requests)
         client = self._client()
         with guarded(self._provider):
             uploaded = await client.files.create(
