@@ -37,8 +37,9 @@ def run_tsum(args: list[str], env: dict[str, str]) -> tuple[float, int, str]:
     """(seconds, peak RSS in MiB of this child, stderr)."""
     code = "from transcript_tools.cli.main import main; main()"
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=ROOT, env=env, capture_output=True, text=True
+    )
     elapsed = time.perf_counter() - started
     if proc.returncode != 0:
         sys.exit(f"tsum failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
@@ -51,29 +52,58 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=500)
     parser.add_argument("--turns", type=int, default=62)
-    parser.add_argument("--delay", type=float, default=5.0, help="the server's processing time per batch")
+    parser.add_argument(
+        "--delay", type=float, default=5.0, help="the server's processing time per batch"
+    )
     parser.add_argument("--poll", type=float, default=0.5, help="--batch-poll")
     parser.add_argument("--provider", choices=("anthropic", "openai"), default="anthropic")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="tsum-bench-batch-") as tmp:
         corpus = Path(tmp) / "corpus"
-        subprocess.run([sys.executable, str(GEN), str(corpus), "--conversations", str(args.conversations),
-                        "--turns", str(args.turns)], check=True)
-        server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fake_batch_server.py"),
-                                   "--delay", str(args.delay)], stdout=subprocess.PIPE, text=True)
+        subprocess.run(
+            [
+                sys.executable,
+                str(GEN),
+                str(corpus),
+                "--conversations",
+                str(args.conversations),
+                "--turns",
+                str(args.turns),
+            ],
+            check=True,
+        )
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                str(ROOT / "tests" / "fake_batch_server.py"),
+                "--delay",
+                str(args.delay),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert server.stdout is not None
             url = server.stdout.readline().strip()
-            env = {k: v for k, v in os.environ.items()
-                   if not k.startswith(("TSUM_", "ANTHROPIC_", "OPENAI_"))}
-            env.update(TSUM_HOME=str(Path(tmp) / "home"), ANTHROPIC_API_KEY="sk-bench", OPENAI_API_KEY="sk-bench")
+            env = {
+                k: v
+                for k, v in os.environ.items()
+                if not k.startswith(("TSUM_", "ANTHROPIC_", "OPENAI_"))
+            }
+            env.update(
+                TSUM_HOME=str(Path(tmp) / "home"),
+                ANTHROPIC_API_KEY="sk-bench",
+                OPENAI_API_KEY="sk-bench",
+            )
             common = [str(corpus), "--max-context-tokens", "2000", "--provider", args.provider]
             if args.provider == "anthropic":
                 common += ["--base-url", url]
             else:
                 common += ["--base-url", f"{url}/v1", "--model", "bench-model"]
-            dry_s, dry_peak, _ = run_tsum(["replay", *common[:3], "--dry-run", "--out", f"{tmp}/dry", "--silent"], env)
+            dry_s, dry_peak, _ = run_tsum(
+                ["replay", *common[:3], "--dry-run", "--out", f"{tmp}/dry", "--silent"], env
+            )
             batch_args = ["replay", *common, "--batch", "--batch-poll", str(args.poll), "--out"]
             wall, peak, stderr = run_tsum([*batch_args, f"{tmp}/out"], env)
             again_s, _, again = run_tsum([*batch_args, f"{tmp}/again"], env)
@@ -87,14 +117,24 @@ def main() -> None:
         batch = manifest["batch"]
         requests = batch["requests_submitted"]
         beyond = wall - batch["rounds"] * args.delay
-        print(f"corpus: {args.conversations} conversations x {args.turns} turns, provider {args.provider}")
-        print(f"summary requests: {requests} in {len(batch['batches_submitted'])} batch(es), "
-              f"{batch['rounds']} round(s); ok {batch['results_ok']}, failed {batch['results_failed']}")
-        print(f"wall {wall:.1f}s = {batch['rounds']} x {args.delay:g}s server delay + {beyond:.1f}s "
-              f"beyond it ({beyond / max(requests, 1) * 1000:.2f} ms per request)")
-        print(f"peak RSS: --batch {peak} MiB (a --dry-run of the same corpus: {dry_peak} MiB, {dry_s:.1f}s)")
-        print(f"rerun with --batch: {again_manifest['batch']['requests_submitted']} requests, {again_s:.1f}s; "
-              f"synchronous rerun: {sync_manifest['executor']['calls']} API calls, {sync_s:.1f}s")
+        print(
+            f"corpus: {args.conversations} conversations x {args.turns} turns, provider {args.provider}"
+        )
+        print(
+            f"summary requests: {requests} in {len(batch['batches_submitted'])} batch(es), "
+            f"{batch['rounds']} round(s); ok {batch['results_ok']}, failed {batch['results_failed']}"
+        )
+        print(
+            f"wall {wall:.1f}s = {batch['rounds']} x {args.delay:g}s server delay + {beyond:.1f}s "
+            f"beyond it ({beyond / max(requests, 1) * 1000:.2f} ms per request)"
+        )
+        print(
+            f"peak RSS: --batch {peak} MiB (a --dry-run of the same corpus: {dry_peak} MiB, {dry_s:.1f}s)"
+        )
+        print(
+            f"rerun with --batch: {again_manifest['batch']['requests_submitted']} requests, {again_s:.1f}s; "
+            f"synchronous rerun: {sync_manifest['executor']['calls']} API calls, {sync_s:.1f}s"
+        )
         print(stderr.strip().splitlines()[-1])
         del again, sync
 

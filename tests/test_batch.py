@@ -52,17 +52,36 @@ class Flavor:
         return get_provider("openai", base_url=f"{server.url}/v1", model="gpt-test")
 
 
-FLAVORS = pytest.mark.parametrize("flavor", [Flavor("anthropic"), Flavor("openai")], ids=lambda f: f.name)
+FLAVORS = pytest.mark.parametrize(
+    "flavor", [Flavor("anthropic"), Flavor("openai")], ids=lambda f: f.name
+)
 
 
 def tsum(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
-def replay(flavor: Flavor, server: FakeBatchServer, tmp: Path, out: str, *extra: str,
-           inputs: tuple[str, ...] = (str(SAMPLES),), batch: bool = True) -> Result:
-    args = ["replay", *inputs, *flavor.args(server), "--cache", str(tmp / "cache.sqlite3"),
-            "--out", str(tmp / out), "--max-context-tokens", "2000", *extra]
+def replay(
+    flavor: Flavor,
+    server: FakeBatchServer,
+    tmp: Path,
+    out: str,
+    *extra: str,
+    inputs: tuple[str, ...] = (str(SAMPLES),),
+    batch: bool = True,
+) -> Result:
+    args = [
+        "replay",
+        *inputs,
+        *flavor.args(server),
+        "--cache",
+        str(tmp / "cache.sqlite3"),
+        "--out",
+        str(tmp / out),
+        "--max-context-tokens",
+        "2000",
+        *extra,
+    ]
     if batch:
         args += ["--batch", "--batch-poll", "0.01"]
     return tsum(*args)
@@ -78,8 +97,12 @@ def manifest(out: Path) -> dict[str, Any]:
 
 def same_outputs(a: Path, b: Path) -> bool:
     """Every diffable file byte-identical (manifest.json holds timings)."""
-    names = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file() and p.name != "manifest.json")
-    assert names == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file() and p.name != "manifest.json")
+    names = sorted(
+        p.relative_to(a) for p in a.rglob("*") if p.is_file() and p.name != "manifest.json"
+    )
+    assert names == sorted(
+        p.relative_to(b) for p in b.rglob("*") if p.is_file() and p.name != "manifest.json"
+    )
     return all(filecmp.cmp(a / n, b / n, shallow=False) for n in names)
 
 
@@ -93,7 +116,10 @@ def test_client_submit_poll_results_with_a_request_that_errors(flavor: Flavor) -
         provider = flavor.provider(server)
         client = batch_client(provider)
         model = provider.default_model
-        items = [BatchItem("a" * 64, "summarize GOOD", model, 1024), BatchItem("b" * 64, "summarize BAD", model, 1024)]
+        items = [
+            BatchItem("a" * 64, "summarize GOOD", model, 1024),
+            BatchItem("b" * 64, "summarize BAD", model, 1024),
+        ]
 
         async def go() -> tuple[Any, Any, list[Any]]:
             try:
@@ -122,7 +148,9 @@ def test_client_submit_poll_results_with_a_request_that_errors(flavor: Flavor) -
 
 
 @FLAVORS
-def test_batch_outputs_are_byte_identical_to_the_synchronous_path(flavor: Flavor, tmp_path: Path) -> None:
+def test_batch_outputs_are_byte_identical_to_the_synchronous_path(
+    flavor: Flavor, tmp_path: Path
+) -> None:
     with FakeBatchServer() as server:
         batched = replay(flavor, server, tmp_path / "b", "out")
         assert batched.exit_code == 0, batched.stderr
@@ -132,7 +160,8 @@ def test_batch_outputs_are_byte_identical_to_the_synchronous_path(flavor: Flavor
         assert server.sync_calls > 0
     assert same_outputs(tmp_path / "b" / "out", tmp_path / "s" / "out")
     assert len(summaries(tmp_path / "b" / "out")) == 7
-    assert "batch: 2 round(s)" in batched.stderr  # one session has estimated usage: not planned ahead
+    # one session has estimated usage: it is not planned ahead
+    assert "batch: 2 round(s)" in batched.stderr
     assert FAKE_KEY not in batched.stderr + batched.stdout
     assert FAKE_KEY.encode() not in (tmp_path / "b" / "cache.sqlite3").read_bytes()
 
@@ -147,7 +176,9 @@ def test_batch_then_sync_then_batch_make_zero_calls(flavor: Flavor, tmp_path: Pa
         third = replay(flavor, server, tmp_path, "three")
         assert third.exit_code == 0 and len(server.creates) == creates and server.sync_calls == 0
     assert "0 round(s)" in third.stderr
-    assert same_outputs(tmp_path / "one", tmp_path / "two") and same_outputs(tmp_path / "one", tmp_path / "three")
+    assert same_outputs(tmp_path / "one", tmp_path / "two") and same_outputs(
+        tmp_path / "one", tmp_path / "three"
+    )
 
 
 @FLAVORS
@@ -171,8 +202,10 @@ def test_a_text_independent_schedule_is_one_batch_plus_one_per_failure(tmp_path:
 
     # the firing at turn 6 errors: the schedule after it is redone in a second batch
     bad = [s for s in summaries(tmp_path / "a") if s["turn"] == 6][0]["prompt_sha256"]
-    prompts = {orjson.loads(x)["sha256"]: orjson.loads(x)["text"]
-               for x in (tmp_path / "a" / "prompts.jsonl").read_bytes().splitlines()}
+    prompts = {
+        orjson.loads(x)["sha256"]: orjson.loads(x)["text"]
+        for x in (tmp_path / "a" / "prompts.jsonl").read_bytes().splitlines()
+    }
     fail: Callable[[str], str | None] = lambda p: "overloaded_error" if p == prompts[bad] else None  # noqa: E731
     with FakeBatchServer(fail=fail) as server:
         second = replay(flavor, server, tmp_path / "fresh", "b", inputs=(long,))
@@ -188,25 +221,38 @@ def test_a_template_reading_previous_summary_goes_one_firing_per_round(tmp_path:
     template = tmp_path / "t.j2"
     template.write_text("Before: {{ previous_summary }}\n<messages>\n{{ messages }}\n</messages>\n")
     with FakeBatchServer() as server:
-        result = replay(Flavor("anthropic"), server, tmp_path, "out", "--prompt", str(template),
-                        inputs=(str(SAMPLES / "long_session.jsonl"),))
+        result = replay(
+            Flavor("anthropic"),
+            server,
+            tmp_path,
+            "out",
+            "--prompt",
+            str(template),
+            inputs=(str(SAMPLES / "long_session.jsonl"),),
+        )
         assert result.exit_code == 0, result.stderr
         assert len(server.creates) == 5 and "batch: 5 round(s)" in result.stderr
     texts = [s["text"] for s in summaries(tmp_path / "out")]
     assert len(texts) == 5 and all(texts)
 
 
-def test_batches_are_split_at_the_request_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_batches_are_split_at_the_request_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TSUM_BATCH_MAX_REQUESTS", "2")
     with FakeBatchServer() as server:
-        result = replay(Flavor("openai"), server, tmp_path, "out", inputs=(str(SAMPLES / "long_session.jsonl"),))
+        result = replay(
+            Flavor("openai"), server, tmp_path, "out", inputs=(str(SAMPLES / "long_session.jsonl"),)
+        )
         assert result.exit_code == 0, result.stderr
         sizes = [len(b.requests) for b in server.state.batches.values()]
     assert sizes == [2, 2, 1] and "1 round(s)" in result.stderr
 
 
 @FLAVORS
-def test_an_expired_batch_gives_failure_records_and_the_next_run_resubmits(flavor: Flavor, tmp_path: Path) -> None:
+def test_an_expired_batch_gives_failure_records_and_the_next_run_resubmits(
+    flavor: Flavor, tmp_path: Path
+) -> None:
     long = (str(SAMPLES / "long_session.jsonl"),)
     with FakeBatchServer(expire=True) as server:
         first = replay(flavor, server, tmp_path, "a", inputs=long)
@@ -227,19 +273,31 @@ def test_cost_line_gives_batch_and_synchronous_prices(tmp_path: Path) -> None:
         result = replay(Flavor("anthropic"), server, tmp_path, "out", "--price-per-mtok", "3/15")
     assert "at batch prices (synchronous: $" in result.stderr
     cost = manifest(tmp_path / "out")["cost"]
-    assert cost["batch_usd"] * 2 == pytest.approx(cost["synchronous_usd"], abs=1e-5) and cost["batch_usd"] > 0
+    assert (
+        cost["batch_usd"] * 2 == pytest.approx(cost["synchronous_usd"], abs=1e-5)
+        and cost["batch_usd"] > 0
+    )
 
 
 def test_batch_needs_a_provider_with_a_batch_api(tmp_path: Path) -> None:
     result = tsum("replay", str(SAMPLES), "--batch", "--cache", str(tmp_path / "c.sqlite3"))
     assert result.exit_code == 2
-    assert result.stderr.strip().count("\n") == 0 and "--provider anthropic or openai" in result.stderr
+    assert (
+        result.stderr.strip().count("\n") == 0 and "--provider anthropic or openai" in result.stderr
+    )
 
 
 def test_batch_refuses_cache_only(tmp_path: Path) -> None:
     with FakeBatchServer() as server:
-        result = tsum("replay", str(SAMPLES), *Flavor("anthropic").args(server), "--batch", "--cache-only",
-                      "--cache", str(tmp_path / "c.sqlite3"))
+        result = tsum(
+            "replay",
+            str(SAMPLES),
+            *Flavor("anthropic").args(server),
+            "--batch",
+            "--cache-only",
+            "--cache",
+            str(tmp_path / "c.sqlite3"),
+        )
     assert result.exit_code == 2 and "--batch reads and writes the response cache" in result.stderr
 
 
@@ -252,7 +310,9 @@ def test_batch_list_and_cancel(tmp_path: Path) -> None:
         async def submit() -> str:
             try:
                 client = batch_client(provider)
-                return await client.submit([client.encode(BatchItem(key, "p", provider.default_model, 1024))])
+                return await client.submit(
+                    [client.encode(BatchItem(key, "p", provider.default_model, 1024))]
+                )
             finally:
                 await provider.aclose()
 
@@ -260,7 +320,9 @@ def test_batch_list_and_cancel(tmp_path: Path) -> None:
         with BatchStore(cache) as store:
             store.record_batch(batch_id, "anthropic", server.url, [(key, provider.identity(None))])
         listed = tsum("batch", "list", "--cache", str(cache))
-        assert listed.exit_code == 0 and listed.stdout.startswith(f"{batch_id}\tanthropic\tsubmitted")
+        assert listed.exit_code == 0 and listed.stdout.startswith(
+            f"{batch_id}\tanthropic\tsubmitted"
+        )
         cancelled = tsum("batch", "cancel", "--cache", str(cache))
         assert cancelled.exit_code == 0, cancelled.stderr
         assert cancelled.stdout.strip() == f"{batch_id}\tended"
@@ -276,7 +338,11 @@ def test_batch_list_and_cancel(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("flavor", "signal_name"),
-    [(Flavor("anthropic"), "SIGKILL"), (Flavor("openai"), "SIGKILL"), (Flavor("anthropic"), "SIGINT")],
+    [
+        (Flavor("anthropic"), "SIGKILL"),
+        (Flavor("openai"), "SIGKILL"),
+        (Flavor("anthropic"), "SIGINT"),
+    ],
     ids=["anthropic-kill-9", "openai-kill-9", "anthropic-ctrl-c"],
 )
 def test_killed_while_polling_the_same_command_resumes_the_same_batches(
@@ -291,12 +357,30 @@ def test_killed_while_polling_the_same_command_resumes_the_same_batches(
     long = str(SAMPLES / "long_session.jsonl")
     root = Path(__file__).resolve().parents[1]
     with FakeBatchServer(hold=True) as server:
-        args = ["replay", long, *flavor.args(server), "--cache", str(tmp_path / "cache.sqlite3"),
-                "--out", str(tmp_path / "out"), "--max-context-tokens", "2000", "--batch", "--batch-poll", "0.05"]
+        args = [
+            "replay",
+            long,
+            *flavor.args(server),
+            "--cache",
+            str(tmp_path / "cache.sqlite3"),
+            "--out",
+            str(tmp_path / "out"),
+            "--max-context-tokens",
+            "2000",
+            "--batch",
+            "--batch-poll",
+            "0.05",
+        ]
         env = {k: v for k, v in os.environ.items() if k != "TSUM_OFFLINE"}
         code = "from transcript_tools.cli.main import main; main()"
-        proc = subprocess.Popen([sys.executable, "-c", code, *args], cwd=root, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", code, *args],
+            cwd=root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             deadline = time.monotonic() + 120
             while server.polls < 3 and time.monotonic() < deadline and proc.poll() is None:

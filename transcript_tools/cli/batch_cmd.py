@@ -160,7 +160,9 @@ def batch_cancel(batch_id: str | None, cache: Path | None) -> None:
         else:
             record = store.get(batch_id)
             if record is None:
-                raise ConfigError(f"no batch {batch_id} in {store.path} (see tsum batch list --all)")
+                raise ConfigError(
+                    f"no batch {batch_id} in {store.path} (see tsum batch list --all)"
+                )
             if record.state not in IN_FLIGHT:
                 click.echo(f"tsum: {batch_id} has ended already ({record.api_status})", err=True)
                 return
@@ -177,7 +179,9 @@ def batch_cancel(batch_id: str | None, cache: Path | None) -> None:
                     key = (record.provider, record.base_url)
                     if key not in providers:
                         # the model is not used by a cancel; a local base URL insists on one
-                        providers[key] = get_provider(record.provider, base_url=record.base_url, model="-")
+                        providers[key] = get_provider(
+                            record.provider, base_url=record.base_url, model="-"
+                        )
                     status = await batch_client(providers[key]).cancel(record.batch_id)
                     store.set_status(record.batch_id, status.state, CANCELLING)
                     lines.append(f"{record.batch_id}\t{status.state}")
