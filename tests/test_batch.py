@@ -408,3 +408,28 @@ def test_killed_while_polling_the_same_command_resumes_the_same_batches(
     records = summaries(tmp_path / "out")
     assert len(records) == 5 and all(s["status"] == "ok" for s in records)
     assert manifest(tmp_path / "out")["batch"]["batches_resumed"] == before
+
+
+def test_check_takes_batch_too(tmp_path: Path) -> None:
+    flavor = Flavor("openai")
+    with FakeBatchServer() as server:
+        common = [
+            str(SAMPLES / "long_session.jsonl"),
+            *flavor.args(server),
+            "--cache",
+            str(tmp_path / "cache.sqlite3"),
+            "--baseline",
+            str(tmp_path / "base"),
+            "--max-context-tokens",
+            "2000",
+            "--batch",
+            "--batch-poll",
+            "0.01",
+        ]
+        first = tsum("check", *common, "--update")
+        assert first.exit_code == 0, first.stderr
+        assert len(server.creates) == 1 and server.sync_calls == 0
+        second = tsum("check", *common)
+        assert second.exit_code == 0, second.stderr
+        assert len(server.creates) == 1 and server.sync_calls == 0
+    assert "no differences" in second.stderr
