@@ -433,3 +433,34 @@ def test_check_takes_batch_too(tmp_path: Path) -> None:
         assert second.exit_code == 0, second.stderr
         assert len(server.creates) == 1 and server.sync_calls == 0
     assert "no differences" in second.stderr
+
+
+def test_a_batch_the_api_no_longer_knows_is_ended_and_its_requests_go_out_again(
+    tmp_path: Path,
+) -> None:
+    with FakeBatchServer() as server:
+        with BatchStore(tmp_path / "cache.sqlite3") as store:
+            store.record_batch("msgbatch_gone", "anthropic", server.url, [("c" * 64, {"x": 1})])
+        result = replay(Flavor("anthropic"), server, tmp_path, "out")
+        assert result.exit_code == 0, result.stderr
+    assert "resuming 1 batch(es) in flight: msgbatch_gone" in result.stderr
+    assert "msgbatch_gone not found: 0 ok, 1 failed" in result.stderr
+    with BatchStore(tmp_path / "cache.sqlite3") as store:
+        assert store.in_flight() == []
+
+
+def test_prices() -> None:
+    from transcript_tools.errors import ConfigError
+    from transcript_tools.messages import Usage
+    from transcript_tools.providers.batch.pricing import cost_report, parse_price, price_for
+
+    assert parse_price("3") == (3.0, 3.0) and parse_price("3/15") == (3.0, 15.0)
+    for bad in ("", "x", "1/2/3", "-1"):
+        with pytest.raises(ConfigError):
+            parse_price(bad)
+    dated = price_for("claude-haiku-4-5-20251001", None)
+    assert dated is not None and dated.input_per_mtok == 1.0 and "as of" in dated.source
+    assert price_for("some-local-model", None) is None
+    words, entry = cost_report(Usage(1_000_000, 100_000), price_for(None, "3/15"), batch=True)
+    assert entry["synchronous_usd"] == 4.5 and entry["batch_usd"] == 2.25 == entry["paid_usd"]
+    assert words.startswith("cost $2.2500 at batch prices (synchronous: $4.5000)")
