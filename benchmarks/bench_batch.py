@@ -33,9 +33,10 @@ ROOT = Path(__file__).resolve().parents[1]
 GEN = Path("/work/shared/bench/gen_corpus.py")
 
 
-def run_tsum(args: list[str], env: dict[str, str]) -> tuple[float, int, str]:
-    """(seconds, peak RSS in MiB of this child, stderr)."""
+def run_tsum(args: list[str], env: dict[str, str]) -> tuple[float, int, str, float]:
+    """(seconds, peak RSS in MiB of this child, stderr, CPU seconds of this child)."""
     code = "from transcript_tools.cli.main import main; main()"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-c", code, *args], cwd=ROOT, env=env, capture_output=True, text=True
@@ -44,8 +45,9 @@ def run_tsum(args: list[str], env: dict[str, str]) -> tuple[float, int, str]:
     if proc.returncode != 0:
         sys.exit(f"tsum failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
     # ru_maxrss of the children waited for so far: the largest tsum run up to now
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
-    return elapsed, peak, proc.stderr
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return elapsed, after.ru_maxrss // 1024, proc.stderr, cpu
 
 
 def main() -> None:
@@ -101,13 +103,13 @@ def main() -> None:
                 common += ["--base-url", url]
             else:
                 common += ["--base-url", f"{url}/v1", "--model", "bench-model"]
-            dry_s, dry_peak, _ = run_tsum(
+            dry_s, dry_peak, _, _ = run_tsum(
                 ["replay", *common[:3], "--dry-run", "--out", f"{tmp}/dry", "--silent"], env
             )
             batch_args = ["replay", *common, "--batch", "--batch-poll", str(args.poll), "--out"]
-            wall, peak, stderr = run_tsum([*batch_args, f"{tmp}/out"], env)
-            again_s, _, again = run_tsum([*batch_args, f"{tmp}/again"], env)
-            sync_s, _, sync = run_tsum(["replay", *common, "--out", f"{tmp}/sync"], env)
+            wall, peak, stderr, cpu = run_tsum([*batch_args, f"{tmp}/out"], env)
+            again_s, _, _, again_cpu = run_tsum([*batch_args, f"{tmp}/again"], env)
+            sync_s, _, _, sync_cpu = run_tsum(["replay", *common, "--out", f"{tmp}/sync"], env)
         finally:
             server.kill()
             server.wait()
@@ -126,17 +128,18 @@ def main() -> None:
         )
         print(
             f"wall {wall:.1f}s = {batch['rounds']} x {args.delay:g}s server delay + {beyond:.1f}s "
-            f"beyond it ({beyond / max(requests, 1) * 1000:.2f} ms per request)"
+            f"beyond it ({beyond / max(requests, 1) * 1000:.2f} ms per request); "
+            f"tsum's CPU time {cpu:.1f}s (the machine is shared: CPU time is the steadier figure)"
         )
         print(
             f"peak RSS: --batch {peak} MiB (a --dry-run of the same corpus: {dry_peak} MiB, {dry_s:.1f}s)"
         )
         print(
-            f"rerun with --batch: {again_manifest['batch']['requests_submitted']} requests, {again_s:.1f}s; "
-            f"synchronous rerun: {sync_manifest['executor']['calls']} API calls, {sync_s:.1f}s"
+            f"rerun with --batch: {again_manifest['batch']['requests_submitted']} requests, "
+            f"{again_s:.1f}s, CPU {again_cpu:.1f}s; synchronous rerun: "
+            f"{sync_manifest['executor']['calls']} API calls, {sync_s:.1f}s, CPU {sync_cpu:.1f}s"
         )
         print(stderr.strip().splitlines()[-1])
-        del again, sync
 
 
 if __name__ == "__main__":

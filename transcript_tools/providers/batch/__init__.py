@@ -96,6 +96,12 @@ def batch_client(provider: Provider, limits: BatchLimits | None = None) -> Batch
     )
 
 
+def exact(data: bytes) -> bytes:
+    """A copy of exactly ``len(data)`` bytes. orjson's output keeps its working buffer
+    (measured: ~12x the length for a 40 KB prompt), and a batch holds thousands of them."""
+    return memoryview(data).tobytes()
+
+
 def merge_limits(api: BatchLimits, override: BatchLimits | None) -> BatchLimits:
     override = override or DEFAULT_LIMITS
     return BatchLimits(

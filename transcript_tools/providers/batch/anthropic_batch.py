@@ -9,7 +9,7 @@ import orjson
 
 from ..anthropic import AnthropicProvider, _to_response
 from ..retry import ProviderCallError, refuse_if_offline
-from . import BatchItem, BatchLimits, BatchResult, BatchStatus, merge_limits
+from . import BatchItem, BatchLimits, BatchResult, BatchStatus, exact, merge_limits
 from ._guard import guarded
 
 # https://docs.anthropic.com/en/docs/build-with-claude/batch-processing (limits as of 2025)
@@ -36,7 +36,7 @@ class AnthropicBatchClient:
         return params
 
     def encode(self, item: BatchItem) -> bytes:
-        return orjson.dumps({"custom_id": item.custom_id, "params": self.params(item)})
+        return exact(orjson.dumps({"custom_id": item.custom_id, "params": self.params(item)}))
 
     def _client(self) -> Any:
         refuse_if_offline(self.provider_name)

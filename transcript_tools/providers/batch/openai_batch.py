@@ -11,7 +11,7 @@ import orjson
 
 from ..openai import OpenAIProvider, _to_response
 from ..retry import ProviderCallError, refuse_if_offline
-from . import BatchItem, BatchLimits, BatchResult, BatchStatus, merge_limits
+from . import BatchItem, BatchLimits, BatchResult, BatchStatus, exact, merge_limits
 from ._guard import guarded
 
 # https://platform.openai.com/docs/guides/batch (limits as of 2025)
@@ -38,7 +38,7 @@ class OpenAIBatchClient:
         if temperature is not None:
             body["temperature"] = temperature
         request = {"custom_id": item.custom_id, "method": "POST", "url": ENDPOINT, "body": body}
-        return orjson.dumps(request) + b"\n"
+        return exact(orjson.dumps(request) + b"\n")
 
     def _client(self) -> Any:
         refuse_if_offline(self.provider_name)
