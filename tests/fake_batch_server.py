@@ -86,6 +86,7 @@ class _State:
     hold: bool
     expire: bool
     fail: Callable[[str], str | None]
+    refuse: int = 0  # answer this many batch creations with 429 first
     batches: dict[str, FakeBatch] = field(default_factory=dict)
     files: dict[str, bytes] = field(default_factory=dict)
     creates: list[str] = field(default_factory=list)
@@ -106,9 +107,10 @@ class FakeBatchServer:
         hold: bool = False,
         expire: bool = False,
         fail: Callable[[str], str | None] = lambda _p: None,
+        refuse: int = 0,
         port: int = 0,
     ) -> None:
-        self.state = _State(delay, hold, expire, fail)
+        self.state = _State(delay, hold, expire, fail, refuse)
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
         self._httpd.daemon_threads = True
         self._httpd.request_queue_size = 128
@@ -361,6 +363,9 @@ def _handler(server: FakeBatchServer) -> type[BaseHTTPRequestHandler]:
             if path == "/v1/chat/completions":
                 state.sync_calls += 1
                 return self._send(200, openai_reply(json.loads(raw)))
+            if path in ("/v1/messages/batches", "/v1/batches") and state.refuse > 0:
+                state.refuse -= 1
+                return self._send(429, {"type": "error", "error": {"type": "rate_limit_error"}})
             if path == "/v1/messages/batches":
                 body = json.loads(raw)
                 reqs = [(r["custom_id"], r["params"]) for r in body["requests"]]

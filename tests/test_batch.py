@@ -340,3 +340,13 @@ def test_prices() -> None:
     words, entry = cost_report(Usage(1_000_000, 100_000), price_for(None, "3/15"), batch=True)
     assert entry["synchronous_usd"] == 4.5 and entry["batch_usd"] == 2.25 == entry["paid_usd"]
     assert words.startswith("cost $2.2500 at batch prices (synchronous: $4.5000)")
+
+
+@FLAVORS
+def test_a_refused_submission_is_retried(flavor: Flavor, tmp_path: Path) -> None:
+    long = (str(SAMPLES / "long_session.jsonl"),)
+    with FakeBatchServer(refuse=1) as server:
+        result = replay(flavor, server, tmp_path, "out", inputs=long)
+        assert result.exit_code == 0, result.stderr
+        assert len(server.creates) == 1  # the 429 created nothing; the retry did
+    assert all(s["status"] == "ok" for s in summaries(tmp_path / "out"))

@@ -53,6 +53,7 @@ POLL_GROWTH = 1.5
 POLL_CAP_FACTOR = 20  # the interval grows to at most 20x --batch-poll ...
 POLL_CAP_MAX = 600.0  # ... and at most 10 minutes (unless --batch-poll is longer)
 MAX_POLL_ERRORS = 8  # consecutive retryable errors before giving up
+REFUSED_STATUSES = frozenset({429, 503, 529})  # the API turned the submission away
 
 
 class _Blocked(Exception):
@@ -313,7 +314,10 @@ class BatchReplay:
             try:
                 return await call()
             except ProviderError as exc:
-                if not exc.retryable or attempt >= MAX_POLL_ERRORS:
+                # Only a refusal is retried: after a timeout or a dropped connection the
+                # batch may exist without its id, and a second submission would pay twice.
+                refused = getattr(exc, "status", None) in REFUSED_STATUSES
+                if not refused or attempt >= MAX_POLL_ERRORS:
                     raise TsumError(f"could not {what}: {exc}") from None
                 await self._sleep(min(self.poll * attempt, self.poll_cap))
 
