@@ -249,7 +249,8 @@ def _batch_and_cost(opts: dict[str, Any], executor: Any, model: str | None, batc
         cost, entry = cost_words(opts, model, usage, batch=batch is not None)
         if cost:
             extra["cost"] = entry
-            words += "; " + cost
+            if usage.total_tokens:  # all cached: nothing to price on the line
+                words += "; " + cost
     return extra, words
 
 
