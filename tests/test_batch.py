@@ -350,3 +350,23 @@ def test_a_refused_submission_is_retried(flavor: Flavor, tmp_path: Path) -> None
         assert result.exit_code == 0, result.stderr
         assert len(server.creates) == 1  # the 429 created nothing; the retry did
     assert all(s["status"] == "ok" for s in summaries(tmp_path / "out"))
+
+
+@pytest.mark.parametrize("extra", [["--measure", "current"], ["--prompt", "PREVIOUS"]])
+def test_a_schedule_that_depends_on_summaries_gives_the_synchronous_outputs(
+    extra: list[str], tmp_path: Path
+) -> None:
+    if extra[-1] == "PREVIOUS":
+        template = tmp_path / "t.j2"
+        template.write_text(
+            "Before: {{ previous_summary }}\n<messages>\n{{ messages }}\n</messages>\n"
+        )
+        extra = ["--prompt", str(template)]
+    flavor = Flavor("openai")
+    with FakeBatchServer() as server:
+        batched = replay(flavor, server, tmp_path / "b", "out", *extra)
+        assert batched.exit_code == 0, batched.stderr
+        synced = replay(flavor, server, tmp_path / "s", "out", *extra, batch=False)
+        assert synced.exit_code == 0, synced.stderr
+    assert manifest(tmp_path / "b" / "out")["batch"]["planned_ahead"] is False
+    assert same_outputs(tmp_path / "b" / "out", tmp_path / "s" / "out")
