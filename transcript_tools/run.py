@@ -60,6 +60,7 @@ class ReplayResult:
     executor: dict[str, Any] = field(default_factory=dict)
     elapsed: float = 0.0
     sessions: list[SessionResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # batch rounds, cost: end of the line
 
     @property
     def ok(self) -> bool:
@@ -80,7 +81,7 @@ class ReplayResult:
         if stats.warnings:
             parts.append(f"{stats.warnings} warning(s)")
         prefix = "tsum: " if state == "complete" else f"tsum: {state}: "
-        return prefix + ", ".join(parts) + f" in {self.elapsed:.2f}s"
+        return prefix + ", ".join(parts) + f" in {self.elapsed:.2f}s" + "".join(f"; {n}" for n in self.notes)
 
 
 class _Collect:
@@ -116,6 +117,8 @@ def run_replay(
     error: Callable[[str], None] = _quiet,
     on_session: Callable[[SessionResult], None] | None = None,
     on_end: Callable[[ReplayResult, str], None] | None = None,
+    batch: Callable[[Any], Any] | None = None,
+    price_per_mtok: str | float | None = None,
 ) -> ReplayResult:
     """Replay ``paths`` (files, directories, globs, ``-``) through the checkpoint.
 
@@ -126,6 +129,9 @@ def run_replay(
     ``Provider`` (which uses a response cache only when one is asked for). A provider that cannot be built fails here (``ProviderConfigError``),
     before any work. ``on_end(result, state)`` runs once whatever happens (``state``:
     complete, interrupted or failed), before an exception propagates.
+    ``batch`` (``--batch``) builds, from the executor, the driver that sends the summary
+    calls through the provider's batch API in rounds (``cli.batch_cmd.BatchSetup``);
+    ``price_per_mtok`` prices the run (batch vs synchronous) in the manifest and line.
     """
     from .outputs import OutputDirectory, TextReport
 
@@ -175,9 +181,13 @@ def run_replay(
         on_session=on_session,
     )
     result = ReplayResult(RunStatus.OK, run.stats)
+    batch_driver = batch(executor) if batch is not None and executor is not None else None
     state = "complete"
     try:
-        run_sync(lambda: _run_and_close(run, list(paths), executor))
+        if batch_driver is not None:
+            run_sync(lambda: batch_driver.run(run, list(paths), executor))
+        else:
+            run_sync(lambda: _run_and_close(run, list(paths), executor))
     except KeyboardInterrupt:
         state = "interrupted"
         raise
@@ -190,14 +200,39 @@ def run_replay(
         if executor is not None:
             executor.close()
         result.elapsed = time.perf_counter() - started
+        extra = _batch_and_cost(result, executor, model, batch_driver, price_per_mtok)
         if out is not None:
-            out.close(_manifest(state, paths, result, provider_name, model))
+            out.close(_manifest(state, paths, result, provider_name, model) | extra)
         if on_end is not None:
             on_end(result, state)
     if isinstance(sink, _Collect):
         result.sessions = sink.results
     _set_status(result, executor, out_dir)
     return result
+
+
+def _batch_and_cost(
+    result: ReplayResult, executor: Any, model: str | None, batch: Any, price_per_mtok: str | float | None
+) -> dict[str, Any]:
+    """--batch's rounds and batches, and the cost when a price is known: manifest entries
+    (returned) and notes for the end-of-run line (on ``result``)."""
+    extra: dict[str, Any] = {}
+    report = batch.report if batch is not None else None
+    if report is not None:
+        extra["batch"] = report.to_json()
+        result.notes.append(report.line())
+    if executor is not None:
+        from .providers.batch.pricing import cost_report, price_for
+
+        usage = report.usage if report is not None else executor.stats.usage
+        price = price_for(model, price_per_mtok)
+        if price is not None:
+            words, entry = cost_report(usage, price, batch=batch is not None)
+            if words:
+                extra["cost"] = entry
+                if usage.total_tokens:  # all cached: nothing to price on the line
+                    result.notes.append(words)
+    return extra
 
 
 class _Discard:

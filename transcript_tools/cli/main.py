@@ -69,6 +69,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "diff": ("diff_cmd", "diff_command", "Compare two `tsum replay --out` directories, per session and turn."),
     "check": ("diff_cmd", "check_command", "Replay PATHS and diff against a baseline, in one step (a CI gate)."),
     "sweep": ("sweep_cmd", "sweep_command", "Evaluate every combination of trigger settings on a corpus."),
+    "batch": ("batch_cmd", "batch_group", "Batches in flight with the providers' batch APIs: list, cancel."),
     "eval": ("eval_cmd", "eval_command", "Score what survives each summary: probes, floors, templates side by side."),
 }
 

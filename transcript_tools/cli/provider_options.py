@@ -48,6 +48,9 @@ PROVIDER_OPTION_NAMES = (
     "concurrency",
     "timeout",
     "max_attempts",
+    "batch",
+    "batch_poll",
+    "price_per_mtok",
 )
 
 
@@ -131,6 +134,30 @@ def provider_options(func: F) -> F:
             envvar="TSUM_MAX_ATTEMPTS",
             show_envvar=True,
             help="Attempts per summary call (429, 5xx, timeouts and connection errors are retried).",
+        ),
+        click.option(
+            "--batch",
+            is_flag=True,
+            envvar="TSUM_BATCH",
+            show_envvar=True,
+            help="Send summary calls through the provider's batch API (half price, results "
+            "within 24 h), in rounds; resumable: rerun the same command after an interruption.",
+        ),
+        click.option(
+            "--batch-poll",
+            type=click.FloatRange(min=0, min_open=True),
+            default=30.0,
+            show_default=True,
+            envvar="TSUM_BATCH_POLL",
+            show_envvar=True,
+            help="Seconds between two polls of a batch, growing to 20x (at most 10 min).",
+        ),
+        click.option(
+            "--price-per-mtok",
+            envvar="TSUM_PRICE_PER_MTOK",
+            show_envvar=True,
+            help="USD per million summary tokens, e.g. 3 or 3/15 (input/output): the end-of-run "
+            "line gives batch vs synchronous cost (known models have a dated list price).",
         ),
     ]
     for option in reversed(options):

@@ -71,7 +71,16 @@ def replay_paths(paths: list[str], resolved: Resolved, *, out_dir: Path | None, 
         error=error,
         on_session=(lambda _r: progress.update(1)) if progress is not None else None,
         on_end=on_end,
+        batch=batch_setup(resolved, silent) if resolved.provider.get("batch") else None,
+        price_per_mtok=resolved.provider.get("price_per_mtok"),
     )
+
+
+def batch_setup(resolved: Resolved, silent: bool) -> Any:
+    """``--batch``: the driver factory ``run_replay`` calls with its executor."""
+    from .batch_cmd import BatchSetup
+
+    return lambda executor: BatchSetup(resolved.provider, executor, silent=silent)
 
 
 def exit_for(result: ReplayResult) -> None:

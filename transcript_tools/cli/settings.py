@@ -188,7 +188,7 @@ def resolve(
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     concurrency = int(values.get("concurrency") or DEFAULT_CONCURRENCY)
-    provider = {k: opts[k] for k in ("cache", "cache_only", "refresh", "no_cache", "timeout", "max_attempts") if k in opts}
+    provider = {k: opts[k] for k in ("cache", "cache_only", "refresh", "no_cache", "timeout", "max_attempts", "batch", "batch_poll", "price_per_mtok") if k in opts}
     provider.update(
         provider=values.get("provider") or "offline",
         model=summary.summary_model,

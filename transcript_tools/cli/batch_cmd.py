@@ -1,0 +1,184 @@
+"""``tsum batch list|cancel``, and what ``--batch`` adds to ``tsum replay`` (and ``check``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import ConfigError, ProviderError, TsumError
+from ..providers.batch import BatchLimits
+from ..providers.cache import CacheMode, default_cache_path
+
+LIMIT_ENVS = ("TSUM_BATCH_MAX_REQUESTS", "TSUM_BATCH_MAX_BYTES")  # lower than the APIs' (tests)
+
+
+def _limits_from_env() -> BatchLimits | None:
+    values = []
+    for name in LIMIT_ENVS:
+        raw = os.environ.get(name, "").strip()
+        try:
+            values.append(int(raw) if raw else 1 << 62)
+        except ValueError:
+            raise ConfigError(f"{name}={raw!r}: give a whole number") from None
+    if values == [1 << 62, 1 << 62]:
+        return None
+    if min(values) < 1:
+        raise ConfigError(f"{' and '.join(LIMIT_ENVS)} must be at least 1")
+    return BatchLimits(values[0], values[1])
+
+
+class BatchSetup:
+    """``--batch`` on a command that replays: validated before any work."""
+
+    def __init__(self, opts: dict[str, Any], executor: Any, *, silent: bool = False) -> None:
+        from ..providers.batch import batch_client
+        from ..providers.batch.store import BatchStore
+
+        if executor.cache is None or executor.cache_mode is not CacheMode.READ_WRITE:
+            raise ConfigError(
+                "--batch reads and writes the response cache: drop --no-cache, --cache-only "
+                "and --refresh"
+            )
+        self.client = batch_client(executor.provider, _limits_from_env())
+        self.store = BatchStore(executor.cache.path)
+        self.poll = float(opts.get("batch_poll") or 30.0)
+        self.silent = silent
+        self.report: Any = None
+
+    def say(self, message: str, *, force: bool = False) -> None:
+        if force or not self.silent:
+            click.echo(message, err=True)
+
+    async def run(self, run: Any, paths: list[str], executor: Any) -> None:
+        from ..batch_replay import BatchReplay
+
+        driver = BatchReplay(run, executor, self.client, self.store, poll=self.poll, say=self.say)
+        self.report = driver.report
+        try:
+            await driver.run_all(paths)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            self._in_flight_hint()
+            raise
+        except TsumError:
+            self._in_flight_hint()
+            raise
+        finally:
+            await executor.aclose()
+            self.store.close()
+
+    def _in_flight_hint(self) -> None:
+        try:
+            left = self.store.in_flight()
+        except Exception:  # the hint must never hide the real error
+            return
+        if left:
+            ids = ", ".join(b.batch_id for b in left)
+            self.say(
+                f"tsum: {len(left)} batch(es) in flight ({ids}): the same command resumes them "
+                "without resubmitting; `tsum batch cancel` stops them",
+                force=True,
+            )
+
+
+# ---- tsum batch -------------------------------------------------------------------------
+
+
+def _store(cache: Path | None) -> Any:
+    from ..providers.batch.store import BatchStore
+
+    path = cache or default_cache_path()
+    if not Path(path).exists():
+        raise ConfigError(f"{path}: no response cache here (pass --cache PATH)")
+    return BatchStore(path)
+
+
+_cache_option = click.option(
+    "--cache",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="TSUM_CACHE",
+    show_envvar=True,
+    help="Response cache file whose batches are shown (default: $TSUM_HOME/cache.sqlite3).",
+)
+
+
+@click.group()
+def batch_group() -> None:
+    """Batches sent by --batch: what is in flight, and stopping it."""
+
+
+@batch_group.command("list")
+@_cache_option
+@click.option("--all", "show_all", is_flag=True, help="Also the batches whose results were read.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+def batch_list(cache: Path | None, show_all: bool, as_json: bool) -> None:
+    """List the batches in flight (with --all: every batch this cache has recorded)."""
+    import orjson
+
+    with _store(cache) as store:
+        records = store.batches() if show_all else store.in_flight()
+    for record in records:
+        if as_json:
+            click.echo(orjson.dumps(record.to_json(), option=orjson.OPT_SORT_KEYS).decode())
+            continue
+        created = datetime.fromtimestamp(record.created, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+        click.echo(
+            f"{record.batch_id}\t{record.provider}\t{record.state}\t{record.api_status or '-'}\t"
+            f"{record.requests} requests\t{record.succeeded} ok\t{record.failed} failed\t{created}"
+        )
+
+
+@batch_group.command("cancel")
+@click.argument("batch_id", required=False)
+@_cache_option
+def batch_cancel(batch_id: str | None, cache: Path | None) -> None:
+    """Cancel BATCH_ID (default: every batch in flight). The next run collects what finished."""
+    from ..providers.batch import batch_client
+    from ..providers.batch.store import CANCELLING, IN_FLIGHT
+    from ..providers.registry import get_provider
+
+    with _store(cache) as store:
+        if batch_id is None:
+            targets = store.in_flight()
+        else:
+            record = store.get(batch_id)
+            if record is None:
+                raise ConfigError(
+                    f"no batch {batch_id} in {store.path} (see tsum batch list --all)"
+                )
+            if record.state not in IN_FLIGHT:
+                click.echo(f"tsum: {batch_id} has ended already ({record.api_status})", err=True)
+                return
+            targets = [record]
+        if not targets:
+            click.echo("tsum: no batch in flight", err=True)
+            return
+
+        async def cancel_all() -> list[str]:
+            lines = []
+            providers: dict[tuple[str, str], Any] = {}
+            try:
+                for record in targets:
+                    key = (record.provider, record.base_url)
+                    if key not in providers:
+                        # the model is not used by a cancel; a local base URL insists on one
+                        providers[key] = get_provider(
+                            record.provider, base_url=record.base_url, model="-"
+                        )
+                    status = await batch_client(providers[key]).cancel(record.batch_id)
+                    store.set_status(record.batch_id, status.state, CANCELLING)
+                    lines.append(f"{record.batch_id}\t{status.state}")
+            finally:
+                for provider in providers.values():
+                    await provider.aclose()
+            return lines
+
+        try:
+            for line in asyncio.run(cancel_all()):
+                click.echo(line)
+        except ProviderError as exc:
+            raise TsumError(f"cancel failed: {exc}") from None
