@@ -31,12 +31,11 @@ from .messages import (
     Message,
     ToolResultMessage,
     ToolUseBlock,
-    starts_turn,
 )
 from .providers.executor import SummaryExecutor
-from .session import FAILED, SUMMARIZED, WOULD_SUMMARIZE, SessionEngine
-
-FIRED_DECISIONS = (SUMMARIZED, FAILED, WOULD_SUMMARIZE)
+from .rules import FIRED, Decision, compaction_turn, fixed_cadence, turn_starts
+from .rules import split_turns as split_turns  # re-exported: callers import it from here
+from .session import SessionEngine
 
 OUTPUT_MARKER = ".tsum-output"  # written by outputs.OutputDirectory
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj")
@@ -80,23 +79,6 @@ def expand_inputs(paths: list[str]) -> Iterator[InputFile]:
         yield InputFile(spec)  # a missing path fails when read, with its name
 
 
-def turn_starts(messages: list[Message]) -> list[int]:
-    """The index of each turn's first message (``[]`` for no messages): a turn starts at
-    each user message; messages before the first user message join turn 0."""
-    if not messages:
-        return []
-    starts = [0]
-    seen_user = False
-    index = 0
-    for message in messages:
-        if starts_turn(message):
-            if seen_user:
-                starts.append(index)
-            seen_user = True
-        index += 1
-    return starts
-
-
 def unique_name(name: str, taken: set[str], sep: str) -> str:
     """``name``, or ``name{sep}2``, ``name{sep}3``… whichever is not taken yet (then taken)."""
     candidate, n = name, 1
@@ -105,15 +87,6 @@ def unique_name(name: str, taken: set[str], sep: str) -> str:
         candidate = f"{name}{sep}{n}"
     taken.add(candidate)
     return candidate
-
-
-def split_turns(messages: list[Message]) -> list[tuple[int, list[Message]]]:
-    """(start index, messages) per turn. Messages before the first user message join turn 0."""
-    # One pass over the turn starts, then slices (C-level copies), instead of
-    # appending message by message.
-    starts = turn_starts(messages)
-    ends = [*starts[1:], len(messages)] if starts else []
-    return [(start, messages[start:end]) for start, end in zip(starts, ends, strict=True)]
 
 
 def tool_oddities(messages: list[Message]) -> list[str]:
@@ -149,17 +122,12 @@ def compaction_by_turn(
 
 def _compactions_at(conv: Conversation, starts: list[int]) -> dict[int, list[dict[str, Any]]]:
     """``compaction_by_turn`` from the turns' start indices."""
-    if not conv.compactions:
-        return {}
     out: dict[int, list[dict[str, Any]]] = {}
-    import bisect
-
     for comp in conv.compactions:
-        turn = max(bisect.bisect_right(starts, max(comp.message_index - 1, 0)) - 1, 0)
         entry: dict[str, Any] = {"source": comp.source}
         if comp.pre_tokens is not None:
             entry["pre_tokens"] = comp.pre_tokens
-        out.setdefault(turn, []).append(entry)
+        out.setdefault(compaction_turn(starts, comp.message_index), []).append(entry)
     return out
 
 
@@ -236,12 +204,11 @@ async def replay_conversation(
 
 def fixed_cadence_warning(engine: SessionEngine) -> str | None:
     """Say so when the run degenerated into one summary every ``debounce_turns`` turns."""
-    from .sweep_stats import fixed_cadence
-
     cfg = engine.settings.summary
-    if cfg is None or not fixed_cadence(engine.decisions, cfg.debounce_turns):
+    decisions = [d["decision"] for d in engine.decisions]
+    if cfg is None or not fixed_cadence(decisions, cfg.debounce_turns):
         return None
-    first = next(d["turn"] for d in engine.decisions if d["decision"] in FIRED_DECISIONS)
+    first = next(d["turn"] for d in engine.decisions if d["decision"] in FIRED)
     hint = (
         " (the cumulative cost_so_far never goes down; --measure current follows the context size)"
     )
@@ -393,7 +360,7 @@ class ReplayRun:
             else:
                 stats.summaries_failed += 1
         stats.would_summarize += sum(
-            1 for d in result.engine.decisions if d["decision"] == "would_summarize"
+            1 for d in result.engine.decisions if d["decision"] == Decision.WOULD_SUMMARIZE
         )
         for warning in result.warnings:
             self._warn(

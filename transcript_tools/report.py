@@ -20,7 +20,7 @@ import jinja2
 
 from .config import Measure
 from .sweep import Sample, SweepResult
-from .sweep_stats import COLUMNS, _cell, sorted_rows
+from .sweep_render import COLUMNS, cell, sorted_rows
 
 PALETTE = [
     "#1f77b4",
@@ -237,7 +237,7 @@ def render_report(
         "headers": [h for h, _ in COLUMNS],
         "rows": [
             {
-                "cells": [_cell(r, k) for _, k in COLUMNS],
+                "cells": [cell(r, k) for _, k in COLUMNS],
                 "color": PALETTE[colours[r["config"] - 1]] if r["config"] - 1 in colours else "",
             }
             for r in rows

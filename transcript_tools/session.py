@@ -30,17 +30,9 @@ from .errors import TsumError
 from .messages import AssistantMessage, Message, Usage
 from .prompt import PromptTemplate, template_from_config
 from .providers.base import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
+from .rules import Decision, skip_reason
 
 SUMMARY_KEY = "conversation_summary"  # F5
-
-# decision values
-BELOW_THRESHOLD = "below_threshold"
-DEBOUNCED = "debounced"
-SUMMARIZED = "summarized"
-FAILED = "failed"
-SKIPPED_EMPTY = "skipped_empty"
-WOULD_SUMMARIZE = "would_summarize"  # --dry-run: fired, no call made
-DISABLED = "disabled"  # no SummaryConfig (N2)
 
 
 @dataclass(slots=True)
@@ -234,18 +226,22 @@ class SessionEngine:
         record["turns_since_last_summary"] = since
         if cfg is None:  # N2: no SummaryConfig, no checkpoint
             record["threshold"] = None
-            return self._finish(record, DISABLED, advance_after)
+            return self._finish(record, Decision.DISABLED, advance_after)
         threshold = record["threshold"] = cfg.threshold
-        # F2 + F6: should_summarize
-        if record["watermark"] < threshold:
-            return self._finish(record, BELOW_THRESHOLD, advance_after)
-        if since < cfg.debounce_turns:
-            return self._finish(record, DEBOUNCED, advance_after)
-        if not self.slot.messages:  # generate_summary's guard: empty history, no call
-            return self._finish(record, SKIPPED_EMPTY, advance_after)
+        # F2 + F6: should_summarize, then generate_summary's empty-history guard
+        skip = skip_reason(
+            turn,
+            self.last_summary_turn,
+            record["watermark"],
+            threshold,
+            cfg.debounce_turns,
+            not self.slot.messages,
+        )
+        if skip is not None:
+            return self._finish(record, skip, advance_after)
         if self.settings.dry_run:
             self.last_summary_turn = turn  # as if it succeeded: the schedule of a run where all do
-            return self._finish(record, WOULD_SUMMARIZE, advance_after)
+            return self._finish(record, Decision.WOULD_SUMMARIZE, advance_after)
         request = self._build_request(turn)
         self._pending = _Pending(turn, request, record, advance_after)
         return request
@@ -290,7 +286,7 @@ class SessionEngine:
             summary["usage"] = _usage_json(response.usage) if response and response.usage else None
             self.summaries.append(summary)
             record["error"] = summary["error"]
-            self._finish(record, FAILED, pending.advance_after)
+            self._finish(record, Decision.FAILED, pending.advance_after)
             return
         summary["status"] = "ok"
         summary["error"] = None
@@ -312,9 +308,9 @@ class SessionEngine:
                 "slot_saves": self.slot.saves,
             }
         )
-        self._finish(record, SUMMARIZED, pending.advance_after)
+        self._finish(record, Decision.SUMMARIZED, pending.advance_after)
 
-    def _finish(self, record: dict[str, Any], decision: str, advance_after: bool) -> None:
+    def _finish(self, record: dict[str, Any], decision: Decision, advance_after: bool) -> None:
         record["decision"] = decision
         self.decisions.append(record)
         if advance_after:

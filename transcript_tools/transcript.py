@@ -20,7 +20,7 @@ re-formatting of the whole history).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from .messages import (
     AssistantMessage,
@@ -34,6 +34,7 @@ from .messages import (
     UserImageMessage,
     UserMessage,
 )
+from .rules import suffix_cut
 
 DEFAULT_MAX_TRANSCRIPT_CHARS = 30_000  # seed: "整段对话若超过 30K 字符，从前面截断"
 DEFAULT_MAX_TOOL_RESULT_CHARS = 500  # SummaryConfig.max_tool_result_chars default
@@ -161,20 +162,15 @@ def format_messages_as_text(
         raise ValueError(f"max_tool_result_chars must be >= 0, got {max_tool_result_chars}")
     if not messages or max_chars == 0:
         return ""
-    kept: list[str] = []
-    total = 0
-    sep = len(MESSAGE_SEPARATOR)
-    for index in range(len(messages) - 1, -1, -1):
-        block = format_message(messages[index], max_tool_result_chars)
-        if not kept:
-            if len(block) > max_chars:
-                return _tail(block, max_chars)
-            kept.append(block)
-            total = len(block)
-            continue
-        total += sep + len(block)
-        if total > max_chars:
-            break
-        kept.append(block)
-    kept.reverse()
-    return MESSAGE_SEPARATOR.join(kept)
+    blocks: list[str] = []  # newest first, as far as the cut looked
+
+    def lengths() -> Iterator[int]:
+        for index in range(len(messages) - 1, -1, -1):
+            block = format_message(messages[index], max_tool_result_chars)
+            blocks.append(block)
+            yield len(block)
+
+    kept, _ = suffix_cut(lengths(), max_chars, len(MESSAGE_SEPARATOR))
+    if kept == 1 and len(blocks[0]) > max_chars:  # the newest alone is too long: its tail
+        return _tail(blocks[0], max_chars)
+    return MESSAGE_SEPARATOR.join(reversed(blocks[:kept]))
