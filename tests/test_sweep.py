@@ -29,8 +29,8 @@ from transcript_tools.messages import (
 )
 from transcript_tools.prompt import load_template
 from transcript_tools.replay import split_turns
-from transcript_tools.session import SessionEngine
 from transcript_tools.rules import fixed_cadence
+from transcript_tools.session import SessionEngine
 from transcript_tools.sweep import Sweep, _offline_executor, config_grid
 from transcript_tools.sweep_sim import (
     SweepConfig,
