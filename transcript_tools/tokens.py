@@ -30,6 +30,7 @@ from .messages import (
     TextBlock,
     ToolResultMessage,
     ToolUseBlock,
+    Usage,
     UserImageMessage,
     UserMessage,
 )
@@ -151,6 +152,42 @@ def estimate_message_tokens(message: Message) -> int:
     if isinstance(message, (UserMessage, AssistantMessage)):
         return MESSAGE_OVERHEAD_TOKENS + sum(_block_tokens(b) for b in message.blocks)
     return MESSAGE_OVERHEAD_TOKENS
+
+
+# ---- recorded usage ------------------------------------------------------------------------
+
+_ANTHROPIC_USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+
+
+def _count(value: object) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def usage_from_anthropic(usage: object) -> Usage | None:
+    """Anthropic's ``usage`` (a JSON object from a log, or the SDK's object) → Usage.
+
+    ``input_tokens`` becomes the whole prompt: input + cache creation + cache read
+    (``messages.Usage``). None when it records neither input nor output tokens. The one
+    mapping for the readers (Anthropic Messages, Claude Code) and the provider."""
+    if usage is None:
+        return None
+    if not isinstance(usage, dict):  # the SDK's pydantic object
+        usage = {f: v for f in _ANTHROPIC_USAGE_FIELDS if (v := getattr(usage, f, None)) is not None}
+    if "input_tokens" not in usage and "output_tokens" not in usage:
+        return None
+    created = _count(usage.get("cache_creation_input_tokens"))
+    read = _count(usage.get("cache_read_input_tokens"))
+    return Usage(
+        _count(usage.get("input_tokens")) + created + read,
+        _count(usage.get("output_tokens")),
+        read,
+        created,
+    )
 
 
 # ---- character counts for the offline summarizer's language guess ----------------

@@ -41,6 +41,7 @@ from ..messages import (
     UserImageMessage,
     UserMessage,
 )
+from ..tokens import usage_from_anthropic
 from .source import Record, Source, conversation_id, session_stem
 
 NAME = "anthropic"
@@ -61,22 +62,6 @@ OPENAI_ROLES = frozenset({"system", "developer", "tool", "function"})
 
 def _int(value: Any) -> int:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
-
-
-def usage_from_anthropic(usage: Any) -> Usage | None:
-    """An API ``usage`` object → Usage; ``input_tokens`` becomes the whole prompt size."""
-    if not isinstance(usage, dict) or (
-        "input_tokens" not in usage and "output_tokens" not in usage
-    ):
-        return None
-    created = _int(usage.get("cache_creation_input_tokens"))
-    read = _int(usage.get("cache_read_input_tokens"))
-    return Usage(
-        _int(usage.get("input_tokens")) + created + read,
-        _int(usage.get("output_tokens")),
-        read,
-        created,
-    )
 
 
 def block_from_anthropic(block: Any) -> Block | None:

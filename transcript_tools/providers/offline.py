@@ -13,9 +13,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import ProviderConfigError
 from ..messages import Usage
 from ..tokens import ascii_letter_count, cjk_count, estimate_text_tokens
 from .base import SummaryResponse
+from .registry import register
 
 ALGORITHM_VERSION = 2  # bump whenever the output for a given prompt changes (cache key)
 
@@ -136,6 +138,7 @@ _LABELS = {
 }
 
 
+@register
 class OfflineProvider:
     """Deterministic extractive summarizer: copies, never writes. No network, no key.
 
@@ -151,10 +154,38 @@ class OfflineProvider:
 
     name = "offline"
     key_env: str | None = None
+    DEFAULT_MODEL = "extractive-v1"
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        model: str | None,
+        base_url: str | None,
+        timeout: float,
+        temperature: float | None,
+        max_connections: int,
+        require_key: bool,
+    ) -> OfflineProvider:
+        """The registry's constructor: refuses settings that mean nothing offline."""
+        if base_url:
+            raise ProviderConfigError(
+                "--base-url applies to --provider openai or anthropic, not offline"
+            )
+        if model and model != cls.DEFAULT_MODEL:
+            raise ProviderConfigError(
+                f"the offline provider has one model ({cls.DEFAULT_MODEL}), not {model!r}; "
+                "choose --provider anthropic or openai for other models"
+            )
+        if temperature is not None:
+            raise ProviderConfigError(
+                "the offline provider is deterministic: it takes no temperature"
+            )
+        return cls()
 
     @property
     def default_model(self) -> str:
-        return "extractive-v1"
+        return self.DEFAULT_MODEL
 
     def identity(self, model: str | None) -> dict[str, Any]:
         return {
