@@ -31,6 +31,7 @@ from .messages import AssistantMessage, Message, Usage
 from .prompt import PromptTemplate, template_from_config
 from .providers.base import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from .rules import Decision, skip_reason
+from .transcript import format_messages_as_text, format_transcript
 
 SUMMARY_KEY = "conversation_summary"  # F5
 
@@ -250,11 +251,21 @@ class SessionEngine:
         cfg = self.settings.summary
         assert cfg is not None and self.template is not None
         # F3: the FULL history (slot.messages), not the focused view
-        prompt = render_summary_prompt(
-            self.slot.messages, self.template, cfg, self.session_id, turn, self.get_conversation_summary() or ""
+        history = self.slot.messages
+        text, kept = format_transcript(history, cfg.max_tool_result_chars, cfg.max_transcript_chars)
+        prompt = self.template.render(
+            text, session_id=self.session_id, turn=turn, previous_summary=self.get_conversation_summary() or ""
         )
-        assert prompt is not None  # the checkpoint already skipped an empty history
-        return SummaryRequest(self.session_id, turn, prompt, cfg.summary_model, SUMMARY_MAX_TOKENS)
+        return SummaryRequest(
+            self.session_id,
+            turn,
+            prompt,
+            cfg.summary_model,
+            SUMMARY_MAX_TOKENS,
+            messages=tuple(history[len(history) - kept :]),  # those in the prompt (the 30K cut)
+            max_tool_result_chars=cfg.max_tool_result_chars,
+            max_transcript_chars=cfg.max_transcript_chars,
+        )
 
     def _apply_outcome(self, pending: _Pending, outcome: SummaryOutcome) -> None:
         request, record, turn = pending.request, pending.record, pending.turn
@@ -329,8 +340,6 @@ def render_summary_prompt(
     """The prompt of the seed's ``generate_summary``; None for an empty history (no call)."""
     if not messages:
         return None
-    from .transcript import format_messages_as_text
-
     text = format_messages_as_text(messages, cfg.max_tool_result_chars, cfg.max_transcript_chars)
     return template.render(text, session_id=session_id, turn=turn, previous_summary=previous_summary)
 

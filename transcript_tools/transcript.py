@@ -156,13 +156,36 @@ def format_messages_as_text(
     that does not fit, so the cost is O(returned text + one message), whatever the
     length of the history. An empty list, or ``max_chars=0``, gives ``""``.
     """
+    return format_transcript(messages, max_tool_result_chars, max_chars)[0]
+
+
+def format_transcript(
+    messages: Sequence[Message],
+    max_tool_result_chars: int = DEFAULT_MAX_TOOL_RESULT_CHARS,
+    max_chars: int = DEFAULT_MAX_TRANSCRIPT_CHARS,
+) -> tuple[str, int]:
+    """``format_messages_as_text``, and how many of the newest messages the text holds."""
     if max_chars < 0:
         raise ValueError(f"max_chars must be >= 0, got {max_chars}")
     if max_tool_result_chars < 0:
         raise ValueError(f"max_tool_result_chars must be >= 0, got {max_tool_result_chars}")
     if not messages or max_chars == 0:
-        return ""
+        return "", 0
+    blocks, cut = formatted_blocks(messages, max_tool_result_chars, max_chars)
+    return (blocks[0] if cut else MESSAGE_SEPARATOR.join(blocks)), len(blocks)
+
+
+def formatted_blocks(
+    messages: Sequence[Message],
+    max_tool_result_chars: int = DEFAULT_MAX_TOOL_RESULT_CHARS,
+    max_chars: int = DEFAULT_MAX_TRANSCRIPT_CHARS,
+) -> tuple[list[str], bool]:
+    """The blocks ``format_messages_as_text`` joins, oldest first: those of the newest
+    messages that fit ``max_chars`` (``rules.suffix_cut``); and whether the only block
+    is the newest message cut to its last ``max_chars`` code points."""
     blocks: list[str] = []  # newest first, as far as the cut looked
+    if max_chars <= 0:
+        return blocks, False
 
     def lengths() -> Iterator[int]:
         for index in range(len(messages) - 1, -1, -1):
@@ -172,5 +195,7 @@ def format_messages_as_text(
 
     kept, _ = suffix_cut(lengths(), max_chars, len(MESSAGE_SEPARATOR))
     if kept == 1 and len(blocks[0]) > max_chars:  # the newest alone is too long: its tail
-        return _tail(blocks[0], max_chars)
-    return MESSAGE_SEPARATOR.join(reversed(blocks[:kept]))
+        return [_tail(blocks[0], max_chars)], True
+    del blocks[kept:]
+    blocks.reverse()
+    return blocks, False
