@@ -4,12 +4,37 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import orjson
 
-if TYPE_CHECKING:
-    from .sweep import SweepResult
+
+class _ConfigFigures(Protocol):
+    def to_json(self) -> dict[str, Any]: ...
+
+
+class SweepResult(Protocol):
+    """What the forms read of a ``sweep.SweepResult`` (no import of the driver)."""
+
+    @property
+    def configs(self) -> Sequence[object]: ...
+    @property
+    def stats(self) -> Sequence[_ConfigFigures]: ...
+    @property
+    def files(self) -> int: ...
+    @property
+    def conversations(self) -> int: ...
+    @property
+    def turns(self) -> int: ...
+    @property
+    def fast_runs(self) -> int: ...
+    @property
+    def engine_runs(self) -> int: ...
+    @property
+    def errors(self) -> Sequence[str]: ...
+    @property
+    def summary_source(self) -> str: ...
 
 
 # ---- sorting and output ----------------------------------------------------------------
