@@ -9,7 +9,6 @@ byte-identical whatever the concurrency.
 from __future__ import annotations
 
 import asyncio
-import gc
 import glob
 import os
 import tempfile
@@ -219,50 +218,6 @@ def fixed_cadence_warning(engine: SessionEngine) -> str | None:
     )
 
 
-class _ConversationGcHold:
-    """Keeps the conversation being replayed out of the cyclic GC's way.
-
-    A conversation is a few objects per message (message, blocks tuple, blocks,
-    Usage), built in one burst, kept until its session ends, and free of reference
-    cycles. Left to the GC, the burst triggers young collections that walk them again
-    and again, and later collections keep walking them while the session runs: a
-    quarter of the dry run of a 10,000-turn session, and what made its time grow
-    faster than its length. So a conversation is read with the GC paused (there is no
-    cyclic garbage to miss) and then frozen (``gc.freeze``: moved to the permanent
-    generation, which collections skip) until the next conversation is asked for, when
-    the consumer is done with it (with concurrency, a few sessions may still run:
-    their objects just go back to the oldest generation). Reference counting frees
-    objects as usual meanwhile; cyclic garbage that existed at the freeze is collected
-    after the unfreeze. Nothing is done when the GC is disabled or objects are already
-    frozen (``gc.get_freeze_count()``): that state belongs to the host program.
-    """
-
-    __slots__ = ("frozen",)
-
-    def __init__(self) -> None:
-        self.frozen = False
-
-    def read(self, reader: Iterator[Conversation]) -> Conversation | None:
-        """The reader's next conversation, or None at its end."""
-        self.release()
-        if not gc.isenabled():
-            return next(reader, None)
-        gc.disable()
-        try:
-            conv = next(reader, None)
-            if conv is not None and gc.get_freeze_count() == 0:
-                gc.freeze()
-                self.frozen = True
-            return conv
-        finally:
-            gc.enable()
-
-    def release(self) -> None:
-        if self.frozen:
-            self.frozen = False
-            gc.unfreeze()
-
-
 class Sink(Protocol):
     spool_prompts: bool  # True: the sink writes prompts, so sessions spool them to temp files
 
@@ -302,24 +257,19 @@ class ReplayRun:
     _seen_ids: set[str] = field(default_factory=set)
 
     def conversations(self, paths: list[str]) -> Iterator[Conversation]:
-        """The conversations of every input, in order; each one is out of the cyclic
-        GC's way until the next one is asked for (``_ConversationGcHold``)."""
-        hold = _ConversationGcHold()
-        try:
-            for item in expand_inputs(paths):
-                self.stats.files += 1
-                source = Source(item.path, skip_bad_lines=self.skip_bad_lines, warn=self._warn)
-                try:
-                    reader = read_input(source, self.fmt, from_directory=item.from_directory)
-                    while (conv := hold.read(reader)) is not None:
-                        conv.session_id = unique_name(conv.session_id, self._seen_ids, "#")
-                        yield conv
-                except InputError as exc:
-                    self.stats.failed_files += 1
-                    self.stats.errors.append(exc.location_text())
-                    self.error(f"error: {exc.location_text()}")
-        finally:
-            hold.release()
+        """The conversations of every input, in order. (The garbage collector's state is
+        the host's business: library code never changes it.)"""
+        for item in expand_inputs(paths):
+            self.stats.files += 1
+            source = Source(item.path, skip_bad_lines=self.skip_bad_lines, warn=self._warn)
+            try:
+                for conv in read_input(source, self.fmt, from_directory=item.from_directory):
+                    conv.session_id = unique_name(conv.session_id, self._seen_ids, "#")
+                    yield conv
+            except InputError as exc:
+                self.stats.failed_files += 1
+                self.stats.errors.append(exc.location_text())
+                self.error(f"error: {exc.location_text()}")
 
     def _warn(self, message: str) -> None:
         self.stats.warnings += 1
