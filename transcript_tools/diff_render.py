@@ -273,8 +273,6 @@ def _summary_items(session: Any, seen: Any) -> Iterator[tuple[int, str, str | No
         for text in _field_changes(change):
             yield change.turn, text, None, None
         for kind, diff_text in _diffs(change):
-            if diff_text is None:
-                continue
             head = _prompt_line(change) if kind == "prompt" else "summary text changed"
             yield change.turn, head, diff_text, seen.check(diff_text, where)
 

@@ -167,7 +167,11 @@ async def replay_conversation(
     if spool_prompts:
         spool = tempfile.SpooledTemporaryFile(max_size=PROMPT_SPOOL_MEMORY)
         write = spool.write
-        engine.prompt_sink = lambda sha, text: write(_prompt_line(sha, text))
+
+        def sink(sha: str, text: str) -> None:
+            write(_prompt_line(sha, text))
+
+        engine.prompt_sink = sink
     # Each turn's messages are sliced when it is replayed, not all up front: fewer
     # objects alive at once (the cyclic GC walks every live container).
     history = conv.messages

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .config import Measure, ReplaySettings, SummaryConfig
+from .config import DEFAULT_SUMMARY_MARKER, Measure, ReplaySettings, SummaryConfig
 from .context import ContextSlot, FocusedConfig, SessionMemory
 from .errors import TsumError
 from .messages import AssistantMessage, Message, Usage
@@ -78,7 +78,7 @@ class SessionEngine:
         self.slot = ContextSlot(
             mode=self.settings.mode,
             focused=FocusedConfig(keep_recent_turns=self.settings.keep_recent_turns),
-            marker=cfg.summary_marker if cfg else ContextSlot.marker,
+            marker=cfg.summary_marker if cfg else DEFAULT_SUMMARY_MARKER,
         )
         if cfg is not None and self.template is None:
             self.template = template_from_config(cfg.summary_prompt, self.settings.template_name)
@@ -227,7 +227,8 @@ class SessionEngine:
         record["turns_since_last_summary"] = since
         if cfg is None:  # N2: no SummaryConfig, no checkpoint
             record["threshold"] = None
-            return self._finish(record, Decision.DISABLED, advance_after)
+            self._finish(record, Decision.DISABLED, advance_after)
+            return None
         threshold = record["threshold"] = cfg.threshold
         # F2 + F6: should_summarize, then generate_summary's empty-history guard
         skip = skip_reason(
@@ -239,10 +240,12 @@ class SessionEngine:
             not self.slot.messages,
         )
         if skip is not None:
-            return self._finish(record, skip, advance_after)
+            self._finish(record, skip, advance_after)
+            return None
         if self.settings.dry_run:
             self.last_summary_turn = turn  # as if it succeeded: the schedule of a run where all do
-            return self._finish(record, Decision.WOULD_SUMMARIZE, advance_after)
+            self._finish(record, Decision.WOULD_SUMMARIZE, advance_after)
+            return None
         request = self._build_request(turn)
         self._pending = _Pending(turn, request, record, advance_after)
         return request
@@ -326,7 +329,6 @@ class SessionEngine:
         self.decisions.append(record)
         if advance_after:
             self.turn_index += 1  # step 9
-        return None
 
 
 def render_summary_prompt(

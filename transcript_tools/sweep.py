@@ -23,7 +23,7 @@ from .config import ReplaySettings, SummaryConfig
 from .messages import Conversation
 from .prompt import PromptTemplate
 from .providers.base import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
-from .replay import ReplayRun
+from .replay import ReplayRun, SessionResult
 from .rules import split_turns
 from .sweep_sim import (
     Profile,
@@ -110,7 +110,7 @@ class Sweep:
         reader = ReplayRun(
             ReplaySettings(),
             None,
-            None,
+            _NO_SINK,  # only its conversations() are used
             fmt=self.fmt,
             skip_bad_lines=self.skip_bad_lines,
             warn=self.warn,
@@ -205,6 +205,16 @@ class Sweep:
             f"{result.engine_runs} of {result.engine_runs + result.fast_runs} conversation runs needed "
             f"summary text ({why}): {how}"
         )
+
+
+class _NoSink:
+    spool_prompts = False
+
+    def write_session(self, result: SessionResult) -> None:
+        raise AssertionError("the sweep replays no session through ReplayRun")
+
+
+_NO_SINK = _NoSink()
 
 
 def _offline_executor() -> Any:

@@ -21,6 +21,7 @@ re-formatting of the whole history).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from .messages import (
     AssistantMessage,
@@ -112,13 +113,14 @@ def format_message(
     # Fast paths by exact type for the common shapes (a tool result; a user or
     # assistant message holding one text block); same text as the general code below.
     cls = type(message)
+    fast: Any = message  # the exact type is checked by hand, not narrowed
     if cls is ToolResultMessage and max_tool_result_chars >= 0:
-        content = message.content
+        content = fast.content
         if len(content) > max_tool_result_chars:
             content = _head(content, max_tool_result_chars)
-        return f"{'Tool Error' if message.is_error else 'Tool Result'} [{message.tool_call_id}]: {content}"
+        return f"{'Tool Error' if fast.is_error else 'Tool Result'} [{fast.tool_call_id}]: {content}"
     if cls in _ROLE_PREFIX:
-        blocks = message.blocks
+        blocks = fast.blocks
         if len(blocks) == 1 and type(blocks[0]) is TextBlock and max_tool_result_chars >= 0:
             return _ROLE_PREFIX[cls] + blocks[0].text
     if max_tool_result_chars < 0:

@@ -41,7 +41,7 @@ from ..messages import (
     UserImageMessage,
     UserMessage,
 )
-from ..tokens import usage_from_anthropic
+from ..tokens import usage_from_anthropic as usage_from_anthropic  # (Claude Code's reader too)
 from .source import Record, Source, conversation_id, session_stem
 
 NAME = "anthropic"

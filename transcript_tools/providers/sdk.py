@@ -50,7 +50,8 @@ class SdkProvider:
         if timeout <= 0:
             raise ProviderConfigError(f"--timeout must be positive, not {timeout:g}")
         # a subclass's __init__ takes exactly these settings (key from key_env, defaults)
-        provider: Provider = cls(  # type: ignore[call-arg]
+        subclass: Any = cls
+        provider: Provider = subclass(
             model=model,
             base_url=base_url,
             timeout=timeout,
