@@ -45,12 +45,23 @@ FIRED_OK = frozenset({Decision.SUMMARIZED, Decision.WOULD_SUMMARIZE})
 # ---- the checkpoint (seed step 8.5) ---------------------------------------------------
 
 
+def over_threshold(watermark: float, threshold: float) -> bool:
+    """F2: ``tokens >= max_context_tokens * trigger_token_ratio``."""
+    return watermark >= threshold
+
+
+def debounce_passed(turn: int, last_summary_turn: int, debounce_turns: int) -> bool:
+    """F6: ``turn - last_summary_turn >= debounce_turns`` (``last_summary_turn`` starts at 0)."""
+    return turn - last_summary_turn >= debounce_turns
+
+
 def should_summarize(
     turn: int, last_summary_turn: int, watermark: float, threshold: float, debounce_turns: int
 ) -> bool:
-    """The seed's formula (F2 + F6):
-    ``turn - last_summary_turn >= debounce_turns and tokens >= max_context_tokens * ratio``."""
-    return turn - last_summary_turn >= debounce_turns and watermark >= threshold
+    """The seed's formula (F2 + F6)."""
+    return debounce_passed(turn, last_summary_turn, debounce_turns) and over_threshold(
+        watermark, threshold
+    )
 
 
 def skip_reason(
@@ -61,13 +72,14 @@ def skip_reason(
     debounce_turns: int,
     history_empty: bool,
 ) -> Decision | None:
-    """Why the checkpoint does not fire at ``turn``, or None when it fires.
+    """Why the checkpoint does not fire at ``turn``, or None when it fires
+    (``should_summarize`` and a non-empty history).
 
     Checked in this order, which the records show: the threshold (F2), the debounce
     (F6), then ``generate_summary``'s guard (empty history: no call)."""
-    if watermark < threshold:
+    if not over_threshold(watermark, threshold):
         return Decision.BELOW_THRESHOLD
-    if turn - last_summary_turn < debounce_turns:
+    if not debounce_passed(turn, last_summary_turn, debounce_turns):
         return Decision.DEBOUNCED
     if history_empty:
         return Decision.SKIPPED_EMPTY
@@ -204,9 +216,11 @@ __all__ = [
     "FIRED_OK",
     "Decision",
     "compaction_turn",
+    "debounce_passed",
     "extend_turn_starts",
     "fixed_cadence",
     "focused_window_start",
+    "over_threshold",
     "should_summarize",
     "skip_reason",
     "split_turns",
