@@ -185,6 +185,17 @@ class _ProviderTimer:
                 timer.seconds += time.perf_counter() - started
 
         provider.complete = complete
+        original_request = getattr(provider, "complete_request", None)
+        if original_request is not None:  # what executors call when a provider has it
+
+            async def complete_request(request: Any, model: str) -> Any:
+                started = time.perf_counter()
+                try:
+                    return await original_request(request, model)
+                finally:
+                    timer.seconds += time.perf_counter() - started
+
+            provider.complete_request = complete_request
         return provider
 
 

@@ -29,15 +29,13 @@ from transcript_tools.messages import (
 )
 from transcript_tools.prompt import load_template
 from transcript_tools.replay import split_turns
+from transcript_tools.rules import fixed_cadence
 from transcript_tools.session import SessionEngine
-from transcript_tools.sweep import (
-    Sweep,
+from transcript_tools.sweep import Sweep, _offline_executor, config_grid
+from transcript_tools.sweep_sim import (
     SweepConfig,
-    _offline_executor,
-    config_grid,
     evaluate_engine,
     evaluate_fast,
-    fixed_cadence,
     needs_engine,
     profile_conversation,
     simulate,
@@ -173,7 +171,7 @@ def test_fast_figures_match_the_engine() -> None:
     assert fast.fixed_cadence and slow.fixed_cadence
     # view with summaries: fast assumes summaries of max_tokens; the offline ones are shorter
     assert fast.peak_with >= slow.peak_with and fast.sum_with >= slow.sum_with
-    assert fast.peak_with < profile._view_max[-1]
+    assert fast.peak_with < profile.view_peak
 
 
 def test_prompt_size_follows_the_30k_cap() -> None:
@@ -211,7 +209,7 @@ def test_prompt_size_follows_the_30k_cap() -> None:
     ],
 )
 def test_fixed_cadence(decisions: list[str], debounce: int, expected: bool) -> None:
-    assert fixed_cadence([{"decision": d} for d in decisions], debounce) is expected
+    assert fixed_cadence(decisions, debounce) is expected
 
 
 def test_current_measure_sees_the_summary() -> None:
@@ -246,7 +244,7 @@ def test_current_measure_sees_the_summary() -> None:
     )  # no summary yet: the latest call's prompt + output
     assert fired and marks[fired[0] + 1] < marks[fired[0]]  # the dropped turns are gone
     assert len(fired) < len(marks) - fired[0]  # so it does not fire at every turn
-    assert not fixed_cadence(engine.decisions, 1)
+    assert not fixed_cadence([d["decision"] for d in engine.decisions], 1)
 
 
 def test_config_grid_validates_and_dedups() -> None:

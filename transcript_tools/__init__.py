@@ -25,7 +25,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from ._version import __version__ as __version__
 
 # public name -> module that defines it (imported on first use, PEP 562)
 _EXPORTS = {

@@ -5,9 +5,10 @@ with a ``summary_override`` the model's next view is the focused messages
 followed by ONE system message ``[上下文摘要] {summary}`` at the END.
 
 Our FocusedConfig (the seed leaves it to Phase 10): the system messages plus
-the last ``keep_recent_turns`` whole turns — whole turns never split a tool call
-from its result — then the summary. Before any summary the view is the whole
-history.
+the last ``keep_recent_turns`` whole turns AND every turn after the one the latest
+summary covered, whichever starts earlier (``rules.focused_window_start``) — whole
+turns never split a tool call from its result — then the summary. Before any summary
+the view is the whole history.
 
 Token sizes of views are kept as running prefix sums, extended lazily, so asking
 for the size of the view costs O(1) amortized instead of O(history).
@@ -19,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .config import DEFAULT_KEEP_RECENT_TURNS, DEFAULT_SUMMARY_MARKER, SlotMode
-from .messages import Message, SystemMessage, starts_turn
+from .messages import Message, SystemMessage
+from .rules import extend_turn_starts, focused_window_start
 from .tokens import MESSAGE_OVERHEAD_TOKENS, estimate_message_tokens, estimate_text_tokens
 
 
@@ -40,6 +42,7 @@ class ContextSlot:
     messages: list[Message] = field(default_factory=list)
     turn_starts: list[int] = field(default_factory=list)  # index of each turn's first message
     _seen_user: bool = False
+    _covered_end: int | None = None  # history length the latest summary was made from
     saves: int = 0  # times the slot config was persisted (seed: slot.save())
     # lazily-extended prefix sums of estimated tokens: all messages / system messages only
     _tokens_prefix: list[int] = field(default_factory=lambda: [0])
@@ -53,35 +56,29 @@ class ContextSlot:
         return self.focused.summary_override if self.mode is SlotMode.FOCUSED else None
 
     def append_messages(self, messages: list[Message]) -> None:
-        # Same rule as replay.split_turns: a user message starts a turn; anything
-        # before the first user message belongs to the first turn.
-        index = len(self.messages)
-        if index == 0 and messages:
-            self.turn_starts.append(0)
-        seen = self._seen_user
-        for message in messages:
-            if starts_turn(message):
-                if seen and index:
-                    self.turn_starts.append(index)
-                seen = True
-            index += 1
-        self._seen_user = seen
+        self._seen_user = extend_turn_starts(
+            self.turn_starts, messages, len(self.messages), self._seen_user
+        )
         self.messages.extend(messages)
 
-    def set_summary(self, text: str) -> None:
-        """F4: write the summary into the Focused config and persist the slot."""
+    def set_summary(self, text: str, covered_end: int | None = None) -> None:
+        """F4: write the summary into the Focused config and persist the slot.
+
+        ``covered_end``: how many messages of the history the summary was made from
+        (default: all of them, as at the checkpoint)."""
         if self.mode is SlotMode.FOCUSED:
             self.focused.summary_override = text
+            self._covered_end = len(self.messages) if covered_end is None else covered_end
             self.save()
 
     def save(self) -> None:
         self.saves += 1
 
     def _kept_start(self) -> int:
-        keep = self.focused.keep_recent_turns
-        if len(self.turn_starts) <= keep:
-            return 0
-        return self.turn_starts[-keep]
+        starts = self.turn_starts
+        return focused_window_start(
+            starts, len(starts), self.focused.keep_recent_turns, self._covered_end
+        )
 
     def summary_message(self) -> SystemMessage | None:
         if self.summary_override is None:

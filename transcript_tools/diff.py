@@ -26,6 +26,7 @@ from .replay_output import (
     SessionRecords,
     load_output,
 )
+from .rules import FIRED  # a checkpoint firing: a summary call (ok or failed), or a dry run's
 
 __all__ = [
     "DIFFABLE_FILES",
@@ -39,8 +40,6 @@ __all__ = [
     "unified_diff",
 ]
 
-# A checkpoint firing: a summary call (ok or failed), or a dry run's would-be call.
-FIRED = ("summarized", "failed", "would_summarize")
 TOKEN_FIELDS = (
     "turn_tokens",
     "input_tokens",

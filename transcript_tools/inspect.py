@@ -11,7 +11,6 @@ the log does not contain make estimates low).
 
 from __future__ import annotations
 
-import bisect
 import math
 import statistics
 import sys
@@ -23,7 +22,8 @@ from .errors import InputError
 from .formats import read_input
 from .formats.source import Source
 from .messages import AssistantMessage, Conversation, SystemMessage, ToolUseBlock
-from .replay import expand_inputs, split_turns
+from .replay import expand_inputs
+from .rules import compaction_turn, split_turns
 from .tokens import estimate_message_tokens
 
 ROLES = ("system", "user", "user_image", "assistant", "tool")
@@ -149,7 +149,7 @@ def inspect_conversation(conv: Conversation) -> SessionInfo:
     starts = [start for start, _ in turns]
     compactions = tuple(
         CompactionInfo(
-            max(bisect.bisect_right(starts, max(c.message_index - 1, 0)) - 1, 0),
+            compaction_turn(starts, c.message_index),
             c.message_index,
             c.source,
             c.pre_tokens,

@@ -38,8 +38,8 @@ def _fast_init(cls: type[_T]) -> type[_T]:
     init = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
-    init.__annotations__ = dict(cls.__init__.__annotations__)  # type: ignore[misc]
-    cls.__init__ = init  # type: ignore[misc]
+    init.__annotations__ = dict(cls.__init__.__annotations__)
+    cls.__init__ = init  # type: ignore[method-assign]
     return cls
 
 

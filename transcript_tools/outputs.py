@@ -28,6 +28,7 @@ import orjson
 
 from .formats.native import write_messages
 from .replay import OUTPUT_MARKER, SessionResult, unique_name
+from .rules import FIRED
 from .terminal import escape_controls
 
 DUMP_OPTIONS = orjson.OPT_SORT_KEYS
@@ -148,7 +149,7 @@ class TextReport:
         decisions = engine.decisions
         sources = sorted({d["tokens"] for d in decisions} - {"none"}) or ["none"]
         fired = [
-            d for d in decisions if d["decision"] in ("summarized", "failed", "would_summarize")
+            d for d in decisions if d["decision"] in FIRED
         ]
         out(f"== {conv.session_id}  ({conv.format}, {conv.path})\n")
         out(

@@ -69,6 +69,13 @@ class PromptTemplate:
         return "jinja" if is_jinja(self.source) else "plain"
 
     @property
+    def variables(self) -> frozenset[str]:
+        """The variables the template reads (a plain template: ``messages`` only)."""
+        if self.kind == "plain":
+            return frozenset({"messages"})
+        return _template_variables(self.source)
+
+    @property
     def sha256(self) -> str:
         return hashlib.sha256(self.source.encode("utf-8")).hexdigest()
 
@@ -121,6 +128,11 @@ def _compile(name: str, source: str) -> Any:
             f"(available: {', '.join(TEMPLATE_VARIABLES)})"
         )
     return template
+
+
+@lru_cache(maxsize=64)
+def _template_variables(source: str) -> frozenset[str]:
+    return frozenset(_variables(source))
 
 
 def _variables(source: str) -> set[str]:

@@ -9,7 +9,6 @@ byte-identical whatever the concurrency.
 from __future__ import annotations
 
 import asyncio
-import gc
 import glob
 import os
 import tempfile
@@ -31,12 +30,11 @@ from .messages import (
     Message,
     ToolResultMessage,
     ToolUseBlock,
-    starts_turn,
 )
 from .providers.executor import SummaryExecutor
-from .session import FAILED, SUMMARIZED, WOULD_SUMMARIZE, SessionEngine
-
-FIRED_DECISIONS = (SUMMARIZED, FAILED, WOULD_SUMMARIZE)
+from .rules import FIRED, Decision, compaction_turn, fixed_cadence, turn_starts
+from .rules import split_turns as split_turns  # re-exported: callers import it from here
+from .session import SessionEngine
 
 OUTPUT_MARKER = ".tsum-output"  # written by outputs.OutputDirectory
 # Aider's logs are plain text under fixed names (``.aider.chat.history.md``, and
@@ -82,23 +80,6 @@ def expand_inputs(paths: list[str]) -> Iterator[InputFile]:
         yield InputFile(spec)  # a missing path fails when read, with its name
 
 
-def turn_starts(messages: list[Message]) -> list[int]:
-    """The index of each turn's first message (``[]`` for no messages): a turn starts at
-    each user message; messages before the first user message join turn 0."""
-    if not messages:
-        return []
-    starts = [0]
-    seen_user = False
-    index = 0
-    for message in messages:
-        if starts_turn(message):
-            if seen_user:
-                starts.append(index)
-            seen_user = True
-        index += 1
-    return starts
-
-
 def unique_name(name: str, taken: set[str], sep: str) -> str:
     """``name``, or ``name{sep}2``, ``name{sep}3``… whichever is not taken yet (then taken)."""
     candidate, n = name, 1
@@ -107,15 +88,6 @@ def unique_name(name: str, taken: set[str], sep: str) -> str:
         candidate = f"{name}{sep}{n}"
     taken.add(candidate)
     return candidate
-
-
-def split_turns(messages: list[Message]) -> list[tuple[int, list[Message]]]:
-    """(start index, messages) per turn. Messages before the first user message join turn 0."""
-    # One pass over the turn starts, then slices (C-level copies), instead of
-    # appending message by message.
-    starts = turn_starts(messages)
-    ends = [*starts[1:], len(messages)] if starts else []
-    return [(start, messages[start:end]) for start, end in zip(starts, ends, strict=True)]
 
 
 def tool_oddities(messages: list[Message]) -> list[str]:
@@ -151,17 +123,12 @@ def compaction_by_turn(
 
 def _compactions_at(conv: Conversation, starts: list[int]) -> dict[int, list[dict[str, Any]]]:
     """``compaction_by_turn`` from the turns' start indices."""
-    if not conv.compactions:
-        return {}
     out: dict[int, list[dict[str, Any]]] = {}
-    import bisect
-
     for comp in conv.compactions:
-        turn = max(bisect.bisect_right(starts, max(comp.message_index - 1, 0)) - 1, 0)
         entry: dict[str, Any] = {"source": comp.source}
         if comp.pre_tokens is not None:
             entry["pre_tokens"] = comp.pre_tokens
-        out.setdefault(turn, []).append(entry)
+        out.setdefault(compaction_turn(starts, comp.message_index), []).append(entry)
     return out
 
 
@@ -202,7 +169,11 @@ async def replay_conversation(
     if spool_prompts:
         spool = tempfile.SpooledTemporaryFile(max_size=PROMPT_SPOOL_MEMORY)
         write = spool.write
-        engine.prompt_sink = lambda sha, text: write(_prompt_line(sha, text))
+
+        def sink(sha: str, text: str) -> None:
+            write(_prompt_line(sha, text))
+
+        engine.prompt_sink = sink
     # Each turn's messages are sliced when it is replayed, not all up front: fewer
     # objects alive at once (the cyclic GC walks every live container).
     history = conv.messages
@@ -238,12 +209,11 @@ async def replay_conversation(
 
 def fixed_cadence_warning(engine: SessionEngine) -> str | None:
     """Say so when the run degenerated into one summary every ``debounce_turns`` turns."""
-    from .sweep_stats import fixed_cadence
-
     cfg = engine.settings.summary
-    if cfg is None or not fixed_cadence(engine.decisions, cfg.debounce_turns):
+    decisions = [d["decision"] for d in engine.decisions]
+    if cfg is None or not fixed_cadence(decisions, cfg.debounce_turns):
         return None
-    first = next(d["turn"] for d in engine.decisions if d["decision"] in FIRED_DECISIONS)
+    first = next(d["turn"] for d in engine.decisions if d["decision"] in FIRED)
     hint = (
         " (the cumulative cost_so_far never goes down; --measure current follows the context size)"
     )
@@ -252,50 +222,6 @@ def fixed_cadence_warning(engine: SessionEngine) -> str | None:
         f"{max(cfg.debounce_turns, 1)} turn(s) from then on, whatever the conversation did"
         + (hint if engine.settings.measure is Measure.CUMULATIVE else "")
     )
-
-
-class _ConversationGcHold:
-    """Keeps the conversation being replayed out of the cyclic GC's way.
-
-    A conversation is a few objects per message (message, blocks tuple, blocks,
-    Usage), built in one burst, kept until its session ends, and free of reference
-    cycles. Left to the GC, the burst triggers young collections that walk them again
-    and again, and later collections keep walking them while the session runs: a
-    quarter of the dry run of a 10,000-turn session, and what made its time grow
-    faster than its length. So a conversation is read with the GC paused (there is no
-    cyclic garbage to miss) and then frozen (``gc.freeze``: moved to the permanent
-    generation, which collections skip) until the next conversation is asked for, when
-    the consumer is done with it (with concurrency, a few sessions may still run:
-    their objects just go back to the oldest generation). Reference counting frees
-    objects as usual meanwhile; cyclic garbage that existed at the freeze is collected
-    after the unfreeze. Nothing is done when the GC is disabled or objects are already
-    frozen (``gc.get_freeze_count()``): that state belongs to the host program.
-    """
-
-    __slots__ = ("frozen",)
-
-    def __init__(self) -> None:
-        self.frozen = False
-
-    def read(self, reader: Iterator[Conversation]) -> Conversation | None:
-        """The reader's next conversation, or None at its end."""
-        self.release()
-        if not gc.isenabled():
-            return next(reader, None)
-        gc.disable()
-        try:
-            conv = next(reader, None)
-            if conv is not None and gc.get_freeze_count() == 0:
-                gc.freeze()
-                self.frozen = True
-            return conv
-        finally:
-            gc.enable()
-
-    def release(self) -> None:
-        if self.frozen:
-            self.frozen = False
-            gc.unfreeze()
 
 
 class Sink(Protocol):
@@ -337,24 +263,19 @@ class ReplayRun:
     _seen_ids: set[str] = field(default_factory=set)
 
     def conversations(self, paths: list[str]) -> Iterator[Conversation]:
-        """The conversations of every input, in order; each one is out of the cyclic
-        GC's way until the next one is asked for (``_ConversationGcHold``)."""
-        hold = _ConversationGcHold()
-        try:
-            for item in expand_inputs(paths):
-                self.stats.files += 1
-                source = Source(item.path, skip_bad_lines=self.skip_bad_lines, warn=self._warn)
-                try:
-                    reader = read_input(source, self.fmt, from_directory=item.from_directory)
-                    while (conv := hold.read(reader)) is not None:
-                        conv.session_id = unique_name(conv.session_id, self._seen_ids, "#")
-                        yield conv
-                except InputError as exc:
-                    self.stats.failed_files += 1
-                    self.stats.errors.append(exc.location_text())
-                    self.error(f"error: {exc.location_text()}")
-        finally:
-            hold.release()
+        """The conversations of every input, in order. (The garbage collector's state is
+        the host's business: library code never changes it.)"""
+        for item in expand_inputs(paths):
+            self.stats.files += 1
+            source = Source(item.path, skip_bad_lines=self.skip_bad_lines, warn=self._warn)
+            try:
+                for conv in read_input(source, self.fmt, from_directory=item.from_directory):
+                    conv.session_id = unique_name(conv.session_id, self._seen_ids, "#")
+                    yield conv
+            except InputError as exc:
+                self.stats.failed_files += 1
+                self.stats.errors.append(exc.location_text())
+                self.error(f"error: {exc.location_text()}")
 
     def _warn(self, message: str) -> None:
         self.stats.warnings += 1
@@ -395,7 +316,7 @@ class ReplayRun:
             else:
                 stats.summaries_failed += 1
         stats.would_summarize += sum(
-            1 for d in result.engine.decisions if d["decision"] == "would_summarize"
+            1 for d in result.engine.decisions if d["decision"] == Decision.WOULD_SUMMARIZE
         )
         for warning in result.warnings:
             self._warn(

@@ -21,7 +21,7 @@ from .outputs import RECORD_FILES
 SUPPORTED_OUTPUT_FORMATS = (1,)
 RUN_FILE = "run.json"
 DIFFABLE_FILES = (*RECORD_FILES, RUN_FILE)  # plus compressed/*.jsonl; never manifest.json
-_REQUIRED = {
+_REQUIRED: dict[str, dict[str, type]] = {
     "decisions.jsonl": {"session": str, "turn": int, "decision": str},
     "summaries.jsonl": {"session": str, "turn": int, "status": str, "prompt_sha256": str},
     "prompts.jsonl": {"sha256": str, "text": str},

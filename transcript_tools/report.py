@@ -20,7 +20,7 @@ import jinja2
 
 from .config import Measure
 from .sweep import Sample, SweepResult
-from .sweep_stats import COLUMNS, _cell, sorted_rows
+from .sweep_render import COLUMNS, cell, sorted_rows
 
 PALETTE = [
     "#1f77b4",
@@ -96,7 +96,7 @@ def _chart(
     log = bool(thresholds) and top > 10 * thresholds[0] and bool(positive)
     if log:
         visible = [t for t in thresholds if t <= top * 1.6] or thresholds[:1]
-        lo = math.floor(math.log10(min(positive)))
+        lo = float(math.floor(math.log10(min(positive))))
         hi = math.log10(max([top, *visible]) * 1.3)
     else:
         visible = [t for t in thresholds if t <= max(top, 1) * 1.6] or thresholds[:1]
@@ -126,7 +126,7 @@ def _chart(
         height=TOP + PLOT_H + 28 + RUG_ROW * len(configs) + 6,
     )
     ticks = (
-        [10.0**e * m for e in range(lo, math.ceil(hi) + 1) for m in (1, 2, 5)]
+        [10.0**e * m for e in range(int(lo), math.ceil(hi) + 1) for m in (1, 2, 5)]
         if log
         else _ticks(y_max)
     )
@@ -237,7 +237,7 @@ def render_report(
         "headers": [h for h, _ in COLUMNS],
         "rows": [
             {
-                "cells": [_cell(r, k) for _, k in COLUMNS],
+                "cells": [cell(r, k) for _, k in COLUMNS],
                 "color": PALETTE[colours[r["config"] - 1]] if r["config"] - 1 in colours else "",
             }
             for r in rows

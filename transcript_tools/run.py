@@ -16,7 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from . import __version__
+from ._version import __version__
 from .config import ReplaySettings
 from .errors import ProviderConfigError
 from .prompt import PromptTemplate, template_from_config

@@ -26,23 +26,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .config import Measure, ReplaySettings, SummaryConfig
+from .config import DEFAULT_SUMMARY_MARKER, Measure, ReplaySettings, SummaryConfig
 from .context import ContextSlot, FocusedConfig, SessionMemory
 from .errors import TsumError
 from .messages import SYNTHETIC_MODEL, AssistantMessage, Message, Usage
 from .prompt import PromptTemplate, template_from_config
 from .providers.base import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
+from .rules import Decision, skip_reason
+from .transcript import format_messages_as_text, format_transcript
 
 SUMMARY_KEY = "conversation_summary"  # F5
-
-# decision values
-BELOW_THRESHOLD = "below_threshold"
-DEBOUNCED = "debounced"
-SUMMARIZED = "summarized"
-FAILED = "failed"
-SKIPPED_EMPTY = "skipped_empty"
-WOULD_SUMMARIZE = "would_summarize"  # --dry-run: fired, no call made
-DISABLED = "disabled"  # no SummaryConfig (N2)
 
 
 @dataclass(slots=True)
@@ -91,7 +84,7 @@ class SessionEngine:
         self.slot = ContextSlot(
             mode=self.settings.mode,
             focused=FocusedConfig(keep_recent_turns=self.settings.keep_recent_turns),
-            marker=cfg.summary_marker if cfg else ContextSlot.marker,
+            marker=cfg.summary_marker if cfg else DEFAULT_SUMMARY_MARKER,
         )
         if cfg is not None and self.template is None:
             self.template = template_from_config(cfg.summary_prompt, self.settings.template_name)
@@ -240,18 +233,25 @@ class SessionEngine:
         record["turns_since_last_summary"] = since
         if cfg is None:  # N2: no SummaryConfig, no checkpoint
             record["threshold"] = None
-            return self._finish(record, DISABLED, advance_after)
+            self._finish(record, Decision.DISABLED, advance_after)
+            return None
         threshold = record["threshold"] = cfg.threshold
-        # F2 + F6: should_summarize
-        if record["watermark"] < threshold:
-            return self._finish(record, BELOW_THRESHOLD, advance_after)
-        if since < cfg.debounce_turns:
-            return self._finish(record, DEBOUNCED, advance_after)
-        if not self.slot.messages:  # generate_summary's guard: empty history, no call
-            return self._finish(record, SKIPPED_EMPTY, advance_after)
+        # F2 + F6: should_summarize, then generate_summary's empty-history guard
+        skip = skip_reason(
+            turn,
+            self.last_summary_turn,
+            record["watermark"],
+            threshold,
+            cfg.debounce_turns,
+            not self.slot.messages,
+        )
+        if skip is not None:
+            self._finish(record, skip, advance_after)
+            return None
         if self.settings.dry_run:
             self.last_summary_turn = turn  # as if it succeeded: the schedule of a run where all do
-            return self._finish(record, WOULD_SUMMARIZE, advance_after)
+            self._finish(record, Decision.WOULD_SUMMARIZE, advance_after)
+            return None
         request = self._build_request(turn)
         self._pending = _Pending(turn, request, record, advance_after)
         return request
@@ -260,11 +260,21 @@ class SessionEngine:
         cfg = self.settings.summary
         assert cfg is not None and self.template is not None
         # F3: the FULL history (slot.messages), not the focused view
-        prompt = render_summary_prompt(
-            self.slot.messages, self.template, cfg, self.session_id, turn, self.get_conversation_summary() or ""
+        history = self.slot.messages
+        text, kept = format_transcript(history, cfg.max_tool_result_chars, cfg.max_transcript_chars)
+        prompt = self.template.render(
+            text, session_id=self.session_id, turn=turn, previous_summary=self.get_conversation_summary() or ""
         )
-        assert prompt is not None  # the checkpoint already skipped an empty history
-        return SummaryRequest(self.session_id, turn, prompt, cfg.summary_model, SUMMARY_MAX_TOKENS)
+        return SummaryRequest(
+            self.session_id,
+            turn,
+            prompt,
+            cfg.summary_model,
+            SUMMARY_MAX_TOKENS,
+            messages=tuple(history[len(history) - kept :]),  # those in the prompt (the 30K cut)
+            max_tool_result_chars=cfg.max_tool_result_chars,
+            max_transcript_chars=cfg.max_transcript_chars,
+        )
 
     def _apply_outcome(self, pending: _Pending, outcome: SummaryOutcome) -> None:
         request, record, turn = pending.request, pending.record, pending.turn
@@ -300,7 +310,7 @@ class SessionEngine:
             summary["usage"] = _usage_json(response.usage) if response and response.usage else None
             self._keep("summary", summary)
             record["error"] = summary["error"]
-            self._finish(record, FAILED, pending.advance_after)
+            self._finish(record, Decision.FAILED, pending.advance_after)
             return
         summary["status"] = "ok"
         summary["error"] = None
@@ -323,7 +333,7 @@ class SessionEngine:
                 "slot_saves": self.slot.saves,
             },
         )
-        self._finish(record, SUMMARIZED, pending.advance_after)
+        self._finish(record, Decision.SUMMARIZED, pending.advance_after)
 
     def _keep(self, kind: str, record: dict[str, Any]) -> None:
         if self.record_sink is not None:
@@ -335,12 +345,11 @@ class SessionEngine:
         else:
             self.snapshots.append(record)
 
-    def _finish(self, record: dict[str, Any], decision: str, advance_after: bool) -> None:
+    def _finish(self, record: dict[str, Any], decision: Decision, advance_after: bool) -> None:
         record["decision"] = decision
         self._keep("decision", record)
         if advance_after:
             self.turn_index += 1  # step 9
-        return None
 
 
 def render_summary_prompt(
@@ -354,8 +363,6 @@ def render_summary_prompt(
     """The prompt of the seed's ``generate_summary``; None for an empty history (no call)."""
     if not messages:
         return None
-    from .transcript import format_messages_as_text
-
     text = format_messages_as_text(messages, cfg.max_tool_result_chars, cfg.max_transcript_chars)
     return template.render(text, session_id=session_id, turn=turn, previous_summary=previous_summary)
 

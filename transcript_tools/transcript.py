@@ -20,7 +20,8 @@ re-formatting of the whole history).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from .messages import (
     AssistantMessage,
@@ -34,6 +35,7 @@ from .messages import (
     UserImageMessage,
     UserMessage,
 )
+from .rules import suffix_cut
 
 DEFAULT_MAX_TRANSCRIPT_CHARS = 30_000  # seed: "整段对话若超过 30K 字符，从前面截断"
 DEFAULT_MAX_TOOL_RESULT_CHARS = 500  # SummaryConfig.max_tool_result_chars default
@@ -111,13 +113,14 @@ def format_message(
     # Fast paths by exact type for the common shapes (a tool result; a user or
     # assistant message holding one text block); same text as the general code below.
     cls = type(message)
+    fast: Any = message  # the exact type is checked by hand, not narrowed
     if cls is ToolResultMessage and max_tool_result_chars >= 0:
-        content = message.content
+        content = fast.content
         if len(content) > max_tool_result_chars:
             content = _head(content, max_tool_result_chars)
-        return f"{'Tool Error' if message.is_error else 'Tool Result'} [{message.tool_call_id}]: {content}"
+        return f"{'Tool Error' if fast.is_error else 'Tool Result'} [{fast.tool_call_id}]: {content}"
     if cls in _ROLE_PREFIX:
-        blocks = message.blocks
+        blocks = fast.blocks
         if len(blocks) == 1 and type(blocks[0]) is TextBlock and max_tool_result_chars >= 0:
             return _ROLE_PREFIX[cls] + blocks[0].text
     if max_tool_result_chars < 0:
@@ -155,26 +158,46 @@ def format_messages_as_text(
     that does not fit, so the cost is O(returned text + one message), whatever the
     length of the history. An empty list, or ``max_chars=0``, gives ``""``.
     """
+    return format_transcript(messages, max_tool_result_chars, max_chars)[0]
+
+
+def format_transcript(
+    messages: Sequence[Message],
+    max_tool_result_chars: int = DEFAULT_MAX_TOOL_RESULT_CHARS,
+    max_chars: int = DEFAULT_MAX_TRANSCRIPT_CHARS,
+) -> tuple[str, int]:
+    """``format_messages_as_text``, and how many of the newest messages the text holds."""
     if max_chars < 0:
         raise ValueError(f"max_chars must be >= 0, got {max_chars}")
     if max_tool_result_chars < 0:
         raise ValueError(f"max_tool_result_chars must be >= 0, got {max_tool_result_chars}")
     if not messages or max_chars == 0:
-        return ""
-    kept: list[str] = []
-    total = 0
-    sep = len(MESSAGE_SEPARATOR)
-    for index in range(len(messages) - 1, -1, -1):
-        block = format_message(messages[index], max_tool_result_chars)
-        if not kept:
-            if len(block) > max_chars:
-                return _tail(block, max_chars)
-            kept.append(block)
-            total = len(block)
-            continue
-        total += sep + len(block)
-        if total > max_chars:
-            break
-        kept.append(block)
-    kept.reverse()
-    return MESSAGE_SEPARATOR.join(kept)
+        return "", 0
+    blocks, cut = formatted_blocks(messages, max_tool_result_chars, max_chars)
+    return (blocks[0] if cut else MESSAGE_SEPARATOR.join(blocks)), len(blocks)
+
+
+def formatted_blocks(
+    messages: Sequence[Message],
+    max_tool_result_chars: int = DEFAULT_MAX_TOOL_RESULT_CHARS,
+    max_chars: int = DEFAULT_MAX_TRANSCRIPT_CHARS,
+) -> tuple[list[str], bool]:
+    """The blocks ``format_messages_as_text`` joins, oldest first: those of the newest
+    messages that fit ``max_chars`` (``rules.suffix_cut``); and whether the only block
+    is the newest message cut to its last ``max_chars`` code points."""
+    blocks: list[str] = []  # newest first, as far as the cut looked
+    if max_chars <= 0:
+        return blocks, False
+
+    def lengths() -> Iterator[int]:
+        for index in range(len(messages) - 1, -1, -1):
+            block = format_message(messages[index], max_tool_result_chars)
+            blocks.append(block)
+            yield len(block)
+
+    kept, _ = suffix_cut(lengths(), max_chars, len(MESSAGE_SEPARATOR))
+    if kept == 1 and len(blocks[0]) > max_chars:  # the newest alone is too long: its tail
+        return [_tail(blocks[0], max_chars)], True
+    del blocks[kept:]
+    blocks.reverse()
+    return blocks, False

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from .. import __version__
+from .._version import __version__
 from ..errors import ExitCode, TsumError
 from ..terminal import echo
 

@@ -39,12 +39,20 @@ SPECIFIC_BLOCKS = frozenset(
 OPENAI_ROLES = frozenset({"system", "developer", "tool", "function"})
 
 
-def usage_from_anthropic(usage: Any, warn: Warn | None = None) -> Usage | None:
-    """An API ``usage`` object → Usage; ``input_tokens`` becomes the whole prompt size.
+USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
-    ``warn`` hears about fields that are not numbers (read if numeric strings)."""
+
+def usage_from_anthropic(usage: Any, warn: Warn | None = None) -> Usage | None:
+    """Anthropic's ``usage`` → Usage; ``input_tokens`` becomes the whole prompt size
+    (input + cache creation + cache read, ``messages.Usage``).
+
+    The one mapping for the readers (Anthropic Messages, claude-trace, Claude Code) and
+    the provider: a JSON object from a log, or the SDK's object. ``warn`` hears about
+    fields that are not numbers (read if numeric strings)."""
     if usage is None:
         return None
+    if not isinstance(usage, dict) and hasattr(usage, "input_tokens"):  # the SDK's pydantic object
+        usage = {f: v for f in USAGE_FIELDS if (v := getattr(usage, f, None)) is not None}
     if not isinstance(usage, dict):
         if warn is not None:
             warn(f"usage is not an object ({type(usage).__name__}); ignored")

@@ -1,9 +1,11 @@
-"""Summary providers: a lazy registry, so importing tsum never imports an SDK."""
+"""Summary providers: a registry of self-registering classes; importing tsum never imports an SDK."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from .base import Provider, SummaryOutcome, SummaryRequest, SummaryResponse
-from .registry import PROVIDER_NAMES, get_provider
+from .registry import get_provider, provider_names, register
 
 __all__ = [
     "PROVIDER_NAMES",
@@ -12,4 +14,14 @@ __all__ = [
     "SummaryRequest",
     "SummaryResponse",
     "get_provider",
+    "provider_names",
+    "register",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PROVIDER_NAMES":  # the built-in names, computed from their classes on first use
+        from . import registry
+
+        return registry.builtin_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,31 +10,31 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import anthropic
-
 from ..errors import ProviderConfigError
-from ..messages import Usage
+from ..formats.anthropic_api import usage_from_anthropic
 from .base import SummaryResponse
-from .registry import DEFAULT_MODELS
+from .registry import register
 from .retry import ProviderCallError
 from .sdk import SdkProvider
 
-DEFAULT_MODEL = DEFAULT_MODELS["anthropic"]
+DEFAULT_MODEL = "claude-haiku-4-5"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 KEY_ENV = "ANTHROPIC_API_KEY"
 # The SDK's own variable, resolved here so the cache key sees it.
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 
 
+@register
 class AnthropicProvider(SdkProvider):
     """Summaries from Claude. The key comes only from ``ANTHROPIC_API_KEY``."""
 
     name = "anthropic"
-    key_env: str | None = KEY_ENV
+    key_env = KEY_ENV
     api = "messages"
-    sdk = anthropic
-    client_class = anthropic.AsyncAnthropic
-    base_error = anthropic.AnthropicError
+    DEFAULT_MODEL = DEFAULT_MODEL
+    sdk_module = "anthropic"
+    client_class_name = "AsyncAnthropic"
+    base_error_name = "AnthropicError"
 
     def __init__(
         self,
@@ -95,24 +95,5 @@ def _to_response(message: Any, requested: str) -> SummaryResponse:
     return SummaryResponse(
         text=text,
         model=model if isinstance(model, str) and model else requested,
-        usage=_usage(getattr(message, "usage", None)),
-    )
-
-
-def _usage(usage: Any) -> Usage | None:
-    if usage is None:
-        return None
-
-    def count(field: str) -> int:
-        value = getattr(usage, field, None)
-        return value if isinstance(value, int) else 0
-
-    read = count("cache_read_input_tokens")
-    created = count("cache_creation_input_tokens")
-    # Usage.input_tokens is the whole prompt (messages.Usage docstring).
-    return Usage(
-        input_tokens=count("input_tokens") + read + created,
-        output_tokens=count("output_tokens"),
-        cache_read_tokens=read,
-        cache_creation_tokens=created,
+        usage=usage_from_anthropic(getattr(message, "usage", None)),
     )

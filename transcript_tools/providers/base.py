@@ -7,10 +7,11 @@ concurrent pool, cache) sit between the two.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..messages import Usage
+from ..messages import Message, Usage
+from ..transcript import DEFAULT_MAX_TOOL_RESULT_CHARS, DEFAULT_MAX_TRANSCRIPT_CHARS
 
 SUMMARY_MAX_TOKENS = 1024  # the seed: LlmCycle with max_tokens = Some(1024)
 
@@ -24,6 +25,12 @@ class SummaryRequest:
     prompt: str
     model: str | None = None  # SummaryConfig.summary_model; None = provider default
     max_tokens: int = SUMMARY_MAX_TOKENS
+    # The messages whose formatted text is in the prompt (the newest ones that fit the
+    # cut) and the formatting settings, for providers that read structure rather than
+    # text (the offline one). Not part of what determines a response: the prompt is.
+    messages: tuple[Message, ...] | None = field(default=None, compare=False, repr=False)
+    max_tool_result_chars: int = DEFAULT_MAX_TOOL_RESULT_CHARS
+    max_transcript_chars: int = DEFAULT_MAX_TRANSCRIPT_CHARS
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,3 +71,10 @@ class Provider(Protocol):
     async def complete(self, prompt: str, model: str | None, max_tokens: int) -> SummaryResponse:
         """One call. Raise ProviderError on failure (retryable or not)."""
         ...
+
+
+class RequestProvider(Provider, Protocol):
+    """A provider that takes the whole request (its messages too), not only the prompt.
+    Executors call ``complete_request`` when a provider has it."""
+
+    async def complete_request(self, request: SummaryRequest, model: str) -> SummaryResponse: ...

@@ -192,12 +192,19 @@ class SummaryExecutor:
                 )
                 await self._sleep(delay)  # cancellable: Ctrl-C is not delayed by backoff
 
+    async def _complete(self, request: SummaryRequest, model: str) -> SummaryResponse:
+        complete_request = getattr(self.provider, "complete_request", None)
+        if complete_request is not None:  # base.RequestProvider: it reads the messages too
+            response: SummaryResponse = await complete_request(request, model)
+            return response
+        return await self.provider.complete(request.prompt, model, request.max_tokens)
+
     async def _attempt(self, request: SummaryRequest, model: str) -> SummaryResponse:
         if self.timeout is None:
-            return await self.provider.complete(request.prompt, model, request.max_tokens)
+            return await self._complete(request, model)
         try:
             async with asyncio.timeout(self.timeout):
-                return await self.provider.complete(request.prompt, model, request.max_tokens)
+                return await self._complete(request, model)
         except TimeoutError:
             # Only our deadline raises TimeoutError here; an outside cancellation
             # (Ctrl-C) stays a CancelledError and propagates.

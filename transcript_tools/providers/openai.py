@@ -12,16 +12,14 @@ import os
 from typing import Any
 from urllib.parse import urlsplit
 
-import openai
-
 from ..errors import ProviderConfigError
 from ..messages import Usage
 from .base import SummaryResponse
-from .registry import DEFAULT_MODELS
+from .registry import register
 from .retry import ProviderCallError, public_url
 from .sdk import SdkProvider
 
-DEFAULT_MODEL = DEFAULT_MODELS["openai"]
+DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 KEY_ENV = "OPENAI_API_KEY"
 # The SDK's own variable, resolved here so the cache key sees it.
@@ -33,15 +31,17 @@ def _is_official(base_url: str) -> bool:
     return urlsplit(base_url.strip()).hostname == "api.openai.com"
 
 
+@register
 class OpenAIProvider(SdkProvider):
     """Summaries from OpenAI or an OpenAI-compatible server."""
 
     name = "openai"
-    key_env: str | None = KEY_ENV
+    key_env = KEY_ENV
     api = "chat.completions"
-    sdk = openai
-    client_class = openai.AsyncOpenAI
-    base_error = openai.OpenAIError
+    DEFAULT_MODEL = DEFAULT_MODEL
+    sdk_module = "openai"
+    client_class_name = "AsyncOpenAI"
+    base_error_name = "OpenAIError"
 
     def __init__(
         self,

@@ -121,8 +121,8 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
             when = parsedate_to_datetime(raw)
         except (TypeError, ValueError, IndexError):
             return None
-        if when is None:
-            return None
+        if when is None:  # Python < 3.10 returned None
+            return None  # type: ignore[unreachable]
         seconds = when.timestamp() - (time.time() if now is None else now)
     return max(0.0, seconds) if seconds == seconds else None  # NaN guard
 

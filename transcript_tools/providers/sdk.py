@@ -7,20 +7,20 @@ with a pool of ``max_connections`` and ``max_retries=0`` (retries are the
 executor's), ``aclose``, the offline kill switch, and the mapping of every SDK
 exception to a sanitized ``ProviderCallError``.
 
-Only the SDK provider modules import this one, and the registry imports those
-only when one is selected: importing ``transcript_tools`` never imports
-``httpx2`` or an SDK.
+A subclass names its SDK by module and attribute names; the SDK is imported when
+the provider is built (``httpx2`` with its first client), never when the module is:
+importing ``transcript_tools`` or listing the providers never imports an SDK.
 """
 
 from __future__ import annotations
 
 import asyncio
+from importlib import import_module
 from types import ModuleType
 from typing import Any, ClassVar
 
-import httpx2
-
-from .base import SummaryResponse
+from ..errors import ProviderConfigError
+from .base import Provider, SummaryResponse
 from .retry import ProviderCallError, public_url, refuse_if_offline, status_error
 
 
@@ -28,11 +28,43 @@ class SdkProvider:
     """Base of the providers that call an API through its official async SDK."""
 
     name: ClassVar[str]
-    key_env: str | None
+    key_env: ClassVar[str | None]
+    DEFAULT_MODEL: ClassVar[str]
     api: ClassVar[str]  # the identity's "api" field
-    sdk: ClassVar[ModuleType]  # the SDK module: its http client and exception types
-    client_class: ClassVar[type]  # e.g. anthropic.AsyncAnthropic
-    base_error: ClassVar[type[Exception]]  # the SDK's root exception
+    sdk_module: ClassVar[str]  # the SDK module: its http client and exception types
+    client_class_name: ClassVar[str]  # e.g. "AsyncAnthropic"
+    base_error_name: ClassVar[str]  # the SDK's root exception, e.g. "AnthropicError"
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        model: str | None,
+        base_url: str | None,
+        timeout: float,
+        temperature: float | None,
+        max_connections: int,
+        require_key: bool,
+    ) -> Provider:
+        """The registry's constructor (``registry.ProviderClass``)."""
+        if timeout <= 0:
+            raise ProviderConfigError(f"--timeout must be positive, not {timeout:g}")
+        # a subclass's __init__ takes exactly these settings (key from key_env, defaults)
+        subclass: Any = cls
+        provider: Provider = subclass(
+            model=model,
+            base_url=base_url,
+            timeout=timeout,
+            temperature=temperature,
+            max_connections=max_connections,
+            require_key=require_key,
+        )
+        return provider
+
+    @classmethod
+    def sdk(cls) -> ModuleType:
+        """The SDK module, imported on first use."""
+        return import_module(cls.sdk_module)
 
     def __init__(
         self,
@@ -52,6 +84,9 @@ class SdkProvider:
         self._max_connections = max(1, max_connections)
         self._sdk_client: Any = None
         self._sdk_loop: asyncio.AbstractEventLoop | None = None
+        # Imported now, when the provider is built, so that the first call's timeout does
+        # not pay for the SDK's import (about a second).
+        self.sdk()
 
     def __repr__(self) -> str:
         return (
@@ -90,16 +125,19 @@ class SdkProvider:
         if self._sdk_client is None or self._sdk_loop is not loop:
             # Room for every concurrent call: a smaller pool would queue calls
             # inside httpx and cap the executor's concurrency.
+            import httpx2
+
+            sdk = self.sdk()
             limits = httpx2.Limits(
                 max_connections=self._max_connections,
                 max_keepalive_connections=self._max_connections,
             )
-            self._sdk_client = self.client_class(
+            self._sdk_client = getattr(sdk, self.client_class_name)(
                 api_key=self._api_key,  # explicit: the SDK must not fall back to profile files
                 base_url=self._base_url,
                 timeout=self._timeout,
                 max_retries=0,  # one retry policy: the executor's
-                http_client=self.sdk.DefaultAsyncHttpxClient(limits=limits, timeout=self._timeout),
+                http_client=sdk.DefaultAsyncHttpxClient(limits=limits, timeout=self._timeout),
             )
             self._sdk_loop = loop
         return self._sdk_client
@@ -113,7 +151,7 @@ class SdkProvider:
     async def complete(self, prompt: str, model: str | None, max_tokens: int) -> SummaryResponse:
         refuse_if_offline(self.name)  # kill switch: before any connection is made
         requested = model or self._model
-        sdk = self.sdk
+        sdk = self.sdk()
         try:
             raw = await self._create(self._client(), prompt, requested, max_tokens)
         # `from None` everywhere: the SDK's exception text may quote the body,
@@ -136,6 +174,6 @@ class SdkProvider:
             raise ProviderCallError(f"{self.name}: malformed response") from None
         except ValueError:  # a 200 whose body is not JSON (broken proxy or server)
             raise ProviderCallError(f"{self.name}: malformed response (invalid JSON)") from None
-        except self.base_error as exc:
+        except getattr(sdk, self.base_error_name) as exc:
             raise ProviderCallError(f"{self.name}: {type(exc).__name__}") from None
         return self._response(raw, requested)

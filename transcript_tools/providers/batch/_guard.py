@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from . import sdk_error
+from .base import sdk_error
 
 
 @contextmanager

@@ -9,8 +9,8 @@ import orjson
 
 from ..anthropic import AnthropicProvider, _to_response
 from ..retry import ProviderCallError, refuse_if_offline
-from . import BatchItem, BatchLimits, BatchResult, BatchStatus, exact, merge_limits
 from ._guard import guarded
+from .base import BatchItem, BatchLimits, BatchResult, BatchStatus, exact, merge_limits
 
 # https://docs.anthropic.com/en/docs/build-with-claude/batch-processing (limits as of 2025)
 API_LIMITS = BatchLimits(max_requests=100_000, max_bytes=256 * 1024 * 1024)

@@ -11,8 +11,8 @@ import orjson
 
 from ..openai import OpenAIProvider, _to_response
 from ..retry import ProviderCallError, refuse_if_offline
-from . import BatchItem, BatchLimits, BatchResult, BatchStatus, exact, merge_limits
 from ._guard import guarded
+from .base import BatchItem, BatchLimits, BatchResult, BatchStatus, exact, merge_limits
 
 # https://platform.openai.com/docs/guides/batch (limits as of 2025)
 API_LIMITS = BatchLimits(max_requests=50_000, max_bytes=200 * 1024 * 1024)

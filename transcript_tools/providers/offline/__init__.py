@@ -1,0 +1,137 @@
+"""The offline provider: a deterministic extractive summarizer (no network, no key).
+
+It is not a language model. It takes the conversation's messages from the request
+(or, given a prompt alone, reads the conversation back out of it: ``parse``) and
+copies pieces of it into fixed sections (``facts``, ``render``): the user's requests, sentences
+where the assistant states a decision or conclusion, the tools used, the errors
+seen and the latest state. Same prompt, same summary; no randomness, no clock.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import ProviderConfigError
+from ...messages import Usage
+from ...tokens import estimate_text_tokens
+from ..base import SummaryRequest, SummaryResponse
+from ..registry import register
+from .facts import LEVELS, Facts, language
+from .parse import Blocks, blocks_from_messages, conversation_text, has_text, parse_text
+from .render import cut_to_tokens, render_summary
+
+ALGORITHM_VERSION = 3  # bump whenever the output for a given prompt changes (cache key)
+
+
+@register
+class OfflineProvider:
+    """Deterministic extractive summarizer: copies, never writes. No network, no key.
+
+    Sections: goals and requests (the earliest request shown and the latest ones),
+    decisions and conclusions (assistant sentences with cue words such as
+    decided / will / should / fixed / 决定 / 需要 / 已经), tools used with counts,
+    errors seen, and the current state (the latest assistant message). Chinese
+    headings when CJK characters (Han, kana, Hangul) are more than 30% of the
+    letters (CJK + A-Z) of the user and assistant text, English otherwise. The output fits ``max_tokens`` by
+    ``estimate_text_tokens``. Cost is linear in the prompt (regex and str methods,
+    no per-character Python loop).
+    """
+
+    name = "offline"
+    key_env: str | None = None
+    DEFAULT_MODEL = "extractive-v1"
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        model: str | None,
+        base_url: str | None,
+        timeout: float,
+        temperature: float | None,
+        max_connections: int,
+        require_key: bool,
+    ) -> OfflineProvider:
+        """The registry's constructor: refuses settings that mean nothing offline."""
+        if base_url:
+            raise ProviderConfigError(
+                "--base-url applies to --provider openai or anthropic, not offline"
+            )
+        if model and model != cls.DEFAULT_MODEL:
+            raise ProviderConfigError(
+                f"the offline provider has one model ({cls.DEFAULT_MODEL}), not {model!r}; "
+                "choose --provider anthropic or openai for other models"
+            )
+        if temperature is not None:
+            raise ProviderConfigError(
+                "the offline provider is deterministic: it takes no temperature"
+            )
+        return cls()
+
+    @property
+    def default_model(self) -> str:
+        return self.DEFAULT_MODEL
+
+    def identity(self, model: str | None) -> dict[str, Any]:
+        return {
+            "provider": self.name,
+            "model": model or self.default_model,
+            "algorithm_version": ALGORITHM_VERSION,
+        }
+
+    async def complete(self, prompt: str, model: str | None, max_tokens: int) -> SummaryResponse:
+        """A summary of a rendered prompt alone: the conversation is read back out of it."""
+        return self._response(prompt, summarize(prompt, max_tokens), model)
+
+    async def complete_request(self, request: SummaryRequest, model: str) -> SummaryResponse:
+        """A summary of the request's messages when it carries them (the engine's
+        requests do), else of its prompt."""
+        if request.messages is None:
+            return await self.complete(request.prompt, model, request.max_tokens)
+        blocks = blocks_from_messages(
+            request.messages, request.max_tool_result_chars, request.max_transcript_chars
+        )
+        return self._response(request.prompt, summarize_blocks(blocks, request.max_tokens), model)
+
+    def _response(self, prompt: str, text: str, model: str | None) -> SummaryResponse:
+        return SummaryResponse(
+            text=text,
+            model=model or self.default_model,
+            usage=Usage(
+                input_tokens=estimate_text_tokens(prompt),
+                output_tokens=estimate_text_tokens(text),
+            ),
+        )
+
+
+def summarize(prompt: str, max_tokens: int) -> str:
+    """The extractive summary of a rendered prompt; ``""`` when it holds no conversation.
+
+    The conversation is the text inside the last ``<messages>…</messages>`` pair, or
+    else the prompt from the first line that starts with a role prefix (the text
+    before it is the template's instructions). Blocks are split at a blank line
+    followed by ``System: ``, ``User: ``, ``Assistant: ``, ``Tool Result [id]: `` or
+    ``Tool Error [id]: ``; text before the first prefix (a message cut by the
+    30,000-character limit) has no role and only feeds the language guess and the
+    excerpt fallback.
+
+    Known limits of reading text back: content holding a blank line followed by a
+    role prefix (e.g. a pasted transcript) is split there, and a literal
+    ``<messages>`` inside the conversation moves the start of the section. The
+    engine's requests carry their messages, which avoids both (``complete_request``).
+    """
+    return summarize_blocks(parse_text(conversation_text(prompt)), max_tokens)
+
+
+def summarize_blocks(blocks: Blocks, max_tokens: int) -> str:
+    """The extractive summary of a conversation's blocks; ``""`` when none has text."""
+    if not any(map(has_text, blocks.contents)):
+        return ""
+    lang = language(blocks)
+    facts = Facts.collect(blocks)
+    text = ""
+    for level in LEVELS:
+        text = render_summary(facts, lang, level)
+        if estimate_text_tokens(text) <= max_tokens:
+            return text
+    return cut_to_tokens(text, max_tokens)

@@ -1,0 +1,185 @@
+"""What an extractive summary may show, collected once from the blocks: requests,
+decision sentences (cue words), tools, errors, the latest state; and the levels of
+detail the renderer trims it to."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from ...tokens import ascii_letter_count, cjk_count
+from .parse import TOOL_CALL_RE, Blocks, has_text
+
+_CUE_WORDS = (
+    "decided|decide|decision|conclusion|concluded|agreed|will|won't|we'll|i'll|"
+    "should|must|need to|needs to|going to|plan is|instead|switch to|switched to|"
+    "fixed|fixes|resolved|found|root cause|turns out|confirmed|implemented|changed|"
+    "updated|added|removed|done"
+)
+_CUE_ZH = (
+    "决定|结论|找到|发现|需要|已经|应该|必须|修复|解决|计划|改为|改成|确认|完成|原因|采用|不再"
+)
+# The leading character-set lookahead lets the regex engine skip positions that
+# cannot start a cue word (3-4x faster than the bare alternation on 30k chars).
+_CUE_RE = re.compile(
+    r"(?=[dcawishmnrgpftu决结找发需已应必修解计改确完原采不])(?:\b(?:"
+    + _CUE_WORDS
+    + r")\b|"
+    + _CUE_ZH
+    + ")"
+)
+_SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|[。！？；\n]")
+_SENTENCE_STARTS = (". ", "! ", "? ", "。", "！", "？", "；", "\n")
+_ERROR_LIKE_RE = re.compile(
+    r"\s*(?:(?:error|fatal|traceback|exception|failed)\b|错误|失败|异常)", re.I
+)
+_LIST_MARKER_RE = re.compile(r"(?:[-*•>#]+|\d+[.)])\s+")
+_SENTENCE_WINDOW = 400  # how far a decision sentence may reach around its cue word
+_CJK_RATIO = 0.3  # CJK share of letters above which the summary is written in Chinese
+
+
+@dataclass(frozen=True, slots=True)
+class Level:
+    """How much of each section to keep; later levels are cheaper (budget trimming)."""
+
+    goal_chars: int
+    recent: int
+    recent_chars: int
+    decisions: int
+    decision_chars: int
+    errors: int
+    error_chars: int
+    tools: int
+    state_head: int
+    state_tail: int
+    last_chars: int
+
+
+LEVELS = (
+    Level(280, 3, 200, 8, 200, 5, 160, 12, 300, 300, 160),
+    Level(200, 2, 160, 5, 150, 3, 120, 8, 200, 200, 120),
+    Level(140, 1, 120, 3, 120, 2, 100, 5, 120, 120, 80),
+    Level(80, 1, 80, 1, 80, 1, 80, 3, 80, 0, 0),
+)
+
+
+def language(blocks: Blocks) -> str:
+    prose = "\n".join(
+        [
+            c
+            for r, c in zip(blocks.roles, blocks.contents, strict=True)
+            if r == "user" or r == "runtime" or r == "assistant" or r == "fragment"
+        ]
+    )
+    if not has_text(prose):
+        prose = "\n".join(blocks.contents)
+    cjk = cjk_count(prose)
+    latin = ascii_letter_count(prose)
+    if cjk and cjk / (cjk + latin) > _CJK_RATIO:
+        return "zh"
+    return "en"
+
+
+@dataclass(slots=True)
+class Facts:
+    """Everything the summary may show, collected once; rendering only trims it."""
+
+    counts: Counter[str]
+    requests: list[str]  # user messages, oldest first
+    decisions: list[str]  # newest first, from assistant messages before the state message
+    state_decisions: list[str]  # newest first, from the state message itself
+    tools: list[tuple[str, int]]  # (name, calls), most used first
+    errors: list[tuple[str, str]]  # (call id, text), newest first, at most the first level's
+    error_total: int  # Tool Error blocks and results that start like an error message
+    state: str  # the latest assistant message with prose
+    pending: bool  # the conversation ends with a user request
+    last_output: tuple[str, str] | None  # (call id, content) if it ends with a tool output
+    fallback: str  # the last non-empty block, for conversations with none of the above
+
+    @classmethod
+    def collect(cls, blocks: Blocks) -> Facts:
+        roles, call_ids, contents = blocks.roles, blocks.call_ids, blocks.contents
+        counts = Counter(roles)
+        requests = [c for r, c in zip(roles, contents, strict=True) if r == "user" and has_text(c)]
+        assistant = [c for r, c in zip(roles, contents, strict=True) if r == "assistant"]
+        tool_counts = Counter(TOOL_CALL_RE.findall("\n".join(assistant)))
+        tools = sorted(tool_counts.items(), key=lambda item: (-item[1], item[0]))
+        errors: list[tuple[str, str]] = []
+        error_total = 0
+        max_errors = LEVELS[0].errors
+        error_like = _ERROR_LIKE_RE.match
+        for index in range(len(roles) - 1, -1, -1):
+            role = roles[index]
+            if role == "error" or (role == "result" and error_like(contents[index])):
+                error_total += 1
+                if len(errors) < max_errors:
+                    errors.append((call_ids[index], _error_line(contents[index])))
+        state = ""
+        state_index = len(assistant)
+        for index in range(len(assistant) - 1, -1, -1):
+            if has_text(TOOL_CALL_RE.sub("", assistant[index])):
+                state, state_index = assistant[index], index
+                break
+        limit = LEVELS[0].decisions
+        last_role, last_content = roles[-1], contents[-1]
+        fallback = next((c for c in reversed(contents) if has_text(c)), "")
+        return cls(
+            counts=counts,
+            requests=requests,
+            decisions=_decisions(assistant[:state_index], limit),
+            state_decisions=_decisions([state], limit) if state else [],
+            tools=tools,
+            errors=errors,
+            error_total=error_total,
+            state=state,
+            pending=last_role == "user" and has_text(last_content),
+            last_output=(call_ids[-1], last_content) if last_role in ("result", "error") else None,
+            fallback=fallback,
+        )
+
+
+def _error_line(content: str) -> str:
+    stripped = content.strip()
+    if stripped.startswith("Traceback"):
+        # A Python traceback says what went wrong on its last line.
+        return stripped.rsplit("\n", 1)[-1]
+    return stripped
+
+
+def _decisions(assistant: list[str], limit: int) -> list[str]:
+    """Sentences with a cue word, newest first; scanning stops once ``limit`` are found."""
+    found: list[str] = []
+    seen: set[str] = set()
+    for content in reversed(assistant):
+        lowered = content.lower()  # same length as content for the cue scripts
+        if len(lowered) != len(content):
+            lowered = content
+        hits = [m.start() for m in _CUE_RE.finditer(lowered)]
+        for pos in reversed(hits):
+            sentence = _sentence_at(content, pos)
+            key = " ".join(sentence.split())
+            marker = _LIST_MARKER_RE.match(key)
+            if marker:  # a markdown list item or heading: keep its text only
+                key = key[marker.end() :]
+            if len(key) < 8 or key.endswith(("?", "？")) or key in seen:
+                continue
+            if TOOL_CALL_RE.fullmatch(key):
+                continue
+            seen.add(key)
+            found.append(key)
+            if len(found) >= limit:
+                return found
+    return found
+
+
+def _sentence_at(text: str, pos: int) -> str:
+    low = max(0, pos - _SENTENCE_WINDOW)
+    start = low
+    for mark in _SENTENCE_STARTS:
+        found = text.rfind(mark, low, pos)
+        if found != -1:
+            start = max(start, found + len(mark))
+    end_match = _SENTENCE_END_RE.search(text, pos, pos + _SENTENCE_WINDOW)
+    end = end_match.end() if end_match else min(len(text), pos + _SENTENCE_WINDOW)
+    return text[start:end]

@@ -1,0 +1,150 @@
+"""Reading a conversation back out of a rendered prompt, or from its messages.
+
+Both give :class:`Blocks`: the conversation's blocks as parallel lists of role, tool
+call id and content. From the messages (``SummaryRequest.messages``, what the engine
+sends) nothing is parsed: the blocks are the formatted messages
+(``transcript.formatted_blocks``) without their role prefixes. From a prompt alone
+(a prompt rendered elsewhere, e.g. a cached one) the text between ``<messages>`` and
+``</messages>`` is split at role prefixes, which misreads content holding a blank
+line followed by a role prefix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ...messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    UserImageMessage,
+    UserMessage,
+    starts_turn,
+)
+from ...transcript import formatted_blocks
+
+_ROLE_PREFIX = r"(?:System|User|Assistant|Tool (?:Result|Error) \[[^\]\n]*\]):(?: |$)"
+_HEAD = r"(?:(System|User|Assistant)|Tool (Result|Error) \[([^\]\n]*)\]):(?: |$)"
+_HEAD_RE = re.compile(_HEAD)
+# A block starts at a role prefix right after a blank line; content may itself hold
+# blank lines, so a bare "\n\n" is not a boundary. The boundary and the role prefix
+# after it are one match, so that ``split`` yields [text before the first boundary,
+# role, tool result kind, call id, content, role, ...] in C, with no Python work per
+# block.
+_SPLIT_RE = re.compile(r"\n\n" + _HEAD)
+_ROLE_NAMES = {
+    "System": "system",
+    "User": "user",
+    "Assistant": "assistant",
+    "Result": "result",
+    "Error": "error",
+}
+_LINE_START_RE = re.compile(r"^" + _ROLE_PREFIX, re.MULTILINE)
+TOOL_CALL_RE = re.compile(r"\[Tool: ([^\]\n]+)\]")
+# A user-role message a person did not write (DESIGN §2 Turns: observations, compaction
+# summaries, reminders) is the role "runtime": never one of the person's requests. From
+# messages the origin says so; from a prompt's text alone only a known opening can.
+INJECTED_PREFIXES = ("This session is being continued from a previous conversation",)
+
+
+@dataclass(slots=True)
+class Blocks:
+    """The conversation's blocks as parallel lists (no object per block)."""
+
+    roles: list[str]  # system | user | runtime | assistant | result | error | fragment
+    call_ids: list[str]
+    contents: list[str]
+
+
+def conversation_text(prompt: str) -> str:
+    end = prompt.rfind("</messages>")
+    if end != -1:
+        start = prompt.rfind("<messages>", 0, end)
+        if start != -1:
+            return prompt[start + len("<messages>") : end].strip("\n")
+    match = _LINE_START_RE.search(prompt)
+    if match is None:
+        return prompt.strip("\n")
+    return prompt[match.start() :].strip("\n")
+
+
+def has_text(text: str) -> bool:
+    """``bool(text.strip())`` without the copy: isspace() stops at the first non-space."""
+    return bool(text) and not text.isspace()
+
+
+def parse_text(text: str) -> Blocks:
+    parts = _SPLIT_RE.split(text)
+    # Text before the first boundary: a block with its own role prefix, or the tail of
+    # a message cut by the 30,000-character limit (or a prompt without role prefixes).
+    first = parts[0]
+    head = _HEAD_RE.match(first)
+    if head is None:
+        role, call_id, content = "fragment", "", first
+    else:
+        role = _ROLE_NAMES[head.group(1) or head.group(2)]
+        call_id = head.group(3) or ""
+        content = first[head.end() :]
+    names = _ROLE_NAMES
+    roles = [role]
+    roles += [names[name or kind] for name, kind in zip(parts[1::4], parts[2::4], strict=True)]
+    call_ids = [call_id]
+    call_ids += [cid or "" for cid in parts[3::4]]
+    contents = [content]
+    contents += parts[4::4]
+    for i, role in enumerate(roles):
+        if role == "user" and contents[i].startswith(INJECTED_PREFIXES):
+            roles[i] = "runtime"
+    return Blocks(roles, call_ids, contents)
+
+
+_ROLES = {
+    SystemMessage: "system",
+    UserMessage: "user",
+    UserImageMessage: "user",
+    AssistantMessage: "assistant",
+}
+_PREFIX = {
+    SystemMessage: "System: ",
+    UserMessage: "User: ",
+    UserImageMessage: "User: ",
+    AssistantMessage: "Assistant: ",
+}
+
+
+def blocks_from_messages(
+    messages: Sequence[Message], max_tool_result_chars: int, max_chars: int
+) -> Blocks:
+    """The blocks of the formatted conversation, from the messages themselves.
+
+    The same blocks ``parse`` reads from a prompt whose conversation holds no text that
+    looks like a role prefix after a blank line: roles, tool call ids, and contents
+    without their ``Role: `` prefix. A newest message cut to its tail by the
+    ``max_chars`` limit has no prefix left: a ``fragment``. As in a prompt, newlines at
+    the very start and end of the conversation are not content.
+    """
+    texts, cut = formatted_blocks(messages, max_tool_result_chars, max_chars)
+    kept = messages[len(messages) - len(texts) :]
+    roles: list[str] = []
+    call_ids: list[str] = []
+    contents: list[str] = []
+    for message, text in zip(kept, texts, strict=True):
+        if isinstance(message, ToolResultMessage):
+            label = "Tool Error" if message.is_error else "Tool Result"
+            roles.append("error" if message.is_error else "result")
+            call_ids.append(message.tool_call_id)
+            prefix = f"{label} [{message.tool_call_id}]: "
+        else:
+            kind = next(c for c in _ROLES if isinstance(message, c))
+            roles.append("runtime" if kind is UserMessage and not starts_turn(message) else _ROLES[kind])
+            call_ids.append("")
+            prefix = _PREFIX[kind]
+        contents.append(text[len(prefix) :])
+    if cut:  # only the newest message's tail is left, without its role prefix
+        roles[0], call_ids[0], contents[0] = "fragment", "", texts[0].lstrip("\n")
+    if contents:
+        contents[-1] = contents[-1].rstrip("\n")
+    return Blocks(roles, call_ids, contents)

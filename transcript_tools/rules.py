@@ -1,0 +1,229 @@
+"""The spec's rules as pure functions, one home each (DESIGN §2 "rules").
+
+The session engine, the sweep's fast path, ``inspect`` and ``diff`` all call these;
+none of them re-derives a rule. No I/O, no state: plain values in, plain values out.
+
+- :class:`Decision` -- what the checkpoint decided at a turn (the ``decision`` field
+  of the records; a ``StrEnum``, so JSON output is the plain string);
+- :func:`should_summarize` / :func:`skip_reason` -- the checkpoint (F2 + F6);
+- :func:`turn_starts` / :func:`extend_turn_starts` / :func:`split_turns` -- where
+  turns start (DESIGN §2 Turns);
+- :func:`focused_window_start` -- the first message of the focused view (DESIGN §1);
+- :func:`suffix_cut` -- the 30K cut of the formatted conversation (seed "消息格式化");
+- :func:`compaction_turn` -- the turn a recorded compaction is reported at;
+- :func:`fixed_cadence` -- whether a schedule degenerated into one summary every
+  ``debounce_turns`` turns.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Sequence
+from enum import StrEnum
+
+from .messages import Message, starts_turn
+
+
+class Decision(StrEnum):
+    """What the checkpoint decided at one turn."""
+
+    BELOW_THRESHOLD = "below_threshold"
+    DEBOUNCED = "debounced"
+    SUMMARIZED = "summarized"
+    FAILED = "failed"  # N3: the call failed; nothing changed
+    SKIPPED_EMPTY = "skipped_empty"  # generate_summary's guard: empty history, no call
+    WOULD_SUMMARIZE = "would_summarize"  # --dry-run: fired, no call made
+    DISABLED = "disabled"  # no SummaryConfig (N2)
+
+
+# The checkpoint fired: a summary call was made (or would have been, --dry-run).
+FIRED = frozenset({Decision.SUMMARIZED, Decision.FAILED, Decision.WOULD_SUMMARIZE})
+# The checkpoint fired and ``last_summary_turn`` moved (a failure leaves it, N3).
+FIRED_OK = frozenset({Decision.SUMMARIZED, Decision.WOULD_SUMMARIZE})
+
+
+# ---- the checkpoint (seed step 8.5) ---------------------------------------------------
+
+
+def over_threshold(watermark: float, threshold: float) -> bool:
+    """F2: ``tokens >= max_context_tokens * trigger_token_ratio``."""
+    return watermark >= threshold
+
+
+def debounce_passed(turn: int, last_summary_turn: int, debounce_turns: int) -> bool:
+    """F6: ``turn - last_summary_turn >= debounce_turns`` (``last_summary_turn`` starts at 0)."""
+    return turn - last_summary_turn >= debounce_turns
+
+
+def should_summarize(
+    turn: int, last_summary_turn: int, watermark: float, threshold: float, debounce_turns: int
+) -> bool:
+    """The seed's formula (F2 + F6)."""
+    return debounce_passed(turn, last_summary_turn, debounce_turns) and over_threshold(
+        watermark, threshold
+    )
+
+
+def skip_reason(
+    turn: int,
+    last_summary_turn: int,
+    watermark: float,
+    threshold: float,
+    debounce_turns: int,
+    history_empty: bool,
+) -> Decision | None:
+    """Why the checkpoint does not fire at ``turn``, or None when it fires
+    (``should_summarize`` and a non-empty history).
+
+    Checked in this order, which the records show: the threshold (F2), the debounce
+    (F6), then ``generate_summary``'s guard (empty history: no call)."""
+    if not over_threshold(watermark, threshold):
+        return Decision.BELOW_THRESHOLD
+    if not debounce_passed(turn, last_summary_turn, debounce_turns):
+        return Decision.DEBOUNCED
+    if history_empty:
+        return Decision.SKIPPED_EMPTY
+    return None
+
+
+# ---- turns (DESIGN §2 Turns) ----------------------------------------------------------
+
+
+def extend_turn_starts(
+    starts: list[int], messages: Iterable[Message], offset: int, seen_person: bool
+) -> bool:
+    """Append to ``starts`` the turn starts among ``messages`` (appended to a history of
+    ``offset`` messages); return whether a turn-starting message has been seen.
+
+    A turn starts at a message a person wrote (``messages.starts_turn``); messages
+    before the first one belong to turn 0."""
+    index = offset
+    for message in messages:
+        if index == 0:
+            starts.append(0)
+        if starts_turn(message):
+            if seen_person:
+                starts.append(index)
+            seen_person = True
+        index += 1
+    return seen_person
+
+
+def turn_starts(messages: Sequence[Message]) -> list[int]:
+    """The index of each turn's first message (``[]`` for no messages)."""
+    starts: list[int] = []
+    extend_turn_starts(starts, messages, 0, False)
+    return starts
+
+
+def split_turns(messages: list[Message]) -> list[tuple[int, list[Message]]]:
+    """(start index, messages) per turn."""
+    starts = turn_starts(messages)
+    ends = [*starts[1:], len(messages)]
+    return [(start, messages[start:end]) for start, end in zip(starts, ends, strict=False)]
+
+
+def compaction_turn(starts: Sequence[int], message_index: int) -> int:
+    """The turn a recorded compaction is reported at: the last turn that started before
+    it (the agent compacted after that turn). ``message_index`` is the first message
+    after the compaction."""
+    return max(bisect.bisect_right(starts, max(message_index - 1, 0)) - 1, 0)
+
+
+# ---- the focused view (DESIGN §1, our FocusedConfig) ----------------------------------
+
+
+def focused_window_start(
+    starts: Sequence[int], turns: int, keep_recent_turns: int, covered_end: int | None
+) -> int:
+    """The first message of the focused view's kept turns (system messages before it
+    are kept too).
+
+    ``starts[:turns]`` are the history's turn starts; ``covered_end`` is the length of
+    the history the latest summary was made from (None: no summary). The view keeps the
+    last ``keep_recent_turns`` turns AND every turn after the one the summary covered,
+    whichever starts earlier, so no turn falls between the summary and the window."""
+    if turns <= keep_recent_turns or keep_recent_turns < 1:  # (the config requires >= 1)
+        plain = 0
+    else:
+        plain = starts[turns - keep_recent_turns]
+    if covered_end is None or turns == 0:
+        return plain
+    # the turn holding the first message the summary did not see (whole turns only)
+    after = starts[max(bisect.bisect_right(starts, covered_end, 0, turns) - 1, 0)]
+    return min(plain, after)
+
+
+# ---- the formatted conversation (seed "消息格式化": 30K from the front) --------------
+
+
+def suffix_cut(
+    lengths_newest_first: Iterable[int], max_chars: int, separator: int
+) -> tuple[int, int]:
+    """How much of a formatted conversation is kept: ``(blocks, characters)``.
+
+    ``lengths_newest_first`` are the formatted blocks' lengths, newest first; blocks are
+    joined by ``separator`` characters. Whole blocks are dropped from the front (the
+    oldest) until the text fits ``max_chars``; if the newest alone is longer, it is kept
+    cut to its last ``max_chars`` characters: ``(1, max_chars)``. The iteration stops at
+    the first block that no longer fits."""
+    kept = total = 0
+    if max_chars <= 0:
+        return 0, 0
+    for length in lengths_newest_first:
+        if kept == 0:
+            if length > max_chars:
+                return 1, max_chars
+            kept, total = 1, length
+            continue
+        if total + separator + length > max_chars:
+            break
+        kept += 1
+        total += separator + length
+    return kept, total
+
+
+# ---- the schedule ---------------------------------------------------------------------
+
+
+def fixed_cadence(decisions: Iterable[str], debounce_turns: int) -> bool:
+    """Did the run degenerate into a fixed cadence: one summary every ``debounce`` turns?
+
+    ``decisions``: the decision of every turn, in order. True when the checkpoint fired
+    at least twice and the watermark never fell back below the threshold after the first
+    fire -- from then on only the debounce decides, which is what the cumulative
+    ``cost_so_far`` (it never goes down) does once crossed. Failed calls (N3: retried at
+    the next eligible turn) may shift the cadence; any other gap than
+    ``max(debounce, 1)`` without a failure means the schedule still depends on the
+    conversation."""
+    fires: list[int] = []
+    failed = False
+    for index, decision in enumerate(decisions):
+        if decision in FIRED_OK:
+            fires.append(index)
+        elif decision == Decision.FAILED:
+            failed = True
+        elif decision == Decision.BELOW_THRESHOLD and fires:
+            return False
+    if len(fires) < 2:
+        return False
+    step = max(debounce_turns, 1)
+    return failed or all(b - a == step for a, b in zip(fires, fires[1:], strict=False))
+
+
+__all__ = [
+    "FIRED",
+    "FIRED_OK",
+    "Decision",
+    "compaction_turn",
+    "debounce_passed",
+    "extend_turn_starts",
+    "fixed_cadence",
+    "focused_window_start",
+    "over_threshold",
+    "should_summarize",
+    "skip_reason",
+    "split_turns",
+    "suffix_cut",
+    "turn_starts",
+]

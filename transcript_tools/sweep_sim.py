@@ -1,0 +1,398 @@
+"""The sweep's simulation: one configuration on one conversation, no I/O.
+
+Per conversation a :class:`Profile` is computed ONCE, by the session engine itself
+with no checkpoint (N2): the per-turn ``cost_so_far`` series (the seed's cumulative
+watermark), the per-turn size of the view without summaries (``--measure current``),
+prefix sums of the formatted history (summary prompt sizes) and of the estimated
+tokens a focused view drops. Then each configuration costs O(turns):
+
+* fast path -- the figures cannot depend on summary text: the cumulative measure
+  with every call's usage recorded, or Full mode (summaries never change the view),
+  and a template that does not show the previous summary. The checkpoint
+  (``rules.skip_reason``) is run over plain integers; it agrees exactly with
+  :class:`SessionEngine` (a hypothesis test proves it). No provider is called.
+* engine path -- otherwise: the real engine runs with an executor (the offline
+  provider, or cached responses).
+
+Every rule comes from :mod:`.rules`; this module only feeds it precomputed series.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .config import Measure, ReplaySettings, SlotMode, SummaryConfig
+from .messages import Conversation, Message, SystemMessage
+from .prompt import PromptTemplate
+from .providers.base import SUMMARY_MAX_TOKENS
+from .rules import (
+    FIRED,
+    Decision,
+    compaction_turn,
+    fixed_cadence,
+    focused_window_start,
+    skip_reason,
+    split_turns,
+    suffix_cut,
+)
+from .session import SessionEngine
+from .tokens import MESSAGE_OVERHEAD_TOKENS, estimate_text_tokens
+from .transcript import MESSAGE_SEPARATOR, format_message
+
+# ---- the grid -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SweepConfig:
+    """One point of the grid: the trigger settings a sweep varies."""
+
+    trigger_token_ratio: float
+    max_context_tokens: int
+    debounce_turns: int
+    mode: SlotMode = SlotMode.FOCUSED
+    measure: Measure = Measure.CUMULATIVE
+
+    @property
+    def threshold(self) -> float:
+        return self.max_context_tokens * self.trigger_token_ratio  # exactly SummaryConfig.threshold
+
+    @property
+    def label(self) -> str:
+        return (
+            f"ratio={self.trigger_token_ratio:g} max={self.max_context_tokens} "
+            f"debounce={self.debounce_turns} {self.mode.value} {self.measure.value}"
+        )
+
+    def summary_config(self, base: SummaryConfig) -> SummaryConfig:
+        return replace(
+            base,
+            trigger_token_ratio=self.trigger_token_ratio,
+            max_context_tokens=self.max_context_tokens,
+            debounce_turns=self.debounce_turns,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "trigger_token_ratio": self.trigger_token_ratio,
+            "max_context_tokens": self.max_context_tokens,
+            "debounce_turns": self.debounce_turns,
+            "mode": self.mode.value,
+            "measure": self.measure.value,
+            "threshold": self.threshold,
+        }
+
+
+@dataclass(slots=True)
+class ConvResult:
+    """One configuration on one conversation (transient: folded into ConfigStats)."""
+
+    turns: int
+    fires: list[int]  # turns at which a summary call was made
+    prompt_chars: int = 0
+    prompt_tokens: int = 0
+    failed: int = 0
+    peak_with: int = 0  # view the model is sent, with this configuration's summaries
+    sum_with: int = 0
+    overflow: int = 0  # turns whose view (with summaries) exceeds max_context_tokens
+    fixed_cadence: bool = False
+    curve: list[int] | None = None  # per-turn view with summaries
+    watermark: list[int] | None = None  # per-turn watermark (engine path, current measure)
+    recall: tuple[int, int] | None = None  # artifact probes (recalled, total): tsum eval, engine path
+
+
+# ---- one conversation, computed once ------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Profile:
+    """The config-independent series of one conversation (all lists indexed by turn)."""
+
+    index: int
+    session_id: str
+    path: str
+    turns: int
+    cost: list[int]  # cost_so_far after each turn (the cumulative watermark)
+    view: list[int]  # size of the view without summaries (the current watermark)
+    history_end: list[int]  # messages in the history after each turn
+    all_recorded: bool  # every call's usage recorded (no estimate anywhere)
+    compaction_turns: list[int]  # turns after which the original agent compacted
+    keep_recent_turns: int = 3
+    starts: list[int] = field(default_factory=list)  # first message of each turn
+    # tokens a focused view starting at turn k's first message leaves out (non-system)
+    dropped: list[int] = field(default_factory=list)
+    summary_cost: int = 0  # the summary message, assumed summary_tokens long
+    # prefix sums over messages of the formatted history: code points + separators, tokens
+    _chars: list[int] = field(default_factory=list)
+    _tokens: list[int] = field(default_factory=list)
+    _max_chars: int = 0
+    _template: PromptTemplate | None = None
+    _shells: dict[int, tuple[int, int]] = field(default_factory=dict)
+    _prompts: dict[int, tuple[int, int]] = field(default_factory=dict)
+    _view_prefix: list[int] = field(default_factory=list)  # sum of view[:t]
+    _view_max: list[int] = field(default_factory=list)  # max of view[:t]
+
+    @property
+    def view_peak(self) -> int:
+        """The largest view without summaries."""
+        return self._view_max[-1]
+
+    @property
+    def view_sum(self) -> int:
+        """The sum over turns of the view without summaries."""
+        return self._view_prefix[-1]
+
+    def _shell(self, turn: int) -> tuple[int, int]:
+        """(code points, tokens) of the template around the messages, at ``turn``."""
+        template = self._template
+        uses_turn = template is not None and "turn" in template.variables
+        key = turn if uses_turn else -1
+        hit = self._shells.get(key)
+        if hit is None:
+            if template is None:
+                shell = ""
+            else:
+                shell = template.render("", session_id=self.session_id, turn=turn)
+            hit = self._shells[key] = (len(shell), estimate_text_tokens(shell))
+        return hit
+
+    def prompt_size(self, turn: int) -> tuple[int, int]:
+        """(code points, estimated tokens) of the summary prompt at ``turn``'s checkpoint,
+        with no previous summary shown.
+
+        The formatted history is cut by ``rules.suffix_cut`` (the 30K rule), fed from
+        the prefix sums; plus the template around it."""
+        hit = self._prompts.get(turn)
+        if hit is not None:
+            return hit
+        end = self.history_end[turn]
+        chars, tokens = self._chars, self._tokens
+        sep = len(MESSAGE_SEPARATOR)
+        lengths = (chars[i + 1] - chars[i] - sep for i in range(end - 1, -1, -1))
+        kept, text_chars = suffix_cut(lengths, self._max_chars, sep)
+        newest = chars[end] - chars[end - 1] - sep
+        if kept == 1 and newest > self._max_chars:  # the newest message's tail
+            text_tokens = (tokens[end] - tokens[end - 1]) * text_chars // max(newest, 1)
+        else:
+            text_tokens = tokens[end] - tokens[end - kept]
+        shell_chars, shell_tokens = self._shell(turn)
+        size = (shell_chars + text_chars, shell_tokens + text_tokens)
+        self._prompts[turn] = size
+        return size
+
+    def focused_size(self, turn: int, covered_turn: int) -> int:
+        """Size of the focused view after ``turn``, the latest summary made at ``covered_turn``
+        (as ``SessionEngine.current_context_tokens`` measures it)."""
+        starts = self.starts
+        start = focused_window_start(
+            starts, turn + 1, self.keep_recent_turns, self.history_end[covered_turn]
+        )
+        k = bisect.bisect_right(starts, start, 0, turn + 1) - 1  # the turn starting there
+        return self.view[turn] - self.dropped[k] + self.summary_cost
+
+
+def profile_conversation(
+    conv: Conversation,
+    *,
+    index: int = 0,
+    base: SummaryConfig | None = None,
+    template: PromptTemplate | None = None,
+    keep_recent_turns: int = 3,
+    summary_tokens: int = SUMMARY_MAX_TOKENS,
+    turns: list[tuple[int, list[Message]]] | None = None,
+) -> Profile:
+    """Run the engine once with no checkpoint and keep what every configuration needs."""
+    base = base or SummaryConfig()
+    turns = split_turns(conv.messages) if turns is None else turns
+    settings = ReplaySettings(
+        summary=None,
+        mode=SlotMode.FULL,
+        measure=Measure.CURRENT,
+        keep_recent_turns=keep_recent_turns,
+    )
+    engine = SessionEngine(conv.session_id, settings)
+    for _, messages in turns:
+        engine.submit_turn(messages)
+    slot = engine.slot
+    cost = [d["cost_so_far"] for d in engine.decisions]
+    # the current measure; never below the estimated view (SessionEngine.current_context_tokens)
+    view = [d["watermark"] for d in engine.decisions]
+    history_end = [start + len(messages) for start, messages in turns]
+    starts = [start for start, _ in turns]
+
+    # A focused view keeps the system messages before its window: what it drops when the
+    # window starts at turn k is the non-system tokens before starts[k].
+    dropped: list[int] = []
+    system_tokens = 0
+    next_turn = 0
+    for i, message in enumerate(conv.messages):
+        while next_turn < len(starts) and starts[next_turn] == i:
+            dropped.append(slot.tokens_between(0, i) - system_tokens)
+            next_turn += 1
+        if isinstance(message, SystemMessage):
+            system_tokens += slot.tokens_between(i, i + 1)
+    # the summary message (assumed summary_tokens long: the call's max_tokens bound)
+    summary_cost = (
+        MESSAGE_OVERHEAD_TOKENS + estimate_text_tokens(base.summary_marker) + summary_tokens
+    )
+
+    # The formatted history, once: prefix sums of block lengths (+ separator) and tokens.
+    chars = [0]
+    tokens = [0]
+    sep = len(MESSAGE_SEPARATOR)
+    for message in conv.messages:
+        block = format_message(message, base.max_tool_result_chars)
+        chars.append(chars[-1] + len(block) + sep)
+        tokens.append(tokens[-1] + estimate_text_tokens(block))
+    view_prefix, view_max = [0], [0]
+    for size in view:
+        view_prefix.append(view_prefix[-1] + size)
+        view_max.append(max(view_max[-1], size))
+    return Profile(
+        index=index,
+        session_id=conv.session_id,
+        path=conv.path,
+        turns=len(turns),
+        cost=cost,
+        view=view,
+        history_end=history_end,
+        all_recorded=engine.estimated_calls == 0,
+        compaction_turns=sorted(
+            {compaction_turn(starts, c.message_index) for c in conv.compactions}
+        ),
+        keep_recent_turns=keep_recent_turns,
+        starts=starts,
+        dropped=dropped,
+        summary_cost=summary_cost,
+        _chars=chars,
+        _tokens=tokens,
+        _max_chars=base.max_transcript_chars,
+        _template=template,
+        _view_prefix=view_prefix,
+        _view_max=view_max,
+    )
+
+
+# ---- one configuration on one conversation ------------------------------------------------
+
+
+def needs_engine(
+    profile: Profile, cfg: SweepConfig, template: PromptTemplate | None = None
+) -> bool:
+    """True when a figure depends on summary text: the schedule or the view (estimated
+    usage or the current measure, in Focused mode), or the prompt (a template that shows
+    the previous summary)."""
+    if template is not None and "previous_summary" in template.variables:
+        return True  # the next prompt holds this summary: its length is the summary's
+    if cfg.mode is SlotMode.FULL:
+        return False  # summaries never change the view: every series is the profile's
+    return cfg.measure is Measure.CURRENT or not profile.all_recorded
+
+
+def decisions(profile: Profile, cfg: SweepConfig) -> list[Decision]:
+    """The checkpoint's decision at every turn, every call succeeding (``rules.skip_reason``)."""
+    series = profile.cost if cfg.measure is Measure.CUMULATIVE else profile.view
+    threshold = cfg.threshold
+    debounce = cfg.debounce_turns
+    ends = profile.history_end
+    last = 0  # the seed: last_summary_turn starts at 0
+    out: list[Decision] = []
+    for turn, watermark in enumerate(series):
+        skip = skip_reason(turn, last, watermark, threshold, debounce, ends[turn] == 0)
+        if skip is None:
+            last = turn
+            out.append(Decision.SUMMARIZED)
+        else:
+            out.append(skip)
+    return out
+
+
+def simulate(profile: Profile, cfg: SweepConfig) -> list[int]:
+    """The turns at which the checkpoint fires."""
+    return [turn for turn, d in enumerate(decisions(profile, cfg)) if d in FIRED]
+
+
+def evaluate_fast(profile: Profile, cfg: SweepConfig, *, keep_curve: bool = False) -> ConvResult:
+    schedule = decisions(profile, cfg)
+    fires = [turn for turn, d in enumerate(schedule) if d in FIRED]
+    result = ConvResult(turns=profile.turns, fires=fires)
+    for turn in fires:
+        chars, tokens = profile.prompt_size(turn)
+        result.prompt_chars += chars
+        result.prompt_tokens += tokens
+    result.fixed_cadence = fixed_cadence(schedule, cfg.debounce_turns)
+    limit = cfg.max_context_tokens
+    if fires and cfg.mode is SlotMode.FOCUSED:
+        t1 = fires[0]
+        curve = profile.view[:t1]
+        covered = t1
+        for turn in range(t1, profile.turns):
+            if schedule[turn] in FIRED:
+                covered = turn
+            curve.append(profile.focused_size(turn, covered))
+        result.peak_with = max(curve)
+        result.sum_with = sum(curve)
+        result.overflow = sum(1 for v in curve if v > limit)
+        if keep_curve:
+            result.curve = curve
+    else:
+        result.peak_with = profile.view_peak
+        result.sum_with = profile.view_sum
+        result.overflow = sum(1 for v in profile.view if v > limit)
+        if keep_curve:
+            result.curve = list(profile.view)
+    return result
+
+
+async def evaluate_engine(
+    conv: Conversation,
+    turns: list[tuple[int, list[Message]]],
+    profile: Profile,
+    cfg: SweepConfig,
+    *,
+    base: SummaryConfig,
+    template: PromptTemplate,
+    keep_recent_turns: int,
+    executor: Any,
+    provider_name: str,
+) -> ConvResult:
+    """Run the real engine (summaries applied) and measure the same figures."""
+    settings = ReplaySettings(
+        summary=cfg.summary_config(base),
+        mode=cfg.mode,
+        keep_recent_turns=keep_recent_turns,
+        measure=cfg.measure,
+        template_name=template.name,
+    )
+    engine = SessionEngine(
+        conv.session_id, settings, provider_name=provider_name, template=template
+    )
+    curve: list[int] = []
+    for _, messages in turns:
+        request = engine.submit_turn(messages)
+        if request is not None:
+            engine.complete_summary(await executor.execute(request))
+        curve.append(engine.current_context_tokens())  # what the model is sent next turn
+    fires = [d["turn"] for d in engine.decisions if d["decision"] in FIRED]
+    result = ConvResult(turns=profile.turns, fires=fires, curve=curve)
+    for summary in engine.summaries:
+        result.prompt_chars += summary["prompt_chars"]
+        result.prompt_tokens += estimate_text_tokens(engine.prompts[summary["prompt_sha256"]])
+        result.failed += summary["status"] != "ok"
+    result.fixed_cadence = fixed_cadence(
+        [d["decision"] for d in engine.decisions], cfg.debounce_turns
+    )
+    result.peak_with = max(curve, default=0)
+    result.sum_with = sum(curve)
+    result.overflow = sum(1 for v in curve if v > cfg.max_context_tokens)
+    if cfg.measure is Measure.CURRENT:
+        result.watermark = [d["watermark"] for d in engine.decisions]
+    if cfg.mode is SlotMode.FOCUSED:  # what the summaries carried (tsum eval, docs/eval.md)
+        from .eval.baseline import artifact_hits, score_summaries
+
+        scored = score_summaries(
+            conv, engine.summaries, keep=keep_recent_turns, max_tool_result_chars=base.max_tool_result_chars
+        )
+        result.recall = artifact_hits(scored)
+    return result
