@@ -419,3 +419,23 @@ def test_real_rewind_keeps_the_active_branch() -> None:
     assert sum(starts_turn(m) for m in conv.messages) == len(prompts) == 4
     assert sum(isinstance(m, AssistantMessage) for m in conv.messages) == len(ids) == 6
     assert len(conv.warnings) == 1
+
+
+def test_estimated_cost_so_far_does_not_depend_on_summaries_either(tmp_path: Path) -> None:
+    """With no recorded usage every call is estimated, on the original run's history: the
+    full replay (whose summaries shrink the focused view), the dry run and Full mode end
+    at the same cost_so_far, turn by turn (issue 10 §2b: 'never')."""
+    stripped = tmp_path / "no_usage.jsonl"
+    lines = [json.loads(x) for x in SYNTHETIC.read_text().splitlines()]
+    for line in lines:
+        message = line.get("message")
+        if isinstance(message, dict):
+            message.pop("usage", None)
+    stripped.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    args = ["--max-context-tokens", "2000", "--debounce", "1"]
+    full = _decisions(*args, str(stripped), out=tmp_path / "full")
+    dry = _decisions(*args, "--dry-run", str(stripped), out=tmp_path / "dry")
+    whole = _decisions(*args, "--mode", "full", str(stripped), out=tmp_path / "whole")
+    assert [t["decision"] for t in full].count("summarized") >= 2  # the summaries changed the view
+    assert "estimated" in {t["tokens"] for t in full} and "recorded" not in {t["tokens"] for t in full}
+    assert [t["cost_so_far"] for t in full] == [t["cost_so_far"] for t in dry] == [t["cost_so_far"] for t in whole]

@@ -141,13 +141,6 @@ class SessionEngine:
         slot = self.slot
         start = len(slot.messages)
         current = self.settings.measure is Measure.CURRENT
-        needs_view = current
-        if not needs_view:
-            for m in messages:
-                if isinstance(m, AssistantMessage) and m.usage is None and m.model != SYNTHETIC_MODEL:
-                    needs_view = True
-                    break
-        view_before = slot.view_size(start)[1] if needs_view else 0
         slot.append_messages(messages)  # step 6: append + save
 
         input_tokens = output_tokens = cache_read = cache_creation = 0
@@ -169,11 +162,14 @@ class SessionEngine:
                 cache_read += usage.cache_read_tokens
                 cache_creation += usage.cache_creation_tokens
             elif message.model != SYNTHETIC_MODEL:  # written by the runtime: not a call
-                # No usage recorded: the call saw the view at turn start plus the turn so far.
+                # No usage recorded: the call is estimated as the ORIGINAL run made it, on
+                # the whole history before it, never on tsum's own focused view: like a
+                # recorded call, an estimated one must not depend on whether tsum's
+                # summaries were written (issue 10 §2b: dry run and full replay agree).
                 if prefix is None:
                     prefix = slot.token_prefix(start + len(messages))
                 before = prefix[index - 1]
-                input_tokens += view_before + before - prefix[start]
+                input_tokens += before
                 output_tokens += prefix[index] - before
                 estimated += 1
         if anchor_usage is not None:
