@@ -7,8 +7,8 @@ The design keeps the engine and the replay driver untouched:
   this run fails (N3); any other request is *needed*. A needed request is added
   to the batch being built (unless a batch already holds it) and its session
   stops there — or, where the schedule cannot depend on summary text (the
-  cumulative measure, a template without ``previous_summary``, and recorded usage
-  or the full mode, so no summary changes a token count), the session goes on
+  cumulative measure — recorded or estimated, cost_so_far never depends on
+  summaries — and a template without ``previous_summary``), the session goes on
   assuming success, so every firing of the session is planned in the same round.
 * **Submit** — the needed requests go out as batches (split at the API's limits),
   each recorded in the cache database before any waiting.
@@ -34,9 +34,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .config import Measure, SlotMode
+from .config import Measure
 from .errors import ProviderError, TsumError
-from .messages import AssistantMessage, Conversation, Usage
+from .messages import Usage
 from .providers.base import SummaryOutcome, SummaryRequest, SummaryResponse
 from .providers.batch import BatchClient, BatchItem, BatchStatus
 from .providers.batch.store import BatchStore
@@ -95,17 +95,10 @@ class BatchReport:
 
 def schedule_is_text_independent(run: ReplayRun) -> bool:
     """The cumulative measure and a template that never reads ``previous_summary``."""
-    from .prompt import _variables
-
     template = run.template
     if run.settings.measure is not Measure.CUMULATIVE or template is None:
         return False
-    return template.kind == "plain" or "previous_summary" not in _variables(template.source)
-
-
-def _usage_recorded(conv: Conversation) -> bool:
-    # Estimated usage counts the focused view, which a summary's length changes.
-    return all(m.usage is not None for m in conv.messages if isinstance(m, AssistantMessage))
+    return "previous_summary" not in template.variables
 
 
 class BatchReplay:
@@ -185,14 +178,11 @@ class BatchReplay:
             warn=_quiet,
             error=_quiet,
         )
-        mode_full = run.settings.mode is SlotMode.FULL
         self._blocked = False
         for conv in reader.conversations(paths):
             if conv.session_id in self._settled:
                 continue
-            planner = _Planner(
-                self, self.report.planned_ahead and (mode_full or _usage_recorded(conv))
-            )
+            planner = _Planner(self, self.report.planned_ahead)
             try:
                 await replay_conversation(
                     conv, run.settings, planner, run.provider_name, run.template
