@@ -14,6 +14,8 @@ import orjson
 from ..errors import ExitCode, InputError
 from ..formats import reader_names
 from ..inspect import InspectRun, SessionInfo
+from ..parallel_jobs import iter_inspect
+from .scale_options import resolve_backend, scale_options
 
 COLUMNS = (
     ("file", "<"),
@@ -84,9 +86,16 @@ def render_table(infos: list[SessionInfo]) -> str:
     help="Read every file as this format instead of detecting it.",
 )
 @click.option("--skip-bad-lines", is_flag=True, help="Warn about unreadable lines and go on.")
+@scale_options
 @click.pass_context
 def inspect_command(
-    ctx: click.Context, paths: tuple[str, ...], as_json: bool, fmt: str | None, skip_bad_lines: bool
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    as_json: bool,
+    fmt: str | None,
+    skip_bad_lines: bool,
+    workers: int | None,
+    ray_address: str | None,
 ) -> None:
     """Per session: format, turns, messages by role, tool calls, recorded vs estimated
     tokens, largest context and the compactions the agent recorded.
@@ -103,9 +112,10 @@ def inspect_command(
     def warn(message: str) -> None:
         click.echo(message, err=True)
 
+    backend = resolve_backend(workers, ray_address)
     run = InspectRun(list(paths), fmt=fmt, skip_bad_lines=skip_bad_lines, warn=warn, error=error)
     infos: list[SessionInfo] = []
-    for info in run:
+    for info in iter_inspect(run, backend):
         infos.append(info)
         for warning in info.warnings:
             warn(f"warning: {info.path}: session {info.session_id}: {warning}")

@@ -26,6 +26,7 @@ from ..errors import ConfigError, ExitCode, InputError, TsumError
 from ..formats import read_conversations, reader_names
 from ..formats.source import Source
 from ..outputs import OutputDirectory, TextReport
+from ..parallel_jobs import parallel_replay
 from ..prompt import (
     PromptTemplate,
     builtin_template_names,
@@ -36,6 +37,7 @@ from ..prompt import (
 from ..replay import ReplayRun, split_turns
 from ..transcript import format_messages_as_text
 from .provider_options import build_executor, cache_only_failure, describe_stats, provider_options
+from .scale_options import refuse_summaries_on_ray, resolve_backend, scale_options
 
 
 def summary_options(func: Any) -> Any:
@@ -154,10 +156,19 @@ def run_info(settings: ReplaySettings, template: PromptTemplate, provider: str, 
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), help="Write JSONL records here instead of a report on stdout.")
 @click.option("--dry-run", is_flag=True, help="Decisions only: no summary calls (fired checkpoints are recorded as would_summarize).")
 @click.option("--silent", is_flag=True, help="No progress bar, warnings or end-of-run summary on stderr.")
-def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, silent: bool, **opts: Any) -> None:
-    """Replay transcripts (files, directories, globs, or - for stdin) turn by turn through the checkpoint."""
+@scale_options
+def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, silent: bool,
+                   workers: int | None, ray_address: str | None, **opts: Any) -> None:
+    """Replay transcripts (files, directories, globs, or - for stdin) turn by turn through the checkpoint.
+
+    --workers and --ray spread a --dry-run over processes or a Ray cluster; a replay that
+    makes summary calls runs them with --concurrency instead.
+    """
     started = time.perf_counter()
     settings, template, merged = resolve_settings(opts, dry_run=dry_run)
+    backend = resolve_backend(workers, ray_address, merged)
+    if not dry_run:
+        refuse_summaries_on_ray(backend, "a replay that makes summary calls (add --dry-run for decisions only)")
     provider_opts = with_file_defaults(opts, merged)
     executor = None if dry_run else build_executor(provider_opts)  # fails here, before any work
     provider_name = "none" if executor is None else executor.provider.name
@@ -196,7 +207,8 @@ def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, 
     )
     status = "complete"
     try:
-        asyncio.run(_run_and_close(run, list(paths), executor))
+        if parallel_replay(run, list(paths), backend) is None:  # not spread: as always
+            asyncio.run(_run_and_close(run, list(paths), executor))
     except KeyboardInterrupt:
         status = "interrupted"
         raise

@@ -12,9 +12,11 @@ import click
 from ..config import Measure, SlotMode
 from ..errors import ConfigError, ExitCode
 from ..formats import reader_names
+from ..parallel_jobs import run_sweep
 from ..sweep import CachedThenOffline, Sweep, config_grid
 from ..sweep_stats import SORT_KEYS, render_csv, render_json, render_table
 from .replay_cmd import resolve_settings
+from .scale_options import refuse_summaries_on_ray, resolve_backend, scale_options
 
 SORT_CHOICES = list(SORT_KEYS) + ["-" + k for k in SORT_KEYS if k != "config"]
 
@@ -190,6 +192,7 @@ runs with the offline summarizer, or with cached responses of a real provider
     help="Response cache to read summaries from (with --provider other than offline).",
 )
 @click.option("--silent", is_flag=True, help="No progress or end-of-run line on stderr.")
+@scale_options
 def sweep_command(
     paths: tuple[str, ...],
     ratios: tuple[str, ...],
@@ -209,6 +212,8 @@ def sweep_command(
     base_url: str | None,
     cache_path: Path | None,
     silent: bool,
+    workers: int | None,
+    ray_address: str | None,
     **opts: Any,
 ) -> None:
     """Evaluate every combination of trigger settings on every conversation (no LLM where none is needed)."""
@@ -225,6 +230,9 @@ def sweep_command(
         _split(measures, "--measure", _choice(Measure)) or [settings.measure],
         base=base,
     )
+    backend = resolve_backend(workers, ray_address, merged)
+    if provider != "offline":
+        refuse_summaries_on_ray(backend, f"a sweep that reads {provider} summaries")
     executor, describe = _summary_source(provider, model, base_url, cache_path)
 
     def warn(message: str) -> None:
@@ -254,7 +262,7 @@ def sweep_command(
         on_conversation=(lambda: progress.update(1)) if progress is not None else None,
     )
     try:
-        result = sweep.run(paths)
+        result = run_sweep(sweep, list(paths), backend)
     finally:
         if progress is not None:
             progress.close()
