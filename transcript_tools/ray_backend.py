@@ -100,7 +100,7 @@ def _start(ray: Any, address: str) -> bool:
         address=None if address == "local" else address,
         include_dashboard=False,
         log_to_driver=False,  # workers' logs stay in Ray's files: stderr is tsum's
-        logging_level=logging.WARNING,
+        logging_level=logging.ERROR,  # its start-up notices are not tsum's output
     )
     return True
 
@@ -112,12 +112,14 @@ def ray_map(
     ray = import_ray()
     started = _start(ray, address)
     try:
+        # Ray Data's notices (progress bars, "progress bars disabled", execution plans)
+        # would interleave with tsum's warnings on stderr.
+        logging.getLogger("ray.data").setLevel(logging.ERROR)
         context = ray.data.DataContext.get_current()
         context.execution_options.preserve_order = True  # parts merge in input order
         context.enable_progress_bars = False
         if hasattr(context, "print_on_execution_start"):
             context.print_on_execution_start = False
-        logging.getLogger("ray.data").setLevel(logging.WARNING)
         if not items:
             return
         # A local path that is not a file fails in the driver, with the inline message
@@ -130,7 +132,7 @@ def ray_map(
             files = {_key(item.path): item for item in readable}
             paths = [item.path if is_url(item.path) else _key(item.path) for item in readable]
             dataset = ray.data.read_binary_files(paths, include_paths=True)
-            rows = dataset.map(_Task(job, files)).iter_rows()
+            rows = iter(dataset.map(_Task(job, files)).iter_rows())
         while expected:
             item = expected[0]
             if not (is_url(item.path) or os.path.isfile(item.path)):
@@ -146,6 +148,8 @@ def ray_map(
             if row is None:
                 raise RuntimeError(f"Ray returned no result for {item.path}")
             early.setdefault(_key(row["path"]), deque()).append(row["part"])
+        if next(rows, None) is not None:
+            raise RuntimeError("Ray returned more results than input files")
     finally:
         if started:
             ray.shutdown()

@@ -166,9 +166,9 @@ def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, 
     """
     started = time.perf_counter()
     settings, template, merged = resolve_settings(opts, dry_run=dry_run)
-    backend = resolve_backend(workers, ray_address, merged)
     if not dry_run:
-        refuse_summaries_on_ray(backend, "a replay that makes summary calls (add --dry-run for decisions only)")
+        refuse_summaries_on_ray(ray_address, "a replay that makes summary calls (add --dry-run for decisions only)")
+    backend = resolve_backend(workers, ray_address, merged)
     provider_opts = with_file_defaults(opts, merged)
     executor = None if dry_run else build_executor(provider_opts)  # fails here, before any work
     provider_name = "none" if executor is None else executor.provider.name

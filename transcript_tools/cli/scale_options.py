@@ -30,7 +30,7 @@ def scale_options(func: Callable[..., Any]) -> Callable[..., Any]:
         metavar="[ADDRESS]",
         help="Run the per-file work as Ray Data tasks: alone, a local Ray (or the one RAY_ADDRESS "
         "names); `auto` or ray://HOST:PORT for a cluster. Paths may be URLs Ray reads (s3://...). "
-        "Needs pip install 'transcript-tools[ray]'.",
+        "Put it after the paths (its value is optional). Needs pip install 'transcript-tools[ray]'.",
     )(func)
     func = click.option(
         "--workers",
@@ -67,6 +67,7 @@ def resolve_backend(
     return Backend(workers=workers or default_workers(), ray=ray_address)
 
 
-def refuse_summaries_on_ray(backend: Backend, what: str) -> None:
-    if backend.ray is not None:
+def refuse_summaries_on_ray(ray_address: str | None, what: str) -> None:
+    """Summary-making runs stay off Ray until a shared rate limit exists (docs/scale.md)."""
+    if ray_address is not None:
         raise ConfigError(f"--ray does not run {what}: {BATCH_HINT}")

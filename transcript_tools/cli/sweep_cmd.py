@@ -230,9 +230,9 @@ def sweep_command(
         _split(measures, "--measure", _choice(Measure)) or [settings.measure],
         base=base,
     )
-    backend = resolve_backend(workers, ray_address, merged)
     if provider != "offline":
-        refuse_summaries_on_ray(backend, f"a sweep that reads {provider} summaries")
+        refuse_summaries_on_ray(ray_address, f"a sweep that reads {provider} summaries")
+    backend = resolve_backend(workers, ray_address, merged)
     executor, describe = _summary_source(provider, model, base_url, cache_path)
 
     def warn(message: str) -> None:
