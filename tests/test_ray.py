@@ -6,6 +6,7 @@ the [ray] extra. CI installs it and runs these again (`pytest -m ray`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -69,3 +70,17 @@ def test_inspect_matches_the_local_run(corpus: Path) -> None:
         invoke("inspect", str(corpus), "--json", "--workers", "1"),
         invoke("inspect", str(corpus), "--json", "--ray"),
     )
+
+
+def test_a_folder_url_is_listed_and_read_by_ray(corpus: Path) -> None:
+    # file:// stands for s3:// and friends: listed with pyarrow.fs, read by Ray, and each
+    # file keeps the URL it was given as (no table of every object shipped to workers)
+    local = invoke("sweep", str(corpus), "--json", "--workers", "1")
+    remote = invoke("sweep", corpus.as_uri(), "--json", "--ray")
+    assert remote.exit_code == local.exit_code == 3
+    mine, theirs = json.loads(local.stdout), json.loads(remote.stdout)
+    assert [e.replace(str(corpus), corpus.as_uri()) for e in mine.pop("errors")] == theirs.pop(
+        "errors"
+    )
+    assert mine == theirs
+    assert f"warning: {corpus.as_uri()}/b/notes.json: not a transcript" in remote.stderr

@@ -76,14 +76,31 @@ def _key(path: str) -> str:
 
 
 class _Task:
-    """One row (one file) -> one part. Pickled once per Ray worker, with the file table."""
+    """One row (one file) -> one part. Pickled once per Ray worker.
 
-    def __init__(self, job: FileJob, files: dict[str, InputFile]) -> None:
+    It must give each file the path the user gave (messages and outputs show it). Local
+    files: a table (one machine's worth of files). URLs: Ray's path with the scheme back
+    in front -- no table, so a job over millions of objects ships a few bytes, not a
+    list of every object to every worker.
+    """
+
+    def __init__(
+        self, job: FileJob, local: dict[str, InputFile], schemes: dict[str, str], named: set[str]
+    ) -> None:
         self.job = job
-        self.files = files
+        self.local = local
+        self.schemes = schemes  # first path component (bucket) -> "s3://"
+        self.named = named  # URLs given as files, not found by listing a folder
+
+    def item(self, path: str) -> InputFile:
+        found = self.local.get(_key(path))
+        if found is not None:
+            return found
+        url = self.schemes[path.split("/", 1)[0]] + path
+        return InputFile(url, from_directory=url not in self.named)
 
     def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
-        item = self.files[_key(row["path"])]
+        item = self.item(row["path"])
         FETCHED[item.path] = row["bytes"]
         try:
             part = self.job.run([item], set())
@@ -129,10 +146,15 @@ def ray_map(
         early: dict[str, deque[Any]] = {}
         rows: Iterator[dict[str, Any]] = iter(())
         if readable:
-            files = {_key(item.path): item for item in readable}
+            local = {_key(i.path): i for i in readable if not is_url(i.path)}
+            schemes = {}
+            for spec in {i.path for i in readable if is_url(i.path)}:
+                rest = _key(spec)
+                schemes[rest.split("/", 1)[0]] = spec[: len(spec) - len(rest)]
+            named = {i.path for i in readable if is_url(i.path) and not i.from_directory}
             paths = [item.path if is_url(item.path) else _key(item.path) for item in readable]
             dataset = ray.data.read_binary_files(paths, include_paths=True)
-            rows = iter(dataset.map(_Task(job, files)).iter_rows())
+            rows = iter(dataset.map(_Task(job, local, schemes, named)).iter_rows())
         while expected:
             item = expected[0]
             if not (is_url(item.path) or os.path.isfile(item.path)):
