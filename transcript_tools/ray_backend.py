@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
-from .errors import ConfigError
+from .errors import ConfigError, TsumError
 from .formats.source import FETCHED
 from .parallel import RAY_INSTALL_HINT, FileJob
 from .replay import InputFile, expand_inputs
@@ -113,13 +113,29 @@ def _start(ray: Any, address: str) -> bool:
     """Attach to (or start) Ray; True when this run started it and must shut it down."""
     if ray.is_initialized():  # a host program (or a test) owns the instance
         return False
-    ray.init(
-        address=None if address == "local" else address,
-        include_dashboard=False,
-        log_to_driver=False,  # workers' logs stay in Ray's files: stderr is tsum's
-        logging_level=logging.ERROR,  # its start-up notices are not tsum's output
-    )
+    try:
+        ray.init(
+            address=None if address == "local" else address,
+            include_dashboard=False,
+            log_to_driver=False,  # workers' logs stay in Ray's files: stderr is tsum's
+            logging_level=logging.ERROR,  # its start-up notices are not tsum's output
+        )
+    except Exception as exc:  # Ray raises many kinds (connection, timeout, version)
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise TsumError(f"--ray {address}: cannot start or reach Ray ({first})") from None
     return True
+
+
+def _next_row(ray: Any, rows: Iterator[dict[str, Any]]) -> dict[str, Any] | None:
+    try:
+        return next(rows, None)
+    except ray.exceptions.RayTaskError as exc:
+        # an expected error raised in a task (a template that cannot render...): one line,
+        # as in a local run, not the remote traceback Ray wraps around it
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, TsumError):
+            raise cause from None
+        raise
 
 
 def ray_map(
@@ -166,11 +182,11 @@ def ray_map(
                 expected.popleft()
                 yield [item], pickle.loads(waiting.popleft())
                 continue
-            row = next(rows, None)
+            row = _next_row(ray, rows)
             if row is None:
                 raise RuntimeError(f"Ray returned no result for {item.path}")
             early.setdefault(_key(row["path"]), deque()).append(row["part"])
-        if next(rows, None) is not None:
+        if _next_row(ray, rows) is not None:
             raise RuntimeError("Ray returned more results than input files")
     finally:
         if started:
