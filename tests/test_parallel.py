@@ -154,3 +154,15 @@ def test_ray_refuses_summary_making_runs(corpus: Path) -> None:
     assert "--batch" in result.stderr and len(result.stderr.splitlines()) == 1
     result = invoke("sweep", str(corpus), "--provider", "openai", "--ray")
     assert result.exit_code == 2 and "--batch" in result.stderr
+
+
+def test_config_key_workers_sets_the_pool_size(
+    corpus: Path, tmp_path: Path, spread: list[int]
+) -> None:
+    config = tmp_path / "tsum.toml"
+    config.write_text("workers = 1\n")
+    one = invoke("sweep", str(corpus), "--config", str(config))
+    assert not spread  # one worker from the file: inline, no pool
+    two = invoke("sweep", str(corpus), "--config", str(config), "--workers", "2")
+    assert spread  # the command line wins over the file
+    same_run(one, two)
