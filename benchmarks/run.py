@@ -464,6 +464,24 @@ def main() -> int:
             )
         )
 
+    # 4b. all local cores (issue 16; benchmarks/bench_scale.py has the details and Ray)
+    print(f"sweep --workers 1 / 2, c{many_c}x40 ...", file=sys.stderr)
+    walls: dict[str, list[float]] = {"1": [], "2": []}
+    for _ in range(3):
+        for workers in walls:
+            argv = ["sweep", str(c_many), "--json", "--silent", "--workers", workers]
+            walls[workers].append(run_child(tsum + argv, WORK)[0])
+    speedup = statistics.median(walls["1"]) / statistics.median(walls["2"])
+    raw["sweep workers"] = walls
+    rows.append(
+        Row(
+            f"tsum sweep --workers 2 speed-up vs 1, c{many_c}x40 (processes)",
+            f"{speedup:.2f}x  ({statistics.median(walls['1']):.2f} / {statistics.median(walls['2']):.2f} s)",
+            ">= 1.7x (full run, idle machine)" if quick else ">= 1.7x",
+            None if quick else speedup >= 1.7,
+        )
+    )
+
     # 5. start-up
     print("start-up ...", file=sys.stderr)
     tiny_file = next(tiny.glob("*.jsonl"))

@@ -53,6 +53,7 @@ CASES: dict[str, tuple[Any, Any, Any, tuple[str, str, Any], tuple[str, str, Any]
                  ("TSUM_BASE_URL", "http://127.0.0.1:2/v1", "http://127.0.0.1:2/v1")),
     "concurrency": (lambda r: (r.concurrency, r.provider["concurrency"]), (8, 8), 16, ("-j", "2", (2, 2)),
                     ("TSUM_CONCURRENCY", "4", (4, 4))),
+    "workers": (lambda r: r.values.get("workers"), None, 3, ("--workers", "2", 2), ("TSUM_WORKERS", "4", 4)),
 }
 FILE_READS = {"model": ("m-file", "m-file"), "summary_model": ("m-file", "m-file"), "concurrency": (16, 16),
               "prompt": "en", "summary_prompt": "Summarize: {messages}"}

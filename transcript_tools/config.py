@@ -112,6 +112,7 @@ CONFIG_KEYS = {f.name for f in fields(SummaryConfig)} | {
     "base_url",
     "format",
     "concurrency",
+    "workers",  # processes for sweep / replay --dry-run (cli/scale_options.py)
 }
 
 

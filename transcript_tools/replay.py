@@ -49,9 +49,12 @@ class InputFile:
     from_directory: bool = False  # found by walking a directory: undetectable files are warnings
 
 
-def expand_inputs(paths: list[str]) -> Iterator[InputFile]:
+def expand_inputs(paths: list[str] | list[InputFile]) -> Iterator[InputFile]:
     """Files, directories (recursing into transcript files, sorted), globs, and ``-``."""
     for spec in paths:
+        if isinstance(spec, InputFile):  # already expanded: one file of a parallel run (parallel.py)
+            yield spec
+            continue
         if spec == "-":
             yield InputFile("-")
             continue
@@ -262,7 +265,7 @@ class ReplayRun:
     stats: RunStats = field(default_factory=RunStats)
     _seen_ids: set[str] = field(default_factory=set)
 
-    def conversations(self, paths: list[str]) -> Iterator[Conversation]:
+    def conversations(self, paths: list[str] | list[InputFile]) -> Iterator[Conversation]:
         """The conversations of every input, in order. (The garbage collector's state is
         the host's business: library code never changes it.)"""
         for item in expand_inputs(paths):

@@ -7,36 +7,20 @@ options, prints, and maps ``ReplayResult.status`` to an exit code.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any
 
+from ._loop import run_sync as run_sync
 from ._version import __version__
 from .config import ReplaySettings
 from .errors import ProviderConfigError
 from .prompt import PromptTemplate, template_from_config
 from .providers.base import Provider
 from .replay import ReplayRun, RunStats, SessionResult, Sink
-
-T = TypeVar("T")
-
-
-def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run a coroutine to completion from synchronous code, also inside a running event
-    loop (Jupyter, an async web app): there it runs on its own loop in a worker thread,
-    because ``asyncio.run`` refuses to nest and blocking the caller's loop is the price
-    of a synchronous API."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(make())
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="tsum") as pool:
-        return pool.submit(lambda: asyncio.run(make())).result()
 
 
 class RunStatus(StrEnum):
@@ -119,6 +103,7 @@ def run_replay(
     on_end: Callable[[ReplayResult, str], None] | None = None,
     batch: Callable[[Any], Any] | None = None,
     price_per_mtok: str | float | None = None,
+    backend: Any = None,
 ) -> ReplayResult:
     """Replay ``paths`` (files, directories, globs, ``-``) through the checkpoint.
 
@@ -132,6 +117,8 @@ def run_replay(
     ``batch`` (``--batch``) builds, from the executor, the driver that sends the summary
     calls through the provider's batch API in rounds (``cli.batch_cmd.BatchSetup``);
     ``price_per_mtok`` prices the run (batch vs synchronous) in the manifest and line.
+    ``backend`` (``parallel.Backend``: ``--workers`` / ``--ray``) spreads a dry run's
+    files over processes or a Ray cluster, with the same outputs.
     """
     from .outputs import OutputDirectory, TextReport
 
@@ -186,7 +173,7 @@ def run_replay(
     try:
         if batch_driver is not None:
             run_sync(lambda: batch_driver.run(run, list(paths), executor))
-        else:
+        elif not _spread(run, paths, backend):
             run_sync(lambda: _run_and_close(run, list(paths), executor))
     except KeyboardInterrupt:
         state = "interrupted"
@@ -209,6 +196,15 @@ def run_replay(
         result.sessions = sink.results
     _set_status(result, executor, out_dir)
     return result
+
+
+def _spread(run: ReplayRun, paths: list[str], backend: Any) -> bool:
+    """True when a process pool or Ray ran the (dry) run; False: run it here."""
+    if backend is None:
+        return False
+    from .parallel_jobs import parallel_replay
+
+    return parallel_replay(run, list(paths), backend) is not None
 
 
 def _batch_and_cost(

@@ -93,9 +93,11 @@ class Sweep:
     warn: Callable[[str], None] = print
     error: Callable[[str], None] = print
     on_conversation: Callable[[], None] | None = None
+    # Session ids taken before these paths (one file of a parallel run: parallel_jobs.py)
+    taken_ids: set[str] = field(default_factory=set)
 
     def run(self, paths: Iterable[str]) -> SweepResult:
-        from .run import run_sync  # also inside a running event loop (Jupyter)
+        from ._loop import run_sync  # also inside a running event loop (Jupyter)
 
         listed = list(paths)
         return run_sync(lambda: self.run_async(listed))
@@ -117,6 +119,7 @@ class Sweep:
             skip_bad_lines=self.skip_bad_lines,
             warn=self.warn,
             error=self.error,
+            _seen_ids=self.taken_ids,
         )
         heap: list[tuple[tuple[int, int, int], int, Sample]] = []
         for index, conv in enumerate(reader.conversations(paths)):

@@ -16,7 +16,9 @@ from ..config import load_config_file, merge_settings
 from ..errors import ExitCode, InputError
 from ..formats import reader_names
 from ..inspect import InspectRun, SessionInfo
+from ..parallel_jobs import iter_inspect
 from ..terminal import echo, escape_controls
+from .scale_options import resolve_backend, scale_options
 from .settings import CONFIG_HELP, explicit_options
 
 COLUMNS = (
@@ -93,6 +95,7 @@ def render_table(infos: list[SessionInfo]) -> str:
 @click.option("--skip-bad-lines", is_flag=True, help="Warn about unreadable lines and go on.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
               envvar="TSUM_CONFIG", help=CONFIG_HELP)
+@scale_options
 @click.pass_context
 def inspect_command(
     ctx: click.Context,
@@ -101,6 +104,8 @@ def inspect_command(
     fmt: str | None,
     skip_bad_lines: bool,
     config_path: Path | None,
+    workers: int | None,
+    ray_address: str | None,
 ) -> None:
     """Per session: format, turns, messages by role, tool calls, recorded vs estimated
     tokens, largest context and the compactions the agent recorded.
@@ -117,11 +122,13 @@ def inspect_command(
     def warn(message: str) -> None:
         echo(message, err=True)
 
-    # The settings file's format applies here too (config.PRECEDENCE).
-    fmt = merge_settings(explicit_options({"fmt": fmt}, ctx), load_config_file(config_path)).get("format")
+    # The settings file's format and workers apply here too (config.PRECEDENCE).
+    values = merge_settings(explicit_options({"fmt": fmt, "workers": workers}, ctx), load_config_file(config_path))
+    fmt = values.get("format")
+    backend = resolve_backend(values.get("workers"), ray_address)
     run = InspectRun(list(paths), fmt=fmt, skip_bad_lines=skip_bad_lines, warn=warn, error=error)
     infos: list[SessionInfo] = []
-    for info in run:
+    for info in iter_inspect(run, backend):
         infos.append(info)
         for warning in info.warnings:
             warn(f"warning: {info.path}: session {info.session_id}: {warning}")

@@ -11,6 +11,7 @@ import click
 from ..errors import ConfigError, ExitCode, InputError, TsumError
 from ..terminal import echo, for_stream
 from .provider_options import provider_options
+from .scale_options import refuse_summaries_on_ray, resolve_backend, scale_options
 from .settings import Resolved, resolve, summary_options
 
 if TYPE_CHECKING:
@@ -30,14 +31,24 @@ __all__ = ["exit_for", "replay_command", "replay_paths", "summary_options"]
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), help="Write JSONL records here instead of a report on stdout.")
 @click.option("--dry-run", is_flag=True, help="Decisions only: no summary calls (fired checkpoints are recorded as would_summarize).")
 @click.option("--silent", is_flag=True, help="No progress bar, warnings or end-of-run summary on stderr.")
-def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, silent: bool, **opts: Any) -> None:
-    """Replay transcripts (files, directories, globs, or - for stdin) turn by turn through the checkpoint."""
-    resolved = resolve(opts, dry_run=dry_run)
-    result = replay_paths(list(paths), resolved, out_dir=out_dir, silent=silent)
+@scale_options
+def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, silent: bool,
+                   workers: int | None, ray_address: str | None, **opts: Any) -> None:
+    """Replay transcripts (files, directories, globs, or - for stdin) turn by turn through the checkpoint.
+
+    --workers and --ray spread a --dry-run over processes or a Ray cluster; a replay that
+    makes summary calls runs them with --concurrency instead.
+    """
+    resolved = resolve({**opts, "workers": workers}, dry_run=dry_run)
+    if not dry_run:
+        refuse_summaries_on_ray(ray_address, "a replay that makes summary calls (add --dry-run for decisions only)")
+    backend = resolve_backend(resolved.values.get("workers"), ray_address)
+    result = replay_paths(list(paths), resolved, out_dir=out_dir, silent=silent, backend=backend)
     exit_for(result)
 
 
-def replay_paths(paths: list[str], resolved: Resolved, *, out_dir: Path | None, silent: bool) -> ReplayResult:
+def replay_paths(paths: list[str], resolved: Resolved, *, out_dir: Path | None, silent: bool,
+                 backend: Any = None) -> ReplayResult:
     """The library's run with the CLI's stderr: warnings, errors, progress, the end-of-run line."""
     from ..run import run_replay
 
@@ -73,6 +84,7 @@ def replay_paths(paths: list[str], resolved: Resolved, *, out_dir: Path | None, 
         on_end=on_end,
         batch=batch_setup(resolved, silent) if resolved.provider.get("batch") else None,
         price_per_mtok=resolved.provider.get("price_per_mtok"),
+        backend=backend,
     )
 
 

@@ -80,6 +80,7 @@ FILE_KEY_OF_OPTION = {
     "model": "summary_model",
     "base_url": "base_url",
     "concurrency": "concurrency",
+    "workers": "workers",
 }
 DEFAULT_CONCURRENCY = 8
 

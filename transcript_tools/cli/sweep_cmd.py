@@ -12,9 +12,11 @@ import click
 from ..config import Measure, SlotMode
 from ..errors import ConfigError, ExitCode
 from ..formats import reader_names
+from ..parallel_jobs import run_sweep
 from ..sweep import CachedThenOffline, Sweep, config_grid
 from ..sweep_stats import SORT_KEYS, render_csv, render_json, render_table
 from ..terminal import echo
+from .scale_options import refuse_summaries_on_ray, resolve_backend, scale_options
 from .settings import resolve
 
 SORT_CHOICES = list(SORT_KEYS) + ["-" + k for k in SORT_KEYS if k != "config"]
@@ -191,6 +193,7 @@ runs with the offline summarizer, or with cached responses of a real provider
     help="Response cache to read summaries from (with --provider other than offline).",
 )
 @click.option("--silent", is_flag=True, help="No progress or end-of-run line on stderr.")
+@scale_options
 def sweep_command(
     paths: tuple[str, ...],
     ratios: tuple[str, ...],
@@ -210,6 +213,8 @@ def sweep_command(
     base_url: str | None,
     cache_path: Path | None,
     silent: bool,
+    workers: int | None,
+    ray_address: str | None,
     **opts: Any,
 ) -> None:
     """Evaluate every combination of trigger settings on every conversation (no LLM where none is needed)."""
@@ -217,7 +222,7 @@ def sweep_command(
         raise click.UsageError("--json and --csv cannot be combined: choose one")
     # The sweep's own provider options name cached responses; the rule is the same.
     opts.update(provider=provider, model=model, base_url=base_url)
-    resolved = resolve(opts)
+    resolved = resolve({**opts, "workers": workers})
     settings, template = resolved.settings, resolved.template
     provider, model, base_url = (resolved.provider[k] for k in ("provider", "model", "base_url"))
     base = settings.summary
@@ -230,6 +235,9 @@ def sweep_command(
         _split(measures, "--measure", _choice(Measure)) or [settings.measure],
         base=base,
     )
+    if provider != "offline":
+        refuse_summaries_on_ray(ray_address, f"a sweep that reads {provider} summaries")
+    backend = resolve_backend(resolved.values.get("workers"), ray_address)
     executor, describe = _summary_source(provider, model, base_url, cache_path)
 
     def warn(message: str) -> None:
@@ -259,7 +267,7 @@ def sweep_command(
         on_conversation=(lambda: progress.update(1)) if progress is not None else None,
     )
     try:
-        result = sweep.run(paths)
+        result = run_sweep(sweep, list(paths), backend)
     finally:
         if progress is not None:
             progress.close()

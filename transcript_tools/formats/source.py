@@ -98,7 +98,15 @@ def _type_name(value: Any) -> str:
     )
 
 
+# Files whose bytes a distributed reader already fetched (Ray Data reads s3://... itself),
+# by the path they were read from: read_bytes serves these instead (parallel.py).
+FETCHED: dict[str, bytes] = {}
+
+
 def read_bytes(path: str) -> bytes:
+    fetched = FETCHED.get(path)
+    if fetched is not None:
+        return fetched
     if path == "-":
         return sys.stdin.buffer.read()
     try:

@@ -1,0 +1,200 @@
+"""Per-file work on every local core, or on a Ray cluster, merged in input order.
+
+The unit of work is a *batch* of consecutive input files (a file is never split: a
+conversation can span a whole file, and every reader streams one file). A worker reads
+its files and returns one compact *part* (aggregates, rendered records, warnings), never
+transcripts. The driver takes parts strictly in input order, so whatever the number of
+workers the output is the one ``--workers 1`` gives, byte for byte.
+
+Bounded memory: at most ``2 x workers`` batches are in flight, a batch holds at most
+``BATCH_BYTES`` of input (or one bigger file), and the driver keeps only merged
+aggregates plus the parts waiting for their turn.
+
+Session ids: ``ReplayRun`` makes every session id unique over the whole corpus
+(``name``, ``name#2``...), in input order. A worker only knows its own files, so it
+names its sessions as if no other file existed and returns the names. When none of them
+was taken by an earlier file, they are exactly the names a single process gives (each
+name is the first free candidate either way). Otherwise -- rare: the same session id in
+two files -- the driver runs that batch again, seeded with the earlier names that its
+sessions could collide with.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import re
+import signal
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ConfigError
+from .parallel_job import FileJob
+from .replay import InputFile, expand_inputs
+
+BATCH_BYTES = 1 << 20  # input bytes per batch: amortizes the per-task cost of a pool
+BATCH_FILES = 64
+
+
+def default_workers() -> int:
+    """The cores this process may use (``os.process_cpu_count`` from Python 3.13)."""
+    count = getattr(os, "process_cpu_count", None)
+    if count is not None:
+        return int(count() or 1)
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """Where per-file work runs: ``workers`` local processes, or Ray at ``ray``."""
+
+    workers: int = 1
+    ray: str | None = None  # None: local; "local": start a local Ray; else an address
+
+
+def plan(paths: Iterable[str], backend: Backend) -> list[InputFile] | None:
+    """The input files to spread over workers, or None: run inline, as always.
+
+    Inline when there is one worker, one file, or stdin among the inputs (stdin
+    belongs to the driver process): no pool start-up for nothing.
+    """
+    paths = list(paths)
+    if backend.ray is not None:
+        if "-" in paths:
+            raise ConfigError("--ray reads files, not stdin (-): give paths or URLs")
+        from .ray_backend import expand_urls
+
+        return expand_urls(paths)
+    if backend.workers <= 1 or "-" in paths:
+        return None
+    items = list(expand_inputs(paths))
+    return items if len(items) > 1 else None
+
+
+def batches(items: Iterable[InputFile]) -> Iterator[list[InputFile]]:
+    """Consecutive files, up to ``BATCH_BYTES`` (or one bigger file) / ``BATCH_FILES`` each."""
+    batch: list[InputFile] = []
+    size = 0
+    for item in items:
+        try:
+            length = os.path.getsize(item.path)
+        except OSError:  # missing: the worker reports it, as inline
+            length = 0
+        if batch and (size + length > BATCH_BYTES or len(batch) >= BATCH_FILES):
+            yield batch
+            batch, size = [], 0
+        batch.append(item)
+        size += length
+    if batch:
+        yield batch
+
+
+def ordered_parts(job: FileJob, items: list[InputFile], backend: Backend) -> Iterator[Any]:
+    """Each batch's part, in input order, with session ids as one process would give."""
+    seen: set[str] = set()
+    if backend.ray is not None:
+        from .ray_backend import ray_map, ray_rerun
+
+        results: Iterator[tuple[list[InputFile], Any]] = ray_map(job, items, backend.ray)
+        rerun = ray_rerun
+    else:
+        pool = _Pool(job, backend.workers)
+        results = pool.map(batches(items))
+        rerun = pool.rerun
+    try:
+        for batch, part in results:
+            if job.names_sessions:
+                if not seen.isdisjoint(part.names):
+                    part = rerun(job, batch, collision_seed(part.names, seen))
+                seen.update(part.names)
+            yield part
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()  # a generator: shuts its pool / Ray down now, even when abandoned
+
+
+_NUMBERED = re.compile(r"^(.*)#\d+$")
+
+
+def collision_seed(names: Iterable[str], seen: set[str]) -> set[str]:
+    """The earlier names a batch's sessions could collide with (a small part of ``seen``).
+
+    A session first named ``x`` probes ``x``, ``x#2``, ``x#3``... (``unique_name``), and
+    its original id is its worker-given name or a prefix of it ending before a ``#``.
+    Every earlier name of one of those forms is in the seed; others are never probed.
+    """
+    prefixes: set[str] = set()
+    for name in names:
+        prefixes.add(name)
+        for i, ch in enumerate(name):
+            if ch == "#":
+                prefixes.add(name[:i])
+    seed = set()
+    for name in seen:
+        match = _NUMBERED.match(name)
+        if name in prefixes or (match is not None and match.group(1) in prefixes):
+            seed.add(name)
+    return seed
+
+
+# ---- the local process pool -----------------------------------------------------------
+
+_JOB: Any = None  # the job of this worker process (installed once, not sent per task)
+
+
+def _install(job: FileJob) -> None:
+    global _JOB
+    _JOB = job
+    # Ctrl-C goes to the whole process group: the driver stops the pool and says so once;
+    # workers must not each print a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _run(items: list[InputFile], taken: set[str]) -> Any:
+    return _JOB.run(items, taken)
+
+
+class _Pool:
+    def __init__(self, job: FileJob, workers: int) -> None:
+        self.job = job
+        self.workers = workers
+        self.pool: ProcessPoolExecutor | None = None
+
+    def _start(self) -> ProcessPoolExecutor:
+        if self.pool is None:
+            # fork where there is one: the driver has already imported everything, so a
+            # worker starts in milliseconds; a spawned one re-imports for ~0.3 s.
+            methods = multiprocessing.get_all_start_methods()
+            context = multiprocessing.get_context("fork" if "fork" in methods else None)
+            self.pool = ProcessPoolExecutor(
+                self.workers, mp_context=context, initializer=_install, initargs=(self.job,)
+            )
+        return self.pool
+
+    def map(self, work: Iterator[list[InputFile]]) -> Iterator[tuple[list[InputFile], Any]]:
+        pool = self._start()
+        window: deque[tuple[list[InputFile], Future[Any]]] = deque()
+        try:
+            for batch in work:
+                window.append((batch, pool.submit(_run, batch, set())))
+                if len(window) >= 2 * self.workers:  # bounded: parts wait for their turn
+                    batch, future = window.popleft()
+                    yield batch, future.result()
+            while window:
+                batch, future = window.popleft()
+                yield batch, future.result()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+    def rerun(self, job: FileJob, batch: list[InputFile], taken: set[str]) -> Any:
+        # In the driver: rare (a session id repeated across files), and the pool may be
+        # shutting down already when the last batch needs it.
+        return job.run(batch, taken)
