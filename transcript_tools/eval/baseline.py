@@ -21,7 +21,8 @@ import orjson
 from ..config import ReplaySettings
 from ..errors import TsumError
 from ..messages import Conversation
-from ..replay import ReplayRun, turn_starts
+from ..replay import ReplayRun
+from ..rules import turn_starts
 from .aggregate import Aggregate
 from .checkpoints import TSUM, Checkpoint, compaction_message_indices
 from .probes import ARTIFACT_KINDS, EXTRACTOR_VERSION
