@@ -118,7 +118,7 @@ def run_replay(
     on_session: Callable[[SessionResult], None] | None = None,
     on_end: Callable[[ReplayResult, str], None] | None = None,
     batch: Callable[[Any], Any] | None = None,
-    price_per_mtok: str | float | None = None,
+    price_per_mtok: str | None = None,
 ) -> ReplayResult:
     """Replay ``paths`` (files, directories, globs, ``-``) through the checkpoint.
 
@@ -212,7 +212,7 @@ def run_replay(
 
 
 def _batch_and_cost(
-    result: ReplayResult, executor: Any, model: str | None, batch: Any, price_per_mtok: str | float | None
+    result: ReplayResult, executor: Any, model: str | None, batch: Any, price_per_mtok: str | None
 ) -> dict[str, Any]:
     """--batch's rounds and batches, and the cost when a price is known: manifest entries
     (returned) and notes for the end-of-run line (on ``result``)."""
