@@ -32,7 +32,7 @@ import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from .config import Measure, SlotMode
 from .errors import ProviderError, TsumError
@@ -194,9 +194,9 @@ class BatchReplay:
                 self, self.report.planned_ahead and (mode_full or _usage_recorded(conv))
             )
             try:
-                await replay_conversation(
-                    conv, run.settings, planner, run.provider_name, run.template
-                )  # type: ignore[arg-type]
+                await replay_conversation(  # the planner stands in: replay only calls execute()
+                    conv, run.settings, cast(SummaryExecutor, planner), run.provider_name, run.template
+                )
             except _Blocked:
                 self._blocked = True
                 continue
