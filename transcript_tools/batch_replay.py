@@ -32,7 +32,7 @@ import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from .config import Measure
 from .errors import ProviderError, TsumError
@@ -184,9 +184,9 @@ class BatchReplay:
                 continue
             planner = _Planner(self, self.report.planned_ahead)
             try:
-                await replay_conversation(
-                    conv, run.settings, planner, run.provider_name, run.template
-                )  # type: ignore[arg-type]
+                await replay_conversation(  # the planner stands in: replay only calls execute()
+                    conv, run.settings, cast(SummaryExecutor, planner), run.provider_name, run.template
+                )
             except _Blocked:
                 self._blocked = True
                 continue

@@ -224,7 +224,8 @@ class ReplayJob:
                     buffer.seek(0)
                     buffer.truncate()
                 else:
-                    records.write_session(result)
+                    # OutputDirectory's own method on a duck of it (same attributes, memory files)
+                    records.write_session(result)  # type: ignore[misc]
                     rendered = records.take()
                 engine = result.engine
                 ok = sum(1 for s in engine.summaries if s["status"] == "ok")

@@ -221,7 +221,7 @@ def _batch_and_cost(
         from .providers.batch.pricing import cost_report, price_for
 
         usage = report.usage if report is not None else executor.stats.usage
-        price = price_for(model, price_per_mtok)
+        price = price_for(model, None if price_per_mtok is None else str(price_per_mtok))
         if price is not None:
             words, entry = cost_report(usage, price, batch=batch is not None)
             if words:

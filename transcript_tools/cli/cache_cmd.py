@@ -7,6 +7,7 @@ Errors are ``TsumError``s, turned into one line and an exit code by the main CLI
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 import orjson
@@ -48,7 +49,7 @@ def stats_command(cache_path: Path | None, as_json: bool) -> None:
     path = _resolve(cache_path)
     if not path.exists():
         # Inspecting must not create a cache file.
-        data = {"path": str(path), "entries": 0, "size_bytes": 0, "by_model": []}
+        data: dict[str, Any] = {"path": str(path), "entries": 0, "size_bytes": 0, "by_model": []}
     else:
         with ResponseCache(path) as cache:
             data = cache.stats().to_json()

@@ -94,7 +94,7 @@ def _finish(ctx: click.Context, diff: RunDiff, opts: dict[str, Any], silent: boo
 @click.option("--silent", is_flag=True, help="No verdict line on stderr.")
 @click.pass_context
 def diff_command(
-    ctx: click.Context, old_dir: Path, new_dir: Path, silent: bool, **opts: Any
+    ctx: click.Context, /, old_dir: Path, new_dir: Path, silent: bool, **opts: Any
 ) -> None:
     """Compare two `tsum replay --out` directories, per session and turn.
 
@@ -151,6 +151,7 @@ def diff_command(
 @click.pass_context
 def check_command(
     ctx: click.Context,
+    /,
     paths: tuple[str, ...],
     baseline_dir: Path,
     update: bool,

@@ -121,8 +121,8 @@ def eval_command(
     from .settings import resolve
 
     variants: list[Variant] = []
-    specs = list(dict.fromkeys(prompts)) or [None]
-    model_list = list(dict.fromkeys(models)) or [opts.get("model")]
+    specs: list[str | None] = list(dict.fromkeys(prompts)) or [None]
+    model_list: list[str | None] = list(dict.fromkeys(models)) or [opts.get("model")]
     labels: set[str] = set()
     for spec in specs:
         for model in model_list:

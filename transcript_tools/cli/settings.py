@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ..prompt import PromptTemplate
 
 
-class LazyChoice(click.Choice):  # type: ignore[type-arg]
+class LazyChoice(click.Choice):
     """A Choice whose values come from a function called when an argument is checked,
     never when help is shown (with an explicit ``metavar``): the format readers and the
     providers are not imported for ``tsum replay --help``."""
@@ -46,7 +46,7 @@ class LazyChoice(click.Choice):  # type: ignore[type-arg]
         self._load = load
         self._loaded: tuple[str, ...] | None = None
 
-    @property  # type: ignore[override]
+    @property
     def choices(self) -> tuple[str, ...]:
         if self._loaded is None:
             self._loaded = tuple(self._load())
@@ -189,7 +189,7 @@ def resolve(
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     concurrency = int(values.get("concurrency") or DEFAULT_CONCURRENCY)
-    provider = {k: opts[k] for k in ("cache", "cache_only", "refresh", "no_cache", "timeout", "max_attempts", "batch", "batch_poll", "price_per_mtok") if k in opts}
+    provider: dict[str, Any] = {k: opts[k] for k in ("cache", "cache_only", "refresh", "no_cache", "timeout", "max_attempts", "batch", "batch_poll", "price_per_mtok") if k in opts}
     provider.update(
         provider=values.get("provider") or "offline",
         model=summary.summary_model,

@@ -14,14 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from ..config import ReplaySettings
 from ..errors import TsumError
 from ..messages import Conversation
-from ..replay import ReplayRun, turn_starts
+from ..replay import ReplayRun, Sink
+from ..rules import turn_starts
 from .aggregate import Aggregate
 from .checkpoints import TSUM, Checkpoint, compaction_message_indices
 from .probes import ARTIFACT_KINDS, EXTRACTOR_VERSION
@@ -64,8 +65,8 @@ def score_replay_output(
             by_session.setdefault(str(record["session"]), []).append(record)
     aggregate = Aggregate()
     checkpoints: list[dict[str, Any]] = []
-    reader = ReplayRun(
-        ReplaySettings(), None, None, fmt=fmt, skip_bad_lines=skip_bad_lines, warn=warn, error=warn
+    reader = ReplayRun(  # a reader only: conversations() never touches the sink
+        ReplaySettings(), None, cast(Sink, None), fmt=fmt, skip_bad_lines=skip_bad_lines, warn=warn, error=warn
     )
     for conv in reader.conversations(paths):
         summaries = by_session.get(conv.session_id)

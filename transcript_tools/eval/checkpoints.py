@@ -19,7 +19,7 @@ import orjson
 from ..context import ContextSlot
 from ..messages import Conversation, TextBlock, UserMessage
 from ..providers.executor import SummaryExecutor
-from ..replay import turn_starts
+from ..rules import turn_starts
 from ..session import SessionEngine
 
 CLAUDE_CODE_CONTINUATION = "This session is being continued from a previous conversation"

@@ -121,7 +121,7 @@ class Judge:
         questions = await self._call(cp, QUESTIONS_PROMPT % replaced)
         if isinstance(questions, str):
             return self._fail(result, questions)
-        items = [
+        items: list[dict[str, Any]] = [
             {"kind": str(q.get("kind")), "question": str(q.get("question") or "")}
             for q in questions
             if q.get("kind") in KINDS and q.get("question")
@@ -142,7 +142,7 @@ class Judge:
         if isinstance(grades, str):
             return self._fail(result, f"grades: {grades}")
         for i, item in enumerate(items):
-            grade = grades[i].get("grade") if i < len(grades) else None
+            grade: Any = grades[i].get("grade") if i < len(grades) else None  # JSON; checked by ok
             ok = isinstance(grade, int | float) and not isinstance(grade, bool) and 0 <= grade <= 5
             item["grade"] = int(grade) if ok else None
             if ok:

@@ -181,8 +181,8 @@ def extract_text(text: str, person: bool, tool: bool = False) -> list[tuple[str,
     taken: list[tuple[int, int]] = []
     fences = [m.span() for m in _FENCE_RE.finditer(text)] if "```" in text else []
     for m in _FENCE_RE.finditer(text) if fences else ():
-        for line in _SHELL_LINE_RE.finditer(m.group(1)):  # a shell session shown in a fence
-            found.append((COMMAND, " ".join(line.group(1).split())))
+        for shell_line in _SHELL_LINE_RE.finditer(m.group(1)):  # a shell session shown in a fence
+            found.append((COMMAND, " ".join(shell_line.group(1).split())))
     if fences:  # code written out in full is content, not artifacts to carry (noise rule R1)
         text = _FENCE_RE.sub(lambda m: " " * (m.end() - m.start()), text)
     # Cheap C-level tests first: most messages hold no candidate for most kinds, and each

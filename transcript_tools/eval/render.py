@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .probes import ARTIFACT_KINDS, REQUEST
@@ -59,7 +60,7 @@ def render_text(result: EvalResult) -> str:
     for _, label, variant in cols:
         row += f"{_pct(data[label]['recall_where_shorter'][variant].get('artifact')):>{width + 2}}"
     lines.append(row)
-    rows = [
+    rows: list[tuple[str, Callable[..., str]]] = [
         ("checkpoints", lambda d: str(d["checkpoints"])),
         ("probes", lambda d: str(sum(d["probes"].values()))),
         ("language match", lambda d: f"{d['language_match']}/{d['checkpoints']}"),

@@ -12,14 +12,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ..config import ReplaySettings, SlotMode
 from ..errors import ConfigError
 from ..messages import Conversation
 from ..prompt import PromptTemplate
 from ..providers.executor import SummaryExecutor
-from ..replay import ReplayRun
+from ..replay import ReplayRun, Sink
 from ..session import SessionEngine
 from .aggregate import Aggregate
 from .checkpoints import (
@@ -109,7 +109,7 @@ class Evaluation:
         reader = ReplayRun(
             ReplaySettings(),
             None,
-            None,
+            cast(Sink, None),  # a reader only: conversations() never touches the sink
             fmt=self.fmt,
             skip_bad_lines=self.skip_bad_lines,
             warn=self.warn,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..messages import PERSON, Message, SystemMessage, UserMessage, starts_turn
-from ..replay import turn_starts
+from ..rules import turn_starts
 from ..tokens import ascii_letter_count, cjk_count, estimate_text_tokens
 from ..transcript import MESSAGE_SEPARATOR, format_message
 from .normalize import normalize, squash, term_set

@@ -393,9 +393,9 @@ class _Rollout:
                 f" (line {lines}): their usage is added to a neighbouring call"
             )
         self._check_total()
-        for kind, (count, first) in self.unknown.items():
+        for kind, (count, first_record) in self.unknown.items():
             noun = "line" if count == 1 else "lines"
-            self.source.dropped(first, f"{count} {noun} of unknown type {kind!r} skipped")
+            self.source.dropped(first_record, f"{count} {noun} of unknown type {kind!r} skipped")
         self.conv.messages = freeze_all(self.out)
         return self.conv
 

@@ -75,12 +75,12 @@ def message_to_json(message: Message) -> dict[str, Any]:
     if isinstance(message, SystemMessage):
         return {"kind": "system", "text": message.text}
     if isinstance(message, UserMessage):
-        out = {"kind": "user", "blocks": [_block_to_json(b) for b in message.blocks]}
+        out: dict[str, Any] = {"kind": "user", "blocks": [_block_to_json(b) for b in message.blocks]}
         if message.origin != PERSON:  # omitted for a person: older native files stay valid
             out["origin"] = message.origin
         return out
     if isinstance(message, UserImageMessage):
-        out: dict[str, Any] = {"kind": "user_image", "media_type": message.media_type}
+        out = {"kind": "user_image", "media_type": message.media_type}
         if message.data is not None:
             out["data"] = message.data
         return out

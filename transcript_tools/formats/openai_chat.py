@@ -18,7 +18,7 @@ any log, by content that opens with mini-swe-agent's ``<returncode>`` observatio
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -71,7 +71,7 @@ class BadMessage(ValueError):
     pass
 
 
-def _parts(content: Any) -> list[Block]:
+def _parts(content: Any) -> list[TextBlock | OtherBlock]:
     """Content (a string, None, or a list of parts) → blocks."""
     if content is None:
         return []
@@ -79,7 +79,7 @@ def _parts(content: Any) -> list[Block]:
         return [TextBlock(content)] if content else []
     if not isinstance(content, list):
         raise BadMessage(f"content must be a string or an array of parts, got {type(content).__name__}")
-    blocks: list[Block] = []
+    blocks: list[TextBlock | OtherBlock] = []
     for part in content:
         if isinstance(part, str):
             blocks.append(TextBlock(part))
@@ -205,7 +205,7 @@ def message_from_openai(msg: dict[str, Any]) -> Message | None:
     if role == "user":
         blocks = _parts(content)
         if blocks and all(isinstance(b, OtherBlock) and b.kind == "image" for b in blocks) and len(blocks) == 1:
-            only = blocks[0]
+            only = cast(OtherBlock, blocks[0])  # the all(isinstance(...)) above does not narrow
             return UserImageMessage("", only.data)
         return UserMessage(tuple(blocks))
     # tool / legacy function result

@@ -194,7 +194,7 @@ def _response_parts(meta: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
     )
     text, args = "", {}
     if isinstance(msg, dict):
-        text = msg.get("content") if isinstance(msg.get("content"), str) else ""
+        text = msg["content"] if isinstance(msg.get("content"), str) else ""
         for call in msg.get("tool_calls") or ():
             fn = call.get("function") if isinstance(call, dict) else None
             if isinstance(fn, dict):
