@@ -13,7 +13,6 @@ import gc
 import glob
 import os
 import tempfile
-from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -296,6 +295,35 @@ class _ConversationGcHold:
             gc.unfreeze()
 
 
+# Sessions in flight: a session has at most one summary call in flight, and between
+# two calls it replays turns (CPU only) while its call slot idles, so a few more
+# sessions than call slots keep every slot busy; the executor's semaphore still caps
+# the calls at ``concurrency``. More than that would only queue calls and lengthen the
+# longest session's chain of summaries (the critical path) behind the others.
+SESSION_HEADROOM = 4  # extra sessions in flight per 16 call slots (at least 1)
+# The reorder buffer: while a long session at the head runs through its chain of N
+# summaries, each other slot finishes sessions of a few summaries each; all of them wait
+# for the head. REORDER_PER_SESSION x sessions in flight covers a head ~8x longer (in
+# summaries) than the average session before the driver has to stop starting sessions.
+REORDER_PER_SESSION = 8
+
+
+def window_bounds(
+    concurrency: int, sessions: int | None = None, reorder: int | None = None
+) -> tuple[int, int]:
+    """(sessions running at most, sessions held between reading and writing at most).
+
+    Memory bound: at most ``held`` conversations (with their records) are alive at
+    once, whatever the sessions' lengths: the ``running`` ones plus the finished ones
+    waiting in the reorder buffer for an earlier session to be written.
+    """
+    calls = max(1, concurrency)
+    running = sessions if sessions is not None else calls + max(1, calls * SESSION_HEADROOM // 16)
+    running = max(1, running)
+    buffered = reorder if reorder is not None else REORDER_PER_SESSION * running
+    return running, running + max(0, buffered)
+
+
 class Sink(Protocol):
     spool_prompts: bool  # True: the sink writes prompts, so sessions spool them to temp files
 
@@ -328,6 +356,9 @@ class ReplayRun:
     fmt: str | None = None
     skip_bad_lines: bool = False
     concurrency: int = 1
+    # None: derived from ``concurrency`` (``window_bounds``)
+    sessions: int | None = None
+    reorder: int | None = None
     warn: Callable[[str], None] = print
     error: Callable[[str], None] = print
     on_session: Callable[[SessionResult], None] | None = None
@@ -359,28 +390,70 @@ class ReplayRun:
         self.warn(message)
 
     async def run(self, paths: list[str]) -> RunStats:
-        window: deque[asyncio.Task[SessionResult]] = deque()
-        limit = max(1, self.concurrency)
+        """Replay every conversation of ``paths`` into the sink, in input order.
+
+        A new session starts as soon as any running one ends (never waiting for the
+        oldest: one long session must not hold the other slots idle); finished
+        sessions wait in a reorder buffer until every earlier one is written. Bounds
+        (``window_bounds``): at most ``sessions`` run, and at most ``sessions + reorder``
+        are held between reading and writing, so a finished session waits with fewer
+        than ``sessions + reorder`` others. When the buffer is full no session starts
+        until the oldest one (the head) finishes.
+        """
+        running_limit, held_limit = window_bounds(self.concurrency, self.sessions, self.reorder)
+        running: dict[asyncio.Task[SessionResult], int] = {}  # task -> its input position
+        finished: dict[int, SessionResult] = {}  # the reorder buffer, by input position
+        ended: list[asyncio.Task[SessionResult]] = []  # filled by done callbacks
+        wake = asyncio.Event()
+
+        def on_done(task: asyncio.Task[SessionResult]) -> None:
+            ended.append(task)
+            wake.set()
+
+        reader = self.conversations(paths)
+        started = written = 0  # input positions: next to start, next to write
+        exhausted = False
         try:
-            for conv in self.conversations(paths):
-                task = asyncio.ensure_future(
-                    replay_conversation(
-                        conv,
-                        self.settings,
-                        self.executor,
-                        self.provider_name,
-                        self.template,
-                        spool_prompts=self.sink.spool_prompts,
+            while True:
+                while (
+                    not exhausted
+                    and len(running) < running_limit
+                    and started - written < held_limit
+                ):
+                    conv = next(reader, None)
+                    if conv is None:
+                        exhausted = True
+                        break
+                    task = asyncio.ensure_future(
+                        replay_conversation(
+                            conv,
+                            self.settings,
+                            self.executor,
+                            self.provider_name,
+                            self.template,
+                            spool_prompts=self.sink.spool_prompts,
+                        )
                     )
-                )
-                window.append(task)
-                while len(window) >= limit:
-                    self._deliver(await window.popleft())
-            while window:
-                self._deliver(await window.popleft())
+                    task.add_done_callback(on_done)
+                    running[task] = started
+                    started += 1
+                if not running:
+                    break
+                await wake.wait()
+                wake.clear()
+                while ended:
+                    task = ended.pop()
+                    finished[running.pop(task)] = task.result()  # an exception propagates
+                while written in finished:
+                    self._deliver(finished.pop(written))
+                    written += 1
         finally:
-            for task in window:
+            reader.close()  # releases the GC hold now, not when the generator is collected
+            for task in running:
                 task.cancel()
+            for result in finished.values():  # aborted: buffered sessions are dropped
+                if result.prompt_spool is not None:
+                    result.prompt_spool.close()
         return self.stats
 
     def _deliver(self, result: SessionResult) -> None:
