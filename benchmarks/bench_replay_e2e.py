@@ -34,6 +34,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -118,6 +119,7 @@ class Cell:
     span: float  # first call sent -> last answer, as the server saw it
     cpu: float  # the tsum process's user + system seconds
     peak: int  # most calls in flight at once (server side)
+    load: float  # the machine's 1-minute load average when the cell started (shared machine)
 
     @property
     def ideal(self) -> float:
@@ -169,6 +171,7 @@ def run_cell(tsum: list[str], corpus: Path, name: str, jobs: int, port: int) -> 
         "--silent",
     ]
     _server_stats(port, reset=True)
+    load = os.getloadavg()[0]
     started = time.perf_counter()
     proc = subprocess.Popen(
         argv, env=_child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -196,6 +199,7 @@ def run_cell(tsum: list[str], corpus: Path, name: str, jobs: int, port: int) -> 
         span,
         usage.ru_utime + usage.ru_stime,
         stats["peak"],
+        load,
     )
 
 
@@ -211,6 +215,7 @@ def format_table(cells: list[Cell]) -> str:
         "calls span s",
         "peak in flight",
         "CPU s",
+        "load",
         "<= 1.25x",
     ]
     rows = [
@@ -225,6 +230,7 @@ def format_table(cells: list[Cell]) -> str:
             f"{c.span:.2f}",
             str(c.peak),
             f"{c.cpu:.1f}",
+            f"{c.load:.1f}",
             "yes" if c.ratio <= TARGET else "NO",
         ]
         for c in cells
@@ -264,13 +270,134 @@ def run_all(corpora: list[str], levels: list[int]) -> list[Cell]:
     return cells
 
 
+# ---- the driver alone (in-process, no HTTP) ------------------------------------------------
+
+
+class SleepProvider:
+    """Answers every call after ``LATENCY`` seconds of ``asyncio.sleep``: no SDK, no HTTP."""
+
+    name = "sleep"
+    key_env = None
+    default_model = "sleep-1"
+
+    def __init__(self) -> None:
+        self.active = self.peak = 0
+
+    def identity(self, model: str | None) -> dict[str, Any]:
+        return {"provider": self.name, "model": model or self.default_model}
+
+    async def complete(self, prompt: str, model: str | None, max_tokens: int) -> Any:
+        import asyncio
+
+        from transcript_tools.providers.base import SummaryResponse
+
+        self.active += 1
+        self.peak = max(self.peak, self.active)
+        try:
+            await asyncio.sleep(LATENCY)
+        finally:
+            self.active -= 1
+        return SummaryResponse(
+            text="The user asked for X; the assistant decided Y.", model="sleep-1"
+        )
+
+
+def driver_cell(corpus: Path, name: str, jobs: int, *, old: bool) -> Cell:
+    """``ReplayRun`` as ``tsum replay --out`` drives it, with ``SleepProvider``; ``old``:
+    the window before issue 15 (``jobs`` sessions, no reorder buffer: the head blocks)."""
+    import asyncio
+    import resource
+
+    from transcript_tools.config import ReplaySettings
+    from transcript_tools.outputs import OutputDirectory
+    from transcript_tools.prompt import load_template
+    from transcript_tools.providers.executor import SummaryExecutor
+    from transcript_tools.replay import ReplayRun
+
+    out = WORK / f"e2e-driver-{name}-j{jobs}"
+    shutil.rmtree(out, ignore_errors=True)
+    provider = SleepProvider()
+    executor = SummaryExecutor(provider, cache=None, concurrency=jobs, timeout=None)  # type: ignore[arg-type]
+    sink = OutputDirectory(out)
+    window = {"sessions": jobs, "reorder": 0} if old else {}
+    run = ReplayRun(
+        ReplaySettings(),
+        executor,
+        sink,
+        provider_name="sleep",
+        template=load_template(None),
+        concurrency=jobs,
+        warn=lambda _m: None,
+        **window,  # type: ignore[arg-type]
+    )
+    load = os.getloadavg()[0]
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+    started = time.perf_counter()
+
+    async def main() -> None:
+        await run.run([str(corpus)])
+
+    asyncio.run(main())
+    wall = time.perf_counter() - started
+    cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    sink.close()
+    chains = _chains(out)
+    return Cell(
+        f"{name} ({'old window' if old else 'new'})",
+        jobs,
+        sum(chains.values()),
+        max(chains.values(), default=0),
+        wall,
+        wall,
+        cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime,
+        provider.peak,
+        load,
+    )
+
+
+def summary_rows(raw: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
+    """Every cell as a row of ``run.py --e2e``'s table (figure, measured, target, met)."""
+    rows = []
+    for c in run_all(["uniform", "mixed"], list(LEVELS)):
+        raw[f"e2e {c.corpus} -j {c.jobs}"] = vars(c)
+        rows.append(
+            (
+                f"tsum replay / ideal, {c.corpus}, -j {c.jobs} ({c.calls} calls, 200 ms)",
+                f"{c.ratio:.2f}x  ({c.wall:.2f} / {c.ideal:.2f} s)",
+                f"<= {TARGET}x",
+                c.ratio <= TARGET,
+            )
+        )
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--corpus", choices=("uniform", "mixed"), action="append")
     parser.add_argument("-j", "--concurrency", type=int, action="append")
+    parser.add_argument(
+        "--driver",
+        action="store_true",
+        help="instead: the replay driver alone, in-process, calls = asyncio.sleep(0.2), "
+        "new window vs the old one (no CPU-heavy SDK: shows the window, not the machine)",
+    )
     args = parser.parse_args()
+    if args.driver:
+        corpora = {"uniform": uniform_corpus(), "mixed": mixed_corpus()}
+        cells = []
+        for name in args.corpus or ["uniform", "mixed"]:
+            for jobs in args.concurrency or list(LEVELS):
+                for old in (False, True):
+                    cells.append(driver_cell(corpora[name], name, jobs, old=old))
+                    print(
+                        f"  {cells[-1].corpus} -j {jobs}: ratio {cells[-1].ratio:.3f}",
+                        file=sys.stderr,
+                    )
+        print("\nreplay driver alone (in-process, every call = asyncio.sleep(0.2))\n")
+        print(format_table(cells))
+        return 0
     cells = run_all(args.corpus or ["uniform", "mixed"], args.concurrency or list(LEVELS))
     print()
     print(
@@ -280,6 +407,11 @@ def main() -> int:
     )
     print()
     print(format_table(cells))
+    print(
+        "\ncalls span: first call sent -> last answer (server side); CPU s: the tsum process; "
+        f"load: 1-minute load average at the cell's start ({os.cpu_count()} cores). A cell "
+        "whose CPU s is near its wall s was CPU-bound (the machine's share, not the driver)."
+    )
     return 0 if all(c.ratio <= TARGET for c in cells) else 1
 
 

@@ -297,6 +297,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="smaller corpora and fewer repeats")
     parser.add_argument("--repeat", type=int, help="repeats per measurement (default 7, quick 5)")
     parser.add_argument("--json", type=Path, help="also write the figures here as JSON")
+    parser.add_argument(
+        "--e2e", action="store_true", help="also tsum replay end to end vs the ideal (~3 min)"
+    )
     args = parser.parse_args()
     quick = args.quick
     repeats = args.repeat or (5 if quick else 7)
@@ -470,6 +473,11 @@ def main() -> int:
     v = statistics.median(version_walls)
     raw["version_s"] = version_walls
     rows.append(Row("tsum --version wall time (median)", f"{v:.3f} s", "<= 0.3 s", v <= 0.3))
+
+    if args.e2e:  # the whole tsum replay command against a 200 ms server
+        from bench_replay_e2e import summary_rows
+
+        rows += [Row(*row) for row in summary_rows(raw)]
 
     print()
     print(

@@ -282,3 +282,58 @@ def test_default_window_follows_the_concurrency() -> None:
         assert running <= jobs + max(1, jobs // 4)  # but not so many that calls queue
         assert held == 9 * running  # reorder buffer: 8 x the sessions in flight
     assert window_bounds(8, sessions=3, reorder=5) == (3, 8)
+
+
+def test_the_longest_conversation_read_ahead_starts_first_after_the_head(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import transcript_tools.replay as replay_module
+
+    corpus = write_corpus(tmp_path / "corpus", (3, 2, 4, 40, 2, 12))
+    order: list[str] = []
+    original = replay_module.replay_conversation
+
+    async def recording(conv: Conversation, *args: object, **kwargs: object) -> SessionResult:
+        order.append(conv.session_id)
+        return await original(conv, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(replay_module, "replay_conversation", recording)
+    run = replay_to(tmp_path / "out", corpus, YieldingProvider(), 2, sessions=2, reorder=8)
+    # the head first (everything after it waits for it), then the longest read ahead
+    assert order[:2] == ["c000", "c003"] and sorted(order) == [f"c{i:03d}" for i in range(6)]
+    sessions = [
+        json.loads(x)["session"]
+        for x in (tmp_path / "out" / "decisions.jsonl").read_text().splitlines()
+    ]
+    assert list(dict.fromkeys(sessions)) == [f"c{i:03d}" for i in range(6)]
+    assert run.stats.sessions == 6
+
+
+def test_busy_slots_go_to_the_lowest_priority_first() -> None:
+    from transcript_tools.providers.executor import _PrioritySlots
+
+    async def main() -> list[str]:
+        slots = _PrioritySlots(1)
+        got: list[str] = []
+        await slots.acquire(0)  # the only slot is busy
+
+        async def waiter(name: str, priority: int) -> None:
+            await slots.acquire(priority)
+            got.append(name)
+            await asyncio.sleep(0)
+            slots.release()
+
+        tasks = [
+            asyncio.ensure_future(waiter(n, p))
+            for n, p in (("a", 5), ("b", -3), ("c", 0), ("d", -3))
+        ]
+        cancelled = asyncio.ensure_future(waiter("x", -9))
+        await asyncio.sleep(0)
+        cancelled.cancel()  # a cancelled waiter never takes the slot, nor loses it
+        await asyncio.sleep(0)
+        slots.release()
+        await asyncio.gather(*tasks)
+        await slots.acquire(0)  # every slot came back
+        return got
+
+    assert asyncio.run(main()) == ["b", "d", "c", "a"]

@@ -1,9 +1,10 @@
 """Replaying a corpus: inputs → conversations → sessions → records, in input order.
 
-Sessions run concurrently (each has at most one summary request in flight, so
-``concurrency`` sessions in flight means at most that many concurrent calls);
-results are handed to the sink strictly in input order, so outputs are
-byte-identical whatever the concurrency.
+Sessions run concurrently (each has at most one summary request in flight; the
+executor caps the calls at ``concurrency``); a session starts whenever any running
+one ends, and finished sessions wait in a bounded reorder buffer (``window_bounds``)
+so that results reach the sink strictly in input order: outputs are byte-identical
+whatever the concurrency.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import glob
+import heapq
 import os
 import tempfile
 from collections.abc import Callable, Iterator
@@ -221,7 +223,10 @@ async def replay_conversation(
             request = engine.submit_turn(messages, annotations=annotations)
         if request is not None:
             assert executor is not None, "a summary request needs an executor (or dry_run)"
-            engine.complete_summary(await executor.execute(request))
+            # the session with the most turns left goes first when every slot is busy:
+            # its chain of summaries is what the run waits for at the end
+            left = len(starts) - turn_number
+            engine.complete_summary(await executor.execute(request, priority=-left))
     warnings = list(conv.warnings) + tool_oddities(conv.messages)
     if not conv.messages:
         warnings.append(
@@ -405,25 +410,41 @@ class ReplayRun:
         finished: dict[int, SessionResult] = {}  # the reorder buffer, by input position
         ended: list[asyncio.Task[SessionResult]] = []  # filled by done callbacks
         wake = asyncio.Event()
+        # Read ahead (within the same bound) and start the longest conversation first:
+        # a long session's summaries are a chain, so starting it late makes the run
+        # last (its start + its chain) even with every other slot idle. Without an
+        # executor (dry run) nothing waits, so there is nothing to gain: no read-ahead.
+        ready: dict[int, Conversation] = {}  # read, not started, by input position
+        longest: list[tuple[int, int]] = []  # heap of (-messages, position); stale ones skipped
+        lookahead = held_limit if self.executor is not None else running_limit
 
         def on_done(task: asyncio.Task[SessionResult]) -> None:
             ended.append(task)
             wake.set()
 
+        def next_to_start() -> tuple[int, Conversation]:
+            if written in ready:  # the head first: everything after it waits for it
+                return written, ready.pop(written)
+            while True:
+                position = heapq.heappop(longest)[1]
+                if position in ready:
+                    return position, ready.pop(position)
+
         reader = self.conversations(paths)
-        started = written = 0  # input positions: next to start, next to write
+        read = written = 0  # input positions: next to read, next to write
         exhausted = False
         try:
             while True:
-                while (
-                    not exhausted
-                    and len(running) < running_limit
-                    and started - written < held_limit
-                ):
+                while not exhausted and read - written < held_limit and len(ready) < lookahead:
                     conv = next(reader, None)
                     if conv is None:
                         exhausted = True
                         break
+                    ready[read] = conv
+                    heapq.heappush(longest, (-len(conv.messages), read))
+                    read += 1
+                while ready and len(running) < running_limit:
+                    position, conv = next_to_start()
                     task = asyncio.ensure_future(
                         replay_conversation(
                             conv,
@@ -435,8 +456,7 @@ class ReplayRun:
                         )
                     )
                     task.add_done_callback(on_done)
-                    running[task] = started
-                    started += 1
+                    running[task] = position
                 if not running:
                     break
                 await wake.wait()
