@@ -380,8 +380,11 @@ def main() -> int:
     parser.add_argument(
         "--driver",
         action="store_true",
-        help="instead: the replay driver alone, in-process, calls = asyncio.sleep(0.2), "
-        "new window vs the old one (no CPU-heavy SDK: shows the window, not the machine)",
+        help="instead: the replay driver alone, in-process, calls = asyncio.sleep(0.2) "
+        "(no CPU-heavy SDK: shows the window, not the machine)",
+    )
+    parser.add_argument(
+        "--old", action="store_true", help="with --driver: also the window before issue 15"
     )
     args = parser.parse_args()
     if args.driver:
@@ -389,7 +392,7 @@ def main() -> int:
         cells = []
         for name in args.corpus or ["uniform", "mixed"]:
             for jobs in args.concurrency or list(LEVELS):
-                for old in (False, True):
+                for old in (False, True) if args.old else (False,):
                     cells.append(driver_cell(corpora[name], name, jobs, old=old))
                     print(
                         f"  {cells[-1].corpus} -j {jobs}: ratio {cells[-1].ratio:.3f}",

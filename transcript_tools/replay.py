@@ -300,17 +300,18 @@ class _ConversationGcHold:
             gc.unfreeze()
 
 
-# Sessions in flight: a session has at most one summary call in flight, and between
-# two calls it replays turns (CPU only) while its call slot idles, so a few more
-# sessions than call slots keep every slot busy; the executor's semaphore still caps
-# the calls at ``concurrency``. More than that would only queue calls and lengthen the
-# longest session's chain of summaries (the critical path) behind the others.
-SESSION_HEADROOM = 4  # extra sessions in flight per 16 call slots (at least 1)
-# The reorder buffer: while a long session at the head runs through its chain of N
-# summaries, each other slot finishes sessions of a few summaries each; all of them wait
-# for the head. REORDER_PER_SESSION x sessions in flight covers a head ~8x longer (in
-# summaries) than the average session before the driver has to stop starting sessions.
-REORDER_PER_SESSION = 8
+# Sessions in flight: twice the call slots. A session has at most one call in flight
+# and replays turns (CPU only) between two calls, and sessions are indivisible chains:
+# with only as many sessions as slots, the last sessions of a corpus start late and
+# run their whole chain with most slots idle. With twice as many, the surplus waits
+# for a slot (the executor caps calls at ``concurrency`` and gives a free slot to the
+# session with the most turns left, so the longest chain never queues behind short ones).
+SESSIONS_PER_SLOT = 2
+# The reorder buffer: while a long session at the head runs its chain of N summaries,
+# every other slot finishes sessions of a few summaries each, and all of them wait for
+# the head: REORDER_PER_SLOT x concurrency finished sessions cover a head several times
+# longer (in summaries) than the average session before reading has to pause.
+REORDER_PER_SLOT = 8
 
 
 def window_bounds(
@@ -319,13 +320,14 @@ def window_bounds(
     """(sessions running at most, sessions held between reading and writing at most).
 
     Memory bound: at most ``held`` conversations (with their records) are alive at
-    once, whatever the sessions' lengths: the ``running`` ones plus the finished ones
-    waiting in the reorder buffer for an earlier session to be written.
+    once, whatever the sessions' lengths: the ``running`` ones, those read ahead, and
+    the finished ones waiting in the reorder buffer for an earlier one to be written.
+    Defaults for ``-j J``: ``running = 2 J``, ``held = running + 8 J = 10 J`` (J=8: 16
+    and 80; J=32: 64 and 320; J=128: 256 and 1,280).
     """
     calls = max(1, concurrency)
-    running = sessions if sessions is not None else calls + max(1, calls * SESSION_HEADROOM // 16)
-    running = max(1, running)
-    buffered = reorder if reorder is not None else REORDER_PER_SESSION * running
+    running = max(1, sessions if sessions is not None else SESSIONS_PER_SLOT * calls)
+    buffered = reorder if reorder is not None else REORDER_PER_SLOT * calls
     return running, running + max(0, buffered)
 
 
@@ -398,12 +400,13 @@ class ReplayRun:
         """Replay every conversation of ``paths`` into the sink, in input order.
 
         A new session starts as soon as any running one ends (never waiting for the
-        oldest: one long session must not hold the other slots idle); finished
-        sessions wait in a reorder buffer until every earlier one is written. Bounds
-        (``window_bounds``): at most ``sessions`` run, and at most ``sessions + reorder``
-        are held between reading and writing, so a finished session waits with fewer
-        than ``sessions + reorder`` others. When the buffer is full no session starts
-        until the oldest one (the head) finishes.
+        oldest: one long session must not hold the other slots idle): the oldest unwritten
+        one if it has not started, else the longest read ahead. Finished sessions wait in
+        a reorder buffer until every earlier one is written. Bounds (``window_bounds``):
+        at most ``sessions`` run, and at most ``sessions + reorder`` are held between
+        reading and writing (read ahead, running, or finished and waiting), so a finished
+        session waits with fewer than ``sessions + reorder`` others. When that many are
+        held, nothing more is read until the oldest one (the head) is written.
         """
         running_limit, held_limit = window_bounds(self.concurrency, self.sessions, self.reorder)
         running: dict[asyncio.Task[SessionResult], int] = {}  # task -> its input position
