@@ -120,6 +120,7 @@ class Cell:
     cpu: float  # the tsum process's user + system seconds
     peak: int  # most calls in flight at once (server side)
     load: float  # the machine's 1-minute load average when the cell started (shared machine)
+    first: float = 0.0  # process start -> first call (start-up, imports, first turns)
 
     @property
     def ideal(self) -> float:
@@ -173,6 +174,7 @@ def run_cell(tsum: list[str], corpus: Path, name: str, jobs: int, port: int) -> 
     _server_stats(port, reset=True)
     load = os.getloadavg()[0]
     started = time.perf_counter()
+    launched = time.monotonic()  # the server's clock too (CLOCK_MONOTONIC is system-wide)
     proc = subprocess.Popen(
         argv, env=_child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
@@ -190,6 +192,7 @@ def run_cell(tsum: list[str], corpus: Path, name: str, jobs: int, port: int) -> 
             f"{sum(chains.values())} summaries recorded, {stats['requests']} calls served"
         )
     span = (stats["last"] - stats["first"]) if stats["first"] is not None else 0.0
+    first = (stats["first"] - launched) if stats["first"] is not None else 0.0
     return Cell(
         name,
         jobs,
@@ -200,6 +203,7 @@ def run_cell(tsum: list[str], corpus: Path, name: str, jobs: int, port: int) -> 
         usage.ru_utime + usage.ru_stime,
         stats["peak"],
         load,
+        first,
     )
 
 
@@ -212,6 +216,7 @@ def format_table(cells: list[Cell]) -> str:
         "wall s",
         "ideal s",
         "ratio",
+        "1st call at s",
         "calls span s",
         "peak in flight",
         "CPU s",
@@ -227,6 +232,7 @@ def format_table(cells: list[Cell]) -> str:
             f"{c.wall:.2f}",
             f"{c.ideal:.2f}",
             f"{c.ratio:.3f}",
+            f"{c.first:.2f}",
             f"{c.span:.2f}",
             str(c.peak),
             f"{c.cpu:.1f}",

@@ -312,6 +312,7 @@ SESSIONS_PER_SLOT = 2
 # the head: REORDER_PER_SLOT x concurrency finished sessions cover a head several times
 # longer (in summaries) than the average session before reading has to pause.
 REORDER_PER_SLOT = 8
+READ_AHEAD_STEP = 8  # conversations read ahead per session end, beyond the free slots
 
 
 def window_bounds(
@@ -438,7 +439,15 @@ class ReplayRun:
         exhausted = False
         try:
             while True:
-                while not exhausted and read - written < held_limit and len(ready) < lookahead:
+                # Read what the free slots need plus a few more each time a session ends,
+                # so the first calls go out before the whole lookahead has been parsed.
+                until = read + running_limit - len(running) + READ_AHEAD_STEP
+                while (
+                    not exhausted
+                    and read < until
+                    and read - written < held_limit
+                    and len(ready) < lookahead
+                ):
                     conv = next(reader, None)
                     if conv is None:
                         exhausted = True
