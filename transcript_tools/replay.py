@@ -428,6 +428,9 @@ class ReplayRun:
 
         def next_to_start() -> tuple[int, Conversation]:
             if written in ready:  # the head first: everything after it waits for it
+                if len(longest) > 2 * len(ready) + 16:  # drop stale entries: memory stays bounded
+                    longest[:] = [(-len(c.messages), i) for i, c in ready.items()]
+                    heapq.heapify(longest)
                 return written, ready.pop(written)
             while True:
                 position = heapq.heappop(longest)[1]
