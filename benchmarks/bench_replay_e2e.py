@@ -120,7 +120,7 @@ class Cell:
     cpu: float  # the tsum process's user + system seconds
     peak: int  # most calls in flight at once (server side)
     load: float  # the machine's 1-minute load average when the cell started (shared machine)
-    first: float = 0.0  # process start -> first call (start-up, imports, first turns)
+    first: float | None = None  # process start -> first call (start-up, imports, first turns)
 
     @property
     def ideal(self) -> float:
@@ -232,7 +232,7 @@ def format_table(cells: list[Cell]) -> str:
             f"{c.wall:.2f}",
             f"{c.ideal:.2f}",
             f"{c.ratio:.3f}",
-            f"{c.first:.2f}",
+            "-" if c.first is None else f"{c.first:.2f}",
             f"{c.span:.2f}",
             str(c.peak),
             f"{c.cpu:.1f}",
