@@ -59,7 +59,9 @@ def _completion(text: str) -> bytes:
 
 def _serve(conn: Connection, latency: float) -> None:
     """A minimal HTTP/1.1 keep-alive server: any POST waits `latency`, then answers."""
-    state = {"active": 0, "peak": 0, "requests": 0}
+    # first/last: when the first request arrived and the last answer left (monotonic
+    # seconds), so the e2e benchmark can tell the calls' span from process start-up.
+    state: dict[str, Any] = {"active": 0, "peak": 0, "requests": 0, "first": None, "last": None}
     summary = "The user asked for X; the assistant decided Y. " * 8
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -75,14 +77,19 @@ def _serve(conn: Connection, latency: float) -> None:
                 await reader.readexactly(length)
                 if request_line.startswith("GET /stats"):
                     payload = json.dumps(state).encode()
+                    if "reset" in request_line:  # /stats?reset: counters start again (e2e cells)
+                        state.update(peak=state["active"], requests=0, first=None, last=None)
                 else:
                     state["requests"] += 1
+                    if state["first"] is None:
+                        state["first"] = time.monotonic()
                     state["active"] += 1
                     state["peak"] = max(state["peak"], state["active"])
                     try:
                         await asyncio.sleep(latency)
                     finally:
                         state["active"] -= 1
+                        state["last"] = time.monotonic()
                     payload = _completion(summary)
                 writer.write(
                     b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
@@ -103,8 +110,9 @@ def _serve(conn: Connection, latency: float) -> None:
     asyncio.run(main())
 
 
-def _server_stats(port: int) -> dict[str, Any]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=5) as response:
+def _server_stats(port: int, *, reset: bool = False) -> dict[str, Any]:
+    query = "?reset" if reset else ""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats{query}", timeout=5) as response:
         return json.loads(response.read())
 
 

@@ -308,6 +308,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="smaller corpora and fewer repeats")
     parser.add_argument("--repeat", type=int, help="repeats per measurement (default 7, quick 5)")
     parser.add_argument("--json", type=Path, help="also write the figures here as JSON")
+    parser.add_argument(
+        "--e2e", action="store_true", help="also tsum replay end to end vs the ideal (~3 min)"
+    )
     args = parser.parse_args()
     quick = args.quick
     repeats = args.repeat or (5 if quick else 7)
@@ -510,6 +513,11 @@ def main() -> int:
         rows.append(
             Row(f"{label} / python -c 'import click'", f"{t / c:.2f}x  ({t:.3f} / {c:.3f} s)", "<= 1.5x", t <= 1.5 * c)
         )
+
+    if args.e2e:  # the whole tsum replay command against a 200 ms server
+        from bench_replay_e2e import summary_rows
+
+        rows += [Row(*row) for row in summary_rows(raw)]
 
     print()
     print(

@@ -41,7 +41,7 @@ KEEP_RECENT_TURNS = 3
 class FixedSummary:
     """An executor whose every summary is ``SUMMARY``."""
 
-    async def execute(self, request: SummaryRequest) -> SummaryOutcome:
+    async def execute(self, request: SummaryRequest, *, priority: int = 0) -> SummaryOutcome:
         return SummaryOutcome(SummaryResponse(SUMMARY, "fixed"))
 
 

@@ -336,7 +336,8 @@ class _Planner:
         self.optimistic = optimistic
         self.missed = False
 
-    async def execute(self, request: SummaryRequest) -> SummaryOutcome:
+    async def execute(self, request: SummaryRequest, *, priority: int = 0) -> SummaryOutcome:
+        del priority  # a plan makes no call: nothing waits for a slot
         driver = self.driver
         model = request.model or driver.provider.default_model
         identity = driver.provider.identity(model)

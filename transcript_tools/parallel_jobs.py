@@ -25,7 +25,7 @@ from .errors import InputError
 from .inspect import InspectRun, SessionInfo
 from .outputs import RECORD_FILES, OutputDirectory, TextReport
 from .parallel import Backend, ordered_parts, plan
-from .replay import InputFile, ReplayRun, RunStats, replay_conversation
+from .replay import InputFile, ReplayRun, RunStats, replay_conversation, window_bounds
 from .sweep import Sample, Sweep, SweepResult
 from .sweep_stats import ConfigStats
 
@@ -270,10 +270,12 @@ def parallel_replay(run: ReplayRun, paths: list[str], backend: Backend) -> RunSt
         show_summaries=sink.show_summaries if isinstance(sink, TextReport) else True,
     )
     stats = run.stats
-    # The same window as ReplayRun.run: a session is delivered once `concurrency`
-    # sessions are read, so reader warnings interleave with session warnings as there.
+    # The same window as ReplayRun.run in a dry run (nothing waits, so no read-ahead):
+    # it reads as many conversations as sessions may run, replays them all, writes them
+    # all, then reads the next ones; reader warnings interleave with session warnings
+    # exactly as there.
     window: deque[SessionDigest] = deque()
-    limit = max(1, run.concurrency)
+    limit = window_bounds(run.concurrency, run.sessions, run.reorder)[0]
     for part in ordered_parts(job, items, backend):
         for kind, value in part.events:
             if kind == WARN:
@@ -283,8 +285,9 @@ def parallel_replay(run: ReplayRun, paths: list[str], backend: Backend) -> RunSt
                 run.error(value)
             else:
                 window.append(value)
-                while len(window) >= limit:
-                    _deliver(run, window.popleft())
+                if len(window) >= limit:
+                    while window:
+                        _deliver(run, window.popleft())
         stats.files += part.files
         stats.failed_files += part.failed_files
         stats.errors.extend(part.errors)

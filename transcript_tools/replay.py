@@ -1,19 +1,20 @@
 """Replaying a corpus: inputs → conversations → sessions → records, in input order.
 
-Sessions run concurrently (each has at most one summary request in flight, so
-``concurrency`` sessions in flight means at most that many concurrent calls);
-results are handed to the sink strictly in input order, so outputs are
-byte-identical whatever the concurrency.
+Sessions run concurrently (each has at most one summary request in flight; the
+executor caps the calls at ``concurrency``); a session starts whenever any running
+one ends, and finished sessions wait in a bounded reorder buffer (``window_bounds``)
+so that results reach the sink strictly in input order: outputs are byte-identical
+whatever the concurrency.
 """
 
 from __future__ import annotations
 
 import asyncio
 import glob
+import heapq
 import os
 import tempfile
-from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -198,7 +199,10 @@ async def replay_conversation(
             request = engine.submit_turn(messages, annotations=annotations)
         if request is not None:
             assert executor is not None, "a summary request needs an executor (or dry_run)"
-            engine.complete_summary(await executor.execute(request))
+            # the session with the most turns left goes first when every slot is busy:
+            # its chain of summaries is what the run waits for at the end
+            left = len(starts) - turn_number
+            engine.complete_summary(await executor.execute(request, priority=-left))
     warnings = list(conv.warnings) + tool_oddities(conv.messages)
     if not conv.messages:
         warnings.append(
@@ -225,6 +229,38 @@ def fixed_cadence_warning(engine: SessionEngine) -> str | None:
         f"{max(cfg.debounce_turns, 1)} turn(s) from then on, whatever the conversation did"
         + (hint if engine.settings.measure is Measure.CUMULATIVE else "")
     )
+
+
+# Sessions in flight: twice the call slots. A session has at most one call in flight
+# and replays turns (CPU only) between two calls, and sessions are indivisible chains:
+# with only as many sessions as slots, the last sessions of a corpus start late and
+# run their whole chain with most slots idle. With twice as many, the surplus waits
+# for a slot (the executor caps calls at ``concurrency`` and gives a free slot to the
+# session with the most turns left, so the longest chain never queues behind short ones).
+SESSIONS_PER_SLOT = 2
+# The reorder buffer: while a long session at the head runs its chain of N summaries,
+# every other slot finishes sessions of a few summaries each, and all of them wait for
+# the head: REORDER_PER_SLOT x concurrency finished sessions cover a head several times
+# longer (in summaries) than the average session before reading has to pause.
+REORDER_PER_SLOT = 8
+READ_AHEAD_STEP = 8  # conversations read ahead per session end, beyond the free slots
+
+
+def window_bounds(
+    concurrency: int, sessions: int | None = None, reorder: int | None = None
+) -> tuple[int, int]:
+    """(sessions running at most, sessions held between reading and writing at most).
+
+    Memory bound: at most ``held`` conversations (with their records) are alive at
+    once, whatever the sessions' lengths: the ``running`` ones, those read ahead, and
+    the finished ones waiting in the reorder buffer for an earlier one to be written.
+    Defaults for ``-j J``: ``running = 2 J``, ``held = running + 8 J = 10 J`` (J=8: 16
+    and 80; J=32: 64 and 320; J=128: 256 and 1,280).
+    """
+    calls = max(1, concurrency)
+    running = max(1, sessions if sessions is not None else SESSIONS_PER_SLOT * calls)
+    buffered = reorder if reorder is not None else REORDER_PER_SLOT * calls
+    return running, running + max(0, buffered)
 
 
 class Sink(Protocol):
@@ -259,13 +295,16 @@ class ReplayRun:
     fmt: str | None = None
     skip_bad_lines: bool = False
     concurrency: int = 1
+    # None: derived from ``concurrency`` (``window_bounds``)
+    sessions: int | None = None
+    reorder: int | None = None
     warn: Callable[[str], None] = print
     error: Callable[[str], None] = print
     on_session: Callable[[SessionResult], None] | None = None
     stats: RunStats = field(default_factory=RunStats)
     _seen_ids: set[str] = field(default_factory=set)
 
-    def conversations(self, paths: list[str] | list[InputFile]) -> Iterator[Conversation]:
+    def conversations(self, paths: list[str] | list[InputFile]) -> Generator[Conversation, None, None]:
         """The conversations of every input, in order. (The garbage collector's state is
         the host's business: library code never changes it.)"""
         for item in expand_inputs(paths):
@@ -285,28 +324,97 @@ class ReplayRun:
         self.warn(message)
 
     async def run(self, paths: list[str]) -> RunStats:
-        window: deque[asyncio.Task[SessionResult]] = deque()
-        limit = max(1, self.concurrency)
+        """Replay every conversation of ``paths`` into the sink, in input order.
+
+        A new session starts as soon as any running one ends (never waiting for the
+        oldest: one long session must not hold the other slots idle): the oldest unwritten
+        one if it has not started, else the longest read ahead. Finished sessions wait in
+        a reorder buffer until every earlier one is written. Bounds (``window_bounds``):
+        at most ``sessions`` run, and at most ``sessions + reorder`` are held between
+        reading and writing (read ahead, running, or finished and waiting), so a finished
+        session waits with fewer than ``sessions + reorder`` others. When that many are
+        held, nothing more is read until the oldest one (the head) is written.
+        """
+        running_limit, held_limit = window_bounds(self.concurrency, self.sessions, self.reorder)
+        running: dict[asyncio.Task[SessionResult], int] = {}  # task -> its input position
+        finished: dict[int, SessionResult] = {}  # the reorder buffer, by input position
+        ended: list[asyncio.Task[SessionResult]] = []  # filled by done callbacks
+        wake = asyncio.Event()
+        # Read ahead (within the same bound) and start the longest conversation first:
+        # a long session's summaries are a chain, so starting it late makes the run
+        # last (its start + its chain) even with every other slot idle. Without an
+        # executor (dry run) nothing waits, so there is nothing to gain: no read-ahead.
+        ready: dict[int, Conversation] = {}  # read, not started, by input position
+        longest: list[tuple[int, int]] = []  # heap of (-messages, position); stale ones skipped
+        lookahead = held_limit if self.executor is not None else running_limit
+
+        def on_done(task: asyncio.Task[SessionResult]) -> None:
+            ended.append(task)
+            wake.set()
+
+        def next_to_start() -> tuple[int, Conversation]:
+            if written in ready:  # the head first: everything after it waits for it
+                if len(longest) > 2 * len(ready) + 16:  # drop stale entries: memory stays bounded
+                    longest[:] = [(-len(c.messages), i) for i, c in ready.items()]
+                    heapq.heapify(longest)
+                return written, ready.pop(written)
+            while True:
+                position = heapq.heappop(longest)[1]
+                if position in ready:
+                    return position, ready.pop(position)
+
+        reader = self.conversations(paths)
+        read = written = 0  # input positions: next to read, next to write
+        exhausted = False
         try:
-            for conv in self.conversations(paths):
-                task = asyncio.ensure_future(
-                    replay_conversation(
-                        conv,
-                        self.settings,
-                        self.executor,
-                        self.provider_name,
-                        self.template,
-                        spool_prompts=self.sink.spool_prompts,
+            while True:
+                # Read what the free slots need plus a few more each time a session ends,
+                # so the first calls go out before the whole lookahead has been parsed.
+                until = read + running_limit - len(running) + READ_AHEAD_STEP
+                while (
+                    not exhausted
+                    and read < until
+                    and read - written < held_limit
+                    and len(ready) < lookahead
+                ):
+                    conv = next(reader, None)
+                    if conv is None:
+                        exhausted = True
+                        break
+                    ready[read] = conv
+                    heapq.heappush(longest, (-len(conv.messages), read))
+                    read += 1
+                while ready and len(running) < running_limit:
+                    position, conv = next_to_start()
+                    task = asyncio.ensure_future(
+                        replay_conversation(
+                            conv,
+                            self.settings,
+                            self.executor,
+                            self.provider_name,
+                            self.template,
+                            spool_prompts=self.sink.spool_prompts,
+                        )
                     )
-                )
-                window.append(task)
-                while len(window) >= limit:
-                    self._deliver(await window.popleft())
-            while window:
-                self._deliver(await window.popleft())
+                    task.add_done_callback(on_done)
+                    running[task] = position
+                if not running:
+                    break
+                await wake.wait()
+                wake.clear()
+                while ended:
+                    task = ended.pop()
+                    finished[running.pop(task)] = task.result()  # an exception propagates
+                while written in finished:
+                    self._deliver(finished.pop(written))
+                    written += 1
         finally:
-            for task in window:
+            reader.close()  # closes the input file now, not when the generator is collected
+            for task in running:
                 task.cancel()
+            for result in finished.values():  # aborted: buffered sessions are dropped
+                if result.prompt_spool is not None:
+                    result.prompt_spool.close()
         return self.stats
 
     def _deliver(self, result: SessionResult) -> None:

@@ -241,7 +241,7 @@ class CachedThenOffline:
         self.hits = 0
         self.misses = 0
 
-    async def execute(self, request: SummaryRequest) -> SummaryOutcome:
+    async def execute(self, request: SummaryRequest, *, priority: int = 0) -> SummaryOutcome:
         outcome = await self.primary.execute(request)
         if outcome.ok:
             self.hits += 1

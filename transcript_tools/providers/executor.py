@@ -9,6 +9,8 @@ cancellation (Ctrl-C) and programming errors propagate.
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import logging
 import random
 import sqlite3
@@ -40,6 +42,39 @@ class ExecutorStats:
     # --cache-only misses: how many, and which (session_id, turn); the CLI names them, exits 3.
     cache_only_misses: int = 0
     cache_only_missing: list[tuple[str, int]] = field(default_factory=list)
+
+
+class _PrioritySlots:
+    """A semaphore whose waiters get the next free slot in priority order (lowest
+    first, FIFO among equals). The replay driver ranks a call by how many turns its
+    session has left, so the longest chain of summaries, which bounds the run's
+    length, does not queue behind short sessions when every slot is busy."""
+
+    def __init__(self, slots: int) -> None:
+        self._free = slots
+        self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
+
+    async def acquire(self, priority: int) -> None:
+        if self._free > 0 and not self._waiters:
+            self._free -= 1
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiters, (priority, next(self._order), future))
+        try:
+            await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():
+                self.release()  # handed a slot, then cancelled: pass it on
+            raise  # a cancelled future left in the heap is skipped by release()
+
+    def release(self) -> None:
+        while self._waiters:
+            future = heapq.heappop(self._waiters)[2]
+            if not future.done():
+                future.set_result(None)  # the slot goes straight to this waiter
+                return
+        self._free += 1
 
 
 class SummaryExecutor:
@@ -80,7 +115,7 @@ class SummaryExecutor:
         self.stats = ExecutorStats()
         self._rng = rng or random.Random()
         self._sleep = sleep
-        self._semaphore: asyncio.Semaphore | None = None
+        self._semaphore: _PrioritySlots | None = None
         self._semaphore_loop: asyncio.AbstractEventLoop | None = None
         # Identical requests in flight at once share one call (read_write mode):
         # key -> future of the leader's response (None if it failed).
@@ -93,16 +128,17 @@ class SummaryExecutor:
         """The first error that stopped all calls for a model (auth, kill switch), if any."""
         return next(iter(self._fatal.values()), None)
 
-    async def execute(self, request: SummaryRequest) -> SummaryOutcome:
-        outcome = await self._execute(request)
+    async def execute(self, request: SummaryRequest, *, priority: int = 0) -> SummaryOutcome:
+        """The request's outcome; when all slots are busy, lower ``priority`` goes first."""
+        outcome = await self._execute(request, priority)
         # Records name the provider that ran the request, whatever the driver around it.
         return replace(outcome, provider=self.provider.name)
 
-    async def _execute(self, request: SummaryRequest) -> SummaryOutcome:
+    async def _execute(self, request: SummaryRequest, priority: int) -> SummaryOutcome:
         self.stats.requests += 1
         model = request.model or self.provider.default_model
         if self.cache is None:
-            return await self._call(request, model)
+            return await self._call(request, model, priority)
         identity = self.provider.identity(model)
         key = cache_key(identity, request.prompt, request.max_tokens)
         if self.cache_mode is not CacheMode.REFRESH:
@@ -123,7 +159,7 @@ class SummaryExecutor:
                     error=f"cache miss (--cache-only): session {request.session_id} turn {request.turn}",
                 )
         if self.cache_mode is not CacheMode.READ_WRITE:
-            outcome = await self._call(request, model)
+            outcome = await self._call(request, model, priority)
             if outcome.response is not None:
                 await self._cache_put(key, identity, outcome.response)
             return outcome
@@ -133,7 +169,7 @@ class SummaryExecutor:
         self._inflight[key] = future
         response: SummaryResponse | None = None
         try:
-            outcome = await self._call(request, model)
+            outcome = await self._call(request, model, priority)
             response = outcome.response
             if response is not None:
                 await self._cache_put(key, identity, response)
@@ -152,45 +188,52 @@ class SummaryExecutor:
             # The leader failed or was cancelled: the next waiter (or we) calls.
         return None
 
-    async def _call(self, request: SummaryRequest, model: str) -> SummaryOutcome:
-        async with self._get_semaphore():
-            # Checked after the wait for a slot: calls queued behind the one that
-            # hit a bad key must not repeat it.
-            fatal = self._fatal.get(model)
-            if fatal is not None:
+    async def _call(self, request: SummaryRequest, model: str, priority: int) -> SummaryOutcome:
+        slots = self._get_semaphore()
+        await slots.acquire(priority)
+        try:
+            return await self._call_in_slot(request, model)
+        finally:
+            slots.release()
+
+    async def _call_in_slot(self, request: SummaryRequest, model: str) -> SummaryOutcome:
+        # Checked after the wait for a slot: calls queued behind the one that
+        # hit a bad key must not repeat it.
+        fatal = self._fatal.get(model)
+        if fatal is not None:
+            self.stats.failures += 1
+            return SummaryOutcome(None, error=fatal, attempts=0)
+        attempt = 0
+        while True:
+            attempt += 1
+            self.stats.calls += 1
+            try:
+                response = await self._attempt(request, model)
+                if not response.text.strip():
+                    # Whatever the provider: an empty summary is a failure, never stored.
+                    raise ProviderCallError(f"{self.provider.name}: empty summary")
+            except ProviderError as exc:
+                error = exc
+            else:
+                if response.usage is not None:
+                    self.stats.usage = self.stats.usage + response.usage
+                return SummaryOutcome(response, attempts=attempt)
+            if isinstance(error, ProviderCallError) and error.fatal:
+                self._fatal.setdefault(model, str(error))
+            if not self.retry.should_retry(error, attempt):
                 self.stats.failures += 1
-                return SummaryOutcome(None, error=fatal, attempts=0)
-            attempt = 0
-            while True:
-                attempt += 1
-                self.stats.calls += 1
-                try:
-                    response = await self._attempt(request, model)
-                    if not response.text.strip():
-                        # Whatever the provider: an empty summary is a failure, never stored.
-                        raise ProviderCallError(f"{self.provider.name}: empty summary")
-                except ProviderError as exc:
-                    error = exc
-                else:
-                    if response.usage is not None:
-                        self.stats.usage = self.stats.usage + response.usage
-                    return SummaryOutcome(response, attempts=attempt)
-                if isinstance(error, ProviderCallError) and error.fatal:
-                    self._fatal.setdefault(model, str(error))
-                if not self.retry.should_retry(error, attempt):
-                    self.stats.failures += 1
-                    return SummaryOutcome(None, error=str(error), attempts=attempt)
-                self.stats.retries += 1
-                retry_after = getattr(error, "retry_after", None)
-                delay = self.retry.delay(attempt, retry_after, self._rng)
-                log.debug(
-                    "retrying %s turn %s in %.2fs: %s",
-                    request.session_id,
-                    request.turn,
-                    delay,
-                    error,
-                )
-                await self._sleep(delay)  # cancellable: Ctrl-C is not delayed by backoff
+                return SummaryOutcome(None, error=str(error), attempts=attempt)
+            self.stats.retries += 1
+            retry_after = getattr(error, "retry_after", None)
+            delay = self.retry.delay(attempt, retry_after, self._rng)
+            log.debug(
+                "retrying %s turn %s in %.2fs: %s",
+                request.session_id,
+                request.turn,
+                delay,
+                error,
+            )
+            await self._sleep(delay)  # cancellable: Ctrl-C is not delayed by backoff
 
     async def _complete(self, request: SummaryRequest, model: str) -> SummaryResponse:
         complete_request = getattr(self.provider, "complete_request", None)
@@ -212,10 +255,10 @@ class SummaryExecutor:
                 f"{self.provider.name}: timed out after {self.timeout:g}s", retryable=True
             ) from None
 
-    def _get_semaphore(self) -> asyncio.Semaphore:
+    def _get_semaphore(self) -> _PrioritySlots:
         loop = asyncio.get_running_loop()
         if self._semaphore is None or self._semaphore_loop is not loop:
-            self._semaphore = asyncio.Semaphore(self.concurrency)
+            self._semaphore = _PrioritySlots(self.concurrency)
             self._semaphore_loop = loop
         return self._semaphore
 
