@@ -23,7 +23,7 @@ import bisect
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .config import Measure, ReplaySettings, SlotMode, SummaryConfig
+from .config import Checkpoint, Measure, ReplaySettings, SlotMode, SummaryConfig
 from .messages import Conversation, Message, SystemMessage
 from .prompt import PromptTemplate
 from .providers.base import SUMMARY_MAX_TOKENS
@@ -34,7 +34,7 @@ from .rules import (
     fixed_cadence,
     focused_window_start,
     skip_reason,
-    split_turns,
+    split_units,
     suffix_cut,
 )
 from .session import SessionEngine
@@ -53,6 +53,7 @@ class SweepConfig:
     debounce_turns: int
     mode: SlotMode = SlotMode.FOCUSED
     measure: Measure = Measure.CUMULATIVE
+    checkpoint: Checkpoint = Checkpoint.TURN  # --checkpoint call: debounce counts calls
 
     @property
     def threshold(self) -> float:
@@ -63,7 +64,7 @@ class SweepConfig:
         return (
             f"ratio={self.trigger_token_ratio:g} max={self.max_context_tokens} "
             f"debounce={self.debounce_turns} {self.mode.value} {self.measure.value}"
-        )
+        ) + (" call" if self.checkpoint is Checkpoint.CALL else "")
 
     def summary_config(self, base: SummaryConfig) -> SummaryConfig:
         return replace(
@@ -74,7 +75,7 @@ class SweepConfig:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "trigger_token_ratio": self.trigger_token_ratio,
             "max_context_tokens": self.max_context_tokens,
             "debounce_turns": self.debounce_turns,
@@ -82,6 +83,9 @@ class SweepConfig:
             "measure": self.measure.value,
             "threshold": self.threshold,
         }
+        if self.checkpoint is Checkpoint.CALL:  # only then: default outputs unchanged
+            out["checkpoint"] = self.checkpoint.value
+        return out
 
 
 @dataclass(slots=True)
@@ -201,15 +205,19 @@ def profile_conversation(
     keep_recent_turns: int = 3,
     summary_tokens: int = SUMMARY_MAX_TOKENS,
     turns: list[tuple[int, list[Message]]] | None = None,
+    checkpoint: Checkpoint = Checkpoint.TURN,
 ) -> Profile:
-    """Run the engine once with no checkpoint and keep what every configuration needs."""
+    """Run the engine once with no checkpoint and keep what every configuration needs.
+
+    The series are per checkpoint unit: turns, or calls with ``checkpoint`` call."""
     base = base or SummaryConfig()
-    turns = split_turns(conv.messages) if turns is None else turns
+    turns = split_units(conv.messages, checkpoint) if turns is None else turns
     settings = ReplaySettings(
         summary=None,
         mode=SlotMode.FULL,
         measure=Measure.CURRENT,
         keep_recent_turns=keep_recent_turns,
+        checkpoint=checkpoint,
     )
     engine = SessionEngine(conv.session_id, settings)
     for _, messages in turns:
@@ -364,6 +372,7 @@ async def evaluate_engine(
         keep_recent_turns=keep_recent_turns,
         measure=cfg.measure,
         template_name=template.name,
+        checkpoint=cfg.checkpoint,
     )
     engine = SessionEngine(
         conv.session_id, settings, provider_name=provider_name, template=template
@@ -374,7 +383,8 @@ async def evaluate_engine(
         if request is not None:
             engine.complete_summary(await executor.execute(request))
         curve.append(engine.current_context_tokens())  # what the model is sent next turn
-    fires = [d["turn"] for d in engine.decisions if d["decision"] in FIRED]
+    unit = "call" if cfg.checkpoint is Checkpoint.CALL else "turn"
+    fires = [d[unit] for d in engine.decisions if d["decision"] in FIRED]
     result = ConvResult(turns=profile.turns, fires=fires, curve=curve)
     for summary in engine.summaries:
         result.prompt_chars += summary["prompt_chars"]

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ..config import Measure, SlotMode
+from ..config import Checkpoint, Measure, SlotMode
 from ..errors import ConfigError, ExitCode
 from ..formats import reader_names
 from ..sweep import CachedThenOffline, Sweep, config_grid
@@ -97,6 +97,13 @@ runs with the offline summarizer, or with cached responses of a real provider
     multiple=True,
     metavar="cumulative|current[,...]",
     help="Watermarks: the seed's cumulative cost_so_far, or the current context size. [default: cumulative]",
+)
+@click.option(
+    "--checkpoint",
+    "checkpoints",
+    multiple=True,
+    metavar="turn|call[,...]",
+    help="Checkpoint after each user turn (the seed) or each model call (debounce counts calls). [default: config or turn]",
 )
 @click.option(
     "--config",
@@ -198,6 +205,7 @@ def sweep_command(
     debounces: tuple[str, ...],
     modes: tuple[str, ...],
     measures: tuple[str, ...],
+    checkpoints: tuple[str, ...],
     sort: str,
     as_json: bool,
     as_csv: bool,
@@ -229,6 +237,7 @@ def sweep_command(
         _split(modes, "--mode", _choice(SlotMode)) or [settings.mode],
         _split(measures, "--measure", _choice(Measure)) or [settings.measure],
         base=base,
+        checkpoints=_split(checkpoints, "--checkpoint", _choice(Checkpoint)) or [settings.checkpoint],
     )
     executor, describe = _summary_source(provider, model, base_url, cache_path)
 
