@@ -191,7 +191,7 @@ async def replay_conversation(
             else None
         )
         if window is not None:
-            annotations = {**(annotations or {}), "max_context_tokens_from": window}
+            annotations = {**(annotations or {}), **window}
         if stream:
             engine.submit_turn_stream(messages, annotations=annotations)
             request = engine.finalize_turn()
@@ -214,16 +214,18 @@ async def replay_conversation(
 
 def session_window(
     conv: Conversation, settings: ReplaySettings
-) -> tuple[ReplaySettings, str | None]:
-    """``--max-context-tokens auto``: the window the log records (``"log"``), else the
-    configured one (``"default"``); ``(settings, None)`` without auto."""
+) -> tuple[ReplaySettings, dict[str, Any] | None]:
+    """``--max-context-tokens auto``: the window the log records (from ``"log"``), else
+    the configured one (``"default"``), and the record fields that say which; ``None``
+    without auto (default records unchanged)."""
     cfg = settings.summary
     if not settings.auto_window or cfg is None:
         return settings, None
+    source = "default"
     if conv.context_window:
         cfg = replace(cfg, max_context_tokens=conv.context_window)
-        return replace(settings, summary=cfg), "log"
-    return settings, "default"
+        settings, source = replace(settings, summary=cfg), "log"
+    return settings, {"max_context_tokens": cfg.max_context_tokens, "max_context_tokens_from": source}
 
 
 def fixed_cadence_warning(engine: SessionEngine) -> str | None:
