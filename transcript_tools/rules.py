@@ -206,13 +206,14 @@ def unit_turns(messages: Sequence[Message], starts: Sequence[int]) -> list[int]:
 
 
 def last_call_end(messages: Sequence[Message]) -> int:
-    """The length of the prefix of ``messages`` a model was ever called with: up to and
-    including the last model call (0 when there is none). A view is measured when a model
-    is called with it: messages after the last call never count toward a peak."""
+    """How much of ``messages`` counts toward a peak of the view: up to and including the
+    last model call. A view is measured when a model is called with it, so a message after
+    the last call (a final observation after the agent submitted) never counts. A log with
+    no model call at all is measured whole."""
     for index in range(len(messages) - 1, -1, -1):
         if is_model_call(messages[index]):
             return index + 1
-    return 0
+    return len(messages)
 
 
 def compaction_turn(starts: Sequence[int], message_index: int) -> int:

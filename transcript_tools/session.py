@@ -206,7 +206,7 @@ class SessionEngine:
             record.update(annotations)
         return record
 
-    def current_context_tokens(self) -> int:
+    def current_context_tokens(self, end: int | None = None) -> int:
         """``--measure current``: the size of the view the model is sent next turn.
 
         Anchored on the latest call with recorded usage: its prompt plus its output
@@ -216,12 +216,16 @@ class SessionEngine:
         view (focused view minus whole history: turns dropped, summary added) is applied
         on top; and never less than the estimated size of ``load_messages()``, which is
         the value when no call is recorded.
+
+        ``end``: the view over the first ``end`` messages only (the latest recorded call
+        must lie within them): peaks measure the view up to the last model call
+        (``rules.last_call_end``).
         """
         slot = self.slot
-        view = slot.view_size()[1]
+        view = slot.view_size(end)[1]
         if self._anchor_tokens is None:
             return view
-        end = len(slot.messages)
+        end = len(slot.messages) if end is None else end
         since = slot.tokens_between(self._anchor_end, end)
         # Never below the estimated view itself: after the original agent compacted, its
         # recorded prompts no longer hold the history tsum's slot still has.
