@@ -234,3 +234,13 @@ def test_max_context_tokens_auto_says_per_session_which_window(tmp_path: Path) -
     assert all("max_context_tokens_from" not in r and r["threshold"] == 24000.0 for r in records)
     bad = CliRunner().invoke(cli, [*args, "--max-context-tokens", "big"])
     assert bad.exit_code == 2 and "'big' is not an integer or auto" in bad.stderr
+
+
+def test_sweep_report_charts_call_configurations_per_turn(tmp_path: Path) -> None:
+    path = write(tmp_path)
+    report = tmp_path / "r.html"
+    args = ["sweep", str(path), "--checkpoint", "turn,call", "--measure", "cumulative,current"]
+    result = CliRunner().invoke(cli, [*args, "--report", str(report)])
+    assert result.exit_code == 0, result.output
+    html = report.read_text()
+    assert "<th>unit</th>" in html or ">unit<" in html

@@ -23,7 +23,7 @@ from .messages import Conversation, Message
 from .prompt import PromptTemplate
 from .providers.base import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from .replay import ReplayRun, SessionResult
-from .rules import split_units
+from .rules import split_units, unit_turns
 from .sweep_sim import (
     Profile,
     SweepConfig,
@@ -179,14 +179,18 @@ class Sweep:
                 )
                 result.engine_runs += 1
                 if keep and outcome.watermark is not None:
-                    curves[i] = outcome.watermark
+                    curves[i] = _per_turn(conv, turns, outcome.watermark, cfg.checkpoint)
             else:
                 outcome = evaluate_fast(profile, cfg)
                 result.fast_runs += 1
             result.stats[i].add(outcome, profile)
             ever = ever or bool(outcome.fires)
             if keep:
-                fires.append(outcome.fires)
+                if cfg.checkpoint is Checkpoint.CALL:  # the report charts turns
+                    of_turn = unit_turns(conv.messages, [start for start, _ in turns])
+                    fires.append(sorted({of_turn[f] for f in outcome.fires}))
+                else:
+                    fires.append(outcome.fires)
         if keep:
             # Deterministic sample, whatever the order: logs where the agent compacted
             # first, then those some configuration summarizes, then by a hash of the session.
@@ -218,6 +222,22 @@ class Sweep:
             f"{result.engine_runs} of {result.engine_runs + result.fast_runs} conversation runs needed "
             f"summary text ({why}): {how}"
         )
+
+
+def _per_turn(
+    conv: Conversation,
+    units: list[tuple[int, list[Message]]],
+    series: list[int],
+    checkpoint: Checkpoint,
+) -> list[int]:
+    """A per-unit series as the report charts it, per turn: with ``--checkpoint call``
+    the value after each turn's last call."""
+    if checkpoint is Checkpoint.TURN:
+        return series
+    out: dict[int, int] = {}
+    for turn, value in zip(unit_turns(conv.messages, [s for s, _ in units]), series, strict=False):
+        out[turn] = value
+    return [out[t] for t in sorted(out)]
 
 
 class _NoSink:

@@ -157,7 +157,7 @@ def cell(row: dict[str, Any], key: str) -> str:
     return _k(row[key])
 
 
-def _columns(rows: list[dict[str, Any]]) -> tuple[list[tuple[str, str]], set[int]]:
+def table_columns(rows: list[dict[str, Any]]) -> tuple[list[tuple[str, str]], set[int]]:
     """The table's columns and its text columns; ``unit`` (turn / call) only when the grid
     has ``--checkpoint call`` configurations, so default tables are unchanged."""
     columns, left = list(COLUMNS), {1, 4, 5}
@@ -169,7 +169,7 @@ def _columns(rows: list[dict[str, Any]]) -> tuple[list[tuple[str, str]], set[int
 
 def render_table(result: SweepResult, sort: str = "calls") -> str:
     rows, how = sorted_rows(result, sort)
-    columns, left = _columns(rows)
+    columns, left = table_columns(rows)
     cells = [[h for h, _ in columns]] + [[cell(r, k) for _, k in columns] for r in rows]
     widths = [max(len(c[i]) for c in cells) for i in range(len(columns))]
     lines = []
