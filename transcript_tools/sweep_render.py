@@ -191,7 +191,13 @@ def render_table(result: SweepResult, sort: str = "calls") -> str:
         "cadence (one summary every debounce turns to the end); Δcompact: median turns from the recorded "
         "Claude Code / Codex compaction to the first trigger (negative: earlier); "
         "recall: artifact probes the summaries carry (tsum eval), where summary text exists (engine path).\n"
-        f"summaries: {result.summary_source}."
+        + (
+            "unit call (--checkpoint call): the checkpoint runs after every model call; deb, 1st, over, "
+            "mean and Δcompact count calls on those rows.\n"
+            if len(columns) > len(COLUMNS)
+            else ""
+        )
+        + f"summaries: {result.summary_source}."
     )
     return "\n".join(lines) + "\n\n" + legend + "\n"
 
