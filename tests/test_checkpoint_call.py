@@ -244,3 +244,25 @@ def test_sweep_report_charts_call_configurations_per_turn(tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     html = report.read_text()
     assert "<th>unit</th>" in html or ">unit<" in html
+
+
+def test_call_outputs_read_back_for_diff(tmp_path: Path) -> None:
+    """Several records per turn: the outputs are keyed by call, not reported as corrupt."""
+    path = write(tmp_path)
+    runner = CliRunner()
+    for name, ratio in (("a", "0.75"), ("b", "0.5")):
+        args = [
+            "replay",
+            str(path),
+            "--checkpoint",
+            "call",
+            "--ratio",
+            ratio,
+            "--out",
+            str(tmp_path / name),
+        ]
+        assert runner.invoke(cli, args).exit_code == 0
+    result = runner.invoke(cli, ["diff", str(tmp_path / "a"), str(tmp_path / "b")])
+    assert result.exit_code in (0, 1), result.output
+    assert "appears twice" not in result.output + result.stderr
+    assert "trigger_token_ratio: 0.75 → 0.5" in result.stdout
