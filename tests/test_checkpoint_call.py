@@ -266,3 +266,18 @@ def test_call_outputs_read_back_for_diff(tmp_path: Path) -> None:
     assert result.exit_code in (0, 1), result.output
     assert "appears twice" not in result.output + result.stderr
     assert "trigger_token_ratio: 0.75 → 0.5" in result.stdout
+
+
+def test_scoring_a_call_summary_uses_the_call_units() -> None:
+    """The sweep's recall for call configurations: the replaced part ends at a call."""
+    from transcript_tools.eval.baseline import score_summaries
+    from transcript_tools.messages import Conversation
+
+    messages: list[Message] = [UserMessage.text("task: fix parse_date in dates.py")]
+    for n in range(6):
+        messages += [call(n), ToolResultMessage(f"c{n}", f"ran step {n}: /src/file_{n}.py ok")]
+    conv = Conversation("s", "mem.jsonl", "native", messages)
+    summary = [{"turn": 4, "text": "fixed /src/file_0.py", "status": "ok"}]
+    assert score_summaries(conv, summary, keep=1) == []  # one turn: nothing replaced
+    scored = score_summaries(conv, summary, keep=1, starts=unit_starts(messages, Checkpoint.CALL))
+    assert len(scored) == 1 and scored[0]["turn"] == 4

@@ -443,8 +443,16 @@ async def evaluate_engine(
     if cfg.mode is SlotMode.FOCUSED:  # what the summaries carried (tsum eval, docs/eval.md)
         from .eval.baseline import artifact_hits, score_summaries
 
+        summaries, starts = engine.summaries, None
+        if cfg.checkpoint is Checkpoint.CALL:  # keep_recent_turns counts calls
+            summaries = [{**s, "turn": s["call"]} for s in summaries]
+            starts = [start for start, _ in turns]
         scored = score_summaries(
-            conv, engine.summaries, keep=keep_recent_turns, max_tool_result_chars=base.max_tool_result_chars
+            conv,
+            summaries,
+            keep=keep_recent_turns,
+            max_tool_result_chars=base.max_tool_result_chars,
+            starts=starts,
         )
         result.recall = artifact_hits(scored)
     return result
