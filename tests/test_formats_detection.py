@@ -31,6 +31,7 @@ FIXTURE_FORMATS = {
     "edge_cases_swe_agent.traj": "trajectory",
     "representative_openhands.jsonl": "trajectory",
     "edge_cases_openhands_events.json": "trajectory",
+    "edge_cases_openhands_auto_reply.json": "trajectory",
     "representative_sharegpt.jsonl": "sharegpt",
     "edge_cases_sharegpt.json": "sharegpt",
     "edge_cases_mini_swe_agent_text.traj.json": "openai",

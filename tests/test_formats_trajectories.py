@@ -10,6 +10,9 @@ from corpus import CORPUS, FIXTURES, needs_corpus, read
 
 from transcript_tools.errors import InputError
 from transcript_tools.messages import (
+    INJECTED,
+    OBSERVATION,
+    PERSON,
     AssistantMessage,
     Conversation,
     OtherBlock,
@@ -59,9 +62,18 @@ def test_swe_agent_text_actions_become_tool_calls() -> None:
         )
     )
     assert isinstance(msgs[4], ToolResultMessage) and msgs[4].tool_call_id == "action_1"
-    # no action → the next user message is not an observation
-    assert msgs[6] == UserMessage.text("Please always end with a command.")
-    assert sum(starts_turn(m) for m in msgs) == 2
+    # no action → the next user message is no tool result, but SWE-agent's format-error
+    # notice: the runtime's, never a turn (issue 12 §1)
+    assert msgs[6] == UserMessage((TextBlock("Please always end with a command."),), OBSERVATION)
+    assert sum(starts_turn(m) for m in msgs) == 1
+
+
+def test_openhands_harness_auto_reply_is_injected() -> None:
+    """OpenHands' evaluation harness answers with a canned "user" message: not a turn."""
+    (conv,) = read(FIXTURES / "edge_cases_openhands_auto_reply.json")
+    users = [m for m in conv.messages if isinstance(m, UserMessage)]
+    assert [u.origin for u in users] == [PERSON, INJECTED]
+    assert sum(starts_turn(m) for m in conv.messages) == 1
 
 
 def test_openhands_instance() -> None:

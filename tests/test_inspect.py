@@ -24,6 +24,7 @@ from transcript_tools.messages import (
     Usage,
     UserMessage,
 )
+from transcript_tools.rules import last_call_end
 from transcript_tools.tokens import estimate_message_tokens
 
 
@@ -74,9 +75,13 @@ def test_estimates_follow_the_messages() -> None:
 def test_without_usage_the_largest_context_is_estimated() -> None:
     info = inspect_conversation(conversation("representative_swe_agent.traj"))
     assert info.recorded_tokens is None and info.estimate_error is None
-    assert (
-        info.largest_context_kind == "estimated" and info.largest_context == info.estimated_tokens
-    )
+    # the view a model is called with: up to the last call (issue 12), not the final result
+    conv = conversation("representative_swe_agent.traj")
+    end = last_call_end(conv.messages)
+    assert 0 < end < len(conv.messages)
+    assert info.largest_context_kind == "estimated"
+    assert info.largest_context == sum(estimate_message_tokens(m) for m in conv.messages[:end])
+    assert info.largest_context < info.estimated_tokens
 
 
 def test_run_over_a_directory_warns_about_unknown_files(tmp_path: Path) -> None:

@@ -39,6 +39,7 @@ CASES: dict[str, tuple[Any, Any, Any, tuple[str, str, Any], tuple[str, str, Any]
     "keep_recent_turns": (lambda r: r.settings.keep_recent_turns, 3, 5, ("--keep-recent-turns", "7", 7), None),
     "path": (lambda r: r.settings.path.value, "sync", "stream", ("--path", "sync", "sync"), None),
     "measure": (lambda r: r.settings.measure.value, "cumulative", "current", ("--measure", "cumulative", "cumulative"), None),
+    "checkpoint": (lambda r: r.settings.checkpoint.value, "turn", "call", ("--checkpoint", "turn", "turn"), None),
     "prompt": (lambda r: r.template.name, "zh", "en", ("--prompt", "zh", "zh"), ("TSUM_PROMPT", "TEMPLATE_FILE", "t.j2")),
     "summary_prompt": (lambda r: r.template.source, None, "Summarize: {messages}", ("--prompt", "TEMPLATE_FILE", "Sum {{ messages }}"),
                        ("TSUM_PROMPT", "TEMPLATE_FILE", "Sum {{ messages }}")),
@@ -87,6 +88,16 @@ def test_precedence_command_line_environment_file_default(key: str, workdir: Pat
         monkeypatch.setenv(name, _arg(env_value, workdir))
         assert read(resolved([])) == env_read, "environment over file"
     assert read(resolved([option, _arg(cli_arg, workdir)])) == cli_read, "command line over environment and file"
+
+
+def test_max_context_tokens_auto_from_file_and_command_line(workdir: Path) -> None:
+    (workdir / "tsum.toml").write_text('max_context_tokens = "auto"\n', encoding="utf-8")
+    r = resolved([])
+    assert r.settings.auto_window and r.settings.summary.max_context_tokens == 32000
+    assert not resolved(["--max-context-tokens", "9000"]).settings.auto_window
+    (workdir / "tsum.toml").unlink()
+    assert resolved(["--max-context-tokens", "auto"]).settings.auto_window
+    assert not resolved([]).settings.auto_window
 
 
 def test_pyproject_tool_tsum_is_a_settings_file(workdir: Path) -> None:

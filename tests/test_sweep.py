@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transcript_tools.cli.main import cli
-from transcript_tools.config import Measure, ReplaySettings, SlotMode, SummaryConfig
+from transcript_tools.config import Checkpoint, Measure, ReplaySettings, SlotMode, SummaryConfig
 from transcript_tools.errors import ConfigError
 from transcript_tools.messages import (
     AssistantMessage,
@@ -29,7 +30,7 @@ from transcript_tools.messages import (
 )
 from transcript_tools.prompt import load_template
 from transcript_tools.replay import split_turns
-from transcript_tools.rules import fixed_cadence
+from transcript_tools.rules import fixed_cadence, split_units
 from transcript_tools.session import SessionEngine
 from transcript_tools.sweep import Sweep, _offline_executor, config_grid
 from transcript_tools.sweep_sim import (
@@ -91,23 +92,30 @@ def engine_fires(conv: Conversation, cfg: SweepConfig, *, dry_run: bool) -> list
         mode=cfg.mode,
         measure=cfg.measure,
         dry_run=dry_run,
+        checkpoint=cfg.checkpoint,
     )
     engine = SessionEngine(conv.session_id, settings)
     executor = _offline_executor()
-    for _, messages in split_turns(conv.messages):
+    for _, messages in split_units(conv.messages, cfg.checkpoint):
         request = engine.submit_turn(messages)
         if request is not None:
             engine.complete_summary(asyncio.run(executor.execute(request)))
     fired = ("would_summarize", "summarized", "failed")
-    return [d["turn"] for d in engine.decisions if d["decision"] in fired]
+    unit = "call" if cfg.checkpoint is Checkpoint.CALL else "turn"
+    return [d[unit] for d in engine.decisions if d["decision"] in fired]
 
 
 @settings(max_examples=200, deadline=None)
-@given(conversation_spec, config_spec)
-def test_fast_schedule_equals_engine_dry_run(spec: tuple, cfg: SweepConfig) -> None:
-    """Any usage (recorded, estimated, mixed), any measure and mode: the dry-run schedule."""
+@given(conversation_spec, config_spec, st.sampled_from(list(Checkpoint)))
+def test_fast_schedule_equals_engine_dry_run(
+    spec: tuple, cfg: SweepConfig, checkpoint: Checkpoint
+) -> None:
+    """Any usage (recorded, estimated, mixed), any measure and mode, per turn or per
+    call: the dry-run schedule."""
     conv = build(spec)
-    assert simulate(profile_conversation(conv), cfg) == engine_fires(conv, cfg, dry_run=True)
+    cfg = replace(cfg, checkpoint=checkpoint)
+    profile = profile_conversation(conv, checkpoint=checkpoint)
+    assert simulate(profile, cfg) == engine_fires(conv, cfg, dry_run=True)
 
 
 @settings(max_examples=60, deadline=None)

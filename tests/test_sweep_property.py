@@ -16,15 +16,16 @@ sizes are comparable exactly.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_sweep import build, config_spec, conversation_spec
 
-from transcript_tools.config import SummaryConfig
+from transcript_tools.config import Checkpoint, SummaryConfig
 from transcript_tools.prompt import load_template
 from transcript_tools.providers.base import SummaryOutcome, SummaryRequest, SummaryResponse
-from transcript_tools.rules import split_turns
+from transcript_tools.rules import split_turns, split_units
 from transcript_tools.sweep_sim import (
     SweepConfig,
     evaluate_engine,
@@ -58,11 +59,19 @@ def summary_tokens(base: SummaryConfig) -> int:
     config_spec,
     st.sampled_from(["zh", "en"]),
     st.integers(1, 4),
+    st.sampled_from(list(Checkpoint)),
 )
 def test_fast_path_figures_equal_the_engine(
-    spec: tuple, all_recorded: bool, cfg: SweepConfig, template_name: str, keep: int
+    spec: tuple,
+    all_recorded: bool,
+    cfg: SweepConfig,
+    template_name: str,
+    keep: int,
+    checkpoint: Checkpoint,
 ) -> None:
+    """Also per model call (``--checkpoint call``): the units are calls on both paths."""
     conv = build(spec, all_recorded=all_recorded)
+    cfg = replace(cfg, checkpoint=checkpoint)
     base = SummaryConfig()
     template = load_template(template_name)
     profile = profile_conversation(
@@ -71,6 +80,7 @@ def test_fast_path_figures_equal_the_engine(
         template=template,
         keep_recent_turns=keep,
         summary_tokens=summary_tokens(base),
+        checkpoint=checkpoint,
     )
     if needs_engine(profile, cfg, template):
         return  # the sweep runs the engine itself
@@ -78,7 +88,7 @@ def test_fast_path_figures_equal_the_engine(
     engine = asyncio.run(
         evaluate_engine(
             conv,
-            split_turns(conv.messages),
+            split_units(conv.messages, checkpoint),
             profile,
             cfg,
             base=base,

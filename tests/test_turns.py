@@ -81,3 +81,27 @@ def test_a_chat_without_agent_markers_keeps_every_user_message_a_turn(tmp_path) 
     path.write_text(json.dumps({"messages": msgs}))
     (conv,) = read(path)
     assert len(split_turns(conv.messages)) == 3
+
+
+def test_inspect_shows_turns_and_model_calls_side_by_side() -> None:
+    """issue 12 §1: the text-protocol and the tool-call run of one task: 1 turn, 4 calls."""
+    from click.testing import CliRunner
+
+    from transcript_tools.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["inspect", "--json", str(TEXT_PROTOCOL), str(TOOL_PROTOCOL)])
+    assert result.exit_code == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert [(r["turns"], r["calls"]) for r in rows] == [(1, 4), (1, 4)]
+    table = CliRunner().invoke(cli, ["inspect", str(TEXT_PROTOCOL)]).stdout.splitlines()
+    header = table[0].split()
+    assert header[header.index("turns") + 1] == "calls"
+
+
+def test_sharegpt_observations_never_start_a_turn() -> None:
+    """ShareGPT's ``observation`` / ``function_call`` roles: a call and its result (2
+    ``human`` messages, 4 observations in the fixture: 2 turns)."""
+    conv = read(FIXTURES / "edge_cases_sharegpt.json")[0]
+    results = [m for m in conv.messages if isinstance(m, ToolResultMessage)]
+    assert len(results) == 4
+    assert len(split_turns(conv.messages)) == 2

@@ -14,6 +14,7 @@ from typing import Any
 
 from .errors import ConfigError
 
+AUTO = "auto"  # --max-context-tokens auto: the window the log records, else the default
 DEFAULT_SUMMARY_MARKER = "[上下文摘要]"  # the seed's filter_focused marker
 DEFAULT_MAX_TRANSCRIPT_CHARS = 30_000  # the seed: whole conversation text capped at 30K chars
 
@@ -80,6 +81,14 @@ class Measure(StrEnum):
     CURRENT = "current"  # size of the context the model is sent next turn
 
 
+class Checkpoint(StrEnum):
+    """Where the checkpoint runs (DESIGN §4): after each user turn (the seed) or after
+    each model call (``--checkpoint call``: every rule that counts turns counts calls)."""
+
+    TURN = "turn"
+    CALL = "call"
+
+
 DEFAULT_KEEP_RECENT_TURNS = 3  # = the default debounce: no turn since the last summary is dropped
 
 
@@ -94,6 +103,9 @@ class ReplaySettings:
     measure: Measure = Measure.CUMULATIVE
     template_name: str = "zh"
     dry_run: bool = False
+    checkpoint: Checkpoint = Checkpoint.TURN
+    # --max-context-tokens auto: the log's own window where it records one (per session)
+    auto_window: bool = False
 
     def __post_init__(self) -> None:
         _int_at_least("keep_recent_turns", self.keep_recent_turns, 1, "must be >= 1")
@@ -106,6 +118,7 @@ CONFIG_KEYS = {f.name for f in fields(SummaryConfig)} | {
     "keep_recent_turns",
     "path",
     "measure",
+    "checkpoint",
     "prompt",
     "provider",
     "model",
@@ -191,6 +204,8 @@ def _checked(table: dict[str, Any], path: Path) -> dict[str, Any]:
             _int_at_least("concurrency", table["concurrency"], 1, "must be >= 1")
         except ConfigError as exc:
             raise ConfigError(f"{path}: {exc}") from None
+    if "checkpoint" in table and table["checkpoint"] not in {c.value for c in Checkpoint}:
+        raise ConfigError(f"{path}: checkpoint must be turn or call, got {table['checkpoint']!r}")
     if "format" in table:
         from .formats import reader_names  # only when a file names a format
 
@@ -207,6 +222,8 @@ def summary_config_from(values: dict[str, Any], base: SummaryConfig | None = Non
     """A SummaryConfig from a mapping of field names (None values are ignored)."""
     names = {f.name for f in fields(SummaryConfig)}
     given = {k: v for k, v in values.items() if k in names and v is not None}
+    if given.get("max_context_tokens") == AUTO:  # per session (ReplaySettings.auto_window)
+        del given["max_context_tokens"]
     try:
         return replace(base or SummaryConfig(), **given)
     except TypeError as exc:

@@ -21,7 +21,7 @@ from typing import Any
 
 from .config import DEFAULT_KEEP_RECENT_TURNS, DEFAULT_SUMMARY_MARKER, SlotMode
 from .messages import Message, SystemMessage
-from .rules import extend_turn_starts, focused_window_start
+from .rules import UnitCounter, focused_window_start
 from .tokens import MESSAGE_OVERHEAD_TOKENS, estimate_message_tokens, estimate_text_tokens
 
 
@@ -40,8 +40,8 @@ class ContextSlot:
     focused: FocusedConfig = field(default_factory=FocusedConfig)
     marker: str = DEFAULT_SUMMARY_MARKER
     messages: list[Message] = field(default_factory=list)
-    turn_starts: list[int] = field(default_factory=list)  # index of each turn's first message
-    _seen_user: bool = False
+    # where the checkpoint's units start: turns, or model calls (--checkpoint call)
+    units: UnitCounter = field(default_factory=UnitCounter)
     _covered_end: int | None = None  # history length the latest summary was made from
     saves: int = 0  # times the slot config was persisted (seed: slot.save())
     # lazily-extended prefix sums of estimated tokens: all messages / system messages only
@@ -55,10 +55,14 @@ class ContextSlot:
     def summary_override(self) -> str | None:
         return self.focused.summary_override if self.mode is SlotMode.FOCUSED else None
 
+    @property
+    def turn_starts(self) -> list[int]:
+        """The index of each unit's first message: the turns (or the calls with
+        ``--checkpoint call``: keep_recent_turns then counts calls)."""
+        return self.units.starts
+
     def append_messages(self, messages: list[Message]) -> None:
-        self._seen_user = extend_turn_starts(
-            self.turn_starts, messages, len(self.messages), self._seen_user
-        )
+        self.units.extend(messages)
         self.messages.extend(messages)
 
     def set_summary(self, text: str, covered_end: int | None = None) -> None:

@@ -23,7 +23,7 @@ from .formats import read_input
 from .formats.source import Source
 from .messages import AssistantMessage, Conversation, SystemMessage, ToolUseBlock
 from .replay import expand_inputs
-from .rules import compaction_turn, split_turns
+from .rules import compaction_turn, is_model_call, last_call_end, split_turns
 from .tokens import estimate_message_tokens
 
 ROLES = ("system", "user", "user_image", "assistant", "tool")
@@ -54,6 +54,7 @@ class SessionInfo:
     format: str
     line: int | None
     turns: int
+    model_calls: int  # assistant messages a model wrote: the units of --checkpoint call
     messages: dict[str, int]
     tool_calls: int
     calls_with_usage: int
@@ -74,6 +75,7 @@ class SessionInfo:
             "format": self.format,
             "line": self.line,
             "turns": self.turns,
+            "calls": self.model_calls,
             "messages": {**self.messages, "total": sum(self.messages.values())},
             "tool_calls": self.tool_calls,
             "calls_with_usage": self.calls_with_usage,
@@ -120,6 +122,7 @@ def inspect_conversation(conv: Conversation) -> SessionInfo:
     view = 0  # estimated size of what the model saw so far
     max_view = 0
     resets = {c.message_index for c in conv.compactions}
+    measured_end = last_call_end(messages)  # a view counts when a model is called with it
     for index, message in enumerate(messages):
         roles[message.role] = roles.get(message.role, 0) + 1
         if index in resets:
@@ -136,7 +139,8 @@ def inspect_conversation(conv: Conversation) -> SessionInfo:
         tokens = estimate_message_tokens(message)
         estimated += tokens
         view += tokens
-        max_view = max(max_view, view)
+        if index < measured_end:
+            max_view = max(max_view, view)
         if isinstance(message, SystemMessage):
             system_tokens += tokens
     error = None
@@ -162,6 +166,7 @@ def inspect_conversation(conv: Conversation) -> SessionInfo:
         format=conv.format,
         line=conv.line,
         turns=len(turns),
+        model_calls=sum(1 for m in messages if is_model_call(m)),
         messages=roles,
         tool_calls=tool_calls,
         calls_with_usage=calls,

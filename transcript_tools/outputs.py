@@ -152,15 +152,23 @@ class TextReport:
             d for d in decisions if d["decision"] in FIRED
         ]
         out(f"== {conv.session_id}  ({conv.format}, {conv.path})\n")
+        unit = "call" if decisions and "call" in decisions[0] else "turn"  # --checkpoint call
+        calls = f", {len(decisions)} calls" if unit == "call" else ""
+        window = ""
+        if decisions and "max_context_tokens_from" in decisions[0]:  # --max-context-tokens auto
+            window = (
+                f", max_context_tokens {_fmt_int(decisions[0]['max_context_tokens'])} "
+                f"(from {decisions[0]['max_context_tokens_from']})"
+            )
         out(
-            f"   {result.turns} turns, {len(conv.messages)} messages, tokens {'/'.join(sources)}, "
-            f"{len(fired)} checkpoint firing(s)\n"
+            f"   {result.turns} turns{calls}, {len(conv.messages)} messages, tokens {'/'.join(sources)}, "
+            f"{len(fired)} checkpoint firing(s){window}\n"
         )
         if decisions:
             threshold = decisions[0]["threshold"]
             first_over = next(
                 (
-                    d["turn"]
+                    d[unit]
                     for d in decisions
                     if threshold is not None and d["watermark"] >= threshold
                 ),
@@ -168,14 +176,14 @@ class TextReport:
             )
             out(
                 f"   threshold {_fmt_int(int(threshold)) if threshold is not None else '-'} tokens; "
-                f"first over it at turn {first_over if first_over is not None else '-'}; "
+                f"first over it at {unit} {first_over if first_over is not None else '-'}; "
                 f"final cost_so_far {_fmt_int(decisions[-1]['cost_so_far'])}\n"
             )
             if first_over is not None and not fired and engine.settings.summary is not None:
                 debounce = engine.settings.summary.debounce_turns
                 out(
-                    f"   (over the line, but the seed's debounce holds: the first summary can come at turn "
-                    f"{debounce} at the earliest, and this session has turns 0..{result.turns - 1})\n"
+                    f"   (over the line, but the seed's debounce holds: the first summary can come at {unit} "
+                    f"{debounce} at the earliest, and this session has {unit}s 0..{len(decisions) - 1})\n"
                 )
         shown = [
             d
@@ -183,7 +191,7 @@ class TextReport:
             if d["decision"] not in ("below_threshold", "debounced") or "recorded_compaction" in d
         ]
         if shown:
-            out("   turn  turn_tokens  cost_so_far    watermark  decision\n")
+            out(f"   {unit:>4}  turn_tokens  cost_so_far    watermark  decision\n")
             for d in shown:
                 extra = ""
                 if d.get("error"):
@@ -195,7 +203,7 @@ class TextReport:
                         + "]"
                     )
                 out(
-                    f"   {d['turn']:>4}  {_fmt_int(d['turn_tokens']):>11}  {_fmt_int(d['cost_so_far']):>11}  "
+                    f"   {d[unit]:>4}  {_fmt_int(d['turn_tokens']):>11}  {_fmt_int(d['cost_so_far']):>11}  "
                     f"{_fmt_int(d['watermark']):>11}  {d['decision']}{extra}\n"
                 )
         view_messages, view_tokens = engine.slot.view_size()

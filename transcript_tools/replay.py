@@ -15,13 +15,13 @@ import heapq
 import os
 import tempfile
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Protocol
 
 import orjson
 
-from .config import Measure, ReplaySettings, TurnPath
+from .config import Checkpoint, Measure, ReplaySettings, TurnPath
 from .errors import InputError
 from .formats import read_input
 from .formats.source import Source
@@ -33,8 +33,9 @@ from .messages import (
     ToolUseBlock,
 )
 from .providers.executor import SummaryExecutor
-from .rules import FIRED, Decision, compaction_turn, fixed_cadence, turn_starts
+from .rules import FIRED, Decision, compaction_turn, fixed_cadence, unit_starts
 from .rules import split_turns as split_turns  # re-exported: callers import it from here
+from .rules import turn_starts as turn_starts  # re-exported: callers import it from here
 from .session import SessionEngine
 
 OUTPUT_MARKER = ".tsum-output"  # written by outputs.OutputDirectory
@@ -166,6 +167,7 @@ async def replay_conversation(
     With ``spool_prompts`` the rendered prompts go to a temporary file as they are
     made (``SessionResult.prompt_spool``) instead of staying in memory.
     """
+    settings, window = session_window(conv, settings)
     engine = SessionEngine(
         conv.session_id, settings, provider_name=provider_name, template=template
     )
@@ -181,9 +183,9 @@ async def replay_conversation(
     # Each turn's messages are sliced when it is replayed, not all up front: fewer
     # objects alive at once (the cyclic GC walks every live container).
     history = conv.messages
-    starts = turn_starts(history)
+    starts = unit_starts(history, settings.checkpoint)  # turns, or calls (--checkpoint call)
     ends = [*starts[1:], len(history)] if starts else []
-    compactions = _compactions_at(conv, starts)
+    compactions = _compactions_at(conv, starts)  # in the configuration's unit
     stream = settings.path is TurnPath.STREAM
     for turn_number, (start, end) in enumerate(zip(starts, ends, strict=True)):
         messages = history[start:end]
@@ -192,6 +194,8 @@ async def replay_conversation(
             if turn_number in compactions
             else None
         )
+        if window is not None:
+            annotations = {**(annotations or {}), **window}
         if stream:
             engine.submit_turn_stream(messages, annotations=annotations)
             request = engine.finalize_turn()
@@ -211,7 +215,24 @@ async def replay_conversation(
     cadence = fixed_cadence_warning(engine)
     if cadence:
         warnings.append(cadence)
-    return SessionResult(conv, engine, len(starts), warnings, spool)
+    # person turns in both modes (with --checkpoint call, ``starts`` are the calls)
+    return SessionResult(conv, engine, len(engine.slot.units.turn_starts), warnings, spool)
+
+
+def session_window(
+    conv: Conversation, settings: ReplaySettings
+) -> tuple[ReplaySettings, dict[str, Any] | None]:
+    """``--max-context-tokens auto``: the window the log records (from ``"log"``), else
+    the configured one (``"default"``), and the record fields that say which; ``None``
+    without auto (default records unchanged)."""
+    cfg = settings.summary
+    if not settings.auto_window or cfg is None:
+        return settings, None
+    source = "default"
+    if conv.context_window:
+        cfg = replace(cfg, max_context_tokens=conv.context_window)
+        settings, source = replace(settings, summary=cfg), "log"
+    return settings, {"max_context_tokens": cfg.max_context_tokens, "max_context_tokens_from": source}
 
 
 def fixed_cadence_warning(engine: SessionEngine) -> str | None:
@@ -220,13 +241,14 @@ def fixed_cadence_warning(engine: SessionEngine) -> str | None:
     decisions = [d["decision"] for d in engine.decisions]
     if cfg is None or not fixed_cadence(decisions, cfg.debounce_turns):
         return None
-    first = next(d["turn"] for d in engine.decisions if d["decision"] in FIRED)
+    unit = "call" if engine.settings.checkpoint is Checkpoint.CALL else "turn"
+    first = next(d[unit] for d in engine.decisions if d["decision"] in FIRED)
     hint = (
         " (the cumulative cost_so_far never goes down; --measure current follows the context size)"
     )
     return (
-        f"the watermark stayed over the line after turn {first}: the checkpoint fired every "
-        f"{max(cfg.debounce_turns, 1)} turn(s) from then on, whatever the conversation did"
+        f"the watermark stayed over the line after {unit} {first}: the checkpoint fired every "
+        f"{max(cfg.debounce_turns, 1)} {unit}(s) from then on, whatever the conversation did"
         + (hint if engine.settings.measure is Measure.CUMULATIVE else "")
     )
 
@@ -275,6 +297,7 @@ class RunStats:
     failed_files: int = 0
     sessions: int = 0
     turns: int = 0
+    calls: int = 0  # checkpoint units with --checkpoint call (0 otherwise)
     summaries_ok: int = 0
     summaries_failed: int = 0
     would_summarize: int = 0
@@ -421,6 +444,8 @@ class ReplayRun:
         stats = self.stats
         stats.sessions += 1
         stats.turns += result.turns
+        if result.engine.settings.checkpoint is Checkpoint.CALL:
+            stats.calls += len(result.engine.slot.turn_starts)
         for summary in result.engine.summaries:
             if summary["status"] == "ok":
                 stats.summaries_ok += 1

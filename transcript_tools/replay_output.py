@@ -158,8 +158,10 @@ def _add_record(
         "summaries.jsonl": records.summaries,
         "slots.jsonl": records.slots,
     }[name]
-    if record["turn"] in table:
+    # the checkpoint's unit: the turn, or the call with --checkpoint call (several per turn)
+    unit, key = ("call", record["call"]) if "call" in record else ("turn", record["turn"])
+    if key in table:
         raise InputError(
-            str(path), number, f"session {record['session']!r} turn {record['turn']} appears twice"
+            str(path), number, f"session {record['session']!r} {unit} {key} appears twice"
         )
-    table[record["turn"]] = record
+    table[key] = record

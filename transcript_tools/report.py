@@ -20,7 +20,7 @@ import jinja2
 
 from .config import Measure
 from .sweep import Sample, SweepResult
-from .sweep_render import COLUMNS, cell, sorted_rows
+from .sweep_render import cell, sorted_rows, table_columns
 
 PALETTE = [
     "#1f77b4",
@@ -233,11 +233,12 @@ def render_report(
     ]
     colours = {i: c for c, i in shown}
     charts = [_chart(s, m, shown, result) for s in result.samples for m in measures]
+    columns = table_columns(rows)[0]  # + unit (turn / call) with --checkpoint call
     table = {
-        "headers": [h for h, _ in COLUMNS],
+        "headers": [h for h, _ in columns],
         "rows": [
             {
-                "cells": [cell(r, k) for _, k in COLUMNS],
+                "cells": [cell(r, k) for _, k in columns],
                 "color": PALETTE[colours[r["config"] - 1]] if r["config"] - 1 in colours else "",
             }
             for r in rows

@@ -8,6 +8,9 @@ none of them re-derives a rule. No I/O, no state: plain values in, plain values 
 - :func:`should_summarize` / :func:`skip_reason` -- the checkpoint (F2 + F6);
 - :func:`turn_starts` / :func:`extend_turn_starts` / :func:`split_turns` -- where
   turns start (DESIGN §2 Turns);
+- :func:`is_model_call` / :func:`unit_starts` / :func:`split_units` /
+  :class:`UnitCounter` -- where the checkpoint's units start: turns, or model calls
+  with ``--checkpoint call`` (DESIGN §4);
 - :func:`focused_window_start` -- the first message of the focused view (DESIGN §1);
 - :func:`suffix_cut` -- the 30K cut of the formatted conversation (seed "消息格式化");
 - :func:`compaction_turn` -- the turn a recorded compaction is reported at;
@@ -19,9 +22,11 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 
-from .messages import Message, starts_turn
+from .config import Checkpoint
+from .messages import SYNTHETIC_MODEL, AssistantMessage, Message, starts_turn
 
 
 class Decision(StrEnum):
@@ -123,6 +128,94 @@ def split_turns(messages: list[Message]) -> list[tuple[int, list[Message]]]:
     return [(start, messages[start:end]) for start, end in zip(starts, ends, strict=False)]
 
 
+# ---- checkpoint units (DESIGN §4 --checkpoint turn|call) ------------------------------
+
+
+def is_model_call(message: Message) -> bool:
+    """An assistant message a model produced (the runtime's synthetic ones are not calls)."""
+    return type(message) is AssistantMessage and message.model != SYNTHETIC_MODEL
+
+
+@dataclass(slots=True)
+class UnitCounter:
+    """Incremental unit starts (the focused view's slot extends them as turns arrive).
+
+    Turn mode: the turn starts. Call mode: a unit also starts at each model call that
+    follows a completed call (the previous call and the tool results / observations
+    answering it), so every rule that counts turns counts calls; a unit never splits a
+    call from its results."""
+
+    checkpoint: Checkpoint = Checkpoint.TURN
+    starts: list[int] = field(default_factory=list)
+    turn_starts: list[int] = field(default_factory=list)  # person turns, in both modes
+    seen_person: bool = False
+    call_open: bool = False  # the current unit already holds a model call
+    length: int = 0
+
+    def extend(self, messages: Iterable[Message]) -> None:
+        if self.checkpoint is Checkpoint.TURN:
+            offset = self.length
+            items = list(messages)
+            self.seen_person = extend_turn_starts(self.turn_starts, items, offset, self.seen_person)
+            self.starts = self.turn_starts
+            self.length = offset + len(items)
+            return
+        starts, turns = self.starts, self.turn_starts
+        index = self.length
+        for message in messages:
+            if index == 0:
+                starts.append(0)
+                turns.append(0)
+            if starts_turn(message):
+                if self.seen_person:
+                    turns.append(index)
+                    if starts[-1] != index:
+                        starts.append(index)
+                    self.call_open = False
+                self.seen_person = True
+            if is_model_call(message):
+                if self.call_open and starts[-1] != index:
+                    starts.append(index)
+                self.call_open = True
+            index += 1
+        self.length = index
+
+
+def unit_starts(messages: Sequence[Message], checkpoint: Checkpoint = Checkpoint.TURN) -> list[int]:
+    """The index of each checkpoint unit's first message: turns, or calls (``[]`` for none)."""
+    counter = UnitCounter(checkpoint)
+    counter.extend(messages)
+    return counter.starts
+
+
+def split_units(
+    messages: list[Message], checkpoint: Checkpoint = Checkpoint.TURN
+) -> list[tuple[int, list[Message]]]:
+    """(start index, messages) per checkpoint unit."""
+    if checkpoint is Checkpoint.TURN:
+        return split_turns(messages)
+    starts = unit_starts(messages, checkpoint)
+    ends = [*starts[1:], len(messages)]
+    return [(start, messages[start:end]) for start, end in zip(starts, ends, strict=False)]
+
+
+def unit_turns(messages: Sequence[Message], starts: Sequence[int]) -> list[int]:
+    """The person-turn index of each unit (``starts``: unit starts of ``messages``)."""
+    turns = turn_starts(messages)
+    return [max(bisect.bisect_right(turns, start) - 1, 0) for start in starts]
+
+
+def last_call_end(messages: Sequence[Message]) -> int:
+    """How much of ``messages`` counts toward a peak of the view: up to and including the
+    last model call. A view is measured when a model is called with it, so a message after
+    the last call (a final observation after the agent submitted) never counts. A log with
+    no model call at all is measured whole."""
+    for index in range(len(messages) - 1, -1, -1):
+        if is_model_call(messages[index]):
+            return index + 1
+    return len(messages)
+
+
 def compaction_turn(starts: Sequence[int], message_index: int) -> int:
     """The turn a recorded compaction is reported at: the last turn that started before
     it (the agent compacted after that turn). ``message_index`` is the first message
@@ -214,16 +307,23 @@ def fixed_cadence(decisions: Iterable[str], debounce_turns: int) -> bool:
 __all__ = [
     "FIRED",
     "FIRED_OK",
+    "Checkpoint",
     "Decision",
+    "UnitCounter",
     "compaction_turn",
     "debounce_passed",
     "extend_turn_starts",
     "fixed_cadence",
     "focused_window_start",
+    "is_model_call",
+    "last_call_end",
     "over_threshold",
     "should_summarize",
     "skip_reason",
     "split_turns",
     "suffix_cut",
+    "split_units",
     "turn_starts",
+    "unit_starts",
+    "unit_turns",
 ]

@@ -16,7 +16,7 @@ from typing import IO, Any
 
 from ._loop import run_sync as run_sync
 from ._version import __version__
-from .config import ReplaySettings
+from .config import Checkpoint, ReplaySettings
 from .errors import ProviderConfigError
 from .prompt import PromptTemplate, template_from_config
 from .providers.base import Provider
@@ -54,6 +54,8 @@ class ReplayResult:
         """The one line for stderr at the end of a run."""
         stats = self.stats
         parts = [f"{stats.files} file(s)", f"{stats.sessions} session(s)", f"{stats.turns} turn(s)"]
+        if stats.calls:  # --checkpoint call: the units the checkpoint ran after
+            parts.append(f"{stats.calls} checkpoint call(s)")
         if stats.would_summarize:
             parts.append(f"{stats.would_summarize} summaries would fire (dry run)")
         else:
@@ -284,7 +286,13 @@ def run_info(
     """The settings that shape the outputs (run.json: diffable, no paths or times)."""
     cfg = settings.summary
     assert cfg is not None
+    extra: dict[str, Any] = {}  # beyond the seed: only when set, so default run.json stays
+    if settings.checkpoint is not Checkpoint.TURN:
+        extra["checkpoint"] = settings.checkpoint.value
+    if settings.auto_window:
+        extra["max_context_tokens_auto"] = True  # per session: the records' max_context_tokens_from
     return {
+        **extra,
         "output_format": 1,
         "summary_config": {
             "trigger_token_ratio": cfg.trigger_token_ratio,

@@ -26,13 +26,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .config import DEFAULT_SUMMARY_MARKER, Measure, ReplaySettings, SummaryConfig
+from .config import DEFAULT_SUMMARY_MARKER, Checkpoint, Measure, ReplaySettings, SummaryConfig
 from .context import ContextSlot, FocusedConfig, SessionMemory
 from .errors import TsumError
 from .messages import SYNTHETIC_MODEL, AssistantMessage, Message, Usage
 from .prompt import PromptTemplate, template_from_config
 from .providers.base import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
-from .rules import Decision, skip_reason
+from .rules import Decision, UnitCounter, skip_reason
 from .transcript import format_messages_as_text, format_transcript
 
 SUMMARY_KEY = "conversation_summary"  # F5
@@ -85,6 +85,7 @@ class SessionEngine:
             mode=self.settings.mode,
             focused=FocusedConfig(keep_recent_turns=self.settings.keep_recent_turns),
             marker=cfg.summary_marker if cfg else DEFAULT_SUMMARY_MARKER,
+            units=UnitCounter(self.settings.checkpoint),
         )
         if cfg is not None and self.template is None:
             self.template = template_from_config(cfg.summary_prompt, self.settings.template_name)
@@ -201,7 +202,7 @@ class SessionEngine:
             record.update(annotations)
         return record
 
-    def current_context_tokens(self) -> int:
+    def current_context_tokens(self, end: int | None = None) -> int:
         """``--measure current``: the size of the view the model is sent next turn.
 
         Anchored on the latest call with recorded usage: its prompt plus its output
@@ -211,12 +212,16 @@ class SessionEngine:
         view (focused view minus whole history: turns dropped, summary added) is applied
         on top; and never less than the estimated size of ``load_messages()``, which is
         the value when no call is recorded.
+
+        ``end``: the view over the first ``end`` messages only (the latest recorded call
+        must lie within them): peaks measure the view up to the last model call
+        (``rules.last_call_end``).
         """
         slot = self.slot
-        view = slot.view_size()[1]
+        view = slot.view_size(end)[1]
         if self._anchor_tokens is None:
             return view
-        end = len(slot.messages)
+        end = len(slot.messages) if end is None else end
         since = slot.tokens_between(self._anchor_end, end)
         # Never below the estimated view itself: after the original agent compacted, its
         # recorded prompts no longer hold the history tsum's slot still has.
@@ -225,8 +230,11 @@ class SessionEngine:
     def _checkpoint(self, turn: int, record: dict[str, Any], *, advance_after: bool) -> SummaryRequest | None:
         cfg = self.settings.summary
         since = turn - self.last_summary_turn
-        record["turn"] = turn
-        record["turns_since_last_summary"] = since
+        record.update(self._index_fields(turn))
+        if self.settings.checkpoint is Checkpoint.CALL:  # F6 counts calls
+            record["calls_since_last_summary"] = since
+        else:
+            record["turns_since_last_summary"] = since
         if cfg is None:  # N2: no SummaryConfig, no checkpoint
             record["threshold"] = None
             self._finish(record, Decision.DISABLED, advance_after)
@@ -289,7 +297,7 @@ class SessionEngine:
         text = response.text if response is not None else ""
         summary: dict[str, Any] = {
             "session": self.session_id,
-            "turn": turn,
+            **self._index_fields(turn),
             "prompt_sha256": sha,
             "prompt_chars": len(request.prompt),
             "template": self.template.name,
@@ -321,7 +329,7 @@ class SessionEngine:
             "snapshot",
             {
                 "session": self.session_id,
-                "turn": turn,
+                **self._index_fields(turn),
                 "slot": self.slot.snapshot(),
                 "history_messages": len(self.slot.messages),
                 "view_messages": view_messages,
@@ -330,6 +338,13 @@ class SessionEngine:
             },
         )
         self._finish(record, Decision.SUMMARIZED, pending.advance_after)
+
+    def _index_fields(self, unit: int) -> dict[str, int]:
+        """``turn``; with ``--checkpoint call`` also ``call``, the unit the checkpoint
+        counted (``turn`` is then the person turn the call belongs to)."""
+        if self.settings.checkpoint is Checkpoint.TURN:
+            return {"turn": unit}
+        return {"turn": max(len(self.slot.units.turn_starts) - 1, 0), "call": unit}
 
     def _keep(self, kind: str, record: dict[str, Any]) -> None:
         if self.record_sink is not None:

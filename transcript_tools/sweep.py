@@ -18,12 +18,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .config import ReplaySettings, SummaryConfig
-from .messages import Conversation
+from .config import Checkpoint, ReplaySettings, SummaryConfig
+from .messages import Conversation, Message
 from .prompt import PromptTemplate
 from .providers.base import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from .replay import ReplayRun, SessionResult
-from .rules import split_turns
+from .rules import split_units, unit_turns
 from .sweep_sim import (
     Profile,
     SweepConfig,
@@ -137,16 +137,25 @@ class Sweep:
         self, index: int, conv: Conversation, result: SweepResult, heap: list[Any]
     ) -> None:
         assert self.template is not None
-        turns = split_turns(conv.messages)
-        profile = profile_conversation(
-            conv,
-            index=index,
-            base=self.base,
-            template=self.template,
-            keep_recent_turns=self.keep_recent_turns,
-            summary_tokens=self.summary_tokens,
-            turns=turns,
-        )
+        # one profile per checkpoint unit in the grid (turns; calls with --checkpoint call)
+        units: dict[Checkpoint, tuple[list[tuple[int, list[Message]]], Profile]] = {}
+
+        def profiled(checkpoint: Checkpoint) -> tuple[list[tuple[int, list[Message]]], Profile]:
+            if checkpoint not in units:
+                split = split_units(conv.messages, checkpoint)
+                units[checkpoint] = split, profile_conversation(
+                    conv,
+                    index=index,
+                    base=self.base,
+                    template=self.template,
+                    keep_recent_turns=self.keep_recent_turns,
+                    summary_tokens=self.summary_tokens,
+                    turns=split,
+                    checkpoint=checkpoint,
+                )
+            return units[checkpoint]
+
+        turns, profile = profiled(Checkpoint.TURN)
         result.conversations += 1
         result.turns += profile.turns
         keep = self.sample_size > 0
@@ -154,6 +163,7 @@ class Sweep:
         curves: dict[int, list[int]] = {}
         ever = False
         for i, cfg in enumerate(self.configs):
+            turns, profile = profiled(cfg.checkpoint)
             # Until the first summary the engine's state is the profile's: a configuration
             # that never fires on the profile never fires in the engine either.
             if needs_engine(profile, cfg, self.template) and simulate(profile, cfg):
@@ -172,18 +182,23 @@ class Sweep:
                 )
                 result.engine_runs += 1
                 if keep and outcome.watermark is not None:
-                    curves[i] = outcome.watermark
+                    curves[i] = _per_turn(conv, turns, outcome.watermark, cfg.checkpoint)
             else:
                 outcome = evaluate_fast(profile, cfg)
                 result.fast_runs += 1
             result.stats[i].add(outcome, profile)
             ever = ever or bool(outcome.fires)
             if keep:
-                fires.append(outcome.fires)
+                if cfg.checkpoint is Checkpoint.CALL:  # the report charts turns
+                    of_turn = unit_turns(conv.messages, [start for start, _ in turns])
+                    fires.append(sorted({of_turn[f] for f in outcome.fires}))
+                else:
+                    fires.append(outcome.fires)
         if keep:
             # Deterministic sample, whatever the order: logs where the agent compacted
             # first, then those some configuration summarizes, then by a hash of the session.
             digest = zlib.crc32(f"{conv.path}\0{conv.session_id}".encode())
+            profile = profiled(Checkpoint.TURN)[1]  # the report charts turns
             key = (bool(profile.compaction_turns), ever, digest, -index)
             item = (key, index, Sample(profile, fires, curves))
             if len(heap) < self.sample_size:
@@ -210,6 +225,22 @@ class Sweep:
             f"{result.engine_runs} of {result.engine_runs + result.fast_runs} conversation runs needed "
             f"summary text ({why}): {how}"
         )
+
+
+def _per_turn(
+    conv: Conversation,
+    units: list[tuple[int, list[Message]]],
+    series: list[int],
+    checkpoint: Checkpoint,
+) -> list[int]:
+    """A per-unit series as the report charts it, per turn: with ``--checkpoint call``
+    the value after each turn's last call."""
+    if checkpoint is Checkpoint.TURN:
+        return series
+    out: dict[int, int] = {}
+    for turn, value in zip(unit_turns(conv.messages, [s for s, _ in units]), series, strict=False):
+        out[turn] = value
+    return [out[t] for t in sorted(out)]
 
 
 class _NoSink:

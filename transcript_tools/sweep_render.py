@@ -141,6 +141,8 @@ def cell(row: dict[str, Any], key: str) -> str:
         return f"{row[key]:.1f}"
     if key == "summarizer_input_tokens_estimated" and row.get("summarizer_cost") is not None:
         return f"{_k(row[key])} ${row['summarizer_cost']:.2f}"
+    if key == "checkpoint":  # absent on turn configurations (default outputs unchanged)
+        return str(row.get(key, "turn"))
     if key in (
         "mode",
         "measure",
@@ -155,11 +157,21 @@ def cell(row: dict[str, Any], key: str) -> str:
     return _k(row[key])
 
 
+def table_columns(rows: list[dict[str, Any]]) -> tuple[list[tuple[str, str]], set[int]]:
+    """The table's columns and its text columns; ``unit`` (turn / call) only when the grid
+    has ``--checkpoint call`` configurations, so default tables are unchanged."""
+    columns, left = list(COLUMNS), {1, 4, 5}
+    if any("checkpoint" in row for row in rows):
+        columns.insert(6, ("unit", "checkpoint"))
+        left.add(6)
+    return columns, left
+
+
 def render_table(result: SweepResult, sort: str = "calls") -> str:
     rows, how = sorted_rows(result, sort)
-    cells = [[h for h, _ in COLUMNS]] + [[cell(r, k) for _, k in COLUMNS] for r in rows]
-    widths = [max(len(c[i]) for c in cells) for i in range(len(COLUMNS))]
-    left = {1, 4, 5}  # text columns
+    columns, left = table_columns(rows)
+    cells = [[h for h, _ in columns]] + [[cell(r, k) for _, k in columns] for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(columns))]
     lines = []
     for n, line in enumerate(cells):
         parts = [
@@ -179,7 +191,13 @@ def render_table(result: SweepResult, sort: str = "calls") -> str:
         "cadence (one summary every debounce turns to the end); Δcompact: median turns from the recorded "
         "Claude Code / Codex compaction to the first trigger (negative: earlier); "
         "recall: artifact probes the summaries carry (tsum eval), where summary text exists (engine path).\n"
-        f"summaries: {result.summary_source}."
+        + (
+            "unit call (--checkpoint call): the checkpoint runs after every model call; deb, 1st, over, "
+            "mean and Δcompact count calls on those rows.\n"
+            if len(columns) > len(COLUMNS)
+            else ""
+        )
+        + f"summaries: {result.summary_source}."
     )
     return "\n".join(lines) + "\n\n" + legend + "\n"
 
@@ -206,8 +224,11 @@ def render_csv(result: SweepResult, sort: str = "calls") -> str:
     if not rows:
         return ""
     names = [k for k, v in rows[0].items() if not isinstance(v, dict)]
+    if "checkpoint" not in names and any("checkpoint" in row for row in rows):
+        names.append("checkpoint")  # a turn,call grid: turn rows have no such key
     writer = csv.DictWriter(buffer, fieldnames=names, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: ("" if row[k] is None else row[k]) for k in names})
+        values = {"checkpoint": "turn", **row}
+        writer.writerow({k: ("" if values.get(k) is None else values[k]) for k in names})
     return buffer.getvalue()

@@ -23,7 +23,7 @@ import bisect
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .config import Measure, ReplaySettings, SlotMode, SummaryConfig
+from .config import Checkpoint, Measure, ReplaySettings, SlotMode, SummaryConfig
 from .messages import Conversation, Message, SystemMessage
 from .prompt import PromptTemplate
 from .providers.base import SUMMARY_MAX_TOKENS
@@ -33,8 +33,9 @@ from .rules import (
     compaction_turn,
     fixed_cadence,
     focused_window_start,
+    last_call_end,
     skip_reason,
-    split_turns,
+    split_units,
     suffix_cut,
 )
 from .session import SessionEngine
@@ -53,6 +54,7 @@ class SweepConfig:
     debounce_turns: int
     mode: SlotMode = SlotMode.FOCUSED
     measure: Measure = Measure.CUMULATIVE
+    checkpoint: Checkpoint = Checkpoint.TURN  # --checkpoint call: debounce counts calls
 
     @property
     def threshold(self) -> float:
@@ -63,7 +65,7 @@ class SweepConfig:
         return (
             f"ratio={self.trigger_token_ratio:g} max={self.max_context_tokens} "
             f"debounce={self.debounce_turns} {self.mode.value} {self.measure.value}"
-        )
+        ) + (" call" if self.checkpoint is Checkpoint.CALL else "")
 
     def summary_config(self, base: SummaryConfig) -> SummaryConfig:
         return replace(
@@ -74,7 +76,7 @@ class SweepConfig:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "trigger_token_ratio": self.trigger_token_ratio,
             "max_context_tokens": self.max_context_tokens,
             "debounce_turns": self.debounce_turns,
@@ -82,6 +84,9 @@ class SweepConfig:
             "measure": self.measure.value,
             "threshold": self.threshold,
         }
+        if self.checkpoint is Checkpoint.CALL:  # only then: default outputs unchanged
+            out["checkpoint"] = self.checkpoint.value
+        return out
 
 
 @dataclass(slots=True)
@@ -131,12 +136,32 @@ class Profile:
     _shells: dict[int, tuple[int, int]] = field(default_factory=dict)
     _prompts: dict[int, tuple[int, int]] = field(default_factory=dict)
     _view_prefix: list[int] = field(default_factory=list)  # sum of view[:t]
-    _view_max: list[int] = field(default_factory=list)  # max of view[:t]
+    _view_max: list[int] = field(default_factory=list)  # max of peak_view[:t]
+    # Peaks: a view is measured when a model is called with it (rules.last_call_end):
+    # after a unit that ends past the last call, the view up to that call instead.
+    measured_end: int = 0  # messages up to and including the last model call
+    peak_view: list[int] = field(default_factory=list)  # view, clipped at measured_end
+    dropped_end: int = 0  # non-system tokens before measured_end
 
     @property
     def view_peak(self) -> int:
-        """The largest view without summaries."""
+        """The largest view without summaries a model is called with."""
         return self._view_max[-1]
+
+    def focused_peak_size(self, turn: int, covered_turn: int) -> int:
+        """``focused_size`` as it counts toward a peak: measured at ``measured_end`` when
+        the unit ends past the last model call."""
+        if self.history_end[turn] <= self.measured_end:
+            return self.focused_size(turn, covered_turn)
+        starts = self.starts
+        start = focused_window_start(
+            starts, turn + 1, self.keep_recent_turns, self.history_end[covered_turn]
+        )
+        if start >= self.measured_end:
+            dropped = self.dropped_end
+        else:
+            dropped = self.dropped[bisect.bisect_right(starts, start, 0, turn + 1) - 1]
+        return self.peak_view[turn] - dropped + self.summary_cost
 
     @property
     def view_sum(self) -> int:
@@ -201,15 +226,19 @@ def profile_conversation(
     keep_recent_turns: int = 3,
     summary_tokens: int = SUMMARY_MAX_TOKENS,
     turns: list[tuple[int, list[Message]]] | None = None,
+    checkpoint: Checkpoint = Checkpoint.TURN,
 ) -> Profile:
-    """Run the engine once with no checkpoint and keep what every configuration needs."""
+    """Run the engine once with no checkpoint and keep what every configuration needs.
+
+    The series are per checkpoint unit: turns, or calls with ``checkpoint`` call."""
     base = base or SummaryConfig()
-    turns = split_turns(conv.messages) if turns is None else turns
+    turns = split_units(conv.messages, checkpoint) if turns is None else turns
     settings = ReplaySettings(
         summary=None,
         mode=SlotMode.FULL,
         measure=Measure.CURRENT,
         keep_recent_turns=keep_recent_turns,
+        checkpoint=checkpoint,
     )
     engine = SessionEngine(conv.session_id, settings)
     for _, messages in turns:
@@ -226,12 +255,23 @@ def profile_conversation(
     dropped: list[int] = []
     system_tokens = 0
     next_turn = 0
+    measured_end = last_call_end(conv.messages)
+    dropped_end = 0
     for i, message in enumerate(conv.messages):
         while next_turn < len(starts) and starts[next_turn] == i:
             dropped.append(slot.tokens_between(0, i) - system_tokens)
             next_turn += 1
+        if i == measured_end:
+            dropped_end = slot.tokens_between(0, i) - system_tokens
         if isinstance(message, SystemMessage):
             system_tokens += slot.tokens_between(i, i + 1)
+    if measured_end == len(conv.messages):
+        dropped_end = slot.tokens_between(0, measured_end) - system_tokens
+    # peaks: the view a model is called with (never past the last call)
+    peak_view = view
+    if measured_end < len(conv.messages):
+        clipped = engine.current_context_tokens(measured_end)
+        peak_view = [v if end <= measured_end else clipped for v, end in zip(view, history_end, strict=True)]
     # the summary message (assumed summary_tokens long: the call's max_tokens bound)
     summary_cost = (
         MESSAGE_OVERHEAD_TOKENS + estimate_text_tokens(base.summary_marker) + summary_tokens
@@ -246,9 +286,9 @@ def profile_conversation(
         chars.append(chars[-1] + len(block) + sep)
         tokens.append(tokens[-1] + estimate_text_tokens(block))
     view_prefix, view_max = [0], [0]
-    for size in view:
+    for size, peak in zip(view, peak_view, strict=True):
         view_prefix.append(view_prefix[-1] + size)
-        view_max.append(max(view_max[-1], size))
+        view_max.append(max(view_max[-1], peak))
     return Profile(
         index=index,
         session_id=conv.session_id,
@@ -271,6 +311,9 @@ def profile_conversation(
         _template=template,
         _view_prefix=view_prefix,
         _view_max=view_max,
+        measured_end=measured_end,
+        peak_view=peak_view,
+        dropped_end=dropped_end,
     )
 
 
@@ -326,12 +369,14 @@ def evaluate_fast(profile: Profile, cfg: SweepConfig, *, keep_curve: bool = Fals
     if fires and cfg.mode is SlotMode.FOCUSED:
         t1 = fires[0]
         curve = profile.view[:t1]
+        peak = max(profile.peak_view[:t1], default=0)
         covered = t1
         for turn in range(t1, profile.turns):
             if schedule[turn] in FIRED:
                 covered = turn
             curve.append(profile.focused_size(turn, covered))
-        result.peak_with = max(curve)
+            peak = max(peak, profile.focused_peak_size(turn, covered))
+        result.peak_with = peak
         result.sum_with = sum(curve)
         result.overflow = sum(1 for v in curve if v > limit)
         if keep_curve:
@@ -364,17 +409,24 @@ async def evaluate_engine(
         keep_recent_turns=keep_recent_turns,
         measure=cfg.measure,
         template_name=template.name,
+        checkpoint=cfg.checkpoint,
     )
     engine = SessionEngine(
         conv.session_id, settings, provider_name=provider_name, template=template
     )
     curve: list[int] = []
+    peak = 0
+    measured_end = profile.measured_end
     for _, messages in turns:
         request = engine.submit_turn(messages)
         if request is not None:
             engine.complete_summary(await executor.execute(request))
         curve.append(engine.current_context_tokens())  # what the model is sent next turn
-    fires = [d["turn"] for d in engine.decisions if d["decision"] in FIRED]
+        # a peak counts only what a model is called with: up to the last call
+        past = len(engine.slot.messages) > measured_end
+        peak = max(peak, engine.current_context_tokens(measured_end) if past else curve[-1])
+    unit = "call" if cfg.checkpoint is Checkpoint.CALL else "turn"
+    fires = [d[unit] for d in engine.decisions if d["decision"] in FIRED]
     result = ConvResult(turns=profile.turns, fires=fires, curve=curve)
     for summary in engine.summaries:
         result.prompt_chars += summary["prompt_chars"]
@@ -383,7 +435,7 @@ async def evaluate_engine(
     result.fixed_cadence = fixed_cadence(
         [d["decision"] for d in engine.decisions], cfg.debounce_turns
     )
-    result.peak_with = max(curve, default=0)
+    result.peak_with = peak
     result.sum_with = sum(curve)
     result.overflow = sum(1 for v in curve if v > cfg.max_context_tokens)
     if cfg.measure is Measure.CURRENT:
@@ -391,8 +443,16 @@ async def evaluate_engine(
     if cfg.mode is SlotMode.FOCUSED:  # what the summaries carried (tsum eval, docs/eval.md)
         from .eval.baseline import artifact_hits, score_summaries
 
+        summaries, starts = engine.summaries, None
+        if cfg.checkpoint is Checkpoint.CALL:  # keep_recent_turns counts calls
+            summaries = [{**s, "turn": s["call"]} for s in summaries]
+            starts = [start for start, _ in turns]
         scored = score_summaries(
-            conv, engine.summaries, keep=keep_recent_turns, max_tool_result_chars=base.max_tool_result_chars
+            conv,
+            summaries,
+            keep=keep_recent_turns,
+            max_tool_result_chars=base.max_tool_result_chars,
+            starts=starts,
         )
         result.recall = artifact_hits(scored)
     return result

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .config import Measure, SlotMode, SummaryConfig
+from .config import Checkpoint, Measure, SlotMode, SummaryConfig
 from .sweep_render import SORT_KEYS as SORT_KEYS  # re-exported for the CLI
 from .sweep_render import render_csv as render_csv
 from .sweep_render import render_json as render_json
@@ -42,20 +42,27 @@ def config_grid(
     modes: Sequence[SlotMode] = (SlotMode.FOCUSED,),
     measures: Sequence[Measure] = (Measure.CUMULATIVE,),
     base: SummaryConfig | None = None,
+    checkpoints: Sequence[Checkpoint] = (Checkpoint.TURN,),
 ) -> list[SweepConfig]:
     """Every combination, in the order given (duplicates dropped); each is validated."""
     base = base or SummaryConfig()
     out: dict[SweepConfig, None] = {}
-    for measure in measures:
-        for mode in modes:
-            for maximum in max_context_tokens:
-                for ratio in ratios:
-                    for debounce in debounces:
-                        cfg = SweepConfig(
-                            ratio, maximum, debounce, SlotMode(mode), Measure(measure)
-                        )
-                        cfg.summary_config(base)  # raises ConfigError for a bad value
-                        out[cfg] = None
+    for checkpoint in checkpoints:
+        for measure in measures:
+            for mode in modes:
+                for maximum in max_context_tokens:
+                    for ratio in ratios:
+                        for debounce in debounces:
+                            cfg = SweepConfig(
+                                ratio,
+                                maximum,
+                                debounce,
+                                SlotMode(mode),
+                                Measure(measure),
+                                Checkpoint(checkpoint),
+                            )
+                            cfg.summary_config(base)  # raises ConfigError for a bad value
+                            out[cfg] = None
     return list(out)
 
 

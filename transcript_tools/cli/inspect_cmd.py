@@ -26,6 +26,7 @@ COLUMNS = (
     ("session", "<"),
     ("format", "<"),
     ("turns", ">"),
+    ("calls", ">"),  # model calls: the units of --checkpoint call
     ("msgs", ">"),
     ("sys/user/asst/tool", ">"),
     ("tool calls", ">"),
@@ -53,6 +54,7 @@ def _row(info: SessionInfo, base: str) -> list[str]:
         session_id if len(session_id) <= 40 else session_id[:39] + "…",
         info.format,
         str(info.turns),
+        str(info.model_calls),
         str(sum(m.values())),
         f"{m['system']}/{m['user'] + m['user_image']}/{m['assistant']}/{m['tool']}",
         str(info.tool_calls),

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..config import (
+    AUTO,
     DEFAULT_KEEP_RECENT_TURNS,
     PRECEDENCE,
+    Checkpoint,
     Measure,
     ReplaySettings,
     SlotMode,
@@ -62,6 +64,20 @@ def format_names() -> list[str]:
 
     return reader_names()
 
+class WindowType(click.ParamType):
+    """``--max-context-tokens``: an integer, or ``auto`` (per session, from the log)."""
+
+    name = "N|auto"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == AUTO or isinstance(value, int):
+            return value
+        try:
+            return int(value)
+        except ValueError:
+            self.fail(f"{value!r} is not an integer or auto", param, ctx)
+
+
 # CLI option (parameter) name -> settings-file key, for every setting a file may hold.
 FILE_KEY_OF_OPTION = {
     "trigger_token_ratio": "trigger_token_ratio",
@@ -74,6 +90,7 @@ FILE_KEY_OF_OPTION = {
     "keep_recent_turns": "keep_recent_turns",
     "turn_path": "path",
     "measure": "measure",
+    "checkpoint": "checkpoint",
     "prompt_spec": "prompt",
     "fmt": "format",
     "provider": "provider",
@@ -97,7 +114,8 @@ def summary_options(func: Any) -> Any:
                      envvar="TSUM_CONFIG", help=CONFIG_HELP),
         click.option("--ratio", "--trigger-token-ratio", "trigger_token_ratio", type=float,
                      help="Fire when tokens >= max_context_tokens * ratio. [default: 0.75]"),
-        click.option("--max-context-tokens", type=int, help="The model's context window. [default: 32000]"),
+        click.option("--max-context-tokens", type=WindowType(),
+                     help="The model's context window, or auto: the window the log records (Codex), else 32000. [default: 32000]"),
         click.option("--debounce", "--debounce-turns", "debounce_turns", type=int,
                      help="At least this many turns between two summaries. [default: 3]"),
         click.option("--max-tool-result-chars", type=int, help="Keep the first N characters of each tool result. [default: 500]"),
@@ -111,6 +129,9 @@ def summary_options(func: Any) -> Any:
                      help="Turn path: submit_turn (sync) or submit_turn_stream + finalize_turn (stream). [default: sync]"),
         click.option("--measure", type=click.Choice([m.value for m in Measure]),
                      help="Watermark: cumulative cost_so_far (the seed) or the current context size. [default: cumulative]"),
+        click.option("--checkpoint", type=click.Choice([c.value for c in Checkpoint]),
+                     help="Run the checkpoint after each user turn (the seed) or each model call; "
+                          "with call, debounce and keep_recent_turns count calls. [default: turn]"),
         click.option("--format", "fmt", type=LazyChoice(format_names), metavar="FORMAT", envvar="TSUM_FORMAT",
                      help="Force the input format instead of detecting it (native, openai, claude-code, codex, ...; "
                           "see `tsum inspect --help`)."),
@@ -185,6 +206,8 @@ def resolve(
             measure=Measure(values.get("measure", "cumulative")),
             template_name=template.name,
             dry_run=dry_run,
+            checkpoint=Checkpoint(values.get("checkpoint", "turn")),
+            auto_window=values.get("max_context_tokens") == AUTO,
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None

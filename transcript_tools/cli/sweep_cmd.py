@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ..config import Measure, SlotMode
+from ..config import Checkpoint, Measure, SlotMode
 from ..errors import ConfigError, ExitCode
 from ..formats import reader_names
 from ..parallel_jobs import run_sweep
@@ -99,6 +99,13 @@ runs with the offline summarizer, or with cached responses of a real provider
     multiple=True,
     metavar="cumulative|current[,...]",
     help="Watermarks: the seed's cumulative cost_so_far, or the current context size. [default: cumulative]",
+)
+@click.option(
+    "--checkpoint",
+    "checkpoints",
+    multiple=True,
+    metavar="turn|call[,...]",
+    help="Checkpoint after each user turn (the seed) or each model call (debounce counts calls). [default: config or turn]",
 )
 @click.option(
     "--config",
@@ -201,6 +208,7 @@ def sweep_command(
     debounces: tuple[str, ...],
     modes: tuple[str, ...],
     measures: tuple[str, ...],
+    checkpoints: tuple[str, ...],
     sort: str,
     as_json: bool,
     as_csv: bool,
@@ -234,6 +242,7 @@ def sweep_command(
         _split(modes, "--mode", _choice(SlotMode)) or [settings.mode],
         _split(measures, "--measure", _choice(Measure)) or [settings.measure],
         base=base,
+        checkpoints=_split(checkpoints, "--checkpoint", _choice(Checkpoint)) or [settings.checkpoint],
     )
     if provider != "offline":
         refuse_summaries_on_ray(ray_address, f"a sweep that reads {provider} summaries")

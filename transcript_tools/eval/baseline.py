@@ -105,14 +105,18 @@ def score_summaries(
     keep: int,
     max_tool_result_chars: int = 500,
     label: str = "summary",
+    starts: list[int] | None = None,
 ) -> list[dict[str, Any]]:
     """Score successful summary records (``{"turn", "text", "status"}``) of one conversation,
     replayed in Focused mode with ``keep`` recent turns: the replaced part of the summary
-    made after turn t is everything before the first of the last ``keep`` turns."""
+    made after turn t is everything before the first of the last ``keep`` turns.
+
+    ``starts``: the checkpoint's units when they are not the turns (``--checkpoint call``:
+    the records' ``turn`` is then the unit index)."""
     probes = ConversationProbes(
         conv.messages, max_tool_result_chars, compaction_message_indices(conv)
     )
-    starts = turn_starts(conv.messages)
+    starts = turn_starts(conv.messages) if starts is None else starts
     out: list[dict[str, Any]] = []
     for summary in sorted(summaries, key=lambda r: int(r["turn"])):
         turn = int(summary["turn"])

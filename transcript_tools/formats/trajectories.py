@@ -10,10 +10,14 @@ the model was sent, in Chat Completions shape (content strings or parts, ``tool_
 ``user`` message: the command (``action``) becomes a ToolUseBlock ``action_<n>`` on the
 assistant message and the output that follows it a ToolResultMessage, so both kinds of
 run have the same shape — one turn per human prompt, the agent loop inside it.
-Demonstration messages (``is_demo``) are instructions, mapped to SystemMessage. No usage.
+Demonstration messages (``is_demo``) are instructions, mapped to SystemMessage. After the
+agent's first message, any other role ``user`` message (a format-error notice such as
+"Please always end with a command.") is the runtime's: OBSERVATION, never a turn. No usage.
 
 OpenHands (``output.jsonl``: one instance per line with ``history`` and ``metrics``; or a
-bare JSON array of events): system action → SystemMessage; user message → UserMessage;
+bare JSON array of events): system action → SystemMessage; user message → UserMessage
+(INJECTED when it is the evaluation harness's canned "Please continue working on the
+task…" reply);
 an agent action with ``tool_call_metadata`` → AssistantMessage (the model's text plus a
 ToolUseBlock; actions of the same LLM response are one message, its usage counted once,
 from ``metrics.token_usages`` matched by ``response_id`` else
@@ -31,6 +35,9 @@ from typing import Any
 import orjson
 
 from ..messages import (
+    INJECTED,
+    OBSERVATION,
+    PERSON,
     AssistantMessage,
     Block,
     Conversation,
@@ -88,6 +95,7 @@ def sniff(head: list[Record]) -> bool:
 def _swe_agent(history: list[Any], conv: Conversation, record: Record, source: Source) -> None:
     out = conv.messages
     pending_action: str | None = None  # a text action waiting for its output
+    seen_call = False
     actions = 0
     for i, msg in enumerate(history):
         if not isinstance(msg, dict):
@@ -115,6 +123,11 @@ def _swe_agent(history: list[Any], conv: Conversation, record: Record, source: S
             source.bad(record.error(source.display, f"history[{i}]: {exc}"))
             continue
         pending_action = None
+        if isinstance(message, UserMessage) and seen_call:
+            # DESIGN §2 Turns: after the agent's first call every user message is the
+            # runtime's (format-error notices, observations without an action): no turn
+            message = UserMessage(message.blocks, OBSERVATION)
+        seen_call = seen_call or isinstance(message, AssistantMessage)
         if isinstance(message, AssistantMessage) and not msg.get("tool_calls"):
             action = msg.get("action")
             if isinstance(action, str) and action.strip():
@@ -276,11 +289,18 @@ def _openhands(
 
 
 def _user(ev: dict[str, Any]) -> Message:
-    blocks: list[Block] = [TextBlock(_event_text(ev))]
+    text = _event_text(ev)
+    blocks: list[Block] = [TextBlock(text)]
     args = ev.get("args")
     for url in (args.get("image_urls") if isinstance(args, dict) else None) or ():
         blocks.append(OtherBlock("image", url))
-    return UserMessage(tuple(blocks))
+    # OpenHands' evaluation harness answers the agent with a canned "user" message
+    # (fake_user_response_fn): the runtime's, so it never starts a turn (DESIGN §2)
+    origin = INJECTED if text.lstrip().startswith(OPENHANDS_AUTO_REPLY) else PERSON
+    return UserMessage(tuple(blocks), origin)
+
+
+OPENHANDS_AUTO_REPLY = "Please continue working on the task on whatever approach you think is suitable"
 
 
 # ---- reading ------------------------------------------------------------------------------
