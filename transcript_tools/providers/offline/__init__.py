@@ -20,7 +20,7 @@ from .facts import LEVELS, Facts, language
 from .parse import Blocks, blocks_from_messages, conversation_text, has_text, parse_text
 from .render import cut_to_tokens, render_summary
 
-ALGORITHM_VERSION = 3  # bump whenever the output for a given prompt changes (cache key)
+ALGORITHM_VERSION = 4  # bump whenever the output for a given prompt changes (cache key)
 
 
 @register
