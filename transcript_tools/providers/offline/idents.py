@@ -14,7 +14,10 @@ assistant's text counts twice, one in a tool's output once), then most recent.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import accumulate
 
 from .parse import Blocks
 
@@ -23,22 +26,34 @@ _EXTENSIONS = (
     "md|rst|txt|csv|tsv|xml|html|css|scss|sql|sh|bash|zsh|ps1|go|mod|rs|java|kt|scala|"
     "c|h|cc|cpp|hpp|cs|rb|php|swift|m|proto|gradle|j2|jinja|tf|dockerfile|log|patch|diff"
 )
-_SEG = r"[\w.@+-]+"
-# One pass per block: every kind is a named alternative. A path is a name with a known
-# extension, or a "/"-separated name that starts at a root ("/", "~/", "./", "../") or
-# has at least two separators ("and/or" is not a path).
-_IDENT_RE = re.compile(
-    r"(?P<url>https?://[^\s<>\"'`)\]}]+)"
-    r"|(?P<error>\b[A-Z]\w*(?:Error|Exception)\b(?::[^\n]*)?)"
-    r"|(?<![\w@/.:\\-])(?P<path>(?:~|\.{1,2})?/(?:" + _SEG + "/)*" + _SEG
-    + r"|(?:" + _SEG + "/){2,}" + _SEG
-    + r"|(?:" + _SEG + "/)*[\\w-]+(?:\\.[\\w-]+)*\\.(?:" + _EXTENSIONS + r"))(?![\w/-])"
-    r"|(?<![\w.])(?P<version>v?\d+\.\d+\.\d+(?:[-+][\w.]+)?|v\d+\.\d+)(?![\w.]*\d)"
-    r"|(?<![\w&])(?P<issue>#\d{1,6})\b"
-    r"|(?<![\w/])(?P<commit>(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40})\b"
-    r"|`(?P<code>[^`\n]{3,80})`"
+# Speed: every pattern starts with a literal or a rare character (a URL's "http", a
+# backtick, "#", a capital letter, "/" or "."), so the regex engine skips ahead in C
+# instead of trying each pattern at every position. Paths and versions are found from
+# an anchor ("/", or "." before a digit or a known extension) and grown to the whole
+# token around it: forward in the text, backward in the reversed text.
+_URL_RE = re.compile(r"https?://[^\s<>\"'`)\]}]+")
+_CODE_RE = re.compile(r"`([^`\n]{3,80})`")
+_ISSUE_RE = re.compile(r"#\d{1,6}\b")
+_ERROR_END_RE = re.compile(r"(?:Error|Exception)\b")  # found by its end, grown backward
+_NAME_BACKWARD_RE = re.compile(r"\w*")
+_LINE_REST_RE = re.compile(r"(?::[^\n]*)?")
+_ANCHOR_RE = re.compile(r"/|\.(?:\d+\.\d|(?:" + _EXTENSIONS + r")\b)")
+_SHORT_VERSION_RE = re.compile(r"v\d+\.\d+\b(?!\.\d)")
+_TOKEN_CHARS = r"[\w.@+~/-]*"
+_FORWARD_RE = re.compile(_TOKEN_CHARS)
+_BACKWARD_RE = re.compile(r"[\w.@+~-]*")  # a token's start, read in the reversed text
+# A path: a name with a known extension, or a "/"-separated name that starts at a
+# root ("/", "~/", "./", "../") or has at least two separators ("and/or" is not one).
+_PATH_RE = re.compile(
+    r"(?:~|\.{1,2})?/[\w.@+-]+(?:/[\w.@+-]+)*"
+    r"|[\w.@+-]+(?:/[\w.@+-]+){2,}"
+    r"|(?:[\w.@+-]+/)*[\w-]+(?:\.[\w-]+)*\.(?:" + _EXTENSIONS + r")"
 )
-_PATH_ONLY_RE = re.compile(r"(?:(?!https?://)[^\s`])*(?:/|\.(?:" + _EXTENSIONS + r"))[\w.@+-]*")
+_VERSION_RE = re.compile(r"v?\d+\.\d+\.\d+(?:[-+][\w.]+)?")
+_HEX_FORWARD_RE = re.compile(r"\d[0-9a-f]*")  # a commit hash: from a digit, both ways
+_HEX_BACKWARD_RE = re.compile(r"[0-9a-f]*")
+_WORD_CHAR_RE = re.compile(r"[\w@&/.:\\-]")  # a character that glues onto a token
+_JOIN = "\n\x00\n"  # between two blocks: no token runs across it
 _TRAILING = ".,;:!?'\""
 _ERROR_LINE_CHARS = 160
 
@@ -75,28 +90,22 @@ class _Ranked:
 def collect_identifiers(blocks: Blocks, limit: int) -> Identifiers:
     """At most ``limit`` strings of each kind from the blocks and the tool calls."""
     files, commands, errors, other = _Ranked(), _Ranked(), _Ranked(), _Ranked()
-    kinds = {"path": files, "error": errors}
-    finditer = _IDENT_RE.finditer
-
-    def scan(text: str, weight: int, position: int) -> None:
-        for match in finditer(text):
-            kind = match.lastgroup
-            value = match.group(kind)
-            if kind == "error":
-                value = value[:_ERROR_LINE_CHARS].rstrip()
-            elif kind == "code":
-                if _PATH_ONLY_RE.fullmatch(value) and "://" not in value:
-                    kind = "path"  # `src/app.py` in a code span is a file all the same
-            else:
-                value = value.rstrip(_TRAILING)
-            if len(value) > 1:
-                kinds.get(kind, other).add(value, weight, position)
-
-    step = len(blocks.tool_args) + 1  # positions: block index, then call order within it
-    for index, (role, content) in enumerate(zip(blocks.roles, blocks.contents, strict=True)):
-        if role == "system":  # always in the model's view: nothing to carry
-            continue
-        scan(content, 1 if role in ("result", "error") else 2, index * step)
+    # Positions order mentions in time: a block's index, then its tool calls' order.
+    step = len(blocks.tool_args) + 1
+    prose: list[int] = []  # what a person or the assistant wrote (counts twice)
+    outputs: list[int] = []  # tool outputs (count once)
+    for index, role in enumerate(blocks.roles):
+        if role == "result" or role == "error":
+            outputs.append(index)
+        elif role != "system":  # a system message is always in the view: nothing to carry
+            prose.append(index)
+    for indices, weight in ((prose, 2), (outputs, 1)):
+        # One scan of all the blocks of a kind joined (a per-block scan costs more in
+        # calls than in matching); a match's block is found from its offset.
+        texts = [blocks.contents[i] for i in indices]
+        starts = list(accumulate((len(t) + len(_JOIN) for t in texts), initial=0))
+        at = [i * step for i in indices]
+        _scan(_JOIN.join(texts), weight, lambda o, at=at, starts=starts: at[bisect_right(starts, o) - 1], files, errors, other)
     for order, (index, kind, value) in enumerate(blocks.tool_args, 1):
         position = index * step + order
         if kind == "command":
@@ -106,13 +115,82 @@ def collect_identifiers(blocks: Blocks, limit: int) -> Identifiers:
                 files.add(value, 2, position)
         elif kind == "url":
             other.add(value, 2, position)
-        scan(value, 1 if kind == "text" else 0, position)
+        if kind == "command" or kind == "text":  # the files a command or a patch names
+            _scan(value, 1, lambda _o, p=position: p, files, errors, other)
     return Identifiers(
         files=_without_bare_names(files).ranked(limit),
         commands=commands.ranked(limit),
         errors=errors.ranked(limit),
         other=other.ranked(limit),
     )
+
+
+def _glued(text: str, index: int) -> bool:
+    """Whether the character at ``index`` continues a token (so a match there is a part)."""
+    return index >= 0 and _WORD_CHAR_RE.match(text, index) is not None
+
+
+def _scan(
+    text: str,
+    weight: int,
+    where: Callable[[int], int],
+    files: _Ranked,
+    errors: _Ranked,
+    other: _Ranked,
+) -> None:
+    """Adds the identifiers found in ``text``; ``where`` maps an offset to a position."""
+    if "http" in text:
+        for match in _URL_RE.finditer(text):
+            other.add(match.group().rstrip(_TRAILING), weight, where(match.start()))
+    if "`" in text:
+        for match in _CODE_RE.finditer(text):
+            code = match.group(1)
+            if "://" not in code and _PATH_RE.fullmatch(code):
+                files.add(code, weight, where(match.start()))  # `src/app.py` in a code span is a file all the same
+            elif not code.isspace():
+                other.add(code, weight, where(match.start()))
+    if "#" in text:
+        for match in _ISSUE_RE.finditer(text):
+            if not _glued(text, match.start() - 1):
+                other.add(match.group(), weight, where(match.start()))
+    reverse = text[::-1]
+    size = len(text)
+    if "Error" in text or "Exception" in text:
+        for match in _ERROR_END_RE.finditer(text):
+            end = match.end()
+            start = end - _NAME_BACKWARD_RE.match(reverse, size - end).end() + (size - end)
+            if text[start].isupper() and not _glued(text, start - 1):
+                line = text[start : _LINE_REST_RE.match(text, end).end()]
+                errors.add(line[:_ERROR_LINE_CHARS].rstrip(), weight, where(start))
+    search = _ANCHOR_RE.search
+    at = 0
+    while (anchor := search(text, at)) is not None:
+        spot = anchor.start()
+        end = _FORWARD_RE.match(text, spot).end()
+        start = spot - (_BACKWARD_RE.match(reverse, size - spot).end() - (size - spot))
+        at = max(end, spot + 1)
+        if start > 0 and text[start - 1] in ":\\":  # a URL's or a Windows path's inside
+            continue
+        token = text[start:end].rstrip(_TRAILING)
+        if _PATH_RE.fullmatch(token):
+            files.add(token, weight, where(start))
+        elif _VERSION_RE.fullmatch(token):
+            other.add(token, weight, where(start))
+    for match in _SHORT_VERSION_RE.finditer(text):
+        if not _glued(text, match.start() - 1):
+            other.add(match.group(), weight, where(match.start()))
+    # Commit hashes: in what a person or the assistant wrote only (scanning every
+    # position of the bulky tool outputs for hex runs would cost more than the rest).
+    at = 0
+    search = _HEX_FORWARD_RE.search
+    while weight > 1 and (match := search(text, at)) is not None:
+        end = at = match.end()
+        start = match.start()
+        start -= _HEX_BACKWARD_RE.match(reverse, size - start).end() - (size - start)
+        if 7 <= end - start <= 40 and not _glued(text, start - 1) and not _glued(text, end):
+            found = text[start:end]
+            if not found.isdigit():
+                other.add(found, weight, where(start))
 
 
 def _without_bare_names(files: _Ranked) -> _Ranked:
