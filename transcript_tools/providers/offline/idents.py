@@ -26,11 +26,12 @@ _EXTENSIONS = (
     "md|rst|txt|csv|tsv|xml|html|css|scss|sql|sh|bash|zsh|ps1|go|mod|rs|java|kt|scala|"
     "c|h|cc|cpp|hpp|cs|rb|php|swift|m|proto|gradle|j2|jinja|tf|dockerfile|log|patch|diff"
 )
-# Speed: every pattern starts with a literal or a rare character (a URL's "http", a
-# backtick, "#", a capital letter, "/" or "."), so the regex engine skips ahead in C
-# instead of trying each pattern at every position. Paths and versions are found from
-# an anchor ("/", or "." before a digit or a known extension) and grown to the whole
-# token around it: forward in the text, backward in the reversed text.
+# Speed: every pattern starts with a literal or a rarer character (a URL's "http", a
+# backtick, "#", "Error"/"Exception", "/", ".", "v", a digit), so the regex engine skips
+# ahead in C instead of trying a pattern at every position (one alternation of all the
+# kinds tried everywhere cost ~10x more). Paths, versions, error names and hashes are
+# found from such an anchor and grown to the whole token around it: forward in the
+# text, backward in the reversed text.
 _URL_RE = re.compile(r"https?://[^\s<>\"'`)\]}]+")
 _CODE_RE = re.compile(r"`([^`\n]{3,80})`")
 _ISSUE_RE = re.compile(r"#\d{1,6}\b")
@@ -146,7 +147,7 @@ def _scan(
         for match in _CODE_RE.finditer(text):
             code = match.group(1)
             if "://" not in code and _PATH_RE.fullmatch(code):
-                files.add(code, weight, where(match.start()))  # `src/app.py` in a code span is a file all the same
+                files.add(code, weight, where(match.start()))  # `src/app.py`: a file all the same
             elif not code.isspace():
                 other.add(code, weight, where(match.start()))
     if "#" in text:
@@ -179,8 +180,8 @@ def _scan(
     for match in _SHORT_VERSION_RE.finditer(text):
         if not _glued(text, match.start() - 1):
             other.add(match.group(), weight, where(match.start()))
-    # Commit hashes: in what a person or the assistant wrote only (scanning every
-    # position of the bulky tool outputs for hex runs would cost more than the rest).
+    # Commit hashes (7-40 hex digits, not all decimal): in what a person or the assistant
+    # wrote only; the bulky tool outputs hold too many digit runs for the cost.
     at = 0
     search = _HEX_FORWARD_RE.search
     while weight > 1 and (match := search(text, at)) is not None:
