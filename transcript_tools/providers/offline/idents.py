@@ -17,6 +17,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from itertools import accumulate
 
 from .parse import Blocks
@@ -81,7 +82,8 @@ class _Ranked:
 
     def add(self, text: str, weight: int, position: int) -> None:
         self.weight[text] = self.weight.get(text, 0) + weight
-        self.last[text] = position
+        last = self.last.get(text, position)
+        self.last[text] = position if position > last else last
 
     def ranked(self, limit: int) -> list[str]:
         order = sorted(self.weight, key=lambda t: (-self.weight[t], -self.last[t]))
@@ -100,13 +102,9 @@ def collect_identifiers(blocks: Blocks, limit: int) -> Identifiers:
             outputs.append(index)
         elif role != "system":  # a system message is always in the view: nothing to carry
             prose.append(index)
-    for indices, weight in ((prose, 2), (outputs, 1)):
-        # One scan of all the blocks of a kind joined (a per-block scan costs more in
-        # calls than in matching); a match's block is found from its offset.
-        texts = [blocks.contents[i] for i in indices]
-        starts = list(accumulate((len(t) + len(_JOIN) for t in texts), initial=0))
-        at = [i * step for i in indices]
-        _scan(_JOIN.join(texts), weight, lambda o, at=at, starts=starts: at[bisect_right(starts, o) - 1], files, errors, other)
+    contents = blocks.contents
+    named: list[str] = []  # commands and free-form arguments: the files they name
+    named_at: list[int] = []
     for order, (index, kind, value) in enumerate(blocks.tool_args, 1):
         position = index * step + order
         if kind == "command":
@@ -116,14 +114,31 @@ def collect_identifiers(blocks: Blocks, limit: int) -> Identifiers:
                 files.add(value, 2, position)
         elif kind == "url":
             other.add(value, 2, position)
-        if kind == "command" or kind == "text":  # the files a command or a patch names
-            _scan(value, 1, lambda _o, p=position: p, files, errors, other)
+        if kind == "command" or kind == "text":
+            named.append(value)
+            named_at.append(position)
+    groups = (
+        ([contents[i] for i in prose], [i * step for i in prose], 2),
+        ([contents[i] for i in outputs], [i * step for i in outputs], 1),
+        (named, named_at, 1),
+    )
+    for texts, at, weight in groups:
+        # One scan of a group's texts joined (a scan per text costs more in calls than
+        # in matching); a match's position is found from its offset.
+        if texts:
+            starts = list(accumulate((len(t) + len(_JOIN) for t in texts), initial=0))
+            where = partial(_position, starts, at)
+            _scan(_JOIN.join(texts), weight, where, files, errors, other)
     return Identifiers(
         files=_without_bare_names(files).ranked(limit),
         commands=commands.ranked(limit),
         errors=errors.ranked(limit),
         other=other.ranked(limit),
     )
+
+
+def _position(starts: list[int], at: list[int], offset: int) -> int:
+    return at[bisect_right(starts, offset) - 1]
 
 
 def _glued(text: str, index: int) -> bool:
