@@ -57,7 +57,7 @@ def test_json_out_and_every_probe_recorded(tmp_path: Path) -> None:
 def test_html_highlights_lost_probes_and_escapes(tmp_path: Path) -> None:
     transcript = tmp_path / "t.jsonl"
     rows = []
-    for i in range(10):
+    for i in range(30):  # more files than a summary lists: some are lost
         rows.append(
             {"role": "user", "content": f"Look at src/mod_{i}.py <script>alert({i})</script>"}
         )

@@ -3,8 +3,9 @@
 It is not a language model. It takes the conversation's messages from the request
 (or, given a prompt alone, reads the conversation back out of it: ``parse``) and
 copies pieces of it into fixed sections (``facts``, ``render``): the user's requests, sentences
-where the assistant states a decision or conclusion, the tools used, the errors
-seen and the latest state. Same prompt, same summary; no randomness, no clock.
+where the assistant states a decision or conclusion, the tools used, the identifiers
+an agent needs verbatim (``idents``: files, commands, error lines, URLs, versions,
+issue numbers, hashes, code spans), the errors seen and the latest state. Same prompt, same summary; no randomness, no clock.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from .facts import LEVELS, Facts, language
 from .parse import Blocks, blocks_from_messages, conversation_text, has_text, parse_text
 from .render import cut_to_tokens, render_summary
 
-ALGORITHM_VERSION = 3  # bump whenever the output for a given prompt changes (cache key)
+ALGORITHM_VERSION = 4  # bump whenever the output for a given prompt changes (cache key)
 
 
 @register
@@ -30,7 +31,10 @@ class OfflineProvider:
     Sections: goals and requests (the earliest request shown and the latest ones),
     decisions and conclusions (assistant sentences with cue words such as
     decided / will / should / fixed / 决定 / 需要 / 已经), tools used with counts,
-    errors seen, and the current state (the latest assistant message). Chinese
+    identifiers copied verbatim (files and commands, also from the tool calls' arguments,
+    which the formatted text never shows; error lines; URLs, versions, issue numbers,
+    commit hashes, code spans; most frequent then most recent first), errors seen, and
+    the current state (the latest assistant message). Chinese
     headings when CJK characters (Han, kana, Hangul) are more than 30% of the
     letters (CJK + A-Z) of the user and assistant text, English otherwise. The output fits ``max_tokens`` by
     ``estimate_text_tokens``. Cost is linear in the prompt (regex and str methods,

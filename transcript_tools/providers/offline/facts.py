@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ...tokens import ascii_letter_count, cjk_count
+from .idents import Identifiers, collect_identifiers
 from .parse import TOOL_CALL_RE, Blocks, has_text
 
 _CUE_WORDS = (
@@ -54,14 +55,22 @@ class Level:
     state_head: int
     state_tail: int
     last_chars: int
+    files: int  # identifiers: files, commands, error lines, other verbatim strings
+    commands: int
+    error_lines: int
+    others: int
+    ident_chars: int  # the longest identifier kept whole (longer ones are cut)
 
 
 LEVELS = (
-    Level(280, 3, 200, 8, 200, 5, 160, 12, 300, 300, 160),
-    Level(200, 2, 160, 5, 150, 3, 120, 8, 200, 200, 120),
-    Level(140, 1, 120, 3, 120, 2, 100, 5, 120, 120, 80),
-    Level(80, 1, 80, 1, 80, 1, 80, 3, 80, 0, 0),
+    Level(280, 3, 200, 8, 200, 5, 160, 12, 300, 300, 160, 12, 8, 3, 12, 120),
+    Level(200, 2, 160, 5, 150, 3, 120, 8, 200, 200, 120, 8, 5, 2, 8, 90),
+    Level(140, 1, 120, 3, 120, 2, 100, 5, 120, 120, 80, 5, 3, 1, 5, 70),
+    Level(80, 1, 80, 1, 80, 1, 80, 3, 80, 0, 0, 3, 2, 1, 3, 50),
 )
+
+
+_MAX_IDENTS = max(max(v.files, v.commands, v.error_lines, v.others) for v in LEVELS)
 
 
 def language(blocks: Blocks) -> str:
@@ -96,6 +105,7 @@ class Facts:
     pending: bool  # the conversation ends with a user request
     last_output: tuple[str, str] | None  # (call id, content) if it ends with a tool output
     fallback: str  # the last non-empty block, for conversations with none of the above
+    idents: Identifiers  # files, commands, error lines and other verbatim strings
 
     @classmethod
     def collect(cls, blocks: Blocks) -> Facts:
@@ -136,6 +146,7 @@ class Facts:
             pending=last_role == "user" and has_text(last_content),
             last_output=(call_ids[-1], last_content) if last_role in ("result", "error") else None,
             fallback=fallback,
+            idents=collect_identifiers(blocks, _MAX_IDENTS),
         )
 
 

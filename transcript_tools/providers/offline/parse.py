@@ -11,15 +11,18 @@ line followed by a role prefix.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from ...messages import (
     AssistantMessage,
     Message,
     SystemMessage,
     ToolResultMessage,
+    ToolUseBlock,
     UserImageMessage,
     UserMessage,
     starts_turn,
@@ -57,6 +60,10 @@ class Blocks:
     roles: list[str]  # system | user | runtime | assistant | result | error | fragment
     call_ids: list[str]
     contents: list[str]
+    # The tool calls' own arguments, which the formatted text never shows: (index of
+    # the assistant block, key kind "command" | "path" | "url" | "text", value), in
+    # conversation order. Empty when read back from a prompt's text.
+    tool_args: list[tuple[int, str, str]] = field(default_factory=list)
 
 
 def conversation_text(prompt: str) -> str:
@@ -101,6 +108,49 @@ def parse_text(text: str) -> Blocks:
     return Blocks(roles, call_ids, contents)
 
 
+_ARG_KINDS = {
+    "command": "command",
+    "cmd": "command",
+    "script": "command",
+    "file_path": "path",
+    "filePath": "path",
+    "path": "path",
+    "notebook_path": "path",
+    "absolute_path": "path",
+    "filename": "path",
+    "file": "path",
+    "url": "url",
+}
+
+
+def _arguments(value: Any) -> list[tuple[str, str]]:
+    """(kind, text) for the arguments of one tool call that name a command, a path or a
+    URL (by key, top level only); a free-form string argument (e.g. a patch) is "text"."""
+    if isinstance(value, str):
+        if value.startswith("{"):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                return [("text", value)]
+        else:
+            return [("text", value)]
+    if not isinstance(value, dict):
+        return []
+    found: list[tuple[str, str]] = []
+    for key, arg in value.items():
+        kind = _ARG_KINDS.get(key)
+        if kind is None:
+            if key == "input" and isinstance(arg, str):  # Codex apply_patch
+                found.append(("text", arg))
+            continue
+        if isinstance(arg, list) and arg and all(isinstance(a, str) for a in arg):
+            # ["bash", "-lc", "the command"]: the shell's script is the command
+            arg = arg[2] if len(arg) == 3 and arg[1] in ("-c", "-lc") else " ".join(arg)
+        if isinstance(arg, str) and has_text(arg):
+            found.append((kind, arg.strip()))
+    return found
+
+
 _ROLES = {
     SystemMessage: "system",
     UserMessage: "user",
@@ -131,7 +181,12 @@ def blocks_from_messages(
     roles: list[str] = []
     call_ids: list[str] = []
     contents: list[str] = []
-    for message, text in zip(kept, texts, strict=True):
+    tool_args: list[tuple[int, str, str]] = []
+    for index, (message, text) in enumerate(zip(kept, texts, strict=True)):
+        if isinstance(message, AssistantMessage):
+            for block in message.blocks:
+                if isinstance(block, ToolUseBlock) and block.input is not None:
+                    tool_args += [(index, k, v) for k, v in _arguments(block.input)]
         if isinstance(message, ToolResultMessage):
             label = "Tool Error" if message.is_error else "Tool Result"
             roles.append("error" if message.is_error else "result")
@@ -145,6 +200,7 @@ def blocks_from_messages(
         contents.append(text[len(prefix) :])
     if cut:  # only the newest message's tail is left, without its role prefix
         roles[0], call_ids[0], contents[0] = "fragment", "", texts[0].lstrip("\n")
+        tool_args = [arg for arg in tool_args if arg[0]]  # a tail's calls are not shown
     if contents:
         contents[-1] = contents[-1].rstrip("\n")
-    return Blocks(roles, call_ids, contents)
+    return Blocks(roles, call_ids, contents, tool_args)

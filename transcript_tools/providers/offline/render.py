@@ -21,6 +21,13 @@ LABELS = {
         "tools": "Tools used: ",
         "tool_sep": ", ",
         "more_tools": "{n} more",
+        "idents": "Identifiers (copied verbatim):",
+        "files": "Files",
+        "commands": "Commands",
+        "error_lines": "Error lines",
+        "others": "Other",
+        "ident_sep": ", ",
+        "quoted_sep": "; ",
         "errors": "Errors:",
         "more_errors": "- … and {n} earlier errors",
         "state": "Current state (latest assistant message):",
@@ -40,6 +47,13 @@ LABELS = {
         "tools": "工具：",
         "tool_sep": "、",
         "more_tools": "另有 {n} 个",
+        "idents": "标识（原文照录）：",
+        "files": "文件",
+        "commands": "命令",
+        "error_lines": "错误行",
+        "others": "其他",
+        "ident_sep": "、",
+        "quoted_sep": "；",
         "errors": "错误：",
         "more_errors": "- ……另有 {n} 个更早的错误",
         "state": "当前状态（助手最新消息）：",
@@ -101,6 +115,8 @@ def render_summary(facts: Facts, lang: str, level: Level) -> str:
             shown.append(labels["more_tools"].format(n=hidden))
         lines += ["", labels["tools"] + labels["tool_sep"].join(shown)]
 
+    lines += _identifiers(facts, labels, level, sep)
+
     if facts.errors:
         lines += ["", labels["errors"]]
         chosen_errors = facts.errors[: level.errors]
@@ -132,6 +148,29 @@ def render_summary(facts: Facts, lang: str, level: Level) -> str:
             _head_and_tail(facts.fallback, n(level.state_head), n(level.state_tail)),
         ]
     return "\n".join(lines)
+
+
+def _identifiers(facts: Facts, labels: dict[str, str], level: Level, sep: str) -> list[str]:
+    """The identifiers section: one line per kind, strings copied whole (or cut with "…")."""
+    ids = facts.idents
+    rows = (
+        ("files", ids.files[: level.files], False),
+        ("commands", ids.commands[: level.commands], True),
+        ("error_lines", ids.errors[: level.error_lines], True),
+        ("others", ids.other[: level.others], False),
+    )
+    lines: list[str] = []
+    limit = level.ident_chars
+    for key, items, quoted in rows:
+        if not items:
+            continue
+        cut = [t if len(t) <= limit else t[: limit - 1].rstrip() + "…" for t in items]
+        if quoted:
+            text = labels["quoted_sep"].join(f"`{t}`" for t in cut)
+        else:
+            text = labels["ident_sep"].join(cut)
+        lines.append(f"- {labels[key]}{sep}{text}")
+    return ["", labels["idents"], *lines] if lines else []
 
 
 def _fits(text: str, limit: int) -> bool:

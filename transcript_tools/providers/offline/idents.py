@@ -1,0 +1,222 @@
+"""Identifiers copied verbatim out of the conversation: the files touched, the commands
+run, the error lines seen and other exact strings (URLs, versions, issue numbers,
+commit hashes, code spans) that an agent needs to carry on and cannot paraphrase.
+
+The rules are the provider's own and deliberately simple (a few regular expressions
+and the tool calls' argument keys). They are NOT taken from ``transcript_tools.eval``:
+the summarizer must not be built on the scorer that grades it, or the score would
+measure the agreement of two copies of one rule set rather than the summary.
+
+Ranking: most frequent first (a mention in a tool call's arguments, a person's or an
+assistant's text counts twice, one in a tool's output once), then most recent.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from itertools import accumulate
+
+from .parse import Blocks
+
+_EXTENSIONS = (
+    "py|pyi|ipynb|js|jsx|mjs|cjs|ts|tsx|vue|json|jsonl|toml|yaml|yml|ini|cfg|conf|env|lock|"
+    "md|rst|txt|csv|tsv|xml|html|css|scss|sql|sh|bash|zsh|ps1|go|mod|rs|java|kt|scala|"
+    "c|h|cc|cpp|hpp|cs|rb|php|swift|m|proto|gradle|j2|jinja|tf|dockerfile|log|patch|diff"
+)
+# Speed: every pattern starts with a literal or a rarer character (a URL's "http", a
+# backtick, "#", "Error"/"Exception", "/", ".", "v", a digit), so the regex engine skips
+# ahead in C instead of trying a pattern at every position (one alternation of all the
+# kinds tried everywhere cost ~10x more). Paths, versions, error names and hashes are
+# found from such an anchor and grown to the whole token around it: forward in the
+# text, backward in the reversed text.
+_URL_RE = re.compile(r"https?://[^\s<>\"'`)\]}]+")
+_CODE_RE = re.compile(r"`([^`\n]{3,80})`")
+_ISSUE_RE = re.compile(r"#\d{1,6}\b")
+_ERROR_END_RE = re.compile(r"(?:Error|Exception)\b")  # found by its end, grown backward
+_NAME_BACKWARD_RE = re.compile(r"\w*")
+_LINE_REST_RE = re.compile(r"(?::[^\n]*)?")
+_ANCHOR_RE = re.compile(r"/|\.(?:\d+\.\d|(?:" + _EXTENSIONS + r")\b)")
+_SHORT_VERSION_RE = re.compile(r"v\d+\.\d+\b(?!\.\d)")
+_TOKEN_CHARS = r"[\w.@+~/-]*"
+_FORWARD_RE = re.compile(_TOKEN_CHARS)
+_BACKWARD_RE = re.compile(r"[\w.@+~-]*")  # a token's start, read in the reversed text
+# A path: a name with a known extension, or a "/"-separated name that starts at a
+# root ("/", "~/", "./", "../") or has at least two separators ("and/or" is not one).
+_PATH_RE = re.compile(
+    r"(?:~|\.{1,2})?/[\w.@+-]+(?:/[\w.@+-]+)*"
+    r"|[\w.@+-]+(?:/[\w.@+-]+){2,}"
+    r"|(?:[\w.@+-]+/)*[\w-]+(?:\.[\w-]+)*\.(?:" + _EXTENSIONS + r")"
+)
+_VERSION_RE = re.compile(r"v?\d+\.\d+\.\d+(?:[-+][\w.]+)?")
+_HEX_FORWARD_RE = re.compile(r"\d[0-9a-f]*")  # a commit hash: from a digit, both ways
+_HEX_BACKWARD_RE = re.compile(r"[0-9a-f]*")
+_WORD_CHAR_RE = re.compile(r"[\w@&/.:\\-]")  # a character that glues onto a token
+_JOIN = "\n\x00\n"  # between two blocks: no token runs across it
+_TRAILING = ".,;:!?'\""
+_ERROR_LINE_CHARS = 160
+
+
+@dataclass(slots=True)
+class Identifiers:
+    """Each kind's strings, deduplicated, ranked (most frequent, then most recent first)."""
+
+    files: list[str]
+    commands: list[str]
+    errors: list[str]
+    other: list[str]  # URLs, versions, issue numbers, commit hashes, code spans
+
+    def __bool__(self) -> bool:
+        return bool(self.files or self.commands or self.errors or self.other)
+
+
+class _Ranked:
+    """Weighted counts and the latest position of each string, in first-seen order."""
+
+    def __init__(self) -> None:
+        self.weight: dict[str, int] = {}
+        self.last: dict[str, int] = {}
+
+    def add(self, text: str, weight: int, position: int) -> None:
+        self.weight[text] = self.weight.get(text, 0) + weight
+        last = self.last.get(text, position)
+        self.last[text] = position if position > last else last
+
+    def ranked(self, limit: int) -> list[str]:
+        order = sorted(self.weight, key=lambda t: (-self.weight[t], -self.last[t]))
+        return order[:limit]
+
+
+def collect_identifiers(blocks: Blocks, limit: int) -> Identifiers:
+    """At most ``limit`` strings of each kind from the blocks and the tool calls."""
+    files, commands, errors, other = _Ranked(), _Ranked(), _Ranked(), _Ranked()
+    # Positions order mentions in time: a block's index, then its tool calls' order.
+    step = len(blocks.tool_args) + 1
+    prose: list[int] = []  # what a person or the assistant wrote (counts twice)
+    outputs: list[int] = []  # tool outputs (count once)
+    for index, role in enumerate(blocks.roles):
+        if role == "result" or role == "error":
+            outputs.append(index)
+        elif role != "system":  # a system message is always in the view: nothing to carry
+            prose.append(index)
+    contents = blocks.contents
+    named: list[str] = []  # commands and free-form arguments: the files they name
+    named_at: list[int] = []
+    for order, (index, kind, value) in enumerate(blocks.tool_args, 1):
+        position = index * step + order
+        if kind == "command":
+            commands.add(value.split("\n", 1)[0].strip(), 2, position)
+        elif kind == "path":
+            if "/" in value or "." in value.strip("."):  # not "." nor a bare directory name
+                files.add(value, 2, position)
+        elif kind == "url":
+            other.add(value, 2, position)
+        if kind == "command" or kind == "text":
+            named.append(value)
+            named_at.append(position)
+    groups = (
+        ([contents[i] for i in prose], [i * step for i in prose], 2),
+        ([contents[i] for i in outputs], [i * step for i in outputs], 1),
+        (named, named_at, 1),
+    )
+    for texts, at, weight in groups:
+        # One scan of a group's texts joined (a scan per text costs more in calls than
+        # in matching); a match's position is found from its offset.
+        if texts:
+            starts = list(accumulate((len(t) + len(_JOIN) for t in texts), initial=0))
+            where = partial(_position, starts, at)
+            _scan(_JOIN.join(texts), weight, where, files, errors, other)
+    return Identifiers(
+        files=_without_bare_names(files).ranked(limit),
+        commands=commands.ranked(limit),
+        errors=errors.ranked(limit),
+        other=other.ranked(limit),
+    )
+
+
+def _position(starts: list[int], at: list[int], offset: int) -> int:
+    return at[bisect_right(starts, offset) - 1]
+
+
+def _glued(text: str, index: int) -> bool:
+    """Whether the character at ``index`` continues a token (so a match there is a part)."""
+    return index >= 0 and _WORD_CHAR_RE.match(text, index) is not None
+
+
+def _scan(
+    text: str,
+    weight: int,
+    where: Callable[[int], int],
+    files: _Ranked,
+    errors: _Ranked,
+    other: _Ranked,
+) -> None:
+    """Adds the identifiers found in ``text``; ``where`` maps an offset to a position."""
+    if "http" in text:
+        for match in _URL_RE.finditer(text):
+            other.add(match.group().rstrip(_TRAILING), weight, where(match.start()))
+    if "`" in text:
+        for match in _CODE_RE.finditer(text):
+            code = match.group(1)
+            if "://" not in code and _PATH_RE.fullmatch(code):
+                files.add(code, weight, where(match.start()))  # `src/app.py`: a file all the same
+            elif not code.isspace():
+                other.add(code, weight, where(match.start()))
+    if "#" in text:
+        for match in _ISSUE_RE.finditer(text):
+            if not _glued(text, match.start() - 1):
+                other.add(match.group(), weight, where(match.start()))
+    reverse = text[::-1]
+    size = len(text)
+    if "Error" in text or "Exception" in text:
+        for match in _ERROR_END_RE.finditer(text):
+            end = match.end()
+            start = end - _NAME_BACKWARD_RE.match(reverse, size - end).end() + (size - end)
+            if text[start].isupper() and not _glued(text, start - 1):
+                line = text[start : _LINE_REST_RE.match(text, end).end()]
+                errors.add(line[:_ERROR_LINE_CHARS].rstrip(), weight, where(start))
+    search = _ANCHOR_RE.search
+    at = 0
+    while (anchor := search(text, at)) is not None:
+        spot = anchor.start()
+        end = _FORWARD_RE.match(text, spot).end()
+        start = spot - (_BACKWARD_RE.match(reverse, size - spot).end() - (size - spot))
+        at = max(end, spot + 1)
+        if start > 0 and text[start - 1] in ":\\":  # a URL's or a Windows path's inside
+            continue
+        token = text[start:end].rstrip(_TRAILING)
+        if _PATH_RE.fullmatch(token):
+            files.add(token, weight, where(start))
+        elif _VERSION_RE.fullmatch(token):
+            other.add(token, weight, where(start))
+    for match in _SHORT_VERSION_RE.finditer(text):
+        if not _glued(text, match.start() - 1):
+            other.add(match.group(), weight, where(match.start()))
+    # Commit hashes (7-40 hex digits, not all decimal): in what a person or the assistant
+    # wrote only; the bulky tool outputs hold too many digit runs for the cost.
+    at = 0
+    search = _HEX_FORWARD_RE.search
+    while weight > 1 and (match := search(text, at)) is not None:
+        end = at = match.end()
+        start = match.start()
+        start -= _HEX_BACKWARD_RE.match(reverse, size - start).end() - (size - start)
+        if 7 <= end - start <= 40 and not _glued(text, start - 1) and not _glued(text, end):
+            found = text[start:end]
+            if not found.isdigit():
+                other.add(found, weight, where(start))
+
+
+def _without_bare_names(files: _Ranked) -> _Ranked:
+    """A bare ``name.py`` is folded into the one longer path ending in ``/name.py``."""
+    longer: dict[str, str | None] = {}
+    for path in files.weight:
+        if "/" in path:
+            name = path.rsplit("/", 1)[1]
+            longer[name] = None if name in longer and longer[name] != path else path
+    for name, path in longer.items():
+        if path is not None and name in files.weight:
+            files.add(path, files.weight.pop(name), max(files.last.pop(name), files.last[path]))
+    return files
