@@ -174,16 +174,16 @@ def _scan(
     if "Error" in text or "Exception" in text:
         for match in _ERROR_END_RE.finditer(text):
             end = match.end()
-            start = end - _NAME_BACKWARD_RE.match(reverse, size - end).end() + (size - end)
+            start = end - _end(_NAME_BACKWARD_RE, reverse, size - end) + (size - end)
             if text[start].isupper() and not _glued(text, start - 1):
-                line = text[start : _LINE_REST_RE.match(text, end).end()]
+                line = text[start : _end(_LINE_REST_RE, text, end)]
                 errors.add(line[:_ERROR_LINE_CHARS].rstrip(), weight, where(start))
     search = _ANCHOR_RE.search
     at = 0
     while (anchor := search(text, at)) is not None:
         spot = anchor.start()
-        end = _FORWARD_RE.match(text, spot).end()
-        start = spot - (_BACKWARD_RE.match(reverse, size - spot).end() - (size - spot))
+        end = _end(_FORWARD_RE, text, spot)
+        start = spot - (_end(_BACKWARD_RE, reverse, size - spot) - (size - spot))
         at = max(end, spot + 1)
         if start > 0 and text[start - 1] in ":\\":  # a URL's or a Windows path's inside
             continue
@@ -199,14 +199,20 @@ def _scan(
     # wrote only; the bulky tool outputs hold too many digit runs for the cost.
     at = 0
     search = _HEX_FORWARD_RE.search
-    while weight > 1 and (match := search(text, at)) is not None:
-        end = at = match.end()
-        start = match.start()
-        start -= _HEX_BACKWARD_RE.match(reverse, size - start).end() - (size - start)
+    while weight > 1 and (hit := search(text, at)) is not None:
+        end = at = hit.end()
+        start = hit.start()
+        start -= _end(_HEX_BACKWARD_RE, reverse, size - start) - (size - start)
         if 7 <= end - start <= 40 and not _glued(text, start - 1) and not _glued(text, end):
             found = text[start:end]
             if not found.isdigit():
                 other.add(found, weight, where(start))
+
+
+def _end(pattern: re.Pattern[str], text: str, pos: int) -> int:
+    """Where ``pattern`` (which may match empty) stops matching at ``pos``."""
+    found = pattern.match(text, pos)
+    return found.end() if found is not None else pos
 
 
 def _without_bare_names(files: _Ranked) -> _Ranked:
@@ -216,7 +222,7 @@ def _without_bare_names(files: _Ranked) -> _Ranked:
         if "/" in path:
             name = path.rsplit("/", 1)[1]
             longer[name] = None if name in longer and longer[name] != path else path
-    for name, path in longer.items():
-        if path is not None and name in files.weight:
-            files.add(path, files.weight.pop(name), max(files.last.pop(name), files.last[path]))
+    for name, full in longer.items():
+        if full is not None and name in files.weight:
+            files.add(full, files.weight.pop(name), max(files.last.pop(name), files.last[full]))
     return files
