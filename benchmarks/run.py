@@ -42,7 +42,9 @@ WORK = HERE / ".work"
 CORPORA = WORK / "corpora"
 # The workload generator lives in the shared folder beside the repository.
 GEN = Path(
-    os.environ.get("TSUM_BENCH_GEN", Path(__file__).resolve().parents[2] / "shared" / "bench" / "gen_corpus.py")
+    os.environ.get(
+        "TSUM_BENCH_GEN", Path(__file__).resolve().parents[2] / "shared" / "bench" / "gen_corpus.py"
+    )
 )
 
 
@@ -511,7 +513,12 @@ def main() -> int:
     rows.append(Row("tsum --version wall time (median)", f"{v:.3f} s", "<= 0.3 s", v <= 0.3))
     for label, t in (("tsum --version", v), ("tsum replay --help", h)):
         rows.append(
-            Row(f"{label} / python -c 'import click'", f"{t / c:.2f}x  ({t:.3f} / {c:.3f} s)", "<= 1.5x", t <= 1.5 * c)
+            Row(
+                f"{label} / python -c 'import click'",
+                f"{t / c:.2f}x  ({t:.3f} / {c:.3f} s)",
+                "<= 1.5x",
+                t <= 1.5 * c,
+            )
         )
 
     if args.e2e:  # the whole tsum replay command against a 200 ms server

@@ -20,12 +20,19 @@ def text_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
 
 
 @pytest.fixture(autouse=True)
-def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+def clean_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """No keys, no TSUM_* settings from the developer's shell, a private home, network providers off."""
     import os
 
     for name in list(os.environ):
-        if name.startswith("TSUM_") or name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+        if name.startswith("TSUM_") or name in (
+            "ANTHROPIC_API_KEY",
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            "ANTHROPIC_BASE_URL",
+        ):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("TSUM_HOME", str(tmp_path_factory.mktemp("tsum-home")))
     monkeypatch.setenv("TSUM_OFFLINE", "1")

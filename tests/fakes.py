@@ -37,7 +37,9 @@ class FakeProvider:
             raise reply
         if reply is None:
             raise ProviderError("no scripted reply")
-        return SummaryResponse(reply, model or self.default_model, Usage(len(prompt) // 4, len(reply) // 4))
+        return SummaryResponse(
+            reply, model or self.default_model, Usage(len(prompt) // 4, len(reply) // 4)
+        )
 
 
 DEFAULT_USAGE = Usage(10, 5)
@@ -47,7 +49,12 @@ def turn(text: str, reply: str = "ok", usage: Usage | None = DEFAULT_USAGE) -> l
     return [UserMessage.text(text), AssistantMessage.text(reply, usage)]
 
 
-def drive(engine: SessionEngine, turns: Iterable[list[Message]], provider: FakeProvider, path: str = "sync") -> None:
+def drive(
+    engine: SessionEngine,
+    turns: Iterable[list[Message]],
+    provider: FakeProvider,
+    path: str = "sync",
+) -> None:
     """Feed turns through one of the two paths, executing requests with the provider."""
     for messages in turns:
         if path == "sync":
@@ -58,7 +65,9 @@ def drive(engine: SessionEngine, turns: Iterable[list[Message]], provider: FakeP
         if request is None:
             continue
         try:
-            response = asyncio.run(provider.complete(request.prompt, request.model, request.max_tokens))
+            response = asyncio.run(
+                provider.complete(request.prompt, request.model, request.max_tokens)
+            )
             outcome = SummaryOutcome(response, attempts=1)
         except ProviderError as exc:
             outcome = SummaryOutcome(None, error=str(exc), attempts=1)

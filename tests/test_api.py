@@ -55,7 +55,10 @@ def test_readme_library_example_runs(inside_a_loop: bool, monkeypatch: pytest.Mo
     assert lines[0] == "ok [3, 6, 9, 12, 15] 5"
     assert lines[1].startswith("(extractive summary by tsum offline provider")
     assert lines[3] == "4 configurations over 3 conversations"
-    assert run_readme_example(engine_example).strip() == "the summary ['prompt', 'summary', 'snapshot', 'decision'] []"
+    assert (
+        run_readme_example(engine_example).strip()
+        == "the summary ['prompt', 'summary', 'snapshot', 'decision'] []"
+    )
 
 
 def test_read_detects_formats_and_streams_conversations() -> None:
@@ -78,7 +81,9 @@ def test_replay_status_and_out_dir(tmp_path: Path) -> None:
     assert failed.status is tt.RunStatus.INPUT_ERRORS and "bad.jsonl:1" in failed.stats.errors[0]
 
 
-def test_replay_with_a_provider_object_names_it_and_caches_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_replay_with_a_provider_object_names_it_and_caches_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TSUM_HOME", str(tmp_path / "home"))
     provider = FakeProvider(default="my summary")
     result = tt.replay_corpus(SAMPLES / "long_session.jsonl", provider=provider, model="m1")
@@ -102,19 +107,27 @@ def test_engine_without_summary_config_never_summarizes() -> None:
 
 
 def test_records_name_the_provider_that_ran_the_request() -> None:
-    settings = tt.ReplaySettings(summary=tt.SummaryConfig(max_context_tokens=20, trigger_token_ratio=0.5, debounce_turns=0))
+    settings = tt.ReplaySettings(
+        summary=tt.SummaryConfig(max_context_tokens=20, trigger_token_ratio=0.5, debounce_turns=0)
+    )
     engine = tt.SessionEngine("s", settings, provider_name="primary")
     request = engine.submit_turn(turn("over the line"))
     assert request is not None
-    outcome = asyncio.run(SummaryExecutor(FakeProvider(name="fallback"), cache=None).execute(request))
+    outcome = asyncio.run(
+        SummaryExecutor(FakeProvider(name="fallback"), cache=None).execute(request)
+    )
     engine.complete_summary(outcome)
     assert engine.summaries[0]["provider"] == "fallback"
 
 
 def test_record_sink_keeps_nothing_in_the_engine() -> None:
     seen: list[tuple[str, dict[str, object]]] = []
-    settings = tt.ReplaySettings(summary=tt.SummaryConfig(max_context_tokens=20, trigger_token_ratio=0.5, debounce_turns=1))
-    engine = tt.SessionEngine("s", settings, record_sink=lambda kind, record: seen.append((kind, record)))
+    settings = tt.ReplaySettings(
+        summary=tt.SummaryConfig(max_context_tokens=20, trigger_token_ratio=0.5, debounce_turns=1)
+    )
+    engine = tt.SessionEngine(
+        "s", settings, record_sink=lambda kind, record: seen.append((kind, record))
+    )
     drive(engine, [turn(f"msg {i}") for i in range(50)], FakeProvider())
     assert engine.decisions == engine.summaries == engine.snapshots == [] and engine.prompts == {}
     kinds = [kind for kind, _ in seen]
@@ -123,7 +136,9 @@ def test_record_sink_keeps_nothing_in_the_engine() -> None:
     assert not engine._prompt_shas  # not even the hashes of past prompts are kept
 
 
-def test_check_uses_the_library_not_the_replay_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_uses_the_library_not_the_replay_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from transcript_tools.cli import replay_cmd
     from transcript_tools.cli.main import cli
 

@@ -42,14 +42,19 @@ def test_threshold_is_inclusive() -> None:
     assert e.decisions[0]["watermark"] == e.decisions[0]["threshold"] == 10
     assert e.decisions[0]["decision"] == "summarized"
     # one token below stays below
-    e2, p2 = engine(max_context_tokens=20, trigger_token_ratio=0.5, debounce_turns=0), FakeProvider()
+    e2, p2 = (
+        engine(max_context_tokens=20, trigger_token_ratio=0.5, debounce_turns=0),
+        FakeProvider(),
+    )
     drive(e2, [turn("just under", usage=Usage(6, 3))], p2)
     assert e2.decisions[0]["decision"] == "below_threshold" and p2.prompts == []
 
 
 def test_request_carries_summary_model() -> None:
     """Mutation: ``None`` instead of ``summary_model`` in the request (F1: a cheaper model)."""
-    e = engine(max_context_tokens=20, trigger_token_ratio=0.5, debounce_turns=0, summary_model="cheap-1")
+    e = engine(
+        max_context_tokens=20, trigger_token_ratio=0.5, debounce_turns=0, summary_model="cheap-1"
+    )
     request = e.submit_turn(turn("over the line", usage=Usage(10, 5)))
     assert request is not None and request.model == "cheap-1"
     # and the model reaches the provider and the record
@@ -90,6 +95,8 @@ def test_summary_usage_never_enters_cost_so_far() -> None:
     drive(e, turns, provider)
     summarized = [s for s in e.summaries if s["status"] == "ok"]
     assert len(summarized) >= 3
-    assert all(s["usage"]["input_tokens"] > 0 and s["usage"]["output_tokens"] > 0 for s in summarized)
+    assert all(
+        s["usage"]["input_tokens"] > 0 and s["usage"]["output_tokens"] > 0 for s in summarized
+    )
     assert [d["cost_so_far"] for d in e.decisions] == [15 * (i + 1) for i in range(6)]
     assert e.cost_so_far.total_tokens == 90

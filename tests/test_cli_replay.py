@@ -43,18 +43,32 @@ def test_replay_out_dir_files_and_byte_identical_rerun(tmp_path: Path) -> None:
     for name in ("decisions.jsonl", "summaries.jsonl", "prompts.jsonl", "slots.jsonl", "run.json"):
         assert (out1 / name).read_bytes() == (out2 / name).read_bytes(), name
     decisions = [json.loads(line) for line in (out1 / "decisions.jsonl").read_text().splitlines()]
-    assert {d["session"] for d in decisions} == {"long_session", "clickhouse-migration-zh", "resize-job-incident"}
+    assert {d["session"] for d in decisions} == {
+        "long_session",
+        "clickhouse-migration-zh",
+        "resize-job-incident",
+    }
     first = decisions[0]
-    assert set(first) >= {"session", "turn", "turn_tokens", "cost_so_far", "threshold", "turns_since_last_summary",
-                          "decision", "tokens"}
+    assert set(first) >= {
+        "session",
+        "turn",
+        "turn_tokens",
+        "cost_so_far",
+        "threshold",
+        "turns_since_last_summary",
+        "decision",
+        "tokens",
+    }
     summaries = [json.loads(line) for line in (out1 / "summaries.jsonl").read_text().splitlines()]
     assert len(summaries) == 5 and all(s["status"] == "ok" for s in summaries)
-    prompts = {json.loads(line)["sha256"] for line in (out1 / "prompts.jsonl").read_text().splitlines()}
+    prompts = {
+        json.loads(line)["sha256"] for line in (out1 / "prompts.jsonl").read_text().splitlines()
+    }
     assert {s["prompt_sha256"] for s in summaries} == prompts
     slots = [json.loads(line) for line in (out1 / "slots.jsonl").read_text().splitlines()]
     assert [s["turn"] for s in slots] == [s["turn"] for s in summaries]
     assert slots[-1]["slot"]["summary_override"] == summaries[-1]["text"]
-    compressed = (out1 / "compressed" / "long_session.jsonl")
+    compressed = out1 / "compressed" / "long_session.jsonl"
     assert compressed.exists()
     # the compressed transcript is readable by tsum itself
     again = run("replay", str(compressed), "--dry-run")
@@ -66,17 +80,40 @@ def test_replay_out_dir_files_and_byte_identical_rerun(tmp_path: Path) -> None:
 def test_dry_run_makes_no_calls_and_marks_decisions(tmp_path: Path) -> None:
     result = run("replay", str(SAMPLES / "long_session.jsonl"), "--dry-run", "--out", str(tmp_path))
     assert result.exit_code == 0
-    decisions = [json.loads(line) for line in (tmp_path / "decisions.jsonl").read_text().splitlines()]
-    assert [d["turn"] for d in decisions if d["decision"] == "would_summarize"] == [5, 8, 11, 14, 17]
+    decisions = [
+        json.loads(line) for line in (tmp_path / "decisions.jsonl").read_text().splitlines()
+    ]
+    assert [d["turn"] for d in decisions if d["decision"] == "would_summarize"] == [
+        5,
+        8,
+        11,
+        14,
+        17,
+    ]
     assert (tmp_path / "summaries.jsonl").read_text() == ""
 
 
 def test_options_change_the_schedule(tmp_path: Path) -> None:
-    result = run("replay", str(SAMPLES / "long_session.jsonl"), "--dry-run", "--debounce", "5", "--ratio", "0.5",
-                 "--out", str(tmp_path))
-    decisions = [json.loads(line) for line in (tmp_path / "decisions.jsonl").read_text().splitlines()]
+    result = run(
+        "replay",
+        str(SAMPLES / "long_session.jsonl"),
+        "--dry-run",
+        "--debounce",
+        "5",
+        "--ratio",
+        "0.5",
+        "--out",
+        str(tmp_path),
+    )
+    decisions = [
+        json.loads(line) for line in (tmp_path / "decisions.jsonl").read_text().splitlines()
+    ]
     fired = [d["turn"] for d in decisions if d["decision"] == "would_summarize"]
-    assert result.exit_code == 0 and fired[0] >= 5 and all(b - a == 5 for a, b in zip(fired, fired[1:], strict=False))
+    assert (
+        result.exit_code == 0
+        and fired[0] >= 5
+        and all(b - a == 5 for a, b in zip(fired, fired[1:], strict=False))
+    )
 
 
 def test_stdin(tmp_path: Path) -> None:
@@ -94,12 +131,33 @@ def test_invalid_config_is_a_usage_error() -> None:
 
 
 BAD_INPUTS = {
-    "malformed": (lambda p: write_jsonl(p, GOOD_LINES, b'{"role": "user", "content": oops}\n' + orjson.dumps(GOOD_LINES[0]) + b"\n"), ":3: invalid JSON"),
+    "malformed": (
+        lambda p: write_jsonl(
+            p,
+            GOOD_LINES,
+            b'{"role": "user", "content": oops}\n' + orjson.dumps(GOOD_LINES[0]) + b"\n",
+        ),
+        ":3: invalid JSON",
+    ),
     # a truncated LAST line is a warning (a live log): tests/test_formats_source.py
-    "truncated": (lambda p: write_jsonl(p, GOOD_LINES, b'{"role": "user", "con\n' + orjson.dumps(GOOD_LINES[0]) + b"\n"), ":3: invalid JSON"),
-    "utf8": (lambda p: write_jsonl(p, GOOD_LINES, b'{"role": "user", "content": "\xff\xfe"}\n'), ":3: invalid UTF-8"),
-    "non_object": (lambda p: write_jsonl(p, GOOD_LINES, b"[1, 2]\n"), ":3: expected a JSON object, got array"),
-    "unknown_role": (lambda p: write_jsonl(p, [*GOOD_LINES, {"role": "wizard", "content": "x"}]), ":3: unknown role 'wizard'"),
+    "truncated": (
+        lambda p: write_jsonl(
+            p, GOOD_LINES, b'{"role": "user", "con\n' + orjson.dumps(GOOD_LINES[0]) + b"\n"
+        ),
+        ":3: invalid JSON",
+    ),
+    "utf8": (
+        lambda p: write_jsonl(p, GOOD_LINES, b'{"role": "user", "content": "\xff\xfe"}\n'),
+        ":3: invalid UTF-8",
+    ),
+    "non_object": (
+        lambda p: write_jsonl(p, GOOD_LINES, b"[1, 2]\n"),
+        ":3: expected a JSON object, got array",
+    ),
+    "unknown_role": (
+        lambda p: write_jsonl(p, [*GOOD_LINES, {"role": "wizard", "content": "x"}]),
+        ":3: unknown role 'wizard'",
+    ),
     "empty": (lambda p: p.write_bytes(b""), ": empty file"),
 }
 
@@ -116,9 +174,13 @@ def test_bad_input_is_one_line_and_others_still_replay(tmp_path: Path, case: str
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and str(bad) + expected in errors[0], result.stderr
     assert "Traceback" not in result.stderr
-    sessions = {json.loads(x)["session"] for x in (out / "decisions.jsonl").read_text().splitlines()}
+    sessions = {
+        json.loads(x)["session"] for x in (out / "decisions.jsonl").read_text().splitlines()
+    }
     assert "good" in sessions
-    assert json.loads((out / "manifest.json").read_text())["errors"] == [errors[0].removeprefix("error: ")]
+    assert json.loads((out / "manifest.json").read_text())["errors"] == [
+        errors[0].removeprefix("error: ")
+    ]
 
 
 @pytest.mark.parametrize("case", ["malformed", "utf8", "non_object", "unknown_role", "truncated"])
@@ -154,7 +216,13 @@ def test_nothing_written_is_lost_when_a_later_file_fails(tmp_path: Path) -> None
 def test_oddities_are_warnings(tmp_path: Path) -> None:
     rows = [
         {"role": "user", "content": "go"},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}
+            ],
+        },
         {"role": "tool", "tool_call_id": "c9", "content": "orphan"},
     ]
     write_jsonl(tmp_path / "odd.jsonl", rows)
@@ -186,7 +254,9 @@ def test_prompt_command_renders_the_template() -> None:
 def test_plain_prompt_file_and_literal_template_syntax(tmp_path: Path) -> None:
     prompt = tmp_path / "p.txt"
     prompt.write_text("Summarize:\n{messages}\nEND")
-    convo = write_jsonl(tmp_path / "c.jsonl", [{"role": "user", "content": "what is {{ 7*7 }} {% raw %}"}])
+    convo = write_jsonl(
+        tmp_path / "c.jsonl", [{"role": "user", "content": "what is {{ 7*7 }} {% raw %}"}]
+    )
     result = run("prompt", str(convo), "--prompt", str(prompt))
     assert result.stdout == "Summarize:\nUser: what is {{ 7*7 }} {% raw %}\nEND"
     result = run("prompt", str(convo))
@@ -196,7 +266,9 @@ def test_plain_prompt_file_and_literal_template_syntax(tmp_path: Path) -> None:
 def test_template_without_messages_warns(tmp_path: Path) -> None:
     prompt = tmp_path / "bad.j2"
     prompt.write_text("Summarize turn {{ turn }}")
-    result = run("replay", str(SAMPLES / "long_session.jsonl"), "--prompt", str(prompt), "--dry-run")
+    result = run(
+        "replay", str(SAMPLES / "long_session.jsonl"), "--prompt", str(prompt), "--dry-run"
+    )
     assert "never uses `messages`" in result.stderr
 
 
@@ -214,7 +286,9 @@ def test_every_command_has_help_and_is_in_the_readme() -> None:
         assert f"tsum {name}" in readme, name
 
 
-def test_config_file_settings_and_command_line_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_config_file_settings_and_command_line_precedence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "tsum.toml").write_text(
         'max_context_tokens = 4000\ndebounce_turns = 2\nsummary_prompt = "Summarize briefly:\\n{messages}"\n'
     )
@@ -223,8 +297,15 @@ def test_config_file_settings_and_command_line_precedence(tmp_path: Path, monkey
     assert run("prompt", sample).stdout.startswith("Summarize briefly:\nSystem: ")
     run("replay", sample, "--dry-run", "--out", "a")
     info = json.loads((tmp_path / "a" / "run.json").read_text())
-    assert info["summary_config"]["max_context_tokens"] == 4000 and info["summary_config"]["debounce_turns"] == 2
-    assert info["template"] == {"kind": "plain", "name": "config", "sha256": info["template"]["sha256"]}
+    assert (
+        info["summary_config"]["max_context_tokens"] == 4000
+        and info["summary_config"]["debounce_turns"] == 2
+    )
+    assert info["template"] == {
+        "kind": "plain",
+        "name": "config",
+        "sha256": info["template"]["sha256"],
+    }
     run("replay", sample, "--dry-run", "--out", "b", "--debounce", "5", "--prompt", "en")
     info = json.loads((tmp_path / "b" / "run.json").read_text())
     assert info["summary_config"]["debounce_turns"] == 5 and info["template"]["name"] == "en"
@@ -242,18 +323,34 @@ def test_unexpected_json_structure_is_a_located_error(tmp_path: Path) -> None:
     assert "== good" in result.stdout
 
 
-def test_a_run_whose_every_summary_failed_exits_3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_run_whose_every_summary_failed_exits_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("TSUM_OFFLINE")
     result = run(
-        "replay", str(SAMPLES / "long_session.jsonl"), "--provider", "openai", "--base-url", "http://127.0.0.1:9/v1",
-        "--model", "m", "--max-attempts", "1", "--timeout", "2", "--out", str(tmp_path / "o"),
+        "replay",
+        str(SAMPLES / "long_session.jsonl"),
+        "--provider",
+        "openai",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+        "--max-attempts",
+        "1",
+        "--timeout",
+        "2",
+        "--out",
+        str(tmp_path / "o"),
     )
     assert result.exit_code == 3
     assert "all 13 summary call(s) failed (first: openai: connection error" in result.stderr
     assert json.loads((tmp_path / "o" / "manifest.json").read_text())["summaries_failed"] == 13
 
 
-def test_kill_switch_stops_network_providers_before_any_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_kill_switch_stops_network_providers_before_any_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-SECRET123")
     result = run("replay", str(SAMPLES), "--provider", "openai", "--out", str(tmp_path / "o"))
     assert result.exit_code == 2 and "TSUM_OFFLINE is set" in result.stderr
@@ -271,14 +368,26 @@ def test_output_folder_inside_the_inputs_is_not_read_back(tmp_path: Path) -> Non
 
 
 def test_forced_wrong_format_warns_about_empty_sessions() -> None:
-    result = run("replay", str(SAMPLES / "long_session.jsonl"), "--format", "claude-code", "--dry-run")
-    assert "no messages read as claude-code (is the file in that format? see --format)" in result.stderr
+    result = run(
+        "replay", str(SAMPLES / "long_session.jsonl"), "--format", "claude-code", "--dry-run"
+    )
+    assert (
+        "no messages read as claude-code (is the file in that format? see --format)"
+        in result.stderr
+    )
 
 
 def test_template_that_cannot_render_fails_before_any_work(tmp_path: Path) -> None:
     prompt = tmp_path / "escape.j2"
     prompt.write_text('{{ "".__class__.__mro__ }} {{ messages }}')
-    result = run("replay", str(SAMPLES / "long_session.jsonl"), "--prompt", str(prompt), "--out", str(tmp_path / "o"))
+    result = run(
+        "replay",
+        str(SAMPLES / "long_session.jsonl"),
+        "--prompt",
+        str(prompt),
+        "--out",
+        str(tmp_path / "o"),
+    )
     assert result.exit_code == 2 and "SecurityError" in result.stderr
     assert not (tmp_path / "o").exists()
 
@@ -308,7 +417,10 @@ def test_diff_names_a_change_of_input_order(tmp_path: Path) -> None:
     run("replay", *reversed(files), "--out", str(b), "--silent")
     result = run("diff", str(a), str(b))
     assert result.exit_code == 1
-    assert "the same sessions in another order (were the inputs given in another order?)" in result.stdout
+    assert (
+        "the same sessions in another order (were the inputs given in another order?)"
+        in result.stdout
+    )
     result = run("diff", str(a), files[0])
     assert result.exit_code == 3 and "is a file, not a directory" in result.stderr
 
@@ -317,4 +429,7 @@ def test_jsonl_whose_first_line_is_an_array_reports_each_line(tmp_path: Path) ->
     path = tmp_path / "notobj.jsonl"
     path.write_text('[1, 2, 3]\n"str"\n42\n')
     result = run("replay", str(path), "--dry-run")
-    assert result.exit_code == 3 and f"error: {path}:1: expected a JSON object, got array" in result.stderr
+    assert (
+        result.exit_code == 3
+        and f"error: {path}:1: expected a JSON object, got array" in result.stderr
+    )

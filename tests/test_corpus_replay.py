@@ -18,13 +18,17 @@ pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the real corpus is
 
 def transcript_files() -> list[Path]:
     return sorted(
-        p for p in CORPUS.rglob("*") if p.is_file() and p.name not in NOT_TRANSCRIPTS and not p.name.endswith(".meta.json")
+        p
+        for p in CORPUS.rglob("*")
+        if p.is_file() and p.name not in NOT_TRANSCRIPTS and not p.name.endswith(".meta.json")
     )
 
 
 def test_whole_corpus_replays_with_defaults(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    result = CliRunner().invoke(cli, ["replay", str(CORPUS), "--out", str(out), "--silent"], catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli, ["replay", str(CORPUS), "--out", str(out), "--silent"], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["errors"] == [] and manifest["failed_files"] == 0
@@ -34,12 +38,16 @@ def test_whole_corpus_replays_with_defaults(tmp_path: Path) -> None:
     assert summaries and all(s["status"] == "ok" for s in summaries)
     assert manifest["summaries_ok"] == len(summaries)
     # every summary's prompt is recorded, and every session left a compressed transcript
-    prompts = {json.loads(line)["sha256"] for line in (out / "prompts.jsonl").read_text().splitlines()}
+    prompts = {
+        json.loads(line)["sha256"] for line in (out / "prompts.jsonl").read_text().splitlines()
+    }
     assert {s["prompt_sha256"] for s in summaries} <= prompts
     assert len(list((out / "compressed").glob("*.jsonl"))) == manifest["sessions"]
 
 
-@pytest.mark.parametrize("path", transcript_files() if CORPUS.is_dir() else [], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", transcript_files() if CORPUS.is_dir() else [], ids=lambda p: p.name
+)
 def test_each_file_replays_on_its_own(path: Path) -> None:
     result = CliRunner().invoke(cli, ["replay", str(path), "--dry-run"], catch_exceptions=False)
     assert result.exit_code == 0, result.stderr

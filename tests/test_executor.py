@@ -468,4 +468,7 @@ def test_kill_switch_refuses_network_providers_at_start(monkeypatch: pytest.Monk
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-SECRET123")
     with pytest.raises(ProviderConfigError, match="TSUM_OFFLINE is set"):
         build_executor({"provider": "anthropic"})
-    assert build_executor({"provider": "anthropic", "cache_only": True}).cache_mode is CacheMode.CACHE_ONLY
+    assert (
+        build_executor({"provider": "anthropic", "cache_only": True}).cache_mode
+        is CacheMode.CACHE_ONLY
+    )

@@ -270,7 +270,10 @@ def test_request_log_errors_name_the_line() -> None:
     with pytest.raises(InputError) as info:
         read(path)
     line = path.read_text().splitlines().index("a stray line that is not role-prefixed") + 1
-    assert info.value.location_text() == f"{path}:{line}: not a SYSTEM/USER/ASSISTANT line (--skip-bad-lines skips it)"
+    assert (
+        info.value.location_text()
+        == f"{path}:{line}: not a SYSTEM/USER/ASSISTANT line (--skip-bad-lines skips it)"
+    )
     warnings: list[str] = []
     (conv,) = read(path, skip_bad_lines=True, warn=warnings.append)
     assert len(assistants(conv)) == 1

@@ -127,7 +127,10 @@ def test_claude_trace_ignores_cache_control_and_counts_every_request() -> None:
 
 
 def test_claude_trace_usage_without_its_message_is_a_warning(tmp_path: Path) -> None:
-    rows = [orjson.loads(x) for x in (FIXTURES / "edge_cases_claude_trace.jsonl").read_bytes().splitlines()]
+    rows = [
+        orjson.loads(x)
+        for x in (FIXTURES / "edge_cases_claude_trace.jsonl").read_bytes().splitlines()
+    ]
     # the last request rewrote the first answer (a user message where the call was)
     rows[3]["request"]["body"]["messages"][1] = {"role": "user", "content": "(edited)"}
     path = tmp_path / "trace.jsonl"
@@ -157,7 +160,10 @@ def test_usage_that_is_not_a_number_is_a_warning_naming_the_line(tmp_path: Path)
         f"warning: {path}:2: usage.input_tokens is a string ('12'); read as 12",
         f"warning: {path}:4: usage is not an object (str); ignored",
     ]
-    assert [m.usage for m in conv.messages if isinstance(m, AssistantMessage)] == [Usage(12, 3), None]
+    assert [m.usage for m in conv.messages if isinstance(m, AssistantMessage)] == [
+        Usage(12, 3),
+        None,
+    ]
 
 
 def test_sse_stream_is_reassembled() -> None:

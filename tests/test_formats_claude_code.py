@@ -162,7 +162,9 @@ SUMMARY_EVERY_TURN = ["--max-context-tokens", "8000", "--debounce", "1"]
 
 def test_synthetic_api_error_keeps_its_text_and_has_no_usage() -> None:
     conv = one(SYNTHETIC)
-    (error,) = [m for m in conv.messages if isinstance(m, AssistantMessage) and m.model == SYNTHETIC_MODEL]
+    (error,) = [
+        m for m in conv.messages if isinstance(m, AssistantMessage) and m.model == SYNTHETIC_MODEL
+    ]
     assert error.usage is None and error.blocks[0].text.startswith("API Error: 529")  # type: ignore[union-attr]
     assert recorded(conv) == sum(1704 + 900 * k + 220 for k in range(5)) + 6704 + 60
 
@@ -264,7 +266,9 @@ def test_unreadable_content_blocks_are_warnings(tmp_path: Path) -> None:
     warnings: list[str] = []
     (conv,) = read(path, warn=warnings.append)
     assert warnings == [f"warning: {path}:2: content[0] is not a readable block (42); skipped"]
-    assert conv.messages[1].blocks == (TextBlock("It opens a new DB connection per call; pool it."),)  # type: ignore[union-attr]
+    assert conv.messages[1].blocks == (
+        TextBlock("It opens a new DB connection per call; pool it."),
+    )  # type: ignore[union-attr]
 
 
 # ---- the real corpus: expectations computed from the raw JSON, not by the reader ----------
@@ -285,7 +289,9 @@ def _typed_by_a_human(text: str) -> bool:
 
 def _is_compact_summary(entry: dict) -> bool:
     """The summary the rest of the session continues from: kept, but the runtime wrote it."""
-    texts = [str(b["text"]) for b in _blocks(entry["message"]["content"]) if b.get("type") == "text"]
+    texts = [
+        str(b["text"]) for b in _blocks(entry["message"]["content"]) if b.get("type") == "text"
+    ]
     return bool(entry.get("isCompactSummary")) or bool(
         texts and texts[0].lstrip().startswith("This session is being continued")
     )
@@ -381,8 +387,13 @@ def test_real_compactions_where_the_logs_say() -> None:
     cases = {
         "kesslerio-attio-mcp-server/f89f86a1-90f7-4671-8587-88710a331c6f.jsonl": [5],
         "kesslerio-attio-mcp-server/d4519010-880f-47f6-a04c-abc13d7ea21d.jsonl": [3],
-        "conneroisu-templar/8e6737a7-4309-4012-bf3d-69084fa0ffb2.jsonl": [0, 3],  # prompts before each
-        "conneroisu-templar/8f2aa855-be79-4406-9e9a-b94d54e4beed.jsonl": [8],  # line 3: unflagged continuation
+        "conneroisu-templar/8e6737a7-4309-4012-bf3d-69084fa0ffb2.jsonl": [
+            0,
+            3,
+        ],  # prompts before each
+        "conneroisu-templar/8f2aa855-be79-4406-9e9a-b94d54e4beed.jsonl": [
+            8
+        ],  # line 3: unflagged continuation
     }
     for name, turns in cases.items():
         conv = one(base / name)
@@ -437,5 +448,11 @@ def test_estimated_cost_so_far_does_not_depend_on_summaries_either(tmp_path: Pat
     dry = _decisions(*args, "--dry-run", str(stripped), out=tmp_path / "dry")
     whole = _decisions(*args, "--mode", "full", str(stripped), out=tmp_path / "whole")
     assert [t["decision"] for t in full].count("summarized") >= 2  # the summaries changed the view
-    assert "estimated" in {t["tokens"] for t in full} and "recorded" not in {t["tokens"] for t in full}
-    assert [t["cost_so_far"] for t in full] == [t["cost_so_far"] for t in dry] == [t["cost_so_far"] for t in whole]
+    assert "estimated" in {t["tokens"] for t in full} and "recorded" not in {
+        t["tokens"] for t in full
+    }
+    assert (
+        [t["cost_so_far"] for t in full]
+        == [t["cost_so_far"] for t in dry]
+        == [t["cost_so_far"] for t in whole]
+    )

@@ -176,7 +176,11 @@ def _count(total: int, last: int) -> str:
 
 
 def test_counts_first_log_with_an_itemless_call_keeps_every_token(tmp_path: Path) -> None:
-    answer = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}
+    answer = {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "ok"}],
+    }
     prompt = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}
     path = tmp_path / "rollout.jsonl"
     path.write_text(
@@ -204,7 +208,11 @@ def test_counts_first_log_with_an_itemless_call_keeps_every_token(tmp_path: Path
 
 
 def test_counts_that_do_not_add_up_to_the_logged_total_are_a_warning(tmp_path: Path) -> None:
-    answer = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}
+    answer = {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "ok"}],
+    }
     path = tmp_path / "rollout.jsonl"
     path.write_text(
         "\n".join(
@@ -224,7 +232,11 @@ def test_counts_that_do_not_add_up_to_the_logged_total_are_a_warning(tmp_path: P
 
 
 def test_odd_lines_and_counts_are_warnings_naming_the_line(tmp_path: Path) -> None:
-    answer = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}
+    answer = {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "ok"}],
+    }
     count = json.loads(_count(130, 130))
     count["payload"]["info"]["last_token_usage"]["input_tokens"] = "120"
     count["payload"]["info"]["last_token_usage"]["output_tokens"] = None  # missing: 0, no word
@@ -255,10 +267,16 @@ def test_odd_lines_and_counts_are_warnings_naming_the_line(tmp_path: Path) -> No
 
 
 def test_content_parts_that_are_not_objects_are_warnings(tmp_path: Path) -> None:
-    answer = {"type": "message", "role": "assistant", "content": ["ok", {"type": "output_text", "text": "ok"}]}
+    answer = {
+        "type": "message",
+        "role": "assistant",
+        "content": ["ok", {"type": "output_text", "text": "ok"}],
+    }
     path = tmp_path / "rollout.jsonl"
     path.write_text(
-        "\n".join([_rollout_line("session_meta", {"id": "s"}), _rollout_line("response_item", answer)])
+        "\n".join(
+            [_rollout_line("session_meta", {"id": "s"}), _rollout_line("response_item", answer)]
+        )
         + "\n"
     )
     warnings: list[str] = []

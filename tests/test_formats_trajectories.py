@@ -117,7 +117,9 @@ def test_malformed_trajectory() -> None:
     path = FIXTURES / "malformed_trajectory.traj"
     with pytest.raises(InputError) as info:
         read(path)
-    assert info.value.message == "history[1]: a message must be an object (--skip-bad-lines skips it)"
+    assert (
+        info.value.message == "history[1]: a message must be an object (--skip-bad-lines skips it)"
+    )
     warnings: list[str] = []
     (conv,) = read(path, skip_bad_lines=True, warn=warnings.append)
     assert [m.role for m in conv.messages] == ["system"]

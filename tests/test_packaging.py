@@ -78,7 +78,17 @@ def test_wheel_contains_every_template(wheel: Path) -> None:
 def test_installed_wheel_runs_from_another_directory(wheel: Path, tmp_path: Path) -> None:
     target = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "-q",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
         check=True,
     )
     elsewhere = tmp_path / "elsewhere"
@@ -90,9 +100,13 @@ def test_installed_wheel_runs_from_another_directory(wheel: Path, tmp_path: Path
         "import transcript_tools.cli.main; "
         "print(','.join(p.builtin_template_names()))"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=elsewhere, env=env, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=elsewhere, env=env, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().split(",") == sorted(t[len("summary.") : -len(".j2")] for t in TEMPLATES)
+    assert result.stdout.strip().split(",") == sorted(
+        t[len("summary.") : -len(".j2")] for t in TEMPLATES
+    )
 
 
 def test_importing_the_package_imports_no_sdk() -> None:

@@ -46,8 +46,13 @@ def test_summary_config_defaults() -> None:
 
 @pytest.mark.parametrize(
     "field,value",
-    [("trigger_token_ratio", 0.0), ("trigger_token_ratio", 1.5), ("max_context_tokens", 0),
-     ("debounce_turns", -1), ("max_tool_result_chars", -1)],
+    [
+        ("trigger_token_ratio", 0.0),
+        ("trigger_token_ratio", 1.5),
+        ("max_context_tokens", 0),
+        ("debounce_turns", -1),
+        ("max_tool_result_chars", -1),
+    ],
 )
 def test_summary_config_validation(field: str, value: object) -> None:
     with pytest.raises(ConfigError, match=field):
@@ -103,7 +108,10 @@ def test_summary_written_to_session_memory() -> None:
 
 # 7 summary_not_injected_in_full_mode
 def test_summary_not_injected_in_full_mode() -> None:
-    e, p = engine(SlotMode.FULL, max_context_tokens=20, trigger_token_ratio=0.5), FakeProvider(["S"])
+    e, p = (
+        engine(SlotMode.FULL, max_context_tokens=20, trigger_token_ratio=0.5),
+        FakeProvider(["S"]),
+    )
     turns = [turn(f"msg {i}") for i in range(4)]
     drive(e, turns, p)
     assert e.slot.summary_override is None
@@ -116,7 +124,14 @@ def test_summary_failure_does_not_block() -> None:
     e = engine(max_context_tokens=20, trigger_token_ratio=0.5)
     p = FakeProvider([ProviderError("HTTP 500"), "recovered"])
     drive(e, [turn(f"msg {i}") for i in range(6)], p)
-    assert decisions(e) == ["debounced", "debounced", "debounced", "failed", "summarized", "debounced"]
+    assert decisions(e) == [
+        "debounced",
+        "debounced",
+        "debounced",
+        "failed",
+        "summarized",
+        "debounced",
+    ]
     assert e.decisions[3]["error"] == "HTTP 500"
     assert e.summaries[0]["status"] == "failed" and e.summaries[0]["text"] is None
     assert e.get_conversation_summary() == "recovered"
@@ -214,13 +229,20 @@ turn_strategy = st.lists(
     mode=st.sampled_from(list(SlotMode)),
     measure=st.sampled_from(list(Measure)),
 )
-def test_sync_and_stream_paths_agree(turns, ratio, window, debounce, fail_every, mode, measure) -> None:
+def test_sync_and_stream_paths_agree(
+    turns, ratio, window, debounce, fail_every, mode, measure
+) -> None:
     def build() -> SessionEngine:
-        cfg = SummaryConfig(trigger_token_ratio=ratio, max_context_tokens=window, debounce_turns=debounce)
+        cfg = SummaryConfig(
+            trigger_token_ratio=ratio, max_context_tokens=window, debounce_turns=debounce
+        )
         return SessionEngine("p", ReplaySettings(summary=cfg, mode=mode, measure=measure))
 
     def script() -> FakeProvider:
-        replies = [ProviderError("boom") if fail_every and i % fail_every == 0 else f"sum {i}" for i in range(60)]
+        replies = [
+            ProviderError("boom") if fail_every and i % fail_every == 0 else f"sum {i}"
+            for i in range(60)
+        ]
         return FakeProvider(replies)
 
     messages = [

@@ -32,7 +32,9 @@ HEAVY = (
 
 def imported_by(*argv: str) -> set[str]:
     code = f"import sys; sys.argv = ['tsum', *{list(argv)!r}]; from transcript_tools.cli import main; main()"
-    result = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     return {
         line.rsplit("|", 1)[-1].strip()
@@ -45,7 +47,9 @@ def imported_by(*argv: str) -> set[str]:
 def test_start_up_imports_no_subcommand_machinery(argv: list[str]) -> None:
     modules = imported_by(*argv)
     assert "click" in modules  # the measurement works
-    loaded = sorted(m for m in modules for heavy in HEAVY if m == heavy or m.startswith(heavy + "."))
+    loaded = sorted(
+        m for m in modules for heavy in HEAVY if m == heavy or m.startswith(heavy + ".")
+    )
     assert loaded == []
 
 

@@ -61,8 +61,13 @@ def test_replay_report_escapes_transcript_text(evil_file: Path) -> None:
 
 def test_jsonl_outputs_keep_the_exact_text(evil_file: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    assert run("replay", str(evil_file), "--max-context-tokens", "1000", "--out", str(out)).exit_code == 0
-    prompts = [json.loads(line)["text"] for line in (out / "prompts.jsonl").read_text().splitlines()]
+    assert (
+        run("replay", str(evil_file), "--max-context-tokens", "1000", "--out", str(out)).exit_code
+        == 0
+    )
+    prompts = [
+        json.loads(line)["text"] for line in (out / "prompts.jsonl").read_text().splitlines()
+    ]
     assert any(EVIL in text for text in prompts)
     assert b"\x1b" not in (out / "prompts.jsonl").read_bytes()  # JSON escapes it itself
 
@@ -82,14 +87,25 @@ def test_diff_and_check_escape_prompt_diffs(evil_file: Path, tmp_path: Path) -> 
     old, new = tmp_path / "old", tmp_path / "new"
     common = ["--max-context-tokens", "1000"]
     assert run("replay", str(evil_file), *common, "--out", str(old)).exit_code == 0
-    assert run("replay", str(evil_file), *common, "--prompt", "en", "--out", str(new)).exit_code == 0
+    assert (
+        run("replay", str(evil_file), *common, "--prompt", "en", "--out", str(new)).exit_code == 0
+    )
     for extra in ([], ["--markdown"]):
         result = run("diff", str(old), str(new), "--context", "50", *extra)
         assert result.exit_code == 1
         assert SHOWN in result.stdout
         assert_no_controls(result.stdout)
-    check = run("check", "--baseline", str(old), str(evil_file), *common, "--prompt", "en",
-                "--context", "50")
+    check = run(
+        "check",
+        "--baseline",
+        str(old),
+        str(evil_file),
+        *common,
+        "--prompt",
+        "en",
+        "--context",
+        "50",
+    )
     assert check.exit_code == 1
     assert SHOWN in check.stdout
     assert_no_controls(check.stdout)

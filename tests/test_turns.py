@@ -36,7 +36,9 @@ def test_only_a_person_starts_a_turn() -> None:
     assert not starts_turn(AssistantMessage(text))
 
 
-@pytest.mark.parametrize("path", [TEXT_PROTOCOL, TOOL_PROTOCOL], ids=["text-protocol", "tool-calls"])
+@pytest.mark.parametrize(
+    "path", [TEXT_PROTOCOL, TOOL_PROTOCOL], ids=["text-protocol", "tool-calls"]
+)
 def test_same_task_is_one_turn_in_either_protocol(path) -> None:
     raw = json.loads(path.read_text())["messages"]
     calls = sum(1 for m in raw if m["role"] == "assistant")  # independent of the reader
@@ -71,12 +73,21 @@ def test_returncode_observation_without_format_marker(tmp_path) -> None:
     path = tmp_path / "chat.jsonl"
     path.write_text("\n".join(json.dumps(m) for m in msgs) + "\n")
     (conv,) = read(path)
-    assert [m.origin for m in conv.messages if isinstance(m, UserMessage)] == [PERSON, OBSERVATION, PERSON]
+    assert [m.origin for m in conv.messages if isinstance(m, UserMessage)] == [
+        PERSON,
+        OBSERVATION,
+        PERSON,
+    ]
     assert [start for start, _ in split_turns(conv.messages)] == [0, 4]
 
 
 def test_a_chat_without_agent_markers_keeps_every_user_message_a_turn(tmp_path) -> None:
-    msgs = [{"role": "user", "content": f"question {i}"} if i % 2 == 0 else {"role": "assistant", "content": "a"} for i in range(6)]
+    msgs = [
+        {"role": "user", "content": f"question {i}"}
+        if i % 2 == 0
+        else {"role": "assistant", "content": "a"}
+        for i in range(6)
+    ]
     path = tmp_path / "chat.json"
     path.write_text(json.dumps({"messages": msgs}))
     (conv,) = read(path)

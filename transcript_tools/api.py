@@ -138,7 +138,11 @@ def diff_runs(old: str | Path, new: str | Path, *, context: int = 3) -> RunDiff:
     from .diff import diff_outputs, load_output
 
     return diff_outputs(
-        load_output(Path(old)), load_output(Path(new)), old_label=str(old), new_label=str(new), context=context
+        load_output(Path(old)),
+        load_output(Path(new)),
+        old_label=str(old),
+        new_label=str(new),
+        context=context,
     )
 
 

@@ -185,7 +185,11 @@ class BatchReplay:
             planner = _Planner(self, self.report.planned_ahead)
             try:
                 await replay_conversation(  # the planner stands in: replay only calls execute()
-                    conv, run.settings, cast(SummaryExecutor, planner), run.provider_name, run.template
+                    conv,
+                    run.settings,
+                    cast(SummaryExecutor, planner),
+                    run.provider_name,
+                    run.template,
                 )
             except _Blocked:
                 self._blocked = True

@@ -57,7 +57,9 @@ def validate(cfg: SummaryConfig) -> None:
     _int_at_least("max_transcript_chars", cfg.max_transcript_chars, 1, "must be > 0")
     if not isinstance(cfg.summary_prompt, str) or not cfg.summary_prompt.strip():
         raise ConfigError("summary_prompt must be a non-empty template")
-    if cfg.summary_model is not None and (not isinstance(cfg.summary_model, str) or not cfg.summary_model):
+    if cfg.summary_model is not None and (
+        not isinstance(cfg.summary_model, str) or not cfg.summary_model
+    ):
         raise ConfigError("summary_model must be a model name or unset")
 
 
@@ -167,7 +169,10 @@ def merge_settings(explicit: dict[str, Any], file_values: dict[str, Any]) -> dic
 def load_config_file(path: Path | None = None) -> dict[str, Any]:
     """Settings from ``path``, else ./tsum.toml, else ``[tool.tsum]`` of ./pyproject.toml."""
     if path is None:
-        for candidate, section in ((Path("tsum.toml"), None), (Path("pyproject.toml"), "tool.tsum")):
+        for candidate, section in (
+            (Path("tsum.toml"), None),
+            (Path("pyproject.toml"), "tool.tsum"),
+        ):
             if candidate.is_file():
                 data = _read_toml(candidate)
                 table = data.get("tool", {}).get("tsum") if section else data
@@ -194,11 +199,17 @@ def _read_toml(path: Path) -> dict[str, Any]:
 def _checked(table: dict[str, Any], path: Path) -> dict[str, Any]:
     unknown = sorted(set(table) - CONFIG_KEYS)
     if unknown:
-        raise ConfigError(f"{path}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(CONFIG_KEYS))})")
+        raise ConfigError(
+            f"{path}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(CONFIG_KEYS))})"
+        )
     if "prompt" in table and "summary_prompt" in table:
-        raise ConfigError(f"{path}: set prompt (a built-in name or a file) or summary_prompt (the text), not both")
+        raise ConfigError(
+            f"{path}: set prompt (a built-in name or a file) or summary_prompt (the text), not both"
+        )
     if "model" in table and "summary_model" in table:
-        raise ConfigError(f"{path}: model and summary_model are the same setting: set one of them, not both")
+        raise ConfigError(
+            f"{path}: model and summary_model are the same setting: set one of them, not both"
+        )
     if "concurrency" in table:
         try:
             _int_at_least("concurrency", table["concurrency"], 1, "must be >= 1")
@@ -210,9 +221,13 @@ def _checked(table: dict[str, Any], path: Path) -> dict[str, Any]:
         from .formats import reader_names  # only when a file names a format
 
         if table["format"] not in reader_names():
-            raise ConfigError(f"{path}: unknown format {table['format']!r} (known: {', '.join(reader_names())})")
+            raise ConfigError(
+                f"{path}: unknown format {table['format']!r} (known: {', '.join(reader_names())})"
+            )
     try:
-        summary_config_from(merge_settings({}, table))  # the file's own values, checked where they are written
+        summary_config_from(
+            merge_settings({}, table)
+        )  # the file's own values, checked where they are written
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
     return dict(table)

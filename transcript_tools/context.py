@@ -130,7 +130,10 @@ class ContextSlot:
     def _summary_tokens(self, summary: SystemMessage) -> int:
         # The view's size is asked for every turn; the summary changes only when one is made.
         if summary.text != self._summary_cache[0]:
-            self._summary_cache = (summary.text, MESSAGE_OVERHEAD_TOKENS + estimate_text_tokens(summary.text))
+            self._summary_cache = (
+                summary.text,
+                MESSAGE_OVERHEAD_TOKENS + estimate_text_tokens(summary.text),
+            )
         return self._summary_cache[1]
 
     def view_size(self, upto: int | None = None) -> tuple[int, int]:
@@ -156,7 +159,9 @@ class ContextSlot:
         return {
             "slot_id": self.slot_id,
             "mode": self.mode.value,
-            "keep_recent_turns": self.focused.keep_recent_turns if self.mode is SlotMode.FOCUSED else None,
+            "keep_recent_turns": self.focused.keep_recent_turns
+            if self.mode is SlotMode.FOCUSED
+            else None,
             "summary_override": self.summary_override,
             "marker": self.marker,
         }

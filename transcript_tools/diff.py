@@ -213,7 +213,9 @@ def diff_outputs(
             # Nothing above explains it: still a difference. The usual cause is the
             # order of the inputs (outputs follow it): say so when that is all it is.
             if list(old.sessions) != list(new.sessions) and set(old.sessions) == set(new.sessions):
-                other.append(f"{name}: the same sessions in another order (were the inputs given in another order?)")
+                other.append(
+                    f"{name}: the same sessions in another order (were the inputs given in another order?)"
+                )
             else:
                 other.append(f"{name}: differs byte for byte")
 

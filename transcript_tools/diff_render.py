@@ -70,7 +70,9 @@ def render_text(diff: RunDiff, *, max_diff_lines: int = DEFAULT_MAX_DIFF_LINES) 
         )
         return "\n".join(out) + "\n"
     if diff.template:
-        out.append(f"template: {show_template(diff.template.old)} → {show_template(diff.template.new)}")
+        out.append(
+            f"template: {show_template(diff.template.old)} → {show_template(diff.template.new)}"
+        )
     for change in diff.settings:
         out.append(f"setting {show_setting(change)}")
     out.append(
@@ -113,7 +115,6 @@ def render_text(diff: RunDiff, *, max_diff_lines: int = DEFAULT_MAX_DIFF_LINES) 
             if diff_text is not None:
                 out.extend("      " + line for line in clip(diff_text, max_diff_lines).split("\n"))
     return "\n".join(out) + "\n"
-
 
 
 def _md(text: str) -> str:
@@ -192,7 +193,9 @@ def render_markdown(
     if diff.settings:
         head.append("")
         head.append("**Settings:**")
-        head.extend(f"- `{s.key}`: `{show_json(s.old)}` → `{show_json(s.new)}`" for s in diff.settings)
+        head.extend(
+            f"- `{s.key}`: `{show_json(s.old)}` → `{show_json(s.new)}`" for s in diff.settings
+        )
     for line in diff.other:
         head.append(f"- {_md(line)}")
 

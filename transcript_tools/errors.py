@@ -30,7 +30,9 @@ class ConfigError(TsumError):
 class InputError(TsumError):
     """Bad input at a known place: rendered as ``path:line: message``."""
 
-    def __init__(self, path: str, line: int | None, message: str, *, item: int | None = None) -> None:
+    def __init__(
+        self, path: str, line: int | None, message: str, *, item: int | None = None
+    ) -> None:
         self.path = path
         self.line = line
         self.item = item  # 0-based element of a whole-file JSON array, when that is the unit

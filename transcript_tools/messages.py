@@ -107,8 +107,12 @@ class SystemMessage:
 # Who wrote a user-role message (DESIGN §2 Turns). Only a person (or the task
 # statement) starts a turn; observations and injections ride in the turn they answer.
 PERSON = "person"  # typed by a person, or the task statement
-OBSERVATION = "observation"  # an environment's output sent back as a user message (text-protocol agents)
-INJECTED = "injected"  # written by the runtime: compaction summaries, environment context, reminders
+OBSERVATION = (
+    "observation"  # an environment's output sent back as a user message (text-protocol agents)
+)
+INJECTED = (
+    "injected"  # written by the runtime: compaction summaries, environment context, reminders
+)
 ORIGINS = (PERSON, OBSERVATION, INJECTED)
 
 
@@ -200,4 +204,6 @@ class Conversation:
     compactions: list[Compaction] = field(default_factory=list)
     context_window: int | None = None  # model's window if the log records it (Codex)
     warnings: list[str] = field(default_factory=list)
-    line: int | None = None  # first line of this conversation in its file (multi-conversation files)
+    line: int | None = (
+        None  # first line of this conversation in its file (multi-conversation files)
+    )

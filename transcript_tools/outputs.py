@@ -148,9 +148,7 @@ class TextReport:
         conv, engine = result.conversation, result.engine
         decisions = engine.decisions
         sources = sorted({d["tokens"] for d in decisions} - {"none"}) or ["none"]
-        fired = [
-            d for d in decisions if d["decision"] in FIRED
-        ]
+        fired = [d for d in decisions if d["decision"] in FIRED]
         out(f"== {conv.session_id}  ({conv.format}, {conv.path})\n")
         unit = "call" if decisions and "call" in decisions[0] else "turn"  # --checkpoint call
         calls = f", {len(decisions)} calls" if unit == "call" else ""

@@ -46,7 +46,11 @@ def builtin_template_names() -> list[str]:
 @cache
 def builtin_template_source(name: str) -> str:
     try:
-        return resources.files(BUILTIN_PACKAGE).joinpath(f"summary.{name}.j2").read_text(encoding="utf-8")
+        return (
+            resources.files(BUILTIN_PACKAGE)
+            .joinpath(f"summary.{name}.j2")
+            .read_text(encoding="utf-8")
+        )
     except FileNotFoundError:
         raise TemplateError(
             f"no built-in prompt {name!r} (built-in: {', '.join(builtin_template_names())})"
@@ -79,28 +83,41 @@ class PromptTemplate:
     def sha256(self) -> str:
         return hashlib.sha256(self.source.encode("utf-8")).hexdigest()
 
-    def render(self, messages: str, *, session_id: str = "", turn: int = 0, previous_summary: str = "") -> str:
+    def render(
+        self, messages: str, *, session_id: str = "", turn: int = 0, previous_summary: str = ""
+    ) -> str:
         if self.kind == "plain":
             return self.source.replace("{messages}", messages)
         template = _compile(self.name, self.source)
         try:
             return template.render(
-                messages=messages, session_id=session_id, turn=turn, previous_summary=previous_summary
+                messages=messages,
+                session_id=session_id,
+                turn=turn,
+                previous_summary=previous_summary,
             )
         except Exception as exc:  # jinja raises many types: sandbox, undefined, type errors
-            raise TemplateError(f"prompt {self.name}: cannot render ({type(exc).__name__}: {exc})") from None
+            raise TemplateError(
+                f"prompt {self.name}: cannot render ({type(exc).__name__}: {exc})"
+            ) from None
 
     def check(self) -> list[str]:
         """Problems worth a warning (a template that never uses the messages)."""
         if self.kind == "plain":
-            return [] if "{messages}" in self.source else [f"prompt {self.name}: no {{messages}} placeholder"]
+            return (
+                []
+                if "{messages}" in self.source
+                else [f"prompt {self.name}: no {{messages}} placeholder"]
+            )
         _compile(self.name, self.source)
         # Render once with stand-in values: a sandbox violation or a failing filter
         # stops the run here, before any work, not at the first summary.
         self.render("User: (example)", session_id="session", turn=0, previous_summary="")
         used = _variables(self.source)
         if "messages" not in used:
-            return [f"prompt {self.name}: the template never uses `messages`, so summaries see no conversation"]
+            return [
+                f"prompt {self.name}: the template never uses `messages`, so summaries see no conversation"
+            ]
         return []
 
 
@@ -109,7 +126,9 @@ def _environment() -> Any:
     from jinja2.sandbox import SandboxedEnvironment
 
     # Templates arrive through pull requests that CI runs with keys present: sandbox them.
-    return SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    return SandboxedEnvironment(
+        undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True
+    )
 
 
 @lru_cache(maxsize=64)
@@ -163,7 +182,9 @@ def load_template(spec: str | None) -> PromptTemplate:
 def template_from_config(source: str, name: str | None = None) -> PromptTemplate:
     """A template for ``SummaryConfig.summary_prompt`` text, named after a built-in when it is one."""
     if name is None:
-        name = next((n for n in builtin_template_names() if builtin_template_source(n) == source), "custom")
+        name = next(
+            (n for n in builtin_template_names() if builtin_template_source(n) == source), "custom"
+        )
     return PromptTemplate(name, source)
 
 

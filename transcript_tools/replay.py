@@ -54,7 +54,9 @@ class InputFile:
 def expand_inputs(paths: list[str] | list[InputFile]) -> Iterator[InputFile]:
     """Files, directories (recursing into transcript files, sorted), globs, and ``-``."""
     for spec in paths:
-        if isinstance(spec, InputFile):  # already expanded: one file of a parallel run (parallel.py)
+        if isinstance(
+            spec, InputFile
+        ):  # already expanded: one file of a parallel run (parallel.py)
             yield spec
             continue
         if spec == "-":
@@ -232,7 +234,10 @@ def session_window(
     if conv.context_window:
         cfg = replace(cfg, max_context_tokens=conv.context_window)
         settings, source = replace(settings, summary=cfg), "log"
-    return settings, {"max_context_tokens": cfg.max_context_tokens, "max_context_tokens_from": source}
+    return settings, {
+        "max_context_tokens": cfg.max_context_tokens,
+        "max_context_tokens_from": source,
+    }
 
 
 def fixed_cadence_warning(engine: SessionEngine) -> str | None:
@@ -327,7 +332,9 @@ class ReplayRun:
     stats: RunStats = field(default_factory=RunStats)
     _seen_ids: set[str] = field(default_factory=set)
 
-    def conversations(self, paths: list[str] | list[InputFile]) -> Generator[Conversation, None, None]:
+    def conversations(
+        self, paths: list[str] | list[InputFile]
+    ) -> Generator[Conversation, None, None]:
         """The conversations of every input, in order. (The garbage collector's state is
         the host's business: library code never changes it.)"""
         for item in expand_inputs(paths):

@@ -60,14 +60,21 @@ class ReplayResult:
             parts.append(f"{stats.would_summarize} summaries would fire (dry run)")
         else:
             done = stats.summaries_ok + stats.summaries_failed
-            parts.append(f"{done} summaries ({stats.summaries_ok} ok, {stats.summaries_failed} failed)")
+            parts.append(
+                f"{done} summaries ({stats.summaries_ok} ok, {stats.summaries_failed} failed)"
+            )
         if self.executor:
             parts.append(self.executor["line"])
         parts.append(f"{len(stats.errors)} error(s)")
         if stats.warnings:
             parts.append(f"{stats.warnings} warning(s)")
         prefix = "tsum: " if state == "complete" else f"tsum: {state}: "
-        return prefix + ", ".join(parts) + f" in {self.elapsed:.2f}s" + "".join(f"; {n}" for n in self.notes)
+        return (
+            prefix
+            + ", ".join(parts)
+            + f" in {self.elapsed:.2f}s"
+            + "".join(f"; {n}" for n in self.notes)
+        )
 
 
 class _Collect:
@@ -210,7 +217,11 @@ def _spread(run: ReplayRun, paths: list[str], backend: Any) -> bool:
 
 
 def _batch_and_cost(
-    result: ReplayResult, executor: Any, model: str | None, batch: Any, price_per_mtok: str | float | None
+    result: ReplayResult,
+    executor: Any,
+    model: str | None,
+    batch: Any,
+    price_per_mtok: str | float | None,
 ) -> dict[str, Any]:
     """--batch's rounds and batches, and the cost when a price is known: manifest entries
     (returned) and notes for the end-of-run line (on ``result``)."""
@@ -259,7 +270,10 @@ def _set_status(result: ReplayResult, executor: Any, out_dir: str | Path | None)
         result.status = RunStatus.INPUT_ERRORS
         result.message = f"{len(stats.errors)} input(s) could not be read"
     elif stats.sessions == 0:
-        result.status, result.message = RunStatus.NO_SESSIONS, "no sessions found in the given paths"
+        result.status, result.message = (
+            RunStatus.NO_SESSIONS,
+            "no sessions found in the given paths",
+        )
 
 
 def _first_error(out_dir: Path) -> str | None:

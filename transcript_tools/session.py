@@ -99,13 +99,17 @@ class SessionEngine:
     def load_messages(self) -> list[Message]:
         return self.slot.load_messages()
 
-    def submit_turn(self, messages: list[Message], *, annotations: dict[str, Any] | None = None) -> SummaryRequest | None:
+    def submit_turn(
+        self, messages: list[Message], *, annotations: dict[str, Any] | None = None
+    ) -> SummaryRequest | None:
         """Sync path: append the turn, then the checkpoint at ``turn_index`` (step 8.5)."""
         self._ensure_idle()
         record = self._append_turn(messages, annotations)
         return self._checkpoint(self.turn_index, record, advance_after=True)
 
-    def submit_turn_stream(self, messages: list[Message], *, annotations: dict[str, Any] | None = None) -> None:
+    def submit_turn_stream(
+        self, messages: list[Message], *, annotations: dict[str, Any] | None = None
+    ) -> None:
         """Stream path, first half: the turn index advances here, before ``finalize_turn``."""
         self._ensure_idle()
         record = self._append_turn(messages, annotations)
@@ -133,9 +137,13 @@ class SessionEngine:
 
     def _ensure_idle(self) -> None:
         if self._pending is not None:
-            raise TsumError("a summary request is pending: call complete_summary() / finalize_turn() first")
+            raise TsumError(
+                "a summary request is pending: call complete_summary() / finalize_turn() first"
+            )
 
-    def _append_turn(self, messages: list[Message], annotations: dict[str, Any] | None) -> dict[str, Any]:
+    def _append_turn(
+        self, messages: list[Message], annotations: dict[str, Any] | None
+    ) -> dict[str, Any]:
         # Hot path (once per turn): plain int sums, no Usage objects per call, and
         # estimated sizes from the slot's running prefix sums (never a re-count),
         # extended once per turn.
@@ -227,7 +235,9 @@ class SessionEngine:
         # recorded prompts no longer hold the history tsum's slot still has.
         return max(self._anchor_tokens + since + view - slot.tokens_between(0, end), view)
 
-    def _checkpoint(self, turn: int, record: dict[str, Any], *, advance_after: bool) -> SummaryRequest | None:
+    def _checkpoint(
+        self, turn: int, record: dict[str, Any], *, advance_after: bool
+    ) -> SummaryRequest | None:
         cfg = self.settings.summary
         since = turn - self.last_summary_turn
         record.update(self._index_fields(turn))
@@ -267,7 +277,10 @@ class SessionEngine:
         history = self.slot.messages
         text, kept = format_transcript(history, cfg.max_tool_result_chars, cfg.max_transcript_chars)
         prompt = self.template.render(
-            text, session_id=self.session_id, turn=turn, previous_summary=self.get_conversation_summary() or ""
+            text,
+            session_id=self.session_id,
+            turn=turn,
+            previous_summary=self.get_conversation_summary() or "",
         )
         return SummaryRequest(
             self.session_id,
@@ -375,7 +388,9 @@ def render_summary_prompt(
     if not messages:
         return None
     text = format_messages_as_text(messages, cfg.max_tool_result_chars, cfg.max_transcript_chars)
-    return template.render(text, session_id=session_id, turn=turn, previous_summary=previous_summary)
+    return template.render(
+        text, session_id=session_id, turn=turn, previous_summary=previous_summary
+    )
 
 
 def _source(recorded: int, estimated: int) -> str:

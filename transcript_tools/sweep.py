@@ -143,15 +143,18 @@ class Sweep:
         def profiled(checkpoint: Checkpoint) -> tuple[list[tuple[int, list[Message]]], Profile]:
             if checkpoint not in units:
                 split = split_units(conv.messages, checkpoint)
-                units[checkpoint] = split, profile_conversation(
-                    conv,
-                    index=index,
-                    base=self.base,
-                    template=self.template,
-                    keep_recent_turns=self.keep_recent_turns,
-                    summary_tokens=self.summary_tokens,
-                    turns=split,
-                    checkpoint=checkpoint,
+                units[checkpoint] = (
+                    split,
+                    profile_conversation(
+                        conv,
+                        index=index,
+                        base=self.base,
+                        template=self.template,
+                        keep_recent_turns=self.keep_recent_turns,
+                        summary_tokens=self.summary_tokens,
+                        turns=split,
+                        checkpoint=checkpoint,
+                    ),
                 )
             return units[checkpoint]
 

@@ -104,7 +104,9 @@ class ConvResult:
     fixed_cadence: bool = False
     curve: list[int] | None = None  # per-turn view with summaries
     watermark: list[int] | None = None  # per-turn watermark (engine path, current measure)
-    recall: tuple[int, int] | None = None  # artifact probes (recalled, total): tsum eval, engine path
+    recall: tuple[int, int] | None = (
+        None  # artifact probes (recalled, total): tsum eval, engine path
+    )
 
 
 # ---- one conversation, computed once ------------------------------------------------------
@@ -271,7 +273,9 @@ def profile_conversation(
     peak_view = view
     if measured_end < len(conv.messages):
         clipped = engine.current_context_tokens(measured_end)
-        peak_view = [v if end <= measured_end else clipped for v, end in zip(view, history_end, strict=True)]
+        peak_view = [
+            v if end <= measured_end else clipped for v, end in zip(view, history_end, strict=True)
+        ]
     # the summary message (assumed summary_tokens long: the call's max_tokens bound)
     summary_cost = (
         MESSAGE_OVERHEAD_TOKENS + estimate_text_tokens(base.summary_marker) + summary_tokens

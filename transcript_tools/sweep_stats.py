@@ -142,7 +142,9 @@ class ConfigStats:
             summarizing_conversations=self.summarizing,
             summarizing_share=round(self.summarizing / n, 4),
             summary_calls=self.calls,
-            artifact_recall=round(self.recall_hits / self.recall_total, 4) if self.recall_total else None,
+            artifact_recall=round(self.recall_hits / self.recall_total, 4)
+            if self.recall_total
+            else None,
             artifact_probes=self.recall_total,
             failed_calls=self.failed,
             calls_per_conversation_mean=round(self.calls / n, 3),

@@ -114,9 +114,7 @@ def _block_tokens(block: object) -> int:
         return estimate_text_tokens(block.text)
     if isinstance(block, ToolUseBlock):
         return (
-            TOOL_CALL_OVERHEAD
-            + estimate_text_tokens(block.name)
-            + _arguments_tokens(block.input)
+            TOOL_CALL_OVERHEAD + estimate_text_tokens(block.name) + _arguments_tokens(block.input)
         )
     if isinstance(block, OtherBlock):
         if block.kind == "image":
@@ -163,7 +161,13 @@ def estimate_message_tokens(message: Message) -> int:
 
 # What counts as CJK: kana, Han (with extension A), Hangul syllables, compatibility
 # ideographs. All in the BMP.
-CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF))
+CJK_RANGES = (
+    (0x3040, 0x30FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7AF),
+    (0xF900, 0xFAFF),
+)
 _ASCII_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
@@ -185,7 +189,11 @@ def _cjk_tables() -> tuple[bytes, bytes]:
     bit = 1
     for block in range(256):
         first, last = block << 8, block << 8 | 0xFF
-        spans = [(max(a, first) & 0xFF, min(b, last) & 0xFF) for a, b in CJK_RANGES if a <= last and b >= first]
+        spans = [
+            (max(a, first) & 0xFF, min(b, last) & 0xFF)
+            for a, b in CJK_RANGES
+            if a <= last and b >= first
+        ]
         if not spans:
             continue
         if sum(end - start + 1 for start, end in spans) == 256:

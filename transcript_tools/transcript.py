@@ -118,7 +118,9 @@ def format_message(
         content = fast.content
         if len(content) > max_tool_result_chars:
             content = _head(content, max_tool_result_chars)
-        return f"{'Tool Error' if fast.is_error else 'Tool Result'} [{fast.tool_call_id}]: {content}"
+        return (
+            f"{'Tool Error' if fast.is_error else 'Tool Result'} [{fast.tool_call_id}]: {content}"
+        )
     if cls in _ROLE_PREFIX:
         blocks = fast.blocks
         if len(blocks) == 1 and type(blocks[0]) is TextBlock and max_tool_result_chars >= 0:

@@ -186,9 +186,7 @@ def check_command(
                     f"baseline: {exc}\n(create or rewrite it with: {_command(ctx, add='--update')})"
                 ) from None
             if not silent:
-                echo(
-                    f"tsum: warning: baseline unreadable, it will be replaced: {exc}", err=True
-                )
+                echo(f"tsum: warning: baseline unreadable, it will be replaced: {exc}", err=True)
 
     if baseline is not None:
         seeded = _seed(baseline, resolved)
@@ -225,7 +223,13 @@ def check_command(
         assert fresh is not None
         from ..eval.baseline import gate  # tsum eval's recall gate (docs/eval.md)
 
-        scores = gate(list(paths), fresh_dir, baseline_dir if baseline else None, max_drop=max_drop, fmt=opts.get("fmt"))
+        scores = gate(
+            list(paths),
+            fresh_dir,
+            baseline_dir if baseline else None,
+            max_drop=max_drop,
+            fmt=opts.get("fmt"),
+        )
         if update:
             failed = sum(
                 1
@@ -278,7 +282,9 @@ def _replay(
     if result.status is RunStatus.NO_SESSIONS:
         echo(f"tsum: error: {result.message}", err=True)
     # bad input: each error is already on stderr
-    return _ReplayFailed("the replay failed (see above): nothing compared, the baseline is unchanged")
+    return _ReplayFailed(
+        "the replay failed (see above): nothing compared, the baseline is unchanged"
+    )
 
 
 def _seed(baseline: ReplayOutput, resolved: Resolved) -> int:

@@ -69,7 +69,11 @@ def _row(info: SessionInfo, base: str) -> list[str]:
 def render_table(infos: list[SessionInfo]) -> str:
     paths = [i.path for i in infos if i.path != "-"]
     try:
-        base = os.path.dirname(os.path.commonpath(paths)) if len(set(paths)) > 1 else os.path.dirname(paths[0])
+        base = (
+            os.path.dirname(os.path.commonpath(paths))
+            if len(set(paths)) > 1
+            else os.path.dirname(paths[0])
+        )
     except (ValueError, IndexError):  # mixed absolute/relative paths, or stdin only
         base = ""
     rows = [[name for name, _ in COLUMNS]] + [_row(i, base) for i in infos]
@@ -95,8 +99,13 @@ def render_table(infos: list[SessionInfo]) -> str:
     help="Read every file as this format instead of detecting it.",
 )
 @click.option("--skip-bad-lines", is_flag=True, help="Warn about unreadable lines and go on.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
-              envvar="TSUM_CONFIG", help=CONFIG_HELP)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="TSUM_CONFIG",
+    help=CONFIG_HELP,
+)
 @scale_options
 @click.pass_context
 def inspect_command(
@@ -125,7 +134,9 @@ def inspect_command(
         echo(message, err=True)
 
     # The settings file's format and workers apply here too (config.PRECEDENCE).
-    values = merge_settings(explicit_options({"fmt": fmt, "workers": workers}, ctx), load_config_file(config_path))
+    values = merge_settings(
+        explicit_options({"fmt": fmt, "workers": workers}, ctx), load_config_file(config_path)
+    )
     fmt = values.get("format")
     backend = resolve_backend(values.get("workers"), ray_address)
     run = InspectRun(list(paths), fmt=fmt, skip_bad_lines=skip_bad_lines, warn=warn, error=error)

@@ -60,17 +60,49 @@ class TsumGroup(click.Group):
 # `tsum --version` and `tsum replay --help` must not pay for diff, sweep, asyncio, ssl…
 # name -> (module, attribute, one-line help for `tsum --help`, which imports nothing)
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "replay": ("replay_cmd", "replay_command", "Replay transcripts turn by turn through the checkpoint."),
-    "format": ("replay_cmd", "format_command", "Print the formatted history the summary prompt gets at a turn."),
+    "replay": (
+        "replay_cmd",
+        "replay_command",
+        "Replay transcripts turn by turn through the checkpoint.",
+    ),
+    "format": (
+        "replay_cmd",
+        "format_command",
+        "Print the formatted history the summary prompt gets at a turn.",
+    ),
     "prompt": ("replay_cmd", "prompt_command", "Print the rendered summary prompt at a turn."),
     "prompts": ("replay_cmd", "prompts_group", "The built-in summary prompt templates."),
-    "inspect": ("inspect_cmd", "inspect_command", "Per session: format, turns, messages, tokens, compactions."),
+    "inspect": (
+        "inspect_cmd",
+        "inspect_command",
+        "Per session: format, turns, messages, tokens, compactions.",
+    ),
     "cache": ("cache_cmd", "cache_group", "Inspect or clear the response cache."),
-    "diff": ("diff_cmd", "diff_command", "Compare two `tsum replay --out` directories, per session and turn."),
-    "check": ("diff_cmd", "check_command", "Replay PATHS and diff against a baseline, in one step (a CI gate)."),
-    "sweep": ("sweep_cmd", "sweep_command", "Evaluate every combination of trigger settings on a corpus."),
-    "batch": ("batch_cmd", "batch_group", "Batches in flight with the providers' batch APIs: list, cancel."),
-    "eval": ("eval_cmd", "eval_command", "Score what survives each summary: probes, floors, templates side by side."),
+    "diff": (
+        "diff_cmd",
+        "diff_command",
+        "Compare two `tsum replay --out` directories, per session and turn.",
+    ),
+    "check": (
+        "diff_cmd",
+        "check_command",
+        "Replay PATHS and diff against a baseline, in one step (a CI gate).",
+    ),
+    "sweep": (
+        "sweep_cmd",
+        "sweep_command",
+        "Evaluate every combination of trigger settings on a corpus.",
+    ),
+    "batch": (
+        "batch_cmd",
+        "batch_group",
+        "Batches in flight with the providers' batch APIs: list, cancel.",
+    ),
+    "eval": (
+        "eval_cmd",
+        "eval_command",
+        "Score what survives each summary: probes, floors, templates side by side.",
+    ),
 }
 
 
@@ -96,7 +128,11 @@ class LazyGroup(TsumGroup):
             formatter.write_dl([(name, help_text) for name, (_, _, help_text) in COMMANDS.items()])
 
 
-@click.group(cls=LazyGroup, epilog=SETTINGS_HELP + "\n\n" + EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=LazyGroup,
+    epilog=SETTINGS_HELP + "\n\n" + EXIT_CODES_HELP,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, "--version", prog_name="tsum")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.pass_context
@@ -116,7 +152,10 @@ def cli(ctx: click.Context, debug: bool) -> None:
 def main() -> None:
     for stream in (sys.stdout, sys.stderr):
         # Transcripts are full of CJK and emoji: never crash on a terminal that can't show them.
-        if hasattr(stream, "reconfigure") and (stream.encoding or "").lower().replace("-", "") != "utf8":
+        if (
+            hasattr(stream, "reconfigure")
+            and (stream.encoding or "").lower().replace("-", "") != "utf8"
+        ):
             stream.reconfigure(errors="backslashreplace")
     try:
         cli.main(prog_name="tsum")

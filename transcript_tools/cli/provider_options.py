@@ -54,7 +54,6 @@ PROVIDER_OPTION_NAMES = (
 )
 
 
-
 def _provider_names() -> tuple[str, ...]:
     from ..providers.registry import PROVIDER_NAMES
 

@@ -23,17 +23,37 @@ if TYPE_CHECKING:
 __all__ = ["exit_for", "replay_command", "replay_paths", "summary_options"]
 
 
-@click.command(epilog="Outputs with --out DIR: decisions.jsonl, summaries.jsonl, prompts.jsonl, slots.jsonl, "
-               "compressed/<session>.jsonl, run.json, manifest.json (see README).")
+@click.command(
+    epilog="Outputs with --out DIR: decisions.jsonl, summaries.jsonl, prompts.jsonl, slots.jsonl, "
+    "compressed/<session>.jsonl, run.json, manifest.json (see README)."
+)
 @click.argument("paths", nargs=-1, required=True)
 @summary_options
 @provider_options
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), help="Write JSONL records here instead of a report on stdout.")
-@click.option("--dry-run", is_flag=True, help="Decisions only: no summary calls (fired checkpoints are recorded as would_summarize).")
-@click.option("--silent", is_flag=True, help="No progress bar, warnings or end-of-run summary on stderr.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write JSONL records here instead of a report on stdout.",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Decisions only: no summary calls (fired checkpoints are recorded as would_summarize).",
+)
+@click.option(
+    "--silent", is_flag=True, help="No progress bar, warnings or end-of-run summary on stderr."
+)
 @scale_options
-def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, silent: bool,
-                   workers: int | None, ray_address: str | None, **opts: Any) -> None:
+def replay_command(
+    paths: tuple[str, ...],
+    out_dir: Path | None,
+    dry_run: bool,
+    silent: bool,
+    workers: int | None,
+    ray_address: str | None,
+    **opts: Any,
+) -> None:
     """Replay transcripts (files, directories, globs, or - for stdin) turn by turn through the checkpoint.
 
     --workers and --ray spread a --dry-run over processes or a Ray cluster; a replay that
@@ -41,14 +61,17 @@ def replay_command(paths: tuple[str, ...], out_dir: Path | None, dry_run: bool, 
     """
     resolved = resolve({**opts, "workers": workers}, dry_run=dry_run)
     if not dry_run:
-        refuse_summaries_on_ray(ray_address, "a replay that makes summary calls (add --dry-run for decisions only)")
+        refuse_summaries_on_ray(
+            ray_address, "a replay that makes summary calls (add --dry-run for decisions only)"
+        )
     backend = resolve_backend(resolved.values.get("workers"), ray_address)
     result = replay_paths(list(paths), resolved, out_dir=out_dir, silent=silent, backend=backend)
     exit_for(result)
 
 
-def replay_paths(paths: list[str], resolved: Resolved, *, out_dir: Path | None, silent: bool,
-                 backend: Any = None) -> ReplayResult:
+def replay_paths(
+    paths: list[str], resolved: Resolved, *, out_dir: Path | None, silent: bool, backend: Any = None
+) -> ReplayResult:
     """The library's run with the CLI's stderr: warnings, errors, progress, the end-of-run line."""
     from ..run import run_replay
 
@@ -98,6 +121,7 @@ def batch_setup(resolved: Resolved, silent: bool) -> Any:
 def exit_for(result: ReplayResult) -> None:
     """The run's status as the exit code (bad input was already reported line by line)."""
     from ..run import RunStatus
+
     if result.status in (RunStatus.CACHE_MISS, RunStatus.ALL_SUMMARIES_FAILED):
         raise TsumError(result.message or result.status.value)
     if result.status is RunStatus.NO_SESSIONS:
@@ -117,13 +141,14 @@ def _progress(silent: bool) -> Any:
 # ---- format / prompt ---------------------------------------------------------------
 
 
-def _history_at(path: str, resolved: Resolved, turn: int | None, session: str | None) -> tuple[str, list[Any], int]:
+def _history_at(
+    path: str, resolved: Resolved, turn: int | None, session: str | None
+) -> tuple[str, list[Any], int]:
     from ..formats import read_conversations
     from ..formats.source import Source
     from ..replay import split_turns
 
-    source = Source(path, skip_bad_lines=resolved.skip_bad_lines,
-                    warn=lambda m: echo(m, err=True))
+    source = Source(path, skip_bad_lines=resolved.skip_bad_lines, warn=lambda m: echo(m, err=True))
     for conv in read_conversations(source, resolved.fmt):
         if session is not None and conv.session_id != session:
             continue
@@ -132,7 +157,9 @@ def _history_at(path: str, resolved: Resolved, turn: int | None, session: str | 
             raise InputError(path, None, f"session {conv.session_id} has no messages")
         index = len(turns) - 1 if turn is None else turn
         if not 0 <= index < len(turns):
-            raise ConfigError(f"--turn {turn}: session {conv.session_id} has turns 0..{len(turns) - 1}")
+            raise ConfigError(
+                f"--turn {turn}: session {conv.session_id} has turns 0..{len(turns) - 1}"
+            )
         end = turns[index][0] + len(turns[index][1])
         return conv.session_id, conv.messages[:end], index
     if session:
@@ -142,8 +169,12 @@ def _history_at(path: str, resolved: Resolved, turn: int | None, session: str | 
 
 @click.command()
 @click.argument("file")
-@click.option("--turn", type=int, help="The turn whose checkpoint is shown (0-based). [default: the last]")
-@click.option("--session", help="The session to use when the file holds several. [default: the first]")
+@click.option(
+    "--turn", type=int, help="The turn whose checkpoint is shown (0-based). [default: the last]"
+)
+@click.option(
+    "--session", help="The session to use when the file holds several. [default: the first]"
+)
 @summary_options
 def format_command(file: str, turn: int | None, session: str | None, **opts: Any) -> None:
     """Print the formatted history the summary prompt gets at a turn (only that text, on stdout)."""
@@ -153,13 +184,19 @@ def format_command(file: str, turn: int | None, session: str | None, **opts: Any
     cfg = resolved.settings.summary
     assert cfg is not None
     _, history, _ = _history_at(file, resolved, turn, session)
-    _print_text(format_messages_as_text(history, cfg.max_tool_result_chars, cfg.max_transcript_chars) + "\n")
+    _print_text(
+        format_messages_as_text(history, cfg.max_tool_result_chars, cfg.max_transcript_chars) + "\n"
+    )
 
 
 @click.command()
 @click.argument("file")
-@click.option("--turn", type=int, help="The turn whose checkpoint is shown (0-based). [default: the last]")
-@click.option("--session", help="The session to use when the file holds several. [default: the first]")
+@click.option(
+    "--turn", type=int, help="The turn whose checkpoint is shown (0-based). [default: the last]"
+)
+@click.option(
+    "--session", help="The session to use when the file holds several. [default: the first]"
+)
 @summary_options
 def prompt_command(file: str, turn: int | None, session: str | None, **opts: Any) -> None:
     """Print the rendered summary prompt at a turn (previous_summary empty; see replay --out for real ones)."""

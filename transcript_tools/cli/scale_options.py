@@ -49,7 +49,9 @@ def resolve_backend(workers: Any, ray_address: str | None) -> Backend:
     else the machine's cores."""
     from ..parallel import Backend, default_workers
 
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
+    ):
         raise ConfigError(f"workers must be an integer >= 1, got {workers!r}")
     if ray_address is not None:
         from ..ray_backend import import_ray

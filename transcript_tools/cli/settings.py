@@ -64,6 +64,7 @@ def format_names() -> list[str]:
 
     return reader_names()
 
+
 class WindowType(click.ParamType):
     """``--max-context-tokens``: an integer, or ``auto`` (per session, from the log)."""
 
@@ -110,32 +111,94 @@ CONFIG_HELP = (
 def summary_options(func: Any) -> Any:
     """Options for every SummaryConfig field and the slot, shared by replay/format/prompt/check."""
     options = [
-        click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
-                     envvar="TSUM_CONFIG", help=CONFIG_HELP),
-        click.option("--ratio", "--trigger-token-ratio", "trigger_token_ratio", type=float,
-                     help="Fire when tokens >= max_context_tokens * ratio. [default: 0.75]"),
-        click.option("--max-context-tokens", type=WindowType(),
-                     help="The model's context window, or auto: the window the log records (Codex), else 32000. [default: 32000]"),
-        click.option("--debounce", "--debounce-turns", "debounce_turns", type=int,
-                     help="At least this many turns between two summaries. [default: 3]"),
-        click.option("--max-tool-result-chars", type=int, help="Keep the first N characters of each tool result. [default: 500]"),
-        click.option("--max-transcript-chars", type=int, help="Cap of the formatted conversation. [default: 30000]"),
-        click.option("--marker", "summary_marker", help="Prefix of the injected summary message. [default: [上下文摘要]]"),
-        click.option("--prompt", "prompt_spec", envvar="TSUM_PROMPT",
-                     help="Summary prompt: a built-in name (zh, en, ...: `tsum prompts list`) or a file (Jinja if it has {{{{ }}}} tags, else the seed's plain {{messages}} form). [default: zh]"),
-        click.option("--mode", type=click.Choice([m.value for m in SlotMode]), help="Slot mode. [default: focused]"),
-        click.option("--keep-recent-turns", type=int, help=f"Focused view: whole turns kept before the summary. [default: {DEFAULT_KEEP_RECENT_TURNS}]"),
-        click.option("--path", "turn_path", type=click.Choice([p.value for p in TurnPath]),
-                     help="Turn path: submit_turn (sync) or submit_turn_stream + finalize_turn (stream). [default: sync]"),
-        click.option("--measure", type=click.Choice([m.value for m in Measure]),
-                     help="Watermark: cumulative cost_so_far (the seed) or the current context size. [default: cumulative]"),
-        click.option("--checkpoint", type=click.Choice([c.value for c in Checkpoint]),
-                     help="Run the checkpoint after each user turn (the seed) or each model call; "
-                          "with call, debounce and keep_recent_turns count calls. [default: turn]"),
-        click.option("--format", "fmt", type=LazyChoice(format_names), metavar="FORMAT", envvar="TSUM_FORMAT",
-                     help="Force the input format instead of detecting it (native, openai, claude-code, codex, ...; "
-                          "see `tsum inspect --help`)."),
-        click.option("--skip-bad-lines", is_flag=True, help="Warn about bad lines and replay the rest of the file."),
+        click.option(
+            "--config",
+            "config_path",
+            type=click.Path(dir_okay=False, path_type=Path),
+            envvar="TSUM_CONFIG",
+            help=CONFIG_HELP,
+        ),
+        click.option(
+            "--ratio",
+            "--trigger-token-ratio",
+            "trigger_token_ratio",
+            type=float,
+            help="Fire when tokens >= max_context_tokens * ratio. [default: 0.75]",
+        ),
+        click.option(
+            "--max-context-tokens",
+            type=WindowType(),
+            help="The model's context window, or auto: the window the log records (Codex), else 32000. [default: 32000]",
+        ),
+        click.option(
+            "--debounce",
+            "--debounce-turns",
+            "debounce_turns",
+            type=int,
+            help="At least this many turns between two summaries. [default: 3]",
+        ),
+        click.option(
+            "--max-tool-result-chars",
+            type=int,
+            help="Keep the first N characters of each tool result. [default: 500]",
+        ),
+        click.option(
+            "--max-transcript-chars",
+            type=int,
+            help="Cap of the formatted conversation. [default: 30000]",
+        ),
+        click.option(
+            "--marker",
+            "summary_marker",
+            help="Prefix of the injected summary message. [default: [上下文摘要]]",
+        ),
+        click.option(
+            "--prompt",
+            "prompt_spec",
+            envvar="TSUM_PROMPT",
+            help="Summary prompt: a built-in name (zh, en, ...: `tsum prompts list`) or a file (Jinja if it has {{{{ }}}} tags, else the seed's plain {{messages}} form). [default: zh]",
+        ),
+        click.option(
+            "--mode",
+            type=click.Choice([m.value for m in SlotMode]),
+            help="Slot mode. [default: focused]",
+        ),
+        click.option(
+            "--keep-recent-turns",
+            type=int,
+            help=f"Focused view: whole turns kept before the summary. [default: {DEFAULT_KEEP_RECENT_TURNS}]",
+        ),
+        click.option(
+            "--path",
+            "turn_path",
+            type=click.Choice([p.value for p in TurnPath]),
+            help="Turn path: submit_turn (sync) or submit_turn_stream + finalize_turn (stream). [default: sync]",
+        ),
+        click.option(
+            "--measure",
+            type=click.Choice([m.value for m in Measure]),
+            help="Watermark: cumulative cost_so_far (the seed) or the current context size. [default: cumulative]",
+        ),
+        click.option(
+            "--checkpoint",
+            type=click.Choice([c.value for c in Checkpoint]),
+            help="Run the checkpoint after each user turn (the seed) or each model call; "
+            "with call, debounce and keep_recent_turns count calls. [default: turn]",
+        ),
+        click.option(
+            "--format",
+            "fmt",
+            type=LazyChoice(format_names),
+            metavar="FORMAT",
+            envvar="TSUM_FORMAT",
+            help="Force the input format instead of detecting it (native, openai, claude-code, codex, ...; "
+            "see `tsum inspect --help`).",
+        ),
+        click.option(
+            "--skip-bad-lines",
+            is_flag=True,
+            help="Warn about bad lines and replay the rest of the file.",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -184,8 +247,13 @@ def resolve(
     from ..prompt import builtin_template_names, load_template, template_from_config
 
     if opts.get("prompt_spec") == "":
-        raise ConfigError(f"--prompt is empty: give a built-in name ({', '.join(builtin_template_names())}) or a file")
-    explicit = {**explicit_options(opts, ctx), **{k: v for k, v in (overrides or {}).items() if v is not None}}
+        raise ConfigError(
+            f"--prompt is empty: give a built-in name ({', '.join(builtin_template_names())}) or a file"
+        )
+    explicit = {
+        **explicit_options(opts, ctx),
+        **{k: v for k, v in (overrides or {}).items() if v is not None},
+    }
     merged = merge_settings(explicit, load_config_file(opts.get("config_path")))
     if isinstance(merged.get("summary_prompt"), str):
         # the prompt text itself in the config file (Jinja or the seed's plain form)
@@ -212,12 +280,33 @@ def resolve(
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     concurrency = int(values.get("concurrency") or DEFAULT_CONCURRENCY)
-    provider: dict[str, Any] = {k: opts[k] for k in ("cache", "cache_only", "refresh", "no_cache", "timeout", "max_attempts", "batch", "batch_poll", "price_per_mtok") if k in opts}
+    provider: dict[str, Any] = {
+        k: opts[k]
+        for k in (
+            "cache",
+            "cache_only",
+            "refresh",
+            "no_cache",
+            "timeout",
+            "max_attempts",
+            "batch",
+            "batch_poll",
+            "price_per_mtok",
+        )
+        if k in opts
+    }
     provider.update(
         provider=values.get("provider") or "offline",
         model=summary.summary_model,
         base_url=values.get("base_url"),
         concurrency=concurrency,
     )
-    return Resolved(settings, template, values.get("format"), provider, concurrency, values,
-                    bool(opts.get("skip_bad_lines")))
+    return Resolved(
+        settings,
+        template,
+        values.get("format"),
+        provider,
+        concurrency,
+        values,
+        bool(opts.get("skip_bad_lines")),
+    )

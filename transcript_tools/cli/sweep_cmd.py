@@ -242,7 +242,8 @@ def sweep_command(
         _split(modes, "--mode", _choice(SlotMode)) or [settings.mode],
         _split(measures, "--measure", _choice(Measure)) or [settings.measure],
         base=base,
-        checkpoints=_split(checkpoints, "--checkpoint", _choice(Checkpoint)) or [settings.checkpoint],
+        checkpoints=_split(checkpoints, "--checkpoint", _choice(Checkpoint))
+        or [settings.checkpoint],
     )
     if provider != "offline":
         refuse_summaries_on_ray(ray_address, f"a sweep that reads {provider} summaries")

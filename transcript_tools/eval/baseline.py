@@ -66,7 +66,13 @@ def score_replay_output(
     aggregate = Aggregate()
     checkpoints: list[dict[str, Any]] = []
     reader = ReplayRun(  # a reader only: conversations() never touches the sink
-        ReplaySettings(), None, cast(Sink, None), fmt=fmt, skip_bad_lines=skip_bad_lines, warn=warn, error=warn
+        ReplaySettings(),
+        None,
+        cast(Sink, None),
+        fmt=fmt,
+        skip_bad_lines=skip_bad_lines,
+        warn=warn,
+        error=warn,
     )
     for conv in reader.conversations(paths):
         summaries = by_session.get(conv.session_id)

@@ -59,7 +59,9 @@ def get_reader(name: str) -> ModuleType:
     for reader in (*READERS, *TEXT_READERS):
         if reader.NAME == name:
             return reader
-    raise InputError("--format", None, f"unknown format {name!r} (known: {', '.join(reader_names())})")
+    raise InputError(
+        "--format", None, f"unknown format {name!r} (known: {', '.join(reader_names())})"
+    )
 
 
 def detect(head: list[Record]) -> ModuleType | None:
@@ -113,11 +115,14 @@ def read_conversations(source: Source, fmt: str | None = None) -> Iterator[Conve
             raise
         where = last[0] if last else Record({})
         raise where.error(
-            source.display, f"unexpected JSON structure for {reader.NAME} ({type(exc).__name__}: {exc})"
+            source.display,
+            f"unexpected JSON structure for {reader.NAME} ({type(exc).__name__}: {exc})",
         ) from None
 
 
-def read_input(source: Source, fmt: str | None = None, *, from_directory: bool = False) -> Iterator[Conversation]:
+def read_input(
+    source: Source, fmt: str | None = None, *, from_directory: bool = False
+) -> Iterator[Conversation]:
     """``read_conversations``, except that a file found by walking a directory whose
     format cannot be told is skipped with a warning (directories hold other files too)."""
     try:

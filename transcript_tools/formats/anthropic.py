@@ -65,7 +65,12 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
         if isinstance(msgs, list):
             index += 1
             conv = Conversation(
-                conversation_id(obj, source, index, record, ("id", "session_id", "conversation_id")), source.display, NAME, line=record.line
+                conversation_id(
+                    obj, source, index, record, ("id", "session_id", "conversation_id")
+                ),
+                source.display,
+                NAME,
+                line=record.line,
             )
             try:
                 convert_messages(msgs, obj.get("system"), conv.messages, source.warner(record))

@@ -39,7 +39,12 @@ SPECIFIC_BLOCKS = frozenset(
 OPENAI_ROLES = frozenset({"system", "developer", "tool", "function"})
 
 
-USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
 
 
 def usage_from_anthropic(usage: Any, warn: Warn | None = None) -> Usage | None:

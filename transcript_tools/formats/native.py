@@ -75,7 +75,10 @@ def message_to_json(message: Message) -> dict[str, Any]:
     if isinstance(message, SystemMessage):
         return {"kind": "system", "text": message.text}
     if isinstance(message, UserMessage):
-        out: dict[str, Any] = {"kind": "user", "blocks": [_block_to_json(b) for b in message.blocks]}
+        out: dict[str, Any] = {
+            "kind": "user",
+            "blocks": [_block_to_json(b) for b in message.blocks],
+        }
         if message.origin != PERSON:  # omitted for a person: older native files stay valid
             out["origin"] = message.origin
         return out
@@ -99,7 +102,9 @@ def message_to_json(message: Message) -> dict[str, Any]:
     }
 
 
-def iter_message_lines(messages: Iterable[Message], session_id: str | None = None) -> Iterator[bytes]:
+def iter_message_lines(
+    messages: Iterable[Message], session_id: str | None = None
+) -> Iterator[bytes]:
     """Native JSONL lines (each ending in a newline), with a session header when an id is given."""
     dumps = orjson.dumps
     if session_id is not None:
@@ -113,7 +118,9 @@ def dumps_messages(messages: Iterable[Message], session_id: str | None = None) -
     return b"".join(iter_message_lines(messages, session_id))
 
 
-def write_messages(path: str | Path, messages: Iterable[Message], session_id: str | None = None) -> None:
+def write_messages(
+    path: str | Path, messages: Iterable[Message], session_id: str | None = None
+) -> None:
     with open(path, "wb") as handle:
         handle.writelines(iter_message_lines(messages, session_id))
 

@@ -40,7 +40,9 @@ from ..messages import (
 from .source import Record, Source, conversation_id, session_stem
 
 NAME = "openai"
-DESCRIPTION = "OpenAI Chat Completions messages (JSONL per message, {messages:[...]} per line or per file)"
+DESCRIPTION = (
+    "OpenAI Chat Completions messages (JSONL per message, {messages:[...]} per line or per file)"
+)
 
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 # Roles some runners append that carry no model-visible message (mini-swe-agent's final "exit").
@@ -78,7 +80,9 @@ def _parts(content: Any) -> list[TextBlock | OtherBlock]:
     if isinstance(content, str):
         return [TextBlock(content)] if content else []
     if not isinstance(content, list):
-        raise BadMessage(f"content must be a string or an array of parts, got {type(content).__name__}")
+        raise BadMessage(
+            f"content must be a string or an array of parts, got {type(content).__name__}"
+        )
     blocks: list[TextBlock | OtherBlock] = []
     for part in content:
         if isinstance(part, str):
@@ -159,12 +163,16 @@ def _tool_calls(msg: dict[str, Any]) -> list[Block]:
         name = name or "unknown"
         blocks.append(
             ToolUseBlock(
-                call_id if type(call_id) is str else str(call_id), name if type(name) is str else str(name), args
+                call_id if type(call_id) is str else str(call_id),
+                name if type(name) is str else str(name),
+                args,
             )
         )
     legacy = msg.get("function_call")
     if isinstance(legacy, dict):
-        blocks.append(ToolUseBlock("", str(legacy.get("name") or "unknown"), legacy.get("arguments")))
+        blocks.append(
+            ToolUseBlock("", str(legacy.get("name") or "unknown"), legacy.get("arguments"))
+        )
     return blocks
 
 
@@ -192,7 +200,9 @@ def message_from_openai(msg: dict[str, Any]) -> Message | None:
         if role == "tool":
             call_id = msg.get("tool_call_id") or msg.get("name") or ""
             return ToolResultMessage(
-                call_id if type(call_id) is str else str(call_id), content, bool(msg.get("is_error", False))
+                call_id if type(call_id) is str else str(call_id),
+                content,
+                bool(msg.get("is_error", False)),
             )
         if role == "user":
             return UserMessage((TextBlock(content),) if content else ())
@@ -204,7 +214,11 @@ def message_from_openai(msg: dict[str, Any]) -> Message | None:
         return SystemMessage(content if type(content) is str else _text(content))
     if role == "user":
         blocks = _parts(content)
-        if blocks and all(isinstance(b, OtherBlock) and b.kind == "image" for b in blocks) and len(blocks) == 1:
+        if (
+            blocks
+            and all(isinstance(b, OtherBlock) and b.kind == "image" for b in blocks)
+            and len(blocks) == 1
+        ):
             only = cast(OtherBlock, blocks[0])  # the all(isinstance(...)) above does not narrow
             return UserImageMessage("", only.data)
         return UserMessage(tuple(blocks))
@@ -226,7 +240,9 @@ def _assistant(msg: dict[str, Any], content: Any) -> AssistantMessage:
     if msg.get("tool_calls") or "function_call" in msg:
         blocks = (*blocks, *_tool_calls(msg))
     model = msg.get("model")
-    return AssistantMessage(blocks, _assistant_usage(msg), model if isinstance(model, str) else None)
+    return AssistantMessage(
+        blocks, _assistant_usage(msg), model if isinstance(model, str) else None
+    )
 
 
 OBSERVATION_PREFIXES = ("<returncode>",)  # mini-swe-agent's observation template

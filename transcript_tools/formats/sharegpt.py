@@ -124,7 +124,9 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
     for record in records:
         index += 1
         obj = record.obj
-        session_id = conversation_id(obj, source, index, record, ("id", "conversation_id", "session_id"))
+        session_id = conversation_id(
+            obj, source, index, record, ("id", "conversation_id", "session_id")
+        )
         try:
             messages = conversation_messages(obj)
         except _Bad as exc:

@@ -300,7 +300,9 @@ def _user(ev: dict[str, Any]) -> Message:
     return UserMessage(tuple(blocks), origin)
 
 
-OPENHANDS_AUTO_REPLY = "Please continue working on the task on whatever approach you think is suitable"
+OPENHANDS_AUTO_REPLY = (
+    "Please continue working on the task on whatever approach you think is suitable"
+)
 
 
 # ---- reading ------------------------------------------------------------------------------
@@ -324,7 +326,10 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
             continue
         index += 1
         conv = Conversation(
-            conversation_id(obj, source, index, record, ("instance_id", "id", "session_id")), source.display, NAME, line=record.line
+            conversation_id(obj, source, index, record, ("instance_id", "id", "session_id")),
+            source.display,
+            NAME,
+            line=record.line,
         )
         if kind == "openhands":
             _openhands([(ev, record) for ev in obj["history"]], conv, _token_usages(obj), source)

@@ -194,7 +194,9 @@ def blocks_from_messages(
             prefix = f"{label} [{message.tool_call_id}]: "
         else:
             kind = next(c for c in _ROLES if isinstance(message, c))
-            roles.append("runtime" if kind is UserMessage and not starts_turn(message) else _ROLES[kind])
+            roles.append(
+                "runtime" if kind is UserMessage and not starts_turn(message) else _ROLES[kind]
+            )
             call_ids.append("")
             prefix = _PREFIX[kind]
         contents.append(text[len(prefix) :])
