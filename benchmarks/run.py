@@ -314,6 +314,11 @@ def main() -> int:
         "--e2e", action="store_true", help="also tsum replay end to end vs the ideal (~3 min)"
     )
     args = parser.parse_args()
+    # In-process figures stand for `tsum replay`: the same process-wide GC policy as the
+    # tsum command sets around its run (the library itself never touches the collector).
+    from transcript_tools.cli.main import tune_gc
+
+    tune_gc()
     quick = args.quick
     repeats = args.repeat or (5 if quick else 7)
     WORK.mkdir(parents=True, exist_ok=True)

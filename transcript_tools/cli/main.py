@@ -149,7 +149,21 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj["debug"] = debug
 
 
+def tune_gc() -> None:
+    """The tsum process's garbage-collector policy, around its own run (the library never
+    touches the collector: issue 11). A transcript is a great many small acyclic objects
+    (messages, blocks, usage) built in bursts and kept for a whole session; with the
+    default gen-0 threshold (700) the cyclic collector walks them again and again
+    (benchmarks/PROFILE.md). Reference counting frees them as usual; the collector just
+    runs less often, and never over start-up's objects (modules, click), which live on."""
+    import gc
+
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 100)
+
+
 def main() -> None:
+    tune_gc()
     for stream in (sys.stdout, sys.stderr):
         # Transcripts are full of CJK and emoji: never crash on a terminal that can't show them.
         if (
