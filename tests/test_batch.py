@@ -326,6 +326,33 @@ def test_check_takes_batch_too(tmp_path: Path) -> None:
     assert "no differences" in second.stderr
 
 
+def test_eval_takes_batch_too(tmp_path: Path) -> None:
+    """eval --batch: the summaries come from the batch API (no synchronous call), and a
+    rerun finds them all in the cache (no new batch)."""
+    flavor = Flavor("anthropic")
+    with FakeBatchServer() as server:
+        common = [
+            str(SAMPLES / "long_session.jsonl"),
+            *flavor.args(server),
+            "--cache",
+            str(tmp_path / "cache.sqlite3"),
+            "--max-context-tokens",
+            "2000",
+            "--batch",
+            "--batch-poll",
+            "0.01",
+        ]
+        first = tsum("eval", *common, "--json")
+        assert first.exit_code == 0, first.stderr
+        assert len(server.creates) >= 1 and server.sync_calls == 0
+        scored = orjson.loads(first.stdout)
+        batches = len(server.creates)
+        second = tsum("eval", *common, "--json")
+        assert second.exit_code == 0, second.stderr
+        assert server.sync_calls == 0 and len(server.creates) == batches
+    assert orjson.loads(second.stdout) == scored
+
+
 def test_prices() -> None:
     from transcript_tools.errors import ConfigError
     from transcript_tools.messages import Usage

@@ -121,6 +121,7 @@ def eval_command(
     from .settings import resolve
 
     variants: list[Variant] = []
+    resolved_variants: list[Any] = []
     specs: list[str | None] = list(dict.fromkeys(prompts)) or [None]
     model_list: list[str | None] = list(dict.fromkeys(models)) or [opts.get("model")]
     labels: set[str] = set()
@@ -136,6 +137,9 @@ def eval_command(
                 )
             labels.add(label)
             variants.append(Variant(label, template, settings, executor, executor.provider.name))
+            resolved_variants.append(resolved)
+    if resolved_variants[0].provider.get("batch"):
+        _batch_prefill(list(paths), resolved_variants, silent)
 
     notes: list[str] = []
     judge_obj = None
@@ -252,3 +256,29 @@ class _Sink:
     def close(self) -> None:
         if self.handle is not None:
             self.handle.close()
+
+
+def _batch_prefill(paths: list[str], resolved_variants: list[Any], silent: bool) -> None:
+    """``--batch``: every variant's summary calls go through the provider's batch API first
+    (in rounds, resumable: the same driver as ``tsum replay --batch``), into the response
+    cache under the synchronous path's keys, since eval's engine renders the same prompts.
+    The evaluation then reads them from the cache. Judge calls stay synchronous."""
+    from ..run import run_replay
+    from .batch_cmd import BatchSetup
+
+    for resolved in resolved_variants:
+
+        def driver(executor: Any, options: dict[str, Any] = resolved.provider) -> Any:
+            return BatchSetup(options, executor, silent=silent)
+
+        run_replay(
+            paths,
+            resolved.settings,
+            template=resolved.template,
+            provider=resolved.provider["provider"],
+            provider_options=resolved.provider,
+            fmt=resolved.fmt,
+            skip_bad_lines=resolved.skip_bad_lines,
+            concurrency=resolved.concurrency,
+            batch=driver,
+        )
