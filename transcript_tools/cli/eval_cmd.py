@@ -10,8 +10,8 @@ import click
 import orjson
 
 from ..errors import ConfigError, ExitCode, TsumError
-from ..formats import reader_names
 from .provider_options import build_executor, cache_only_failure, describe_stats, provider_options
+from .settings import config_option, format_option
 
 EPILOG = """\b
 Examples:
@@ -38,13 +38,7 @@ the replaced text (truncation, N = the summary's length) and no summary at all."
     multiple=True,
     help="A summary model to compare (repeatable; with --provider).",
 )
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    envvar="TSUM_CONFIG",
-    help="Settings file (tsum.toml or pyproject.toml).",
-)
+@config_option
 @click.option(
     "--ratio",
     "--trigger-token-ratio",
@@ -75,13 +69,7 @@ the replaced text (truncation, N = the summary's length) and no summary at all."
     type=click.Choice(["cumulative", "current"]),
     help="Watermark. [default: cumulative]",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(reader_names()),
-    envvar="TSUM_FORMAT",
-    help="Force the input format.",
-)
+@format_option
 @click.option(
     "--skip-bad-lines", is_flag=True, help="Warn about bad lines and read the rest of the file."
 )

@@ -14,12 +14,11 @@ import orjson
 
 from ..config import load_config_file, merge_settings
 from ..errors import ExitCode, InputError
-from ..formats import reader_names
 from ..inspect import InspectRun, SessionInfo
 from ..parallel_jobs import iter_inspect
 from ..terminal import echo, escape_controls
 from .scale_options import resolve_backend, scale_options
-from .settings import CONFIG_HELP, explicit_options
+from .settings import config_option, explicit_options, format_option
 
 COLUMNS = (
     ("file", "<"),
@@ -91,21 +90,9 @@ def render_table(infos: list[SessionInfo]) -> str:
 @click.command("inspect")
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per session.")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(reader_names()),
-    envvar="TSUM_FORMAT",
-    help="Read every file as this format instead of detecting it.",
-)
+@format_option
 @click.option("--skip-bad-lines", is_flag=True, help="Warn about unreadable lines and go on.")
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    envvar="TSUM_CONFIG",
-    help=CONFIG_HELP,
-)
+@config_option
 @scale_options
 @click.pass_context
 def inspect_command(

@@ -108,16 +108,29 @@ CONFIG_HELP = (
 )
 
 
+# Shared by every command that reads transcripts or settings (one definition, one help).
+config_option = click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="TSUM_CONFIG",
+    help=CONFIG_HELP,
+)
+format_option = click.option(
+    "--format",
+    "fmt",
+    type=LazyChoice(format_names),
+    metavar="FORMAT",
+    envvar="TSUM_FORMAT",
+    help="Force the input format instead of detecting it (native, openai, claude-code, codex, ...; "
+    "see `tsum inspect --help`).",
+)
+
+
 def summary_options(func: Any) -> Any:
     """Options for every SummaryConfig field and the slot, shared by replay/format/prompt/check."""
     options = [
-        click.option(
-            "--config",
-            "config_path",
-            type=click.Path(dir_okay=False, path_type=Path),
-            envvar="TSUM_CONFIG",
-            help=CONFIG_HELP,
-        ),
+        config_option,
         click.option(
             "--ratio",
             "--trigger-token-ratio",
@@ -185,15 +198,7 @@ def summary_options(func: Any) -> Any:
             help="Run the checkpoint after each user turn (the seed) or each model call; "
             "with call, debounce and keep_recent_turns count calls. [default: turn]",
         ),
-        click.option(
-            "--format",
-            "fmt",
-            type=LazyChoice(format_names),
-            metavar="FORMAT",
-            envvar="TSUM_FORMAT",
-            help="Force the input format instead of detecting it (native, openai, claude-code, codex, ...; "
-            "see `tsum inspect --help`).",
-        ),
+        format_option,
         click.option(
             "--skip-bad-lines",
             is_flag=True,

@@ -11,13 +11,12 @@ import click
 
 from ..config import Checkpoint, Measure, SlotMode
 from ..errors import ConfigError, ExitCode
-from ..formats import reader_names
 from ..parallel_jobs import run_sweep
 from ..sweep import CachedThenOffline, Sweep, config_grid
 from ..sweep_stats import SORT_KEYS, render_csv, render_json, render_table
 from ..terminal import echo
 from .scale_options import refuse_summaries_on_ray, resolve_backend, scale_options
-from .settings import resolve
+from .settings import config_option, format_option, resolve
 
 SORT_CHOICES = list(SORT_KEYS) + ["-" + k for k in SORT_KEYS if k != "config"]
 
@@ -107,13 +106,7 @@ runs with the offline summarizer, or with cached responses of a real provider
     metavar="turn|call[,...]",
     help="Checkpoint after each user turn (the seed) or each model call (debounce counts calls). [default: config or turn]",
 )
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    envvar="TSUM_CONFIG",
-    help="Settings file for everything not swept (tsum.toml or pyproject.toml [tool.tsum]).",
-)
+@config_option
 @click.option(
     "--prompt",
     "prompt_spec",
@@ -133,13 +126,7 @@ runs with the offline summarizer, or with cached responses of a real provider
 @click.option(
     "--max-transcript-chars", type=int, help="Cap of the formatted conversation. [default: 30000]"
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(reader_names()),
-    envvar="TSUM_FORMAT",
-    help="Force the input format.",
-)
+@format_option
 @click.option(
     "--skip-bad-lines", is_flag=True, help="Warn about bad lines and use the rest of the file."
 )
