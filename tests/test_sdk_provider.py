@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import sys
 import types
 from typing import Any
@@ -176,3 +177,41 @@ def test_a_bad_timeout_is_a_config_error(sdk: list[Any]) -> None:
 
 def test_the_sdk_is_imported_when_a_provider_is_built_not_before() -> None:
     assert FakeProvider.sdk_module not in sys.modules  # defining the class imported nothing
+
+
+def test_sdk_clients_use_the_aiohttp_transport_when_the_sdk_has_it() -> None:
+    # at -j 128 httpx's pool costs ~4 ms of CPU per call (providers/sdk.http_client)
+    import httpx2
+
+    from transcript_tools.providers.sdk import http_client
+
+    limits = httpx2.Limits(max_connections=7, max_keepalive_connections=7)
+    for name in ("openai", "anthropic"):
+        sdk = importlib.import_module(name)
+        client = http_client(sdk, limits, 5.0)
+        assert type(client._transport).__name__ == "AiohttpTransport", name
+        assert client._transport.limits.max_connections == 7
+
+    class Placeholder:  # what the SDKs define when their aiohttp extra is missing
+        def __init__(self, **_kwargs: Any) -> None:
+            raise RuntimeError("install the aiohttp extra")
+
+    fallback = types.SimpleNamespace(
+        DefaultAioHttpClient=Placeholder, DefaultAsyncHttpxClient=httpx2.AsyncClient
+    )
+    assert type(http_client(fallback, limits, 5.0)) is httpx2.AsyncClient
+    old_sdk = types.SimpleNamespace(DefaultAsyncHttpxClient=httpx2.AsyncClient)
+    assert type(http_client(old_sdk, limits, 5.0)) is httpx2.AsyncClient
+
+
+def test_a_refused_connection_is_not_reported_as_a_timeout() -> None:
+    from transcript_tools.providers.sdk import _os_error_under
+
+    refused = ConnectionRefusedError(111, "Connect call failed")
+    wrapped = OSError("client os error")
+    wrapped.__cause__ = refused
+    outer = TimeoutError("mapped to a timeout by the transport")
+    outer.__cause__ = wrapped
+    assert _os_error_under(outer) is refused
+    plain = TimeoutError("read timed out")
+    assert _os_error_under(plain) is None

@@ -15,7 +15,7 @@ from ..formats.anthropic_api import usage_from_anthropic
 from .base import SummaryResponse
 from .registry import register
 from .retry import ProviderCallError
-from .sdk import SdkProvider
+from .sdk import SdkProvider, post_json
 
 DEFAULT_MODEL = "claude-haiku-4-5"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -68,9 +68,8 @@ class AnthropicProvider(SdkProvider):
             "messages": [{"role": "user", "content": prompt}],
         }
         if self._temperature is not None:
-            # This SDK's create() has no temperature argument; the API field goes as-is.
-            kwargs["extra_body"] = {"temperature": self._temperature}
-        return await client.messages.create(**kwargs)
+            kwargs["temperature"] = self._temperature
+        return await post_json(client, "/v1/messages", kwargs)
 
     def _response(self, raw: Any, requested: str) -> SummaryResponse:
         return _to_response(raw, requested)

@@ -17,7 +17,7 @@ from ..messages import Usage
 from .base import SummaryResponse
 from .registry import register
 from .retry import ProviderCallError, public_url
-from .sdk import SdkProvider
+from .sdk import SdkProvider, post_json
 
 DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -91,7 +91,7 @@ class OpenAIProvider(SdkProvider):
         }
         if self._temperature is not None:
             kwargs["temperature"] = self._temperature
-        return await client.chat.completions.create(**kwargs)
+        return await post_json(client, "/chat/completions", kwargs)
 
     def _response(self, raw: Any, requested: str) -> SummaryResponse:
         return _to_response(raw, requested)

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import asyncio
 from importlib import import_module
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any, ClassVar
+
+import orjson
 
 from ..errors import ProviderConfigError
 from .base import Provider, SummaryResponse
@@ -119,12 +121,12 @@ class SdkProvider:
     # -- shared ----------------------------------------------------------------------------
 
     def _client(self) -> Any:
-        # httpx connections belong to the event loop that opened them, so a
+        # HTTP connections belong to the event loop that opened them, so a
         # second asyncio.run() (tests, library users) gets a fresh client.
         loop = asyncio.get_running_loop()
         if self._sdk_client is None or self._sdk_loop is not loop:
             # Room for every concurrent call: a smaller pool would queue calls
-            # inside httpx and cap the executor's concurrency.
+            # inside the HTTP client and cap the executor's concurrency.
             import httpx2
 
             sdk = self.sdk()
@@ -137,7 +139,7 @@ class SdkProvider:
                 base_url=self._base_url,
                 timeout=self._timeout,
                 max_retries=0,  # one retry policy: the executor's
-                http_client=sdk.DefaultAsyncHttpxClient(limits=limits, timeout=self._timeout),
+                http_client=http_client(sdk, limits, self._timeout),
             )
             self._sdk_loop = loop
         return self._sdk_client
@@ -160,7 +162,14 @@ class SdkProvider:
             raise status_error(
                 self.name, exc.status_code, headers=exc.response.headers, error_type=exc.type
             ) from None
-        except sdk.APITimeoutError:
+        except sdk.APITimeoutError as exc:
+            refused = _os_error_under(exc)
+            if refused is not None:  # see _os_error_under: not a timeout
+                raise ProviderCallError(
+                    f"{self.name}: connection error ({type(refused).__name__}) to "
+                    f"{public_url(self._base_url)}",
+                    retryable=True,
+                ) from None
             raise ProviderCallError(
                 f"{self.name}: timed out after {self._timeout:g}s", retryable=True
             ) from None
@@ -177,3 +186,70 @@ class SdkProvider:
         except getattr(sdk, self.base_error_name) as exc:
             raise ProviderCallError(f"{self.name}: {type(exc).__name__}") from None
         return self._response(raw, requested)
+
+
+def http_client(sdk: ModuleType, limits: Any, timeout: float) -> Any:
+    """The SDK's aiohttp transport (``openai[aiohttp]`` / ``anthropic[aiohttp]``, both
+    dependencies of tsum) where the SDK has it, else its default httpx one.
+
+    Why: at -j 128 httpx's connection pool re-checks every pooled connection for every
+    request it assigns (``_assign_requests_to_connections``), and that alone cost about
+    4 ms of CPU per call here: the 1,558 calls of the end-to-end benchmark took 16 s of
+    CPU with httpx and 8.5 s with aiohttp (benchmarks/PROFILE.md). The SDKs document
+    aiohttp as the transport "for improved concurrency performance".
+    """
+    factory = getattr(sdk, "DefaultAioHttpClient", None)
+    if factory is not None:
+        try:
+            return factory(limits=limits, timeout=timeout)
+        except RuntimeError:  # the SDK's placeholder when its aiohttp extra is missing
+            pass
+    return sdk.DefaultAsyncHttpxClient(limits=limits, timeout=timeout)
+
+
+async def post_json(client: Any, path: str, body: dict[str, Any]) -> Any:
+    """POST ``body`` to the API's ``path`` through the SDK client (its auth, headers,
+    base URL, timeout, connection pool and status errors); the answer's JSON as
+    attribute access (``json_namespace``). A body that is not JSON raises ValueError
+    (``complete`` reports a malformed response).
+
+    Why not ``client.chat.completions.create`` / ``client.messages.create``: for one
+    user message they add nothing to the request on the wire, but the SDK's type-driven
+    transform of the parameters and its response models cost about 1.2 ms of CPU per
+    call, a quarter of the call's whole cost at high concurrency (PROFILE.md). The SDKs
+    document ``client.post`` for requests they do not model.
+    """
+    import httpx2
+
+    response = await client.post(path, body=body, cast_to=httpx2.Response)
+    return json_namespace(orjson.loads(response.content))
+
+
+def json_namespace(value: Any) -> Any:
+    """JSON → attribute access, the way the SDK's models read (the providers'
+    ``_to_response`` use getattr, so one reading serves SDK objects and raw JSON)."""
+    if isinstance(value, dict):
+        return SimpleNamespace(**{k: json_namespace(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return [json_namespace(v) for v in value]
+    return value
+
+
+def _os_error_under(exc: BaseException) -> OSError | None:
+    """The socket error at the bottom of ``exc``'s causes, unless it is a timeout.
+
+    The SDKs' aiohttp transport maps every ``aiohttp.ClientConnectionError`` to
+    ``ConnectTimeout`` (its table matches the base class first), so a refused
+    connection arrives as ``APITimeoutError``; the error under it tells the truth.
+    """
+    seen = 0
+    cause: BaseException | None = exc
+    while cause is not None and seen < 16:  # a cycle guard: causes can loop
+        if isinstance(cause, OSError) and not isinstance(cause, TimeoutError):
+            # aiohttp's ClientOSError is an OSError too: look for the socket's own error
+            deeper = cause.__cause__ or cause.__context__
+            if deeper is None or not isinstance(deeper, OSError):
+                return cause
+        cause = cause.__cause__ or cause.__context__
+        seen += 1
+    return None

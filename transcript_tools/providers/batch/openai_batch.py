@@ -4,13 +4,13 @@ create / retrieve / cancel, and the output and error files streamed back."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from types import SimpleNamespace
 from typing import Any
 
 import orjson
 
 from ..openai import OpenAIProvider, _to_response
 from ..retry import ProviderCallError, refuse_if_offline
+from ..sdk import json_namespace
 from ._guard import guarded
 from .base import BatchItem, BatchLimits, BatchResult, BatchStatus, exact, merge_limits
 
@@ -98,15 +98,6 @@ def _status(batch: Any) -> BatchStatus:
     )
 
 
-def _namespace(value: Any) -> Any:
-    """JSON → attribute access, the way the SDK's models read (``_to_response`` uses getattr)."""
-    if isinstance(value, dict):
-        return SimpleNamespace(**{k: _namespace(v) for k, v in value.items()})
-    if isinstance(value, list):
-        return [_namespace(v) for v in value]
-    return value
-
-
 def _result(line: dict[str, Any], requested: str) -> BatchResult:
     custom_id = str(line.get("custom_id", ""))
     response = line.get("response") or {}
@@ -114,7 +105,7 @@ def _result(line: dict[str, Any], requested: str) -> BatchResult:
     body = response.get("body")
     if status == 200 and isinstance(body, dict):
         try:
-            return BatchResult(custom_id, _to_response(_namespace(body), requested))
+            return BatchResult(custom_id, _to_response(json_namespace(body), requested))
         except ProviderCallError as exc:  # refusal, filtered, empty: a failed summary
             return BatchResult(custom_id, None, str(exc))
     error = line.get("error") or (body.get("error") if isinstance(body, dict) else None) or {}
