@@ -73,3 +73,49 @@ def test_help_texts_written_without_imports_agree_with_the_library() -> None:
         assert f"{provider} {model}" in (model_help or ""), provider
     bad = CliRunner().invoke(cli, ["replay", "x.jsonl", "--format", "nope"])
     assert bad.exit_code == 2 and all(name in bad.stderr for name in reader_names())
+
+
+def _tsum(*argv: str) -> subprocess.CompletedProcess[str]:
+    code = f"import sys; sys.argv = ['tsum', *{list(argv)!r}]; from transcript_tools.cli import main; main()"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+
+
+def test_the_process_exits_with_the_commands_code_and_its_output_flushed(tmp_path) -> None:
+    # cli.main.exit_now skips the interpreter's teardown: codes and output must survive it
+    out = tmp_path / "out"
+    done = _tsum("replay", "samples/long_session.jsonl", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "5 summaries (5 ok" in done.stderr
+    assert (out / "manifest.json").is_file()
+    lines = (out / "decisions.jsonl").read_text().splitlines()
+    assert len(lines) == 18 and lines[-1].endswith("}")
+    missing = _tsum("replay", str(tmp_path / "nope.jsonl"))
+    assert missing.returncode == 3 and "no such file" in missing.stderr
+    shown = _tsum("replay", "samples/long_session.jsonl", "--silent")
+    assert shown.returncode == 0 and shown.stdout.strip()
+
+
+def test_exit_now_leaves_exit_handlers_to_run_when_something_may_need_them(monkeypatch) -> None:
+    import importlib
+    import os
+    import threading
+
+    cli_main = importlib.import_module("transcript_tools.cli.main")
+
+    exits: list[int] = []
+    monkeypatch.setattr(os, "_exit", exits.append)
+    release = threading.Event()
+    helper = threading.Thread(target=release.wait)
+    helper.start()
+    try:
+        cli_main.exit_now(0)  # another thread is alive: the normal exit
+    finally:
+        release.set()
+        helper.join()
+    assert exits == []
+    monkeypatch.setitem(sys.modules, "ray", object())
+    cli_main.exit_now(0)  # Ray's atexit shuts its workers down
+    assert exits == []
+    monkeypatch.delitem(sys.modules, "ray")
+    cli_main.exit_now(4)
+    assert exits == [4]

@@ -264,13 +264,13 @@ def fixed_cadence_warning(engine: SessionEngine) -> str | None:
 # run their whole chain with most slots idle. With twice as many, the surplus waits
 # for a slot (the executor caps calls at ``concurrency`` and gives a free slot to the
 # session with the most turns left, so the longest chain never queues behind short ones).
-SESSIONS_PER_SLOT = 2
+SESSIONS_PER_SLOT = 4
 # The reorder buffer: while a long session at the head runs its chain of N summaries,
 # every other slot finishes sessions of a few summaries each, and all of them wait for
 # the head: REORDER_PER_SLOT x concurrency finished sessions cover a head several times
 # longer (in summaries) than the average session before reading has to pause.
-REORDER_PER_SLOT = 8
-READ_AHEAD_STEP = 8  # conversations read ahead per session end, beyond the free slots
+REORDER_PER_SLOT = 16
+READ_AHEAD_STEP = 32  # conversations read ahead per session end, beyond the free slots
 
 
 def window_bounds(
