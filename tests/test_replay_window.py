@@ -23,6 +23,7 @@ from transcript_tools.outputs import OutputDirectory
 from transcript_tools.prompt import load_template
 from transcript_tools.providers.base import SummaryResponse
 from transcript_tools.providers.executor import SummaryExecutor
+from transcript_tools.reorder import SessionCounts
 from transcript_tools.replay import ReplayRun, SessionResult, window_bounds
 
 # Turns per conversation: short and long mixed, a long one first (the head).
@@ -207,9 +208,9 @@ class CountingRun(ReplayRun):
             self.most_held = max(self.most_held, self.held)
             yield conv
 
-    def _deliver(self, result: SessionResult) -> None:
+    def _count(self, counts: SessionCounts) -> None:  # every written session, parked or not
         self.held -= 1
-        ReplayRun._deliver(self, result)
+        ReplayRun._count(self, counts)
 
 
 def _run_counting(tmp_path: Path, corpus: Path, provider: object, **window: int) -> CountingRun:
@@ -280,8 +281,8 @@ def test_default_window_follows_the_concurrency() -> None:
         running, held = window_bounds(jobs)
         # every call slot has a session ready to use it, and the last sessions of a
         # corpus do not start after the others' chains are done
-        assert running == 2 * jobs
-        assert held == 10 * jobs  # reorder buffer: 8 finished sessions per call slot
+        assert running == 16 * jobs
+        assert held == 24 * jobs  # reorder buffer: 8 finished sessions per call slot
     assert window_bounds(8, sessions=3, reorder=5) == (3, 8)
 
 
@@ -338,3 +339,66 @@ def test_busy_slots_go_to_the_lowest_priority_first() -> None:
         return got
 
     assert asyncio.run(main()) == ["b", "d", "c", "a"]
+
+
+def test_finished_sessions_wait_as_bytes_so_a_long_head_never_stops_the_others(
+    tmp_path: Path,
+) -> None:
+    """With a rendering sink (--out) the default window parks finished sessions
+    (``reorder``): more of them wait than the in-memory bound holds, every other session
+    is answered while the head waits, and the bytes are those of a sequential run."""
+    turns = (12, *([4] * 39))  # the head, then more short ones than the memory bound
+    corpus = write_corpus(tmp_path / "corpus", turns)
+    provider = HeadBlockingProvider(others=len(turns) - 1, patience=20_000)
+    run = _run_counting(tmp_path, corpus, provider, sessions=2)  # -j 2, default reorder
+    running, held = window_bounds(2, 2)
+    assert provider.others_before_head == len(turns) - 1
+    assert run.most_held == len(turns) > held  # parked beyond the in-memory bound
+    assert run.stats.sessions == len(turns) and run.stats.summaries_ok > len(turns)
+    sequential = HeadBlockingProvider(others=0)
+    replay_to(tmp_path / "sequential", corpus, sequential, 1)
+    parked_files = files_of(tmp_path / "out")
+    assert parked_files == files_of(tmp_path / "sequential")
+    assert sum(name.startswith("compressed/") for name in parked_files) == len(turns)
+    assert not [p for p in (tmp_path / "out").rglob("*.tmp")]  # no file left aside
+
+
+def test_an_aborted_run_leaves_no_parked_file_behind(tmp_path: Path) -> None:
+    turns = (12, *([4] * 10))
+    corpus = write_corpus(tmp_path / "corpus", turns)
+
+    class FailingHead(HeadBlockingProvider):
+        async def complete(
+            self, prompt: str, model: str | None, max_tokens: int
+        ) -> SummaryResponse:
+            if _session_of(prompt) == "0" and len(self.answered) >= len(turns) - 1:
+                raise KeyboardInterrupt  # what Ctrl-C does in the middle of a run
+            return await super().complete(prompt, model, max_tokens)
+
+    with pytest.raises(KeyboardInterrupt):
+        _run_counting(tmp_path, corpus, FailingHead(others=len(turns) - 1, patience=20_000))
+    assert not [p for p in (tmp_path / "out").rglob("*.tmp")]
+    assert (tmp_path / "out" / "decisions.jsonl").read_bytes() == b""  # the head never ended
+
+
+def test_reading_pauses_at_the_message_bound_whatever_the_session_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import transcript_tools.replay as replay_module
+
+    monkeypatch.setattr(replay_module, "HELD_MESSAGES", 60)
+    turns = (30, *([4] * 20))  # the head alone holds 61 messages (system + 2 per turn)
+    corpus = write_corpus(tmp_path / "corpus", turns)
+    provider = HeadBlockingProvider(others=len(turns) - 1, patience=300)
+    run = _run_counting(tmp_path, corpus, provider)
+    # over the bound with the head alone: nothing else was read until it was written;
+    # then 9-message conversations, read while fewer than 60 messages are held
+    assert provider.others_before_head == 0 and run.most_held == 7
+    assert run.stats.sessions == len(turns)
+    monkeypatch.setattr(replay_module, "HELD_MESSAGES", 61 + 9 * 3)
+    provider = HeadBlockingProvider(others=len(turns) - 1, patience=300)
+    run = _run_counting(tmp_path / "again", corpus, provider)
+    # the head and three more fit; each that ends is parked (bytes on disk), which frees
+    # its messages for the next: all of them are answered while the head waits
+    assert provider.others_before_head == len(turns) - 1
+    assert run.most_held == len(turns) and run.stats.sessions == len(turns)

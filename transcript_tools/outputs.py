@@ -17,9 +17,11 @@ leaves whole sessions behind.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import shutil
+from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from typing import IO, Any
@@ -27,6 +29,7 @@ from typing import IO, Any
 import orjson
 
 from .formats.native import write_messages
+from .reorder import Rendered
 from .replay import OUTPUT_MARKER, SessionResult, unique_name
 from .rules import FIRED
 from .terminal import escape_controls
@@ -45,6 +48,27 @@ def dump_line(record: Any) -> bytes:
 # dump_line as a C-level callable: writelines(map(...)) over a session's records then
 # runs no Python frame per record.
 _dump_lines = partial(orjson.dumps, option=_LINE_OPTIONS)
+
+
+def write_records(files: Mapping[str, IO[bytes]], result: SessionResult) -> None:
+    """A session's records, appended to the files of ``RECORD_FILES``."""
+    engine = result.engine
+    # Line by line (writelines of a generator), never one joined copy of a
+    # session's records: prompts alone can be 30,000 characters each.
+    if engine.decisions:
+        files["decisions.jsonl"].writelines(map(_dump_lines, engine.decisions))
+    if engine.summaries:
+        files["summaries.jsonl"].writelines(map(_dump_lines, engine.summaries))
+    if result.prompt_spool is not None:
+        result.prompt_spool.seek(0)
+        shutil.copyfileobj(result.prompt_spool, files["prompts.jsonl"])
+        result.prompt_spool.close()
+    elif engine.prompts:
+        files["prompts.jsonl"].writelines(
+            dump_line({"sha256": sha, "text": text}) for sha, text in engine.prompts.items()
+        )
+    if engine.snapshots:
+        files["slots.jsonl"].writelines(map(_dump_lines, engine.snapshots))
 
 
 def safe_filename(session_id: str) -> str:
@@ -80,6 +104,7 @@ class OutputDirectory:
             name: open(self.root / name, "wb") for name in RECORD_FILES
         }
         self._names: set[str] = set()
+        self._aside = 0  # compressed files of sessions waiting for their turn
 
     def write_run_info(self, info: dict[str, Any]) -> None:
         (self.root / "run.json").write_bytes(
@@ -87,31 +112,39 @@ class OutputDirectory:
         )
 
     def write_session(self, result: SessionResult) -> None:
-        engine = result.engine
-        files = self.files
-        # Line by line (writelines of a generator), never one joined copy of a
-        # session's records: prompts alone can be 30,000 characters each.
-        if engine.decisions:
-            files["decisions.jsonl"].writelines(map(_dump_lines, engine.decisions))
-        if engine.summaries:
-            files["summaries.jsonl"].writelines(map(_dump_lines, engine.summaries))
-        if result.prompt_spool is not None:
-            result.prompt_spool.seek(0)
-            shutil.copyfileobj(result.prompt_spool, files["prompts.jsonl"])
-            result.prompt_spool.close()
-        elif engine.prompts:
-            files["prompts.jsonl"].writelines(
-                dump_line({"sha256": sha, "text": text}) for sha, text in engine.prompts.items()
-            )
-        if engine.snapshots:
-            files["slots.jsonl"].writelines(map(_dump_lines, engine.snapshots))
-        for handle in files.values():
+        write_records(self.files, result)
+        for handle in self.files.values():
             handle.flush()
         if self.write_compressed:
+            engine = result.engine
             name = unique_name(safe_filename(engine.session_id), self._names, "-")
             tmp = self.compressed / f".{name}.tmp"
             write_messages(tmp, engine.load_messages(), engine.session_id)
             os.replace(tmp, self.compressed / f"{name}.jsonl")
+
+    def render(self, result: SessionResult) -> Rendered:
+        """``write_session``'s output, for a session that must wait for an earlier one
+        (``reorder``): records as bytes, ``compressed/`` written under a temporary name
+        (its final name depends on the sessions written before it)."""
+        memory = {name: io.BytesIO() for name in RECORD_FILES}
+        write_records(memory, result)
+        records = {name: buffer.getvalue() for name, buffer in memory.items() if buffer.tell()}
+        aside = None
+        if self.write_compressed:
+            self._aside += 1
+            aside = self.compressed / f".waiting-{self._aside}.tmp"
+            engine = result.engine
+            write_messages(aside, engine.load_messages(), engine.session_id)
+        return Rendered(records, aside)
+
+    def write_rendered(self, session_id: str, rendered: Rendered) -> None:
+        for name, data in rendered.records.items():
+            self.files[name].write(data)
+        for handle in self.files.values():
+            handle.flush()
+        if rendered.aside is not None:
+            name = unique_name(safe_filename(session_id), self._names, "-")
+            os.replace(rendered.aside, self.compressed / f"{name}.jsonl")
 
     def close(self, manifest: dict[str, Any] | None = None) -> None:
         for handle in self.files.values():
@@ -138,6 +171,15 @@ class TextReport:
     def __init__(self, stream: IO[str], show_summaries: bool = True) -> None:
         self.stream = stream
         self.show_summaries = show_summaries
+
+    def render(self, result: SessionResult) -> Rendered:
+        """The report of a session that must wait for an earlier one (``reorder``)."""
+        text = io.StringIO()
+        TextReport(text, self.show_summaries).write_session(result)
+        return Rendered({"report": text.getvalue().encode("utf-8", "surrogatepass")})
+
+    def write_rendered(self, session_id: str, rendered: Rendered) -> None:
+        self.stream.write(rendered.records.get("report", b"").decode("utf-8", "surrogatepass"))
 
     def write_session(self, result: SessionResult) -> None:
         write = self.stream.write

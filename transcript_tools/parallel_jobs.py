@@ -23,9 +23,16 @@ from typing import Any
 from .config import ReplaySettings
 from .errors import InputError
 from .inspect import InspectRun, SessionInfo
-from .outputs import RECORD_FILES, OutputDirectory, TextReport
+from .outputs import RECORD_FILES, OutputDirectory, TextReport, write_records
 from .parallel import Backend, ordered_parts, plan
-from .replay import InputFile, ReplayRun, RunStats, replay_conversation, window_bounds
+from .replay import (
+    InputFile,
+    ReplayRun,
+    RunStats,
+    SessionResult,
+    replay_conversation,
+    window_bounds,
+)
 from .sweep import Sample, Sweep, SweepResult
 from .sweep_stats import ConfigStats
 
@@ -165,14 +172,13 @@ class ReplayPart:
 
 
 class _MemoryRecords:
-    """``OutputDirectory.write_session``'s own code, writing one session to memory."""
-
-    spool_prompts = False
-    write_compressed = False  # a dry run compresses nothing
-    write_session = OutputDirectory.write_session
+    """``OutputDirectory``'s records of one session, in memory (a dry run compresses nothing)."""
 
     def __init__(self) -> None:
         self.files: dict[str, io.BytesIO] = {name: io.BytesIO() for name in RECORD_FILES}
+
+    def write_session(self, result: SessionResult) -> None:
+        write_records(self.files, result)
 
     def take(self) -> dict[str, bytes]:
         out = {}
@@ -224,8 +230,7 @@ class ReplayJob:
                     buffer.seek(0)
                     buffer.truncate()
                 else:
-                    # OutputDirectory's own method on a duck of it (same attributes, memory files)
-                    records.write_session(result)  # type: ignore[misc]
+                    records.write_session(result)
                     rendered = records.take()
                 engine = result.engine
                 ok = sum(1 for s in engine.summaries if s["status"] == "ok")

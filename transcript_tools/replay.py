@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, runtime_checkable
 
 import orjson
 
@@ -33,6 +33,7 @@ from .messages import (
     ToolUseBlock,
 )
 from .providers.executor import SummaryExecutor
+from .reorder import Parked, ParkFile, Rendered, SessionCounts, discard
 from .rules import FIRED, Decision, compaction_turn, fixed_cadence, unit_starts
 from .rules import split_turns as split_turns  # re-exported: callers import it from here
 from .rules import turn_starts as turn_starts  # re-exported: callers import it from here
@@ -258,19 +259,29 @@ def fixed_cadence_warning(engine: SessionEngine) -> str | None:
     )
 
 
-# Sessions in flight: twice the call slots. A session has at most one call in flight
+# Sessions in flight: many per call slot. A session has at most one call in flight
 # and replays turns (CPU only) between two calls, and sessions are indivisible chains:
-# with only as many sessions as slots, the last sessions of a corpus start late and
-# run their whole chain with most slots idle. With twice as many, the surplus waits
-# for a slot (the executor caps calls at ``concurrency`` and gives a free slot to the
-# session with the most turns left, so the longest chain never queues behind short ones).
-SESSIONS_PER_SLOT = 4
+# a long conversation must start early, or the run lasts its start plus its chain with
+# most slots idle. So every session read is started at once (up to this many), and
+# the executor gives a free call slot to the session with the most turns left: the
+# longest chains never queue behind short ones, and the short ones fill the other slots.
+SESSIONS_PER_SLOT = 16
 # The reorder buffer: while a long session at the head runs its chain of N summaries,
 # every other slot finishes sessions of a few summaries each, and all of them wait for
 # the head: REORDER_PER_SLOT x concurrency finished sessions cover a head several times
 # longer (in summaries) than the average session before reading has to pause.
-REORDER_PER_SLOT = 16
-READ_AHEAD_STEP = 32  # conversations read ahead per session end, beyond the free slots
+REORDER_PER_SLOT = 8
+# With a sink that renders (``reorder.Renderer``: --out, the text report) a finished
+# session waits as bytes in a temporary file and a small record in memory (``Parked``),
+# so many more can wait: a head as long as half the run (a 150-turn conversation among
+# 5-turn ones at -j 8) no longer stops reading, and later long ones start in time.
+PARKED_PER_SLOT = 64
+READ_AHEAD_STEP = 32  # conversations read per pass of the driver: the first calls go out early
+# Messages of the conversations alive (read ahead, running, finished and not parked):
+# reading pauses at this many, however many sessions that is. About 4 KiB each in
+# memory (benchmarks/PROFILE.md): some 130 MiB at most, and a corpus of short
+# conversations is seen far enough ahead for its long ones to start in time.
+HELD_MESSAGES = 32_768
 
 
 def window_bounds(
@@ -281,13 +292,41 @@ def window_bounds(
     Memory bound: at most ``held`` conversations (with their records) are alive at
     once, whatever the sessions' lengths: the ``running`` ones, those read ahead, and
     the finished ones waiting in the reorder buffer for an earlier one to be written.
-    Defaults for ``-j J``: ``running = 2 J``, ``held = running + 8 J = 10 J`` (J=8: 16
-    and 80; J=32: 64 and 320; J=128: 256 and 1,280).
+    Defaults for ``-j J``: ``running = 16 J``, ``held = running + 8 J = 24 J`` (J=8: 128
+    and 192; J=32: 512 and 768; J=128: 2,048 and 3,072), and never more than
+    ``HELD_MESSAGES`` messages in those conversations together. With a rendering sink,
+    up to ``PARKED_PER_SLOT x J`` finished sessions more wait as bytes on disk
+    (``reorder``), each a record of a few hundred bytes in memory.
     """
     calls = max(1, concurrency)
     running = max(1, sessions if sessions is not None else SESSIONS_PER_SLOT * calls)
     buffered = reorder if reorder is not None else REORDER_PER_SLOT * calls
     return running, running + max(0, buffered)
+
+
+@runtime_checkable
+class Renderer(Protocol):
+    """A sink that can render a session ahead of its turn (``reorder``)."""
+
+    def render(self, result: SessionResult) -> Rendered: ...
+
+    def write_rendered(self, session_id: str, rendered: Rendered) -> None: ...
+
+
+def session_counts(result: SessionResult) -> SessionCounts:
+    engine = result.engine
+    ok = sum(1 for s in engine.summaries if s["status"] == "ok")
+    calls = engine.settings.checkpoint is Checkpoint.CALL
+    return SessionCounts(
+        result.conversation.session_id,
+        result.conversation.path,
+        result.turns,
+        len(engine.slot.turn_starts) if calls else 0,
+        ok,
+        len(engine.summaries) - ok,
+        sum(1 for d in engine.decisions if d["decision"] == Decision.WOULD_SUMMARIZE),
+        result.warnings,
+    )
 
 
 class Sink(Protocol):
@@ -367,7 +406,15 @@ class ReplayRun:
         """
         running_limit, held_limit = window_bounds(self.concurrency, self.sessions, self.reorder)
         running: dict[asyncio.Task[SessionResult], int] = {}  # task -> its input position
-        finished: dict[int, SessionResult] = {}  # the reorder buffer, by input position
+        finished: dict[int, SessionResult | Parked] = {}  # the reorder buffer, by position
+        renderer = self.sink if isinstance(self.sink, Renderer) else None
+        # Parking pays only when sessions wait for calls (not in a dry run); an explicit
+        # ``reorder`` is the whole bound of the waiting ones (tests, the old window).
+        parking = None
+        if renderer is not None and self.executor is not None and self.reorder is None:
+            parking = ParkFile()
+        park_limit = PARKED_PER_SLOT * max(1, self.concurrency) if parking is not None else 0
+        parked = 0  # how many of ``finished`` are Parked
         ended: list[asyncio.Task[SessionResult]] = []  # filled by done callbacks
         wake = asyncio.Event()
         # Read ahead (within the same bound) and start the longest conversation first:
@@ -396,23 +443,35 @@ class ReplayRun:
         reader = self.conversations(paths)
         read = written = 0  # input positions: next to read, next to write
         exhausted = False
+
+        sizes: dict[int, int] = {}  # messages of each conversation alive, by position
+        held_messages = 0
+
+        def can_read() -> bool:
+            return (
+                not exhausted
+                and read - written - parked < held_limit  # in memory
+                and (held_messages < HELD_MESSAGES or not sizes)
+                and parked <= park_limit  # at the bound: read no more until one is written
+                and len(ready) < lookahead
+            )
+
         try:
             while True:
-                # Read what the free slots need plus a few more each time a session ends,
-                # so the first calls go out before the whole lookahead has been parsed.
-                until = read + running_limit - len(running) + READ_AHEAD_STEP
-                while (
-                    not exhausted
-                    and read < until
-                    and read - written < held_limit
-                    and len(ready) < lookahead
-                ):
+                # A few at a time, so the first calls go out before the whole lookahead
+                # has been parsed; more after the started sessions have sent their calls.
+                # (A dry run waits for nothing: it reads what its sessions may run.)
+                for _ in range(READ_AHEAD_STEP if self.executor is not None else lookahead):
+                    if not can_read():
+                        break
                     conv = next(reader, None)
                     if conv is None:
                         exhausted = True
                         break
                     ready[read] = conv
                     heapq.heappush(longest, (-len(conv.messages), read))
+                    sizes[read] = len(conv.messages)
+                    held_messages += sizes[read]
                     read += 1
                 while ready and len(running) < running_limit:
                     position, conv = next_to_start()
@@ -430,41 +489,61 @@ class ReplayRun:
                     running[task] = position
                 if not running:
                     break
-                await wake.wait()
-                wake.clear()
+                if self.executor is not None and can_read():
+                    await asyncio.sleep(0)  # let the started sessions run to their first call
+                else:
+                    await wake.wait()
+                    wake.clear()
                 while ended:
                     task = ended.pop()
-                    finished[running.pop(task)] = task.result()  # an exception propagates
+                    position = running.pop(task)
+                    result = task.result()  # an exception propagates
+                    if position != written and parking is not None and renderer is not None:
+                        if self.on_session is not None:  # progress: as it ends
+                            self.on_session(result)
+                        counts = session_counts(result)
+                        finished[position] = parking.park(counts, renderer.render(result))
+                        parked += 1
+                        held_messages -= sizes.pop(position)
+                    else:
+                        finished[position] = result
                 while written in finished:
-                    self._deliver(finished.pop(written))
+                    item = finished.pop(written)
+                    if isinstance(item, Parked):
+                        assert parking is not None and renderer is not None
+                        parked -= 1
+                        self._count(item.counts)
+                        renderer.write_rendered(item.counts.session_id, parking.unpark(item))
+                    else:
+                        self._deliver(item)
+                        held_messages -= sizes.pop(written)
                     written += 1
         finally:
             reader.close()  # closes the input file now, not when the generator is collected
             for task in running:
                 task.cancel()
-            for result in finished.values():  # aborted: buffered sessions are dropped
-                if result.prompt_spool is not None:
-                    result.prompt_spool.close()
+            for item in finished.values():  # aborted: buffered sessions are dropped
+                if isinstance(item, Parked):
+                    discard(item)
+                elif item.prompt_spool is not None:
+                    item.prompt_spool.close()
+            if parking is not None:
+                parking.close()
         return self.stats
 
     def _deliver(self, result: SessionResult) -> None:
-        stats = self.stats
-        stats.sessions += 1
-        stats.turns += result.turns
-        if result.engine.settings.checkpoint is Checkpoint.CALL:
-            stats.calls += len(result.engine.slot.turn_starts)
-        for summary in result.engine.summaries:
-            if summary["status"] == "ok":
-                stats.summaries_ok += 1
-            else:
-                stats.summaries_failed += 1
-        stats.would_summarize += sum(
-            1 for d in result.engine.decisions if d["decision"] == Decision.WOULD_SUMMARIZE
-        )
-        for warning in result.warnings:
-            self._warn(
-                f"warning: {result.conversation.path}: session {result.conversation.session_id}: {warning}"
-            )
+        self._count(session_counts(result))
         self.sink.write_session(result)
         if self.on_session is not None:
             self.on_session(result)
+
+    def _count(self, counts: SessionCounts) -> None:
+        stats = self.stats
+        stats.sessions += 1
+        stats.turns += counts.turns
+        stats.calls += counts.calls
+        stats.summaries_ok += counts.summaries_ok
+        stats.summaries_failed += counts.summaries_failed
+        stats.would_summarize += counts.would_summarize
+        for warning in counts.warnings:
+            self._warn(f"warning: {counts.path}: session {counts.session_id}: {warning}")
