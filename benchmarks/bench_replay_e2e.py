@@ -121,6 +121,7 @@ class Cell:
     peak: int  # most calls in flight at once (server side)
     load: float  # the machine's 1-minute load average when the cell started (shared machine)
     first: float | None = None  # process start -> first call (start-up, imports, first turns)
+    sdk: float | None = None  # the SDK alone, same calls and -j, no chains (sdk_alone.py)
 
     @property
     def ideal(self) -> float:
@@ -193,6 +194,7 @@ def run_cell(tsum: list[str], corpus: Path, name: str, jobs: int, port: int) -> 
         )
     span = (stats["last"] - stats["first"]) if stats["first"] is not None else 0.0
     first = (stats["first"] - launched) if stats["first"] is not None else 0.0
+    sdk = sdk_alone(port, stats["requests"], jobs, out / "prompts.jsonl")
     return Cell(
         name,
         jobs,
@@ -204,7 +206,29 @@ def run_cell(tsum: list[str], corpus: Path, name: str, jobs: int, port: int) -> 
         stats["peak"],
         load,
         first,
+        sdk,
     )
+
+
+def sdk_alone(port: int, calls: int, jobs: int, prompts: Path) -> float:
+    """Seconds the official SDK alone takes for ``calls`` independent calls at ``jobs``
+    (``sdk_alone.py``, its own process): the machine's floor for the calls/-j term."""
+    _server_stats(port, reset=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(HERE / "sdk_alone.py"),
+            str(port),
+            str(calls),
+            str(jobs),
+            str(prompts),
+        ],
+        env=_child_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(done.stdout.strip().splitlines()[-1])
 
 
 def format_table(cells: list[Cell]) -> str:
@@ -221,6 +245,8 @@ def format_table(cells: list[Cell]) -> str:
         "peak in flight",
         "CPU s",
         "load",
+        "SDK alone s",
+        "SDK alone / ideal",
         "<= 1.25x",
     ]
     rows = [
@@ -237,6 +263,8 @@ def format_table(cells: list[Cell]) -> str:
             str(c.peak),
             f"{c.cpu:.1f}",
             f"{c.load:.1f}",
+            "-" if c.sdk is None else f"{c.sdk:.2f}",
+            "-" if c.sdk is None else f"{c.sdk / c.ideal:.2f}",
             "yes" if c.ratio <= TARGET else "NO",
         ]
         for c in cells
@@ -419,7 +447,9 @@ def main() -> int:
     print(
         "\ncalls span: first call sent -> last answer (server side); CPU s: the tsum process; "
         f"load: 1-minute load average at the cell's start ({os.cpu_count()} cores). A cell "
-        "whose CPU s is near its wall s was CPU-bound (the machine's share, not the driver)."
+        "whose CPU s is near its wall s was CPU-bound (the machine's share, not the driver). "
+        "SDK alone: the same number of calls with the same prompts at the same -j through the "
+        "openai SDK and nothing else (benchmarks/sdk_alone.py, import included, no chains)."
     )
     return 0 if all(c.ratio <= TARGET for c in cells) else 1
 
