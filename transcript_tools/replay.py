@@ -276,7 +276,7 @@ REORDER_PER_SLOT = 8
 # so many more can wait: a head as long as half the run (a 150-turn conversation among
 # 5-turn ones at -j 8) no longer stops reading, and later long ones start in time.
 PARKED_PER_SLOT = 64
-READ_AHEAD_STEP = 32  # conversations read per pass of the driver: the first calls go out early
+READ_AHEAD_STEP = 8  # conversations read per pass of the driver: the first calls go out early
 # Messages of the conversations alive (read ahead, running, finished and not parked):
 # reading pauses at this many, however many sessions that is. About 4 KiB each in
 # memory (benchmarks/PROFILE.md): some 130 MiB at most, and a corpus of short
