@@ -191,12 +191,14 @@ def exit_now(code: int) -> None:
     freeing a run's objects one by one, which took 0.4 s after a 1,558-call replay
     (benchmarks/PROFILE.md) — time a user and a CI job wait for nothing. Not when
     something may still need its exit handlers: another thread, a child process
-    (``--workers``), Ray (``--ray``).
+    (``--workers``), Ray (``--ray``), a profiler or a coverage tracer.
     """
     import threading
 
     if threading.active_count() > 1 or "ray" in sys.modules:
         return
+    if sys.gettrace() is not None or sys.getprofile() is not None:
+        return  # a profiler or coverage writes its data at exit
     children = sys.modules.get("multiprocessing")
     if children is not None and children.active_children():
         return
