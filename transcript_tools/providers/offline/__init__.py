@@ -93,7 +93,10 @@ class OfflineProvider:
         if request.messages is None:
             return await self.complete(request.prompt, model, request.max_tokens)
         blocks = blocks_from_messages(
-            request.messages, request.max_tool_result_chars, request.max_transcript_chars
+            request.messages,
+            request.max_tool_result_chars,
+            request.max_transcript_chars,
+            None if request.formatted is None else (request.formatted, request.formatted_cut),
         )
         return self._response(request.prompt, summarize_blocks(blocks, request.max_tokens), model)
 

@@ -166,7 +166,10 @@ _PREFIX = {
 
 
 def blocks_from_messages(
-    messages: Sequence[Message], max_tool_result_chars: int, max_chars: int
+    messages: Sequence[Message],
+    max_tool_result_chars: int,
+    max_chars: int,
+    formatted: tuple[Sequence[str], bool] | None = None,
 ) -> Blocks:
     """The blocks of the formatted conversation, from the messages themselves.
 
@@ -175,8 +178,13 @@ def blocks_from_messages(
     without their ``Role: `` prefix. A newest message cut to its tail by the
     ``max_chars`` limit has no prefix left: a ``fragment``. As in a prompt, newlines at
     the very start and end of the conversation are not content.
+
+    ``formatted``: ``formatted_blocks(messages, max_tool_result_chars, max_chars)`` when
+    the caller has it already (the engine's requests carry it).
     """
-    texts, cut = formatted_blocks(messages, max_tool_result_chars, max_chars)
+    if formatted is None:
+        formatted = formatted_blocks(messages, max_tool_result_chars, max_chars)
+    texts, cut = formatted
     kept = messages[len(messages) - len(texts) :]
     roles: list[str] = []
     call_ids: list[str] = []
@@ -193,7 +201,9 @@ def blocks_from_messages(
             call_ids.append(message.tool_call_id)
             prefix = f"{label} [{message.tool_call_id}]: "
         else:
-            kind = next(c for c in _ROLES if isinstance(message, c))
+            kind = type(message)  # the exact type first: one lookup for the usual case
+            if kind not in _ROLES:
+                kind = next(c for c in _ROLES if isinstance(message, c))
             roles.append(
                 "runtime" if kind is UserMessage and not starts_turn(message) else _ROLES[kind]
             )
