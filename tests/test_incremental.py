@@ -4,7 +4,10 @@ per-content memo (``providers/offline/memo.py``) against the same work done afre
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+from bisect import bisect_right
+from itertools import accumulate
 
 import pytest
 from hypothesis import given, settings
@@ -22,6 +25,9 @@ from transcript_tools.messages import (
     UserMessage,
 )
 from transcript_tools.providers.base import SummaryOutcome, SummaryResponse
+from transcript_tools.providers.offline import OfflineProvider, idents, summarize_blocks
+from transcript_tools.providers.offline.memo import Memo, ScanMemo
+from transcript_tools.providers.offline.parse import blocks_from_messages
 from transcript_tools.session import SessionEngine
 from transcript_tools.transcript import FormattedHistory, formatted_blocks
 
@@ -142,3 +148,78 @@ def test_the_summary_request_carries_the_formatted_blocks_of_its_messages() -> N
         response = SummaryResponse(text=f"summary {turn}", model="m")
         engine.complete_summary(SummaryOutcome(response))
     assert requests > 5
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    conversations,
+    st.lists(st.integers(1, 5), min_size=1, max_size=10),
+    st.sampled_from([40, 400, 30_000]),
+    st.sampled_from([1 << 20, 100]),  # a small memo forgets (evicts) as it goes
+    st.sampled_from([200, 1024]),
+)
+def test_the_memo_changes_no_summary(
+    messages: list[Message], steps: list[int], max_chars: int, memo_chars: int, budget: int
+) -> None:
+    memo = ScanMemo(
+        letters=Memo(memo_chars),
+        tool_names=Memo(memo_chars),
+        sentences=Memo(memo_chars),
+        idents={1: Memo(memo_chars), 2: Memo(memo_chars)},
+    )
+    end = 0
+    for step in steps:  # growing windows, as a session's summaries see them
+        end = min(end + step, len(messages))
+        blocks, cut = formatted_blocks(messages[:end], 500, max_chars)
+        shown = messages[end - len(blocks) : end]
+        kept = blocks_from_messages(shown, 500, max_chars, (blocks, cut))
+        afresh = blocks_from_messages(shown, 500, max_chars)
+        assert kept == afresh
+        assert summarize_blocks(kept, budget, memo) == summarize_blocks(afresh, budget)
+
+
+def test_the_provider_keeps_one_memo_across_requests() -> None:
+    provider = OfflineProvider()
+    engine = SessionEngine("s", ReplaySettings(summary=SummaryConfig(max_context_tokens=300)))
+    texts = []
+    for turn in range(20):
+        user = UserMessage.text(f"Run `make test` on src/mod{turn}.py, we should fix #1{turn}.")
+        request = engine.submit_turn([user, AssistantMessage.text("Fixed: ValueError: x.")])
+        if request is None:
+            continue
+        response = asyncio.run(provider.complete_request(request, "extractive-v1"))
+        assert (
+            response.text
+            == asyncio.run(OfflineProvider().complete_request(request, "extractive-v1")).text
+        )
+        texts.append(response.text)
+        engine.complete_summary(SummaryOutcome(response))
+    assert len(texts) > 3 and len(provider._memo.letters) > 0
+
+
+def test_a_memo_holds_at_most_its_characters_oldest_out() -> None:
+    memo: Memo[int] = Memo(10)
+    for key in ("aaaa", "bbbb", "cc"):
+        memo.put(key, len(key))
+    assert [memo.get(k) for k in ("aaaa", "bbbb", "cc")] == [4, 4, 2]
+    memo.put("ddd", 3)  # 13 characters: the oldest goes
+    assert memo.get("aaaa") is None and memo.get("ddd") == 3 and len(memo) == 3
+    assert memo.lookup("eeeeeeeeeeee", len) == 12  # longer than the bound: not kept
+    assert len(memo) == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(prose, max_size=12), st.lists(st.booleans(), max_size=12), st.sampled_from([1, 2]))
+def test_identifiers_come_in_the_order_of_one_scan_of_the_texts_joined(
+    texts: list[str], seen_before: list[bool], weight: int
+) -> None:
+    memo: Memo[idents._Found] = Memo()
+    earlier = [t for t, seen in zip(texts, seen_before, strict=False) if seen]
+    list(idents._finds(earlier, weight, memo))  # some texts were scanned by a request before
+    joined = idents._JOIN.join(texts)
+    starts = list(accumulate((len(t) + len(idents._JOIN) for t in texts), initial=0))
+    expected = [
+        (bisect_right(starts, offset) - 1, which, text)
+        for offset, _, which, text in idents._scan(joined, weight)
+    ]
+    assert list(idents._finds(texts, weight, memo)) == expected

@@ -18,6 +18,7 @@ from ...tokens import estimate_text_tokens
 from ..base import SummaryRequest, SummaryResponse
 from ..registry import register
 from .facts import LEVELS, Facts, language
+from .memo import ScanMemo
 from .parse import Blocks, blocks_from_messages, conversation_text, has_text, parse_text
 from .render import cut_to_tokens, render_summary
 
@@ -44,6 +45,11 @@ class OfflineProvider:
     name = "offline"
     key_env: str | None = None
     DEFAULT_MODEL = "extractive-v1"
+
+    def __init__(self) -> None:
+        # What was found in each message's content, kept between requests: a session's
+        # consecutive summaries show mostly the same messages (memo.py).
+        self._memo = ScanMemo()
 
     @classmethod
     def create(
@@ -85,7 +91,7 @@ class OfflineProvider:
 
     async def complete(self, prompt: str, model: str | None, max_tokens: int) -> SummaryResponse:
         """A summary of a rendered prompt alone: the conversation is read back out of it."""
-        return self._response(prompt, summarize(prompt, max_tokens), model)
+        return self._response(prompt, summarize(prompt, max_tokens, self._memo), model)
 
     async def complete_request(self, request: SummaryRequest, model: str) -> SummaryResponse:
         """A summary of the request's messages when it carries them (the engine's
@@ -98,7 +104,8 @@ class OfflineProvider:
             request.max_transcript_chars,
             None if request.formatted is None else (request.formatted, request.formatted_cut),
         )
-        return self._response(request.prompt, summarize_blocks(blocks, request.max_tokens), model)
+        text = summarize_blocks(blocks, request.max_tokens, self._memo)
+        return self._response(request.prompt, text, model)
 
     def _response(self, prompt: str, text: str, model: str | None) -> SummaryResponse:
         return SummaryResponse(
@@ -111,7 +118,7 @@ class OfflineProvider:
         )
 
 
-def summarize(prompt: str, max_tokens: int) -> str:
+def summarize(prompt: str, max_tokens: int, memo: ScanMemo | None = None) -> str:
     """The extractive summary of a rendered prompt; ``""`` when it holds no conversation.
 
     The conversation is the text inside the last ``<messages>…</messages>`` pair, or
@@ -127,15 +134,18 @@ def summarize(prompt: str, max_tokens: int) -> str:
     ``<messages>`` inside the conversation moves the start of the section. The
     engine's requests carry their messages, which avoids both (``complete_request``).
     """
-    return summarize_blocks(parse_text(conversation_text(prompt)), max_tokens)
+    return summarize_blocks(parse_text(conversation_text(prompt)), max_tokens, memo)
 
 
-def summarize_blocks(blocks: Blocks, max_tokens: int) -> str:
-    """The extractive summary of a conversation's blocks; ``""`` when none has text."""
+def summarize_blocks(blocks: Blocks, max_tokens: int, memo: ScanMemo | None = None) -> str:
+    """The extractive summary of a conversation's blocks; ``""`` when none has text.
+
+    ``memo``: what earlier calls found in the same contents (the same summary, faster)."""
     if not any(map(has_text, blocks.contents)):
         return ""
-    lang = language(blocks)
-    facts = Facts.collect(blocks)
+    memo = memo if memo is not None else ScanMemo()
+    lang = language(blocks, memo)
+    facts = Facts.collect(blocks, memo)
     text = ""
     for level in LEVELS:
         text = render_summary(facts, lang, level)
