@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from transcript_tools import transcript
 from transcript_tools.config import ReplaySettings, SummaryConfig
 from transcript_tools.messages import (
+    OBSERVATION,
     AssistantMessage,
     Message,
     SystemMessage,
@@ -223,3 +224,13 @@ def test_identifiers_come_in_the_order_of_one_scan_of_the_texts_joined(
         for offset, _, which, text in idents._scan(joined, weight)
     ]
     assert list(idents._finds(texts, weight, memo)) == expected
+
+
+def test_a_block_from_the_memo_is_that_of_the_same_message_only() -> None:
+    memo: Memo[tuple[Message, tuple[str, str, str, tuple[tuple[str, str], ...]]]] = Memo()
+    first = UserMessage.text("same text")
+    second = UserMessage((TextBlock("same text"),), origin=OBSERVATION)  # same text, other role
+    blocks, cut = formatted_blocks([first], 500, 30_000)
+    assert blocks_from_messages([first], 500, 30_000, (blocks, cut), memo).roles == ["user"]
+    again = blocks_from_messages([second], 500, 30_000, (blocks, cut), memo)
+    assert again.roles == blocks_from_messages([second], 500, 30_000).roles == ["runtime"]

@@ -103,6 +103,7 @@ class OfflineProvider:
             request.max_tool_result_chars,
             request.max_transcript_chars,
             None if request.formatted is None else (request.formatted, request.formatted_cut),
+            self._memo.blocks,
         )
         text = summarize_blocks(blocks, request.max_tokens, self._memo)
         return self._response(request.prompt, text, model)

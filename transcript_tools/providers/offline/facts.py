@@ -124,10 +124,10 @@ class Facts:
         counts = Counter(roles)
         requests = [c for r, c in zip(roles, contents, strict=True) if r == "user" and has_text(c)]
         assistant = [c for r, c in zip(roles, contents, strict=True) if r == "assistant"]
-        tool_counts: Counter[str] = Counter()
-        names = memo.tool_names
+        names: list[str] = []
         for content in assistant:
-            tool_counts.update(names.lookup(content, _tool_names))
+            names += memo.tool_names.lookup(content, _tool_names)
+        tool_counts = Counter(names)
         tools = sorted(tool_counts.items(), key=lambda item: (-item[1], item[0]))
         errors: list[tuple[str, str]] = []
         error_total = 0

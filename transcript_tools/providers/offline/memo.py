@@ -58,6 +58,7 @@ class Memo(Generic[T]):
 class ScanMemo:
     """One memo per kind of scan; an offline provider keeps one for its requests."""
 
+    blocks: Memo[Any] = field(default_factory=Memo)  # (message, its block) by its text
     letters: Memo[tuple[int, int]] = field(default_factory=Memo)  # (CJK, ASCII letters)
     tool_names: Memo[tuple[str, ...]] = field(default_factory=Memo)
     sentences: Memo[tuple[str, ...]] = field(default_factory=Memo)  # decision candidates
