@@ -21,6 +21,7 @@ re-formatting of the whole history).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from itertools import chain
 from typing import Any
 
 from .messages import (
@@ -226,15 +227,14 @@ class FormattedHistory:
         if max_chars <= 0:
             return [], False
 
-        def lengths() -> Iterator[int]:
+        def fresh_lengths() -> Iterator[int]:
             for index in range(end - 1, self._end - 1, -1):
                 block = format_message(messages[index], max_tool)
                 fresh.append(block)
                 yield len(block)
-            for index in range(len(known) - 1, -1, -1):
-                yield len(known[index])
 
-        kept, _ = suffix_cut(lengths(), max_chars, len(MESSAGE_SEPARATOR))
+        lengths = chain(fresh_lengths(), map(len, reversed(known)))
+        kept, _ = suffix_cut(lengths, max_chars, len(MESSAGE_SEPARATOR))
         if kept <= len(fresh):
             blocks = fresh[:kept]
             blocks.reverse()
