@@ -8,6 +8,7 @@ import asyncio
 import dataclasses
 from bisect import bisect_right
 from itertools import accumulate
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -16,7 +17,6 @@ from hypothesis import strategies as st
 from transcript_tools import transcript
 from transcript_tools.config import ReplaySettings, SummaryConfig
 from transcript_tools.messages import (
-    OBSERVATION,
     AssistantMessage,
     Message,
     SystemMessage,
@@ -25,11 +25,19 @@ from transcript_tools.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from transcript_tools.prompt import PromptTemplate
 from transcript_tools.providers.base import SummaryOutcome, SummaryResponse
-from transcript_tools.providers.offline import OfflineProvider, idents, summarize_blocks
+from transcript_tools.providers.offline import (
+    OfflineProvider,
+    idents,
+    parse,
+    prompt_tokens,
+    summarize_blocks,
+)
 from transcript_tools.providers.offline.memo import Memo, ScanMemo
 from transcript_tools.providers.offline.parse import blocks_from_messages
 from transcript_tools.session import SessionEngine
+from transcript_tools.tokens import estimate_text_tokens
 from transcript_tools.transcript import FormattedHistory, formatted_blocks
 
 # prose with what the summarizer looks for: cue words, identifiers, CJK, errors
@@ -199,7 +207,7 @@ def test_the_provider_keeps_one_memo_across_requests() -> None:
 
 
 def test_a_memo_holds_at_most_its_characters_oldest_out() -> None:
-    memo: Memo[int] = Memo(10)
+    memo: Memo[str, int] = Memo(10)
     for key in ("aaaa", "bbbb", "cc"):
         memo.put(key, len(key))
     assert [memo.get(k) for k in ("aaaa", "bbbb", "cc")] == [4, 4, 2]
@@ -214,7 +222,7 @@ def test_a_memo_holds_at_most_its_characters_oldest_out() -> None:
 def test_identifiers_come_in_the_order_of_one_scan_of_the_texts_joined(
     texts: list[str], seen_before: list[bool], weight: int
 ) -> None:
-    memo: Memo[idents._Found] = Memo()
+    memo: Memo[str, idents._Found] = Memo()
     earlier = [t for t, seen in zip(texts, seen_before, strict=False) if seen]
     list(idents._finds(earlier, weight, memo))  # some texts were scanned by a request before
     joined = idents._JOIN.join(texts)
@@ -226,11 +234,55 @@ def test_identifiers_come_in_the_order_of_one_scan_of_the_texts_joined(
     assert list(idents._finds(texts, weight, memo)) == expected
 
 
-def test_a_block_from_the_memo_is_that_of_the_same_message_only() -> None:
-    memo: Memo[tuple[Message, tuple[str, str, str, tuple[tuple[str, str], ...]]]] = Memo()
-    first = UserMessage.text("same text")
-    second = UserMessage((TextBlock("same text"),), origin=OBSERVATION)  # same text, other role
-    blocks, cut = formatted_blocks([first], 500, 30_000)
-    assert blocks_from_messages([first], 500, 30_000, (blocks, cut), memo).roles == ["user"]
-    again = blocks_from_messages([second], 500, 30_000, (blocks, cut), memo)
-    assert again.roles == blocks_from_messages([second], 500, 30_000).roles == ["runtime"]
+def test_a_block_from_the_memo_is_that_of_the_same_message_and_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    memo: Memo[int, Any] = Memo()
+    result = ToolResultMessage("c1", "0123456789" * 10)
+    calls = [
+        AssistantMessage((ToolUseBlock("c1", "bash", {"command": f"make {n}"}),)) for n in "ab"
+    ]
+    history: list[Message] = [UserMessage.text("go"), *calls, result]
+    for max_tool in (500, 20, 500):  # the same messages formatted with another setting
+        formatted = formatted_blocks(history, max_tool, 30_000)
+        kept = blocks_from_messages(history, max_tool, 30_000, formatted, memo)
+        assert kept == blocks_from_messages(history, max_tool, 30_000)
+        assert [value for _, _, value in kept.tool_args] == ["make a", "make b"]  # same text
+    made = 0
+    real = parse._block
+
+    def counting(message: Message, text: str) -> Any:
+        nonlocal made
+        made += 1
+        return real(message, text)
+
+    monkeypatch.setattr(parse, "_block", counting)
+    history.append(UserMessage.text("more"))
+    blocks_from_messages(history, 500, 30_000, formatted_blocks(history, 500, 30_000), memo)
+    assert made == 1  # only the new message's block
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(short, min_size=1, max_size=12),
+    st.sampled_from([20, 200, 30_000]),
+    st.sampled_from(
+        [
+            "{{ messages }}",
+            "Summarize.\n<messages>\n{{ messages }}\n</messages>\n{{ previous_summary }}",
+            "{{ messages }} and again: {{ messages }}",  # shown twice
+            "{{ messages | upper }}",  # not shown as is: the whole prompt is counted
+            "User: {{ previous_summary }}\n\n{{ messages }}",  # a look-alike before it
+        ]
+    ),
+    prose,
+)
+def test_prompt_tokens_equal_the_estimate_of_the_prompt(
+    messages: list[Message], max_chars: int, source: str, previous: str
+) -> None:
+    blocks, cut = formatted_blocks(messages, 500, max_chars)
+    text = blocks[0] if cut else "\n\n".join(blocks)
+    prompt = PromptTemplate("t", source).render(text, previous_summary=previous)
+    memo: Memo[str, Any] = Memo()
+    for _ in range(2):  # counts from the memo the second time
+        assert prompt_tokens(prompt, blocks, cut, memo) == estimate_text_tokens(prompt)

@@ -10,15 +10,17 @@ issue numbers, hashes, code spans), the errors seen and the latest state. Same p
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ...errors import ProviderConfigError
 from ...messages import Usage
-from ...tokens import estimate_text_tokens
+from ...tokens import Counts, estimate_text_tokens, text_counts, tokens_from_counts
+from ...transcript import MESSAGE_SEPARATOR
 from ..base import SummaryRequest, SummaryResponse
 from ..registry import register
 from .facts import LEVELS, Facts, language
-from .memo import ScanMemo
+from .memo import Memo, ScanMemo
 from .parse import Blocks, blocks_from_messages, conversation_text, has_text, parse_text
 from .render import cut_to_tokens, render_summary
 
@@ -106,17 +108,50 @@ class OfflineProvider:
             self._memo.blocks,
         )
         text = summarize_blocks(blocks, request.max_tokens, self._memo)
-        return self._response(request.prompt, text, model)
+        input_tokens = None
+        if request.formatted is not None:
+            input_tokens = prompt_tokens(
+                request.prompt, request.formatted, request.formatted_cut, self._memo.counts
+            )
+        return self._response(request.prompt, text, model, input_tokens)
 
-    def _response(self, prompt: str, text: str, model: str | None) -> SummaryResponse:
+    def _response(
+        self, prompt: str, text: str, model: str | None, input_tokens: int | None = None
+    ) -> SummaryResponse:
         return SummaryResponse(
             text=text,
             model=model or self.default_model,
             usage=Usage(
-                input_tokens=estimate_text_tokens(prompt),
+                input_tokens=estimate_text_tokens(prompt) if input_tokens is None else input_tokens,
                 output_tokens=estimate_text_tokens(text),
             ),
         )
+
+
+def prompt_tokens(
+    prompt: str, blocks: Sequence[str], cut: bool, memo: Memo[str, Counts] | None = None
+) -> int:
+    """``estimate_text_tokens(prompt)``, for a prompt made from these formatted blocks.
+
+    Class counts add up over the parts of a text: where the prompt holds the formatted
+    conversation as is (a template showing ``{{ messages }}`` unchanged), the blocks'
+    counts (kept in ``memo`` between requests, with the blocks' text as key) stand in
+    for it, and only the template's own text is counted; otherwise the whole prompt.
+    """
+    if not blocks:
+        return estimate_text_tokens(prompt)
+    conversation = blocks[0] if cut else MESSAGE_SEPARATOR.join(blocks)
+    probe = conversation[:64]
+    at = prompt.find(probe)
+    while at != -1 and not prompt.startswith(conversation, at):
+        at = prompt.find(probe, at + 1)
+    if at == -1:
+        return estimate_text_tokens(prompt)
+    parts = [*(memo if memo is not None else Memo()).lookup_all(blocks, text_counts)]
+    parts += [text_counts(prompt[:at]), text_counts(prompt[at + len(conversation) :])]
+    if not cut:
+        parts += [text_counts(MESSAGE_SEPARATOR)] * (len(blocks) - 1)
+    return tokens_from_counts(*map(sum, zip(*parts, strict=True)))
 
 
 def summarize(prompt: str, max_tokens: int, memo: ScanMemo | None = None) -> str:

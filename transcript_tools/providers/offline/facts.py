@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from itertools import chain
+from operator import itemgetter
 
 from ...tokens import ascii_letter_count, cjk_count
 from .idents import Identifiers, collect_identifiers
@@ -84,12 +86,10 @@ def language(blocks: Blocks, memo: ScanMemo | None = None) -> str:
     ]
     if not any(map(has_text, prose)):
         prose = blocks.contents
-    letters = (memo or ScanMemo()).letters
-    cjk = latin = 0
-    for content in prose:  # the counts of the texts joined are the sums of theirs
-        counts = letters.lookup(content, _letters)
-        cjk += counts[0]
-        latin += counts[1]
+    # the counts of the texts joined are the sums of theirs
+    counts = (memo if memo is not None else ScanMemo()).letters.lookup_all(prose, _letters)
+    cjk = sum(map(itemgetter(0), counts))
+    latin = sum(map(itemgetter(1), counts))
     if cjk and cjk / (cjk + latin) > _CJK_RATIO:
         return "zh"
     return "en"
@@ -124,10 +124,8 @@ class Facts:
         counts = Counter(roles)
         requests = [c for r, c in zip(roles, contents, strict=True) if r == "user" and has_text(c)]
         assistant = [c for r, c in zip(roles, contents, strict=True) if r == "assistant"]
-        names: list[str] = []
-        for content in assistant:
-            names += memo.tool_names.lookup(content, _tool_names)
-        tool_counts = Counter(names)
+        names = memo.tool_names.lookup_all(assistant, _tool_names)
+        tool_counts = Counter(chain.from_iterable(names))
         tools = sorted(tool_counts.items(), key=lambda item: (-item[1], item[0]))
         errors: list[tuple[str, str]] = []
         error_total = 0

@@ -147,7 +147,9 @@ _SCANS = 7  # URLs, code spans, issues, error names, paths and versions, short v
 _NOTHING: _Found = ((),) * _SCANS
 
 
-def _finds(texts: list[str], weight: int, memo: Memo[_Found]) -> Iterator[tuple[int, int, str]]:
+def _finds(
+    texts: list[str], weight: int, memo: Memo[str, _Found]
+) -> Iterator[tuple[int, int, str]]:
     """(index of the text, kind, string) of each identifier in ``texts``, in the order
     one scan of the texts joined finds them: kind of scan first, then the texts in order
     (ties in the ranking keep the first seen first)."""
@@ -158,11 +160,11 @@ def _finds(texts: list[str], weight: int, memo: Memo[_Found]) -> Iterator[tuple[
                 yield index, which, text
 
 
-def _found_in(texts: list[str], weight: int, memo: Memo[_Found]) -> list[tuple[int, _Found]]:
+def _found_in(texts: list[str], weight: int, memo: Memo[str, _Found]) -> list[tuple[int, _Found]]:
     """(index, what ``_scan`` finds) of each text with a find, from the memo, or else
     from one scan of the texts not in it, joined (a scan per text costs more in calls
     than in matching); a find is given to its text by its offset."""
-    results: list[_Found | None] = [memo.get(text) for text in texts]
+    results = memo.get_all(texts)
     missing = [i for i, found in enumerate(results) if found is None]
     if missing:
         joined = _JOIN.join([texts[i] for i in missing])

@@ -9,58 +9,78 @@ so a memo changes no output: only which requests pay for the scan.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-T = TypeVar("T")
+K = TypeVar("K")
+V = TypeVar("V")
 
-MEMO_CHARS = 1 << 20  # characters of keys held by one memo (oldest entries go first)
+MEMO_CHARS = 1 << 20  # characters held by one memo (oldest entries go first)
 
 
-class Memo(Generic[T]):
-    """Values of one pure function of a string, by string; bounded by the characters
-    of the strings held, oldest first out."""
+class Memo(Generic[K, V]):
+    """Values by key, bounded by the characters the entries stand for (a string key's
+    length unless ``put`` is told another size), oldest first out."""
 
-    __slots__ = ("max_chars", "_values", "_chars")
+    __slots__ = ("max_chars", "_values", "_sizes", "_chars")
 
     def __init__(self, max_chars: int = MEMO_CHARS) -> None:
         self.max_chars = max_chars
-        self._values: dict[str, T] = {}
+        self._values: dict[K, V] = {}
+        self._sizes: dict[K, int] = {}
         self._chars = 0
 
     def __len__(self) -> int:
         return len(self._values)
 
-    def get(self, key: str) -> T | None:
+    def get(self, key: K) -> V | None:
         return self._values.get(key)
 
-    def put(self, key: str, value: T) -> None:
+    def put(self, key: K, value: V, size: int | None = None) -> None:
         values = self._values
         if key in values:
             return
         values[key] = value
-        self._chars += len(key)
+        self._sizes[key] = size = len(key) if size is None else size  # type: ignore[arg-type]
+        self._chars += size
         while self._chars > self.max_chars:
             oldest = next(iter(values))
-            self._chars -= len(oldest)
+            self._chars -= self._sizes.pop(oldest)
             del values[oldest]
 
-    def lookup(self, key: str, compute: Callable[[str], T]) -> T:
+    def lookup(self, key: K, compute: Callable[[K], V]) -> V:
         value = self._values.get(key)
         if value is None:
             value = compute(key)
             self.put(key, value)
         return value
 
+    def get_all(self, keys: Iterable[K]) -> list[V | None]:
+        """``[get(key) for key in keys]``, the loop in C."""
+        return list(map(self._values.get, keys))
+
+    def lookup_all(self, keys: Sequence[K], compute: Callable[[K], V]) -> list[V]:
+        """``[lookup(key, compute) for key in keys]``, the hits looked up in C."""
+        values = self.get_all(keys)
+        if None in values:
+            for index, value in enumerate(values):
+                if value is None:
+                    values[index] = value = compute(keys[index])
+                    self.put(keys[index], value)
+        return values  # type: ignore[return-value]  # no None left
+
 
 @dataclass(slots=True)
 class ScanMemo:
     """One memo per kind of scan; an offline provider keeps one for its requests."""
 
-    blocks: Memo[Any] = field(default_factory=Memo)  # (message, its block) by its text
-    letters: Memo[tuple[int, int]] = field(default_factory=Memo)  # (CJK, ASCII letters)
-    tool_names: Memo[tuple[str, ...]] = field(default_factory=Memo)
-    sentences: Memo[tuple[str, ...]] = field(default_factory=Memo)  # decision candidates
+    # (message, its formatted text, its block) by the message's id(): the message is
+    # held, so its id is not reused while the entry exists
+    blocks: Memo[int, Any] = field(default_factory=Memo)
+    counts: Memo[str, tuple[int, int, int, int, int]] = field(default_factory=Memo)  # tokens.Counts
+    letters: Memo[str, tuple[int, int]] = field(default_factory=Memo)  # (CJK, ASCII letters)
+    tool_names: Memo[str, tuple[str, ...]] = field(default_factory=Memo)
+    sentences: Memo[str, tuple[str, ...]] = field(default_factory=Memo)  # decision candidates
     # identifiers found in a content, by the weight of its group (prose 2, outputs 1)
-    idents: dict[int, Memo[Any]] = field(default_factory=lambda: {1: Memo(), 2: Memo()})
+    idents: dict[int, Memo[str, Any]] = field(default_factory=lambda: {1: Memo(), 2: Memo()})

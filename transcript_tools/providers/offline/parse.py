@@ -198,7 +198,7 @@ def blocks_from_messages(
     max_tool_result_chars: int,
     max_chars: int,
     formatted: tuple[Sequence[str], bool] | None = None,
-    memo: Memo[tuple[Message, _Block]] | None = None,
+    memo: Memo[int, tuple[Message, str, _Block]] | None = None,
 ) -> Blocks:
     """The blocks of the formatted conversation, from the messages themselves.
 
@@ -210,7 +210,8 @@ def blocks_from_messages(
 
     ``formatted``: ``formatted_blocks(messages, max_tool_result_chars, max_chars)`` when
     the caller has it already (the engine's requests carry it). ``memo``: each message's
-    block from earlier calls, by its text (valid for the same message object only).
+    block from earlier calls, by the message's ``id()`` (the memo holds the message, so
+    the id is not reused while the entry exists), for the same formatted text only.
     """
     if formatted is None:
         formatted = formatted_blocks(messages, max_tool_result_chars, max_chars)
@@ -221,13 +222,13 @@ def blocks_from_messages(
     contents: list[str] = []
     tool_args: list[tuple[int, str, str]] = []
     for index, (message, text) in enumerate(zip(kept, texts, strict=True)):
-        known = memo.get(text) if memo is not None else None
-        if known is not None and known[0] is message:
-            block = known[1]
+        known = memo.get(id(message)) if memo is not None else None
+        if known is not None and known[0] is message and (known[1] is text or known[1] == text):
+            block = known[2]
         else:
             block = _block(message, text)
             if memo is not None and known is None:
-                memo.put(text, (message, block))
+                memo.put(id(message), (message, text, block), len(text))
         role, call_id, content, arguments = block
         roles.append(role)
         call_ids.append(call_id)
