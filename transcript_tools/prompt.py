@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import warnings
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache, cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -68,7 +68,7 @@ class PromptTemplate:
     name: str
     source: str
 
-    @property
+    @cached_property
     def kind(self) -> str:
         return "jinja" if is_jinja(self.source) else "plain"
 
@@ -79,7 +79,7 @@ class PromptTemplate:
             return frozenset({"messages"})
         return _template_variables(self.source)
 
-    @property
+    @cached_property  # read for every summary record
     def sha256(self) -> str:
         return hashlib.sha256(self.source.encode("utf-8")).hexdigest()
 

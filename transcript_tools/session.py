@@ -33,7 +33,7 @@ from .messages import SYNTHETIC_MODEL, AssistantMessage, Message, Usage
 from .prompt import PromptTemplate, template_from_config
 from .providers.base import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from .rules import Decision, UnitCounter, skip_reason
-from .transcript import format_messages_as_text, format_transcript
+from .transcript import MESSAGE_SEPARATOR, FormattedHistory, format_messages_as_text
 
 SUMMARY_KEY = "conversation_summary"  # F5
 
@@ -78,6 +78,9 @@ class SessionEngine:
     record_sink: Callable[[str, dict[str, Any]], None] | None = None
     _prompt_shas: set[str] = field(default_factory=set)
     _pending: _Pending | None = None
+    # The history's formatted blocks, kept between summaries: each message is formatted
+    # once, not once per summary whose prompt shows it.
+    _formatted: FormattedHistory | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         cfg = self.settings.summary
@@ -275,9 +278,14 @@ class SessionEngine:
         assert cfg is not None and self.template is not None
         # F3: the FULL history (slot.messages), not the focused view
         history = self.slot.messages
-        text, kept = format_transcript(history, cfg.max_tool_result_chars, cfg.max_transcript_chars)
+        formatted = self._formatted
+        if formatted is None:
+            formatted = self._formatted = FormattedHistory(
+                cfg.max_tool_result_chars, cfg.max_transcript_chars
+            )
+        blocks, cut = formatted.formatted_blocks(history)
         prompt = self.template.render(
-            text,
+            blocks[0] if cut else MESSAGE_SEPARATOR.join(blocks),
             session_id=self.session_id,
             turn=turn,
             previous_summary=self.get_conversation_summary() or "",
@@ -288,9 +296,12 @@ class SessionEngine:
             prompt,
             cfg.summary_model,
             SUMMARY_MAX_TOKENS,
-            messages=tuple(history[len(history) - kept :]),  # those in the prompt (the 30K cut)
+            # those in the prompt (the 30K cut) and their text in it
+            messages=tuple(history[len(history) - len(blocks) :]),
             max_tool_result_chars=cfg.max_tool_result_chars,
             max_transcript_chars=cfg.max_transcript_chars,
+            formatted=tuple(blocks),
+            formatted_cut=cut,
         )
 
     def _apply_outcome(self, pending: _Pending, outcome: SummaryOutcome) -> None:

@@ -71,19 +71,19 @@ def estimate_text_tokens(text: str) -> int:
     return _utf8_tokens(text.encode("utf-8", "surrogatepass")) if text else 0
 
 
-def _utf8_tokens(raw: bytes) -> int:
-    """``estimate_text_tokens`` of the text whose UTF-8 encoding is ``raw``."""
-    if not raw:
-        return 0
-    # The translate drops the non-ASCII bytes in the same pass: their count is the
-    # length difference. Letters, the most frequent class, are the remainder:
-    # counting a byte that matches often and at random is ~3x slower (branch misses).
-    classes = raw.translate(_CLASSES, _NON_ASCII)
-    high = len(raw) - len(classes)
-    digits = classes.count(b"0")
-    spaces = classes.count(b" ")
-    punct = classes.count(b".")
-    letters = len(classes) - digits - spaces - punct
+# The counts of each class, in ``tokens_from_counts``' order: letters, digits,
+# punctuation, whitespace, non-ASCII bytes. The counts of a concatenation are the sums
+# of its parts' counts (so a text's estimate can be made from its parts').
+Counts = tuple[int, int, int, int, int]
+
+
+def text_counts(text: str) -> Counts:
+    """The class counts of ``text``'s UTF-8 bytes (``estimate_text_tokens``)."""
+    return _utf8_counts(text.encode("utf-8", "surrogatepass")) if text else (0, 0, 0, 0, 0)
+
+
+def tokens_from_counts(letters: int, digits: int, punct: int, spaces: int, high: int) -> int:
+    """The estimate of a text with these class counts."""
     return int(
         letters * LETTER_TOKENS
         + digits * DIGIT_TOKENS
@@ -92,6 +92,23 @@ def _utf8_tokens(raw: bytes) -> int:
         + high * NON_ASCII_BYTE_TOKENS
         + 0.999
     )
+
+
+def _utf8_tokens(raw: bytes) -> int:
+    """``estimate_text_tokens`` of the text whose UTF-8 encoding is ``raw``."""
+    return tokens_from_counts(*_utf8_counts(raw)) if raw else 0
+
+
+def _utf8_counts(raw: bytes) -> Counts:
+    # The translate drops the non-ASCII bytes in the same pass: their count is the
+    # length difference. Letters, the most frequent class, are the remainder:
+    # counting a byte that matches often and at random is ~3x slower (branch misses).
+    classes = raw.translate(_CLASSES, _NON_ASCII)
+    digits = classes.count(b"0")
+    spaces = classes.count(b" ")
+    punct = classes.count(b".")
+    letters = len(classes) - digits - spaces - punct
+    return letters, digits, punct, spaces, len(raw) - len(classes)
 
 
 def _arguments_tokens(args: object) -> int:

@@ -21,6 +21,7 @@ re-formatting of the whole history).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from itertools import chain
 from typing import Any
 
 from .messages import (
@@ -187,19 +188,61 @@ def formatted_blocks(
     """The blocks ``format_messages_as_text`` joins, oldest first: those of the newest
     messages that fit ``max_chars`` (``rules.suffix_cut``); and whether the only block
     is the newest message cut to its last ``max_chars`` code points."""
-    blocks: list[str] = []  # newest first, as far as the cut looked
-    if max_chars <= 0:
-        return blocks, False
+    return FormattedHistory(max_tool_result_chars, max_chars).formatted_blocks(messages)
 
-    def lengths() -> Iterator[int]:
-        for index in range(len(messages) - 1, -1, -1):
-            block = format_message(messages[index], max_tool_result_chars)
-            blocks.append(block)
-            yield len(block)
 
-    kept, _ = suffix_cut(lengths(), max_chars, len(MESSAGE_SEPARATOR))
-    if kept == 1 and len(blocks[0]) > max_chars:  # the newest alone is too long: its tail
-        return [_tail(blocks[0], max_chars)], True
-    del blocks[kept:]
-    blocks.reverse()
-    return blocks, False
+class FormattedHistory:
+    """``formatted_blocks`` of a history that only grows (a session's), each message
+    formatted once.
+
+    The blocks of the messages the latest cut kept are remembered: the cut's start only
+    moves forward as messages are appended (a longer history's kept suffix never
+    starts earlier), so the next call formats only the messages appended since, newest
+    first, and stops at the first one that does not fit, as ``formatted_blocks`` does.
+    A history that did not grow from the remembered one (shorter, or another last
+    message) is formatted afresh. Memory: the kept blocks, at most ``max_chars``
+    characters (or the newest message when it alone is longer)."""
+
+    __slots__ = ("max_tool_result_chars", "max_chars", "_blocks", "_end", "_last")
+
+    def __init__(
+        self,
+        max_tool_result_chars: int = DEFAULT_MAX_TOOL_RESULT_CHARS,
+        max_chars: int = DEFAULT_MAX_TRANSCRIPT_CHARS,
+    ) -> None:
+        self.max_tool_result_chars = max_tool_result_chars
+        self.max_chars = max_chars
+        self._blocks: list[str] = []  # of messages[_end - len(_blocks) : _end], oldest first
+        self._end = 0
+        self._last: Message | None = None  # messages[_end - 1] when the blocks were made
+
+    def formatted_blocks(self, messages: Sequence[Message]) -> tuple[list[str], bool]:
+        """``formatted_blocks(messages, max_tool_result_chars, max_chars)``."""
+        max_chars, max_tool = self.max_chars, self.max_tool_result_chars
+        end = len(messages)
+        if self._end > end or (self._end and messages[self._end - 1] is not self._last):
+            self._blocks, self._end = [], 0  # not the history remembered: start again
+        known = self._blocks
+        fresh: list[str] = []  # of the messages appended since, newest first
+        if max_chars <= 0:
+            return [], False
+
+        def fresh_lengths() -> Iterator[int]:
+            for index in range(end - 1, self._end - 1, -1):
+                block = format_message(messages[index], max_tool)
+                fresh.append(block)
+                yield len(block)
+
+        lengths = chain(fresh_lengths(), map(len, reversed(known)))
+        kept, _ = suffix_cut(lengths, max_chars, len(MESSAGE_SEPARATOR))
+        if kept <= len(fresh):
+            blocks = fresh[:kept]
+            blocks.reverse()
+        else:
+            blocks = known[len(known) - (kept - len(fresh)) :]
+            blocks += reversed(fresh)
+        self._blocks, self._end = blocks, end
+        self._last = messages[end - 1] if end else None
+        if kept == 1 and len(blocks[0]) > max_chars:  # the newest alone is too long: its tail
+            return [_tail(blocks[0], max_chars)], True
+        return blocks[:], False

@@ -31,6 +31,11 @@ class SummaryRequest:
     messages: tuple[Message, ...] | None = field(default=None, compare=False, repr=False)
     max_tool_result_chars: int = DEFAULT_MAX_TOOL_RESULT_CHARS
     max_transcript_chars: int = DEFAULT_MAX_TRANSCRIPT_CHARS
+    # ``transcript.formatted_blocks`` of ``messages`` with those settings, when the engine
+    # made the prompt (it formatted them already): one block per message, oldest first,
+    # or with ``formatted_cut`` the newest message's tail alone.
+    formatted: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
+    formatted_cut: bool = field(default=False, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

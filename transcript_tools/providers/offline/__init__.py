@@ -10,14 +10,17 @@ issue numbers, hashes, code spans), the errors seen and the latest state. Same p
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ...errors import ProviderConfigError
 from ...messages import Usage
-from ...tokens import estimate_text_tokens
+from ...tokens import Counts, estimate_text_tokens, text_counts, tokens_from_counts
+from ...transcript import MESSAGE_SEPARATOR
 from ..base import SummaryRequest, SummaryResponse
 from ..registry import register
 from .facts import LEVELS, Facts, language
+from .memo import Memo, ScanMemo
 from .parse import Blocks, blocks_from_messages, conversation_text, has_text, parse_text
 from .render import cut_to_tokens, render_summary
 
@@ -44,6 +47,11 @@ class OfflineProvider:
     name = "offline"
     key_env: str | None = None
     DEFAULT_MODEL = "extractive-v1"
+
+    def __init__(self) -> None:
+        # What was found in each message's content, kept between requests: a session's
+        # consecutive summaries show mostly the same messages (memo.py).
+        self._memo = ScanMemo()
 
     @classmethod
     def create(
@@ -85,7 +93,7 @@ class OfflineProvider:
 
     async def complete(self, prompt: str, model: str | None, max_tokens: int) -> SummaryResponse:
         """A summary of a rendered prompt alone: the conversation is read back out of it."""
-        return self._response(prompt, summarize(prompt, max_tokens), model)
+        return self._response(prompt, summarize(prompt, max_tokens, self._memo), model)
 
     async def complete_request(self, request: SummaryRequest, model: str) -> SummaryResponse:
         """A summary of the request's messages when it carries them (the engine's
@@ -93,22 +101,60 @@ class OfflineProvider:
         if request.messages is None:
             return await self.complete(request.prompt, model, request.max_tokens)
         blocks = blocks_from_messages(
-            request.messages, request.max_tool_result_chars, request.max_transcript_chars
+            request.messages,
+            request.max_tool_result_chars,
+            request.max_transcript_chars,
+            None if request.formatted is None else (request.formatted, request.formatted_cut),
+            self._memo.blocks,
         )
-        return self._response(request.prompt, summarize_blocks(blocks, request.max_tokens), model)
+        text = summarize_blocks(blocks, request.max_tokens, self._memo)
+        input_tokens = None
+        if request.formatted is not None:
+            input_tokens = prompt_tokens(
+                request.prompt, request.formatted, request.formatted_cut, self._memo.counts
+            )
+        return self._response(request.prompt, text, model, input_tokens)
 
-    def _response(self, prompt: str, text: str, model: str | None) -> SummaryResponse:
+    def _response(
+        self, prompt: str, text: str, model: str | None, input_tokens: int | None = None
+    ) -> SummaryResponse:
         return SummaryResponse(
             text=text,
             model=model or self.default_model,
             usage=Usage(
-                input_tokens=estimate_text_tokens(prompt),
+                input_tokens=estimate_text_tokens(prompt) if input_tokens is None else input_tokens,
                 output_tokens=estimate_text_tokens(text),
             ),
         )
 
 
-def summarize(prompt: str, max_tokens: int) -> str:
+def prompt_tokens(
+    prompt: str, blocks: Sequence[str], cut: bool, memo: Memo[str, Counts] | None = None
+) -> int:
+    """``estimate_text_tokens(prompt)``, for a prompt made from these formatted blocks.
+
+    Class counts add up over the parts of a text: where the prompt holds the formatted
+    conversation as is (a template showing ``{{ messages }}`` unchanged), the blocks'
+    counts (kept in ``memo`` between requests, with the blocks' text as key) stand in
+    for it, and only the template's own text is counted; otherwise the whole prompt.
+    """
+    if not blocks:
+        return estimate_text_tokens(prompt)
+    conversation = blocks[0] if cut else MESSAGE_SEPARATOR.join(blocks)
+    probe = conversation[:64]
+    at = prompt.find(probe)
+    while at != -1 and not prompt.startswith(conversation, at):
+        at = prompt.find(probe, at + 1)
+    if at == -1:
+        return estimate_text_tokens(prompt)
+    parts = [*(memo if memo is not None else Memo()).lookup_all(blocks, text_counts)]
+    parts += [text_counts(prompt[:at]), text_counts(prompt[at + len(conversation) :])]
+    if not cut:
+        parts += [text_counts(MESSAGE_SEPARATOR)] * (len(blocks) - 1)
+    return tokens_from_counts(*map(sum, zip(*parts, strict=True)))
+
+
+def summarize(prompt: str, max_tokens: int, memo: ScanMemo | None = None) -> str:
     """The extractive summary of a rendered prompt; ``""`` when it holds no conversation.
 
     The conversation is the text inside the last ``<messages>…</messages>`` pair, or
@@ -124,15 +170,18 @@ def summarize(prompt: str, max_tokens: int) -> str:
     ``<messages>`` inside the conversation moves the start of the section. The
     engine's requests carry their messages, which avoids both (``complete_request``).
     """
-    return summarize_blocks(parse_text(conversation_text(prompt)), max_tokens)
+    return summarize_blocks(parse_text(conversation_text(prompt)), max_tokens, memo)
 
 
-def summarize_blocks(blocks: Blocks, max_tokens: int) -> str:
-    """The extractive summary of a conversation's blocks; ``""`` when none has text."""
+def summarize_blocks(blocks: Blocks, max_tokens: int, memo: ScanMemo | None = None) -> str:
+    """The extractive summary of a conversation's blocks; ``""`` when none has text.
+
+    ``memo``: what earlier calls found in the same contents (the same summary, faster)."""
     if not any(map(has_text, blocks.contents)):
         return ""
-    lang = language(blocks)
-    facts = Facts.collect(blocks)
+    memo = memo if memo is not None else ScanMemo()
+    lang = language(blocks, memo)
+    facts = Facts.collect(blocks, memo)
     text = ""
     for level in LEVELS:
         text = render_summary(facts, lang, level)

@@ -7,9 +7,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from itertools import chain
+from operator import itemgetter
 
 from ...tokens import ascii_letter_count, cjk_count
 from .idents import Identifiers, collect_identifiers
+from .memo import ScanMemo
 from .parse import TOOL_CALL_RE, Blocks, has_text
 
 _CUE_WORDS = (
@@ -73,21 +76,27 @@ LEVELS = (
 _MAX_IDENTS = max(max(v.files, v.commands, v.error_lines, v.others) for v in LEVELS)
 
 
-def language(blocks: Blocks) -> str:
-    prose = "\n".join(
-        [
-            c
-            for r, c in zip(blocks.roles, blocks.contents, strict=True)
-            if r == "user" or r == "runtime" or r == "assistant" or r == "fragment"
-        ]
-    )
-    if not has_text(prose):
-        prose = "\n".join(blocks.contents)
-    cjk = cjk_count(prose)
-    latin = ascii_letter_count(prose)
+def language(blocks: Blocks, memo: ScanMemo | None = None) -> str:
+    """ "zh" when CJK characters are more than 30% of the letters (CJK + A-Z) of the user
+    and assistant text (of all the text when those have none), else "en"."""
+    prose = [
+        c
+        for r, c in zip(blocks.roles, blocks.contents, strict=True)
+        if r == "user" or r == "runtime" or r == "assistant" or r == "fragment"
+    ]
+    if not any(map(has_text, prose)):
+        prose = blocks.contents
+    # the counts of the texts joined are the sums of theirs
+    counts = (memo if memo is not None else ScanMemo()).letters.lookup_all(prose, _letters)
+    cjk = sum(map(itemgetter(0), counts))
+    latin = sum(map(itemgetter(1), counts))
     if cjk and cjk / (cjk + latin) > _CJK_RATIO:
         return "zh"
     return "en"
+
+
+def _letters(text: str) -> tuple[int, int]:
+    return cjk_count(text), ascii_letter_count(text)
 
 
 @dataclass(slots=True)
@@ -108,12 +117,15 @@ class Facts:
     idents: Identifiers  # files, commands, error lines and other verbatim strings
 
     @classmethod
-    def collect(cls, blocks: Blocks) -> Facts:
+    def collect(cls, blocks: Blocks, memo: ScanMemo | None = None) -> Facts:
+        """``memo``: what earlier requests found in the same contents (``ScanMemo``)."""
+        memo = memo if memo is not None else ScanMemo()
         roles, call_ids, contents = blocks.roles, blocks.call_ids, blocks.contents
         counts = Counter(roles)
         requests = [c for r, c in zip(roles, contents, strict=True) if r == "user" and has_text(c)]
         assistant = [c for r, c in zip(roles, contents, strict=True) if r == "assistant"]
-        tool_counts = Counter(TOOL_CALL_RE.findall("\n".join(assistant)))
+        names = memo.tool_names.lookup_all(assistant, _tool_names)
+        tool_counts = Counter(chain.from_iterable(names))
         tools = sorted(tool_counts.items(), key=lambda item: (-item[1], item[0]))
         errors: list[tuple[str, str]] = []
         error_total = 0
@@ -137,8 +149,8 @@ class Facts:
         return cls(
             counts=counts,
             requests=requests,
-            decisions=_decisions(assistant[:state_index], limit),
-            state_decisions=_decisions([state], limit) if state else [],
+            decisions=_decisions(assistant[:state_index], limit, memo),
+            state_decisions=_decisions([state], limit, memo) if state else [],
             tools=tools,
             errors=errors,
             error_total=error_total,
@@ -146,7 +158,7 @@ class Facts:
             pending=last_role == "user" and has_text(last_content),
             last_output=(call_ids[-1], last_content) if last_role in ("result", "error") else None,
             fallback=fallback,
-            idents=collect_identifiers(blocks, _MAX_IDENTS),
+            idents=collect_identifiers(blocks, _MAX_IDENTS, memo),
         )
 
 
@@ -158,30 +170,44 @@ def _error_line(content: str) -> str:
     return stripped
 
 
-def _decisions(assistant: list[str], limit: int) -> list[str]:
+def _tool_names(content: str) -> tuple[str, ...]:
+    return tuple(TOOL_CALL_RE.findall(content))
+
+
+def _decisions(assistant: list[str], limit: int, memo: ScanMemo) -> list[str]:
     """Sentences with a cue word, newest first; scanning stops once ``limit`` are found."""
     found: list[str] = []
     seen: set[str] = set()
+    sentences = memo.sentences
     for content in reversed(assistant):
-        lowered = content.lower()  # same length as content for the cue scripts
-        if len(lowered) != len(content):
-            lowered = content
-        hits = [m.start() for m in _CUE_RE.finditer(lowered)]
-        for pos in reversed(hits):
-            sentence = _sentence_at(content, pos)
-            key = " ".join(sentence.split())
-            marker = _LIST_MARKER_RE.match(key)
-            if marker:  # a markdown list item or heading: keep its text only
-                key = key[marker.end() :]
-            if len(key) < 8 or key.endswith(("?", "？")) or key in seen:
-                continue
-            if TOOL_CALL_RE.fullmatch(key):
+        for key in sentences.lookup(content, _candidates):
+            if key in seen:
                 continue
             seen.add(key)
             found.append(key)
             if len(found) >= limit:
                 return found
     return found
+
+
+def _candidates(content: str) -> tuple[str, ...]:
+    """The sentences of one message around its cue words, newest first, on one line,
+    without a list marker; not those too short, questions or bare tool-call markers."""
+    lowered = content.lower()  # same length as content for the cue scripts
+    if len(lowered) != len(content):
+        lowered = content
+    hits = [m.start() for m in _CUE_RE.finditer(lowered)]
+    found: list[str] = []
+    for pos in reversed(hits):
+        sentence = _sentence_at(content, pos)
+        key = " ".join(sentence.split())
+        marker = _LIST_MARKER_RE.match(key)
+        if marker:  # a markdown list item or heading: keep its text only
+            key = key[marker.end() :]
+        if len(key) < 8 or key.endswith(("?", "？")) or TOOL_CALL_RE.fullmatch(key):
+            continue
+        found.append(key)
+    return tuple(found)
 
 
 def _sentence_at(text: str, pos: int) -> str:

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import partial
 from itertools import accumulate
 
+from .memo import Memo, ScanMemo
 from .parse import Blocks
 
 _EXTENSIONS = (
@@ -90,8 +90,10 @@ class _Ranked:
         return order[:limit]
 
 
-def collect_identifiers(blocks: Blocks, limit: int) -> Identifiers:
-    """At most ``limit`` strings of each kind from the blocks and the tool calls."""
+def collect_identifiers(blocks: Blocks, limit: int, memo: ScanMemo | None = None) -> Identifiers:
+    """At most ``limit`` strings of each kind from the blocks and the tool calls.
+
+    ``memo``: the identifiers found in each content by earlier requests (scanned once)."""
     files, commands, errors, other = _Ranked(), _Ranked(), _Ranked(), _Ranked()
     # Positions order mentions in time: a block's index, then its tool calls' order.
     step = len(blocks.tool_args) + 1
@@ -122,13 +124,13 @@ def collect_identifiers(blocks: Blocks, limit: int) -> Identifiers:
         ([contents[i] for i in outputs], [i * step for i in outputs], 1),
         (named, named_at, 1),
     )
+    ranked = (files, errors, other)
+    memo = memo if memo is not None else ScanMemo()
     for texts, at, weight in groups:
-        # One scan of a group's texts joined (a scan per text costs more in calls than
-        # in matching); a match's position is found from its offset.
-        if texts:
-            starts = list(accumulate((len(t) + len(_JOIN) for t in texts), initial=0))
-            where = partial(_position, starts, at)
-            _scan(_JOIN.join(texts), weight, where, files, errors, other)
+        if not texts:
+            continue
+        for index, which, text in _finds(texts, weight, memo.idents[weight]):
+            ranked[which].add(text, weight, at[index])
     return Identifiers(
         files=_without_bare_names(files).ranked(limit),
         commands=commands.ranked(limit),
@@ -137,8 +139,49 @@ def collect_identifiers(blocks: Blocks, limit: int) -> Identifiers:
     )
 
 
-def _position(starts: list[int], at: list[int], offset: int) -> int:
-    return at[bisect_right(starts, offset) - 1]
+# What ``_scan`` finds in one text: per kind of scan (in scan order), the (kind, string)
+# pairs in the order found; kinds index ``(files, errors, other)``.
+_Found = tuple[tuple[tuple[int, str], ...], ...]
+_FILES, _ERRORS, _OTHER = 0, 1, 2
+_SCANS = 7  # URLs, code spans, issues, error names, paths and versions, short versions, hashes
+_NOTHING: _Found = ((),) * _SCANS
+
+
+def _finds(
+    texts: list[str], weight: int, memo: Memo[str, _Found]
+) -> Iterator[tuple[int, int, str]]:
+    """(index of the text, kind, string) of each identifier in ``texts``, in the order
+    one scan of the texts joined finds them: kind of scan first, then the texts in order
+    (ties in the ranking keep the first seen first)."""
+    found = _found_in(texts, weight, memo)
+    for scan in range(_SCANS):
+        for index, by_scan in found:
+            for which, text in by_scan[scan]:
+                yield index, which, text
+
+
+def _found_in(texts: list[str], weight: int, memo: Memo[str, _Found]) -> list[tuple[int, _Found]]:
+    """(index, what ``_scan`` finds) of each text with a find, from the memo, or else
+    from one scan of the texts not in it, joined (a scan per text costs more in calls
+    than in matching); a find is given to its text by its offset."""
+    results = memo.get_all(texts)
+    missing = [i for i, found in enumerate(results) if found is None]
+    if missing:
+        joined = _JOIN.join([texts[i] for i in missing])
+        starts = list(accumulate((len(texts[i]) + len(_JOIN) for i in missing), initial=0))
+        per_text: dict[int, list[list[tuple[int, str]]]] = {}
+        for offset, scan, kind, text in _scan(joined, weight):
+            j = bisect_right(starts, offset) - 1
+            by_scan = per_text.get(j)
+            if by_scan is None:
+                by_scan = per_text[j] = [[] for _ in range(_SCANS)]
+            by_scan[scan].append((kind, text))
+        for j, i in enumerate(missing):
+            lists = per_text.get(j)
+            found = _NOTHING if lists is None else tuple(map(tuple, lists))
+            memo.put(texts[i], found)
+            results[i] = found
+    return [(i, found) for i, found in enumerate(results) if found is not _NOTHING]  # type: ignore[misc]
 
 
 def _glued(text: str, index: int) -> bool:
@@ -146,29 +189,24 @@ def _glued(text: str, index: int) -> bool:
     return index >= 0 and _WORD_CHAR_RE.match(text, index) is not None
 
 
-def _scan(
-    text: str,
-    weight: int,
-    where: Callable[[int], int],
-    files: _Ranked,
-    errors: _Ranked,
-    other: _Ranked,
-) -> None:
-    """Adds the identifiers found in ``text``; ``where`` maps an offset to a position."""
+def _scan(text: str, weight: int) -> list[tuple[int, int, int, str]]:
+    """The identifiers in ``text`` as (offset, kind of scan, kind, string), in scan order."""
+    found: list[tuple[int, int, int, str]] = []
+    add = found.append
     if "http" in text:
         for match in _URL_RE.finditer(text):
-            other.add(match.group().rstrip(_TRAILING), weight, where(match.start()))
+            add((match.start(), 0, _OTHER, match.group().rstrip(_TRAILING)))
     if "`" in text:
         for match in _CODE_RE.finditer(text):
             code = match.group(1)
             if "://" not in code and _PATH_RE.fullmatch(code):
-                files.add(code, weight, where(match.start()))  # `src/app.py`: a file all the same
+                add((match.start(), 1, _FILES, code))  # `src/app.py`: a file all the same
             elif not code.isspace():
-                other.add(code, weight, where(match.start()))
+                add((match.start(), 1, _OTHER, code))
     if "#" in text:
         for match in _ISSUE_RE.finditer(text):
             if not _glued(text, match.start() - 1):
-                other.add(match.group(), weight, where(match.start()))
+                add((match.start(), 2, _OTHER, match.group()))
     reverse = text[::-1]
     size = len(text)
     if "Error" in text or "Exception" in text:
@@ -177,7 +215,7 @@ def _scan(
             start = end - _end(_NAME_BACKWARD_RE, reverse, size - end) + (size - end)
             if text[start].isupper() and not _glued(text, start - 1):
                 line = text[start : _end(_LINE_REST_RE, text, end)]
-                errors.add(line[:_ERROR_LINE_CHARS].rstrip(), weight, where(start))
+                add((start, 3, _ERRORS, line[:_ERROR_LINE_CHARS].rstrip()))
     search = _ANCHOR_RE.search
     at = 0
     while (anchor := search(text, at)) is not None:
@@ -189,12 +227,12 @@ def _scan(
             continue
         token = text[start:end].rstrip(_TRAILING)
         if _PATH_RE.fullmatch(token):
-            files.add(token, weight, where(start))
+            add((start, 4, _FILES, token))
         elif _VERSION_RE.fullmatch(token):
-            other.add(token, weight, where(start))
+            add((start, 4, _OTHER, token))
     for match in _SHORT_VERSION_RE.finditer(text):
         if not _glued(text, match.start() - 1):
-            other.add(match.group(), weight, where(match.start()))
+            add((match.start(), 5, _OTHER, match.group()))
     # Commit hashes (7-40 hex digits, not all decimal): in what a person or the assistant
     # wrote only; the bulky tool outputs hold too many digit runs for the cost.
     at = 0
@@ -204,9 +242,10 @@ def _scan(
         start = hit.start()
         start -= _end(_HEX_BACKWARD_RE, reverse, size - start) - (size - start)
         if 7 <= end - start <= 40 and not _glued(text, start - 1) and not _glued(text, end):
-            found = text[start:end]
-            if not found.isdigit():
-                other.add(found, weight, where(start))
+            found_hash = text[start:end]
+            if not found_hash.isdigit():
+                add((start, 6, _OTHER, found_hash))
+    return found
 
 
 def _end(pattern: re.Pattern[str], text: str, pos: int) -> int:

@@ -28,6 +28,7 @@ from ...messages import (
     starts_turn,
 )
 from ...transcript import formatted_blocks
+from .memo import Memo
 
 _ROLE_PREFIX = r"(?:System|User|Assistant|Tool (?:Result|Error) \[[^\]\n]*\]):(?: |$)"
 _HEAD = r"(?:(System|User|Assistant)|Tool (Result|Error) \[([^\]\n]*)\]):(?: |$)"
@@ -165,8 +166,39 @@ _PREFIX = {
 }
 
 
+# One message's block: role, tool call id, content without the role prefix, and the
+# (kind, value) of its tool calls' arguments.
+_Block = tuple[str, str, str, tuple[tuple[str, str], ...]]
+
+
+def _block(message: Message, text: str) -> _Block:
+    """The block of ``message``, whose formatted text is ``text``."""
+    arguments: tuple[tuple[str, str], ...] = ()
+    if isinstance(message, AssistantMessage):
+        arguments = tuple(
+            argument
+            for block in message.blocks
+            if isinstance(block, ToolUseBlock) and block.input is not None
+            for argument in _arguments(block.input)
+        )
+    if isinstance(message, ToolResultMessage):
+        label = "Tool Error" if message.is_error else "Tool Result"
+        prefix = f"{label} [{message.tool_call_id}]: "
+        role = "error" if message.is_error else "result"
+        return role, message.tool_call_id, text[len(prefix) :], arguments
+    kind = type(message)  # the exact type first: one lookup for the usual case
+    if kind not in _ROLES:
+        kind = next(c for c in _ROLES if isinstance(message, c))
+    role = "runtime" if kind is UserMessage and not starts_turn(message) else _ROLES[kind]
+    return role, "", text[len(_PREFIX[kind]) :], arguments
+
+
 def blocks_from_messages(
-    messages: Sequence[Message], max_tool_result_chars: int, max_chars: int
+    messages: Sequence[Message],
+    max_tool_result_chars: int,
+    max_chars: int,
+    formatted: tuple[Sequence[str], bool] | None = None,
+    memo: Memo[int, tuple[Message, str, _Block]] | None = None,
 ) -> Blocks:
     """The blocks of the formatted conversation, from the messages themselves.
 
@@ -175,31 +207,34 @@ def blocks_from_messages(
     without their ``Role: `` prefix. A newest message cut to its tail by the
     ``max_chars`` limit has no prefix left: a ``fragment``. As in a prompt, newlines at
     the very start and end of the conversation are not content.
+
+    ``formatted``: ``formatted_blocks(messages, max_tool_result_chars, max_chars)`` when
+    the caller has it already (the engine's requests carry it). ``memo``: each message's
+    block from earlier calls, by the message's ``id()`` (the memo holds the message, so
+    the id is not reused while the entry exists), for the same formatted text only.
     """
-    texts, cut = formatted_blocks(messages, max_tool_result_chars, max_chars)
+    if formatted is None:
+        formatted = formatted_blocks(messages, max_tool_result_chars, max_chars)
+    texts, cut = formatted
     kept = messages[len(messages) - len(texts) :]
     roles: list[str] = []
     call_ids: list[str] = []
     contents: list[str] = []
     tool_args: list[tuple[int, str, str]] = []
     for index, (message, text) in enumerate(zip(kept, texts, strict=True)):
-        if isinstance(message, AssistantMessage):
-            for block in message.blocks:
-                if isinstance(block, ToolUseBlock) and block.input is not None:
-                    tool_args += [(index, k, v) for k, v in _arguments(block.input)]
-        if isinstance(message, ToolResultMessage):
-            label = "Tool Error" if message.is_error else "Tool Result"
-            roles.append("error" if message.is_error else "result")
-            call_ids.append(message.tool_call_id)
-            prefix = f"{label} [{message.tool_call_id}]: "
+        known = memo.get(id(message)) if memo is not None else None
+        if known is not None and known[0] is message and (known[1] is text or known[1] == text):
+            block = known[2]
         else:
-            kind = next(c for c in _ROLES if isinstance(message, c))
-            roles.append(
-                "runtime" if kind is UserMessage and not starts_turn(message) else _ROLES[kind]
-            )
-            call_ids.append("")
-            prefix = _PREFIX[kind]
-        contents.append(text[len(prefix) :])
+            block = _block(message, text)
+            if memo is not None and known is None:
+                memo.put(id(message), (message, text, block), len(text))
+        role, call_id, content, arguments = block
+        roles.append(role)
+        call_ids.append(call_id)
+        contents.append(content)
+        if arguments:
+            tool_args += [(index, kind, value) for kind, value in arguments]
     if cut:  # only the newest message's tail is left, without its role prefix
         roles[0], call_ids[0], contents[0] = "fragment", "", texts[0].lstrip("\n")
         tool_args = [arg for arg in tool_args if arg[0]]  # a tail's calls are not shown
