@@ -125,10 +125,10 @@ def test_summary_text_change_and_token_deltas(base: Path, tmp_path: Path) -> Non
     rewrite_jsonl(new / "summaries.jsonl", change)
     result = run("diff", str(base), str(new), "--context", "0")
     assert result.exit_code == 1
-    assert "turn 8: summary call tokens in 1,729 → 1,729, out 510 → 517\n" in result.stdout
+    assert "turn 8: summary call tokens in 1,729 → 1,729, out 417 → 424\n" in result.stdout
     assert "turn 8: summary text changed\n" in result.stdout
     assert "      -Goals and requests:\n      +Goals:\n" in result.stdout
-    assert "out 2,704 → 2,711 (+7)" in result.stdout
+    assert "out 2,699 → 2,706 (+7)" in result.stdout
 
 
 def test_added_and_removed_sessions(base: Path, tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from tests.fake_llm_server import FakeLLMServer
 from transcript_tools.cli.main import cli
 from transcript_tools.errors import TsumError
 from transcript_tools.eval.baseline import compare_scores
+from transcript_tools.eval.probes import EXTRACTOR_VERSION
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 
@@ -53,7 +54,7 @@ def test_prompt_edit_that_drops_paths_fails_naming_the_lost_probes(repo: Path) -
     with FakeLLMServer(default=model_reply) as server:
         assert check(server, "zh", "--update").exit_code == 0
         stored = orjson.loads((repo / "baseline" / "eval.json").read_bytes())
-        assert stored["extractor_version"] == 1 and len(stored["checkpoints"]) == 5
+        assert stored["extractor_version"] == EXTRACTOR_VERSION and len(stored["checkpoints"]) == 5
         same = check(server, "zh")
         assert same.exit_code == 0, same.output
         assert "eval: artifact recall" in same.stderr and ": ok" in same.stderr
@@ -71,7 +72,10 @@ def test_a_baseline_scored_by_another_extractor_is_rescored(repo: Path) -> None:
         path.write_bytes(orjson.dumps(orjson.loads(path.read_bytes()) | {"extractor_version": 0}))
         result = check(server, "zh")
     assert result.exit_code == 0
-    assert "scores from probe extractor v0; its summaries were rescored with v1" in result.stderr
+    assert (
+        f"scores from probe extractor v0; its summaries were rescored with v{EXTRACTOR_VERSION}"
+        in result.stderr
+    )
 
 
 def scores(hits: list[bool], version: int = 1) -> dict:

@@ -118,6 +118,36 @@ def test_injected_messages_are_not_probed_and_short_requests_are_skipped() -> No
     assert request_probe(UserMessage.text("Fix the flaky rollup test"), 0, 0) is not None
 
 
+IDE_WRAPPED = (
+    "<ide_opened_file>The user opened the file /Users/dev/site/public/tokenizer.html in the "
+    "IDE. This may or may not be related to the current task.</ide_opened_file> "
+    "Fill in the readme"
+)
+
+
+def test_an_ides_context_is_no_part_of_the_request() -> None:
+    # Q1: the boilerplate an IDE wraps around what the person typed held most of the key
+    # terms, so any text quoting that boilerplate "recalled" the request.
+    request = request_probe(UserMessage.text(IDE_WRAPPED), 0, 0)
+    assert request is not None
+    assert request.terms == ("fill", "readme")
+    boilerplate = (
+        "the user opened the file in the ide. this may or may not be related to the current task"
+    )
+    assert not recalled(request, normalize(boilerplate))
+    assert recalled(request, normalize("the person asked us to fill in the README"))
+    # the request is what was typed, not "nothing": a wrapper alone has no terms left
+    only_context = IDE_WRAPPED.removesuffix(" Fill in the readme")
+    assert request_probe(UserMessage.text(only_context), 0, 0) is None
+
+
+def test_an_ides_tags_are_no_symbols_but_the_file_it_names_stays() -> None:
+    # R26
+    found = [(p.kind, p.text) for p in message_probes(UserMessage.text(IDE_WRAPPED), 0, 0, 500)]
+    assert ("path", "/Users/dev/site/public/tokenizer.html") in found
+    assert not any("ide_opened_file" in text for _, text in found)
+
+
 def test_tool_results_are_probed_within_the_prompts_cut() -> None:
     result = ToolResultMessage("t1", "x" * 600 + " KeyError: 'late'")
     assert message_probes(result, 0, 0, 500) == []

@@ -184,7 +184,7 @@ def test_the_memo_changes_no_summary(
         kept = blocks_from_messages(shown, 500, max_chars, (blocks, cut))
         afresh = blocks_from_messages(shown, 500, max_chars)
         assert kept == afresh
-        assert summarize_blocks(kept, budget, memo) == summarize_blocks(afresh, budget)
+        assert summarize_blocks(kept, budget, memo=memo) == summarize_blocks(afresh, budget)
 
 
 def test_the_provider_keeps_one_memo_across_requests() -> None:

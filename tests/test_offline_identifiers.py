@@ -131,11 +131,16 @@ def test_a_bare_directory_or_dot_path_argument_is_not_a_file() -> None:
 
 
 def many_identifiers() -> list[Message]:
+    # Long tool outputs: the conversation is far longer than any level's summary, so the
+    # level is chosen by the budget alone (not by the share of what is shown).
+    log = "  frame in the worker loop, nothing to see here\n" * 10
     messages: list[Message] = [UserMessage.text("Refactor the whole package.")]
     for i in range(40):
         messages += [
             call(f"c{i}", "Bash", {"command": f"python -m tool{i} --config conf/setting_{i}.toml"}),
-            ToolResultMessage(f"c{i}", f"ValueError: bad value {i} in pkg/module_{i}/file_{i}.py"),
+            ToolResultMessage(
+                f"c{i}", f"ValueError: bad value {i} in pkg/module_{i}/file_{i}.py\n{log}"
+            ),
         ]
     return messages
 

@@ -113,7 +113,7 @@ def test_implements_the_provider_protocol() -> None:
     assert provider.identity(None) == {
         "provider": "offline",
         "model": "extractive-v1",
-        "algorithm_version": 4,
+        "algorithm_version": 5,
     }
     assert provider.identity("custom")["model"] == "custom"
 

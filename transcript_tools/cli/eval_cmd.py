@@ -161,8 +161,9 @@ def eval_command(
     notes.extend(result.notes)
     if variants[0].provider_name == "offline" and len(variants) > 1:
         notes.append(
-            "the offline provider is extractive: it copies the conversation whatever the template says, "
-            "so the templates cannot differ here; compare templates with --provider openai or anthropic"
+            "the offline provider is extractive: it copies the conversation whatever the template's "
+            "instructions say (a template changes only what it is shown: the previous summary or not); "
+            "compare templates with --provider openai or anthropic"
         )
     if result.identical_summaries:
         notes.append(

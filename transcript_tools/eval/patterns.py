@@ -54,6 +54,11 @@ _CONSTRAINT_HINT_RE = re.compile(
     r"without|不要|别|保持|只能|只用|不能|必须|禁止|务必|不得|不超过"
 )
 _SENTENCE_RE = re.compile(r"(?:[^.!?。！？\n]|[.!?](?!\s|$))+[.!?。！？]?")
+# What an IDE extension wraps around a person's message ("The user opened the file … in
+# the IDE. This may or may not be related to the current task."): not their request
+# (rule Q1, docs/eval.md "Request probes").
+_IDE_CONTEXT_RE = re.compile(r"<(ide_[a-z_]+|system-reminder)>.*?</\1>", re.DOTALL)
+_IDE_TAG_RE = re.compile(r"</?ide_[a-z_]+>")  # its markup is no symbol; what it names stays (R26)
 _FENCE_RE = re.compile(r"```[^\n]*\n?(.*?)(?:```|$)", re.DOTALL)
 _IMAGE_URL_RE = re.compile(r"!\[[^\]]*\]\((https?://[^)\s]+)")
 _LINKED_URL_RE = re.compile(r"\]\((https?://[^)\s]+)|<(https?://[^>\s]+)>")

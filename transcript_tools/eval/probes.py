@@ -42,6 +42,8 @@ from .patterns import (
     _FENCE_RE,
     _GENERIC_ERRORS,
     _HASH_RE,
+    _IDE_CONTEXT_RE,
+    _IDE_TAG_RE,
     _IDENT_RE,
     _IMAGE_URL_RE,
     _ISSUE_RE,
@@ -67,7 +69,7 @@ from .patterns import (
     TOOL_LIST_LIMIT,
 )
 
-EXTRACTOR_VERSION = 1
+EXTRACTOR_VERSION = 2  # 2: an IDE's context is no request's terms (Q1), its tags no symbol (R26)
 
 # probe kinds, in report order
 PATH = "path"
@@ -328,6 +330,8 @@ def message_probes(
     text = _text_of(message, max_tool_result_chars)
     if text.startswith(REDACTED):
         return []  # sanitized logs: nothing left to carry
+    if person and "<ide_" in text:
+        text = _IDE_TAG_RE.sub(" ", text)  # rule R26
     pairs = extract_text(
         text,
         person,
@@ -361,6 +365,8 @@ def request_probe(message: Message, index: int, turn: int) -> Probe | None:
     text = _text_of(message, 0).strip()
     if text.startswith(REDACTED):
         return None
+    if "</" in text:  # the IDE's context around the request is not what was asked (Q1)
+        text = _IDE_CONTEXT_RE.sub("", text).strip()
     key = normalize(text)
     terms = tuple(key_terms(key))
     if len(terms) < 2:

@@ -20,18 +20,28 @@ from ...transcript import MESSAGE_SEPARATOR
 from ..base import SummaryRequest, SummaryResponse
 from ..registry import register
 from .facts import LEVELS, Facts, language
+from .goals import previous_requests, requests
 from .memo import Memo, ScanMemo
 from .parse import Blocks, blocks_from_messages, conversation_text, has_text, parse_text
 from .render import cut_to_tokens, render_summary
 
-ALGORITHM_VERSION = 4  # bump whenever the output for a given prompt changes (cache key)
+ALGORITHM_VERSION = 5  # bump whenever the output for a given prompt changes (cache key)
+# The summary's length: the most detailed level within a third of the conversation it is
+# shown (its messages and tool calls' arguments; system messages aside: they stay in the
+# view), never forced under 300 tokens, never over the request's max_tokens. A summary
+# as long as the text it stands for is worth nothing (docs/eval.md "compression"); on a
+# short conversation the fixed levels alone would make one.
+SHARE_OF_SHOWN = 1 / 3
+MIN_TARGET_TOKENS = 300
 
 
 @register
 class OfflineProvider:
     """Deterministic extractive summarizer: copies, never writes. No network, no key.
 
-    Sections: goals and requests (the earliest request shown and the latest ones),
+    Sections: goals and requests (every request while they fit, else the earliest, the
+    latest, those that set a rule and the newest others; after the requests the previous
+    summary listed when the template passes it, ``goals``),
     decisions and conclusions (assistant sentences with cue words such as
     decided / will / should / fixed / 决定 / 需要 / 已经), tools used with counts,
     identifiers copied verbatim (files and commands, also from the tool calls' arguments,
@@ -39,8 +49,9 @@ class OfflineProvider:
     commit hashes, code spans; most frequent then most recent first), errors seen, and
     the current state (the latest assistant message). Chinese
     headings when CJK characters (Han, kana, Hangul) are more than 30% of the
-    letters (CJK + A-Z) of the user and assistant text, English otherwise. The output fits ``max_tokens`` by
-    ``estimate_text_tokens``. Cost is linear in the prompt (regex and str methods,
+    letters (CJK + A-Z) of the user and assistant text, English otherwise. The output
+    is the most detailed level within a third of what it is shown (at least 300 tokens)
+    and fits ``max_tokens`` by ``estimate_text_tokens``. Cost is linear in the prompt (regex and str methods,
     no per-character Python loop).
     """
 
@@ -107,7 +118,8 @@ class OfflineProvider:
             None if request.formatted is None else (request.formatted, request.formatted_cut),
             self._memo.blocks,
         )
-        text = summarize_blocks(blocks, request.max_tokens, self._memo)
+        carried = previous_requests(request.prompt)
+        text = summarize_blocks(blocks, request.max_tokens, carried, self._memo)
         input_tokens = None
         if request.formatted is not None:
             input_tokens = prompt_tokens(
@@ -170,21 +182,35 @@ def summarize(prompt: str, max_tokens: int, memo: ScanMemo | None = None) -> str
     ``<messages>`` inside the conversation moves the start of the section. The
     engine's requests carry their messages, which avoids both (``complete_request``).
     """
-    return summarize_blocks(parse_text(conversation_text(prompt)), max_tokens, memo)
+    blocks = parse_text(conversation_text(prompt))
+    return summarize_blocks(blocks, max_tokens, previous_requests(prompt), memo)
 
 
-def summarize_blocks(blocks: Blocks, max_tokens: int, memo: ScanMemo | None = None) -> str:
+def summarize_blocks(
+    blocks: Blocks,
+    max_tokens: int,
+    carried: list[str] | None = None,
+    memo: ScanMemo | None = None,
+) -> str:
     """The extractive summary of a conversation's blocks; ``""`` when none has text.
 
+    ``carried``: the requests the session's previous summary listed (``goals``).
     ``memo``: what earlier calls found in the same contents (the same summary, faster)."""
     if not any(map(has_text, blocks.contents)):
         return ""
     memo = memo if memo is not None else ScanMemo()
     lang = language(blocks, memo)
     facts = Facts.collect(blocks, memo)
+    facts.requests = requests(facts.requests, carried or [])
+    shown = sum(
+        estimate_text_tokens(c)
+        for r, c in zip(blocks.roles, blocks.contents, strict=True)
+        if r != "system"
+    ) + sum(estimate_text_tokens(value) for _, _, value in blocks.tool_args)
+    target = min(max_tokens, max(MIN_TARGET_TOKENS, int(shown * SHARE_OF_SHOWN)))
     text = ""
     for level in LEVELS:
         text = render_summary(facts, lang, level)
-        if estimate_text_tokens(text) <= max_tokens:
+        if estimate_text_tokens(text) <= target:
             return text
-    return cut_to_tokens(text, max_tokens)
+    return text if estimate_text_tokens(text) <= max_tokens else cut_to_tokens(text, max_tokens)

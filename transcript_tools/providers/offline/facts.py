@@ -48,7 +48,7 @@ class Level:
     """How much of each section to keep; later levels are cheaper (budget trimming)."""
 
     goal_chars: int
-    recent: int
+    recent: int  # requests listed after the earliest one (goals.select)
     recent_chars: int
     decisions: int
     decision_chars: int
@@ -66,9 +66,9 @@ class Level:
 
 
 LEVELS = (
-    Level(280, 3, 200, 8, 200, 5, 160, 12, 300, 300, 160, 12, 8, 3, 12, 120),
-    Level(200, 2, 160, 5, 150, 3, 120, 8, 200, 200, 120, 8, 5, 2, 8, 90),
-    Level(140, 1, 120, 3, 120, 2, 100, 5, 120, 120, 80, 5, 3, 1, 5, 70),
+    Level(400, 10, 160, 5, 150, 3, 120, 12, 120, 100, 160, 12, 8, 3, 12, 120),
+    Level(240, 8, 120, 3, 130, 2, 110, 8, 100, 80, 120, 8, 5, 2, 8, 90),
+    Level(160, 6, 100, 2, 110, 2, 100, 5, 80, 60, 80, 5, 3, 1, 5, 70),
     Level(80, 1, 80, 1, 80, 1, 80, 3, 80, 0, 0, 3, 2, 1, 3, 50),
 )
 

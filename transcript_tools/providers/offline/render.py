@@ -3,8 +3,11 @@ level of detail, cut to the token budget."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ...tokens import estimate_text_tokens
 from .facts import Facts, Level
+from .goals import select
 
 LABELS = {
     "en": {
@@ -15,7 +18,7 @@ LABELS = {
         "goals": "Goals and requests:",
         "only": "Request",
         "first": "Earliest",
-        "recent": "Recent",
+        "more_requests": "- … {n} other requests not shown",
         "latest": "Latest",
         "decisions": "Decisions and conclusions:",
         "tools": "Tools used: ",
@@ -41,7 +44,7 @@ LABELS = {
         "goals": "目标与请求：",
         "only": "请求",
         "first": "最早",
-        "recent": "近期",
+        "more_requests": "- ……另有 {n} 条请求未列出",
         "latest": "最新",
         "decisions": "决定与结论：",
         "tools": "工具：",
@@ -85,17 +88,7 @@ def render_summary(facts: Facts, lang: str, level: Level) -> str:
         )
     sep = "：" if lang == "zh" else ": "
 
-    if facts.requests:
-        lines += ["", labels["goals"]]
-        reqs = facts.requests
-        if len(reqs) == 1:
-            lines.append(f"- {labels['only']}{sep}{_shorten(reqs[0], n(level.goal_chars))}")
-        else:
-            lines.append(f"- {labels['first']}{sep}{_shorten(reqs[0], n(level.goal_chars))}")
-            recent = reqs[1:][-level.recent :]
-            for i, req in enumerate(recent):
-                label = labels["latest"] if i == len(recent) - 1 else labels["recent"]
-                lines.append(f"- {label}{sep}{_shorten(req, n(level.recent_chars))}")
+    lines += _goals(facts.requests, labels, level, sep, n)
 
     # Sentences of the state message are left out while it is shown whole below.
     state_whole = _fits(facts.state, level.state_head + level.state_tail)
@@ -148,6 +141,27 @@ def render_summary(facts: Facts, lang: str, level: Level) -> str:
             _head_and_tail(facts.fallback, n(level.state_head), n(level.state_tail)),
         ]
     return "\n".join(lines)
+
+
+def _goals(
+    requests: list[str], labels: dict[str, str], level: Level, sep: str, n: Callable[[int], int]
+) -> list[str]:
+    """Every request a person made while they fit (each is something the work was asked
+    to do), else the earliest, the latest and a choice of the others (``goals.select``);
+    the ones left out are counted."""
+    if not requests:
+        return []
+    lines = ["", labels["goals"]]
+    if len(requests) == 1:
+        return [*lines, f"- {labels['only']}{sep}{_shorten(requests[0], n(level.goal_chars))}"]
+    chosen = select(requests, level.recent)
+    lines.append(f"- {labels['first']}{sep}{_shorten(requests[0], n(level.goal_chars))}")
+    if len(chosen) < len(requests):
+        lines.append(labels["more_requests"].format(n=len(requests) - len(chosen)))
+    for i in chosen[1:-1]:
+        lines.append(f"- {_shorten(requests[i], n(level.recent_chars))}")
+    lines.append(f"- {labels['latest']}{sep}{_shorten(requests[-1], n(level.recent_chars))}")
+    return lines
 
 
 def _identifiers(facts: Facts, labels: dict[str, str], level: Level, sep: str) -> list[str]:
