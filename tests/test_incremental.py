@@ -211,10 +211,15 @@ def test_a_memo_holds_at_most_its_characters_oldest_out() -> None:
     for key in ("aaaa", "bbbb", "cc"):
         memo.put(key, len(key))
     assert [memo.get(k) for k in ("aaaa", "bbbb", "cc")] == [4, 4, 2]
-    memo.put("ddd", 3)  # 13 characters: the oldest goes
-    assert memo.get("aaaa") is None and memo.get("ddd") == 3 and len(memo) == 3
+    memo.put("ddd", 3)  # 13 characters: the oldest go, down to 3/4 of the bound
+    assert memo.get("aaaa") is None and memo.get("bbbb") is None
+    assert memo.get("cc") == 2 and memo.get("ddd") == 3 and len(memo) == 2
     assert memo.lookup("eeeeeeeeeeee", len) == 12  # longer than the bound: not kept
     assert len(memo) == 0
+    sized: Memo[int, str] = Memo(10)
+    sized.put(1, "x", size=6)
+    sized.put(2, "y", size=6)  # sizes as given: the first goes
+    assert sized.get(1) is None and sized.get(2) == "y"
 
 
 @settings(max_examples=200, deadline=None)

@@ -21,19 +21,20 @@ sessions could collide with.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import re
 import signal
 from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
 from .parallel_job import FileJob
 from .replay import InputFile, expand_inputs
+
+if TYPE_CHECKING:  # the pool's modules load when a pool starts (not for a run that makes calls)
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 BATCH_BYTES = 1 << 20  # input bytes per batch: amortizes the per-task cost of a pool
 BATCH_FILES = 64
@@ -171,6 +172,9 @@ class _Pool:
         if self.pool is None:
             # fork where there is one: the driver has already imported everything, so a
             # worker starts in milliseconds; a spawned one re-imports for ~0.3 s.
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
             methods = multiprocessing.get_all_start_methods()
             context = multiprocessing.get_context("fork" if "fork" in methods else None)
             self.pool = ProcessPoolExecutor(

@@ -15,7 +15,7 @@ run time, so there is no import cycle.
 
 from __future__ import annotations
 
-from importlib import import_module, metadata
+from importlib import import_module
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from ..errors import ProviderConfigError
@@ -81,6 +81,8 @@ def _load_entry_points() -> None:
         return
     _entry_points_loaded = True
     _load_builtins()
+    from importlib import metadata  # ~20 ms: only when a name is not a built-in one
+
     for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if entry.name in _registry:
             continue  # a built-in (or already registered) name wins

@@ -111,19 +111,25 @@ class OfflineProvider:
         requests do), else of its prompt."""
         if request.messages is None:
             return await self.complete(request.prompt, model, request.max_tokens)
+        memo = self._memo
+        # The memo pays when this request shows mostly messages an earlier one showed (a
+        # session's summaries a few turns apart); far apart, each text is new, and
+        # scanning the texts joined costs fewer calls than scanning and keeping each.
+        seen = memo.blocks.get_all(map(id, request.messages))
+        warm = 2 * (len(seen) - seen.count(None)) >= len(seen)
         blocks = blocks_from_messages(
             request.messages,
             request.max_tool_result_chars,
             request.max_transcript_chars,
             None if request.formatted is None else (request.formatted, request.formatted_cut),
-            self._memo.blocks,
+            memo.blocks,
         )
         carried = previous_requests(request.prompt)
-        text = summarize_blocks(blocks, request.max_tokens, carried, self._memo)
+        text = summarize_blocks(blocks, request.max_tokens, carried, memo if warm else None)
         input_tokens = None
-        if request.formatted is not None:
+        if warm and request.formatted is not None:
             input_tokens = prompt_tokens(
-                request.prompt, request.formatted, request.formatted_cut, self._memo.counts
+                request.prompt, request.formatted, request.formatted_cut, memo.counts
             )
         return self._response(request.prompt, text, model, input_tokens)
 
@@ -198,7 +204,6 @@ def summarize_blocks(
     ``memo``: what earlier calls found in the same contents (the same summary, faster)."""
     if not any(map(has_text, blocks.contents)):
         return ""
-    memo = memo if memo is not None else ScanMemo()
     lang = language(blocks, memo)
     facts = Facts.collect(blocks, memo)
     facts.requests = requests(facts.requests, carried or [])

@@ -86,10 +86,12 @@ def language(blocks: Blocks, memo: ScanMemo | None = None) -> str:
     ]
     if not any(map(has_text, prose)):
         prose = blocks.contents
-    # the counts of the texts joined are the sums of theirs
-    counts = (memo if memo is not None else ScanMemo()).letters.lookup_all(prose, _letters)
-    cjk = sum(map(itemgetter(0), counts))
-    latin = sum(map(itemgetter(1), counts))
+    if memo is None:
+        cjk, latin = _letters("\n".join(prose))
+    else:  # the counts of the texts joined are the sums of theirs
+        counts = memo.letters.lookup_all(prose, _letters)
+        cjk = sum(map(itemgetter(0), counts))
+        latin = sum(map(itemgetter(1), counts))
     if cjk and cjk / (cjk + latin) > _CJK_RATIO:
         return "zh"
     return "en"
@@ -118,14 +120,18 @@ class Facts:
 
     @classmethod
     def collect(cls, blocks: Blocks, memo: ScanMemo | None = None) -> Facts:
-        """``memo``: what earlier requests found in the same contents (``ScanMemo``)."""
-        memo = memo if memo is not None else ScanMemo()
+        """``memo``: what earlier requests found in the same contents (``ScanMemo``);
+        without one, the texts of a kind are scanned joined (fewer calls)."""
         roles, call_ids, contents = blocks.roles, blocks.call_ids, blocks.contents
         counts = Counter(roles)
         requests = [c for r, c in zip(roles, contents, strict=True) if r == "user" and has_text(c)]
         assistant = [c for r, c in zip(roles, contents, strict=True) if r == "assistant"]
-        names = memo.tool_names.lookup_all(assistant, _tool_names)
-        tool_counts = Counter(chain.from_iterable(names))
+        if memo is None:
+            tool_counts = Counter(_tool_names("\n".join(assistant)))
+            memo = ScanMemo()  # for this request only
+        else:
+            names = memo.tool_names.lookup_all(assistant, _tool_names)
+            tool_counts = Counter(chain.from_iterable(names))
         tools = sorted(tool_counts.items(), key=lambda item: (-item[1], item[0]))
         errors: list[tuple[str, str]] = []
         error_total = 0
