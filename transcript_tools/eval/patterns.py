@@ -84,6 +84,36 @@ _CJK_AFTER_RE = re.compile(r"[\u3400-\u9fff]")
 _LS_LINE_RE = re.compile(r"\s*[dl-][rwxsStT-]{9}[@+.]?\s")
 _DOTTED_RE = re.compile(r"\d\.\d")
 _ERROR_HINTS = ("Error", "Exception", "Fail", "FAIL", "Interrupt", "Exit", "panic")
+_CLAUSE_SPLIT_RE = re.compile(r"[,;:，；：]\s*")
+
+
+# Pre-checks on a text's UTF-8 bytes (ASCII literals in UTF-8 are found exactly: no
+# multi-byte character holds an ASCII byte), so that a costly pattern only runs when it
+# can match. The case-insensitive ones take the bytes lowered (ASCII only): the pattern
+# can only match where one of its literals is, case folded as the regex folds ASCII,
+# except for four characters it also folds (dotless ı, long ſ, dotted İ, the Kelvin
+# sign), which make the pre-check answer "maybe" whatever else the text holds.
+_CASE_SPECIAL_B = tuple(c.encode("utf-8") for c in ("ı", "ſ", "İ", "\u212a"))
+
+
+def _may_b(*literals: str) -> re.Pattern[bytes]:
+    alternatives = [a.encode("utf-8") for a in literals] + list(_CASE_SPECIAL_B)
+    return re.compile(b"|".join(re.escape(a) for a in alternatives))
+
+
+_DIGITS_B = tuple(range(ord("0"), ord("9") + 1))  # ``int in bytes`` is a memchr
+_ERROR_HINTS_B = tuple(h.encode() for h in _ERROR_HINTS)  # case-sensitive
+_ISSUE_MAY_B = _may_b("#", "pr", "pull request", "issue", "mr", "ticket", "bug")  # _ISSUE_RE
+_CONSTRAINT_HINT_MAY_B = _may_b(  # _CONSTRAINT_HINT_RE's alternatives
+    *("must", "never", "always", "only", "at most", "at least", "make sure", "should"),
+    *("don't", "dont", "do not", "avoid", "keep", "without"),
+    *("不要", "别", "保持", "只能", "只用", "不能", "必须", "禁止", "务必", "不得", "不超过"),
+)
+_CONSTRAINT_MAY_B = _may_b(  # _CONSTRAINT_RE's alternatives
+    *("must", "never", "always", "only", "no more than", "at most", "at least", "make sure"),
+    *("should not", "shouldn't", "do not", "don't", "avoid", "keep", "without"),
+    *("不要", "别", "保持", "只能", "只用", "不能", "必须", "禁止", "务必", "不得", "不超过"),
+)
 _DIGITS_RE = re.compile(r"(?<![\w.#])\d+(?:[.,]\d+)?%?(?![\w.])")
 _PERSON_CONSTRAINT_CHARS = 2000  # longer person messages are pasted material, not instructions
 _COMMAND_KEYS = ("command", "cmd", "script")

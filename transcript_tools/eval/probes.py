@@ -29,14 +29,19 @@ from ..messages import (
 from .normalize import key_terms, normalize
 from .patterns import (
     _BOILERPLATE_URLS,
+    _CASE_SPECIAL_B,
     _CJK_AFTER_RE,
+    _CLAUSE_SPLIT_RE,
     _CODE_SPAN_RE,
     _COMMAND_KEYS,
+    _CONSTRAINT_HINT_MAY_B,
     _CONSTRAINT_HINT_RE,
+    _CONSTRAINT_MAY_B,
     _CONSTRAINT_RE,
+    _DIGITS_B,
     _DIGITS_RE,
     _DOTTED_RE,
-    _ERROR_HINTS,
+    _ERROR_HINTS_B,
     _ERROR_RE,
     _EXT_HINT_RE,
     _FENCE_RE,
@@ -46,6 +51,7 @@ from .patterns import (
     _IDE_TAG_RE,
     _IDENT_RE,
     _IMAGE_URL_RE,
+    _ISSUE_MAY_B,
     _ISSUE_RE,
     _LINKED_URL_RE,
     _LS_LINE_RE,
@@ -188,9 +194,12 @@ def extract_text(text: str, person: bool, tool: bool = False) -> list[tuple[str,
     if fences:  # code written out in full is content, not artifacts to carry (noise rule R1)
         text = _FENCE_RE.sub(lambda m: " " * (m.end() - m.start()), text)
     # Cheap C-level tests first: most messages hold no candidate for most kinds, and each
-    # pattern below costs a scan of the whole text (benchmarks/bench_eval.py).
-    has_url = "://" in text
-    has_digit = any(d in text for d in "0123456789")  # C-level scans, faster than \d
+    # pattern below costs a scan of the whole text (benchmarks/bench_eval.py). They run on
+    # the UTF-8 bytes: an ASCII needle in Chinese text costs a conversion per ``in``.
+    raw = text.encode("utf-8", "surrogatepass")
+    low = raw.lower()  # ASCII case only: what the literal pre-checks need (patterns.py)
+    has_url = b"://" in raw
+    has_digit = any(digit in raw for digit in _DIGITS_B)  # memchr each: faster than [0-9]
     images = {m.group(1) for m in _IMAGE_URL_RE.finditer(text)} if has_url else set()
     if has_url and not person and not tool:  # an assistant's citations and link lists (rule R12)
         images.update(m.group(1) or m.group(2) for m in _LINKED_URL_RE.finditer(text))
@@ -209,14 +218,14 @@ def extract_text(text: str, person: bool, tool: bool = False) -> list[tuple[str,
             taken.append(m.span())
             continue
         add(URL, url, m.span())
-    paths = "/" in text or ("." in text and _EXT_HINT_RE.search(text) is not None)
+    paths = b"/" in raw or (b"." in raw and _EXT_HINT_RE.search(text) is not None)
     for m in _PATH_RE.finditer(text) if paths else ():
         value = m.group().rstrip(".")
         if tool and _LS_LINE_RE.match(_line_of(text, m.start())):
             continue  # a long directory listing (rule R25)
         if free(m.span()) and not _is_path_noise(value):
             add(PATH, value, m.span())
-    errors = any(hint in text for hint in _ERROR_HINTS)
+    errors = any(hint in raw for hint in _ERROR_HINTS_B)
     for m in _ERROR_RE.finditer(text) if errors else ():
         name, message = m.group(1), m.group(2)
         if name in ("FAIL", "FAILED", "panic") and not message:
@@ -247,7 +256,7 @@ def extract_text(text: str, person: bool, tool: bool = False) -> list[tuple[str,
             and not heading
         ):
             add(VERSION, m.group(), m.span())
-    for m in _ISSUE_RE.finditer(text) if has_digit else ():
+    for m in _ISSUE_RE.finditer(text) if has_digit and _ISSUE_MAY_B.search(low) else ():
         add(ISSUE, "#" + m.group(1), m.span())
     for m in _HASH_RE.finditer(text) if has_digit else ():
         value = m.group(1)
@@ -280,11 +289,15 @@ def extract_text(text: str, person: bool, tool: bool = False) -> list[tuple[str,
     for m in _SHELL_LINE_RE.finditer(text) if "$ " in text else ():
         if "<<" not in m.group(1):
             add(COMMAND, " ".join(m.group(1).split()))
-    if person and len(text) <= _PERSON_CONSTRAINT_CHARS and _CONSTRAINT_HINT_RE.search(text):
+    if person and len(text) <= _PERSON_CONSTRAINT_CHARS and _constraint_hint(text, low):
         for m in _SENTENCE_RE.finditer(text):
             sentence = " ".join(m.group().split())
-            clauses = re.split(r"[,;:，；：]\s*", sentence)
-            if 8 <= len(sentence) <= 240 and any(_CONSTRAINT_RE.search(c) for c in clauses):
+            if not 8 <= len(sentence) <= 240 or not _CONSTRAINT_MAY_B.search(
+                sentence.encode("utf-8", "surrogatepass").lower()
+            ):
+                continue
+            clauses = _CLAUSE_SPLIT_RE.split(sentence)
+            if any(_CONSTRAINT_RE.search(c) for c in clauses):
                 add(CONSTRAINT, sentence)
     if person and len(text) > _PERSON_CONSTRAINT_CHARS:  # pasted material (rule R22)
         found = [(k, v) for k, v in found if k in (PATH, ERROR, COMMIT, ISSUE, COMMAND)]
@@ -294,6 +307,16 @@ def extract_text(text: str, person: bool, tool: bool = False) -> list[tuple[str,
             kinds[kind] = kinds.get(kind, 0) + 1
         found = [(k, v) for k, v in found if k == ERROR or kinds[k] <= TOOL_LIST_LIMIT]
     return found
+
+
+def _constraint_hint(text: str, low: bytes) -> bool:
+    """``_CONSTRAINT_HINT_RE.search(text)``, answered by the literal pre-check on the
+    lowered bytes alone unless what it found is one of the characters the regex folds
+    specially (patterns.py): then by the regex."""
+    found = _CONSTRAINT_HINT_MAY_B.search(low)
+    if found is None:
+        return False
+    return found.group() not in _CASE_SPECIAL_B or bool(_CONSTRAINT_HINT_RE.search(text))
 
 
 def _is_identifier(span: str) -> bool:

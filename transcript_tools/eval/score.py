@@ -16,7 +16,8 @@ from ..messages import PERSON, Message, SystemMessage, UserMessage, starts_turn
 from ..rules import turn_starts
 from ..tokens import ascii_letter_count, cjk_count, estimate_text_tokens
 from ..transcript import MESSAGE_SEPARATOR, format_message
-from .normalize import normalize, squash, term_set
+from .haystack import Haystack, JoinedHaystack, MemoHaystack
+from .normalize import normalize, squash
 from .probes import (
     ARTIFACT_KINDS,
     CONSTRAINT,
@@ -38,53 +39,34 @@ NOT_SHORTER_SHARE = 0.95
 _SEP_TOKENS = estimate_text_tokens(MESSAGE_SEPARATOR)
 
 
-class Haystack:
-    """A variant's text, normalized once; its word set and squashed form built on need."""
-
-    __slots__ = ("_squashed", "_words", "text")
-
-    def __init__(self, text: str, *, normalized: bool = False) -> None:
-        self.text = text if normalized else normalize(text)
-        self._words: frozenset[str] | None = None
-        self._squashed: str | None = None
-
-    @property
-    def words(self) -> frozenset[str]:
-        if self._words is None:
-            self._words = term_set(self.text)
-        return self._words
-
-    @property
-    def squashed(self) -> str:
-        if self._squashed is None:
-            self._squashed = squash(self.text)
-        return self._squashed
-
-    def contains(self, key: str) -> bool:
-        """Verbatim (normalized) containment; without spaces when ``key`` holds non-ASCII."""
-        return key in self.text if key.isascii() else squash(key) in self.squashed
-
-    def covers(self, probe: Probe) -> bool:
-        """Key-term coverage of at least ``COVERAGE_THRESHOLD`` (same rule as ``coverage``,
-        counted with a C-level set intersection for the ASCII terms, and stopping early)."""
-        terms = probe.terms
-        if not terms:
-            return False
-        need = COVERAGE_THRESHOLD * len(terms)
-        found = len(self.words.intersection(terms))  # CJK terms are never ASCII words
+def covers(haystack: Haystack, probe: Probe) -> bool:
+    """Key-term coverage of at least ``COVERAGE_THRESHOLD`` (same rule as
+    ``normalize.coverage``: ASCII terms as words, counted with a C-level set
+    intersection; CJK terms in the squashed text, stopping as soon as it is decided)."""
+    terms = probe.terms
+    if not terms:
+        return False
+    need = COVERAGE_THRESHOLD * len(terms)
+    cjk = probe.cjk_terms
+    # CJK terms are never ASCII words; with none but CJK terms the word set is not needed
+    found = haystack.count_words(terms) if len(cjk) < len(terms) else 0
+    if found >= need:
+        return True
+    if not cjk or found + len(cjk) < need:
+        return False
+    in_squashed = haystack.in_squashed
+    for i, term in enumerate(cjk):
+        found += in_squashed(term)
         if found >= need:
             return True
-        cjk = probe.cjk_terms
-        if not cjk or found + len(cjk) < need:
+        if found + len(cjk) - i - 1 < need:
             return False
-        squashed = self.squashed
-        for i, term in enumerate(cjk):
-            found += term in squashed
-            if found >= need:
-                return True
-            if found + len(cjk) - i - 1 < need:
-                return False
-        return False
+    return False
+
+
+def contains(haystack: Haystack, key: str) -> bool:
+    """Verbatim (normalized) containment; without spaces when ``key`` holds non-ASCII."""
+    return haystack.in_text(key) if key.isascii() else haystack.in_squashed(squash(key))
 
 
 def recalled(probe: Probe, haystack: Haystack | str) -> bool:
@@ -92,19 +74,37 @@ def recalled(probe: Probe, haystack: Haystack | str) -> bool:
     (normalized) for artifacts, a path by its last two segments; requests and
     constraints by key-term coverage; an error by its name plus half its message's terms."""
     if isinstance(haystack, str):
-        haystack = Haystack(haystack, normalized=True)
+        haystack = Haystack(haystack)  # normalized
     kind = probe.kind
     if kind in (REQUEST, CONSTRAINT):
-        return haystack.covers(probe)
+        return covers(haystack, probe)
     if kind == ERROR:
         name = probe.key.partition(": ")[0]
-        if name not in haystack.text:
+        if not haystack.in_text(name):
             return False
-        return not probe.terms or haystack.covers(probe)
+        return not probe.terms or covers(haystack, probe)
     if kind == PATH:
         parts = [p for p in probe.key.split("/") if p]
-        return haystack.contains("/".join(parts[-2:]))
-    return haystack.contains(probe.key)
+        return contains(haystack, "/".join(parts[-2:]))
+    return contains(haystack, probe.key)
+
+
+def recalled_memo(probe: Probe, haystack: MemoHaystack) -> bool:
+    """``recalled``, remembered by the (shared, long-lived) haystack."""
+    found = haystack.recalled.get(id(probe))  # probes live as long as their conversation's
+    if found is None:
+        found = haystack.recalled[id(probe)] = recalled(probe, haystack)
+    return found
+
+
+def in_truncation(probe: Probe, truncation: JoinedHaystack) -> bool:
+    """``recalled(probe, truncation)``: a probe its head (the whole blocks) carries is
+    carried whatever the cut tail adds (recall only grows with the text), and the head
+    is the same at checkpoint after checkpoint."""
+    head = truncation.head
+    if isinstance(head, MemoHaystack) and recalled_memo(probe, head):
+        return True
+    return recalled(probe, truncation)
 
 
 def language_of(text: str) -> str:
@@ -128,6 +128,7 @@ class ConversationProbes:
     _block_tokens: dict[int, int] = field(default_factory=dict)
     _tokens: list[int] = field(default_factory=lambda: [0])  # prefix sums, non-system blocks
     _range: tuple[int, int, set[tuple[str, str]], list[Probe]] | None = None
+    _heads: dict[tuple[int, int], MemoHaystack] = field(default_factory=dict)
     _letters: list[tuple[int, int, int, int]] = field(default_factory=lambda: [(0, 0, 0, 0)])
 
     def __post_init__(self) -> None:
@@ -237,16 +238,22 @@ class ConversationProbes:
         parts = [self.block(i) for i in whole] + ([cut] if cut else [])
         return MESSAGE_SEPARATOR.join(parts)
 
-    def truncation_haystack(self, start: int, end: int, budget: int) -> Haystack:
+    def truncation_haystack(self, start: int, end: int, budget: int) -> JoinedHaystack:
+        """The truncation floor's text, normalized: its whole blocks are a head shared
+        by every checkpoint that keeps the same ones (with the answers looked up in
+        it), the cut last block its tail."""
         whole, cut = self._truncate(start, end, budget)
-        parts = [self.norm_block(i) for i in whole] + [normalize(cut)]
-        return Haystack(" ".join(p for p in parts if p), normalized=True)
+        key = (start, whole[-1] if whole else -1)
+        head = self._heads.get(key)
+        if head is None:
+            head = self._heads[key] = MemoHaystack(
+                " ".join(p for i in whole if (p := self.norm_block(i)))
+            )
+        return JoinedHaystack(head, normalize(cut))
 
     def view_haystack(self, start: int, end: int) -> Haystack:
         """The messages[start:end] as they appear in the view, normalized."""
-        return Haystack(
-            " ".join(p for i in range(start, end) if (p := self.norm_block(i))), normalized=True
-        )
+        return Haystack(" ".join(p for i in range(start, end) if (p := self.norm_block(i))))
 
     def language(self, end: int) -> str:
         """The conversation's language: what its people wrote up to ``end`` (else everything).
@@ -283,24 +290,20 @@ def score_checkpoint(
     probes = conv.probes(start, end)
     summary_tokens = estimate_text_tokens(summary)
     replaced_tokens = conv.replaced_tokens(start, end)
-    texts = {
-        "summary": Haystack(summary),
-        "truncation": conv.truncation_haystack(start, end, summary_tokens),
-        "none": Haystack("", normalized=True),
-    }
+    summary_h = Haystack(normalize(summary))
+    truncation_h = conv.truncation_haystack(start, end, summary_tokens)
     kept_view: list[Haystack] = []  # built when a lost probe first asks for it
     rows = []
     tally: dict[str, list[int]] = {}  # kind -> [summary hits, truncation hits, probes]
-    summary_h, truncation_h = texts["summary"], texts["truncation"]
     for probe in probes:
-        in_summary = recalled(probe, summary_h) if summary_h.text else False
-        in_truncation = recalled(probe, truncation_h) if truncation_h.text else False
+        in_summary = recalled(probe, summary_h) if summary_h else False
+        in_trunc = in_truncation(probe, truncation_h) if truncation_h else False
         # in_kept: a probe the summary lost that the kept turns still show (only asked then)
         in_kept = False
         if not in_summary:
             if not kept_view:
                 kept_view.append(conv.view_haystack(*kept))
-            in_kept = bool(kept_view[0].text) and recalled(probe, kept_view[0])
+            in_kept = bool(kept_view[0]) and recalled(probe, kept_view[0])
         rows.append(
             {
                 "kind": probe.kind,
@@ -308,7 +311,7 @@ def score_checkpoint(
                 "turn": probe.turn,
                 "text": probe.text,
                 "summary": in_summary,
-                "truncation": in_truncation,
+                "truncation": in_trunc,
                 "none": False,
                 "in_kept": in_kept,
             }
@@ -317,7 +320,7 @@ def score_checkpoint(
         if entry is None:
             entry = tally[probe.kind] = [0, 0, 0]
         entry[0] += in_summary
-        entry[1] += in_truncation
+        entry[1] += in_trunc
         entry[2] += 1
     counts = {
         "summary": {k: [e[0], e[2]] for k, e in tally.items()},

@@ -1,0 +1,125 @@
+"""tsum eval's speed tricks (benchmarks/bench_eval.py) give what their plain forms give:
+same normalization, same words, same key terms, same answers from a joined haystack as
+from the joined text, same pre-checks as the regular expressions they spare."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from transcript_tools.eval import patterns
+from transcript_tools.eval.haystack import Haystack, JoinedHaystack, MemoHaystack
+from transcript_tools.eval.normalize import STOPWORDS, key_terms, normalize, squash, term_set
+from transcript_tools.eval.probes import _constraint_hint
+
+# Characters that exercise the rules: ASCII words and separators, full-width forms and
+# the ellipsis (mapped before NFKC), characters NFKC or casefold change (ﬁ, Ⅻ, ß, İ),
+# the four that regular expressions fold specially, CJK with its function characters,
+# and whitespace of several kinds.
+PIECES = [
+    *"aAbBzZ09_./-# :'",
+    *"，？：（）！；％…",
+    *"ﬁⅫßİıſ\u212aÉé\u0301",
+    *"的了是中文修复日志不要必须保持",
+    *" \t\n\u3000\xa0\u2028",
+    "must",
+    "Don't",
+    "KEEP",
+    "issue",
+    "pr",
+    "Error",
+    "src/app.py",
+    "v1.2",
+]
+texts = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
+
+
+def reference_normalize(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(text.replace("\\", "/").split())
+
+
+_WORD_RE = re.compile(r"[a-z0-9_][a-z0-9_.\-/]*[a-z0-9_]|[a-z0-9]")
+_CJK_RUN_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+_CJK_STOP = set("的了是在我你他她它们这那和与及或就都也还把被给吗呢吧啊呀么个有没不要请")
+
+
+def reference_key_terms(text: str, limit: int = 12) -> list[str]:
+    """key_terms as extractor version 1 wrote it (regex per word, no early stop)."""
+    words: dict[str, None] = {}
+    for word in _WORD_RE.findall(text):
+        word = word.strip("./-")
+        if len(word) >= 4 or (len(word) >= 2 and re.search(r"[\d_./]", word)):
+            words[word] = None
+    ascii_terms = [w for w in words if w not in STOPWORDS]
+    grams: dict[str, None] = {}
+    for run in _CJK_RUN_RE.findall(text):
+        if len(run) == 1:
+            grams[run] = None
+            continue
+        for i in range(len(run) - 1):
+            gram = run[i : i + 2]
+            if not (gram[0] in _CJK_STOP and gram[1] in _CJK_STOP):
+                grams[gram] = None
+    cjk_terms = list(grams)[:limit]
+    if len(ascii_terms) + len(cjk_terms) <= limit:
+        return ascii_terms + cjk_terms
+    longest = sorted(range(len(ascii_terms)), key=lambda i: (-len(ascii_terms[i]), i))[:limit]
+    chosen_ascii = [ascii_terms[i] for i in sorted(longest)]
+    return chosen_ascii + cjk_terms[: limit - len(chosen_ascii)]
+
+
+@settings(max_examples=400)
+@given(texts)
+def test_normalize_equals_nfkc_casefold_and_spaces(text: str) -> None:
+    assert normalize(text) == reference_normalize(text)
+
+
+@settings(max_examples=400)
+@given(texts)
+def test_words_and_key_terms_equal_the_regex_forms(text: str) -> None:
+    key = normalize(text)
+    assert term_set(key) == frozenset(_WORD_RE.findall(key))
+    assert key_terms(key) == reference_key_terms(key)
+    assert key_terms(key, limit=3) == reference_key_terms(key, limit=3)
+
+
+@settings(max_examples=400)
+@given(texts, texts, st.lists(st.sampled_from(PIECES), max_size=4).map("".join))
+def test_a_joined_haystack_answers_as_the_joined_text(head: str, tail: str, needle: str) -> None:
+    head, tail, needle = normalize(head), normalize(tail), normalize(needle) or "a"
+    joined = Haystack(" ".join(p for p in (head, tail) if p))
+    for part in (Haystack(head), MemoHaystack(head)):
+        view = JoinedHaystack(part, tail)
+        for _ in range(2):  # the memo's second answer is its first
+            assert bool(view) == bool(joined)
+            assert view.text == joined.text
+            assert view.in_text(needle) == joined.in_text(needle)
+            assert view.in_squashed(squash(needle)) == joined.in_squashed(squash(needle))
+            terms = tuple(key_terms(needle)) + ("a", "src/app.py")
+            assert view.count_words(terms) == joined.count_words(terms)
+
+
+@settings(max_examples=600)
+@given(texts)
+def test_literal_pre_checks_never_miss_a_match(text: str) -> None:
+    low = text.encode("utf-8", "surrogatepass").lower()
+    expected = patterns._CONSTRAINT_HINT_RE.search(text) is not None
+    assert _constraint_hint(text, low) == expected
+    if patterns._ISSUE_RE.search(text):
+        assert patterns._ISSUE_MAY_B.search(low)
+    if patterns._CONSTRAINT_RE.search(text):
+        assert patterns._CONSTRAINT_MAY_B.search(low)
+    raw = text.encode("utf-8", "surrogatepass")
+    errors = any(hint in raw for hint in patterns._ERROR_HINTS_B)
+    assert errors == any(hint in text for hint in patterns._ERROR_HINTS)
+
+
+def test_the_characters_regexes_fold_specially_defer_to_the_regex() -> None:
+    # "wıthout" (dotless i) and "KEEP" with a Kelvin sign match case-insensitively
+    for text in ("wıthout tests", "\u212aeep it", "muſt not"):
+        assert patterns._CONSTRAINT_HINT_RE.search(text)
+        assert _constraint_hint(text, text.encode().lower())
