@@ -11,6 +11,7 @@ from corpus import CORPUS, FIXTURES, needs_corpus, read
 from transcript_tools.errors import InputError
 from transcript_tools.formats import detect_format, read_conversations
 from transcript_tools.formats.source import Source
+from transcript_tools.inputs import expand_inputs
 from transcript_tools.messages import (
     INJECTED,
     OBSERVATION,
@@ -21,7 +22,7 @@ from transcript_tools.messages import (
     Usage,
     UserMessage,
 )
-from transcript_tools.replay import expand_inputs, split_turns
+from transcript_tools.replay import split_turns
 
 CHAT = FIXTURES / "representative_aider_chat.aider.chat.history.md"
 LLM = FIXTURES / "representative_aider.aider.llm.history"

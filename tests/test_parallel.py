@@ -10,8 +10,8 @@ from scale_corpus import build_corpus, invoke, same_files, same_run
 
 from transcript_tools import parallel, parallel_jobs
 from transcript_tools.config import SummaryConfig
+from transcript_tools.inputs import InputFile, unique_name
 from transcript_tools.parallel import Backend, batches, collision_seed, plan
-from transcript_tools.replay import InputFile, unique_name
 from transcript_tools.sweep import Sweep, config_grid
 
 SWEEP_GRID = ["--ratio", "0.5,0.75", "--max-context-tokens", "2000,32000", "--debounce", "1,3"]

@@ -46,7 +46,7 @@ def read(
     ``InputError`` naming the file and line."""
     from .formats import read_input
     from .formats.source import Source
-    from .replay import expand_inputs
+    from .inputs import expand_inputs
 
     for item in expand_inputs(_paths(paths)):
         source = Source(item.path, skip_bad_lines=skip_bad_lines, warn=warn)

@@ -21,8 +21,8 @@ from typing import Any
 from .errors import InputError
 from .formats import read_input
 from .formats.source import Source
+from .inputs import expand_inputs
 from .messages import AssistantMessage, Conversation, SystemMessage, ToolUseBlock
-from .replay import expand_inputs
 from .rules import compaction_turn, is_model_call, last_call_end, split_turns
 from .tokens import estimate_message_tokens
 

@@ -29,8 +29,9 @@ from typing import IO, Any
 import orjson
 
 from .formats.native import write_messages
+from .inputs import OUTPUT_MARKER, unique_name
 from .reorder import Rendered
-from .replay import OUTPUT_MARKER, SessionResult, unique_name
+from .replay import SessionResult
 from .rules import FIRED
 from .terminal import escape_controls
 

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
+from .inputs import InputFile, expand_inputs
 from .parallel_job import FileJob
-from .replay import InputFile, expand_inputs
 
 if TYPE_CHECKING:  # the pool's modules load when a pool starts (not for a run that makes calls)
     from concurrent.futures import Future, ProcessPoolExecutor

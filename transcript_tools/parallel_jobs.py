@@ -22,11 +22,11 @@ from typing import Any
 
 from .config import ReplaySettings
 from .errors import InputError
+from .inputs import InputFile
 from .inspect import InspectRun, SessionInfo
 from .outputs import RECORD_FILES, OutputDirectory, TextReport, write_records
 from .parallel import Backend, ordered_parts, plan
 from .replay import (
-    InputFile,
     ReplayRun,
     RunStats,
     SessionResult,

@@ -10,13 +10,10 @@ whatever the concurrency.
 from __future__ import annotations
 
 import asyncio
-import glob
 import heapq
-import os
 import tempfile
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import IO, Any, Protocol, runtime_checkable
 
 import orjson
@@ -25,6 +22,8 @@ from .config import Checkpoint, Measure, ReplaySettings, TurnPath
 from .errors import InputError
 from .formats import read_input
 from .formats.source import Source
+from .inputs import OUTPUT_MARKER as OUTPUT_MARKER  # re-exported: outputs.py writes it
+from .inputs import InputFile, expand_inputs, unique_name
 from .messages import (
     AssistantMessage,
     Conversation,
@@ -38,64 +37,6 @@ from .rules import FIRED, Decision, compaction_turn, fixed_cadence, unit_starts
 from .rules import split_turns as split_turns  # re-exported: callers import it from here
 from .rules import turn_starts as turn_starts  # re-exported: callers import it from here
 from .session import SessionEngine
-
-OUTPUT_MARKER = ".tsum-output"  # written by outputs.OutputDirectory
-# Aider's logs are plain text under fixed names (``.aider.chat.history.md``, and
-# ``.aider.llm.history`` or ``<name>.aider.llm.history`` when renamed).
-TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".aider.chat.history.md", ".aider.llm.history")
-SKIPPED_SUFFIXES = (".meta.json",)
-
-
-@dataclass(slots=True)
-class InputFile:
-    path: str
-    from_directory: bool = False  # found by walking a directory: undetectable files are warnings
-
-
-def expand_inputs(paths: list[str] | list[InputFile]) -> Iterator[InputFile]:
-    """Files, directories (recursing into transcript files, sorted), globs, and ``-``."""
-    for spec in paths:
-        if isinstance(
-            spec, InputFile
-        ):  # already expanded: one file of a parallel run (parallel.py)
-            yield spec
-            continue
-        if spec == "-":
-            yield InputFile("-")
-            continue
-        path = Path(spec)
-        if path.is_dir():
-            # tsum's own output folders (marked by OutputDirectory) are not inputs
-            outputs = {marker.parent for marker in path.rglob(OUTPUT_MARKER)}
-            found = sorted(
-                str(p)
-                for p in path.rglob("*")
-                if p.is_file()
-                and p.name.endswith(TRANSCRIPT_SUFFIXES)
-                and not p.name.endswith(SKIPPED_SUFFIXES)
-                and not (outputs and any(parent in outputs for parent in p.parents))
-            )
-            for name in found:
-                yield InputFile(name, from_directory=True)
-            continue
-        if not path.exists() and any(ch in spec for ch in "*?["):
-            matches = sorted(glob.glob(spec, recursive=True))
-            if matches:
-                for name in matches:
-                    if os.path.isfile(name):
-                        yield InputFile(name)
-                continue
-        yield InputFile(spec)  # a missing path fails when read, with its name
-
-
-def unique_name(name: str, taken: set[str], sep: str) -> str:
-    """``name``, or ``name{sep}2``, ``name{sep}3``… whichever is not taken yet (then taken)."""
-    candidate, n = name, 1
-    while candidate in taken:
-        n += 1
-        candidate = f"{name}{sep}{n}"
-    taken.add(candidate)
-    return candidate
 
 
 def tool_oddities(messages: list[Message]) -> list[str]:

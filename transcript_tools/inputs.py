@@ -1,0 +1,71 @@
+"""The inputs of a run: files, directories, globs and ``-``, expanded in a fixed order.
+
+A directory is walked for transcript files (sorted), skipping tsum's own output folders;
+session ids repeated across inputs get a suffix (``unique_name``).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+OUTPUT_MARKER = ".tsum-output"  # written by outputs.OutputDirectory
+# Aider's logs are plain text under fixed names (``.aider.chat.history.md``, and
+# ``.aider.llm.history`` or ``<name>.aider.llm.history`` when renamed).
+TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".aider.chat.history.md", ".aider.llm.history")
+SKIPPED_SUFFIXES = (".meta.json",)
+
+
+@dataclass(slots=True)
+class InputFile:
+    path: str
+    from_directory: bool = False  # found by walking a directory: undetectable files are warnings
+
+
+def expand_inputs(paths: list[str] | list[InputFile]) -> Iterator[InputFile]:
+    """Files, directories (recursing into transcript files, sorted), globs, and ``-``."""
+    for spec in paths:
+        if isinstance(
+            spec, InputFile
+        ):  # already expanded: one file of a parallel run (parallel.py)
+            yield spec
+            continue
+        if spec == "-":
+            yield InputFile("-")
+            continue
+        path = Path(spec)
+        if path.is_dir():
+            # tsum's own output folders (marked by OutputDirectory) are not inputs
+            outputs = {marker.parent for marker in path.rglob(OUTPUT_MARKER)}
+            found = sorted(
+                str(p)
+                for p in path.rglob("*")
+                if p.is_file()
+                and p.name.endswith(TRANSCRIPT_SUFFIXES)
+                and not p.name.endswith(SKIPPED_SUFFIXES)
+                and not (outputs and any(parent in outputs for parent in p.parents))
+            )
+            for name in found:
+                yield InputFile(name, from_directory=True)
+            continue
+        if not path.exists() and any(ch in spec for ch in "*?["):
+            matches = sorted(glob.glob(spec, recursive=True))
+            if matches:
+                for name in matches:
+                    if os.path.isfile(name):
+                        yield InputFile(name)
+                continue
+        yield InputFile(spec)  # a missing path fails when read, with its name
+
+
+def unique_name(name: str, taken: set[str], sep: str) -> str:
+    """``name``, or ``name{sep}2``, ``name{sep}3``… whichever is not taken yet (then taken)."""
+    candidate, n = name, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{name}{sep}{n}"
+    taken.add(candidate)
+    return candidate
