@@ -72,6 +72,13 @@ def write_records(files: Mapping[str, IO[bytes]], result: SessionResult) -> None
         files["slots.jsonl"].writelines(map(_dump_lines, engine.snapshots))
 
 
+def render_records(result: SessionResult) -> dict[str, bytes]:
+    """``write_records`` into memory: the bytes of each record file the session adds to."""
+    memory = {name: io.BytesIO() for name in RECORD_FILES}
+    write_records(memory, result)
+    return {name: buffer.getvalue() for name, buffer in memory.items() if buffer.tell()}
+
+
 def safe_filename(session_id: str) -> str:
     name = _UNSAFE.sub("_", session_id).strip("._") or "session"
     return name[:150]
@@ -127,9 +134,7 @@ class OutputDirectory:
         """``write_session``'s output, for a session that must wait for an earlier one
         (``reorder``): records as bytes, ``compressed/`` written under a temporary name
         (its final name depends on the sessions written before it)."""
-        memory = {name: io.BytesIO() for name in RECORD_FILES}
-        write_records(memory, result)
-        records = {name: buffer.getvalue() for name, buffer in memory.items() if buffer.tell()}
+        records = render_records(result)
         aside = None
         if self.write_compressed:
             self._aside += 1

@@ -24,13 +24,14 @@ from .config import ReplaySettings
 from .errors import InputError
 from .inputs import InputFile
 from .inspect import InspectRun, SessionInfo
-from .outputs import RECORD_FILES, OutputDirectory, TextReport, write_records
+from .outputs import OutputDirectory, TextReport, render_records
 from .parallel import Backend, ordered_parts, plan
+from .reorder import Rendered, SessionCounts
 from .replay import (
     ReplayRun,
     RunStats,
-    SessionResult,
     replay_conversation,
+    session_counts,
     window_bounds,
 )
 from .sweep import Sample, Sweep, SweepResult
@@ -150,16 +151,11 @@ def _merge_sweep(total: SweepResult, part: SweepResult, heap: list[Any], size: i
 
 @dataclass(slots=True)
 class SessionDigest:
-    """What the driver needs of one replayed session: counts, warnings, rendered records."""
+    """What the driver needs of one session replayed in a worker: its counts and warnings,
+    and its output already rendered (--out records, or the report's text)."""
 
-    session_id: str
-    path: str
-    turns: int
-    summaries_ok: int
-    summaries_failed: int
-    would_summarize: int
-    warnings: list[str]
-    records: dict[str, bytes] | str  # bytes per --out file, or the report's text
+    counts: SessionCounts
+    rendered: Rendered
 
 
 @dataclass(slots=True)
@@ -169,25 +165,6 @@ class ReplayPart:
     files: int = 0
     failed_files: int = 0
     errors: list[str] = field(default_factory=list)
-
-
-class _MemoryRecords:
-    """``OutputDirectory``'s records of one session, in memory (a dry run compresses nothing)."""
-
-    def __init__(self) -> None:
-        self.files: dict[str, io.BytesIO] = {name: io.BytesIO() for name in RECORD_FILES}
-
-    def write_session(self, result: SessionResult) -> None:
-        write_records(self.files, result)
-
-    def take(self) -> dict[str, bytes]:
-        out = {}
-        for name, buffer in self.files.items():
-            if buffer.tell():
-                out[name] = buffer.getvalue()
-                buffer.seek(0)
-                buffer.truncate()
-        return out
 
 
 @dataclass(slots=True)
@@ -212,9 +189,7 @@ class ReplayJob:
             error=lambda m: events.append((ERROR, m)),
             _seen_ids=set(taken),
         )
-        buffer = io.StringIO()
-        report = TextReport(buffer, show_summaries=self.show_summaries)
-        records = _MemoryRecords()
+        report = TextReport(io.StringIO(), show_summaries=self.show_summaries)
         names: set[str] = set()
         loop = asyncio.new_event_loop()
         try:
@@ -223,32 +198,11 @@ class ReplayJob:
                     replay_conversation(conv, self.settings, None, "none", self.template)
                 )
                 names.add(conv.session_id)
-                rendered: dict[str, bytes] | str
-                if self.text_report:
-                    report.write_session(result)
-                    rendered = buffer.getvalue()
-                    buffer.seek(0)
-                    buffer.truncate()
-                else:
-                    records.write_session(result)
-                    rendered = records.take()
-                engine = result.engine
-                ok = sum(1 for s in engine.summaries if s["status"] == "ok")
-                events.append(
-                    (
-                        SESSION,
-                        SessionDigest(
-                            conv.session_id,
-                            conv.path,
-                            result.turns,
-                            ok,
-                            len(engine.summaries) - ok,
-                            sum(1 for d in engine.decisions if d["decision"] == "would_summarize"),
-                            result.warnings,
-                            rendered,
-                        ),
-                    )
+                # a dry run compresses nothing: the records alone are --out's output
+                rendered = (
+                    report.render(result) if self.text_report else Rendered(render_records(result))
                 )
+                events.append((SESSION, SessionDigest(session_counts(result), rendered)))
         finally:
             loop.close()
         stats = reader.stats
@@ -303,25 +257,10 @@ def parallel_replay(run: ReplayRun, paths: list[str], backend: Backend) -> RunSt
 
 def _deliver(run: ReplayRun, digest: SessionDigest) -> None:
     """``ReplayRun._deliver`` for a session replayed elsewhere."""
-    stats = run.stats
-    stats.sessions += 1
-    stats.turns += digest.turns
-    stats.summaries_ok += digest.summaries_ok
-    stats.summaries_failed += digest.summaries_failed
-    stats.would_summarize += digest.would_summarize
-    for warning in digest.warnings:
-        stats.warnings += 1
-        run.warn(f"warning: {digest.path}: session {digest.session_id}: {warning}")
+    run._count(digest.counts)
     sink = run.sink
-    if isinstance(digest.records, str):
-        assert isinstance(sink, TextReport)
-        sink.stream.write(digest.records)
-    else:
-        assert isinstance(sink, OutputDirectory)
-        for name, data in digest.records.items():
-            sink.files[name].write(data)
-        for handle in sink.files.values():
-            handle.flush()  # whole sessions on disk, as OutputDirectory does
+    assert isinstance(sink, (OutputDirectory, TextReport))
+    sink.write_rendered(digest.counts.session_id, digest.rendered)
     if run.on_session is not None:
         run.on_session(digest)  # type: ignore[arg-type]  # progress only counts
 
