@@ -207,11 +207,7 @@ def summarize_blocks(
     lang = language(blocks, memo)
     facts = Facts.collect(blocks, memo)
     facts.requests = requests(facts.requests, carried or [])
-    shown = sum(
-        estimate_text_tokens(c)
-        for r, c in zip(blocks.roles, blocks.contents, strict=True)
-        if r != "system"
-    ) + sum(estimate_text_tokens(value) for _, _, value in blocks.tool_args)
+    shown = _shown_tokens(blocks, memo)
     target = min(max_tokens, max(MIN_TARGET_TOKENS, int(shown * SHARE_OF_SHOWN)))
     text = ""
     for level in LEVELS:
@@ -219,3 +215,13 @@ def summarize_blocks(
         if estimate_text_tokens(text) <= target:
             return text
     return text if estimate_text_tokens(text) <= max_tokens else cut_to_tokens(text, max_tokens)
+
+
+def _shown_tokens(blocks: Blocks, memo: ScanMemo | None) -> int:
+    """The tokens of what the summary stands for: the messages (system messages aside:
+    they stay in the view) and the tool calls' arguments, each text estimated alone."""
+    texts = [c for r, c in zip(blocks.roles, blocks.contents, strict=True) if r != "system"]
+    texts += [value for _, _, value in blocks.tool_args]
+    if memo is None:
+        return sum(map(estimate_text_tokens, texts))
+    return sum(memo.tokens.lookup_all(texts, estimate_text_tokens))

@@ -15,6 +15,7 @@ writer's summary in the prompt is left alone.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .parse import _LINE_START_RE
 
@@ -89,13 +90,20 @@ def select(requests: list[str], slots: int) -> list[int]:
         return list(range(len(requests)))
     chosen = {0, last}
     middle = range(last - 1, 0, -1)  # newest first
-    rules = [i for i in middle if _RULE_RE.search(requests[i])]
+    rules = [i for i in middle if _sets_rule(requests[i])]
     chosen.update(rules[: max(0, slots // 2 - 1)])
     for i in middle:
         if len(chosen) > slots:
             break
         chosen.add(i)
     return sorted(chosen)
+
+
+# A session's consecutive summaries list mostly the same requests, and each summary
+# tries up to four levels: each request is searched once, not once per level and summary.
+@lru_cache(maxsize=4096)
+def _sets_rule(text: str) -> bool:
+    return _RULE_RE.search(text) is not None
 
 
 def _without_ide_context(text: str) -> str:

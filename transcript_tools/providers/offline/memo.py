@@ -82,6 +82,7 @@ class ScanMemo:
     # held, so its id is not reused while the entry exists
     blocks: Memo[int, Any] = field(default_factory=Memo)
     counts: Memo[str, tuple[int, int, int, int, int]] = field(default_factory=Memo)  # tokens.Counts
+    tokens: Memo[str, int] = field(default_factory=Memo)  # estimate_text_tokens
     letters: Memo[str, tuple[int, int]] = field(default_factory=Memo)  # (CJK, ASCII letters)
     tool_names: Memo[str, tuple[str, ...]] = field(default_factory=Memo)
     sentences: Memo[str, tuple[str, ...]] = field(default_factory=Memo)  # decision candidates

@@ -15,6 +15,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import Any
 
 from ...messages import (
@@ -217,24 +218,29 @@ def blocks_from_messages(
         formatted = formatted_blocks(messages, max_tool_result_chars, max_chars)
     texts, cut = formatted
     kept = messages[len(messages) - len(texts) :]
-    roles: list[str] = []
-    call_ids: list[str] = []
-    contents: list[str] = []
-    tool_args: list[tuple[int, str, str]] = []
-    for index, (message, text) in enumerate(zip(kept, texts, strict=True)):
-        known = memo.get(id(message)) if memo is not None else None
-        if known is not None and known[0] is message and (known[1] is text or known[1] == text):
-            block = known[2]
-        else:
-            block = _block(message, text)
-            if memo is not None and known is None:
-                memo.put(id(message), (message, text, block), len(text))
-        role, call_id, content, arguments = block
-        roles.append(role)
-        call_ids.append(call_id)
-        contents.append(content)
-        if arguments:
-            tool_args += [(index, kind, value) for kind, value in arguments]
+    # A session's consecutive requests show mostly the same messages with the same
+    # formatted strings: those blocks come from the memo with identity checks only.
+    known = memo.get_all(map(id, kept)) if memo is not None else [None] * len(kept)
+    blocks: list[_Block | None] = [
+        k[2] if k is not None and k[0] is m and k[1] is t else None
+        for k, m, t in zip(known, kept, texts, strict=True)
+    ]
+    for index in [i for i, block in enumerate(blocks) if block is None]:
+        message, text, entry = kept[index], texts[index], known[index]
+        if entry is not None and entry[0] is message and entry[1] == text:
+            blocks[index] = entry[2]
+            continue
+        blocks[index] = block = _block(message, text)
+        if memo is not None and entry is None:
+            memo.put(id(message), (message, text, block), len(text))
+    if not blocks:
+        return Blocks([], [], [], [])
+    roles, call_ids, contents, arguments = map(list, zip(*blocks, strict=True))  # type: ignore[misc]  # no None left
+    tool_args = [
+        (index, kind, value)
+        for index in compress(range(len(arguments)), arguments)
+        for kind, value in arguments[index]
+    ]
     if cut:  # only the newest message's tail is left, without its role prefix
         roles[0], call_ids[0], contents[0] = "fragment", "", texts[0].lstrip("\n")
         tool_args = [arg for arg in tool_args if arg[0]]  # a tail's calls are not shown
