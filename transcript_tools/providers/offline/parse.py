@@ -235,7 +235,7 @@ def blocks_from_messages(
             memo.put(id(message), (message, text, block), len(text))
     if not blocks:
         return Blocks([], [], [], [])
-    roles, call_ids, contents, arguments = map(list, zip(*blocks, strict=True))  # type: ignore[misc]  # no None left
+    roles, call_ids, contents, arguments = map(list, zip(*blocks, strict=True))
     tool_args = [
         (index, kind, value)
         for index in compress(range(len(arguments)), arguments)
