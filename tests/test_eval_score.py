@@ -23,6 +23,7 @@ from transcript_tools.messages import (
 from transcript_tools.providers.executor import SummaryExecutor
 from transcript_tools.session import SessionEngine
 from transcript_tools.tokens import estimate_text_tokens
+from transcript_tools.transcript import format_message
 
 BIG = Usage(5000, 100)
 
@@ -124,6 +125,7 @@ def test_recorded_claude_code_compaction() -> None:
         (0, 4),
         1,
     )
+    assert checkpoint.shown == checkpoint.replaced  # a runtime's compactor saw all it replaced
     record = score_checkpoint(
         probes, replaced=checkpoint.replaced, kept=checkpoint.kept, summary=checkpoint.summary
     )
@@ -176,3 +178,44 @@ def test_recorded_codex_compaction_text_is_read_from_the_rollout(tmp_path: Path)
     assert checkpoint.label == "recorded:codex" and checkpoint.summary.startswith(
         "Renamed utils/io.py"
     )
+
+
+def test_probes_older_than_the_prompts_character_limit_are_marked_never_shown() -> None:
+    from transcript_tools.eval.aggregate import Aggregate
+    from transcript_tools.eval.render import render_text
+    from transcript_tools.eval.run import EvalResult, score
+
+    conv = conversation(7)
+    settings = ReplaySettings(
+        summary=SummaryConfig(max_context_tokens=8000, max_transcript_chars=300),
+        keep_recent_turns=2,
+    )
+    engine = SessionEngine(conv.session_id, settings, provider_name="fake")
+    executor = SummaryExecutor(FakeProvider(default="billing/module_0.py"), timeout=None)
+    checkpoints, _ = asyncio.run(tsum_checkpoints(conv, engine, executor, "zh"))
+    cp = checkpoints[-1]
+    history = conv.messages[: cp.kept[1]]
+    # F3: the prompt holds the newest messages of the whole history within the limit
+    total = 0
+    first = len(history)
+    while first > 0 and total + len(format_message(history[first - 1], 500)) + 2 <= 300:
+        first -= 1
+        total += len(format_message(history[first], 500)) + 2
+    assert cp.shown == (first, len(history))
+    assert 0 < first < cp.replaced[1]  # some replaced messages were never in the prompt
+
+    record = score(cp, ConversationProbes(conv.messages, 500, frozenset()))
+    flags = {(p["message"], p["shown"]) for p in record["probes"]}
+    assert flags and all(shown == (message >= first) for message, shown in flags)
+    unseen = [p for p in record["probes"] if not p["shown"]]
+    assert unseen and not any(p["summary"] for p in unseen if "module_0" not in p["text"])
+
+    aggregate = Aggregate()
+    aggregate.add(record)
+    data = aggregate.as_json()
+    assert sum(data["probes_not_shown"].values()) == len(unseen)
+    shown_total = sum(n for _, n in aggregate.shown["summary"].values())
+    assert shown_total == len(record["probes"]) - len(unseen)
+    text = render_text(EvalResult(["zh"], {"zh": aggregate}))
+    assert "artifact, shown only" in text
+    assert f"zh: {len(unseen)} of {len(record['probes'])} probes" in text

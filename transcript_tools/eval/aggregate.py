@@ -20,6 +20,11 @@ class Aggregate:
     shorter: dict[str, dict[str, list[int]]] = field(
         default_factory=lambda: {v: {} for v in VARIANTS}
     )
+    # the same, over the probes whose message the summary prompt showed (checkpoints.py)
+    shown: dict[str, dict[str, list[int]]] = field(
+        default_factory=lambda: {v: {} for v in VARIANTS}
+    )
+    not_shown: dict[str, int] = field(default_factory=dict)  # kind -> probes never shown
     by_position: dict[str, dict[str, dict[str, list[int]]]] = field(default_factory=dict)
     position_n: dict[str, int] = field(default_factory=dict)
     summary_tokens: int = 0
@@ -46,6 +51,15 @@ class Aggregate:
                     pair = target.setdefault(kind, [0, 0])
                     pair[0] += hit
                     pair[1] += n
+        for probe in record["probes"]:
+            kind = probe["kind"]
+            if not probe.get("shown", True):
+                self.not_shown[kind] = self.not_shown.get(kind, 0) + 1
+                continue
+            for variant in VARIANTS:
+                pair = self.shown[variant].setdefault(kind, [0, 0])
+                pair[0] += probe[variant]
+                pair[1] += 1
         self.summary_tokens += record["summary_tokens"]
         self.replaced_tokens += record["replaced_tokens"]
         self.compression_sum += record["compression"] or 0.0
@@ -66,6 +80,8 @@ class Aggregate:
             "checkpoints": n,
             "recall": {v: recall_of(self.counts[v]) for v in VARIANTS},
             "recall_where_shorter": {v: recall_of(self.shorter[v]) for v in VARIANTS},
+            "recall_where_shown": {v: recall_of(self.shown[v]) for v in VARIANTS},
+            "probes_not_shown": dict(sorted(self.not_shown.items())),
             "probes": {
                 kind: pair[1] for kind, pair in sorted(self.counts["summary"].items()) if pair[1]
             },

@@ -7,6 +7,12 @@ REPLACED part is every non-system message before the first kept turn. Recorded:
 where the log says the runtime compacted (Claude Code's ``isCompactSummary``
 message, Codex's ``compacted`` item), the runtime's summary replaced the whole
 context it had since its previous compaction.
+
+What the summarizer was SHOWN: tsum's summary prompt holds the newest messages of the
+whole history that fit ``max_transcript_chars`` (F3), so a long session's oldest
+replaced messages are never in it (only the previous summary, when the template passes
+it, can carry them); a runtime's compactor is taken to have seen the whole context it
+replaced.
 """
 
 from __future__ import annotations
@@ -43,6 +49,10 @@ class Checkpoint:
     model: str | None = None
     usage: dict[str, Any] | None = None
     prompt_sha256: str | None = None
+    # message range whose text the summary prompt held (for one message too long alone:
+    # its tail); a probe from before it was never shown to the summarizer. None: unknown
+    # (a summary read back from records), taken as the whole replaced part.
+    shown: tuple[int, int] | None = None
 
     def head(self) -> dict[str, Any]:
         return {
@@ -55,6 +65,7 @@ class Checkpoint:
             "model": self.model,
             "usage": self.usage,
             "prompt_sha256": self.prompt_sha256,
+            "shown_messages": None if self.shown is None else list(self.shown),
             "summary": self.summary,
         }
 
@@ -83,6 +94,8 @@ async def tsum_checkpoints(
         request = engine.submit_turn(history[start:end])
         if request is None:
             continue
+        total = len(engine.slot.messages)  # F3: the prompt shows the newest of all of them
+        shown = (total - len(request.messages or ()), total)
         engine.complete_summary(await executor.execute(request))
         record = engine.summaries[-1]
         if record["status"] != "ok":
@@ -102,6 +115,7 @@ async def tsum_checkpoints(
                 record["text"],
                 (0, cut),
                 (cut, len(engine.slot.messages)),
+                shown=shown,
                 model=record.get("model"),
                 usage=record.get("usage"),
                 prompt_sha256=record.get("prompt_sha256"),
@@ -192,6 +206,7 @@ def recorded_checkpoints(conv: Conversation, turn_of: Any) -> tuple[list[Checkpo
                     text,
                     (previous, index),
                     (index, index),
+                    shown=(previous, index),
                 )
             )
         previous = index

@@ -56,10 +56,15 @@ def render_text(result: EvalResult) -> str:
         for _, label, variant in cols:
             row += f"{_pct(data[label]['recall'][variant].get(kind)):>{width + 2}}"
         lines.append(row)
-    row = f"{'artifact, shorter only':<22}"
-    for _, label, variant in cols:
-        row += f"{_pct(data[label]['recall_where_shorter'][variant].get('artifact')):>{width + 2}}"
-    lines.append(row)
+    for name, key, kind in (
+        ("artifact, shorter only", "recall_where_shorter", "artifact"),
+        ("artifact, shown only", "recall_where_shown", "artifact"),
+        ("request, shown only", "recall_where_shown", REQUEST),
+    ):
+        row = f"{name:<22}"
+        for _, label, variant in cols:
+            row += f"{_pct(data[label][key][variant].get(kind)):>{width + 2}}"
+        lines.append(row)
     rows: list[tuple[str, Callable[..., str]]] = [
         ("checkpoints", lambda d: str(d["checkpoints"])),
         ("probes", lambda d: str(sum(d["probes"].values()))),
@@ -83,6 +88,21 @@ def render_text(result: EvalResult) -> str:
         for _header, label, variant in cols:
             row += f"{get(data[label]) if variant == 'summary' else '':>{width + 2}}"
         lines.append(row)
+    unseen = [
+        (label, d["probes_not_shown"], sum(d["probes"].values()))
+        for label, d in data.items()
+        if d["probes_not_shown"]
+    ]
+    if unseen:
+        lines.append("")
+        lines.append("never shown to the summarizer (older than the prompt's character limit):")
+        for label, missing, total in unseen:
+            artifacts = sum(n for k, n in missing.items() if k in ARTIFACT_KINDS)
+            requests = missing.get(REQUEST, 0)
+            lines.append(
+                f"  {label}: {sum(missing.values())} of {total} probes "
+                f"({artifacts} artifact, {requests} request)"
+            )
     lines.append("")
     lines.append("artifact recall by the summary's position in its session (summary / truncation):")
     for label in dict.fromkeys(c[1] for c in cols):

@@ -79,6 +79,10 @@ def score(cp: Checkpoint, probes: ConversationProbes) -> dict[str, Any]:
     """The checkpoint's record: who, where, the summary, and its scores."""
     record = cp.head()
     record.update(score_checkpoint(probes, replaced=cp.replaced, kept=cp.kept, summary=cp.summary))
+    if cp.shown is not None:  # lost before the summary was written, or by it?
+        first_shown = cp.shown[0]
+        for probe in record["probes"]:
+            probe["shown"] = probe["message"] >= first_shown
     return record
 
 
