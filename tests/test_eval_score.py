@@ -182,7 +182,7 @@ def test_recorded_codex_compaction_text_is_read_from_the_rollout(tmp_path: Path)
 
 def test_probes_older_than_the_prompts_character_limit_are_marked_never_shown() -> None:
     from transcript_tools.eval.aggregate import Aggregate
-    from transcript_tools.eval.render import render_text
+    from transcript_tools.eval.render import render_html, render_text
     from transcript_tools.eval.run import EvalResult, score
 
     conv = conversation(7)
@@ -219,3 +219,10 @@ def test_probes_older_than_the_prompts_character_limit_are_marked_never_shown() 
     text = render_text(EvalResult(["zh"], {"zh": aggregate}))
     assert "artifact, shown only" in text
     assert f"zh: {len(unseen)} of {len(record['probes'])} probes" in text
+    page = render_html(
+        EvalResult(["zh"], {"zh": aggregate}, kept=[{**record, "replaced_text": []}]), []
+    )
+    assert page.count("(never shown to the summarizer)") == len(
+        [p for p in unseen if not p["summary"]]
+    )
+    assert f"the summary prompt showed messages {first}–{len(history) - 1}" in page
