@@ -40,6 +40,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 WORK = HERE / ".work"
 CORPORA = WORK / "corpora"
+# The per-summary target: 1 ms when the json floor of t3000 took 37 ms on this machine.
+PER_SUMMARY_FLOOR_MS = 37.0
 # The workload generator lives in the shared folder beside the repository.
 GEN = Path(
     os.environ.get(
@@ -367,38 +369,57 @@ def main() -> int:
             )
         )
 
-    # 2. full replay with the offline provider: extra time per summary
+    # 2. full replay with the offline provider: extra time per summary. The target was
+    # set as 1 ms when this machine's json floor for t3000 took 37 ms; machines (and this
+    # shared one, from day to day: 37 -> 111 ms) differ, so it is judged as that share of
+    # the floor timed in the same loop: per summary <= floor / 37.
     print("full replay (offline provider) on t3000 ...", file=sys.stderr)
     res = interleaved(
         {
+            "floor": lambda: json_floor(t3000),
             "dry": lambda: replay(t3000, out, dry_run=True),
             "full": lambda: replay(t3000, out, dry_run=False),
         },
         repeats,
     )
+    floor_s = median_time(res["floor"])
     dry_s, full_s = median_time(res["dry"]), median_time(res["full"])
     n = res["full"][0][1].summaries
     provider_s = statistics.median(s[1].provider_seconds for s in res["full"])
     per = (full_s - dry_s) / n * 1000
     own = (full_s - dry_s - provider_s) / n * 1000
-    raw["full t3000"] = {"dry_s": dry_s, "full_s": full_s, "summaries": n, "provider_s": provider_s}
+    budget = floor_s * 1000 / PER_SUMMARY_FLOOR_MS  # 1 ms at the 37 ms floor
+    raw["full t3000"] = {
+        "dry_s": dry_s,
+        "full_s": full_s,
+        "summaries": n,
+        "provider_s": provider_s,
+        "floor_s": floor_s,
+    }
     rows.append(
         Row(
-            f"full replay - decisions, per summary, t3000 ({n} summaries)",
-            f"{per:.2f} ms",
-            "<= 1 ms",
-            per <= 1.0,
+            f"full replay - decisions, per summary, t3000 ({n} summaries), / json floor",
+            f"1/{floor_s * 1000 / per:.0f}  ({per:.2f} ms / {floor_s * 1000:.0f} ms)",
+            f"<= 1/{PER_SUMMARY_FLOOR_MS:g}",
+            per <= budget,
+        )
+    )
+    rows.append(
+        Row(
+            "  the same in ms (the target's machine: json floor 37 ms)",
+            f"{per:.2f} ms  (budget here {budget:.2f} ms)",
+            "<= 1 ms there",
+            None,
         )
     )
     rows.append(
         Row(
             "  of which tsum's own (offline summarizer excluded)",
             f"{own:.2f} ms  (summarizer {provider_s / n * 1000:.2f} ms)",
-            "<= 1 ms",
-            own <= 1.0,
+            f"<= {budget:.2f} ms",
+            own <= budget,
         )
     )
-
     # 3. linear in conversation length
     print(f"linearity t{big_t} / t{small_t} ...", file=sys.stderr)
     for dry, label in ((True, "decisions"), (False, "full replay")):
