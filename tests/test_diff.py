@@ -99,6 +99,18 @@ def test_prompt_edit_shows_a_unified_diff_once_per_edit(base: Path, tmp_path: Pa
     )
 
 
+def test_runs_checkpointing_per_call_number_calls_not_turns(tmp_path: Path) -> None:
+    old = replay(tmp_path / "old", "--checkpoint", "call")
+    new = replay(tmp_path / "new", "--checkpoint", "call", "--ratio", "0.6")
+    result = run("diff", str(old), str(new))
+    assert result.exit_code == 1
+    out = result.stdout
+    assert "(fired at calls " in out and "fired at turns" not in out
+    assert "moved call " in out and "moved turn" not in out
+    markdown = run("diff", str(old), str(new), "--markdown").stdout
+    assert "fired at calls " in markdown and "turn" not in markdown.split("schedule:")[1]
+
+
 def test_schedule_and_settings_changes(base: Path, tmp_path: Path) -> None:
     new = replay(tmp_path / "new", "--ratio", "0.6", "--debounce", "4")
     result = run("diff", str(base), str(new))

@@ -117,6 +117,8 @@ class SessionDiff:
     token_turns: list[int] = field(default_factory=list)  # turns whose token numbers differ
     tokens: dict[str, Delta] = field(default_factory=dict)
     other: list[str] = field(default_factory=list)
+    # what the records' "turn" counts: turns, or model calls with --checkpoint call
+    unit: str = "turn"
 
     @property
     def prompts_changed(self) -> int:
@@ -193,6 +195,7 @@ def diff_outputs(
             old_label,
             new_label,
             context,
+            unit_of(old.run, new.run),
         )
         if d is not None:
             sessions.append(d)
@@ -228,6 +231,14 @@ def diff_outputs(
     return RunDiff(old_label, new_label, template, settings, sessions, counts, tokens, other)
 
 
+def unit_of(old_run: dict[str, Any], new_run: dict[str, Any]) -> str:
+    """What both runs' records number: model calls when both checkpointed per call
+    (``--checkpoint call``), else turns (runs checkpointing differently show that as a
+    setting change)."""
+    both = {old_run.get("checkpoint"), new_run.get("checkpoint")}
+    return "call" if both == {"call"} else "turn"
+
+
 def compare_dirs(old_dir: str | Path, new_dir: str | Path, *, context: int = 3) -> RunDiff:
     """Load both directories and diff them, labelled with the paths as given."""
     old, new = load_output(old_dir), load_output(new_dir)
@@ -243,13 +254,16 @@ def _diff_session(
     old_label: str,
     new_label: str,
     context: int,
+    unit: str = "turn",
 ) -> SessionDiff | None:
     empty = SessionRecords()
     ra, rb = a or empty, b or empty
     fired_a = [t for t, d in ra.decisions.items() if d["decision"] in FIRED]
     fired_b = [t for t, d in rb.decisions.items() if d["decision"] in FIRED]
     state = "added" if a is None else "removed" if b is None else "changed"
-    out = SessionDiff(name, state, len(ra.decisions), len(rb.decisions), fired_a, fired_b)
+    out = SessionDiff(
+        name, state, len(ra.decisions), len(rb.decisions), fired_a, fired_b, unit=unit
+    )
     out.tokens = {
         "cost_so_far": Delta(_final_cost(ra), _final_cost(rb)),
         "summary_input_tokens": Delta(
@@ -264,7 +278,7 @@ def _diff_session(
     out.schedule = match_schedule(fired_a, fired_b)
 
     for turn in sorted(set(fired_a) & set(fired_b)):
-        change = _diff_summary(name, turn, ra, rb, old, new, old_label, new_label, context)
+        change = _diff_summary(name, turn, ra, rb, old, new, old_label, new_label, context, unit)
         if change is not None:
             out.summaries.append(change)
 
@@ -297,7 +311,8 @@ def _diff_session(
         out.other.append(f"turns: {out.old_turns} → {out.new_turns}")
     if other_turns:
         out.other.append(
-            f"decision records differ at {len(other_turns)} turn(s) (first: turn {other_turns[0]}; "
+            f"decision records differ at {len(other_turns)} {unit}(s) "
+            f"(first: {unit} {other_turns[0]}; "
             f"fields: {', '.join(sorted(other_fields))})"
         )
     slot_turns = [
@@ -337,6 +352,7 @@ def _diff_summary(
     old_label: str,
     new_label: str,
     context: int,
+    unit: str = "turn",
 ) -> SummaryChange | None:
     sa, sb = ra.summaries.get(turn, {}), rb.summaries.get(turn, {})
     va = {"decision": ra.decisions[turn]["decision"], **{k: sa.get(k) for k in SUMMARY_FIELDS}}
@@ -344,7 +360,7 @@ def _diff_summary(
     va["text"], vb["text"] = sa.get("text"), sb.get("text")
     changed = [k for k in SHOWN_FIELDS if va[k] != vb[k]]
     change = SummaryChange(turn, changed, va, vb)
-    where = f"{session} turn {turn}"
+    where = f"{session} {unit} {turn}"
     if va["prompt_sha256"] != vb["prompt_sha256"]:
         changed.insert(0, "prompt")
         old_prompt = old.prompt(va["prompt_sha256"]) if va["prompt_sha256"] else ""

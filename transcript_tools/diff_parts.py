@@ -24,8 +24,8 @@ def show_turns(turns: list[int]) -> str:
     return ", ".join(map(str, turns)) if turns else "none"
 
 
-def show_fired(turns: list[int]) -> str:
-    return f"fired at turns {show_turns(turns)}" if turns else "no summaries"
+def show_fired(turns: list[int], unit: str = "turn") -> str:
+    return f"fired at {unit}s {show_turns(turns)}" if turns else "no summaries"
 
 
 def show_template(value: Any) -> str:
@@ -44,33 +44,36 @@ def show_json(value: Any) -> str:
 
 
 def schedule_line(session: SessionDiff) -> str:
+    unit = session.unit
     if not session.schedule:
         if not session.new_fired:
             return "unchanged (no summaries)"
-        return f"unchanged (fired at turns {show_turns(session.new_fired)})"
-    moved = [f"turn {c.old_turn} → {c.new_turn}" for c in session.schedule if c.kind == "moved"]
+        return f"unchanged ({show_fired(session.new_fired, unit)})"
+    moved = [f"{unit} {c.old_turn} → {c.new_turn}" for c in session.schedule if c.kind == "moved"]
     added = [c.new_turn for c in session.schedule if c.kind == "added"]
     removed = [c.old_turn for c in session.schedule if c.kind == "removed"]
     items = []
     if moved:
         items.append("moved " + ", ".join(moved))
     if added:
-        items.append(f"added at turn{'s' if len(added) > 1 else ''} {', '.join(map(str, added))}")
+        items.append(f"added at {unit}{'s' if len(added) > 1 else ''} {', '.join(map(str, added))}")
     if removed:
         items.append(
-            f"removed at turn{'s' if len(removed) > 1 else ''} {', '.join(map(str, removed))}"
+            f"removed at {unit}{'s' if len(removed) > 1 else ''} {', '.join(map(str, removed))}"
         )
     return (
         "; ".join(items)
-        + f" (fired at turns {show_turns(session.old_fired)} → {show_turns(session.new_fired)})"
+        + f" (fired at {unit}s {show_turns(session.old_fired)} → {show_turns(session.new_fired)})"
     )
 
 
 def headline(session: SessionDiff) -> str:
     if session.state == "added":
-        return f"added: {session.new_turns} turns, {show_fired(session.new_fired)}"
+        unit = session.unit
+        return f"added: {session.new_turns} {unit}s, {show_fired(session.new_fired, unit)}"
     if session.state == "removed":
-        return f"removed: had {session.old_turns} turns, {show_fired(session.old_fired)}"
+        unit = session.unit
+        return f"removed: had {session.old_turns} {unit}s, {show_fired(session.old_fired, unit)}"
     parts = []
     if session.schedule:
         parts.append(f"{len(session.schedule)} schedule change(s)")
@@ -116,7 +119,8 @@ def session_tokens(session: SessionDiff) -> str | None:
     cost = session.tokens["cost_so_far"]
     if session.token_turns or cost.change:
         where = (
-            f" (token numbers differ at {len(session.token_turns)} turn(s), first: turn {session.token_turns[0]})"
+            f" (token numbers differ at {len(session.token_turns)} {session.unit}(s), "
+            f"first: {session.unit} {session.token_turns[0]})"
             if session.token_turns
             else ""
         )
@@ -178,7 +182,7 @@ def summary_items(session: Any, seen: Any) -> Iterator[tuple[int, str, str | Non
     """(turn, headline, unified diff or None, earlier place of the same edit or None) per
     change of a session's summaries, in the order both renderers show them."""
     for change in session.summaries:
-        where = f"{session.session} turn {change.turn}"
+        where = f"{session.session} {session.unit} {change.turn}"
         for text in field_changes(change):
             yield change.turn, text, None, None
         for kind, diff_text in summary_diffs(change):

@@ -99,7 +99,9 @@ def render_text(diff: RunDiff, *, max_diff_lines: int = DEFAULT_MAX_DIFF_LINES) 
             continue
         out.append(f"   schedule: {schedule_line(session)}")
         if session.decisions:
-            shown = "; ".join(f"turn {d.turn} {d.old} → {d.new}" for d in session.decisions[:10])
+            shown = "; ".join(
+                f"{session.unit} {d.turn} {d.old} → {d.new}" for d in session.decisions[:10]
+            )
             more = f" and {len(session.decisions) - 10} more" if len(session.decisions) > 10 else ""
             out.append(f"   decisions: {shown}{more}")
         tokens = session_tokens(session)
@@ -109,9 +111,9 @@ def render_text(diff: RunDiff, *, max_diff_lines: int = DEFAULT_MAX_DIFF_LINES) 
             out.append(f"   other: {line}")
         for turn, head, diff_text, earlier in summary_items(session, seen):
             if earlier is not None:
-                out.append(f"   turn {turn}: {head}: the same edit as {earlier}")
+                out.append(f"   {session.unit} {turn}: {head}: the same edit as {earlier}")
                 continue
-            out.append(f"   turn {turn}: {head}")
+            out.append(f"   {session.unit} {turn}: {head}")
             if diff_text is not None:
                 out.extend("      " + line for line in clip(diff_text, max_diff_lines).split("\n"))
     return "\n".join(out) + "\n"
@@ -218,12 +220,17 @@ def _md_session(session: SessionDiff, seen: SeenEdits, max_diff_lines: int) -> s
         f"<details><summary><b>{escape(session.session)}</b>: {escape(headline(session))}</summary>",
         "",
     ]
+    unit = session.unit
     if session.state == "changed":
         out.append(f"- schedule: {_md(schedule_line(session))}")
         if session.decisions:
             out.append(
                 "- decisions: "
-                + _md("; ".join(f"turn {d.turn} {d.old} → {d.new}" for d in session.decisions[:10]))
+                + _md(
+                    "; ".join(
+                        f"{session.unit} {d.turn} {d.old} → {d.new}" for d in session.decisions[:10]
+                    )
+                )
             )
         tokens = session_tokens(session)
         if tokens:
@@ -231,12 +238,12 @@ def _md_session(session: SessionDiff, seen: SeenEdits, max_diff_lines: int) -> s
         out.extend(f"- {_md(line)}" for line in session.other)
         for turn, head, diff_text, earlier in summary_items(session, seen):
             if earlier is not None:
-                out.append(f"- turn {turn}: {_md(head)}: the same edit as {_md(earlier)}")
+                out.append(f"- {unit} {turn}: {_md(head)}: the same edit as {_md(earlier)}")
             elif diff_text is None:
-                out.append(f"- turn {turn}: {_md(head)}")
+                out.append(f"- {unit} {turn}: {_md(head)}")
             else:
                 out.append("")
-                out.append(f"**Turn {turn}: {_md(head)}**")
+                out.append(f"**{unit.capitalize()} {turn}: {_md(head)}**")
                 out.append("")
                 out.append(_fence(clip(diff_text, max_diff_lines)))
                 out.append("")
