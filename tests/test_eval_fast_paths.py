@@ -99,6 +99,9 @@ def test_words_and_key_terms_equal_the_regex_forms(text: str) -> None:
 def test_a_joined_haystack_answers_as_the_joined_text(head: str, tail: str, needle: str) -> None:
     head, tail, needle = normalize(head), normalize(tail), normalize(needle) or "a"
     joined = Haystack(" ".join(p for p in (head, tail) if p))
+    # the squashed text is searched as UTF-8 bytes: the same answers as in the str
+    assert joined.squashed == squash(joined.text).encode("utf-8")
+    assert joined.in_squashed(squash(needle)) == (squash(needle) in squash(joined.text))
     for part in (Haystack(head), MemoHaystack(head)):
         view = JoinedHaystack(part, tail)
         for _ in range(2):  # the memo's second answer is its first
