@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 
 from transcript_tools.eval import patterns
 from transcript_tools.eval.haystack import Haystack, JoinedHaystack, MemoHaystack
-from transcript_tools.eval.normalize import STOPWORDS, key_terms, normalize, squash, term_set
+from transcript_tools.eval.normalize import (
+    STOPWORDS,
+    _single_spaced,
+    key_terms,
+    normalize,
+    squash,
+    term_set,
+)
 from transcript_tools.eval.probes import _constraint_hint
 
 # Characters that exercise the rules: ASCII words and separators, full-width forms and
@@ -92,6 +99,9 @@ def test_words_and_key_terms_equal_the_regex_forms(text: str) -> None:
 def test_a_joined_haystack_answers_as_the_joined_text(head: str, tail: str, needle: str) -> None:
     head, tail, needle = normalize(head), normalize(tail), normalize(needle) or "a"
     joined = Haystack(" ".join(p for p in (head, tail) if p))
+    # the squashed text is searched as UTF-8 bytes: the same answers as in the str
+    assert joined.squashed == squash(joined.text).encode("utf-8")
+    assert joined.in_squashed(squash(needle)) == (squash(needle) in squash(joined.text))
     for part in (Haystack(head), MemoHaystack(head)):
         view = JoinedHaystack(part, tail)
         for _ in range(2):  # the memo's second answer is its first
@@ -114,8 +124,10 @@ def test_literal_pre_checks_never_miss_a_match(text: str) -> None:
     if patterns._CONSTRAINT_RE.search(text):
         assert patterns._CONSTRAINT_MAY_B.search(low)
     raw = text.encode("utf-8", "surrogatepass")
-    errors = any(hint in raw for hint in patterns._ERROR_HINTS_B)
+    errors = patterns._ERROR_HINTS_MAY_B.search(raw) is not None
     assert errors == any(hint in text for hint in patterns._ERROR_HINTS)
+    has_digit = raw.translate(None, patterns._DIGITS_B) != raw
+    assert has_digit == any(c in "0123456789" for c in text)
 
 
 def test_the_characters_regexes_fold_specially_defer_to_the_regex() -> None:
@@ -123,3 +135,23 @@ def test_the_characters_regexes_fold_specially_defer_to_the_regex() -> None:
     for text in ("wıthout tests", "\u212aeep it", "muſt not"):
         assert patterns._CONSTRAINT_HINT_RE.search(text)
         assert _constraint_hint(text, text.encode().lower())
+
+
+@settings(max_examples=400)
+@given(texts)
+def test_single_spacing_equals_split_and_join(text: str) -> None:
+    for variant in (text, text.replace("\t", " "), text.replace("\t", "").replace("\xa0", "")):
+        assert _single_spaced(variant) == " ".join(variant.split())
+
+
+_PLAIN_SENTENCE_RE = re.compile(r"(?:[^.!?。！？\n]|[.!?](?!\s|$))+[.!?。！？]?")
+
+
+@settings(max_examples=600)
+@given(
+    st.lists(st.sampled_from([*PIECES, ".", "!", "?", "。", "！", "？", ". ", "\n"]), max_size=40)
+)
+def test_the_sentence_pattern_matches_as_its_plain_form(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    fast = [m.span() for m in patterns._SENTENCE_RE.finditer(text)]
+    assert fast == [m.span() for m in _PLAIN_SENTENCE_RE.finditer(text)]

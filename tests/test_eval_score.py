@@ -226,3 +226,34 @@ def test_probes_older_than_the_prompts_character_limit_are_marked_never_shown() 
         [p for p in unseen if not p["summary"]]
     )
     assert f"the summary prompt showed messages {first}–{len(history) - 1}" in page
+
+
+def test_conversation_language_is_its_peoples_else_everyones() -> None:
+    """``ConversationProbes.language`` (running sums, the all-message ones only when no
+    person wrote a letter yet) gives what ``language_of`` gives on the texts joined."""
+    from transcript_tools.eval.score import language_of
+    from transcript_tools.messages import INJECTED, AssistantMessage, TextBlock
+    from transcript_tools.tokens import ascii_letter_count, cjk_count
+
+    tool_output = UserMessage((TextBlock("日志迁移到新集群完成了吗"),), origin=INJECTED)
+    messages = [
+        SystemMessage("系统提示：请用中文回答"),
+        tool_output,  # no person yet: everything counts
+        AssistantMessage((TextBlock("Moving the logs to the new cluster now."),)),
+        UserMessage.text("12 34 !!"),
+        UserMessage.text("把日志迁到 ClickHouse"),
+        AssistantMessage((TextBlock("Done: all logs are in ClickHouse and verified."),)),
+        UserMessage.text("Thanks, now check the dashboards and the alerts please"),
+    ]
+    probes = ConversationProbes(messages)
+    for end in [6, 0, 1, 2, 3, 4, 5, 7, 3]:  # out of order: the sums are extended on need
+        person = [
+            probes.block(i)
+            for i in range(end)
+            if isinstance(messages[i], UserMessage) and messages[i].origin == "person"
+        ]
+        joined = " ".join(person)
+        if not cjk_count(joined) + ascii_letter_count(joined):
+            joined = " ".join(probes.block(i) for i in range(end))
+        assert probes.language(end) == language_of(joined), end
+    assert [probes.language(end) for end in (2, 3, 4)] == ["cjk", "cjk", "latin"]

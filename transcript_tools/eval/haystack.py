@@ -15,7 +15,11 @@ in them every time (benchmarks/bench_eval.py).
 
 from __future__ import annotations
 
-from .normalize import squash, term_set
+from .normalize import squash_utf8, term_set
+
+
+def _utf8(needle: str) -> bytes:
+    return needle.encode("utf-8", "surrogatepass")
 
 
 class Haystack:
@@ -26,7 +30,7 @@ class Haystack:
     def __init__(self, text: str) -> None:
         self._text = text  # normalized
         self._words: frozenset[str] | None = None
-        self._squashed: str | None = None
+        self._squashed: bytes | None = None
 
     @property
     def text(self) -> str:
@@ -42,16 +46,18 @@ class Haystack:
         return self._words
 
     @property
-    def squashed(self) -> str:
+    def squashed(self) -> bytes:
+        """The squashed text in UTF-8 (``squash_utf8``): searched as bytes, a CJK term
+        not there costs ~40% less than in a str (and squashing costs less too)."""
         if self._squashed is None:
-            self._squashed = squash(self._text)
+            self._squashed = squash_utf8(self._text)
         return self._squashed
 
     def in_text(self, needle: str) -> bool:
         return needle in self._text
 
     def in_squashed(self, needle: str) -> bool:
-        return needle in self.squashed
+        return _utf8(needle) in self.squashed
 
     def count_words(self, terms: tuple[str, ...]) -> int:
         """How many of ``terms`` (distinct) are words of the text."""
@@ -78,7 +84,7 @@ class MemoHaystack(Haystack):
     def in_squashed(self, needle: str) -> bool:
         found = self._in_squashed.get(needle)
         if found is None:
-            found = self._in_squashed[needle] = needle in self.squashed
+            found = self._in_squashed[needle] = _utf8(needle) in self.squashed
         return found
 
 
@@ -114,7 +120,7 @@ class JoinedHaystack(Haystack):
         return self._words
 
     @property
-    def squashed(self) -> str:
+    def squashed(self) -> bytes:
         if self._squashed is None:
             self._squashed = self._head.squashed + self._tail.squashed
         return self._squashed
@@ -132,11 +138,12 @@ class JoinedHaystack(Haystack):
         if self._head.in_squashed(needle):
             return True
         tail = self._tail.squashed
-        if needle in tail:
+        raw = _utf8(needle)
+        if raw in tail:
             return True
-        k = len(needle) - 1
+        k = len(raw) - 1  # in bytes: UTF-8 is self-synchronizing, a match is a match of characters
         head = self._head.squashed
-        return k > 0 and bool(head) and bool(tail) and needle in head[-k:] + tail[:k]
+        return k > 0 and bool(head) and bool(tail) and raw in head[-k:] + tail[:k]
 
     def count_words(self, terms: tuple[str, ...]) -> int:
         head = self._head.words.intersection(terms)

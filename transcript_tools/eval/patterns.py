@@ -53,7 +53,10 @@ _CONSTRAINT_HINT_RE = re.compile(
     r"(?i)must|never|always|only|at most|at least|make sure|should|don'?t|do not|avoid|keep|"
     r"without|不要|别|保持|只能|只用|不能|必须|禁止|务必|不得|不超过"
 )
-_SENTENCE_RE = re.compile(r"(?:[^.!?。！？\n]|[.!?](?!\s|$))+[.!?。！？]?")
+# A sentence: a run of characters other than terminators and newlines, or terminators
+# not followed by a space or the end. The run is taken whole (``++``: SRE matched the
+# plain one-character alternative ~2.5x slower); the matches are the same.
+_SENTENCE_RE = re.compile(r"(?:[^.!?。！？\n]++|[.!?](?!\s|$))+[.!?。！？]?")
 # What an IDE extension wraps around a person's message ("The user opened the file … in
 # the IDE. This may or may not be related to the current task."): not their request
 # (rule Q1, docs/eval.md "Request probes").
@@ -101,8 +104,9 @@ def _may_b(*literals: str) -> re.Pattern[bytes]:
     return re.compile(b"|".join(re.escape(a) for a in alternatives))
 
 
-_DIGITS_B = tuple(range(ord("0"), ord("9") + 1))  # ``int in bytes`` is a memchr
-_ERROR_HINTS_B = tuple(h.encode() for h in _ERROR_HINTS)  # case-sensitive
+_DIGITS_B = b"0123456789"  # a text has a digit when deleting these shortens it (one pass)
+# case-sensitive; one alternation scan costs less than a memmem per hint (~2 vs ~5 us)
+_ERROR_HINTS_MAY_B = re.compile(b"|".join(re.escape(h.encode()) for h in _ERROR_HINTS))
 _ISSUE_MAY_B = _may_b("#", "pr", "pull request", "issue", "mr", "ticket", "bug")  # _ISSUE_RE
 _CONSTRAINT_HINT_MAY_B = _may_b(  # _CONSTRAINT_HINT_RE's alternatives
     *("must", "never", "always", "only", "at most", "at least", "make sure", "should"),

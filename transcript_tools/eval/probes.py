@@ -41,7 +41,7 @@ from .patterns import (
     _DIGITS_B,
     _DIGITS_RE,
     _DOTTED_RE,
-    _ERROR_HINTS_B,
+    _ERROR_HINTS_MAY_B,
     _ERROR_RE,
     _EXT_HINT_RE,
     _FENCE_RE,
@@ -185,6 +185,8 @@ def _error_probe(name: str, message: str | None) -> str:
 def extract_text(text: str, person: bool, tool: bool = False) -> list[tuple[str, str]]:
     """(kind, text) of every artifact in ``text``, in order; ``person``: a person wrote it;
     ``tool``: a tool's output (no bare identifiers: listings are full of them)."""
+    if not text:
+        return []  # an assistant message with tool calls only (the calls are probed apart)
     found: list[tuple[str, str]] = []
     taken: list[tuple[int, int]] = []
     fences = [m.span() for m in _FENCE_RE.finditer(text)] if "```" in text else []
@@ -199,7 +201,7 @@ def extract_text(text: str, person: bool, tool: bool = False) -> list[tuple[str,
     raw = text.encode("utf-8", "surrogatepass")
     low = raw.lower()  # ASCII case only: what the literal pre-checks need (patterns.py)
     has_url = b"://" in raw
-    has_digit = any(digit in raw for digit in _DIGITS_B)  # memchr each: faster than [0-9]
+    has_digit = raw.translate(None, _DIGITS_B) != raw
     images = {m.group(1) for m in _IMAGE_URL_RE.finditer(text)} if has_url else set()
     if has_url and not person and not tool:  # an assistant's citations and link lists (rule R12)
         images.update(m.group(1) or m.group(2) for m in _LINKED_URL_RE.finditer(text))
@@ -225,7 +227,7 @@ def extract_text(text: str, person: bool, tool: bool = False) -> list[tuple[str,
             continue  # a long directory listing (rule R25)
         if free(m.span()) and not _is_path_noise(value):
             add(PATH, value, m.span())
-    errors = any(hint in raw for hint in _ERROR_HINTS_B)
+    errors = _ERROR_HINTS_MAY_B.search(raw) is not None
     for m in _ERROR_RE.finditer(text) if errors else ():
         name, message = m.group(1), m.group(2)
         if name in ("FAIL", "FAILED", "panic") and not message:

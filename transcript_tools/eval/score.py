@@ -129,7 +129,8 @@ class ConversationProbes:
     _tokens: list[int] = field(default_factory=lambda: [0])  # prefix sums, non-system blocks
     _range: tuple[int, int, set[tuple[str, str]], list[Probe]] | None = None
     _heads: dict[tuple[int, int], MemoHaystack] = field(default_factory=dict)
-    _letters: list[tuple[int, int, int, int]] = field(default_factory=lambda: [(0, 0, 0, 0)])
+    _person_letters: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0)])
+    _all_letters: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0)])
 
     def __post_init__(self) -> None:
         starts = turn_starts(list(self.messages))
@@ -258,20 +259,26 @@ class ConversationProbes:
     def language(self, end: int) -> str:
         """The conversation's language: what its people wrote up to ``end`` (else everything).
 
-        Running sums of (CJK, letters) over person messages and over all messages."""
-        sums = self._letters
+        Running sums of (CJK, letters) over person messages; over all messages only for
+        an ``end`` before which no person wrote a letter (rare: most messages are then
+        never counted)."""
+        pc, pl = self._letter_sums(self._person_letters, end, person_only=True)
+        cjk, letters = (pc, pl) if pl else self._letter_sums(self._all_letters, end, False)
+        return "cjk" if letters and cjk / letters >= CJK_LANGUAGE_SHARE else "latin"
+
+    def _letter_sums(
+        self, sums: list[tuple[int, int]], end: int, person_only: bool
+    ) -> tuple[int, int]:
         while len(sums) <= end:
             i = len(sums) - 1
             message = self.messages[i]
-            text = self.block(i)
-            cjk = cjk_count(text)
-            letters = cjk + ascii_letter_count(text)
-            person = isinstance(message, UserMessage) and message.origin == PERSON
-            pc, pl, ac, al = sums[-1]
-            sums.append((pc + cjk * person, pl + letters * person, ac + cjk, al + letters))
-        pc, pl, ac, al = sums[end]
-        cjk, letters = (pc, pl) if pl else (ac, al)
-        return "cjk" if letters and cjk / letters >= CJK_LANGUAGE_SHARE else "latin"
+            c, n = sums[-1]
+            if not person_only or (isinstance(message, UserMessage) and message.origin == PERSON):
+                text = self.block(i)
+                cjk = cjk_count(text)
+                c, n = c + cjk, n + cjk + ascii_letter_count(text)
+            sums.append((c, n))
+        return sums[end]
 
 
 def score_checkpoint(
