@@ -143,12 +143,3 @@ def term_set(text: str) -> frozenset[str]:
         return frozenset()
     # one decode and one split in C rather than a decode per word (words hold no space)
     return frozenset(b" ".join(words).decode("ascii").split(" "))
-
-
-def coverage(terms: tuple[str, ...] | list[str], words: frozenset[str], squashed: str) -> float:
-    """Share of ``terms`` found: ASCII terms in ``words`` (a ``term_set``), CJK terms in
-    ``squashed``; 0.0 for no terms."""
-    if not terms:
-        return 0.0
-    found = sum(1 for term in terms if (term in words if term.isascii() else term in squashed))
-    return found / len(terms)

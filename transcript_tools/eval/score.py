@@ -40,9 +40,10 @@ _SEP_TOKENS = estimate_text_tokens(MESSAGE_SEPARATOR)
 
 
 def covers(haystack: Haystack, probe: Probe) -> bool:
-    """Key-term coverage of at least ``COVERAGE_THRESHOLD`` (same rule as
-    ``normalize.coverage``: ASCII terms as words, counted with a C-level set
-    intersection; CJK terms in the squashed text, stopping as soon as it is decided)."""
+    """Key-term coverage of at least ``COVERAGE_THRESHOLD`` (docs/eval.md "Request
+    probes"): ASCII terms as words of the text (``normalize.term_set``), counted with a
+    C-level set intersection; CJK terms in the squashed text, stopping as soon as it is
+    decided. The one home of the rule."""
     terms = probe.terms
     if not terms:
         return False
