@@ -14,7 +14,6 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import ProviderError
@@ -117,6 +116,10 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
     try:
         seconds = float(raw)
     except ValueError:
+        # An HTTP date is rare here (servers send seconds), and email.utils costs ~10 ms
+        # of every run's start-up: imported only for one.
+        from email.utils import parsedate_to_datetime
+
         try:
             when = parsedate_to_datetime(raw)
         except (TypeError, ValueError, IndexError):
