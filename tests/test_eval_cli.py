@@ -98,3 +98,23 @@ def test_no_sessions_is_a_failure(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     result = run("eval", str(tmp_path / "empty"))
     assert result.exit_code == 3
+
+
+def test_eval_fires_where_replay_does_when_checkpointing_per_call(tmp_path: Path) -> None:
+    """`checkpoint = "call"` (a settings file: eval has no flag for it) makes eval feed the
+    engine calls, as `tsum replay --checkpoint call` does: the same summaries, at the
+    same units."""
+    (tmp_path / "tsum.toml").write_text('checkpoint = "call"\n')
+    config = ["--config", str(tmp_path / "tsum.toml")]
+    out = tmp_path / "replay"
+    replayed = run("replay", SAMPLES, "--out", str(out), "--silent", *config)
+    assert replayed.exit_code == 0, replayed.output
+    summaries = [orjson.loads(line) for line in (out / "summaries.jsonl").read_bytes().splitlines()]
+    fired = sorted((s["session"], s["turn"]) for s in summaries if s["status"] == "ok")
+    assert len(fired) > 5  # more than per turn: calls are the unit
+    result = run("eval", SAMPLES, "--out", str(tmp_path / "eval"), *config)
+    assert result.exit_code == 0, result.output
+    records = (tmp_path / "eval" / "checkpoints.jsonl").read_bytes().splitlines()
+    scored = sorted((r["session"], r["turn"]) for r in map(orjson.loads, records))
+    assert scored and set(scored) <= set(fired)
+    assert len(scored) == len(fired)  # every summary replaced something in these samples

@@ -25,7 +25,7 @@ import orjson
 from ..context import ContextSlot
 from ..messages import Conversation, TextBlock, UserMessage
 from ..providers.executor import SummaryExecutor
-from ..rules import turn_starts
+from ..rules import unit_starts
 from ..session import SessionEngine
 
 CLAUDE_CODE_CONTINUATION = "This session is being continued from a previous conversation"
@@ -86,7 +86,8 @@ async def tsum_checkpoints(
     """Replay ``conv`` through ``engine``; every successful summary that replaced
     something, and the number of failed summary calls."""
     history = conv.messages
-    starts = turn_starts(history)
+    # the engine's units, as `tsum replay` feeds them: turns, or calls (--checkpoint call)
+    starts = unit_starts(history, engine.settings.checkpoint)
     ends = [*starts[1:], len(history)]
     out: list[Checkpoint] = []
     failed = 0
