@@ -118,3 +118,19 @@ def test_eval_fires_where_replay_does_when_checkpointing_per_call(tmp_path: Path
     scored = sorted((r["session"], r["turn"]) for r in map(orjson.loads, records))
     assert scored and set(scored) <= set(fired)
     assert len(scored) == len(fired)  # every summary replaced something in these samples
+
+
+def test_eval_takes_the_window_and_the_unit_as_flags() -> None:
+    def aggregate(*flags: str) -> dict:
+        result = run("eval", SAMPLES, "--json", "--silent", *flags)
+        assert result.exit_code == 0, result.output
+        return orjson.loads(result.stdout)["variants"]["zh"]
+
+    default = aggregate()
+    assert default["probes_not_shown"] == {}  # the samples fit the 30,000 characters
+    narrow = aggregate("--max-transcript-chars", "2000")
+    assert narrow["checkpoints"] == default["checkpoints"]  # the window moves no firing
+    assert sum(narrow["probes_not_shown"].values()) > sum(narrow["probes"].values()) / 2
+    text = run("eval", SAMPLES, "--silent", "--max-transcript-chars", "2000").stdout
+    assert "never shown to the summarizer" in text and "--max-transcript-chars" in text
+    assert aggregate("--checkpoint", "call")["checkpoints"] > default["checkpoints"]

@@ -65,9 +65,21 @@ the replaced text (truncation, N = the summary's length) and no summary at all."
     help="Keep the first N characters of each tool result. [default: 500]",
 )
 @click.option(
+    "--max-transcript-chars",
+    type=int,
+    help="Cap of the formatted conversation in the summary prompt: probes from older "
+    "messages are never shown to the summarizer (the table counts them). [default: 30000]",
+)
+@click.option(
     "--measure",
     type=click.Choice(["cumulative", "current"]),
     help="Watermark. [default: cumulative]",
+)
+@click.option(
+    "--checkpoint",
+    type=click.Choice(["turn", "call"]),
+    help="Run the checkpoint after each user turn (the seed) or each model call; with call, "
+    "debounce and keep_recent_turns count calls. [default: turn]",
 )
 @format_option
 @click.option(

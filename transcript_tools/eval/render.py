@@ -95,7 +95,10 @@ def render_text(result: EvalResult) -> str:
     ]
     if unseen:
         lines.append("")
-        lines.append("never shown to the summarizer (older than the prompt's character limit):")
+        lines.append(
+            "never shown to the summarizer (older than the prompt's character limit, "
+            "--max-transcript-chars):"
+        )
         for label, missing, total in unseen:
             artifacts = sum(n for k, n in missing.items() if k in ARTIFACT_KINDS)
             requests = missing.get(REQUEST, 0)
