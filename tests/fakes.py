@@ -72,3 +72,17 @@ def drive(
         except ProviderError as exc:
             outcome = SummaryOutcome(None, error=str(exc), attempts=1)
         engine.complete_summary(outcome)
+
+
+class CallCounter:
+    """Counts the calls of ``module.name`` (monkeypatched for the test), still calling it."""
+
+    def __init__(self, monkeypatch: Any, module: Any, name: str) -> None:
+        self.calls = 0
+        real = getattr(module, name)
+
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            self.calls += 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, counting)

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.fakes import CallCounter
 from transcript_tools import transcript
 from transcript_tools.config import ReplaySettings, SummaryConfig
 from transcript_tools.messages import (
@@ -120,22 +121,14 @@ def test_formatted_history_equals_formatting_afresh(
 
 
 def test_formatted_history_formats_each_message_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = 0
-    real = transcript.format_message
-
-    def counting(message: Message, max_tool_result_chars: int = 500) -> str:
-        nonlocal calls
-        calls += 1
-        return real(message, max_tool_result_chars)
-
-    monkeypatch.setattr(transcript, "format_message", counting)
+    formatted = CallCounter(monkeypatch, transcript, "format_message")
     history: list[Message] = []
     kept = FormattedHistory(500, 1_000)
     for i in range(300):
         history.append(UserMessage.text(f"{i:04d}" + "x" * 90))
         kept.formatted_blocks(history)
     # afresh, each call would format the ~10 blocks that fit: ~3,000 calls
-    assert calls == 300
+    assert formatted.calls == 300
 
 
 def test_the_summary_request_carries_the_formatted_blocks_of_its_messages() -> None:

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.fakes import CallCounter
 from transcript_tools import transcript
 from transcript_tools.messages import (
     AssistantMessage,
@@ -321,37 +322,21 @@ def test_tail_cut_never_starts_inside_a_surrogate_pair() -> None:
 
 
 def test_only_messages_that_fit_are_formatted(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = 0
-    real = transcript.format_message
-
-    def counting(message: Message, max_tool_result_chars: int = 500) -> str:
-        nonlocal calls
-        calls += 1
-        return real(message, max_tool_result_chars)
-
-    monkeypatch.setattr(transcript, "format_message", counting)
+    formatted = CallCounter(monkeypatch, transcript, "format_message")
     # 5,000 turns; every block is "User: " + 94 chars = 100 chars, 102 with its separator.
     messages: list[Message] = [user(f"{i:04d}" + "x" * 90) for i in range(5_000)]
     out = transcript.format_messages_as_text(messages, max_chars=1_000)
     fitting = (1_000 + 2) // 102  # n blocks need 102 * n - 2 chars
     assert out.count("User: ") == fitting
     assert out.endswith("4999" + "x" * 90)
-    assert calls == fitting + 1  # the kept ones and the first one that did not fit
+    assert formatted.calls == fitting + 1  # the kept ones and the first one that did not fit
 
 
 def test_everything_fits_formats_each_message_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = 0
-    real = transcript.format_message
-
-    def counting(message: Message, max_tool_result_chars: int = 500) -> str:
-        nonlocal calls
-        calls += 1
-        return real(message, max_tool_result_chars)
-
-    monkeypatch.setattr(transcript, "format_message", counting)
+    formatted = CallCounter(monkeypatch, transcript, "format_message")
     messages: list[Message] = [user(str(i)) for i in range(50)]
     transcript.format_messages_as_text(messages)
-    assert calls == 50
+    assert formatted.calls == 50
 
 
 # --- properties ------------------------------------------------------------------------
