@@ -78,7 +78,8 @@ class ContextSlot:
     def save(self) -> None:
         self.saves += 1
 
-    def _kept_start(self) -> int:
+    def kept_start(self) -> int:
+        """The first message of the focused view's kept turns (``rules.focused_window_start``)."""
         starts = self.turn_starts
         return focused_window_start(
             starts, len(starts), self.focused.keep_recent_turns, self._covered_end
@@ -94,7 +95,7 @@ class ContextSlot:
         summary = self.summary_message()
         if summary is None:  # Full mode, or Focused before any summary: whole history
             return list(self.messages)
-        start = self._kept_start()
+        start = self.kept_start()
         head = [m for m in self.messages[:start] if isinstance(m, SystemMessage)]
         return head + self.messages[start:] + [summary]
 
@@ -144,7 +145,7 @@ class ContextSlot:
         summary = self.summary_message()
         if summary is None:
             return end, self._tokens_prefix[end]
-        start = min(self._kept_start(), end)
+        start = min(self.kept_start(), end)
         n_system = self._system_count[start]
         tokens = (
             self._system_prefix[start]

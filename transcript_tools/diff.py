@@ -254,7 +254,7 @@ def _diff_session(
     old_label: str,
     new_label: str,
     context: int,
-    unit: str = "turn",
+    unit: str,
 ) -> SessionDiff | None:
     empty = SessionRecords()
     ra, rb = a or empty, b or empty
@@ -352,7 +352,7 @@ def _diff_summary(
     old_label: str,
     new_label: str,
     context: int,
-    unit: str = "turn",
+    unit: str,
 ) -> SummaryChange | None:
     sa, sb = ra.summaries.get(turn, {}), rb.summaries.get(turn, {})
     va = {"decision": ra.decisions[turn]["decision"], **{k: sa.get(k) for k in SUMMARY_FIELDS}}

@@ -24,7 +24,7 @@ def show_turns(turns: list[int]) -> str:
     return ", ".join(map(str, turns)) if turns else "none"
 
 
-def show_fired(turns: list[int], unit: str = "turn") -> str:
+def show_fired(turns: list[int], unit: str) -> str:
     return f"fired at {unit}s {show_turns(turns)}" if turns else "no summaries"
 
 

@@ -22,7 +22,6 @@ from typing import Any
 
 import orjson
 
-from ..context import ContextSlot
 from ..messages import Conversation, TextBlock, UserMessage
 from ..providers.executor import SummaryExecutor
 from ..rules import unit_starts
@@ -70,13 +69,6 @@ class Checkpoint:
         }
 
 
-def kept_start(slot: ContextSlot) -> int:
-    """First message of the focused window (as ``ContextSlot.load_messages`` keeps it)."""
-    keep = slot.focused.keep_recent_turns
-    starts = slot.turn_starts
-    return starts[-keep] if len(starts) > keep else 0
-
-
 async def tsum_checkpoints(
     conv: Conversation,
     engine: SessionEngine,
@@ -102,7 +94,7 @@ async def tsum_checkpoints(
         if record["status"] != "ok":
             failed += 1
             continue
-        cut = kept_start(engine.slot)
+        cut = engine.slot.kept_start()  # the next view's first kept message
         if cut == 0:
             continue  # the window still holds everything: nothing was replaced
         out.append(
