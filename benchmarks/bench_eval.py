@@ -24,14 +24,14 @@ import time
 from pathlib import Path
 
 from transcript_tools.cli.main import tune_gc
-from transcript_tools.config import ReplaySettings, SummaryConfig
+from transcript_tools.engine.config import ReplaySettings, SummaryConfig
+from transcript_tools.engine.session import SessionEngine
 from transcript_tools.eval.checkpoints import compaction_message_indices, tsum_checkpoints
 from transcript_tools.eval.run import score
 from transcript_tools.eval.score import ConversationProbes
 from transcript_tools.providers.executor import SummaryExecutor
 from transcript_tools.providers.offline import OfflineProvider
 from transcript_tools.replay import ReplayRun
-from transcript_tools.session import SessionEngine
 
 REFERENCE_LOOP_S = 0.12  # sum(range(10**7)) on an idle 3 GHz core, Python 3.11
 GENERATOR = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "gen_corpus.py"

@@ -342,9 +342,9 @@ def driver_cell(corpus: Path, name: str, jobs: int, *, old: bool) -> Cell:
     import asyncio
     import resource
 
-    from transcript_tools.config import ReplaySettings
+    from transcript_tools.engine.config import ReplaySettings
+    from transcript_tools.engine.prompt import load_template
     from transcript_tools.outputs import OutputDirectory
-    from transcript_tools.prompt import load_template
     from transcript_tools.providers.executor import SummaryExecutor
     from transcript_tools.replay import ReplayRun
 

@@ -12,7 +12,7 @@ import argparse
 import random
 import sys
 
-from transcript_tools.config import ReplaySettings
+from transcript_tools.engine.config import ReplaySettings
 from transcript_tools.eval.probes import ARTIFACT_KINDS
 from transcript_tools.eval.score import ConversationProbes
 from transcript_tools.replay import ReplayRun

@@ -129,9 +129,9 @@ class ReplayFigures:
 
 def replay(path: Path, out: Path, *, dry_run: bool) -> ReplayFigures:
     """One ``tsum replay PATH --out OUT [--dry-run]`` at seed defaults, through the library."""
-    from transcript_tools.config import ReplaySettings
+    from transcript_tools.engine.config import ReplaySettings
+    from transcript_tools.engine.prompt import load_template
     from transcript_tools.outputs import OutputDirectory
-    from transcript_tools.prompt import load_template
     from transcript_tools.providers.executor import SummaryExecutor
     from transcript_tools.providers.registry import get_provider
     from transcript_tools.replay import ReplayRun

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from transcript_tools.engine.messages import Conversation
 from transcript_tools.formats import read_conversations
 from transcript_tools.formats.source import Source
-from transcript_tools.messages import Conversation
 
 FIXTURES = Path(__file__).parent / "fixtures" / "formats"
 # CI clones the repository into a fresh folder with a copy of shared/ beside it.

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from transcript_tools.engine.messages import (
+    AssistantMessage,
+    TextBlock,
+    ToolUseBlock,
+    Usage,
+    UserMessage,
+)
 from transcript_tools.formats.assembly import PendingAssistant, freeze_all
-from transcript_tools.messages import AssistantMessage, TextBlock, ToolUseBlock, Usage, UserMessage
 
 
 def test_pending_blocks_and_usage_freeze_into_one_message() -> None:

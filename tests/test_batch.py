@@ -354,8 +354,8 @@ def test_eval_takes_batch_too(tmp_path: Path) -> None:
 
 
 def test_prices() -> None:
+    from transcript_tools.engine.messages import Usage
     from transcript_tools.errors import ConfigError
-    from transcript_tools.messages import Usage
     from transcript_tools.providers.batch.pricing import cost_report, parse_price, price_for
 
     assert parse_price("3") == (3.0, 3.0) and parse_price("3/15") == (3.0, 15.0)

@@ -11,14 +11,14 @@ from click.testing import CliRunner
 
 from tests.corpus import FIXTURES, read
 from transcript_tools.cli.main import cli
-from transcript_tools.config import (
+from transcript_tools.engine.config import (
     Checkpoint,
     ConfigError,
     ReplaySettings,
     SummaryConfig,
     load_config_file,
 )
-from transcript_tools.messages import (
+from transcript_tools.engine.messages import (
     OBSERVATION,
     SYNTHETIC_MODEL,
     AssistantMessage,
@@ -30,8 +30,14 @@ from transcript_tools.messages import (
     Usage,
     UserMessage,
 )
-from transcript_tools.rules import UnitCounter, split_units, turn_starts, unit_starts, unit_turns
-from transcript_tools.session import SessionEngine
+from transcript_tools.engine.rules import (
+    UnitCounter,
+    split_units,
+    turn_starts,
+    unit_starts,
+    unit_turns,
+)
+from transcript_tools.engine.session import SessionEngine
 
 TEXT_PROTOCOL = FIXTURES / "edge_cases_mini_swe_agent_text.traj.json"
 TOOL_PROTOCOL = FIXTURES / "representative_mini_swe_agent_tools.traj.json"
@@ -270,8 +276,8 @@ def test_call_outputs_read_back_for_diff(tmp_path: Path) -> None:
 
 def test_scoring_a_call_summary_uses_the_call_units() -> None:
     """The sweep's recall for call configurations: the replaced part ends at a call."""
+    from transcript_tools.engine.messages import Conversation
     from transcript_tools.eval.baseline import score_summaries
-    from transcript_tools.messages import Conversation
 
     messages: list[Message] = [UserMessage.text("task: fix parse_date in dates.py")]
     for n in range(6):

@@ -9,10 +9,10 @@ import asyncio
 
 from fakes import FakeProvider, drive, turn
 
-from transcript_tools.config import ReplaySettings, SlotMode, SummaryConfig
-from transcript_tools.messages import SystemMessage, Usage, UserMessage
+from transcript_tools.engine.config import ReplaySettings, SlotMode, SummaryConfig
+from transcript_tools.engine.messages import SystemMessage, Usage, UserMessage
+from transcript_tools.engine.session import SessionEngine
 from transcript_tools.providers.executor import SummaryExecutor
-from transcript_tools.session import SessionEngine
 
 
 def engine(mode: SlotMode = SlotMode.FOCUSED, **cfg: object) -> SessionEngine:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from transcript_tools.config import SlotMode
-from transcript_tools.context import ContextSlot, FocusedConfig, SessionMemory
-from transcript_tools.messages import (
+from transcript_tools.engine.config import SlotMode
+from transcript_tools.engine.messages import (
     OBSERVATION,
     AssistantMessage,
     Message,
@@ -14,7 +13,8 @@ from transcript_tools.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from transcript_tools.tokens import estimate_message_tokens
+from transcript_tools.engine.slot import ContextSlot, FocusedConfig, SessionMemory
+from transcript_tools.engine.tokens import estimate_message_tokens
 
 
 def turn(i: int, tool: bool = False) -> list[Message]:

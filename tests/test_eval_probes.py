@@ -7,6 +7,14 @@ from pathlib import Path
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
+from transcript_tools.engine.messages import (
+    INJECTED,
+    AssistantMessage,
+    TextBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    UserMessage,
+)
 from transcript_tools.eval.normalize import key_terms, normalize, squash
 from transcript_tools.eval.probes import (
     EXTRACTOR_VERSION,
@@ -17,14 +25,6 @@ from transcript_tools.eval.probes import (
 from transcript_tools.eval.score import ConversationProbes, language_of, recalled
 from transcript_tools.formats import read_input
 from transcript_tools.formats.source import Source
-from transcript_tools.messages import (
-    INJECTED,
-    AssistantMessage,
-    TextBlock,
-    ToolResultMessage,
-    ToolUseBlock,
-    UserMessage,
-)
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 

@@ -8,22 +8,22 @@ from pathlib import Path
 import orjson
 
 from tests.fakes import FakeProvider, turn
-from transcript_tools.config import ReplaySettings, SummaryConfig
-from transcript_tools.eval.checkpoints import recorded_checkpoints, tsum_checkpoints
-from transcript_tools.eval.score import ConversationProbes, score_checkpoint
-from transcript_tools.formats import read_input
-from transcript_tools.formats.source import Source
-from transcript_tools.messages import (
+from transcript_tools.engine.config import ReplaySettings, SummaryConfig
+from transcript_tools.engine.formatting import format_message
+from transcript_tools.engine.messages import (
     Compaction,
     Conversation,
     SystemMessage,
     Usage,
     UserMessage,
 )
+from transcript_tools.engine.session import SessionEngine
+from transcript_tools.engine.tokens import estimate_text_tokens
+from transcript_tools.eval.checkpoints import recorded_checkpoints, tsum_checkpoints
+from transcript_tools.eval.score import ConversationProbes, score_checkpoint
+from transcript_tools.formats import read_input
+from transcript_tools.formats.source import Source
 from transcript_tools.providers.executor import SummaryExecutor
-from transcript_tools.session import SessionEngine
-from transcript_tools.tokens import estimate_text_tokens
-from transcript_tools.transcript import format_message
 
 BIG = Usage(5000, 100)
 
@@ -231,9 +231,9 @@ def test_probes_older_than_the_prompts_character_limit_are_marked_never_shown() 
 def test_conversation_language_is_its_peoples_else_everyones() -> None:
     """``ConversationProbes.language`` (running sums, the all-message ones only when no
     person wrote a letter yet) gives what ``language_of`` gives on the texts joined."""
+    from transcript_tools.engine.messages import INJECTED, AssistantMessage, TextBlock
+    from transcript_tools.engine.tokens import ascii_letter_count, cjk_count
     from transcript_tools.eval.score import language_of
-    from transcript_tools.messages import INJECTED, AssistantMessage, TextBlock
-    from transcript_tools.tokens import ascii_letter_count, cjk_count
 
     tool_output = UserMessage((TextBlock("日志迁移到新集群完成了吗"),), origin=INJECTED)
     messages = [

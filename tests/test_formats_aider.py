@@ -8,11 +8,7 @@ from pathlib import Path
 import pytest
 from corpus import CORPUS, FIXTURES, needs_corpus, read
 
-from transcript_tools.errors import InputError
-from transcript_tools.formats import detect_format, read_conversations
-from transcript_tools.formats.source import Source
-from transcript_tools.inputs import expand_inputs
-from transcript_tools.messages import (
+from transcript_tools.engine.messages import (
     INJECTED,
     OBSERVATION,
     PERSON,
@@ -22,6 +18,10 @@ from transcript_tools.messages import (
     Usage,
     UserMessage,
 )
+from transcript_tools.errors import InputError
+from transcript_tools.formats import detect_format, read_conversations
+from transcript_tools.formats.source import Source
+from transcript_tools.inputs import expand_inputs
 from transcript_tools.replay import split_turns
 
 CHAT = FIXTURES / "representative_aider_chat.aider.chat.history.md"

@@ -8,10 +8,7 @@ import orjson
 import pytest
 from corpus import FIXTURES, read
 
-from transcript_tools.errors import InputError
-from transcript_tools.formats.anthropic_api import usage_from_anthropic
-from transcript_tools.formats.claude_trace import response_from_sse
-from transcript_tools.messages import (
+from transcript_tools.engine.messages import (
     AssistantMessage,
     OtherBlock,
     SystemMessage,
@@ -23,6 +20,9 @@ from transcript_tools.messages import (
     UserMessage,
     starts_turn,
 )
+from transcript_tools.errors import InputError
+from transcript_tools.formats.anthropic_api import usage_from_anthropic
+from transcript_tools.formats.claude_trace import response_from_sse
 
 
 def test_usage_includes_cache_tokens() -> None:

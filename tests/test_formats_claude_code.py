@@ -8,9 +8,7 @@ from pathlib import Path
 import pytest
 from corpus import CORPUS, FIXTURES, needs_corpus, read
 
-from transcript_tools.errors import InputError
-from transcript_tools.inspect import inspect_conversation
-from transcript_tools.messages import (
+from transcript_tools.engine.messages import (
     INJECTED,
     SYNTHETIC_MODEL,
     AssistantMessage,
@@ -24,6 +22,8 @@ from transcript_tools.messages import (
     UserMessage,
     starts_turn,
 )
+from transcript_tools.errors import InputError
+from transcript_tools.inspect import inspect_conversation
 
 
 def one(path: Path) -> Conversation:
@@ -218,8 +218,8 @@ def test_compact_summary_is_injected_and_starts_no_turn() -> None:
 
 
 def test_compact_summary_is_not_among_the_goals_and_requests() -> None:
+    from transcript_tools.engine.formatting import format_messages_as_text
     from transcript_tools.providers.offline import summarize
-    from transcript_tools.transcript import format_messages_as_text
 
     conv = one(COMPACTED)
     for end in (5, len(conv.messages)):  # the summary last (pending?) and in the middle

@@ -8,10 +8,7 @@ from pathlib import Path
 import pytest
 from corpus import CORPUS, FIXTURES, needs_corpus
 
-from transcript_tools.errors import InputError
-from transcript_tools.formats import read_conversations
-from transcript_tools.formats.source import Source
-from transcript_tools.messages import (
+from transcript_tools.engine.messages import (
     AssistantMessage,
     Conversation,
     OtherBlock,
@@ -24,6 +21,9 @@ from transcript_tools.messages import (
     UserMessage,
     starts_turn,
 )
+from transcript_tools.errors import InputError
+from transcript_tools.formats import read_conversations
+from transcript_tools.formats.source import Source
 
 
 def one(path: Path, **kw: object) -> Conversation:

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 from corpus import FIXTURES, read
 
-from transcript_tools.errors import InputError
-from transcript_tools.messages import (
+from transcript_tools.engine.messages import (
     AssistantMessage,
     Conversation,
     OtherBlock,
@@ -19,6 +18,7 @@ from transcript_tools.messages import (
     Usage,
     UserMessage,
 )
+from transcript_tools.errors import InputError
 from transcript_tools.replay import split_turns
 
 

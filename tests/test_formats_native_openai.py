@@ -8,10 +8,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.formats import read_conversations
-from transcript_tools.formats.native import dumps_messages
-from transcript_tools.formats.source import Source
-from transcript_tools.messages import (
+from transcript_tools.engine.messages import (
     AssistantMessage,
     OtherBlock,
     SystemMessage,
@@ -22,6 +19,9 @@ from transcript_tools.messages import (
     UserImageMessage,
     UserMessage,
 )
+from transcript_tools.formats import read_conversations
+from transcript_tools.formats.native import dumps_messages
+from transcript_tools.formats.source import Source
 
 text = st.text(max_size=40)
 json_value = st.recursive(

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 from corpus import CORPUS, FIXTURES, needs_corpus, read
 
-from transcript_tools.errors import InputError
-from transcript_tools.messages import (
+from transcript_tools.engine.messages import (
     AssistantMessage,
     SystemMessage,
     ToolResultMessage,
@@ -17,6 +16,7 @@ from transcript_tools.messages import (
     UserMessage,
     starts_turn,
 )
+from transcript_tools.errors import InputError
 
 
 def test_representative_jsonl() -> None:

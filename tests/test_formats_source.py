@@ -9,10 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from transcript_tools.cli.main import cli
+from transcript_tools.engine.messages import Conversation
 from transcript_tools.errors import InputError
 from transcript_tools.formats import read_conversations
 from transcript_tools.formats.source import Source
-from transcript_tools.messages import Conversation
 
 LINES = [
     {"type": "user", "sessionId": "s1", "uuid": "u1", "parentUuid": None,

@@ -11,8 +11,7 @@ from click.testing import CliRunner
 from corpus import CORPUS, FIXTURES, needs_corpus, read
 
 from transcript_tools.cli.main import cli
-from transcript_tools.errors import InputError
-from transcript_tools.messages import (
+from transcript_tools.engine.messages import (
     OBSERVATION,
     PERSON,
     AssistantMessage,
@@ -25,6 +24,7 @@ from transcript_tools.messages import (
     UserMessage,
     starts_turn,
 )
+from transcript_tools.errors import InputError
 from transcript_tools.replay import split_turns
 
 REAL = CORPUS / "tau2-bench" / "telecom_gpt-4o_user-sim_gpt-4o.json"

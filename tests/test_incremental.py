@@ -15,9 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.fakes import CallCounter
-from transcript_tools import transcript
-from transcript_tools.config import ReplaySettings, SummaryConfig
-from transcript_tools.messages import (
+from transcript_tools.engine import formatting as transcript
+from transcript_tools.engine.config import ReplaySettings, SummaryConfig
+from transcript_tools.engine.formatting import FormattedHistory, formatted_blocks
+from transcript_tools.engine.messages import (
     AssistantMessage,
     Message,
     SystemMessage,
@@ -26,7 +27,9 @@ from transcript_tools.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from transcript_tools.prompt import PromptTemplate
+from transcript_tools.engine.prompt import PromptTemplate
+from transcript_tools.engine.session import SessionEngine
+from transcript_tools.engine.tokens import estimate_text_tokens
 from transcript_tools.providers.base import SummaryOutcome, SummaryResponse
 from transcript_tools.providers.offline import (
     OfflineProvider,
@@ -37,9 +40,6 @@ from transcript_tools.providers.offline import (
 )
 from transcript_tools.providers.offline.memo import Memo, ScanMemo
 from transcript_tools.providers.offline.parse import blocks_from_messages
-from transcript_tools.session import SessionEngine
-from transcript_tools.tokens import estimate_text_tokens
-from transcript_tools.transcript import FormattedHistory, formatted_blocks
 
 # prose with what the summarizer looks for: cue words, identifiers, CJK, errors
 words = st.sampled_from(

@@ -11,10 +11,7 @@ from click.testing import CliRunner
 from corpus import CORPUS, FIXTURES
 
 from transcript_tools.cli.inspect_cmd import inspect_command
-from transcript_tools.formats import read_conversations
-from transcript_tools.formats.source import Source
-from transcript_tools.inspect import InspectRun, inspect_conversation
-from transcript_tools.messages import (
+from transcript_tools.engine.messages import (
     AssistantMessage,
     Compaction,
     Conversation,
@@ -24,8 +21,11 @@ from transcript_tools.messages import (
     Usage,
     UserMessage,
 )
-from transcript_tools.rules import last_call_end
-from transcript_tools.tokens import estimate_message_tokens
+from transcript_tools.engine.rules import last_call_end
+from transcript_tools.engine.tokens import estimate_message_tokens
+from transcript_tools.formats import read_conversations
+from transcript_tools.formats.source import Source
+from transcript_tools.inspect import InspectRun, inspect_conversation
 
 
 def conversation(name: str) -> Conversation:

@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import asyncio
 
-from transcript_tools.messages import AssistantMessage, Message, ToolResultMessage, UserMessage
-from transcript_tools.prompt import load_template
+from transcript_tools.engine.formatting import format_transcript
+from transcript_tools.engine.messages import (
+    AssistantMessage,
+    Message,
+    ToolResultMessage,
+    UserMessage,
+)
+from transcript_tools.engine.prompt import load_template
+from transcript_tools.engine.tokens import estimate_text_tokens
 from transcript_tools.providers.base import SummaryRequest
 from transcript_tools.providers.offline import OfflineProvider
 from transcript_tools.providers.offline.goals import previous_requests
-from transcript_tools.tokens import estimate_text_tokens
-from transcript_tools.transcript import format_transcript
 
 
 def summary(

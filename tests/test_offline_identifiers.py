@@ -7,7 +7,8 @@ import asyncio
 
 import pytest
 
-from transcript_tools.messages import (
+from transcript_tools.engine.formatting import format_transcript
+from transcript_tools.engine.messages import (
     AssistantMessage,
     Message,
     TextBlock,
@@ -15,11 +16,10 @@ from transcript_tools.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from transcript_tools.prompt import load_template
+from transcript_tools.engine.prompt import load_template
+from transcript_tools.engine.tokens import estimate_text_tokens
 from transcript_tools.providers.base import SummaryRequest
 from transcript_tools.providers.offline import OfflineProvider
-from transcript_tools.tokens import estimate_text_tokens
-from transcript_tools.transcript import format_transcript
 
 COMMAND = "pytest tests/test_cache.py -k 'expiry and not slow' -q"
 

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.messages import (
+from transcript_tools.engine.formatting import format_messages_as_text
+from transcript_tools.engine.messages import (
     AssistantMessage,
     Message,
     SystemMessage,
@@ -17,10 +18,9 @@ from transcript_tools.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from transcript_tools.engine.tokens import estimate_text_tokens
 from transcript_tools.providers.base import SUMMARY_MAX_TOKENS, Provider, SummaryResponse
 from transcript_tools.providers.offline import OfflineProvider
-from transcript_tools.tokens import estimate_text_tokens
-from transcript_tools.transcript import format_messages_as_text
 
 EN_CONVERSATION: list[Message] = [
     SystemMessage("You are a careful operations assistant."),

@@ -8,7 +8,8 @@ import asyncio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.messages import (
+from transcript_tools.engine.formatting import format_transcript
+from transcript_tools.engine.messages import (
     AssistantMessage,
     Message,
     OtherBlock,
@@ -19,7 +20,7 @@ from transcript_tools.messages import (
     UserImageMessage,
     UserMessage,
 )
-from transcript_tools.prompt import load_template
+from transcript_tools.engine.prompt import load_template
 from transcript_tools.providers.base import SummaryRequest
 from transcript_tools.providers.offline import OfflineProvider, summarize, summarize_blocks
 from transcript_tools.providers.offline.parse import (
@@ -27,7 +28,6 @@ from transcript_tools.providers.offline.parse import (
     conversation_text,
     parse_text,
 )
-from transcript_tools.transcript import format_transcript
 
 # prose without anything a reader of the text could take for a role prefix
 words = st.sampled_from(

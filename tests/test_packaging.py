@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from transcript_tools.prompt import builtin_template_names, load_template
+from transcript_tools.engine.prompt import builtin_template_names, load_template
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = sorted(p.name for p in (ROOT / "prompts").glob("*.j2"))
@@ -95,7 +95,7 @@ def test_installed_wheel_runs_from_another_directory(wheel: Path, tmp_path: Path
     elsewhere.mkdir()
     env = {**os.environ, "PYTHONPATH": str(target)}
     code = (
-        "import transcript_tools, transcript_tools.prompt as p; "
+        "import transcript_tools, transcript_tools.engine.prompt as p; "
         f"assert transcript_tools.__file__.startswith({str(target)!r}), transcript_tools.__file__; "
         "import transcript_tools.cli.main; "
         "print(','.join(p.builtin_template_names()))"

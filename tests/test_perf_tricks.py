@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.messages import (
+from transcript_tools.engine.formatting import _join_blocks, format_message
+from transcript_tools.engine.messages import (
     AssistantMessage,
     TextBlock,
     ToolResultMessage,
@@ -17,7 +18,7 @@ from transcript_tools.messages import (
     Usage,
     UserMessage,
 )
-from transcript_tools.tokens import (
+from transcript_tools.engine.tokens import (
     CJK_RANGES,
     MESSAGE_OVERHEAD_TOKENS,
     _block_tokens,
@@ -25,7 +26,6 @@ from transcript_tools.tokens import (
     estimate_message_tokens,
     estimate_text_tokens,
 )
-from transcript_tools.transcript import _join_blocks, format_message
 
 _CJK = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in CJK_RANGES) + "]")
 

@@ -17,10 +17,10 @@ import pytest
 from click.testing import CliRunner
 
 from transcript_tools.cli.main import cli
-from transcript_tools.config import ReplaySettings
-from transcript_tools.messages import Conversation
+from transcript_tools.engine.config import ReplaySettings
+from transcript_tools.engine.messages import Conversation
+from transcript_tools.engine.prompt import load_template
 from transcript_tools.outputs import OutputDirectory
-from transcript_tools.prompt import load_template
 from transcript_tools.providers.base import SummaryResponse
 from transcript_tools.providers.executor import SummaryExecutor
 from transcript_tools.reorder import SessionCounts

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from transcript_tools.config import Measure
-from transcript_tools.messages import (
+from transcript_tools.engine.config import Measure
+from transcript_tools.engine.messages import (
     AssistantMessage,
     Compaction,
     Conversation,
@@ -57,7 +57,7 @@ def conversation(
 def sweep_result() -> SweepResult:
     import asyncio
 
-    from transcript_tools.prompt import template_from_config
+    from transcript_tools.engine.prompt import template_from_config
 
     configs = config_grid(
         [0.5, 0.9], [8000, 32000], [1, 3], measures=[Measure.CUMULATIVE, Measure.CURRENT]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from transcript_tools.messages import (
+from transcript_tools.engine.messages import (
     INJECTED,
     OBSERVATION,
     AssistantMessage,
@@ -19,7 +19,7 @@ from transcript_tools.messages import (
     UserImageMessage,
     UserMessage,
 )
-from transcript_tools.rules import (
+from transcript_tools.engine.rules import (
     FIRED,
     Decision,
     compaction_turn,

@@ -7,9 +7,8 @@ from fakes import FakeProvider, drive, turn
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.config import Measure, ReplaySettings, SlotMode, SummaryConfig
-from transcript_tools.errors import ConfigError, ProviderError, TsumError
-from transcript_tools.messages import (
+from transcript_tools.engine.config import Measure, ReplaySettings, SlotMode, SummaryConfig
+from transcript_tools.engine.messages import (
     AssistantMessage,
     SystemMessage,
     TextBlock,
@@ -18,8 +17,9 @@ from transcript_tools.messages import (
     Usage,
     UserMessage,
 )
-from transcript_tools.prompt import load_template
-from transcript_tools.session import SessionEngine, render_summary_prompt
+from transcript_tools.engine.prompt import load_template
+from transcript_tools.engine.session import SessionEngine, render_summary_prompt
+from transcript_tools.errors import ConfigError, ProviderError, TsumError
 
 
 def engine(mode: SlotMode = SlotMode.FOCUSED, **cfg: object) -> SessionEngine:
@@ -162,7 +162,7 @@ def test_stream_path_requires_order() -> None:
 
 # 10 summary_format_messages
 def test_summary_format_messages() -> None:
-    from transcript_tools.transcript import format_messages_as_text
+    from transcript_tools.engine.formatting import format_messages_as_text
 
     msgs = [
         SystemMessage("你是一个翻译助手"),

@@ -21,7 +21,7 @@ HEAVY = (
     "orjson",
     "transcript_tools.replay",
     "transcript_tools.formats",
-    "transcript_tools.session",
+    "transcript_tools.engine.session",
     "transcript_tools.diff",
     "transcript_tools.sweep",
     "transcript_tools.providers.registry",

@@ -14,9 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transcript_tools.cli.main import cli
-from transcript_tools.config import Checkpoint, Measure, ReplaySettings, SlotMode, SummaryConfig
-from transcript_tools.errors import ConfigError
-from transcript_tools.messages import (
+from transcript_tools.engine.config import (
+    Checkpoint,
+    Measure,
+    ReplaySettings,
+    SlotMode,
+    SummaryConfig,
+)
+from transcript_tools.engine.messages import (
     AssistantMessage,
     Compaction,
     Conversation,
@@ -28,10 +33,11 @@ from transcript_tools.messages import (
     Usage,
     UserMessage,
 )
-from transcript_tools.prompt import load_template
+from transcript_tools.engine.prompt import load_template
+from transcript_tools.engine.rules import fixed_cadence, split_units
+from transcript_tools.engine.session import SessionEngine
+from transcript_tools.errors import ConfigError
 from transcript_tools.replay import split_turns
-from transcript_tools.rules import fixed_cadence, split_units
-from transcript_tools.session import SessionEngine
 from transcript_tools.sweep import Sweep, _offline_executor, config_grid
 from transcript_tools.sweep_sim import (
     SweepConfig,
@@ -193,7 +199,7 @@ def test_prompt_size_follows_the_30k_cap() -> None:
     conv = Conversation("cap", "mem", "native", messages)
     template = load_template(None)
     profile = profile_conversation(conv, template=template)
-    from transcript_tools.session import render_summary_prompt
+    from transcript_tools.engine.session import render_summary_prompt
 
     for turn in (0, 5, 39, 40):
         end = profile.history_end[turn]
@@ -222,7 +228,7 @@ def test_fixed_cadence(decisions: list[str], debounce: int, expected: bool) -> N
 
 def test_current_measure_sees_the_summary() -> None:
     """Recorded prompts are the original run's: after a summary the view (and watermark) drop."""
-    from transcript_tools.tokens import estimate_message_tokens
+    from transcript_tools.engine.tokens import estimate_message_tokens
 
     messages: list[Message] = []
     seen = 0
@@ -287,7 +293,7 @@ class SweepResultHarness:
 
     @staticmethod
     def run(sweep: Sweep, conversations: list[Conversation]):  # type: ignore[no-untyped-def]
-        from transcript_tools.prompt import template_from_config
+        from transcript_tools.engine.prompt import template_from_config
         from transcript_tools.sweep import SweepResult
         from transcript_tools.sweep_stats import ConfigStats
 

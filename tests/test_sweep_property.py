@@ -22,10 +22,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_sweep import build, config_spec, conversation_spec
 
-from transcript_tools.config import Checkpoint, SummaryConfig
-from transcript_tools.prompt import load_template
+from transcript_tools.engine.config import Checkpoint, SummaryConfig
+from transcript_tools.engine.prompt import load_template
+from transcript_tools.engine.rules import split_turns, split_units
+from transcript_tools.engine.tokens import estimate_text_tokens
 from transcript_tools.providers.base import SummaryOutcome, SummaryRequest, SummaryResponse
-from transcript_tools.rules import split_turns, split_units
 from transcript_tools.sweep_sim import (
     SweepConfig,
     evaluate_engine,
@@ -33,7 +34,6 @@ from transcript_tools.sweep_sim import (
     needs_engine,
     profile_conversation,
 )
-from transcript_tools.tokens import estimate_text_tokens
 
 SUMMARY = "Goal: ship the parser. Done: tests pass. Next: review. " * 3
 KEEP_RECENT_TURNS = 3

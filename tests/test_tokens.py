@@ -10,10 +10,10 @@ from corpus import CORPUS as REAL
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from transcript_tools.engine.messages import AssistantMessage, ToolUseBlock, UserMessage
+from transcript_tools.engine.tokens import estimate_message_tokens, estimate_text_tokens
 from transcript_tools.formats import read_conversations
 from transcript_tools.formats.source import Source
-from transcript_tools.messages import AssistantMessage, ToolUseBlock, UserMessage
-from transcript_tools.tokens import estimate_message_tokens, estimate_text_tokens
 
 MINI_SWE = REAL / "chat-completions" / "mini-swe-agent-deepseek"
 MINI_SWE_FILES = sorted(MINI_SWE.rglob("*.traj.json")) if MINI_SWE.is_dir() else []

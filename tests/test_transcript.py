@@ -13,8 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.fakes import CallCounter
-from transcript_tools import transcript
-from transcript_tools.messages import (
+from transcript_tools.engine import formatting as transcript
+from transcript_tools.engine.formatting import (
+    DEFAULT_MAX_TRANSCRIPT_CHARS,
+    format_message,
+    format_messages_as_text,
+)
+from transcript_tools.engine.messages import (
     AssistantMessage,
     Message,
     OtherBlock,
@@ -24,11 +29,6 @@ from transcript_tools.messages import (
     ToolUseBlock,
     UserImageMessage,
     UserMessage,
-)
-from transcript_tools.transcript import (
-    DEFAULT_MAX_TRANSCRIPT_CHARS,
-    format_message,
-    format_messages_as_text,
 )
 
 FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"  # 👨‍👩‍👧‍👦, 7 code points

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.corpus import FIXTURES, read
-from transcript_tools.messages import (
+from transcript_tools.engine.messages import (
     INJECTED,
     OBSERVATION,
     PERSON,

@@ -4,9 +4,8 @@ peak -- sweep's peak columns, inspect's estimated largest context."""
 
 from __future__ import annotations
 
-from transcript_tools.config import Checkpoint, SlotMode
-from transcript_tools.inspect import inspect_conversation
-from transcript_tools.messages import (
+from transcript_tools.engine.config import Checkpoint, SlotMode
+from transcript_tools.engine.messages import (
     AssistantMessage,
     Conversation,
     Message,
@@ -17,7 +16,8 @@ from transcript_tools.messages import (
     Usage,
     UserMessage,
 )
-from transcript_tools.rules import last_call_end
+from transcript_tools.engine.rules import last_call_end
+from transcript_tools.inspect import inspect_conversation
 from transcript_tools.sweep_sim import SweepConfig, evaluate_fast, profile_conversation
 
 HUGE = "observation line\n" * 20_000  # far above any view before it

@@ -34,14 +34,14 @@ _EXPORTS = {
     "replay_corpus": "api",
     "sweep_corpus": "api",
     "diff_runs": "api",
-    "format_messages_as_text": "transcript",
-    "load_template": "prompt",
+    "format_messages_as_text": "engine.formatting",
+    "load_template": "engine.prompt",
     # settings
-    "SummaryConfig": "config",
-    "ReplaySettings": "config",
-    "SlotMode": "config",
-    "TurnPath": "config",
-    "Measure": "config",
+    "SummaryConfig": "engine.config",
+    "ReplaySettings": "engine.config",
+    "SlotMode": "engine.config",
+    "TurnPath": "engine.config",
+    "Measure": "engine.config",
     # results
     "ReplayResult": "run",
     "RunStatus": "run",
@@ -50,27 +50,27 @@ _EXPORTS = {
     "SweepResult": "sweep",
     "RunDiff": "diff",
     # the engine and what it exchanges
-    "SessionEngine": "session",
+    "SessionEngine": "engine.session",
     "SummaryRequest": "providers.base",
     "SummaryOutcome": "providers.base",
     "SummaryResponse": "providers.base",
     "Provider": "providers.base",
-    "ContextSlot": "context",
-    "FocusedConfig": "context",
-    "SessionMemory": "context",
-    "PromptTemplate": "prompt",
+    "ContextSlot": "engine.slot",
+    "FocusedConfig": "engine.slot",
+    "SessionMemory": "engine.slot",
+    "PromptTemplate": "engine.prompt",
     # messages
-    "AssistantMessage": "messages",
-    "Conversation": "messages",
-    "Message": "messages",
-    "OtherBlock": "messages",
-    "SystemMessage": "messages",
-    "TextBlock": "messages",
-    "ToolResultMessage": "messages",
-    "ToolUseBlock": "messages",
-    "Usage": "messages",
-    "UserImageMessage": "messages",
-    "UserMessage": "messages",
+    "AssistantMessage": "engine.messages",
+    "Conversation": "engine.messages",
+    "Message": "engine.messages",
+    "OtherBlock": "engine.messages",
+    "SystemMessage": "engine.messages",
+    "TextBlock": "engine.messages",
+    "ToolResultMessage": "engine.messages",
+    "ToolUseBlock": "engine.messages",
+    "Usage": "engine.messages",
+    "UserImageMessage": "engine.messages",
+    "UserMessage": "engine.messages",
     # errors
     "TsumError": "errors",
     "ConfigError": "errors",
@@ -142,11 +142,10 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
     from .api import diff_runs, read, replay_corpus, sweep_corpus
-    from .config import Measure, ReplaySettings, SlotMode, SummaryConfig, TurnPath
-    from .context import ContextSlot, FocusedConfig, SessionMemory
     from .diff import RunDiff
-    from .errors import ConfigError, ExitCode, InputError, ProviderError, TemplateError, TsumError
-    from .messages import (
+    from .engine.config import Measure, ReplaySettings, SlotMode, SummaryConfig, TurnPath
+    from .engine.formatting import format_messages_as_text
+    from .engine.messages import (
         AssistantMessage,
         Conversation,
         Message,
@@ -159,10 +158,11 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
         UserImageMessage,
         UserMessage,
     )
-    from .prompt import PromptTemplate, load_template
+    from .engine.prompt import PromptTemplate, load_template
+    from .engine.session import SessionEngine
+    from .engine.slot import ContextSlot, FocusedConfig, SessionMemory
+    from .errors import ConfigError, ExitCode, InputError, ProviderError, TemplateError, TsumError
     from .providers.base import Provider, SummaryOutcome, SummaryRequest, SummaryResponse
     from .replay import RunStats, SessionResult
     from .run import ReplayResult, RunStatus
-    from .session import SessionEngine
     from .sweep import SweepResult
-    from .transcript import format_messages_as_text

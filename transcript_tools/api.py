@@ -20,8 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import Measure, ReplaySettings, SlotMode, SummaryConfig
-from .messages import Conversation
+from .engine.config import Measure, ReplaySettings, SlotMode, SummaryConfig
+from .engine.messages import Conversation
 from .providers.base import Provider
 from .run import ReplayResult, run_replay, run_sync
 

@@ -34,9 +34,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from .config import Measure
+from .engine.config import Measure
+from .engine.messages import Usage
 from .errors import ProviderError, TsumError
-from .messages import Usage
 from .providers.base import SummaryOutcome, SummaryRequest, SummaryResponse
 from .providers.batch import BatchClient, BatchItem, BatchStatus
 from .providers.batch.store import BatchStore

@@ -21,7 +21,7 @@ from pathlib import Path
 import orjson
 
 from .diff import DIFFABLE_FILES, ReplayOutput, RunDiff
-from .messages import Usage
+from .engine.messages import Usage
 from .providers.base import SUMMARY_MAX_TOKENS, Provider, SummaryResponse
 from .providers.cache import ResponseCache, cache_key
 

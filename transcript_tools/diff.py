@@ -18,6 +18,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .engine.rules import (
+    FIRED,  # a checkpoint firing: a summary call (ok or failed), or a dry run's
+)
 from .outputs import safe_filename
 from .replay_output import (
     DIFFABLE_FILES,
@@ -26,7 +29,6 @@ from .replay_output import (
     SessionRecords,
     load_output,
 )
-from .rules import FIRED  # a checkpoint firing: a summary call (ok or failed), or a dry run's
 
 __all__ = [
     "DIFFABLE_FILES",

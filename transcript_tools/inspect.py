@@ -18,13 +18,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .engine.messages import AssistantMessage, Conversation, SystemMessage, ToolUseBlock
+from .engine.rules import compaction_turn, is_model_call, last_call_end, split_turns
+from .engine.tokens import estimate_message_tokens
 from .errors import InputError
 from .formats import read_input
 from .formats.source import Source
 from .inputs import expand_inputs
-from .messages import AssistantMessage, Conversation, SystemMessage, ToolUseBlock
-from .rules import compaction_turn, is_model_call, last_call_end, split_turns
-from .tokens import estimate_message_tokens
 
 ROLES = ("system", "user", "user_image", "assistant", "tool")
 

@@ -28,11 +28,11 @@ from typing import IO, Any
 
 import orjson
 
+from .engine.rules import FIRED
 from .formats.native import write_messages
 from .inputs import OUTPUT_MARKER, unique_name
 from .reorder import Rendered
 from .replay import SessionResult
-from .rules import FIRED
 from .terminal import escape_controls
 
 DUMP_OPTIONS = orjson.OPT_SORT_KEYS

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from .config import ReplaySettings
+from .engine.config import ReplaySettings
 from .errors import InputError
 from .inputs import InputFile
 from .inspect import InspectRun, SessionInfo
@@ -75,7 +75,7 @@ def run_sweep(sweep: Sweep, paths: list[str], backend: Backend) -> SweepResult:
         return sweep.run(paths)
     started = time.perf_counter()
     if sweep.template is None:
-        from .prompt import template_from_config
+        from .engine.prompt import template_from_config
 
         sweep.template = template_from_config(sweep.base.summary_prompt)
     job = SweepJob(

@@ -18,25 +18,25 @@ from typing import IO, Any, Protocol, runtime_checkable
 
 import orjson
 
-from .config import Checkpoint, Measure, ReplaySettings, TurnPath
-from .errors import InputError
-from .formats import read_input
-from .formats.source import Source
-from .inputs import OUTPUT_MARKER as OUTPUT_MARKER  # re-exported: outputs.py writes it
-from .inputs import InputFile, expand_inputs, unique_name
-from .messages import (
+from .engine.config import Checkpoint, Measure, ReplaySettings, TurnPath
+from .engine.messages import (
     AssistantMessage,
     Conversation,
     Message,
     ToolResultMessage,
     ToolUseBlock,
 )
+from .engine.rules import FIRED, Decision, compaction_turn, fixed_cadence, unit_starts
+from .engine.rules import split_turns as split_turns  # re-exported: callers import it from here
+from .engine.rules import turn_starts as turn_starts  # re-exported: callers import it from here
+from .engine.session import SessionEngine
+from .errors import InputError
+from .formats import read_input
+from .formats.source import Source
+from .inputs import OUTPUT_MARKER as OUTPUT_MARKER  # re-exported: outputs.py writes it
+from .inputs import InputFile, expand_inputs, unique_name
 from .providers.executor import SummaryExecutor
 from .reorder import Parked, ParkFile, Rendered, SessionCounts, discard
-from .rules import FIRED, Decision, compaction_turn, fixed_cadence, unit_starts
-from .rules import split_turns as split_turns  # re-exported: callers import it from here
-from .rules import turn_starts as turn_starts  # re-exported: callers import it from here
-from .session import SessionEngine
 
 
 def tool_oddities(messages: list[Message]) -> list[str]:

@@ -18,7 +18,7 @@ from typing import Any
 
 import jinja2
 
-from .config import Measure
+from .engine.config import Measure
 from .sweep import Sample, SweepResult
 from .sweep_render import cell, sorted_rows, table_columns
 

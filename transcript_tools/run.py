@@ -16,9 +16,9 @@ from typing import IO, Any
 
 from ._loop import run_sync as run_sync
 from ._version import __version__
-from .config import Checkpoint, ReplaySettings
+from .engine.config import Checkpoint, ReplaySettings
+from .engine.prompt import PromptTemplate, template_from_config
 from .errors import ProviderConfigError
-from .prompt import PromptTemplate, template_from_config
 from .providers.base import Provider
 from .replay import ReplayRun, RunStats, SessionResult, Sink
 

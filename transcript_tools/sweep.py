@@ -18,12 +18,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .config import Checkpoint, ReplaySettings, SummaryConfig
-from .messages import Conversation, Message
-from .prompt import PromptTemplate
+from .engine.config import Checkpoint, ReplaySettings, SummaryConfig
+from .engine.messages import Conversation, Message
+from .engine.prompt import PromptTemplate
+from .engine.rules import split_units, unit_turns
 from .providers.base import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from .replay import ReplayRun, SessionResult
-from .rules import split_units, unit_turns
 from .sweep_sim import (
     Profile,
     SweepConfig,
@@ -105,7 +105,7 @@ class Sweep:
     async def run_async(self, paths: list[str]) -> SweepResult:
         started = time.perf_counter()
         if self.template is None:
-            from .prompt import template_from_config
+            from .engine.prompt import template_from_config
 
             self.template = template_from_config(self.base.summary_prompt)
         result = SweepResult(

@@ -23,11 +23,11 @@ import bisect
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .config import Checkpoint, Measure, ReplaySettings, SlotMode, SummaryConfig
-from .messages import Conversation, Message, SystemMessage
-from .prompt import PromptTemplate
-from .providers.base import SUMMARY_MAX_TOKENS
-from .rules import (
+from .engine.config import Checkpoint, Measure, ReplaySettings, SlotMode, SummaryConfig
+from .engine.formatting import MESSAGE_SEPARATOR, format_message
+from .engine.messages import Conversation, Message, SystemMessage
+from .engine.prompt import PromptTemplate
+from .engine.rules import (
     FIRED,
     Decision,
     compaction_turn,
@@ -38,9 +38,9 @@ from .rules import (
     split_units,
     suffix_cut,
 )
-from .session import SessionEngine
-from .tokens import MESSAGE_OVERHEAD_TOKENS, estimate_text_tokens
-from .transcript import MESSAGE_SEPARATOR, format_message
+from .engine.session import SessionEngine
+from .engine.tokens import MESSAGE_OVERHEAD_TOKENS, estimate_text_tokens
+from .providers.base import SUMMARY_MAX_TOKENS
 
 # ---- the grid -----------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .config import Checkpoint, Measure, SlotMode, SummaryConfig
+from .engine.config import Checkpoint, Measure, SlotMode, SummaryConfig
 from .sweep_render import SORT_KEYS as SORT_KEYS  # re-exported for the CLI
 from .sweep_render import render_csv as render_csv
 from .sweep_render import render_json as render_json

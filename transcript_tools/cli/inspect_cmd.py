@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 import orjson
 
-from ..config import load_config_file, merge_settings
+from ..engine.config import load_config_file, merge_settings
 from ..errors import ExitCode, InputError
 from ..inspect import InspectRun, SessionInfo
 from ..parallel_jobs import iter_inspect

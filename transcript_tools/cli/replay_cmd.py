@@ -178,7 +178,7 @@ def _history_at(
 @summary_options
 def format_command(file: str, turn: int | None, session: str | None, **opts: Any) -> None:
     """Print the formatted history the summary prompt gets at a turn (only that text, on stdout)."""
-    from ..transcript import format_messages_as_text
+    from ..engine.formatting import format_messages_as_text
 
     resolved = resolve(opts)
     cfg = resolved.settings.summary
@@ -200,7 +200,7 @@ def format_command(file: str, turn: int | None, session: str | None, **opts: Any
 @summary_options
 def prompt_command(file: str, turn: int | None, session: str | None, **opts: Any) -> None:
     """Print the rendered summary prompt at a turn (previous_summary empty; see replay --out for real ones)."""
-    from ..transcript import format_messages_as_text
+    from ..engine.formatting import format_messages_as_text
 
     resolved = resolve(opts)
     cfg, template = resolved.settings.summary, resolved.template
@@ -224,7 +224,7 @@ def prompts_group() -> None:
 @prompts_group.command("list")
 def prompts_list() -> None:
     """List built-in templates."""
-    from ..prompt import builtin_template_names, builtin_template_source
+    from ..engine.prompt import builtin_template_names, builtin_template_source
 
     for name in builtin_template_names():
         first = builtin_template_source(name).strip().splitlines()[0]
@@ -235,6 +235,6 @@ def prompts_list() -> None:
 @click.argument("name")
 def prompts_show(name: str) -> None:
     """Print a built-in template's source."""
-    from ..prompt import builtin_template_source
+    from ..engine.prompt import builtin_template_source
 
     echo(builtin_template_source(name), nl=False)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..config import (
+from ..engine.config import (
     AUTO,
     DEFAULT_KEEP_RECENT_TURNS,
     PRECEDENCE,
@@ -35,7 +35,7 @@ from ..errors import ConfigError
 from ..terminal import echo
 
 if TYPE_CHECKING:
-    from ..prompt import PromptTemplate
+    from ..engine.prompt import PromptTemplate
 
 
 class LazyChoice(click.Choice):
@@ -249,7 +249,7 @@ def resolve(
 
     ``overrides`` (by file key) count as given on the command line: a command that runs
     several variants (``tsum eval --prompt A --prompt B``) resolves each one this way."""
-    from ..prompt import builtin_template_names, load_template, template_from_config
+    from ..engine.prompt import builtin_template_names, load_template, template_from_config
 
     if opts.get("prompt_spec") == "":
         raise ConfigError(

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ..config import Checkpoint, Measure, SlotMode
+from ..engine.config import Checkpoint, Measure, SlotMode
 from ..errors import ConfigError, ExitCode
 from ..parallel_jobs import run_sweep
 from ..sweep import CachedThenOffline, Sweep, config_grid

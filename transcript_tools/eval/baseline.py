@@ -18,11 +18,11 @@ from typing import Any, cast
 
 import orjson
 
-from ..config import ReplaySettings
+from ..engine.config import ReplaySettings
+from ..engine.messages import Conversation
+from ..engine.rules import turn_starts
 from ..errors import TsumError
-from ..messages import Conversation
 from ..replay import ReplayRun, Sink
-from ..rules import turn_starts
 from .aggregate import Aggregate
 from .checkpoints import TSUM, Checkpoint, compaction_message_indices
 from .probes import ARTIFACT_KINDS, EXTRACTOR_VERSION

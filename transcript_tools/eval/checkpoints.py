@@ -22,10 +22,10 @@ from typing import Any
 
 import orjson
 
-from ..messages import Conversation, TextBlock, UserMessage
+from ..engine.messages import Conversation, TextBlock, UserMessage
+from ..engine.rules import unit_starts
+from ..engine.session import SessionEngine
 from ..providers.executor import SummaryExecutor
-from ..rules import unit_starts
-from ..session import SessionEngine
 
 CLAUDE_CODE_CONTINUATION = "This session is being continued from a previous conversation"
 TSUM = "tsum"

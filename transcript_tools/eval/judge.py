@@ -22,9 +22,9 @@ from typing import Any
 
 import orjson
 
+from ..engine.formatting import format_messages_as_text
 from ..providers.base import SummaryRequest
 from ..providers.executor import SummaryExecutor
-from ..transcript import format_messages_as_text
 from .checkpoints import Checkpoint
 from .score import ConversationProbes
 

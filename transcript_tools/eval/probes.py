@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..messages import (
+from ..engine.messages import (
     INJECTED,
     PERSON,
     AssistantMessage,

@@ -14,13 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from ..config import ReplaySettings, SlotMode
+from ..engine.config import ReplaySettings, SlotMode
+from ..engine.messages import Conversation
+from ..engine.prompt import PromptTemplate
+from ..engine.session import SessionEngine
 from ..errors import ConfigError
-from ..messages import Conversation
-from ..prompt import PromptTemplate
 from ..providers.executor import SummaryExecutor
 from ..replay import ReplayRun, Sink
-from ..session import SessionEngine
 from .aggregate import Aggregate
 from .checkpoints import (
     Checkpoint,

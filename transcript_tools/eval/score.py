@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..messages import PERSON, Message, SystemMessage, UserMessage, starts_turn
-from ..rules import turn_starts
-from ..tokens import ascii_letter_count, cjk_count, estimate_text_tokens
-from ..transcript import MESSAGE_SEPARATOR, format_message
+from ..engine.formatting import MESSAGE_SEPARATOR, format_message
+from ..engine.messages import PERSON, Message, SystemMessage, UserMessage, starts_turn
+from ..engine.rules import turn_starts
+from ..engine.tokens import ascii_letter_count, cjk_count, estimate_text_tokens
 from .haystack import Haystack, JoinedHaystack, MemoHaystack
 from .normalize import normalize, squash
 from .probes import (

@@ -17,8 +17,8 @@ import itertools
 from collections.abc import Iterator
 from types import ModuleType
 
+from ..engine.messages import Conversation
 from ..errors import InputError, UnknownFormatError
-from ..messages import Conversation
 from . import (
     aider_history,
     aider_llm,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..messages import INJECTED, OBSERVATION, PERSON
+from ..engine.messages import INJECTED, OBSERVATION, PERSON
 from .source import Source
 
 # The context Aider puts in front of the conversation, rebuilt for every request.

@@ -31,8 +31,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from ..engine.messages import AssistantMessage, Conversation, Message, TextBlock, Usage, UserMessage
 from ..errors import InputError
-from ..messages import AssistantMessage, Conversation, Message, TextBlock, Usage, UserMessage
 from .aider_common import stem
 from .source import Source
 

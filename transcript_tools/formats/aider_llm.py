@@ -30,8 +30,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from ..engine.messages import AssistantMessage, Conversation, SystemMessage, TextBlock, UserMessage
 from ..errors import InputError
-from ..messages import AssistantMessage, Conversation, SystemMessage, TextBlock, UserMessage
 from .aider_common import is_canned, is_context, stem, user_origin
 from .source import Source
 

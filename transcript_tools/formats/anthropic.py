@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..messages import Conversation
+from ..engine.messages import Conversation
 from . import claude_trace
 from .anthropic_api import (
     OPENAI_ROLES,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..messages import (
+from ..engine.messages import (
     AssistantMessage,
     Block,
     Message,

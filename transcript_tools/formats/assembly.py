@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..messages import AssistantMessage, Block, Message, Usage
+from ..engine.messages import AssistantMessage, Block, Message, Usage
 
 
 @dataclass(slots=True)

@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..messages import (
+from ..engine.messages import (
     INJECTED,
     SYNTHETIC_MODEL,
     Block,

@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from ..messages import AssistantMessage, Conversation, Usage
+from ..engine.messages import AssistantMessage, Conversation, Usage
 from .anthropic_api import (
     BadMessage,
     anthropic_messages,

@@ -44,7 +44,7 @@ from typing import Any
 
 import orjson
 
-from ..messages import (
+from ..engine.messages import (
     Block,
     Compaction,
     Conversation,

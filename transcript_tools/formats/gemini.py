@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..messages import (
+from ..engine.messages import (
     AssistantMessage,
     Block,
     Conversation,

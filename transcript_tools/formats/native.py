@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from ..messages import (
+from ..engine.messages import (
     ORIGINS,
     PERSON,
     AssistantMessage,

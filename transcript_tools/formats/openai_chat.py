@@ -22,7 +22,7 @@ from typing import Any, cast
 
 import orjson
 
-from ..messages import (
+from ..engine.messages import (
     OBSERVATION,
     AssistantMessage,
     Block,

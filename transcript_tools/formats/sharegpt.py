@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from ..messages import (
+from ..engine.messages import (
     AssistantMessage,
     Conversation,
     Message,

@@ -34,7 +34,7 @@ from typing import Any
 
 import orjson
 
-from ..messages import (
+from ..engine.messages import (
     INJECTED,
     OBSERVATION,
     PERSON,

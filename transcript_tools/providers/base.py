@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..messages import Message, Usage
-from ..transcript import DEFAULT_MAX_TOOL_RESULT_CHARS, DEFAULT_MAX_TRANSCRIPT_CHARS
+from ..engine.formatting import DEFAULT_MAX_TOOL_RESULT_CHARS, DEFAULT_MAX_TRANSCRIPT_CHARS
+from ..engine.messages import Message, Usage
 
 SUMMARY_MAX_TOKENS = 1024  # the seed: LlmCycle with max_tokens = Some(1024)
 

@@ -23,8 +23,8 @@ from typing import Any
 
 import orjson
 
+from ..engine.messages import Usage
 from ..errors import ProviderConfigError
-from ..messages import Usage
 from .base import SummaryResponse
 
 SCHEMA_VERSION = 1

@@ -18,8 +18,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..engine.messages import Usage
 from ..errors import ProviderConfigError, ProviderError
-from ..messages import Usage
 from .base import Provider, SummaryOutcome, SummaryRequest, SummaryResponse
 from .cache import CacheMode, ResponseCache, cache_key
 from .retry import ProviderCallError, RetryPolicy

@@ -12,8 +12,8 @@ import os
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..engine.messages import Usage
 from ..errors import ProviderConfigError
-from ..messages import Usage
 from .base import SummaryResponse
 from .registry import register
 from .retry import ProviderCallError, public_url

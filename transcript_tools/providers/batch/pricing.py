@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...engine.messages import Usage
 from ...errors import ConfigError
-from ...messages import Usage
 
 PRICES_AS_OF = "2025-10"
 # USD per million tokens (input, output), synchronous list prices as of PRICES_AS_OF.

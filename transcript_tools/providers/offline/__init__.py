@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ...engine.formatting import MESSAGE_SEPARATOR
+from ...engine.messages import Usage
+from ...engine.tokens import Counts, estimate_text_tokens, text_counts, tokens_from_counts
 from ...errors import ProviderConfigError
-from ...messages import Usage
-from ...tokens import Counts, estimate_text_tokens, text_counts, tokens_from_counts
-from ...transcript import MESSAGE_SEPARATOR
 from ..base import SummaryRequest, SummaryResponse
 from ..registry import register
 from .facts import LEVELS, Facts, language

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from itertools import chain
 from operator import itemgetter
 
-from ...tokens import ascii_letter_count, cjk_count
+from ...engine.tokens import ascii_letter_count, cjk_count
 from .idents import Identifiers, collect_identifiers
 from .memo import ScanMemo
 from .parse import TOOL_CALL_RE, Blocks, has_text

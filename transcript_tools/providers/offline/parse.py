@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from itertools import compress
 from typing import Any
 
-from ...messages import (
+from ...engine.formatting import formatted_blocks
+from ...engine.messages import (
     AssistantMessage,
     Message,
     SystemMessage,
@@ -28,7 +29,6 @@ from ...messages import (
     UserMessage,
     starts_turn,
 )
-from ...transcript import formatted_blocks
 from .memo import Memo
 
 _ROLE_PREFIX = r"(?:System|User|Assistant|Tool (?:Result|Error) \[[^\]\n]*\]):(?: |$)"

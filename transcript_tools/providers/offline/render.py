@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ...tokens import estimate_text_tokens
+from ...engine.tokens import estimate_text_tokens
 from .facts import Facts, Level
 from .goals import select
 

@@ -12,7 +12,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 AUTO = "auto"  # --max-context-tokens auto: the window the log records, else the default
 DEFAULT_SUMMARY_MARKER = "[上下文摘要]"  # the seed's filter_focused marker
@@ -218,7 +218,7 @@ def _checked(table: dict[str, Any], path: Path) -> dict[str, Any]:
     if "checkpoint" in table and table["checkpoint"] not in {c.value for c in Checkpoint}:
         raise ConfigError(f"{path}: checkpoint must be turn or call, got {table['checkpoint']!r}")
     if "format" in table:
-        from .formats import reader_names  # only when a file names a format
+        from ..formats import reader_names  # only when a file names a format
 
         if table["format"] not in reader_names():
             raise ConfigError(

@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .errors import TemplateError
+from ..errors import TemplateError
 
 TEMPLATE_VARIABLES = ("messages", "session_id", "turn", "previous_summary")
 BUILTIN_PACKAGE = "transcript_tools.prompts"
