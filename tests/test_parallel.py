@@ -10,7 +10,7 @@ from scale_corpus import build_corpus, invoke, same_files, same_run
 
 from transcript_tools import parallel, parallel_jobs
 from transcript_tools.engine.config import SummaryConfig
-from transcript_tools.inputs import InputFile, unique_name
+from transcript_tools.formats.inputs import InputFile, unique_name
 from transcript_tools.parallel import Backend, batches, collision_seed, plan
 from transcript_tools.sweep import Sweep, config_grid
 

@@ -45,8 +45,8 @@ def read(
     unless ``format`` is given, streamed one at a time. A file that cannot be read raises
     ``InputError`` naming the file and line."""
     from .formats import read_input
+    from .formats.inputs import expand_inputs
     from .formats.source import Source
-    from .inputs import expand_inputs
 
     for item in expand_inputs(_paths(paths)):
         source = Source(item.path, skip_bad_lines=skip_bad_lines, warn=warn)

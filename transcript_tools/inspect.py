@@ -23,8 +23,8 @@ from .engine.rules import compaction_turn, is_model_call, last_call_end, split_t
 from .engine.tokens import estimate_message_tokens
 from .errors import InputError
 from .formats import read_input
+from .formats.inputs import expand_inputs
 from .formats.source import Source
-from .inputs import expand_inputs
 
 ROLES = ("system", "user", "user_image", "assistant", "tool")
 

@@ -29,8 +29,8 @@ from typing import IO, Any
 import orjson
 
 from .engine.rules import FIRED
+from .formats.inputs import OUTPUT_MARKER, unique_name
 from .formats.native import write_messages
-from .inputs import OUTPUT_MARKER, unique_name
 from .reorder import Rendered
 from .replay import SessionResult
 from .terminal import escape_controls

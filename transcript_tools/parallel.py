@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
-from .inputs import InputFile, expand_inputs
+from .formats.inputs import InputFile, expand_inputs
 from .parallel_job import FileJob
 
 if TYPE_CHECKING:  # the pool's modules load when a pool starts (not for a run that makes calls)

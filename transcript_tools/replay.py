@@ -32,9 +32,9 @@ from .engine.rules import turn_starts as turn_starts  # re-exported: callers imp
 from .engine.session import SessionEngine
 from .errors import InputError
 from .formats import read_input
+from .formats.inputs import OUTPUT_MARKER as OUTPUT_MARKER  # re-exported: outputs.py writes it
+from .formats.inputs import InputFile, expand_inputs, unique_name
 from .formats.source import Source
-from .inputs import OUTPUT_MARKER as OUTPUT_MARKER  # re-exported: outputs.py writes it
-from .inputs import InputFile, expand_inputs, unique_name
 from .providers.executor import SummaryExecutor
 from .reorder import Parked, ParkFile, Rendered, SessionCounts, discard
 
