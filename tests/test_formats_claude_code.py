@@ -23,7 +23,7 @@ from transcript_tools.engine.messages import (
     starts_turn,
 )
 from transcript_tools.errors import InputError
-from transcript_tools.inspect import inspect_conversation
+from transcript_tools.inspection import inspect_conversation
 
 
 def one(path: Path) -> Conversation:

@@ -25,7 +25,7 @@ from transcript_tools.engine.rules import last_call_end
 from transcript_tools.engine.tokens import estimate_message_tokens
 from transcript_tools.formats import read_conversations
 from transcript_tools.formats.source import Source
-from transcript_tools.inspect import InspectRun, inspect_conversation
+from transcript_tools.inspection import InspectRun, inspect_conversation
 
 
 def conversation(name: str) -> Conversation:

@@ -23,7 +23,7 @@ from typing import Any
 from .engine.config import ReplaySettings
 from .errors import InputError
 from .formats.inputs import InputFile
-from .inspect import InspectRun, SessionInfo
+from .inspection import InspectRun, SessionInfo
 from .outputs import OutputDirectory, TextReport, render_records
 from .parallel import Backend, ordered_parts, plan
 from .reorder import Rendered, SessionCounts

@@ -97,7 +97,7 @@ class Sweep:
     taken_ids: set[str] = field(default_factory=set)
 
     def run(self, paths: Iterable[str]) -> SweepResult:
-        from ._loop import run_sync  # also inside a running event loop (Jupyter)
+        from ._sync import run_sync  # also inside a running event loop (Jupyter)
 
         listed = list(paths)
         return run_sync(lambda: self.run_async(listed))

@@ -14,7 +14,7 @@ import orjson
 
 from ..engine.config import load_config_file, merge_settings
 from ..errors import ExitCode, InputError
-from ..inspect import InspectRun, SessionInfo
+from ..inspection import InspectRun, SessionInfo
 from ..parallel_jobs import iter_inspect
 from ..terminal import echo, escape_controls
 from .scale_options import resolve_backend, scale_options
