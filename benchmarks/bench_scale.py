@@ -116,7 +116,7 @@ def cpu_model(corpus: Path) -> dict[str, float]:
     """
     import resource
 
-    from transcript_tools.parallel import Backend
+    from transcript_tools.parallel.pool import Backend
     from transcript_tools.parallel_jobs import run_sweep
     from transcript_tools.sweep import Sweep, config_grid
 

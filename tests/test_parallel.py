@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from scale_corpus import build_corpus, invoke, same_files, same_run
 
-from transcript_tools import parallel, parallel_jobs
+from transcript_tools import parallel_jobs
 from transcript_tools.engine.config import SummaryConfig
 from transcript_tools.formats.inputs import InputFile, unique_name
-from transcript_tools.parallel import Backend, batches, collision_seed, plan
+from transcript_tools.parallel import pool as parallel
+from transcript_tools.parallel.pool import Backend, batches, collision_seed, plan
 from transcript_tools.sweep import Sweep, config_grid
 
 SWEEP_GRID = ["--ratio", "0.5,0.75", "--max-context-tokens", "2000,32000", "--debounce", "1,3"]

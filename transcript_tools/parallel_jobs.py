@@ -25,7 +25,7 @@ from .errors import InputError
 from .formats.inputs import InputFile
 from .inspection import InspectRun, SessionInfo
 from .outputs import OutputDirectory, TextReport, render_records
-from .parallel import Backend, ordered_parts, plan
+from .parallel.pool import Backend, ordered_parts, plan
 from .reorder import Rendered, SessionCounts
 from .replay import (
     ReplayRun,

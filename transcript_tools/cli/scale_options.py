@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:  # the pool machinery is imported when a command runs, not for --help
-    from ..parallel import Backend
+    from ..parallel.pool import Backend
 
 from ..errors import ConfigError
 
@@ -47,14 +47,14 @@ def scale_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def resolve_backend(workers: Any, ray_address: str | None) -> Backend:
     """``workers`` as the settings rule resolved it (command line > TSUM_WORKERS > file),
     else the machine's cores."""
-    from ..parallel import Backend, default_workers
+    from ..parallel.pool import Backend, default_workers
 
     if workers is not None and (
         isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
     ):
         raise ConfigError(f"workers must be an integer >= 1, got {workers!r}")
     if ray_address is not None:
-        from ..ray_backend import import_ray
+        from ..parallel.ray_data import import_ray
 
         import_ray()  # a usage error now, before any work, when Ray is not installed
         if not ray_address.strip():

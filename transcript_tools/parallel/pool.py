@@ -29,9 +29,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConfigError
-from .formats.inputs import InputFile, expand_inputs
-from .parallel_job import FileJob
+from ..errors import ConfigError
+from ..formats.inputs import InputFile, expand_inputs
+from .job import FileJob
 
 if TYPE_CHECKING:  # the pool's modules load when a pool starts (not for a run that makes calls)
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -69,7 +69,7 @@ def plan(paths: Iterable[str], backend: Backend) -> list[InputFile] | None:
     if backend.ray is not None:
         if "-" in paths:
             raise ConfigError("--ray reads files, not stdin (-): give paths or URLs")
-        from .ray_backend import expand_urls
+        from .ray_data import expand_urls
 
         return expand_urls(paths)
     if backend.workers <= 1 or "-" in paths:
@@ -100,7 +100,7 @@ def ordered_parts(job: FileJob, items: list[InputFile], backend: Backend) -> Ite
     """Each batch's part, in input order, with session ids as one process would give."""
     seen: set[str] = set()
     if backend.ray is not None:
-        from .ray_backend import ray_map, ray_rerun
+        from .ray_data import ray_map, ray_rerun
 
         results: Iterator[tuple[list[InputFile], Any]] = ray_map(job, items, backend.ray)
         rerun = ray_rerun

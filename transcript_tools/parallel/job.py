@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .formats.inputs import InputFile
+from ..formats.inputs import InputFile
 
 RAY_INSTALL_HINT = "pip install 'transcript-tools[ray]'"
 

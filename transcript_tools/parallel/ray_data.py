@@ -17,10 +17,10 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
-from .errors import ConfigError, TsumError
-from .formats.inputs import InputFile, expand_inputs
-from .formats.source import FETCHED
-from .parallel_job import RAY_INSTALL_HINT, FileJob
+from ..errors import ConfigError, TsumError
+from ..formats.inputs import InputFile, expand_inputs
+from ..formats.source import FETCHED
+from .job import RAY_INSTALL_HINT, FileJob
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -48,7 +48,7 @@ def expand_urls(paths: list[str]) -> list[InputFile]:
         import_ray()
         from pyarrow import fs
 
-        from .formats.inputs import SKIPPED_SUFFIXES, TRANSCRIPT_SUFFIXES
+        from ..formats.inputs import SKIPPED_SUFFIXES, TRANSCRIPT_SUFFIXES
 
         filesystem, root = fs.FileSystem.from_uri(spec)
         info = filesystem.get_file_info(root)

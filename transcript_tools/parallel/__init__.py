@@ -1,0 +1,1 @@
+"""Per-file work on a process pool or Ray Data; knows no feature."""
