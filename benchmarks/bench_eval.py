@@ -31,7 +31,7 @@ from transcript_tools.eval.run import score
 from transcript_tools.eval.score import ConversationProbes
 from transcript_tools.providers.executor import SummaryExecutor
 from transcript_tools.providers.offline import OfflineProvider
-from transcript_tools.replay import ReplayRun
+from transcript_tools.replay.driver import ReplayRun
 
 REFERENCE_LOOP_S = 0.12  # sum(range(10**7)) on an idle 3 GHz core, Python 3.11
 GENERATOR = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "gen_corpus.py"

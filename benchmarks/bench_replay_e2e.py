@@ -344,9 +344,9 @@ def driver_cell(corpus: Path, name: str, jobs: int, *, old: bool) -> Cell:
 
     from transcript_tools.engine.config import ReplaySettings
     from transcript_tools.engine.prompt import load_template
-    from transcript_tools.outputs import OutputDirectory
     from transcript_tools.providers.executor import SummaryExecutor
-    from transcript_tools.replay import ReplayRun
+    from transcript_tools.replay.driver import ReplayRun
+    from transcript_tools.replay.output_dir import OutputDirectory
 
     out = WORK / f"e2e-driver-{name}-j{jobs}"
     shutil.rmtree(out, ignore_errors=True)

@@ -15,7 +15,7 @@ import sys
 from transcript_tools.engine.config import ReplaySettings
 from transcript_tools.eval.probes import ARTIFACT_KINDS
 from transcript_tools.eval.score import ConversationProbes
-from transcript_tools.replay import ReplayRun
+from transcript_tools.replay.driver import ReplayRun
 
 
 def main() -> None:

@@ -141,12 +141,15 @@ def rewrite_library_file(
 
 
 def rewrite_names(text: str, moves: dict[str, str]) -> str:
-    """Absolute dotted names and repository paths, longest first."""
-    for old in sorted(moves, key=len, reverse=True):
-        new = moves[old]
-        text = re.sub(r"(?<![\w.])" + re.escape(old) + r"(?!\w)", new, text)
-        old_path, new_path = old.replace(".", "/") + ".py", new.replace(".", "/") + ".py"
-        text = re.sub(r"(?<![\w/])" + re.escape(old_path), new_path, text)
+    """Absolute dotted names and repository paths, in one pass (a new name may hold an old)."""
+    names = sorted(moves, key=len, reverse=True)
+    dotted = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, names)) + r")(?!\w)")
+    text = dotted.sub(lambda m: moves[m.group(1)], text)
+    paths = {
+        old.replace(".", "/") + ".py": new.replace(".", "/") + ".py" for old, new in moves.items()
+    }
+    slashed = re.compile(r"(?<![\w/])(" + "|".join(map(re.escape, paths)) + ")")
+    text = slashed.sub(lambda m: paths[m.group(1)], text)
 
     # from transcript_tools import a, b  (a moved module keeps its local name)
     def split(match: re.Match[str]) -> str:

@@ -131,10 +131,10 @@ def replay(path: Path, out: Path, *, dry_run: bool) -> ReplayFigures:
     """One ``tsum replay PATH --out OUT [--dry-run]`` at seed defaults, through the library."""
     from transcript_tools.engine.config import ReplaySettings
     from transcript_tools.engine.prompt import load_template
-    from transcript_tools.outputs import OutputDirectory
     from transcript_tools.providers.executor import SummaryExecutor
     from transcript_tools.providers.registry import get_provider
-    from transcript_tools.replay import ReplayRun
+    from transcript_tools.replay.driver import ReplayRun
+    from transcript_tools.replay.output_dir import OutputDirectory
 
     started = time.perf_counter()
     template = load_template(None)

@@ -19,7 +19,7 @@ from transcript_tools.engine.messages import (
     UserMessage,
 )
 from transcript_tools.errors import InputError
-from transcript_tools.replay import split_turns
+from transcript_tools.replay.driver import split_turns
 
 
 def usages(conv: Conversation) -> list[Usage]:

@@ -25,7 +25,7 @@ from transcript_tools.engine.messages import (
     starts_turn,
 )
 from transcript_tools.errors import InputError
-from transcript_tools.replay import split_turns
+from transcript_tools.replay.driver import split_turns
 
 REAL = CORPUS / "tau2-bench" / "telecom_gpt-4o_user-sim_gpt-4o.json"
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from transcript_tools.cli.main import cli
 from transcript_tools.errors import InputError
-from transcript_tools.replay_output import DIFFABLE_FILES, DiffInputError, load_output
+from transcript_tools.replay.read_output import DIFFABLE_FILES, DiffInputError, load_output
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 

@@ -20,11 +20,11 @@ from transcript_tools.cli.main import cli
 from transcript_tools.engine.config import ReplaySettings
 from transcript_tools.engine.messages import Conversation
 from transcript_tools.engine.prompt import load_template
-from transcript_tools.outputs import OutputDirectory
 from transcript_tools.providers.base import SummaryResponse
 from transcript_tools.providers.executor import SummaryExecutor
-from transcript_tools.reorder import SessionCounts
-from transcript_tools.replay import ReplayRun, SessionResult, window_bounds
+from transcript_tools.replay.driver import ReplayRun, SessionResult, window_bounds
+from transcript_tools.replay.output_dir import OutputDirectory
+from transcript_tools.replay.parking import SessionCounts
 
 # Turns per conversation: short and long mixed, a long one first (the head).
 MIXED_TURNS = (40, 2, 5, 25, 1, 3, 12, 30, 4, 8, 2, 18, 6, 1, 35, 3)
@@ -289,7 +289,7 @@ def test_default_window_follows_the_concurrency() -> None:
 def test_the_longest_conversation_read_ahead_starts_first_after_the_head(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import transcript_tools.replay as replay_module
+    import transcript_tools.replay.driver as replay_module
 
     corpus = write_corpus(tmp_path / "corpus", (3, 2, 4, 40, 2, 12))
     order: list[str] = []
@@ -384,7 +384,7 @@ def test_an_aborted_run_leaves_no_parked_file_behind(tmp_path: Path) -> None:
 def test_reading_pauses_at_the_message_bound_whatever_the_session_count(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import transcript_tools.replay as replay_module
+    import transcript_tools.replay.driver as replay_module
 
     monkeypatch.setattr(replay_module, "HELD_MESSAGES", 60)
     turns = (30, *([4] * 20))  # the head alone holds 61 messages (system + 2 per turn)

@@ -232,7 +232,7 @@ def test_model_and_summary_model_in_one_file_is_a_usage_error(workdir: Path) -> 
 def test_file_concurrency_sets_the_sessions_in_flight(
     workdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import transcript_tools.run as run_module
+    import transcript_tools.replay.run as run_module
 
     seen: list[int] = []
     original = run_module.ReplayRun

@@ -37,7 +37,7 @@ from transcript_tools.engine.prompt import load_template
 from transcript_tools.engine.rules import fixed_cadence, split_units
 from transcript_tools.engine.session import SessionEngine
 from transcript_tools.errors import ConfigError
-from transcript_tools.replay import split_turns
+from transcript_tools.replay.driver import split_turns
 from transcript_tools.sweep import Sweep, _offline_executor, config_grid
 from transcript_tools.sweep_sim import (
     SweepConfig,

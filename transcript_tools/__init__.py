@@ -43,10 +43,10 @@ _EXPORTS = {
     "TurnPath": "engine.config",
     "Measure": "engine.config",
     # results
-    "ReplayResult": "run",
-    "RunStatus": "run",
-    "RunStats": "replay",
-    "SessionResult": "replay",
+    "ReplayResult": "replay.run",
+    "RunStatus": "replay.run",
+    "RunStats": "replay.driver",
+    "SessionResult": "replay.driver",
     "SweepResult": "sweep",
     "RunDiff": "diff",
     # the engine and what it exchanges
@@ -163,6 +163,6 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .engine.slot import ContextSlot, FocusedConfig, SessionMemory
     from .errors import ConfigError, ExitCode, InputError, ProviderError, TemplateError, TsumError
     from .providers.base import Provider, SummaryOutcome, SummaryRequest, SummaryResponse
-    from .replay import RunStats, SessionResult
-    from .run import ReplayResult, RunStatus
+    from .replay.driver import RunStats, SessionResult
+    from .replay.run import ReplayResult, RunStatus
     from .sweep import SweepResult

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from .engine.config import Measure, ReplaySettings, SlotMode, SummaryConfig
 from .engine.messages import Conversation
 from .providers.base import Provider
-from .run import ReplayResult, run_replay, run_sync
+from .replay.run import ReplayResult, run_replay, run_sync
 
 if TYPE_CHECKING:
     from .diff import RunDiff

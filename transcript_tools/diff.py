@@ -21,8 +21,8 @@ from typing import Any
 from .engine.rules import (
     FIRED,  # a checkpoint firing: a summary call (ok or failed), or a dry run's
 )
-from .outputs import safe_filename
-from .replay_output import (
+from .replay.output_dir import safe_filename
+from .replay.read_output import (
     DIFFABLE_FILES,
     DiffInputError,
     ReplayOutput,

@@ -24,16 +24,16 @@ from .engine.config import ReplaySettings
 from .errors import InputError
 from .formats.inputs import InputFile
 from .inspection import InspectRun, SessionInfo
-from .outputs import OutputDirectory, TextReport, render_records
 from .parallel.pool import Backend, ordered_parts, plan
-from .reorder import Rendered, SessionCounts
-from .replay import (
+from .replay.driver import (
     ReplayRun,
     RunStats,
     replay_conversation,
     session_counts,
     window_bounds,
 )
+from .replay.output_dir import OutputDirectory, TextReport, render_records
+from .replay.parking import Rendered, SessionCounts
 from .sweep import Sample, Sweep, SweepResult
 from .sweep_stats import ConfigStats
 

@@ -23,7 +23,7 @@ from .engine.messages import Conversation, Message
 from .engine.prompt import PromptTemplate
 from .engine.rules import split_units, unit_turns
 from .providers.base import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
-from .replay import ReplayRun, SessionResult
+from .replay.driver import ReplayRun, SessionResult
 from .sweep_sim import (
     Profile,
     SweepConfig,

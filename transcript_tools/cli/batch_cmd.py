@@ -55,7 +55,7 @@ class BatchSetup:
             click.echo(message, err=True)
 
     async def run(self, run: Any, paths: list[str], executor: Any) -> None:
-        from ..batch_replay import BatchReplay
+        from ..replay.batch import BatchReplay
 
         driver = BatchReplay(run, executor, self.client, self.store, poll=self.poll, say=self.say)
         self.report = driver.report

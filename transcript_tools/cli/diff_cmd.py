@@ -28,7 +28,7 @@ from ..diff_render import (
 from ..errors import ConfigError, ExitCode, TsumError
 from ..providers.cache import CacheMode
 from ..providers.retry import public_url
-from ..run import RunStatus
+from ..replay.run import RunStatus
 from ..terminal import echo
 from .main import EXIT_CODES_HELP
 from .provider_options import build_executor, provider_options

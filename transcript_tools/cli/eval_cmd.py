@@ -264,7 +264,7 @@ def _batch_prefill(paths: list[str], resolved_variants: list[Any], silent: bool)
     (in rounds, resumable: the same driver as ``tsum replay --batch``), into the response
     cache under the synchronous path's keys, since eval's engine renders the same prompts.
     The evaluation then reads them from the cache. Judge calls stay synchronous."""
-    from ..run import run_replay
+    from ..replay.run import run_replay
     from .batch_cmd import BatchSetup
 
     for resolved in resolved_variants:

@@ -167,24 +167,24 @@ def provider_options(func: F) -> F:
 # The executor is the library's (run.py); imported when a command builds one, not when
 # its options are declared (`tsum replay --help` stays light).
 def build_executor(opts: Any) -> Any:
-    from ..run import build_executor as build
+    from ..replay.run import build_executor as build
 
     return build(opts)
 
 
 def resolve_cache_mode(opts: Any) -> Any:
-    from ..run import resolve_cache_mode as resolve
+    from ..replay.run import resolve_cache_mode as resolve
 
     return resolve(opts)
 
 
 def describe_stats(stats: Any) -> str:
-    from ..run import describe_stats as describe
+    from ..replay.run import describe_stats as describe
 
     return describe(stats)
 
 
 def cache_only_failure(stats: Any, limit: int = 20) -> str | None:
-    from ..run import cache_only_failure as failure
+    from ..replay.run import cache_only_failure as failure
 
     return failure(stats, limit)

@@ -15,7 +15,7 @@ from .scale_options import refuse_summaries_on_ray, resolve_backend, scale_optio
 from .settings import Resolved, resolve, summary_options
 
 if TYPE_CHECKING:
-    from ..run import ReplayResult
+    from ..replay.run import ReplayResult
 
 # The library (readers, engine, asyncio, providers) is imported inside the commands:
 # `tsum replay --help` needs only the options.
@@ -73,7 +73,7 @@ def replay_paths(
     paths: list[str], resolved: Resolved, *, out_dir: Path | None, silent: bool, backend: Any = None
 ) -> ReplayResult:
     """The library's run with the CLI's stderr: warnings, errors, progress, the end-of-run line."""
-    from ..run import run_replay
+    from ..replay.run import run_replay
 
     def warn(message: str) -> None:
         if not silent:
@@ -120,7 +120,7 @@ def batch_setup(resolved: Resolved, silent: bool) -> Any:
 
 def exit_for(result: ReplayResult) -> None:
     """The run's status as the exit code (bad input was already reported line by line)."""
-    from ..run import RunStatus
+    from ..replay.run import RunStatus
 
     if result.status in (RunStatus.CACHE_MISS, RunStatus.ALL_SUMMARIES_FAILED):
         raise TsumError(result.message or result.status.value)
@@ -146,7 +146,7 @@ def _history_at(
 ) -> tuple[str, list[Any], int]:
     from ..formats import read_conversations
     from ..formats.source import Source
-    from ..replay import split_turns
+    from ..replay.driver import split_turns
 
     source = Source(path, skip_bad_lines=resolved.skip_bad_lines, warn=lambda m: echo(m, err=True))
     for conv in read_conversations(source, resolved.fmt):

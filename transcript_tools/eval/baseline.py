@@ -22,7 +22,7 @@ from ..engine.config import ReplaySettings
 from ..engine.messages import Conversation
 from ..engine.rules import turn_starts
 from ..errors import TsumError
-from ..replay import ReplayRun, Sink
+from ..replay.driver import ReplayRun, Sink
 from .aggregate import Aggregate
 from .checkpoints import TSUM, Checkpoint, compaction_message_indices
 from .probes import ARTIFACT_KINDS, EXTRACTOR_VERSION

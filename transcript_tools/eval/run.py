@@ -20,7 +20,7 @@ from ..engine.prompt import PromptTemplate
 from ..engine.session import SessionEngine
 from ..errors import ConfigError
 from ..providers.executor import SummaryExecutor
-from ..replay import ReplayRun, Sink
+from ..replay.driver import ReplayRun, Sink
 from .aggregate import Aggregate
 from .checkpoints import (
     Checkpoint,

@@ -15,8 +15,8 @@ from typing import Any
 
 import orjson
 
-from .errors import InputError, TsumError
-from .outputs import RECORD_FILES
+from ..errors import InputError, TsumError
+from .output_dir import RECORD_FILES
 
 SUPPORTED_OUTPUT_FORMATS = (1,)
 RUN_FILE = "run.json"

@@ -34,16 +34,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from .engine.config import Measure
-from .engine.messages import Usage
-from .errors import ProviderError, TsumError
-from .providers.base import SummaryOutcome, SummaryRequest, SummaryResponse
-from .providers.batch import BatchClient, BatchItem, BatchStatus
-from .providers.batch.store import BatchStore
-from .providers.cache import cache_key
-from .providers.executor import SummaryExecutor
-from .providers.retry import ProviderCallError, public_url
-from .replay import ReplayRun, RunStats, SessionResult, replay_conversation
+from ..engine.config import Measure
+from ..engine.messages import Usage
+from ..errors import ProviderError, TsumError
+from ..providers.base import SummaryOutcome, SummaryRequest, SummaryResponse
+from ..providers.batch import BatchClient, BatchItem, BatchStatus
+from ..providers.batch.store import BatchStore
+from ..providers.cache import cache_key
+from ..providers.executor import SummaryExecutor
+from ..providers.retry import ProviderCallError, public_url
+from .driver import ReplayRun, RunStats, SessionResult, replay_conversation
 
 log = logging.getLogger(__name__)
 

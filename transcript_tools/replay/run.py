@@ -14,13 +14,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
-from ._sync import run_sync as run_sync
-from ._version import __version__
-from .engine.config import Checkpoint, ReplaySettings
-from .engine.prompt import PromptTemplate, template_from_config
-from .errors import ProviderConfigError
-from .providers.base import Provider
-from .replay import ReplayRun, RunStats, SessionResult, Sink
+from .._sync import run_sync as run_sync
+from .._version import __version__
+from ..engine.config import Checkpoint, ReplaySettings
+from ..engine.prompt import PromptTemplate, template_from_config
+from ..errors import ProviderConfigError
+from ..providers.base import Provider
+from .driver import ReplayRun, RunStats, SessionResult, Sink
 
 
 class RunStatus(StrEnum):
@@ -129,7 +129,7 @@ def run_replay(
     ``backend`` (``parallel.Backend``: ``--workers`` / ``--ray``) spreads a dry run's
     files over processes or a Ray cluster, with the same outputs.
     """
-    from .outputs import OutputDirectory, TextReport
+    from .output_dir import OutputDirectory, TextReport
 
     started = time.perf_counter()
     cfg = settings.summary
@@ -211,7 +211,7 @@ def _spread(run: ReplayRun, paths: list[str], backend: Any) -> bool:
     """True when a process pool or Ray ran the (dry) run; False: run it here."""
     if backend is None or not run.settings.dry_run or run.executor is not None:
         return False  # summary calls are --concurrency's job: the pool's modules stay unloaded
-    from .parallel_jobs import parallel_replay
+    from ..parallel_jobs import parallel_replay
 
     return parallel_replay(run, list(paths), backend) is not None
 
@@ -231,7 +231,7 @@ def _batch_and_cost(
         extra["batch"] = report.to_json()
         result.notes.append(report.line())
     if executor is not None:
-        from .providers.batch.pricing import cost_report, price_for
+        from ..providers.batch.pricing import cost_report, price_for
 
         usage = report.usage if report is not None else executor.stats.usage
         price = price_for(model, None if price_per_mtok is None else str(price_per_mtok))
@@ -357,7 +357,7 @@ def _manifest(
 
 def resolve_cache_mode(opts: Mapping[str, Any]) -> Any:
     """The cache mode the flags ask for (offline: no cache unless one is asked for)."""
-    from .providers.cache import CacheMode
+    from ..providers.cache import CacheMode
 
     chosen = [flag for flag in ("cache_only", "refresh", "no_cache") if opts.get(flag)]
     if len(chosen) > 1:
@@ -390,9 +390,9 @@ def build_executor(opts: Mapping[str, Any]) -> Any:
     missing key or model, conflicting cache flags, unusable cache file. Missing
     keys take the options' defaults, so a library caller may pass a partial dict.
     """
-    from .providers.cache import CacheMode
-    from .providers.registry import get_provider
-    from .providers.retry import KILL_SWITCH_ENV, kill_switch_on
+    from ..providers.cache import CacheMode
+    from ..providers.registry import get_provider
+    from ..providers.retry import KILL_SWITCH_ENV, kill_switch_on
 
     name = opts.get("provider") or "offline"
     concurrency, timeout, _ = _limits(opts)
@@ -415,9 +415,9 @@ def build_executor(opts: Mapping[str, Any]) -> Any:
 
 
 def _executor_for(provider: Provider, opts: Mapping[str, Any], mode: Any = None) -> Any:
-    from .providers.cache import CacheMode, ResponseCache, default_cache_path
-    from .providers.executor import SummaryExecutor
-    from .providers.retry import RetryPolicy
+    from ..providers.cache import CacheMode, ResponseCache, default_cache_path
+    from ..providers.executor import SummaryExecutor
+    from ..providers.retry import RetryPolicy
 
     concurrency, timeout, max_attempts = _limits(opts)
     if mode is None:

@@ -28,12 +28,12 @@ from typing import IO, Any
 
 import orjson
 
-from .engine.rules import FIRED
-from .formats.inputs import OUTPUT_MARKER, unique_name
-from .formats.native import write_messages
-from .reorder import Rendered
-from .replay import SessionResult
-from .terminal import escape_controls
+from ..engine.rules import FIRED
+from ..formats.inputs import OUTPUT_MARKER, unique_name
+from ..formats.native import write_messages
+from ..terminal import escape_controls
+from .driver import SessionResult
+from .parking import Rendered
 
 DUMP_OPTIONS = orjson.OPT_SORT_KEYS
 _LINE_OPTIONS = DUMP_OPTIONS | orjson.OPT_APPEND_NEWLINE

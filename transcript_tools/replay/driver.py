@@ -18,25 +18,25 @@ from typing import IO, Any, Protocol, runtime_checkable
 
 import orjson
 
-from .engine.config import Checkpoint, Measure, ReplaySettings, TurnPath
-from .engine.messages import (
+from ..engine.config import Checkpoint, Measure, ReplaySettings, TurnPath
+from ..engine.messages import (
     AssistantMessage,
     Conversation,
     Message,
     ToolResultMessage,
     ToolUseBlock,
 )
-from .engine.rules import FIRED, Decision, compaction_turn, fixed_cadence, unit_starts
-from .engine.rules import split_turns as split_turns  # re-exported: callers import it from here
-from .engine.rules import turn_starts as turn_starts  # re-exported: callers import it from here
-from .engine.session import SessionEngine
-from .errors import InputError
-from .formats import read_input
-from .formats.inputs import OUTPUT_MARKER as OUTPUT_MARKER  # re-exported: outputs.py writes it
-from .formats.inputs import InputFile, expand_inputs, unique_name
-from .formats.source import Source
-from .providers.executor import SummaryExecutor
-from .reorder import Parked, ParkFile, Rendered, SessionCounts, discard
+from ..engine.rules import FIRED, Decision, compaction_turn, fixed_cadence, unit_starts
+from ..engine.rules import split_turns as split_turns  # re-exported: callers import it from here
+from ..engine.rules import turn_starts as turn_starts  # re-exported: callers import it from here
+from ..engine.session import SessionEngine
+from ..errors import InputError
+from ..formats import read_input
+from ..formats.inputs import OUTPUT_MARKER as OUTPUT_MARKER  # re-exported: outputs.py writes it
+from ..formats.inputs import InputFile, expand_inputs, unique_name
+from ..formats.source import Source
+from ..providers.executor import SummaryExecutor
+from .parking import Parked, ParkFile, Rendered, SessionCounts, discard
 
 
 def tool_oddities(messages: list[Message]) -> list[str]:

@@ -1,0 +1,1 @@
+"""``tsum replay``: the driver, its orchestration, the output directory."""
