@@ -118,7 +118,7 @@ def cpu_model(corpus: Path) -> dict[str, float]:
 
     from transcript_tools.parallel.pool import Backend
     from transcript_tools.parallel_jobs import run_sweep
-    from transcript_tools.sweep import Sweep, config_grid
+    from transcript_tools.sweep.driver import Sweep, config_grid
 
     grid = config_grid([0.5, 0.75, 0.9], [32000, 128000], [1, 3])
 

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from transcript_tools.sweep import Sweep, config_grid
+from transcript_tools.sweep.driver import Sweep, config_grid
 
 GENERATOR = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "gen_corpus.py"
 

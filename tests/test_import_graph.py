@@ -123,7 +123,7 @@ def test_edges_are_resolved() -> None:
     assert (
         "transcript_tools.providers.anthropic" not in graph["transcript_tools.providers.registry"]
     )
-    assert "transcript_tools.sweep_render" in graph["transcript_tools.report"]
+    assert "transcript_tools.sweep.tables" in graph["transcript_tools.sweep.html"]
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from transcript_tools.engine.config import SummaryConfig
 from transcript_tools.formats.inputs import InputFile, unique_name
 from transcript_tools.parallel import pool as parallel
 from transcript_tools.parallel.pool import Backend, batches, collision_seed, plan
-from transcript_tools.sweep import Sweep, config_grid
+from transcript_tools.sweep.driver import Sweep, config_grid
 
 SWEEP_GRID = ["--ratio", "0.5,0.75", "--max-context-tokens", "2000,32000", "--debounce", "1,3"]
 SWEEP_GRID += ["--measure", "cumulative,current"]

@@ -21,9 +21,9 @@ from transcript_tools.engine.messages import (
     Usage,
     UserMessage,
 )
-from transcript_tools.report import render_report, write_report
-from transcript_tools.sweep import Sweep, SweepResult, config_grid
-from transcript_tools.sweep_stats import ConfigStats
+from transcript_tools.sweep.driver import Sweep, SweepResult, config_grid
+from transcript_tools.sweep.html import render_report, write_report
+from transcript_tools.sweep.stats import ConfigStats
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_FLAGS = [

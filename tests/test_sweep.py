@@ -38,8 +38,8 @@ from transcript_tools.engine.rules import fixed_cadence, split_units
 from transcript_tools.engine.session import SessionEngine
 from transcript_tools.errors import ConfigError
 from transcript_tools.replay.driver import split_turns
-from transcript_tools.sweep import Sweep, _offline_executor, config_grid
-from transcript_tools.sweep_sim import (
+from transcript_tools.sweep.driver import Sweep, _offline_executor, config_grid
+from transcript_tools.sweep.simulate import (
     SweepConfig,
     evaluate_engine,
     evaluate_fast,
@@ -294,8 +294,8 @@ class SweepResultHarness:
     @staticmethod
     def run(sweep: Sweep, conversations: list[Conversation]):  # type: ignore[no-untyped-def]
         from transcript_tools.engine.prompt import template_from_config
-        from transcript_tools.sweep import SweepResult
-        from transcript_tools.sweep_stats import ConfigStats
+        from transcript_tools.sweep.driver import SweepResult
+        from transcript_tools.sweep.stats import ConfigStats
 
         sweep.template = template_from_config(sweep.base.summary_prompt)
         result = SweepResult(sweep.configs, [ConfigStats(c) for c in sweep.configs])

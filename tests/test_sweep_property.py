@@ -27,7 +27,7 @@ from transcript_tools.engine.prompt import load_template
 from transcript_tools.engine.rules import split_turns, split_units
 from transcript_tools.engine.tokens import estimate_text_tokens
 from transcript_tools.providers.base import SummaryOutcome, SummaryRequest, SummaryResponse
-from transcript_tools.sweep_sim import (
+from transcript_tools.sweep.simulate import (
     SweepConfig,
     evaluate_engine,
     evaluate_fast,
@@ -123,7 +123,7 @@ def test_en_prompt_characters_equal_the_engine() -> None:
     summary. The sweep now runs the engine for it; the figures are the engine's."""
     from test_sweep import long_recorded
 
-    from transcript_tools.sweep import Sweep
+    from transcript_tools.sweep.driver import Sweep
 
     conv = long_recorded()
     template = load_template("en")

@@ -47,7 +47,7 @@ _EXPORTS = {
     "RunStatus": "replay.run",
     "RunStats": "replay.driver",
     "SessionResult": "replay.driver",
-    "SweepResult": "sweep",
+    "SweepResult": "sweep.driver",
     "RunDiff": "diff",
     # the engine and what it exchanges
     "SessionEngine": "engine.session",
@@ -165,4 +165,4 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .providers.base import Provider, SummaryOutcome, SummaryRequest, SummaryResponse
     from .replay.driver import RunStats, SessionResult
     from .replay.run import ReplayResult, RunStatus
-    from .sweep import SweepResult
+    from .sweep.driver import SweepResult

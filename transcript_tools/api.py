@@ -27,7 +27,7 @@ from .replay.run import ReplayResult, run_replay, run_sync
 
 if TYPE_CHECKING:
     from .diff import RunDiff
-    from .sweep import SweepResult
+    from .sweep.driver import SweepResult
 
 
 def _ignore(_message: str) -> None:
@@ -117,7 +117,7 @@ def sweep_corpus(
 ) -> SweepResult:
     """Evaluate every combination of trigger settings over a corpus (``tsum sweep``);
     summary text, where a schedule needs it, comes from the offline provider."""
-    from .sweep import Sweep, config_grid
+    from .sweep.driver import Sweep, config_grid
 
     base = base or SummaryConfig()
     configs = config_grid(

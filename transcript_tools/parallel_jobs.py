@@ -34,8 +34,8 @@ from .replay.driver import (
 )
 from .replay.output_dir import OutputDirectory, TextReport, render_records
 from .replay.parking import Rendered, SessionCounts
-from .sweep import Sample, Sweep, SweepResult
-from .sweep_stats import ConfigStats
+from .sweep.driver import Sample, Sweep, SweepResult
+from .sweep.stats import ConfigStats
 
 WARN, ERROR, SESSION = "warn", "error", "session"
 

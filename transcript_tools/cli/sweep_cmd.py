@@ -12,8 +12,8 @@ import click
 from ..engine.config import Checkpoint, Measure, SlotMode
 from ..errors import ConfigError, ExitCode
 from ..parallel_jobs import run_sweep
-from ..sweep import CachedThenOffline, Sweep, config_grid
-from ..sweep_stats import SORT_KEYS, render_csv, render_json, render_table
+from ..sweep.driver import CachedThenOffline, Sweep, config_grid
+from ..sweep.stats import SORT_KEYS, render_csv, render_json, render_table
 from ..terminal import echo
 from .scale_options import refuse_summaries_on_ray, resolve_backend, scale_options
 from .settings import config_option, format_option, resolve
@@ -273,7 +273,7 @@ def sweep_command(
     render = render_json if as_json else render_csv if as_csv else render_table
     echo(render(result, sort), nl=False)
     if report_path is not None:
-        from ..report import write_report
+        from ..sweep.html import write_report
 
         write_report(report_path, result, sort=sort, title=" ".join(paths))
     if not silent:

@@ -18,9 +18,9 @@ from typing import Any
 
 import jinja2
 
-from .engine.config import Measure
-from .sweep import Sample, SweepResult
-from .sweep_render import cell, sorted_rows, table_columns
+from ..engine.config import Measure
+from .driver import Sample, SweepResult
+from .tables import cell, sorted_rows, table_columns
 
 PALETTE = [
     "#1f77b4",

@@ -18,13 +18,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .engine.config import Checkpoint, ReplaySettings, SummaryConfig
-from .engine.messages import Conversation, Message
-from .engine.prompt import PromptTemplate
-from .engine.rules import split_units, unit_turns
-from .providers.base import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
-from .replay.driver import ReplayRun, SessionResult
-from .sweep_sim import (
+from ..engine.config import Checkpoint, ReplaySettings, SummaryConfig
+from ..engine.messages import Conversation, Message
+from ..engine.prompt import PromptTemplate
+from ..engine.rules import split_units, unit_turns
+from ..providers.base import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
+from ..replay.driver import ReplayRun, SessionResult
+from .simulate import (
     Profile,
     SweepConfig,
     evaluate_engine,
@@ -33,7 +33,7 @@ from .sweep_sim import (
     profile_conversation,
     simulate,
 )
-from .sweep_stats import ConfigStats, config_grid
+from .stats import ConfigStats, config_grid
 
 __all__ = [
     "Profile",
@@ -97,7 +97,7 @@ class Sweep:
     taken_ids: set[str] = field(default_factory=set)
 
     def run(self, paths: Iterable[str]) -> SweepResult:
-        from ._sync import run_sync  # also inside a running event loop (Jupyter)
+        from .._sync import run_sync  # also inside a running event loop (Jupyter)
 
         listed = list(paths)
         return run_sync(lambda: self.run_async(listed))
@@ -105,7 +105,7 @@ class Sweep:
     async def run_async(self, paths: list[str]) -> SweepResult:
         started = time.perf_counter()
         if self.template is None:
-            from .engine.prompt import template_from_config
+            from ..engine.prompt import template_from_config
 
             self.template = template_from_config(self.base.summary_prompt)
         result = SweepResult(
@@ -257,8 +257,8 @@ _NO_SINK = _NoSink()
 
 
 def _offline_executor() -> Any:
-    from .providers.executor import SummaryExecutor
-    from .providers.registry import get_provider
+    from ..providers.executor import SummaryExecutor
+    from ..providers.registry import get_provider
 
     return SummaryExecutor(get_provider("offline"), cache=None, concurrency=1, timeout=None)
 

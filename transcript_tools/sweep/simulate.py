@@ -23,11 +23,11 @@ import bisect
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .engine.config import Checkpoint, Measure, ReplaySettings, SlotMode, SummaryConfig
-from .engine.formatting import MESSAGE_SEPARATOR, format_message
-from .engine.messages import Conversation, Message, SystemMessage
-from .engine.prompt import PromptTemplate
-from .engine.rules import (
+from ..engine.config import Checkpoint, Measure, ReplaySettings, SlotMode, SummaryConfig
+from ..engine.formatting import MESSAGE_SEPARATOR, format_message
+from ..engine.messages import Conversation, Message, SystemMessage
+from ..engine.prompt import PromptTemplate
+from ..engine.rules import (
     FIRED,
     Decision,
     compaction_turn,
@@ -38,9 +38,9 @@ from .engine.rules import (
     split_units,
     suffix_cut,
 )
-from .engine.session import SessionEngine
-from .engine.tokens import MESSAGE_OVERHEAD_TOKENS, estimate_text_tokens
-from .providers.base import SUMMARY_MAX_TOKENS
+from ..engine.session import SessionEngine
+from ..engine.tokens import MESSAGE_OVERHEAD_TOKENS, estimate_text_tokens
+from ..providers.base import SUMMARY_MAX_TOKENS
 
 # ---- the grid -----------------------------------------------------------------------------
 
@@ -445,7 +445,7 @@ async def evaluate_engine(
     if cfg.measure is Measure.CURRENT:
         result.watermark = [d["watermark"] for d in engine.decisions]
     if cfg.mode is SlotMode.FOCUSED:  # what the summaries carried (tsum eval, docs/eval.md)
-        from .eval.baseline import artifact_hits, score_summaries
+        from ..eval.baseline import artifact_hits, score_summaries
 
         summaries, starts = engine.summaries, None
         if cfg.checkpoint is Checkpoint.CALL:  # keep_recent_turns counts calls

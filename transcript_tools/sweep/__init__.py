@@ -1,0 +1,1 @@
+"""``tsum sweep``: trigger settings evaluated over a corpus."""
