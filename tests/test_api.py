@@ -153,7 +153,7 @@ def test_check_uses_the_library_not_the_replay_command(
 
 
 def test_the_package_root_exports_what_it_documents() -> None:
-    import transcript_tools.diff
+    import transcript_tools.diff.compare
     import transcript_tools.replay.driver
     import transcript_tools.sweep.driver  # noqa: F401  (a submodule import must not hide a function)
 

@@ -9,9 +9,9 @@ import orjson
 import pytest
 from click.testing import CliRunner, Result
 
-from transcript_tools.check import Missing, cache_only_message, update_baseline
 from transcript_tools.cli.main import cli
-from transcript_tools.diff import DIFFABLE_FILES
+from transcript_tools.diff.baseline import Missing, cache_only_message, update_baseline
+from transcript_tools.diff.compare import DIFFABLE_FILES
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
@@ -256,8 +256,8 @@ def test_baseline_responses_make_any_cache_reproduce_it(repo: Path) -> None:
 
 
 def test_seed_cache_prefers_the_blessed_text(repo: Path) -> None:
-    from transcript_tools.check import seed_cache
-    from transcript_tools.diff import load_output
+    from transcript_tools.diff.baseline import seed_cache
+    from transcript_tools.diff.compare import load_output
     from transcript_tools.providers.base import SUMMARY_MAX_TOKENS, SummaryResponse
     from transcript_tools.providers.cache import ResponseCache, cache_key
     from transcript_tools.providers.offline import OfflineProvider

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from transcript_tools.cli.main import EXIT_CODES_HELP, cli
-from transcript_tools.diff import compare_dirs, match_schedule, unified_diff
-from transcript_tools.diff_render import _fence, render_markdown
+from transcript_tools.diff.compare import compare_dirs, match_schedule, unified_diff
+from transcript_tools.diff.render import _fence, render_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"

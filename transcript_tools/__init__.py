@@ -48,7 +48,7 @@ _EXPORTS = {
     "RunStats": "replay.driver",
     "SessionResult": "replay.driver",
     "SweepResult": "sweep.driver",
-    "RunDiff": "diff",
+    "RunDiff": "diff.compare",
     # the engine and what it exchanges
     "SessionEngine": "engine.session",
     "SummaryRequest": "providers.base",
@@ -142,7 +142,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
     from .api import diff_runs, read, replay_corpus, sweep_corpus
-    from .diff import RunDiff
+    from .diff.compare import RunDiff
     from .engine.config import Measure, ReplaySettings, SlotMode, SummaryConfig, TurnPath
     from .engine.formatting import format_messages_as_text
     from .engine.messages import (

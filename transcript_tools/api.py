@@ -26,7 +26,7 @@ from .providers.base import Provider
 from .replay.run import ReplayResult, run_replay, run_sync
 
 if TYPE_CHECKING:
-    from .diff import RunDiff
+    from .diff.compare import RunDiff
     from .sweep.driver import SweepResult
 
 
@@ -135,7 +135,7 @@ def sweep_corpus(
 
 def diff_runs(old: str | Path, new: str | Path, *, context: int = 3) -> RunDiff:
     """Compare two replay outputs (``replay_corpus(..., out=DIR)`` or ``tsum replay --out``)."""
-    from .diff import diff_outputs, load_output
+    from .diff.compare import diff_outputs, load_output
 
     return diff_outputs(
         load_output(Path(old)),

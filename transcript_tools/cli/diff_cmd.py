@@ -16,9 +16,9 @@ from typing import Any, TypeVar
 
 import click
 
-from ..check import cache_only_message, cache_only_misses, seed_cache, update_baseline
-from ..diff import ReplayOutput, RunDiff, diff_outputs, load_output
-from ..diff_render import (
+from ..diff.baseline import cache_only_message, cache_only_misses, seed_cache, update_baseline
+from ..diff.compare import ReplayOutput, RunDiff, diff_outputs, load_output
+from ..diff.render import (
     DEFAULT_MAX_DIFF_LINES,
     render_json,
     render_markdown,

@@ -12,8 +12,8 @@ from html import escape
 
 import orjson
 
-from .diff import Delta, RunDiff, SessionDiff
-from .diff_parts import (
+from .compare import Delta, RunDiff, SessionDiff
+from .parts import (
     SeenEdits,
     clip,
     headline,

@@ -18,11 +18,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .engine.rules import (
+from ..engine.rules import (
     FIRED,  # a checkpoint firing: a summary call (ok or failed), or a dry run's
 )
-from .replay.output_dir import safe_filename
-from .replay.read_output import (
+from ..replay.output_dir import safe_filename
+from ..replay.read_output import (
     DIFFABLE_FILES,
     DiffInputError,
     ReplayOutput,

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import orjson
 
-from .diff import DIFFABLE_FILES, ReplayOutput, RunDiff
-from .engine.messages import Usage
-from .providers.base import SUMMARY_MAX_TOKENS, Provider, SummaryResponse
-from .providers.cache import ResponseCache, cache_key
+from ..engine.messages import Usage
+from ..providers.base import SUMMARY_MAX_TOKENS, Provider, SummaryResponse
+from ..providers.cache import ResponseCache, cache_key
+from .compare import DIFFABLE_FILES, ReplayOutput, RunDiff
 
 CACHE_ONLY_MARK = "--cache-only"  # in the executor's error text of a cache-only miss
 

@@ -1,0 +1,1 @@
+"""``tsum diff`` and ``tsum check``: two output directories compared."""
