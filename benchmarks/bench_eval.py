@@ -27,7 +27,7 @@ from transcript_tools.cli.main import tune_gc
 from transcript_tools.engine.config import ReplaySettings, SummaryConfig
 from transcript_tools.engine.session import SessionEngine
 from transcript_tools.eval.checkpoints import compaction_message_indices, tsum_checkpoints
-from transcript_tools.eval.run import score
+from transcript_tools.eval.evaluation import score
 from transcript_tools.eval.score import ConversationProbes
 from transcript_tools.providers.executor import SummaryExecutor
 from transcript_tools.providers.offline import OfflineProvider

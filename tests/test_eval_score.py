@@ -182,8 +182,8 @@ def test_recorded_codex_compaction_text_is_read_from_the_rollout(tmp_path: Path)
 
 def test_probes_older_than_the_prompts_character_limit_are_marked_never_shown() -> None:
     from transcript_tools.eval.aggregate import Aggregate
+    from transcript_tools.eval.evaluation import EvalResult, score
     from transcript_tools.eval.render import render_html, render_text
-    from transcript_tools.eval.run import EvalResult, score
 
     conv = conversation(7)
     settings = ReplaySettings(

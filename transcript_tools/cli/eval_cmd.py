@@ -117,7 +117,7 @@ def eval_command(
     **opts: Any,
 ) -> None:
     """Score what survives each summary: probes from the replaced history, per template."""
-    from ..eval.run import Evaluation, Variant
+    from ..eval.evaluation import Evaluation, Variant
     from .settings import resolve
 
     variants: list[Variant] = []

@@ -7,8 +7,8 @@ and on floors (no summary, truncation) and on the runtime's own recorded summari
 from __future__ import annotations
 
 from .checkpoints import Checkpoint
+from .evaluation import EvalResult, Evaluation, Variant
 from .probes import ARTIFACT_KINDS, EXTRACTOR_VERSION, Probe
-from .run import EvalResult, Evaluation, Variant
 from .score import ConversationProbes, recalled, score_checkpoint
 
 __all__ = [

@@ -25,8 +25,8 @@ from ..errors import TsumError
 from ..replay.driver import ReplayRun, Sink
 from .aggregate import Aggregate
 from .checkpoints import TSUM, Checkpoint, compaction_message_indices
+from .evaluation import score
 from .probes import ARTIFACT_KINDS, EXTRACTOR_VERSION
-from .run import score
 from .score import ConversationProbes
 
 SCORES_FILE = "eval.json"
