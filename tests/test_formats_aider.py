@@ -18,11 +18,11 @@ from transcript_tools.engine.messages import (
     Usage,
     UserMessage,
 )
+from transcript_tools.engine.rules import split_turns
 from transcript_tools.errors import InputError
 from transcript_tools.formats import detect_format, read_conversations
 from transcript_tools.formats.inputs import expand_inputs
 from transcript_tools.formats.source import Source
-from transcript_tools.replay.driver import split_turns
 
 CHAT = FIXTURES / "representative_aider_chat.aider.chat.history.md"
 LLM = FIXTURES / "representative_aider.aider.llm.history"

@@ -18,8 +18,8 @@ from transcript_tools.engine.messages import (
     Usage,
     UserMessage,
 )
+from transcript_tools.engine.rules import split_turns
 from transcript_tools.errors import InputError
-from transcript_tools.replay.driver import split_turns
 
 
 def usages(conv: Conversation) -> list[Usage]:

@@ -24,8 +24,8 @@ from transcript_tools.engine.messages import (
     UserMessage,
     starts_turn,
 )
+from transcript_tools.engine.rules import split_turns
 from transcript_tools.errors import InputError
-from transcript_tools.replay.driver import split_turns
 
 REAL = CORPUS / "tau2-bench" / "telecom_gpt-4o_user-sim_gpt-4o.json"
 

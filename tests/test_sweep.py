@@ -34,10 +34,9 @@ from transcript_tools.engine.messages import (
     UserMessage,
 )
 from transcript_tools.engine.prompt import load_template
-from transcript_tools.engine.rules import fixed_cadence, split_units
+from transcript_tools.engine.rules import fixed_cadence, split_turns, split_units
 from transcript_tools.engine.session import SessionEngine
 from transcript_tools.errors import ConfigError
-from transcript_tools.replay.driver import split_turns
 from transcript_tools.sweep.driver import Sweep, _offline_executor, config_grid
 from transcript_tools.sweep.simulate import (
     SweepConfig,

@@ -19,7 +19,7 @@ from transcript_tools.engine.messages import (
     UserMessage,
     starts_turn,
 )
-from transcript_tools.replay.driver import split_turns
+from transcript_tools.engine.rules import split_turns
 
 TEXT_PROTOCOL = FIXTURES / "edge_cases_mini_swe_agent_text.traj.json"
 TOOL_PROTOCOL = FIXTURES / "representative_mini_swe_agent_tools.traj.json"

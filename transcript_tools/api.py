@@ -20,10 +20,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._sync import run_sync
 from .engine.config import Measure, ReplaySettings, SlotMode, SummaryConfig
 from .engine.messages import Conversation
 from .providers.base import Provider
-from .replay.run import ReplayResult, run_replay, run_sync
+from .replay.run import ReplayResult, run_replay
 
 if TYPE_CHECKING:
     from .diff.compare import RunDiff

@@ -144,9 +144,9 @@ def _progress(silent: bool) -> Any:
 def _history_at(
     path: str, resolved: Resolved, turn: int | None, session: str | None
 ) -> tuple[str, list[Any], int]:
+    from ..engine.rules import split_turns
     from ..formats import read_conversations
     from ..formats.source import Source
-    from ..replay.driver import split_turns
 
     source = Source(path, skip_bad_lines=resolved.skip_bad_lines, warn=lambda m: echo(m, err=True))
     for conv in read_conversations(source, resolved.fmt):

@@ -27,12 +27,9 @@ from ..engine.messages import (
     ToolUseBlock,
 )
 from ..engine.rules import FIRED, Decision, compaction_turn, fixed_cadence, unit_starts
-from ..engine.rules import split_turns as split_turns  # re-exported: callers import it from here
-from ..engine.rules import turn_starts as turn_starts  # re-exported: callers import it from here
 from ..engine.session import SessionEngine
 from ..errors import InputError
 from ..formats import read_input
-from ..formats.inputs import OUTPUT_MARKER as OUTPUT_MARKER  # re-exported: outputs.py writes it
 from ..formats.inputs import InputFile, expand_inputs, unique_name
 from ..formats.source import Source
 from ..providers.executor import SummaryExecutor

@@ -14,7 +14,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
-from .._sync import run_sync as run_sync
+from .._sync import run_sync
 from .._version import __version__
 from ..engine.config import Checkpoint, ReplaySettings
 from ..engine.prompt import PromptTemplate, template_from_config

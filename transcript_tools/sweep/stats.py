@@ -15,10 +15,6 @@ from typing import Any
 
 from ..engine.config import Checkpoint, Measure, SlotMode, SummaryConfig
 from .simulate import ConvResult, Profile, SweepConfig
-from .tables import SORT_KEYS as SORT_KEYS  # re-exported for the CLI
-from .tables import render_csv as render_csv
-from .tables import render_json as render_json
-from .tables import render_table as render_table
 
 
 def quantile(hist: Counter[int], q: float) -> int | None:
