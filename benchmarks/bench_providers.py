@@ -30,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from transcript_tools.providers.base import SummaryRequest  # noqa: E402
+from transcript_tools.engine.requests import SummaryRequest
 from transcript_tools.providers.cache import CacheMode, ResponseCache  # noqa: E402
 from transcript_tools.providers.executor import SummaryExecutor  # noqa: E402
 from transcript_tools.providers.registry import get_provider  # noqa: E402

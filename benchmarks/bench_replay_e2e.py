@@ -323,7 +323,7 @@ class SleepProvider:
     async def complete(self, prompt: str, model: str | None, max_tokens: int) -> Any:
         import asyncio
 
-        from transcript_tools.providers.base import SummaryResponse
+        from transcript_tools.engine.requests import SummaryResponse
 
         self.active += 1
         self.peak = max(self.peak, self.active)

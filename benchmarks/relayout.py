@@ -1,6 +1,7 @@
 """Module moves of the package re-layout (issue 23 §3), applied as a codemod.
 
     python benchmarks/relayout.py STEP [--dry-run]
+    python benchmarks/relayout.py names OLD NEW NAME...   # after a split by whole functions
 
 ``git mv``s every module of one STEP and rewrites every reference to it: the library's
 relative imports (re-rendered from each file's new place), absolute ``transcript_tools.…``
@@ -223,10 +224,68 @@ def apply(step: str, dry_run: bool = False, move: bool = True) -> None:
             path.write_text(text, encoding="utf-8")
 
 
+def _files() -> list[Path]:
+    return [
+        p
+        for pattern in (f"{PKG}/**/*.py", "tests/**/*.py", "benchmarks/**/*.py")
+        for p in ROOT.glob(pattern)
+        if ".venv" not in p.parts and p.name != "relayout.py"
+    ]
+
+
+def _render(node: ast.ImportFrom, package: str, aliases: list[ast.alias], module: str) -> str:
+    spec = relative(package, module) if node.level else module
+    parts = [a.name + (f" as {a.asname}" if a.asname else "") for a in aliases]
+    return f"{' ' * node.col_offset}from {spec} import {', '.join(parts)}\n"
+
+
+def move_names(old: str, new: str, names: set[str]) -> None:
+    """Re-point every ``from <old> import …`` of ``names`` to ``new`` (a split by whole
+    functions: the definitions were cut from ``old`` and pasted into ``new`` by hand)."""
+    old, new = f"{PKG}.{old}", f"{PKG}.{new}"
+    for path in _files():
+        text = path.read_text(encoding="utf-8")
+        if path.name == "__init__.py" and path.parent == ROOT / PKG:
+            o, n = old.removeprefix(PKG + "."), new.removeprefix(PKG + ".")
+            for name in names:
+                text = text.replace(f'"{name}": "{o}"', f'"{name}": "{n}"')
+        name, is_pkg = module_of(path)
+        package = name if is_pkg else name.rpartition(".")[0]
+        lines = text.splitlines(keepends=True)
+        for node in sorted(
+            (n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.ImportFrom)),
+            key=lambda n: -n.lineno,
+        ):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target != old or not any(a.name in names for a in node.names):
+                continue
+
+            kept = [a for a in node.names if a.name not in names]
+            moved = [a for a in node.names if a.name in names]
+            out = "".join(
+                _render(node, package, aliases, module)
+                for aliases, module in ((kept, old), (moved, new))
+                if aliases
+            )
+            assert node.end_lineno is not None
+            lines[node.lineno - 1 : node.end_lineno] = [out]
+        text = "".join(lines)
+        if text != path.read_text(encoding="utf-8"):
+            path.write_text(text, encoding="utf-8")
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
     dry = "--dry-run" in args
     rewrite_only = "--rewrite-only" in args
+    if args[:1] == ["names"]:  # names OLD NEW NAME...
+        move_names(args[1], args[2], set(args[3:]))
+        sys.exit(0)
     steps = [a for a in args if not a.startswith("--")]
     for s in steps:
         apply(s, dry_run=dry, move=not rewrite_only)

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from transcript_tools.engine.messages import AssistantMessage, Message, Usage, UserMessage
+from transcript_tools.engine.requests import SummaryOutcome, SummaryResponse
 from transcript_tools.engine.session import SessionEngine
 from transcript_tools.errors import ProviderError
-from transcript_tools.providers.base import SummaryOutcome, SummaryResponse
 
 
 @dataclass

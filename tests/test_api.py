@@ -161,4 +161,4 @@ def test_the_package_root_exports_what_it_documents() -> None:
         assert callable(function)
     for name in tt.__all__:
         assert getattr(tt, name) is not None, name
-    assert tt.SummaryOutcome is tt.providers.base.SummaryOutcome  # type: ignore[attr-defined]
+    assert tt.SummaryOutcome is tt.engine.requests.SummaryOutcome  # type: ignore[attr-defined]

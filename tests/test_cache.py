@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from tests.fake_llm_server import isolate_env
 from transcript_tools.engine.messages import Usage
+from transcript_tools.engine.requests import SummaryResponse
 from transcript_tools.errors import ProviderConfigError
-from transcript_tools.providers.base import SummaryResponse
 from transcript_tools.providers.cache import (
     CacheMode,
     ResponseCache,

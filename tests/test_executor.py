@@ -25,8 +25,8 @@ from transcript_tools.cli.provider_options import (
     provider_options,
 )
 from transcript_tools.engine.messages import Usage
+from transcript_tools.engine.requests import SummaryRequest, SummaryResponse
 from transcript_tools.errors import ProviderConfigError, ProviderError
-from transcript_tools.providers.base import SummaryRequest, SummaryResponse
 from transcript_tools.providers.cache import CacheMode, ResponseCache, cache_key
 from transcript_tools.providers.executor import SummaryExecutor
 from transcript_tools.providers.retry import (

@@ -28,9 +28,9 @@ from transcript_tools.engine.messages import (
     UserMessage,
 )
 from transcript_tools.engine.prompt import PromptTemplate
+from transcript_tools.engine.requests import SummaryOutcome, SummaryResponse
 from transcript_tools.engine.session import SessionEngine
 from transcript_tools.engine.tokens import estimate_text_tokens
-from transcript_tools.providers.base import SummaryOutcome, SummaryResponse
 from transcript_tools.providers.offline import (
     OfflineProvider,
     idents,

@@ -14,8 +14,8 @@ from transcript_tools.engine.messages import (
     UserMessage,
 )
 from transcript_tools.engine.prompt import load_template
+from transcript_tools.engine.requests import SummaryRequest
 from transcript_tools.engine.tokens import estimate_text_tokens
-from transcript_tools.providers.base import SummaryRequest
 from transcript_tools.providers.offline import OfflineProvider
 from transcript_tools.providers.offline.goals import previous_requests
 

@@ -21,7 +21,7 @@ from transcript_tools.engine.messages import (
     UserMessage,
 )
 from transcript_tools.engine.prompt import load_template
-from transcript_tools.providers.base import SummaryRequest
+from transcript_tools.engine.requests import SummaryRequest
 from transcript_tools.providers.offline import OfflineProvider, summarize, summarize_blocks
 from transcript_tools.providers.offline.parse import (
     blocks_from_messages,

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from transcript_tools.engine.requests import SummaryRequest, SummaryResponse
 from transcript_tools.errors import ProviderConfigError
 from transcript_tools.providers import registry
-from transcript_tools.providers.base import SummaryRequest, SummaryResponse
 from transcript_tools.providers.executor import SummaryExecutor
 
 

@@ -28,8 +28,9 @@ from tests.fake_llm_server import (
     isolate_env,
     openai_completion,
 )
+from transcript_tools.engine.requests import SummaryRequest
 from transcript_tools.errors import ProviderConfigError, ProviderError
-from transcript_tools.providers.base import Provider, SummaryRequest
+from transcript_tools.providers.base import Provider
 from transcript_tools.providers.cache import CacheMode, ResponseCache
 from transcript_tools.providers.executor import SummaryExecutor
 from transcript_tools.providers.registry import get_provider

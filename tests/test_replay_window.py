@@ -20,7 +20,7 @@ from transcript_tools.cli.main import cli
 from transcript_tools.engine.config import ReplaySettings
 from transcript_tools.engine.messages import Conversation
 from transcript_tools.engine.prompt import load_template
-from transcript_tools.providers.base import SummaryResponse
+from transcript_tools.engine.requests import SummaryResponse
 from transcript_tools.providers.executor import SummaryExecutor
 from transcript_tools.replay.driver import ReplayRun, SessionResult, window_bounds
 from transcript_tools.replay.output_dir import OutputDirectory

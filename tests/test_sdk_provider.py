@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from transcript_tools.engine.requests import SummaryResponse
 from transcript_tools.errors import ProviderConfigError
-from transcript_tools.providers.base import SummaryResponse
 from transcript_tools.providers.retry import ProviderCallError
 from transcript_tools.providers.sdk import SdkProvider
 

@@ -24,9 +24,9 @@ from test_sweep import build, config_spec, conversation_spec
 
 from transcript_tools.engine.config import Checkpoint, SummaryConfig
 from transcript_tools.engine.prompt import load_template
+from transcript_tools.engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
 from transcript_tools.engine.rules import split_turns, split_units
 from transcript_tools.engine.tokens import estimate_text_tokens
-from transcript_tools.providers.base import SummaryOutcome, SummaryRequest, SummaryResponse
 from transcript_tools.sweep.simulate import (
     SweepConfig,
     evaluate_engine,

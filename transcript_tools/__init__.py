@@ -51,9 +51,9 @@ _EXPORTS = {
     "RunDiff": "diff.compare",
     # the engine and what it exchanges
     "SessionEngine": "engine.session",
-    "SummaryRequest": "providers.base",
-    "SummaryOutcome": "providers.base",
-    "SummaryResponse": "providers.base",
+    "SummaryRequest": "engine.requests",
+    "SummaryOutcome": "engine.requests",
+    "SummaryResponse": "engine.requests",
     "Provider": "providers.base",
     "ContextSlot": "engine.slot",
     "FocusedConfig": "engine.slot",
@@ -159,10 +159,11 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
         UserMessage,
     )
     from .engine.prompt import PromptTemplate, load_template
+    from .engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
     from .engine.session import SessionEngine
     from .engine.slot import ContextSlot, FocusedConfig, SessionMemory
     from .errors import ConfigError, ExitCode, InputError, ProviderError, TemplateError, TsumError
-    from .providers.base import Provider, SummaryOutcome, SummaryRequest, SummaryResponse
+    from .providers.base import Provider
     from .replay.driver import RunStats, SessionResult
     from .replay.run import ReplayResult, RunStatus
     from .sweep.driver import SweepResult

@@ -21,7 +21,8 @@ from pathlib import Path
 import orjson
 
 from ..engine.messages import Usage
-from ..providers.base import SUMMARY_MAX_TOKENS, Provider, SummaryResponse
+from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryResponse
+from ..providers.base import Provider
 from ..providers.cache import ResponseCache, cache_key
 from .compare import DIFFABLE_FILES, ReplayOutput, RunDiff
 

@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import TsumError
-from ..providers.base import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from .config import DEFAULT_SUMMARY_MARKER, Checkpoint, Measure, ReplaySettings, SummaryConfig
 from .formatting import MESSAGE_SEPARATOR, FormattedHistory, format_messages_as_text
 from .messages import SYNTHETIC_MODEL, AssistantMessage, Message, Usage
 from .prompt import PromptTemplate, template_from_config
+from .requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from .rules import Decision, UnitCounter, skip_reason
 from .slot import ContextSlot, FocusedConfig, SessionMemory
 

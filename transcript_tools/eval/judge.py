@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from ..engine.formatting import format_messages_as_text
-from ..providers.base import SummaryRequest
+from ..engine.requests import SummaryRequest
 from ..providers.executor import SummaryExecutor
 from .checkpoints import Checkpoint
 from .score import ConversationProbes

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Provider, SummaryOutcome, SummaryRequest, SummaryResponse
+from ..engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
+from .base import Provider
 from .registry import get_provider, provider_names, register
 
 __all__ = [

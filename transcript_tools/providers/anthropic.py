@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..engine.requests import SummaryResponse
 from ..errors import ProviderConfigError
 from ..formats.anthropic_api import usage_from_anthropic
-from .base import SummaryResponse
 from .registry import register
 from .retry import ProviderCallError
 from .sdk import SdkProvider, post_json

@@ -24,8 +24,8 @@ from typing import Any
 import orjson
 
 from ..engine.messages import Usage
+from ..engine.requests import SummaryResponse
 from ..errors import ProviderConfigError
-from .base import SummaryResponse
 
 SCHEMA_VERSION = 1
 CACHE_FILE_NAME = "cache.sqlite3"

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..engine.messages import Usage
+from ..engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
 from ..errors import ProviderConfigError, ProviderError
-from .base import Provider, SummaryOutcome, SummaryRequest, SummaryResponse
+from .base import Provider
 from .cache import CacheMode, ResponseCache, cache_key
 from .retry import ProviderCallError, RetryPolicy
 

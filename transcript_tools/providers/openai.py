@@ -13,8 +13,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..engine.messages import Usage
+from ..engine.requests import SummaryResponse
 from ..errors import ProviderConfigError
-from .base import SummaryResponse
 from .registry import register
 from .retry import ProviderCallError, public_url
 from .sdk import SdkProvider, post_json

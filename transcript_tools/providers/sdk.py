@@ -21,8 +21,9 @@ from typing import Any, ClassVar
 
 import orjson
 
+from ..engine.requests import SummaryResponse
 from ..errors import ProviderConfigError
-from .base import Provider, SummaryResponse
+from .base import Provider
 from .retry import ProviderCallError, public_url, refuse_if_offline, status_error
 
 

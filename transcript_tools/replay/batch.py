@@ -36,8 +36,8 @@ from typing import Any, cast
 
 from ..engine.config import Measure
 from ..engine.messages import Usage
+from ..engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
 from ..errors import ProviderError, TsumError
-from ..providers.base import SummaryOutcome, SummaryRequest, SummaryResponse
 from ..providers.batch import BatchClient, BatchItem, BatchStatus
 from ..providers.batch.store import BatchStore
 from ..providers.cache import cache_key

@@ -21,8 +21,8 @@ from typing import Any
 from ..engine.config import Checkpoint, ReplaySettings, SummaryConfig
 from ..engine.messages import Conversation, Message
 from ..engine.prompt import PromptTemplate
+from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from ..engine.rules import split_units, unit_turns
-from ..providers.base import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from ..replay.driver import ReplayRun, SessionResult
 from .simulate import (
     Profile,

@@ -27,6 +27,7 @@ from ..engine.config import Checkpoint, Measure, ReplaySettings, SlotMode, Summa
 from ..engine.formatting import MESSAGE_SEPARATOR, format_message
 from ..engine.messages import Conversation, Message, SystemMessage
 from ..engine.prompt import PromptTemplate
+from ..engine.requests import SUMMARY_MAX_TOKENS
 from ..engine.rules import (
     FIRED,
     Decision,
@@ -40,7 +41,6 @@ from ..engine.rules import (
 )
 from ..engine.session import SessionEngine
 from ..engine.tokens import MESSAGE_OVERHEAD_TOKENS, estimate_text_tokens
-from ..providers.base import SUMMARY_MAX_TOKENS
 
 # ---- the grid -----------------------------------------------------------------------------
 

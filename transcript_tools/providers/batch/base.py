@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..base import SummaryResponse
+from ...engine.requests import SummaryResponse
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,9 @@ from typing import Any
 
 from ...engine.formatting import MESSAGE_SEPARATOR
 from ...engine.messages import Usage
+from ...engine.requests import SummaryRequest, SummaryResponse
 from ...engine.tokens import Counts, estimate_text_tokens, text_counts, tokens_from_counts
 from ...errors import ProviderConfigError
-from ..base import SummaryRequest, SummaryResponse
 from ..registry import register
 from .facts import LEVELS, Facts, language
 from .goals import previous_requests, requests
