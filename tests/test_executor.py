@@ -18,17 +18,13 @@ from click.testing import CliRunner
 
 from tests.fake_llm_server import isolate_env
 from transcript_tools.cli.cache_cmd import cache_group
-from transcript_tools.cli.provider_options import (
-    build_executor,
-    cache_only_failure,
-    describe_stats,
-    provider_options,
-)
+from transcript_tools.cli.provider_options import provider_options
 from transcript_tools.engine.messages import Usage
 from transcript_tools.engine.requests import SummaryRequest, SummaryResponse
 from transcript_tools.errors import ProviderConfigError, ProviderError
 from transcript_tools.providers.cache import CacheMode, ResponseCache, cache_key
 from transcript_tools.providers.executor import SummaryExecutor
+from transcript_tools.providers.factory import build_executor, cache_only_failure, describe_stats
 from transcript_tools.providers.retry import (
     ProviderCallError,
     RetryPolicy,

@@ -27,11 +27,12 @@ from ..diff.render import (
 )
 from ..errors import ConfigError, ExitCode, TsumError
 from ..providers.cache import CacheMode
+from ..providers.factory import build_executor
 from ..providers.retry import public_url
 from ..replay.run import RunStatus
 from ..terminal import echo
 from .main import EXIT_CODES_HELP
-from .provider_options import build_executor, provider_options
+from .provider_options import provider_options
 from .replay_cmd import replay_paths
 from .settings import Resolved, resolve, summary_options
 

@@ -10,7 +10,8 @@ import click
 import orjson
 
 from ..errors import ConfigError, ExitCode, TsumError
-from .provider_options import build_executor, cache_only_failure, describe_stats, provider_options
+from ..providers.factory import build_executor, cache_only_failure, describe_stats
+from .provider_options import provider_options
 from .settings import config_option, format_option
 
 EPILOG = """\b

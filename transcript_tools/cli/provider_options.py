@@ -1,14 +1,6 @@
-"""Shared provider / cache / concurrency options, and the executor they build.
+"""Shared provider / cache / concurrency options.
 
-Usage in a command::
-
-    @click.command()
-    @provider_options
-    def replay(**opts):
-        executor = build_executor(opts)   # fails here, before any work
-        ...
-
-The executor itself is built by the library (``run.build_executor``), re-exported here.
+The executor they describe is built by the library (``providers.factory.build_executor``).
 Cache rule: network providers use the response cache by default
 (``default_cache_path()``). The offline provider is deterministic and cheaper
 than a cache lookup, so it skips the cache unless asked for one (``--cache
@@ -25,14 +17,7 @@ import click
 
 from .settings import LazyChoice
 
-__all__ = [
-    "PROVIDER_OPTION_NAMES",
-    "build_executor",
-    "cache_only_failure",
-    "describe_stats",
-    "provider_options",
-    "resolve_cache_mode",
-]
+__all__ = ["PROVIDER_OPTION_NAMES", "provider_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -162,29 +147,3 @@ def provider_options(func: F) -> F:
     for option in reversed(options):
         func = option(func)
     return func
-
-
-# The executor is the library's (run.py); imported when a command builds one, not when
-# its options are declared (`tsum replay --help` stays light).
-def build_executor(opts: Any) -> Any:
-    from ..replay.run import build_executor as build
-
-    return build(opts)
-
-
-def resolve_cache_mode(opts: Any) -> Any:
-    from ..replay.run import resolve_cache_mode as resolve
-
-    return resolve(opts)
-
-
-def describe_stats(stats: Any) -> str:
-    from ..replay.run import describe_stats as describe
-
-    return describe(stats)
-
-
-def cache_only_failure(stats: Any, limit: int = 20) -> str | None:
-    from ..replay.run import cache_only_failure as failure
-
-    return failure(stats, limit)

@@ -307,7 +307,7 @@ def _summary_source(
             "settings file) needs --cache FILE with its responses "
             "(recorded by tsum replay), or use --provider offline"
         )
-    from .provider_options import build_executor
+    from ..providers.factory import build_executor
 
     primary = build_executor(
         {

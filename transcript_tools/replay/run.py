@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
@@ -18,8 +18,14 @@ from .._sync import run_sync
 from .._version import __version__
 from ..engine.config import Checkpoint, ReplaySettings
 from ..engine.prompt import PromptTemplate, template_from_config
-from ..errors import ProviderConfigError
 from ..providers.base import Provider
+from ..providers.factory import (
+    _executor_for,
+    build_executor,
+    cache_only_failure,
+    executor_stats,
+    resolve_cache_mode,
+)
 from .driver import ReplayRun, RunStats, SessionResult, Sink
 
 
@@ -350,131 +356,3 @@ def _manifest(
         "executor": result.executor,
         "elapsed_seconds": round(result.elapsed, 3),
     }
-
-
-# ---- the executor: provider + cache + retries ---------------------------------------
-
-
-def resolve_cache_mode(opts: Mapping[str, Any]) -> Any:
-    """The cache mode the flags ask for (offline: no cache unless one is asked for)."""
-    from ..providers.cache import CacheMode
-
-    chosen = [flag for flag in ("cache_only", "refresh", "no_cache") if opts.get(flag)]
-    if len(chosen) > 1:
-        flags = " and ".join("--" + flag.replace("_", "-") for flag in chosen)
-        raise ProviderConfigError(f"{flags} cannot be combined: choose one")
-    if opts.get("no_cache"):
-        return CacheMode.OFF
-    if opts.get("cache_only"):
-        return CacheMode.CACHE_ONLY
-    if opts.get("refresh"):
-        return CacheMode.REFRESH
-    if opts.get("provider", "offline") == "offline" and not opts.get("cache"):
-        return CacheMode.OFF  # offline is cheaper than a lookup: no cache unless asked
-    return CacheMode.READ_WRITE
-
-
-def _limits(opts: Mapping[str, Any]) -> tuple[int, float, int]:
-    concurrency = int(opts.get("concurrency") or 8)
-    timeout = float(opts.get("timeout") or 60.0)
-    max_attempts = int(opts.get("max_attempts") or 4)
-    if concurrency < 1 or timeout <= 0 or max_attempts < 1:
-        raise ProviderConfigError("--concurrency and --max-attempts must be >= 1, --timeout > 0")
-    return concurrency, timeout, max_attempts
-
-
-def build_executor(opts: Mapping[str, Any]) -> Any:
-    """Validate the options and build provider + cache + executor.
-
-    Raises ``ProviderConfigError`` (exit 2) before any work: unknown provider,
-    missing key or model, conflicting cache flags, unusable cache file. Missing
-    keys take the options' defaults, so a library caller may pass a partial dict.
-    """
-    from ..providers.cache import CacheMode
-    from ..providers.registry import get_provider
-    from ..providers.retry import KILL_SWITCH_ENV, kill_switch_on
-
-    name = opts.get("provider") or "offline"
-    concurrency, timeout, _ = _limits(opts)
-    mode = resolve_cache_mode(opts)
-    provider = get_provider(
-        name,
-        model=opts.get("model") or None,
-        base_url=opts.get("base_url") or None,
-        timeout=timeout,
-        max_connections=concurrency,  # a pool as wide as the concurrency: no queueing in httpx
-        require_key=mode is not CacheMode.CACHE_ONLY,  # keyless CI replays from the cache
-    )
-    if provider.name != "offline" and mode is not CacheMode.CACHE_ONLY and kill_switch_on():
-        # Fail before any work, like a missing key: every call would be refused.
-        raise ProviderConfigError(
-            f"network calls are disabled ({KILL_SWITCH_ENV} is set): unset it, "
-            "use --cache-only to replay recorded responses, or --provider offline"
-        )
-    return _executor_for(provider, opts, mode)
-
-
-def _executor_for(provider: Provider, opts: Mapping[str, Any], mode: Any = None) -> Any:
-    from ..providers.cache import CacheMode, ResponseCache, default_cache_path
-    from ..providers.executor import SummaryExecutor
-    from ..providers.retry import RetryPolicy
-
-    concurrency, timeout, max_attempts = _limits(opts)
-    if mode is None:
-        mode = resolve_cache_mode({**opts, "provider": provider.name})
-    cache = None
-    if mode is not CacheMode.OFF:
-        cache = ResponseCache(opts.get("cache") or default_cache_path())
-    return SummaryExecutor(
-        provider,
-        cache=cache,
-        cache_mode=mode,
-        concurrency=concurrency,
-        timeout=timeout,
-        retry=RetryPolicy(max_attempts=max_attempts),
-    )
-
-
-def describe_stats(stats: Any) -> str:
-    """The executor's part of the end-of-run line."""
-    parts = [f"{stats.requests} summary requests", f"{stats.calls} API calls"]
-    if stats.retries:
-        parts.append(f"{stats.retries} retries")
-    parts.append(f"{stats.cache_hits} cached")
-    if stats.failures:
-        parts.append(f"{stats.failures} failed")
-    if stats.cache_errors:
-        parts.append(f"{stats.cache_errors} cache errors")
-    if stats.usage.total_tokens:
-        parts.append(f"{stats.usage.input_tokens} in / {stats.usage.output_tokens} out tokens")
-    return ", ".join(parts)
-
-
-def executor_stats(executor: Any) -> dict[str, Any]:
-    """The executor's counters for the manifest (empty without an executor)."""
-    if executor is None:
-        return {}
-    stats = executor.stats
-    out = {
-        f.name: getattr(stats, f.name)
-        for f in fields(stats)
-        if f.name not in ("usage", "cache_only_missing")
-    }
-    out["line"] = describe_stats(stats)
-    out["summary_input_tokens"] = stats.usage.input_tokens
-    out["summary_output_tokens"] = stats.usage.output_tokens
-    return out
-
-
-def cache_only_failure(stats: Any, limit: int = 20) -> str | None:
-    """The message for exit 3 when --cache-only found responses missing, else None."""
-    missing = stats.cache_only_missing
-    if not missing:
-        return None
-    shown = ", ".join(f"session {s} turn {t}" for s, t in sorted(missing)[:limit])
-    more = f" and {len(missing) - limit} more" if len(missing) > limit else ""
-    return (
-        f"cache miss (--cache-only): {len(missing)} responses not in the cache: {shown}{more}; "
-        "run once without --cache-only to record them (a missing response counts as a failed "
-        "summary, so the checkpoint tries again at each later turn: there may be fewer to record)"
-    )
