@@ -11,13 +11,7 @@ from click.testing import CliRunner
 
 from tests.corpus import FIXTURES, read
 from transcript_tools.cli.main import cli
-from transcript_tools.engine.config import (
-    Checkpoint,
-    ConfigError,
-    ReplaySettings,
-    SummaryConfig,
-    load_config_file,
-)
+from transcript_tools.engine.config import Checkpoint, ConfigError, ReplaySettings, SummaryConfig
 from transcript_tools.engine.messages import (
     OBSERVATION,
     SYNTHETIC_MODEL,
@@ -38,6 +32,7 @@ from transcript_tools.engine.rules import (
     unit_turns,
 )
 from transcript_tools.engine.session import SessionEngine
+from transcript_tools.settings import load_config_file
 
 TEXT_PROTOCOL = FIXTURES / "edge_cases_mini_swe_agent_text.traj.json"
 TOOL_PROTOCOL = FIXTURES / "representative_mini_swe_agent_tools.traj.json"

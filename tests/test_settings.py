@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from transcript_tools.cli.main import cli
 from transcript_tools.cli.replay_cmd import replay_command
 from transcript_tools.cli.settings import FILE_KEY_OF_OPTION, Resolved, resolve
-from transcript_tools.engine.config import CONFIG_KEYS, PRECEDENCE
+from transcript_tools.settings import CONFIG_KEYS, PRECEDENCE
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 

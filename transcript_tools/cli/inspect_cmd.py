@@ -12,10 +12,10 @@ from pathlib import Path
 import click
 import orjson
 
-from ..engine.config import load_config_file, merge_settings
 from ..errors import ExitCode, InputError
 from ..inspection import InspectRun, SessionInfo
 from ..parallel_jobs import iter_inspect
+from ..settings import load_config_file, merge_settings
 from ..terminal import echo, escape_controls
 from .scale_options import resolve_backend, scale_options
 from .settings import config_option, explicit_options, format_option

@@ -20,18 +20,15 @@ import click
 from ..engine.config import (
     AUTO,
     DEFAULT_KEEP_RECENT_TURNS,
-    PRECEDENCE,
     Checkpoint,
     Measure,
     ReplaySettings,
     SlotMode,
     SummaryConfig,
     TurnPath,
-    load_config_file,
-    merge_settings,
-    summary_config_from,
 )
 from ..errors import ConfigError
+from ..settings import PRECEDENCE, load_config_file, merge_settings, summary_config_from
 from ..terminal import echo
 
 if TYPE_CHECKING:
