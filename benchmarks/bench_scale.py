@@ -117,8 +117,8 @@ def cpu_model(corpus: Path) -> dict[str, float]:
     import resource
 
     from transcript_tools.parallel.pool import Backend
-    from transcript_tools.parallel_jobs import run_sweep
     from transcript_tools.sweep.driver import Sweep, config_grid
+    from transcript_tools.sweep.parallel import run_sweep
 
     grid = config_grid([0.5, 0.75, 0.9], [32000, 128000], [1, 3])
 

@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 from scale_corpus import build_corpus, invoke, same_files, same_run
 
-from transcript_tools import parallel_jobs
+from transcript_tools import inspection
 from transcript_tools.engine.config import SummaryConfig
 from transcript_tools.formats.inputs import InputFile, unique_name
 from transcript_tools.parallel import pool as parallel
 from transcript_tools.parallel.pool import Backend, batches, collision_seed, plan
+from transcript_tools.replay import parallel as replay_parallel
+from transcript_tools.sweep import parallel as sweep_parallel
 from transcript_tools.sweep.driver import Sweep, config_grid
 
 SWEEP_GRID = ["--ratio", "0.5,0.75", "--max-context-tokens", "2000,32000", "--debounce", "1,3"]
@@ -29,14 +31,15 @@ def spread(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Batches of two files (a tiny corpus still makes many parts); counts the parts."""
     monkeypatch.setattr(parallel, "BATCH_FILES", 2)
     parts: list[int] = []
-    original = parallel_jobs.ordered_parts
+    original = parallel.ordered_parts
 
     def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
         for part in original(*args, **kwargs):
             parts.append(1)
             yield part
 
-    monkeypatch.setattr(parallel_jobs, "ordered_parts", counting)
+    for feature in (sweep_parallel, replay_parallel, inspection):
+        monkeypatch.setattr(feature, "ordered_parts", counting)
     return parts
 
 
@@ -61,7 +64,7 @@ def test_sweep_report_sample_matches_one_process(corpus: Path) -> None:
             warn=lambda _m: None,
             error=lambda _m: None,
         )
-        result = parallel_jobs.run_sweep(sweep, [str(corpus)], Backend(workers))
+        result = sweep_parallel.run_sweep(sweep, [str(corpus)], Backend(workers))
         return [(s.profile.index, s.profile.session_id, s.fires) for s in result.samples]
 
     inline = run(1)

@@ -23,8 +23,10 @@ from .engine.rules import compaction_turn, is_model_call, last_call_end, split_t
 from .engine.tokens import estimate_message_tokens
 from .errors import InputError
 from .formats import read_input
-from .formats.inputs import expand_inputs
+from .formats.inputs import InputFile, expand_inputs
 from .formats.source import Source
+from .parallel.job import ERROR, SESSION, WARN
+from .parallel.pool import Backend, ordered_parts, plan
 
 ROLES = ("system", "user", "user_image", "assistant", "tool")
 
@@ -224,3 +226,59 @@ class InspectRun:
                 self.failed += 1
                 self.error(exc)
             self.files += bool(read)
+
+
+# ---- on a pool or Ray (inspect --workers / --ray) ---------------------------------------
+
+
+@dataclass(slots=True)
+class InspectPart:
+    events: list[tuple[str, Any]]
+    files: int
+    names: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class InspectJob:
+    fmt: str | None
+    skip_bad_lines: bool
+    names_sessions: bool = False  # inspect shows ids as the files have them
+
+    def run(self, items: list[InputFile], taken: set[str]) -> InspectPart:
+        events: list[tuple[str, Any]] = []
+
+        def error(exc: InputError) -> None:
+            # rebuilt in the driver: an InputError does not survive pickling as itself
+            events.append((ERROR, (type(exc), exc.path, exc.line, exc.message, exc.item)))
+
+        run = InspectRun(
+            items,  # type: ignore[arg-type]  # InputFiles pass through
+            fmt=self.fmt,
+            skip_bad_lines=self.skip_bad_lines,
+            warn=lambda m: events.append((WARN, m)),
+            error=error,
+        )
+        for info in run:
+            events.append((SESSION, info))
+        return InspectPart(events, run.files)
+
+
+def iter_inspect(run: InspectRun, backend: Backend) -> Iterator[SessionInfo]:
+    """Iterating ``run``, spread over ``backend`` when that pays (same infos, same order)."""
+    items = plan(run.paths, backend)
+    if items is None:
+        yield from run
+        return
+    job = InspectJob(run.fmt, run.skip_bad_lines)
+    for part in ordered_parts(job, items, backend):
+        for kind, value in part.events:
+            if kind == WARN:
+                run.warn(value)
+            elif kind == ERROR:
+                cls, path, line, message, item = value
+                run.failed += 1
+                run.error(cls(path, line, message, item=item))
+            else:
+                run.sessions += 1
+                yield value
+        run.files += part.files

@@ -13,8 +13,7 @@ import click
 import orjson
 
 from ..errors import ExitCode, InputError
-from ..inspection import InspectRun, SessionInfo
-from ..parallel_jobs import iter_inspect
+from ..inspection import InspectRun, SessionInfo, iter_inspect
 from ..settings import load_config_file, merge_settings
 from ..terminal import echo, escape_controls
 from .scale_options import resolve_backend, scale_options

@@ -11,8 +11,8 @@ import click
 
 from ..engine.config import Checkpoint, Measure, SlotMode
 from ..errors import ConfigError, ExitCode
-from ..parallel_jobs import run_sweep
 from ..sweep.driver import CachedThenOffline, Sweep, config_grid
+from ..sweep.parallel import run_sweep
 from ..sweep.tables import SORT_KEYS, render_csv, render_json, render_table
 from ..terminal import echo
 from .scale_options import refuse_summaries_on_ray, resolve_backend, scale_options

@@ -8,6 +8,9 @@ from ..formats.inputs import InputFile
 
 RAY_INSTALL_HINT = "pip install 'transcript-tools[ray]'"
 
+# The kinds of event a job records for its driver to replay, in order.
+WARN, ERROR, SESSION = "warn", "error", "session"
+
 
 class Part(Protocol):
     names: set[str]  # the session ids the worker gave (empty when the job names none)

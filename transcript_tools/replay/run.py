@@ -217,7 +217,7 @@ def _spread(run: ReplayRun, paths: list[str], backend: Any) -> bool:
     """True when a process pool or Ray ran the (dry) run; False: run it here."""
     if backend is None or not run.settings.dry_run or run.executor is not None:
         return False  # summary calls are --concurrency's job: the pool's modules stay unloaded
-    from ..parallel_jobs import parallel_replay
+    from .parallel import parallel_replay
 
     return parallel_replay(run, list(paths), backend) is not None
 

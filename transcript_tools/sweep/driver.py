@@ -93,7 +93,7 @@ class Sweep:
     warn: Callable[[str], None] = print
     error: Callable[[str], None] = print
     on_conversation: Callable[[], None] | None = None
-    # Session ids taken before these paths (one file of a parallel run: parallel_jobs.py)
+    # Session ids taken before these paths (one file of a parallel run: sweep/parallel.py)
     taken_ids: set[str] = field(default_factory=set)
 
     def run(self, paths: Iterable[str]) -> SweepResult:

@@ -1,0 +1,125 @@
+"""What ``sweep`` runs per file on a pool or Ray, and how the parts merge.
+
+Each job runs the library's own single-process code on its share of the files, with
+warnings and errors captured as *events* in the order they happened. The driver replays the
+events through the same callbacks and counters, in input order, so stderr reads exactly as
+in a single process; the parts' aggregates merge into the same totals one process gets.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+import zlib
+from collections import Counter
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from ..formats.inputs import InputFile
+from ..parallel.job import ERROR, WARN
+from ..parallel.pool import Backend, ordered_parts, plan
+from .driver import Sample, Sweep, SweepResult
+from .stats import ConfigStats
+
+
+@dataclass(slots=True)
+class SweepPart:
+    result: SweepResult
+    events: list[tuple[str, str]]
+    names: set[str]
+
+
+@dataclass(slots=True)
+class SweepJob:
+    sweep: Sweep  # without callables or executor: the offline summarizer is built per worker
+    names_sessions: bool = True
+
+    def run(self, items: list[InputFile], taken: set[str]) -> SweepPart:
+        events: list[tuple[str, str]] = []
+        ids = set(taken)
+        sweep = replace(
+            self.sweep,
+            warn=lambda m: events.append((WARN, m)),
+            error=lambda m: events.append((ERROR, m)),
+            taken_ids=ids,
+        )
+        result = sweep.run(items)  # type: ignore[arg-type]  # InputFiles pass through
+        return SweepPart(result, events, ids - taken)
+
+
+def run_sweep(sweep: Sweep, paths: list[str], backend: Backend) -> SweepResult:
+    """``sweep.run(paths)``, spread over ``backend`` when that pays (same result)."""
+    items = plan(paths, backend) if sweep.executor is None else None
+    if items is None:  # one worker / one file / cached provider responses: as always
+        return sweep.run(paths)
+    started = time.perf_counter()
+    if sweep.template is None:
+        from ..engine.prompt import template_from_config
+
+        sweep.template = template_from_config(sweep.base.summary_prompt)
+    job = SweepJob(
+        replace(sweep, warn=print, error=print, on_conversation=None, describe_executor=None)
+    )
+    total = SweepResult(
+        sweep.configs, [ConfigStats(c, sweep.price_per_mtok) for c in sweep.configs]
+    )
+    heap: list[tuple[tuple[bool, bool, int, int], int, Sample]] = []
+    for part in ordered_parts(job, items, backend):
+        for kind, message in part.events:
+            (sweep.warn if kind == WARN else sweep.error)(message)
+        _merge_sweep(total, part.result, heap, sweep.sample_size)
+        if sweep.on_conversation is not None:
+            for _ in range(part.result.conversations):
+                sweep.on_conversation()
+    total.samples = [s for _, _, s in sorted(heap, key=lambda item: item[2].profile.index)]
+    total.summary_source = sweep._source(total)
+    total.elapsed = time.perf_counter() - started
+    return total
+
+
+# ConfigStats fields that are maxima; every other int is a sum, every Counter a histogram.
+_MAXIMA = {"peak_without", "peak_with"}
+_FIXED = {"config", "price_per_mtok"}
+
+
+def merge_config_stats(into: ConfigStats, part: ConfigStats) -> None:
+    """Fold one part's aggregates into ``into``: equal to having added its conversations."""
+    for f in fields(ConfigStats):
+        name = f.name
+        if name in _FIXED:
+            continue
+        mine, theirs = getattr(into, name), getattr(part, name)
+        if isinstance(mine, Counter):
+            mine.update(theirs)
+        elif name in _MAXIMA:
+            setattr(into, name, max(mine, theirs))
+        elif isinstance(mine, int):
+            setattr(into, name, mine + theirs)
+        else:  # a new kind of aggregate: say how it merges here
+            raise TypeError(f"ConfigStats.{name}: no merge rule")
+
+
+def _merge_sweep(total: SweepResult, part: SweepResult, heap: list[Any], size: int) -> None:
+    for mine, theirs in zip(total.stats, part.stats, strict=True):
+        merge_config_stats(mine, theirs)
+    offset = total.conversations  # the part's conversation indices start at 0
+    total.files += part.files
+    total.conversations += part.conversations
+    total.turns += part.turns
+    total.fast_runs += part.fast_runs
+    total.engine_runs += part.engine_runs
+    total.warnings += part.warnings
+    total.errors.extend(part.errors)
+    for sample in part.samples:  # the part's best; the corpus's best are among them
+        profile = sample.profile
+        profile.index += offset
+        # The key of Sweep._one: recorded compactions first, then summarizing ones, then
+        # a hash of the session; the index breaks ties.
+        digest = zlib.crc32(f"{profile.path}\0{profile.session_id}".encode())
+        ever = any(sample.fires)
+        key = (bool(profile.compaction_turns), ever, digest, -profile.index)
+        item = (key, profile.index, sample)
+        if len(heap) < size:
+            heapq.heappush(heap, item)
+        elif key > heap[0][0]:
+            heapq.heapreplace(heap, item)
