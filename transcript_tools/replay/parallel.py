@@ -26,8 +26,9 @@ from .driver import (
     session_counts,
     window_bounds,
 )
-from .output_dir import OutputDirectory, TextReport, render_records
+from .output_dir import OutputDirectory, render_records
 from .parking import Rendered, SessionCounts
+from .text_report import TextReport
 
 
 @dataclass(slots=True)

@@ -135,7 +135,8 @@ def run_replay(
     ``backend`` (``parallel.Backend``: ``--workers`` / ``--ray``) spreads a dry run's
     files over processes or a Ray cluster, with the same outputs.
     """
-    from .output_dir import OutputDirectory, TextReport
+    from .output_dir import OutputDirectory
+    from .text_report import TextReport
 
     started = time.perf_counter()
     cfg = settings.summary

@@ -1,0 +1,116 @@
+"""The human report of a replay on stdout, when there is no ``--out``."""
+
+from __future__ import annotations
+
+import io
+from typing import IO, Any
+
+from ..engine.rules import FIRED
+from ..terminal import escape_controls
+from .driver import SessionResult
+from .parking import Rendered
+
+
+def _fmt_int(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else "-" if value is None else str(value)
+
+
+class TextReport:
+    """A readable per-session report (stdout when there is no ``--out``).
+
+    Session ids, paths, errors and summaries come from transcripts: every line is
+    written with its control characters escaped (``terminal``), never raw.
+    """
+
+    spool_prompts = False
+
+    def __init__(self, stream: IO[str], show_summaries: bool = True) -> None:
+        self.stream = stream
+        self.show_summaries = show_summaries
+
+    def render(self, result: SessionResult) -> Rendered:
+        """The report of a session that must wait for an earlier one (``reorder``)."""
+        text = io.StringIO()
+        TextReport(text, self.show_summaries).write_session(result)
+        return Rendered({"report": text.getvalue().encode("utf-8", "surrogatepass")})
+
+    def write_rendered(self, session_id: str, rendered: Rendered) -> None:
+        self.stream.write(rendered.records.get("report", b"").decode("utf-8", "surrogatepass"))
+
+    def write_session(self, result: SessionResult) -> None:
+        write = self.stream.write
+
+        def out(text: str) -> None:
+            write(escape_controls(text))
+
+        conv, engine = result.conversation, result.engine
+        decisions = engine.decisions
+        sources = sorted({d["tokens"] for d in decisions} - {"none"}) or ["none"]
+        fired = [d for d in decisions if d["decision"] in FIRED]
+        out(f"== {conv.session_id}  ({conv.format}, {conv.path})\n")
+        unit = "call" if decisions and "call" in decisions[0] else "turn"  # --checkpoint call
+        calls = f", {len(decisions)} calls" if unit == "call" else ""
+        window = ""
+        if decisions and "max_context_tokens_from" in decisions[0]:  # --max-context-tokens auto
+            window = (
+                f", max_context_tokens {_fmt_int(decisions[0]['max_context_tokens'])} "
+                f"(from {decisions[0]['max_context_tokens_from']})"
+            )
+        out(
+            f"   {result.turns} turns{calls}, {len(conv.messages)} messages, tokens {'/'.join(sources)}, "
+            f"{len(fired)} checkpoint firing(s){window}\n"
+        )
+        if decisions:
+            threshold = decisions[0]["threshold"]
+            first_over = next(
+                (
+                    d[unit]
+                    for d in decisions
+                    if threshold is not None and d["watermark"] >= threshold
+                ),
+                None,
+            )
+            out(
+                f"   threshold {_fmt_int(int(threshold)) if threshold is not None else '-'} tokens; "
+                f"first over it at {unit} {first_over if first_over is not None else '-'}; "
+                f"final cost_so_far {_fmt_int(decisions[-1]['cost_so_far'])}\n"
+            )
+            if first_over is not None and not fired and engine.settings.summary is not None:
+                debounce = engine.settings.summary.debounce_turns
+                out(
+                    f"   (over the line, but the seed's debounce holds: the first summary can come at {unit} "
+                    f"{debounce} at the earliest, and this session has {unit}s 0..{len(decisions) - 1})\n"
+                )
+        shown = [
+            d
+            for d in decisions
+            if d["decision"] not in ("below_threshold", "debounced") or "recorded_compaction" in d
+        ]
+        if shown:
+            out(f"   {unit:>4}  turn_tokens  cost_so_far    watermark  decision\n")
+            for d in shown:
+                extra = ""
+                if d.get("error"):
+                    extra = f"  ({d['error']})"
+                if "recorded_compaction" in d:
+                    extra += (
+                        "  [agent compacted here: "
+                        + ", ".join(c["source"] for c in d["recorded_compaction"])
+                        + "]"
+                    )
+                out(
+                    f"   {d[unit]:>4}  {_fmt_int(d['turn_tokens']):>11}  {_fmt_int(d['cost_so_far']):>11}  "
+                    f"{_fmt_int(d['watermark']):>11}  {d['decision']}{extra}\n"
+                )
+        view_messages, view_tokens = engine.slot.view_size()
+        out(
+            f"   next view (load_messages): {view_messages} messages, ~{_fmt_int(view_tokens)} tokens "
+            f"(full history: {len(engine.slot.messages)} messages)\n"
+        )
+        latest = engine.get_conversation_summary()
+        if latest and self.show_summaries:
+            last = next(s for s in reversed(engine.summaries) if s["status"] == "ok")
+            out(f"   latest summary (turn {last['turn']}, {last['provider']}/{last['model']}):\n")
+            for line in latest.splitlines():
+                out(f"   | {line}\n")
+        out("\n")
