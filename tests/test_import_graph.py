@@ -1,4 +1,4 @@
-"""No import cycles inside ``transcript_tools`` (issue 11 §5).
+"""No import cycles inside ``transcript_tools``, and imports point down the layers only.
 
 The graph is built with ``ast`` from the source: every ``import`` of a
 ``transcript_tools`` module, at module level, inside a function (a lazy import
@@ -6,6 +6,10 @@ still ties the two modules together) or under ``if TYPE_CHECKING:`` (a type-leve
 dependency is a dependency). Imports by name at run time (``importlib.import_module``, the provider
 registry's built-ins) are not edges, by design. ``cli/`` is included: its lazy
 sub-command table loads modules by name, so ``cli.main`` imports none of them.
+
+The layers (``LAYERS``, top first) are the package layout of REVIEW.md §4: a module
+may import from its own layer or any layer below, never above. ``engine`` is the seed's
+I/O-free core; ``cli`` only consumes the library.
 
 Run as a script to print the graph: ``python tests/test_import_graph.py``.
 """
@@ -98,6 +102,40 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+# Top first. A name is a module or a package (and everything in it); "" is the package root.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("cli",),
+    ("", "api", "settings"),
+    ("sweep", "diff"),
+    ("eval",),
+    ("replay", "inspection"),
+    ("parallel", "providers"),
+    ("formats",),
+    ("engine",),
+    ("errors", "terminal", "_sync", "_version", "templates"),
+)
+
+
+def layer_of(module: str) -> int:
+    """The index in ``LAYERS`` of a transcript_tools module (KeyError: a module no layer holds)."""
+    rest = module.removeprefix(PACKAGE).removeprefix(".")
+    head = rest.split(".")[0]
+    for index, names in enumerate(LAYERS):
+        if head in names:
+            return index
+    raise KeyError(module)
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every edge from a module to one in a higher layer, as ``a -> b``."""
+    return sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if layer_of(target) < layer_of(module)
+    )
+
+
 def _without_excluded(graph: dict[str, set[str]]) -> dict[str, set[str]]:
     def kept(name: str) -> bool:
         return not any(name == e or name.startswith(e + ".") for e in EXCLUDED)
@@ -111,6 +149,34 @@ def test_no_import_cycles() -> None:
     assert cycles(graph) == []
 
 
+def test_every_module_is_in_a_layer() -> None:
+    unplaced = []
+    for module in import_graph():
+        try:
+            layer_of(module)
+        except KeyError:
+            unplaced.append(module)
+    assert unplaced == []
+
+
+def test_imports_point_down_the_layers() -> None:
+    assert upward_imports(import_graph()) == []
+
+
+def test_the_checker_finds_an_upward_import() -> None:
+    graph = {
+        "transcript_tools.engine.session": {"transcript_tools.providers.base"},
+        "transcript_tools.providers.base": {"transcript_tools.engine.requests"},
+        "transcript_tools.sweep.simulate": {"transcript_tools.diff.compare"},  # one layer: fine
+        "transcript_tools.cli.main": {"transcript_tools.errors"},
+        "transcript_tools": {"transcript_tools.api"},
+    }
+    assert upward_imports(graph) == [
+        "transcript_tools.engine.session -> transcript_tools.providers.base"
+    ]
+    assert layer_of("transcript_tools") == layer_of("transcript_tools.api")
+
+
 def test_the_checker_finds_a_cycle() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
@@ -118,6 +184,7 @@ def test_the_checker_finds_a_cycle() -> None:
 def test_edges_are_resolved() -> None:
     graph = import_graph()
     assert "transcript_tools.engine.rules" in graph["transcript_tools.engine.session"]
+    assert "transcript_tools.eval.baseline" in graph["transcript_tools.sweep.simulate"]  # down
     assert "transcript_tools.providers.registry" in graph["transcript_tools.providers.anthropic"]
     # registry imports the built-in providers by name at run time: no edge back
     assert (
@@ -132,4 +199,5 @@ if __name__ == "__main__":
         print(f"{module} -> {', '.join(sorted(full[module])) or '-'}")
     print("cycles (whole package, cli/ included):", cycles(full) or "none")
     print("cycles (cli/ excluded):", cycles(_without_excluded(full)) or "none")
+    print("upward imports:", upward_imports(full) or "none")
     sys.exit(1 if cycles(_without_excluded(full)) else 0)
