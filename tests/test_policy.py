@@ -251,6 +251,10 @@ def test_resolve_policy_names_files_and_nothing_else(tmp_path: Path) -> None:
     ("text", "expected"),
     [
         ("[trigger]\nratio = 1.5\n", "p.toml: trigger.ratio: must be in (0, 1], got 1.5"),
+        (
+            "[prepass]\ntrigger_tokens = 5\ntrigger_ratio = 0.5\n",
+            "p.toml: prepass.trigger_ratio: set trigger_tokens or trigger_ratio, not both",
+        ),
         ("[trigger]\nratio = true\n", "p.toml: trigger.ratio: must be a number, got True"),
         (
             '[trigger]\nmeasure = "peak"\n',
@@ -349,9 +353,11 @@ def policies(draw: st.DrawFn) -> P.Policy:
         debounce=draw(st.integers(0, 50)),
         unit=draw(st.sampled_from(P.UNITS)),
     )
+    trigger_tokens = draw(st.sampled_from([0, draw(_count)]))
     prepass = P.PrePass(
         kind=draw(st.sampled_from(P.PREPASS_KINDS)),
-        trigger_tokens=draw(_count),
+        trigger_tokens=trigger_tokens,
+        trigger_ratio=0.0 if trigger_tokens else draw(st.sampled_from([0.0, draw(_ratio)])),
         keep_newest=draw(st.integers(0, 50)),
         protect_tokens=draw(_count),
         placeholder=draw(_text.filter(bool)),

@@ -126,13 +126,15 @@ class PrePass:
     ``placeholder``, except: the ``keep_newest`` newest, those within the newest
     ``protect_tokens`` tokens of tool output, those in the last ``protect_turns``
     units, and those of ``exclude_tools``. It runs when the view is at least
-    ``trigger_tokens`` (0: every unit) and holds more than ``min_results`` tool results,
+    ``trigger_tokens``, or window × ``trigger_ratio`` (both 0: every unit), and holds
+    more than ``min_results`` tool results,
     and changes nothing unless it frees at least ``min_freed_tokens``.
     ``clear_inputs`` also clears the calls' arguments.
     """
 
     kind: str = "none"
     trigger_tokens: int = 0
+    trigger_ratio: float = 0.0
     min_results: int = 0
     keep_newest: int = 0
     protect_tokens: int = 0
@@ -146,6 +148,13 @@ class PrePass:
         _choice("prepass.kind", self.kind, PREPASS_KINDS)
         for name in ("trigger_tokens", "min_results", "keep_newest", "protect_tokens"):
             _int(f"prepass.{name}", getattr(self, name))
+        _fraction("prepass.trigger_ratio", self.trigger_ratio, zero=True)
+        if self.trigger_tokens and self.trigger_ratio:
+            raise _fail(
+                "prepass.trigger_ratio",
+                "set trigger_tokens or trigger_ratio, not both",
+                self.trigger_ratio,
+            )
         _int("prepass.protect_turns", self.protect_turns)
         _int("prepass.min_freed_tokens", self.min_freed_tokens)
         _text("prepass.placeholder", self.placeholder)
@@ -360,7 +369,11 @@ def trigger_summary(policy: Policy) -> str:
     unit = f"per {t.unit}"
     parts = []
     if p.kind != "none":
-        when = f"view >= {p.trigger_tokens:,} tokens" if p.trigger_tokens else "always"
+        when = "always"
+        if p.trigger_tokens:
+            when = f"view >= {p.trigger_tokens:,} tokens"
+        elif p.trigger_ratio:
+            when = f"view >= window x {p.trigger_ratio:g}"
         if p.min_results:
             when += f", > {p.min_results} tool results"
         parts.append(f"clear tool results ({when})")
