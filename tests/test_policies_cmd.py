@@ -81,6 +81,11 @@ def test_policy_option_converts_names_and_files_and_rejects_the_rest(
     assert runner.invoke(_probe, ["--policy", str(path)]).stdout == "fast\n"
     monkeypatch.setenv("TSUM_POLICY", "aider")
     assert runner.invoke(_probe, []).stdout == "aider\n"
+    missing = tmp_path / "missing.toml"
+    missing.write_text('[summary]\ntemplate = "no-such.j2"\n')
+    result = runner.invoke(_probe, ["--policy", str(missing)])
+    assert result.exit_code == 2
+    assert f"{missing}: summary.template: prompt 'no-such.j2': not a built-in name" in result.stderr
     bad = runner.invoke(_probe, ["--policy", "nope"])
     assert bad.exit_code == 2
     assert "Invalid value for '--policy': policy 'nope': not a preset" in bad.stderr

@@ -27,10 +27,19 @@ class PolicyParam(click.ParamType):
 
         if isinstance(value, Policy):
             return value
+        from ..errors import TemplateError
+        from ..prompt import load_template
+
         try:
-            return resolve_policy(str(value))
+            policy = resolve_policy(str(value))
         except ConfigError as exc:
             self.fail(str(exc), param, ctx)
+        if policy.summarizes:  # a missing template fails here, before any work
+            try:
+                load_template(policy.summary.template)
+            except TemplateError as exc:
+                self.fail(f"{value}: summary.template: {exc}", param, ctx)
+        return policy
 
 
 def policy_option(func: Any) -> Any:
