@@ -144,3 +144,32 @@ def test_a_user_role_summary_after_a_user_turn_breaks_only_strict_endpoints() ->
 def test_unknown_api_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown API 'mistral'"):
         check_view(GOOD, "mistral")
+
+
+# The view each preset's placement builds, by hand, on one small conversation: the system
+# prompt, then (kept, summary) in the preset's order. Which APIs would refuse it.
+SUMMARY_USER = UserMessage.text("[summary] the earlier work")
+PLACED: dict[str, list[Message]] = {
+    "seed": [sys_(), user("q2"), asst("a2"), SystemMessage("[上下文摘要] s")],
+    "claude-code": [sys_(), SUMMARY_USER, asst("continuing")],
+    "codex": [sys_(), user("q1"), user("q2"), SUMMARY_USER, asst("continuing")],
+    "opencode": [sys_(), user("q2"), asst("a2"), user("[compaction requested]"), asst("summary")],
+    "gemini-cli": [sys_(), SUMMARY_USER, asst("Understood."), user("q2"), asst("a2")],
+    "aider": [sys_(), SUMMARY_USER, user("q2"), asst("a2")],
+    "inspect-ai": [sys_(), user("the task"), SUMMARY_USER, asst("continuing")],
+}
+REFUSED_BY = {
+    "seed": {"anthropic", "gemini", "strict"},
+    "claude-code": set(),
+    "codex": {"strict"},
+    "opencode": set(),
+    "gemini-cli": set(),
+    "aider": {"strict"},
+    "inspect-ai": {"strict"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLACED))
+def test_which_apis_refuse_each_presets_placement(name: str) -> None:
+    found = check_all(PLACED[name])
+    assert {api for api, violations in found.items() if violations} == REFUSED_BY[name]
