@@ -75,6 +75,17 @@ def test_wheel_contains_every_template(wheel: Path) -> None:
         assert f"transcript_tools/prompts/{template}" in names
 
 
+def test_wheel_contains_every_policy_preset(wheel: Path) -> None:
+    """The presets are package data (read through importlib.resources): a wheel without
+    them would fail `tsum policies list` while every editable-install test passed."""
+    names = set(zipfile.ZipFile(wheel).namelist())
+    presets = sorted((ROOT / "transcript_tools" / "engine" / "presets").glob("*.toml"))
+    assert len(presets) >= 13
+    for preset in presets:
+        assert f"transcript_tools/engine/presets/{preset.name}" in names
+    assert "transcript_tools/engine/policy.py" in names
+
+
 def test_installed_wheel_runs_from_another_directory(wheel: Path, tmp_path: Path) -> None:
     target = tmp_path / "site"
     subprocess.run(

@@ -221,6 +221,21 @@ def test_pyproject_tool_tsum_is_a_settings_file(workdir: Path) -> None:
     assert resolved([]).settings.summary.debounce_turns == 4
 
 
+def test_a_policy_table_in_pyproject_is_not_a_setting(workdir: Path) -> None:
+    """[tool.tsum.policy] belongs to the policy loader: the settings beside it still load,
+    whether found in ./pyproject.toml or named with --config."""
+    (workdir / "pyproject.toml").write_text(
+        '[tool.tsum]\ndebounce_turns = 7\n[tool.tsum.policy]\nextends = "codex"\n',
+        encoding="utf-8",
+    )
+    assert resolved([]).settings.summary.debounce_turns == 7
+    assert resolved(["--config", "pyproject.toml"]).settings.summary.debounce_turns == 7
+    (workdir / "pyproject.toml").write_text(
+        '[tool.tsum.policy]\nextends = "codex"\n', encoding="utf-8"
+    )
+    assert resolved([]).settings.summary.debounce_turns == 3  # only a policy: no settings
+
+
 def test_model_and_summary_model_in_one_file_is_a_usage_error(workdir: Path) -> None:
     (workdir / "tsum.toml").write_text('model = "a"\nsummary_model = "b"\n', encoding="utf-8")
     result = CliRunner().invoke(cli, ["replay", str(SAMPLES / "long_session.jsonl")])

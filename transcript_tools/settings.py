@@ -74,6 +74,8 @@ def load_config_file(path: Path | None = None) -> dict[str, Any]:
             if candidate.is_file():
                 data = _read_toml(candidate)
                 table = data.get("tool", {}).get("tsum") if section else data
+                if section and table:
+                    table = _without_policy(table)
                 if table:
                     return _checked(table, candidate)
         return {}
@@ -81,8 +83,14 @@ def load_config_file(path: Path | None = None) -> dict[str, Any]:
         raise ConfigError(f"{path}: no such config file")
     data = _read_toml(path)
     if path.name == "pyproject.toml":
-        data = data.get("tool", {}).get("tsum", {})
+        data = _without_policy(data.get("tool", {}).get("tsum", {}))
     return _checked(data, path)
+
+
+def _without_policy(table: dict[str, Any]) -> dict[str, Any]:
+    """``[tool.tsum]`` minus ``[tool.tsum.policy]``, which the policy loader reads
+    (engine/policy_toml.py): a policy there is not a setting of its own."""
+    return {key: value for key, value in table.items() if key != "policy"}
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -77,6 +77,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "inspect_command",
         "Per session: format, turns, messages, tokens, compactions.",
     ),
+    "policies": ("policies_cmd", "policies_group", "The compaction policies: list, show NAME."),
     "cache": ("cache_cmd", "cache_group", "Inspect or clear the response cache."),
     "diff": (
         "diff_cmd",

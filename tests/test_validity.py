@@ -1,0 +1,175 @@
+"""Is a view one the provider would accept? A failing and a passing example per API,
+and the seed's own placement (a system message at the end of the view)."""
+
+from __future__ import annotations
+
+import pytest
+
+from transcript_tools.engine.validity import APIS, Violation, check_all, check_view
+from transcript_tools.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    TextBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    UserMessage,
+)
+
+
+def sys_(text: str = "You are helpful.") -> SystemMessage:
+    return SystemMessage(text)
+
+
+def user(text: str = "hi") -> UserMessage:
+    return UserMessage.text(text)
+
+
+def asst(text: str = "ok", *calls: str) -> AssistantMessage:
+    blocks = ((TextBlock(text),) if text else ()) + tuple(ToolUseBlock(c, "bash") for c in calls)
+    return AssistantMessage(blocks)
+
+
+def result(call: str, content: str = "out") -> ToolResultMessage:
+    return ToolResultMessage(call, content)
+
+
+# A clean agent exchange: system, user, a tool call answered, a final answer.
+GOOD: list[Message] = [
+    sys_(),
+    user(),
+    asst("", "t1", "t2"),
+    result("t1"),
+    result("t2"),
+    asst("done"),
+    user("thanks"),
+]
+
+
+def rules(view: list[Message], api: str) -> list[tuple[str, int]]:
+    return [(v.rule, v.index) for v in check_view(view, api)]
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_clean_view_passes_every_api(api: str) -> None:
+    assert check_view(GOOD, api) == []
+
+
+def test_seed_placement_is_a_violation_where_system_must_lead() -> None:
+    """The seed's summary: one system message at the END of the focused view."""
+    view = [*GOOD, SystemMessage("[上下文摘要] the summary")]
+    found = check_all(view)
+    for api in ("anthropic", "gemini", "strict"):
+        assert ("system-not-leading", len(view) - 1) in [(v.rule, v.index) for v in found[api]], api
+    assert found["openai"] == []  # Chat Completions takes a system message anywhere
+    line = str(found["anthropic"][0])
+    assert line.startswith("anthropic: message 7: system-not-leading: ") and "\n" not in line
+
+
+def test_anthropic_failing_examples() -> None:
+    # a tool result that answers nothing
+    assert rules([user(), asst("a"), result("zz")], "anthropic") == [("result-orphan", 2)]
+    # a call left without its result (the next user turn does not answer it)
+    assert rules([user(), asst("", "t1"), user("next")], "anthropic") == [("call-unanswered", 1)]
+    # the result must come first in its user turn (consecutive user messages are merged)
+    assert rules([user(), asst("", "t1"), user("note"), result("t1")], "anthropic") == [
+        ("result-not-first", 3)
+    ]
+    # empty text
+    assert rules([user("  "), asst("a")], "anthropic") == [("empty-content", 0)]
+
+
+def test_anthropic_merges_consecutive_turns_and_allows_an_empty_final_prefill() -> None:
+    assert (
+        check_view([sys_(), sys_("more"), user(), user("again"), asst("a"), asst("")], "anthropic")
+        == []
+    )
+
+
+def test_openai_failing_and_passing_examples() -> None:
+    assert rules([user(), result("t9")], "openai") == [("result-orphan", 1)]
+    assert rules([user(), asst("", "t1", "t2"), result("t1"), user("go")], "openai") == [
+        ("call-unanswered", 1)
+    ]
+    assert rules([user(), asst("", "t1")], "openai") == [("call-unanswered", 1)]
+    # a result after an intervening message no longer answers the call
+    assert ("result-orphan", 3) in rules(
+        [user(), asst("", "t1"), user("x"), result("t1")], "openai"
+    )
+    # system messages anywhere are fine; so is an assistant first
+    assert check_view([asst("a"), sys_(), user(), sys_("late")], "openai") == []
+
+
+def test_gemini_failing_and_passing_examples() -> None:
+    assert rules([sys_(), user(), asst("a"), sys_("late")], "gemini") == [("system-not-leading", 3)]
+    assert rules([user(), asst("", "f1"), asst("more")], "gemini") == [("call-unanswered", 1)]
+    assert rules([user(), asst("a"), result("f1")], "gemini") == [("result-orphan", 2)]
+    assert rules([user(), AssistantMessage(())], "gemini") == [("empty-content", 1)]
+    assert check_view([sys_(), user(), asst("", "f1"), result("f1"), asst("done")], "gemini") == []
+
+
+def test_strict_failing_and_passing_examples() -> None:
+    assert rules([sys_(), user(), user("again"), asst("a")], "strict") == [
+        ("roles-not-alternating", 2)
+    ]
+    assert rules([sys_(), asst("a"), user()], "strict") == [("roles-not-alternating", 1)]
+    assert rules([user(), asst("a"), asst("b")], "strict") == [("roles-not-alternating", 2)]
+    # an orphan result, and then two assistant messages with nothing valid between them
+    assert rules([user(), asst("a"), result("t1"), asst("b")], "strict") == [
+        ("result-orphan", 2),
+        ("roles-not-alternating", 3),
+    ]
+    assert rules([sys_(), sys_("two"), user(), asst("a")], "strict") == [("system-not-leading", 1)]
+    assert (
+        check_view([sys_(), user(), asst("", "t1"), result("t1"), asst("b"), user()], "strict")
+        == []
+    )
+
+
+def test_a_user_role_summary_after_a_user_turn_breaks_only_strict_endpoints() -> None:
+    """Aider's shape: the summary (a user message) followed by a tail that starts with a user."""
+    view = [sys_(), user("[summary] earlier work"), user("next task"), asst("ok")]
+    found = check_all(view)
+    assert found["strict"] == [
+        Violation(
+            "strict",
+            "roles-not-alternating",
+            2,
+            "user message where the assistant must come: roles must alternate",
+        )
+    ]
+    assert found["anthropic"] == found["openai"] == found["gemini"] == []
+
+
+def test_unknown_api_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown API 'mistral'"):
+        check_view(GOOD, "mistral")
+
+
+# The view each preset's placement builds, by hand, on one small conversation: the system
+# prompt, then (kept, summary) in the preset's order. Which APIs would refuse it.
+SUMMARY_USER = UserMessage.text("[summary] the earlier work")
+PLACED: dict[str, list[Message]] = {
+    "seed": [sys_(), user("q2"), asst("a2"), SystemMessage("[上下文摘要] s")],
+    "claude-code": [sys_(), SUMMARY_USER, asst("continuing")],
+    "codex": [sys_(), user("q1"), user("q2"), SUMMARY_USER, asst("continuing")],
+    "opencode": [sys_(), user("q2"), asst("a2"), user("[compaction requested]"), asst("summary")],
+    "gemini-cli": [sys_(), SUMMARY_USER, asst("Understood."), user("q2"), asst("a2")],
+    "aider": [sys_(), SUMMARY_USER, user("q2"), asst("a2")],
+    "inspect-ai": [sys_(), user("the task"), SUMMARY_USER, asst("continuing")],
+}
+REFUSED_BY = {
+    "seed": {"anthropic", "gemini", "strict"},
+    "claude-code": set(),
+    "codex": {"strict"},
+    "opencode": set(),
+    "gemini-cli": set(),
+    "aider": {"strict"},
+    "inspect-ai": {"strict"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLACED))
+def test_which_apis_refuse_each_presets_placement(name: str) -> None:
+    found = check_all(PLACED[name])
+    assert {api for api, violations in found.items() if violations} == REFUSED_BY[name]

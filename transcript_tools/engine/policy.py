@@ -1,0 +1,398 @@
+"""A compaction policy as data: one frozen value per part, each part with one home.
+
+A policy says *when* the context is compacted (``Trigger``), what is cleared first
+without an LLM call (``PrePass``), what stays verbatim (``Keep``), what the
+summarizer is given (``SummarizerInput``), where the summary goes (``Placement``)
+and how it is written (``SummarySpec``). The seed's checkpoint is one value of this
+type (preset ``seed``); the presets of the leading agent runtimes are others
+(``transcript_tools/engine/presets/*.toml``, sources in ``docs/policies.md``).
+
+Every value checks itself when it is built: a bad one raises ``ConfigError`` whose
+text starts with the key (``trigger.ratio: must be in (0, 1], got 1.5``), so the TOML
+loader only has to put the file name in front. The engine loop does not read these
+values yet; the pure functions here (``threshold_tokens``, ``keep_budget_tokens``,
+``trigger_summary``) are the rules' homes for when it does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from ..errors import ConfigError
+
+MEASURES = ("cumulative", "current")
+THRESHOLDS = ("ratio", "tokens", "reserve", "every", "messages", "never")
+UNITS = ("turn", "call")
+PREPASS_KINDS = ("none", "clear-tool-results")
+KEEP_KINDS = ("turns", "messages", "tokens", "user-messages", "fraction", "none")
+INPUT_KINDS = ("history", "dropped", "dropped-tail", "since-last-summary")
+ROLES = ("system", "user", "assistant")
+POSITIONS = ("front", "end")
+
+
+def _fail(key: str, text: str, value: Any) -> ConfigError:
+    return ConfigError(f"{key}: {text}, got {value!r}")
+
+
+def _choice(key: str, value: Any, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise _fail(key, f"must be one of {', '.join(choices)}", value)
+
+
+def _int(key: str, value: Any, low: int = 0) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise _fail(key, f"must be an integer >= {low}", value)
+
+
+def _fraction(key: str, value: Any, *, zero: bool = False) -> None:
+    """A float in (0, 1] (``zero``: 0 allowed, meaning unset)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _fail(key, "must be a number", value)
+    if not (0 < value <= 1 or (zero and value == 0)):
+        raise _fail(key, "must be in (0, 1]" + (" or 0" if zero else ""), value)
+
+
+def _text(key: str, value: Any) -> None:
+    if not isinstance(value, str):
+        raise _fail(key, "must be a string", value)
+
+
+def _flag(key: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise _fail(key, "must be true or false", value)
+
+
+def _clamp(tokens: float, floor: int, ceiling: int) -> float:
+    """``tokens`` within [floor, ceiling]; a 0 ceiling is no ceiling."""
+    if ceiling and tokens > ceiling:
+        tokens = ceiling
+    return float(floor) if tokens < floor else float(tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    """When the summarizing checkpoint fires.
+
+    ``measure``: ``cumulative`` (the seed: every call's input + output so far) or
+    ``current`` (the size of the view the model is sent). ``threshold``: ``ratio``
+    (window × ratio, clamped to [floor_tokens, ceiling_tokens] when those are set),
+    ``tokens`` (absolute), ``reserve`` (window − reserve_tokens), ``every`` (every N
+    units), ``messages`` (the view holds at least N messages) or ``never`` (no summary:
+    a pre-pass-only policy). ``debounce``: units between two summaries (the seed's F6).
+    """
+
+    measure: str = "cumulative"
+    threshold: str = "ratio"
+    ratio: float = 0.75
+    tokens: int = 0
+    reserve_tokens: int = 0
+    floor_tokens: int = 0
+    ceiling_tokens: int = 0
+    every: int = 0
+    messages: int = 0
+    debounce: int = 3
+    unit: str = "turn"
+
+    def __post_init__(self) -> None:
+        _choice("trigger.measure", self.measure, MEASURES)
+        _choice("trigger.threshold", self.threshold, THRESHOLDS)
+        _choice("trigger.unit", self.unit, UNITS)
+        _fraction("trigger.ratio", self.ratio)
+        for name in ("tokens", "reserve_tokens", "floor_tokens", "ceiling_tokens"):
+            _int(f"trigger.{name}", getattr(self, name))
+        for name in ("every", "messages", "debounce"):
+            _int(f"trigger.{name}", getattr(self, name))
+        needs = {
+            "tokens": "tokens",
+            "reserve": "reserve_tokens",
+            "every": "every",
+            "messages": "messages",
+        }
+        if self.threshold in needs and getattr(self, needs[self.threshold]) < 1:
+            name = needs[self.threshold]
+            raise _fail(f"trigger.{name}", f"must be >= 1 with threshold = {self.threshold}", 0)
+        if self.ceiling_tokens and self.ceiling_tokens < self.floor_tokens:
+            raise _fail(
+                "trigger.ceiling_tokens", "must be 0 or >= floor_tokens", self.ceiling_tokens
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class PrePass:
+    """Clearing old tool results before the trigger check, with no LLM call.
+
+    ``kind = "clear-tool-results"`` replaces the content of old tool results with
+    ``placeholder``, except: the ``keep_newest`` newest, those within the newest
+    ``protect_tokens`` tokens of tool output, those in the last ``protect_turns``
+    units, and those of ``exclude_tools``. It runs when the view is at least
+    ``trigger_tokens``, or window × ``trigger_ratio`` (both 0: every unit), and holds
+    more than ``min_results`` tool results,
+    and changes nothing unless it frees at least ``min_freed_tokens``.
+    ``clear_inputs`` also clears the calls' arguments.
+    """
+
+    kind: str = "none"
+    trigger_tokens: int = 0
+    trigger_ratio: float = 0.0
+    min_results: int = 0
+    keep_newest: int = 0
+    protect_tokens: int = 0
+    protect_turns: int = 0
+    min_freed_tokens: int = 0
+    placeholder: str = "[tool result cleared]"
+    exclude_tools: tuple[str, ...] = ()
+    clear_inputs: bool = False
+
+    def __post_init__(self) -> None:
+        _choice("prepass.kind", self.kind, PREPASS_KINDS)
+        for name in ("trigger_tokens", "min_results", "keep_newest", "protect_tokens"):
+            _int(f"prepass.{name}", getattr(self, name))
+        _fraction("prepass.trigger_ratio", self.trigger_ratio, zero=True)
+        if self.trigger_tokens and self.trigger_ratio:
+            raise _fail(
+                "prepass.trigger_ratio",
+                "set trigger_tokens or trigger_ratio, not both",
+                self.trigger_ratio,
+            )
+        _int("prepass.protect_turns", self.protect_turns)
+        _int("prepass.min_freed_tokens", self.min_freed_tokens)
+        _text("prepass.placeholder", self.placeholder)
+        if not isinstance(self.exclude_tools, tuple) or not all(
+            isinstance(t, str) for t in self.exclude_tools
+        ):
+            raise _fail("prepass.exclude_tools", "must be a list of tool names", self.exclude_tools)
+        _flag("prepass.clear_inputs", self.clear_inputs)
+        if self.kind != "none" and not self.placeholder:
+            raise _fail(
+                "prepass.placeholder",
+                "must not be empty (an empty tool result is invalid for most APIs)",
+                "",
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class Keep:
+    """What stays verbatim after a summary (besides what came after it, which always stays).
+
+    ``kind``: ``turns`` (the last N whole units), ``messages`` (the last N messages),
+    ``tokens`` (a tail of at most the budget), ``user-messages`` (the person's messages,
+    newest first, up to the budget; the oldest kept one cut), ``fraction`` (the newest
+    ``fraction`` of the history by characters, starting at a turn) or ``none``.
+    The token budget is ``tokens``, else window × ``tokens_ratio`` clamped to
+    [floor_tokens, ceiling_tokens]; with ``turns`` / ``messages`` it caps the tail.
+    ``pairs_intact``: never split a tool call from its result. ``system``: keep the
+    system messages. ``first_user``: also keep the first user message (the task).
+    """
+
+    kind: str = "turns"
+    turns: int = 3
+    messages: int = 0
+    tokens: int = 0
+    tokens_ratio: float = 0.0
+    floor_tokens: int = 0
+    ceiling_tokens: int = 0
+    fraction: float = 0.0
+    pairs_intact: bool = True
+    system: bool = True
+    first_user: bool = False
+
+    def __post_init__(self) -> None:
+        _choice("keep.kind", self.kind, KEEP_KINDS)
+        for name in ("turns", "messages", "tokens", "floor_tokens", "ceiling_tokens"):
+            _int(f"keep.{name}", getattr(self, name))
+        _fraction("keep.tokens_ratio", self.tokens_ratio, zero=True)
+        _fraction("keep.fraction", self.fraction, zero=True)
+        for name in ("pairs_intact", "system", "first_user"):
+            _flag(f"keep.{name}", getattr(self, name))
+        if self.kind == "turns" and self.turns < 1:
+            raise _fail("keep.turns", "must be >= 1 with kind = turns", self.turns)
+        if self.kind == "messages" and self.messages < 1:
+            raise _fail("keep.messages", "must be >= 1 with kind = messages", self.messages)
+        if self.kind in ("tokens", "user-messages") and not (self.tokens or self.tokens_ratio):
+            raise _fail(
+                "keep.tokens", f"or keep.tokens_ratio must be set with kind = {self.kind}", 0
+            )
+        if self.kind == "fraction" and not 0 < self.fraction < 1:
+            raise _fail("keep.fraction", "must be in (0, 1) with kind = fraction", self.fraction)
+        if self.ceiling_tokens and self.ceiling_tokens < self.floor_tokens:
+            raise _fail("keep.ceiling_tokens", "must be 0 or >= floor_tokens", self.ceiling_tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class SummarizerInput:
+    """What the summary call is given, formatted by ``format_messages_as_text``.
+
+    ``kind``: ``history`` (the whole history: the seed), ``dropped`` (only what the
+    view drops), ``dropped-tail`` (the newest ``tail_tokens`` of what is dropped) or
+    ``since-last-summary`` (the kept system/task messages, the previous summary and
+    everything after it). ``max_transcript_chars`` / ``max_tool_result_chars``: the
+    formatter's caps (0: no cap). Whether the previous summary is passed to the
+    template as ``previous_summary`` is the template's choice (it always receives it).
+    """
+
+    kind: str = "history"
+    tail_tokens: int = 0
+    max_transcript_chars: int = 30_000
+    max_tool_result_chars: int = 500
+
+    def __post_init__(self) -> None:
+        _choice("summarizer_input.kind", self.kind, INPUT_KINDS)
+        for name in ("tail_tokens", "max_transcript_chars", "max_tool_result_chars"):
+            _int(f"summarizer_input.{name}", getattr(self, name))
+        if self.kind == "dropped-tail" and self.tail_tokens < 1:
+            raise _fail("summarizer_input.tail_tokens", "must be >= 1 with kind = dropped-tail", 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where the summary goes in the next view.
+
+    ``role`` of the summary message; ``position``: ``front`` (right after the leading
+    system messages, before what is kept) or ``end`` (after what is kept: the seed).
+    The message text is ``marker + " " + summary`` (just the summary when ``marker`` is
+    empty). ``lead_in``: a user message before an assistant-role summary;
+    ``acknowledgement``: an assistant message after a user-role summary.
+    """
+
+    role: str = "system"
+    position: str = "end"
+    marker: str = "[上下文摘要]"
+    lead_in: str = ""
+    acknowledgement: str = ""
+
+    def __post_init__(self) -> None:
+        _choice("placement.role", self.role, ROLES)
+        _choice("placement.position", self.position, POSITIONS)
+        for name in ("marker", "lead_in", "acknowledgement"):
+            _text(f"placement.{name}", getattr(self, name))
+        if self.lead_in and self.role != "assistant":
+            raise _fail("placement.lead_in", "needs role = assistant", self.lead_in)
+        if self.acknowledgement and self.role != "user":
+            raise _fail("placement.acknowledgement", "needs role = user", self.acknowledgement)
+
+
+@dataclass(frozen=True, slots=True)
+class SummarySpec:
+    """How the summary is written: a template (built-in name or file) and the
+    summary call's ``max_tokens`` (0: the runtime sets none; tsum then uses the seed's 1024)."""
+
+    template: str = "zh"
+    max_tokens: int = 1024
+
+    def __post_init__(self) -> None:
+        _text("summary.template", self.template)
+        if not self.template.strip():
+            raise _fail("summary.template", "must name a built-in template or a file", "")
+        _int("summary.max_tokens", self.max_tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """A whole compaction policy. The defaults of every part are the seed's."""
+
+    name: str = "seed"
+    description: str = ""
+    trigger: Trigger = field(default_factory=Trigger)
+    prepass: PrePass = field(default_factory=PrePass)
+    keep: Keep = field(default_factory=Keep)
+    summarizer_input: SummarizerInput = field(default_factory=SummarizerInput)
+    placement: Placement = field(default_factory=Placement)
+    summary: SummarySpec = field(default_factory=SummarySpec)
+
+    def __post_init__(self) -> None:
+        _text("name", self.name)
+        if not self.name.strip():
+            raise _fail("name", "must not be empty", self.name)
+        _text("description", self.description)
+        for part in PARTS:
+            value = getattr(self, part)
+            if type(value) is not PART_TYPES[part]:
+                raise _fail(part, f"must be a {PART_TYPES[part].__name__}", value)
+        if self.trigger.threshold == "never" and self.prepass.kind == "none":
+            raise _fail(
+                "trigger.threshold",
+                "is never and there is no prepass: the policy does nothing",
+                "never",
+            )
+
+    @property
+    def summarizes(self) -> bool:
+        """Whether the policy ever calls the summarizer (pre-pass-only policies do not)."""
+        return self.trigger.threshold != "never"
+
+
+PART_TYPES: dict[str, type] = {
+    "trigger": Trigger,
+    "prepass": PrePass,
+    "keep": Keep,
+    "summarizer_input": SummarizerInput,
+    "placement": Placement,
+    "summary": SummarySpec,
+}
+PARTS = tuple(PART_TYPES)
+
+
+def part_fields(part: str) -> tuple[str, ...]:
+    """The keys of one part, in their declared order (the TOML order)."""
+    return tuple(f.name for f in fields(PART_TYPES[part]))
+
+
+def threshold_tokens(trigger: Trigger, window: int) -> float | None:
+    """The token count at which ``trigger`` fires for a model with ``window`` tokens;
+    None for the forms that do not count tokens (every, messages, never).
+
+    The ratio form is the seed's F2 (``max_context_tokens * trigger_token_ratio``, the
+    same float), then clamped where the policy says so (Aider's 1/16 within 1K–8K).
+    """
+    if trigger.threshold == "ratio":
+        return _clamp(window * trigger.ratio, trigger.floor_tokens, trigger.ceiling_tokens)
+    if trigger.threshold == "tokens":
+        return float(trigger.tokens)
+    if trigger.threshold == "reserve":
+        return float(max(window - trigger.reserve_tokens, 0))
+    return None
+
+
+def keep_budget_tokens(keep: Keep, window: int) -> int | None:
+    """The token budget of what is kept verbatim, or None when the policy sets none."""
+    if keep.tokens:
+        return keep.tokens
+    if keep.tokens_ratio:
+        return int(_clamp(int(window * keep.tokens_ratio), keep.floor_tokens, keep.ceiling_tokens))
+    return None
+
+
+def trigger_summary(policy: Policy) -> str:
+    """One line saying when the policy acts (``tsum policies list``)."""
+    t, p = policy.trigger, policy.prepass
+    unit = f"per {t.unit}"
+    parts = []
+    if p.kind != "none":
+        when = "always"
+        if p.trigger_tokens:
+            when = f"view >= {p.trigger_tokens:,} tokens"
+        elif p.trigger_ratio:
+            when = f"view >= window x {p.trigger_ratio:g}"
+        if p.min_results:
+            when += f", > {p.min_results} tool results"
+        parts.append(f"clear tool results ({when})")
+    if t.threshold != "never":
+        size = "cumulative" if t.measure == "cumulative" else "view"
+        if t.threshold == "ratio":
+            rule = f"{size} >= window x {t.ratio:g}"
+            if t.floor_tokens or t.ceiling_tokens:
+                ceiling = f"{t.ceiling_tokens:,}" if t.ceiling_tokens else "inf"
+                rule += f" in [{t.floor_tokens:,}, {ceiling}]"
+        elif t.threshold == "tokens":
+            rule = f"{size} >= {t.tokens:,}"
+        elif t.threshold == "reserve":
+            rule = f"{size} >= window - {t.reserve_tokens:,}"
+        elif t.threshold == "every":
+            rule = f"every {t.every} {t.unit}s"
+        else:
+            rule = f"view >= {t.messages} messages"
+        if t.debounce:
+            rule += f", debounce {t.debounce}"
+        parts.append(f"summarize ({rule})")
+    return "; ".join(parts) + f", {unit}"

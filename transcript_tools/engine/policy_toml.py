@@ -1,0 +1,193 @@
+"""Policies to and from TOML: the preset files, a user's policy file, ``[tool.tsum.policy]``.
+
+A policy document is one TOML table: ``name``, ``description``, ``extends`` (a preset
+to start from; without it, the seed's values) and one sub-table per part
+(``[trigger]``, ``[prepass]``, ``[keep]``, ``[summarizer_input]``, ``[placement]``,
+``[summary]``) overriding any of that part's keys. A standalone file holds it at the
+top level; ``pyproject.toml`` holds it under ``[tool.tsum.policy]``
+(``[tool.tsum.policy.trigger]`` …), so both read the same way. ``to_toml`` prints every
+value, and ``parse_policy(to_toml(p)) == p``.
+
+Errors are one line, file then key: ``my.toml: trigger.ratio: must be in (0, 1], got 1.5``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import fields, replace
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from .policy import PART_TYPES, PARTS, Policy, part_fields
+
+PRESETS_PACKAGE = "transcript_tools.engine.presets"
+TOP_KEYS = ("name", "description", "extends", *PARTS)
+DEFAULT_POLICY = "seed"
+
+
+def preset_names() -> list[str]:
+    """The presets shipped in the package, sorted (``seed`` first)."""
+    names = [
+        entry.name[: -len(".toml")]
+        for entry in resources.files(PRESETS_PACKAGE).iterdir()
+        if entry.name.endswith(".toml")
+    ]
+    return sorted(names, key=lambda n: (n != DEFAULT_POLICY, n))
+
+
+@cache
+def preset(name: str) -> Policy:
+    """The preset ``name``, parsed and checked (cached: presets never change in a run)."""
+    if name not in preset_names():
+        raise ConfigError(f"unknown policy preset {name!r} (presets: {', '.join(preset_names())})")
+    return _load_preset(name, (name,))
+
+
+def _load_preset(name: str, chain: tuple[str, ...]) -> Policy:
+    text = resources.files(PRESETS_PACKAGE).joinpath(f"{name}.toml").read_text(encoding="utf-8")
+    return policy_from_table(_loads(text, f"preset {name}"), f"preset {name}", name, chain)
+
+
+def parse_policy(text: str, source: str, *, default_name: str = "custom") -> Policy:
+    """A policy from TOML ``text``; ``source`` names it in errors (a path, ``preset x``)."""
+    return policy_from_table(_loads(text, source), source, default_name)
+
+
+def policy_from_table(
+    table: Any, source: str, default_name: str = "custom", chain: tuple[str, ...] = ()
+) -> Policy:
+    """A policy from a parsed TOML table (a file's top level, ``[tool.tsum.policy]``).
+
+    ``chain``: the presets being loaded, to refuse an ``extends`` cycle between them."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: a policy must be a TOML table")
+    unknown = sorted(set(table) - set(TOP_KEYS))
+    if unknown:
+        raise ConfigError(f"{source}: {unknown[0]}: unknown key (known: {', '.join(TOP_KEYS)})")
+    base = Policy()
+    if "extends" in table:
+        extends = table["extends"]
+        if not isinstance(extends, str) or extends not in preset_names():
+            raise ConfigError(
+                f"{source}: extends: must name a preset ({', '.join(preset_names())}), got {extends!r}"
+            )
+        if extends in chain:
+            raise ConfigError(f"{source}: extends: {' -> '.join((*chain, extends))} is a cycle")
+        base = _load_preset(extends, (*chain, extends)) if chain else preset(extends)
+    try:
+        values: dict[str, Any] = {"name": table.get("name", default_name)}
+        if "description" in table:
+            values["description"] = table["description"]
+        for part in PARTS:
+            if part in table:
+                values[part] = _part(part, getattr(base, part), table[part])
+        return replace(base, **values)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+def _part(part: str, base: Any, table: Any) -> Any:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{part}: must be a table ([{part}])")
+    known = part_fields(part)
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        raise ConfigError(f"{part}.{unknown[0]}: unknown key (known: {', '.join(known)})")
+    types = {f.name: f.type for f in fields(PART_TYPES[part])}
+    values = {key: _value(f"{part}.{key}", types[key], value) for key, value in table.items()}
+    return replace(base, **values)  # the part's own checks run here
+
+
+def _value(key: str, annotation: Any, value: Any) -> Any:
+    """TOML's types to the fields' (an integer for a float field; a list for a tuple)."""
+    if annotation == "float" and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if annotation == "tuple[str, ...]":
+        if not isinstance(value, list):
+            raise ConfigError(f"{key}: must be a list of strings, got {value!r}")
+        return tuple(value)
+    if annotation == "float" and isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"{key}: must be a finite number, got {value!r}")
+    return value
+
+
+def _loads(text: str, source: str) -> dict[str, Any]:
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: invalid TOML ({exc})") from None
+
+
+def load_policy_file(path: Path) -> Policy:
+    """A policy file, or the ``[tool.tsum.policy]`` table of a ``pyproject.toml``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read policy ({exc})") from None
+    if path.name == "pyproject.toml":
+        table = _loads(text, str(path)).get("tool", {}).get("tsum", {}).get("policy")
+        if table is None:
+            raise ConfigError(f"{path}: no [tool.tsum.policy] table")
+        return policy_from_table(table, f"{path} [tool.tsum.policy]", default_name="pyproject")
+    return parse_policy(text, str(path), default_name=path.stem)
+
+
+def resolve_policy(spec: str) -> Policy:
+    """``--policy FILE|NAME``: a preset's name, else a policy file (or a pyproject.toml)."""
+    if spec in preset_names():
+        return preset(spec)
+    path = Path(spec)
+    if path.is_file():
+        return load_policy_file(path)
+    raise ConfigError(f"policy {spec!r}: not a preset ({', '.join(preset_names())}) nor a file")
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string: quotes, backslashes and control characters escaped."""
+    out = ['"']
+    for char in text:
+        code = ord(char)
+        if char == '"':
+            out.append('\\"')
+        elif char == "\\":
+            out.append("\\\\")
+        elif char in "\b\t\n\f\r":
+            out.append({"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}[char])
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\u{code:04X}")
+        else:
+            out.append(char)
+    out.append('"')
+    return "".join(out)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)  # shortest round-tripping form; TOML reads 1e-05 and 0.75 alike
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_toml_string(v) for v in value) + "]"
+    raise TypeError(f"no TOML form for {value!r}")
+
+
+def to_toml(policy: Policy) -> str:
+    """The whole policy as TOML, every key written (``tsum policies show``)."""
+    lines = [
+        f"name = {_toml_string(policy.name)}",
+        f"description = {_toml_string(policy.description)}",
+    ]
+    for part in PARTS:
+        lines += ["", f"[{part}]"]
+        value = getattr(policy, part)
+        lines += [f"{key} = {_toml_value(getattr(value, key))}" for key in part_fields(part)]
+    return "\n".join(lines) + "\n"

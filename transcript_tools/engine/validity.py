@@ -1,0 +1,311 @@
+"""Would a provider accept this view? A pure check of a message list against each target
+API's documented rules (docs/policies.md, "Is the view valid?", cites each rule's page).
+
+``check_view(view, api)`` returns the ``Violation`` s, in message order. The APIs:
+
+* ``anthropic`` — Messages API: the system prompt is the top-level ``system``
+  parameter, so only the leading system messages can go there and a system message
+  anywhere else has no place (the seed's summary at the end of the view is one);
+  consecutive user (or assistant) turns are merged by the API, not refused, so every
+  tool result must be in the user turn right after the assistant turn that called it,
+  before any other content of that turn, and every call must be answered there;
+  no empty text content (an empty final assistant message is a prefill, allowed).
+* ``openai`` — Chat Completions: a ``tool`` message must answer a ``tool_calls`` id of
+  the assistant message it follows, and every call must be answered before the next
+  non-tool message. System messages may stand anywhere.
+* ``gemini`` — ``generateContent``: the system instruction is separate (only the
+  leading system messages), contents are ``user`` / ``model`` turns, a function
+  response must answer a call of the model turn right before it, every call must be
+  answered in the next turn, and no content may be empty.
+* ``strict`` — an alternating-roles endpoint (Mistral's chat templates, and the
+  templates of many open-weight models served by vLLM or llama.cpp): after an optional
+  system message at the front, user and assistant strictly alternate, starting with a
+  user; tool results only right after the assistant message that called them.
+
+Roles of tsum's messages: system, user (text or image), assistant, tool (a tool result).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    TextBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    UserImageMessage,
+    UserMessage,
+)
+
+APIS = ("anthropic", "openai", "gemini", "strict")
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One broken rule: the API, the rule's code, the message's index in the view, a line."""
+
+    api: str
+    rule: str
+    index: int
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.api}: message {self.index}: {self.rule}: {self.text}"
+
+
+def role(message: Message) -> str:
+    if type(message) is SystemMessage:
+        return "system"
+    if type(message) is AssistantMessage:
+        return "assistant"
+    if type(message) is ToolResultMessage:
+        return "tool"
+    return "user"
+
+
+def _calls(message: Message) -> list[str]:
+    if type(message) is not AssistantMessage:
+        return []
+    return [b.id for b in message.blocks if type(b) is ToolUseBlock]
+
+
+def _empty(message: Message) -> bool:
+    """No content the API would accept: no block, or only blank text."""
+    if type(message) is SystemMessage:
+        return not message.text.strip()
+    if type(message) is UserImageMessage or type(message) is ToolResultMessage:
+        return False
+    assert isinstance(message, (UserMessage, AssistantMessage))
+    return all(type(b) is TextBlock and not b.text.strip() for b in message.blocks)
+
+
+def _leading_system(view: Sequence[Message]) -> int:
+    """How many system messages open the view (what a separate system parameter can take)."""
+    count = 0
+    while count < len(view) and type(view[count]) is SystemMessage:
+        count += 1
+    return count
+
+
+def _misplaced_system(api: str, view: Sequence[Message], where: str) -> list[Violation]:
+    start = _leading_system(view)
+    return [
+        Violation(
+            api, "system-not-leading", i, f"a system message after the conversation began ({where})"
+        )
+        for i in range(start, len(view))
+        if type(view[i]) is SystemMessage
+    ]
+
+
+def _empty_content(api: str, view: Sequence[Message], final_assistant_ok: bool) -> list[Violation]:
+    found = []
+    for i, message in enumerate(view):
+        last_assistant = i == len(view) - 1 and type(message) is AssistantMessage
+        if _empty(message) and not (final_assistant_ok and last_assistant):
+            found.append(Violation(api, "empty-content", i, f"empty {role(message)} message"))
+    return found
+
+
+def _turns(view: Sequence[Message], start: int, merge: set[str]) -> list[list[int]]:
+    """Indices of the conversation's turns after ``start``: consecutive messages whose
+    roles fall in the same group are one turn (the API merges them)."""
+    turns: list[list[int]] = []
+    previous = None
+    for i in range(start, len(view)):
+        group = "user" if role(view[i]) in merge else role(view[i])
+        if turns and group == previous:
+            turns[-1].append(i)
+        else:
+            turns.append([i])
+        previous = group
+    return turns
+
+
+def _paired_turns(api: str, view: Sequence[Message], noun: str) -> list[Violation]:
+    """Calls answered in the very next user turn (Anthropic, Gemini): results only there."""
+    found: list[Violation] = []
+    turns = _turns(view, _leading_system(view), {"user", "tool", "system"})
+    for n, turn in enumerate(turns):
+        calls = [c for i in turn for c in _calls(view[i])]
+        after = turns[n + 1] if n + 1 < len(turns) else []
+        answered = {
+            m.tool_call_id for m in (view[i] for i in after) if type(m) is ToolResultMessage
+        }
+        for call in calls:
+            if call not in answered:
+                index = max(i for i in turn if call in _calls(view[i]))
+                found.append(
+                    Violation(
+                        api,
+                        "call-unanswered",
+                        index,
+                        f"{noun} call {call} has no result in the next turn",
+                    )
+                )
+        if role(view[turn[0]]) == "assistant":
+            continue
+        previous_calls = set()
+        if n > 0:
+            previous_calls = {c for i in turns[n - 1] for c in _calls(view[i])}
+        seen_other = False
+        for i in turn:
+            message = view[i]
+            if type(message) is not ToolResultMessage:
+                seen_other = seen_other or type(message) is not SystemMessage
+                continue
+            if message.tool_call_id not in previous_calls:
+                found.append(
+                    Violation(
+                        api,
+                        "result-orphan",
+                        i,
+                        f"{noun} result {message.tool_call_id} answers no call of the turn before",
+                    )
+                )
+            elif seen_other and api == "anthropic":
+                found.append(
+                    Violation(
+                        api,
+                        "result-not-first",
+                        i,
+                        f"tool result {message.tool_call_id} after other content of its user turn",
+                    )
+                )
+    return found
+
+
+def _anthropic(view: Sequence[Message]) -> list[Violation]:
+    return (
+        _misplaced_system("anthropic", view, "only the top-level system parameter takes one")
+        + _paired_turns("anthropic", view, "tool_use")
+        + _empty_content("anthropic", view, final_assistant_ok=True)
+    )
+
+
+def _gemini(view: Sequence[Message]) -> list[Violation]:
+    return (
+        _misplaced_system(
+            "gemini", view, "the system instruction is separate; contents are user/model"
+        )
+        + _paired_turns("gemini", view, "function")
+        + _empty_content("gemini", view, final_assistant_ok=False)
+    )
+
+
+def _openai(view: Sequence[Message]) -> list[Violation]:
+    found: list[Violation] = []
+    open_calls: dict[str, int] = {}  # id -> index of the assistant message that made the call
+    answerable: set[str] = set()
+    for i, message in enumerate(view):
+        if type(message) is ToolResultMessage:
+            if message.tool_call_id in answerable:
+                answerable.discard(message.tool_call_id)
+                open_calls.pop(message.tool_call_id, None)
+            else:
+                found.append(
+                    Violation(
+                        "openai",
+                        "result-orphan",
+                        i,
+                        f"tool message {message.tool_call_id} answers no tool_calls id of the assistant message before it",
+                    )
+                )
+            continue
+        for call, index in open_calls.items():
+            found.append(
+                Violation(
+                    "openai",
+                    "call-unanswered",
+                    index,
+                    f"tool_call {call} not answered before the next non-tool message",
+                )
+            )
+        open_calls = {call: i for call in _calls(message)}
+        answerable = set(open_calls)
+    for call, index in open_calls.items():
+        found.append(
+            Violation("openai", "call-unanswered", index, f"tool_call {call} never answered")
+        )
+    return sorted(found, key=lambda v: v.index)
+
+
+def _strict(view: Sequence[Message]) -> list[Violation]:
+    found = _misplaced_system("strict", view, "only one optional system message at the front")
+    start = _leading_system(view)
+    if start > 1:
+        found.append(
+            Violation(
+                "strict", "system-not-leading", 1, "more than one system message at the front"
+            )
+        )
+    expected = "user"
+    calls: set[str] = set()
+    for i in range(start, len(view)):
+        message, kind = view[i], role(view[i])
+        if kind == "system":
+            continue  # reported above
+        if kind == "tool":
+            if type(message) is ToolResultMessage and message.tool_call_id in calls:
+                calls.discard(message.tool_call_id)
+                expected = "assistant"
+            else:
+                found.append(
+                    Violation(
+                        "strict",
+                        "result-orphan",
+                        i,
+                        "tool result not right after the assistant message that called it",
+                    )
+                )
+            continue
+        if calls:
+            found.append(
+                Violation(
+                    "strict",
+                    "call-unanswered",
+                    i - 1,
+                    f"tool call(s) {', '.join(sorted(calls))} not answered",
+                )
+            )
+        if kind != expected:
+            first = i == start or all(role(view[j]) == "system" for j in range(start, i))
+            text = (
+                "the conversation must start with a user message"
+                if first
+                else f"{kind} message where the {expected} must come: roles must alternate"
+            )
+            found.append(Violation("strict", "roles-not-alternating", i, text))
+        calls = set(_calls(message))
+        expected = "user" if kind == "assistant" else "assistant"
+    if calls:
+        found.append(
+            Violation(
+                "strict",
+                "call-unanswered",
+                len(view) - 1,
+                f"tool call(s) {', '.join(sorted(calls))} not answered",
+            )
+        )
+    return sorted(
+        found + _empty_content("strict", view, final_assistant_ok=False), key=lambda v: v.index
+    )
+
+
+CHECKS = {"anthropic": _anthropic, "openai": _openai, "gemini": _gemini, "strict": _strict}
+
+
+def check_view(view: Sequence[Message], api: str) -> list[Violation]:
+    """The violations of ``api``'s rules in ``view``, by message index."""
+    if api not in CHECKS:
+        raise ValueError(f"unknown API {api!r} (known: {', '.join(APIS)})")
+    return sorted(CHECKS[api](view), key=lambda v: v.index)
+
+
+def check_all(view: Sequence[Message]) -> dict[str, list[Violation]]:
+    """Every API's violations of ``view`` (an API with none maps to an empty list)."""
+    return {api: check_view(view, api) for api in APIS}
