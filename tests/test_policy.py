@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.config import (
+from transcript_tools.engine.config import (
     DEFAULT_MAX_TRANSCRIPT_CHARS,
     DEFAULT_SUMMARY_MARKER,
     SummaryConfig,
 )
-from transcript_tools.context import DEFAULT_KEEP_RECENT_TURNS
+from transcript_tools.engine.config import DEFAULT_KEEP_RECENT_TURNS
 from transcript_tools.engine import policy as P
 from transcript_tools.engine.policy_toml import (
     load_policy_file,
@@ -27,8 +27,8 @@ from transcript_tools.engine.policy_toml import (
     to_toml,
 )
 from transcript_tools.errors import ConfigError
-from transcript_tools.prompt import builtin_template_names, builtin_template_source
-from transcript_tools.providers.base import SUMMARY_MAX_TOKENS
+from transcript_tools.engine.prompt import builtin_template_names, builtin_template_source
+from transcript_tools.engine.requests import SUMMARY_MAX_TOKENS
 
 # One row per row of issue 24's table (+ the seed): the presets tsum ships.
 EXPECTED_PRESETS = {

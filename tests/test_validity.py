@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from transcript_tools.engine.validity import APIS, Violation, check_all, check_view
-from transcript_tools.messages import (
+from transcript_tools.engine.messages import (
     AssistantMessage,
     Message,
     SystemMessage,

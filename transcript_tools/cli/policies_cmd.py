@@ -28,7 +28,7 @@ class PolicyParam(click.ParamType):
         if isinstance(value, Policy):
             return value
         from ..errors import TemplateError
-        from ..prompt import load_template
+        from ..engine.prompt import load_template
 
         try:
             policy = resolve_policy(str(value))

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..messages import (
+from .messages import (
     AssistantMessage,
     Message,
     SystemMessage,
