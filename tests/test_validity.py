@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from transcript_tools.engine.validity import APIS, Violation, check_all, check_view
 from transcript_tools.engine.messages import (
     AssistantMessage,
     Message,
@@ -15,6 +14,7 @@ from transcript_tools.engine.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from transcript_tools.engine.validity import APIS, Violation, check_all, check_view
 
 
 def sys_(text: str = "You are helpful.") -> SystemMessage:

@@ -27,8 +27,8 @@ class PolicyParam(click.ParamType):
 
         if isinstance(value, Policy):
             return value
-        from ..errors import TemplateError
         from ..engine.prompt import load_template
+        from ..errors import TemplateError
 
         try:
             policy = resolve_policy(str(value))
