@@ -70,3 +70,21 @@ def test_agent_mode_tool_calls_thinking_and_left_out_items() -> None:
         "history[7]: empty user message left out",
     ]
     assert conv.messages[4].usage is None  # type: ignore[union-attr]  # estimated by tsum
+
+
+def test_the_session_index_says_what_it_is(tmp_path: Path) -> None:
+    from transcript_tools.errors import InputError
+    from transcript_tools.formats import read_input
+
+    index = tmp_path / "sessions.json"
+    index.write_text(
+        json.dumps([{"sessionId": "a", "title": "t", "dateCreated": "1", "workspaceDirectory": ""}])
+    )
+    with pytest.raises(InputError, match="Continue's session index"):
+        list(read_conversations(Source(str(index))))
+    warnings: list[str] = []
+    assert not list(read_input(Source(str(index), warn=warnings.append), from_directory=True))
+    assert warnings == [
+        f"warning: {index}: Continue's session index (sessions.json), not a session: read the"
+        " <session id>.json files beside it (skipped)"
+    ]

@@ -301,3 +301,27 @@ def test_storage_pieces_are_skipped_in_a_walk_and_refused_alone(tmp_path: Path) 
     os.remove(next((tmp_path / "storage" / "session").rglob("*.json")))
     assert not list(read_input(Source(str(message), warn=warnings.append), from_directory=True))
     assert len(warnings) == 1 and "storage/session/<project>/ses_x1.json" in warnings[0]
+
+
+def test_a_locked_database_is_read_as_last_committed_without_waiting(tmp_path: Path) -> None:
+    path = db(tmp_path, "representative_opencode_go.sql")
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN EXCLUSIVE")
+    writer.execute("DELETE FROM messages")  # not committed: the lock is held
+    try:
+        convs = list(read_conversations(Source(str(path), warn=lambda _: None)))
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert [len(c.messages) for c in convs] == [10, 2]
+
+
+def test_a_step_without_tokens_takes_the_messages(tmp_path: Path) -> None:
+    data = orjson.loads((FIXTURES / "representative_opencode_export.json").read_bytes())
+    six = data["messages"][5]
+    six["parts"].append({"id": "prt_99", "type": "step-finish"})  # a step-finish with no tokens
+    path = tmp_path / "x.json"
+    path.write_bytes(orjson.dumps(data))
+    (conv,) = read_conversations(Source(str(path)))
+    assert conv.messages[-2].usage is not None  # type: ignore[union-attr]
+    assert conv.messages[-2].usage.total_tokens == 340  # type: ignore[union-attr]

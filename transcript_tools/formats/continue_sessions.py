@@ -3,7 +3,7 @@
 One JSON object per file: ``sessionId``, ``title``, ``workspaceDirectory`` and
 ``history``, a list of items ``{"message": {"role", "content", "id"}, "contextItems",
 "promptLogs", "reasoning", "editorState", …}``. (``sessions.json`` beside them is the
-index of titles, not a transcript.)
+index of titles, not a transcript: reading it says so.)
 
 - ``user`` → the person's prompt (starts a turn). ``content`` is a string or a list of
   parts (``text``, ``imageUrl`` → ``[image]``). The ``contextItems`` the person attached
@@ -29,6 +29,7 @@ from typing import Any
 
 import orjson
 
+from ..errors import UnknownFormatError
 from ..messages import (
     AssistantMessage,
     Block,
@@ -49,9 +50,20 @@ NAME = "continue"
 DESCRIPTION = "Continue chat sessions (~/.continue/sessions/<id>.json)"
 
 ROLES = frozenset({"user", "assistant", "thinking", "tool", "system"})
+INDEX_KEYS = ("sessionId", "title", "dateCreated")
+
+
+class SessionIndexError(UnknownFormatError):
+    """Continue's ``sessions.json``: the list of sessions, not a session."""
+
+
+def _is_index(head: list[Record]) -> bool:
+    return all(r.item is not None and all(k in r.obj for k in INDEX_KEYS) for r in head)
 
 
 def sniff(head: list[Record]) -> bool:
+    if head and _is_index(head):
+        return True
     if len(head) != 1:
         return False
     obj = head[0].obj
@@ -180,6 +192,13 @@ def _model(logs: Any) -> str | None:
 def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
     for index, record in enumerate(records, 1):
         obj = record.obj
+        if index == 1 and _is_index([record]):
+            raise SessionIndexError(
+                source.display,
+                None,
+                "Continue's session index (sessions.json), not a session: read the"
+                " <session id>.json files beside it",
+            )
         if not isinstance(obj.get("history"), list):
             source.bad(record.error(source.display, "a Continue session has a 'history' list"))
             continue

@@ -142,7 +142,8 @@ def _go_message(row: sqlite3.Row, parts: list[dict[str, Any]], notes: list[str])
             if isinstance(data.get("text"), str) and data["text"]:
                 blocks.append(TextBlock(data["text"]))
         elif kind == "reasoning":
-            blocks.append(OtherBlock("thinking", data.get("thinking")))
+            if data.get("thinking"):
+                blocks.append(OtherBlock("thinking", data["thinking"]))
         elif kind in ("image_url", "binary"):
             mime = str(data.get("mime_type") or "image/")
             blocks.append(OtherBlock("image" if mime.startswith("image/") else "file", data))

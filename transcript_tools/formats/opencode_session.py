@@ -176,7 +176,7 @@ def _assistant(b: _Builder, msg: StoredMessage) -> None:
         steps.append((blocks, results, None, False))  # content after the last step-finish
     recorded = [s[2] for s in steps if s[3]]
     whole = usage_from_tokens(info.get("tokens"))
-    if not recorded and len(steps) == 1:
+    if all(u is None for u in recorded) and len(steps) == 1:
         steps[0] = (steps[0][0], steps[0][1], whole, False)
     elif whole is not None and any(u is not None for u in recorded):
         total = sum((u for u in recorded if u is not None), Usage())
