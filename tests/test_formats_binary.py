@@ -74,7 +74,9 @@ def test_text_is_not_binary() -> None:
 def test_forcing_a_json_reader_on_a_database_still_names_it(tmp_path: Path) -> None:
     path = tmp_path / "x.db"
     path.write_bytes(sqlite_bytes(tmp_path))
-    with pytest.raises(InputError, match="a SQLite database, not a transcript"):
+    with pytest.raises(
+        InputError, match="a SQLite database, not a transcript; --format openai reads text"
+    ):
         list(read_conversations(Source(str(path)), "openai"))
     with pytest.raises(InputError, match="not a SQLite database"):
         list(read_conversations(Source(str(Path(__file__))), "opencode-db"))

@@ -147,6 +147,9 @@ def _binary_reader(source: Source, data: bytes, forced: ModuleType | None) -> Mo
     what, hint = found
     if what == binary.SQLITE and forced in (None, *DATABASE_READERS):
         return forced or DATABASE_READERS[0]
+    if what == binary.SQLITE:
+        assert forced is not None
+        hint = f"--format {forced.NAME} reads text; leave --format out or use opencode-db"
     raise binary.BinaryFileError(source.display, None, binary.describe(what, hint))
 
 
