@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -21,3 +22,14 @@ needs_corpus = pytest.mark.skipif(
 
 def read(path: Path, **kw: object) -> list[Conversation]:
     return list(read_conversations(Source(str(path), **kw)))  # type: ignore[arg-type]
+
+
+def build_database(script: Path, target: Path) -> Path:
+    """A SQLite database made from a ``.sql`` fixture (OpenCode's databases)."""
+    connection = sqlite3.connect(target)
+    try:
+        connection.executescript(script.read_text(encoding="utf-8"))
+        connection.commit()
+    finally:
+        connection.close()
+    return target

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from corpus import CORPUS, FIXTURES, needs_corpus
+from corpus import CORPUS, FIXTURES, build_database, needs_corpus
 
 from transcript_tools.errors import InputError
 from transcript_tools.formats import READERS, detect_format, read_conversations, reader_names
@@ -45,12 +45,23 @@ FIXTURE_FORMATS = {
     "edge_cases_aider_chat.md": "aider-chat",
     "representative_aider.aider.llm.history": "aider-llm",
     "edge_cases_aider_llm.log": "aider-llm",
+    # issue 26 (fmt-a): OpenCode, Continue; a .sql fixture is built into its database first
+    "representative_opencode_go.sql": "opencode-db",
+    "edge_cases_opencode_go.sql": "opencode-db",
+    "representative_opencode_ts.sql": "opencode-db",
+    "representative_opencode_export.json": "opencode",
+    "edge_cases_opencode_export.json": "opencode",
+    "representative_continue.json": "continue",
+    "edge_cases_continue.json": "continue",
 }
 
 
 @pytest.mark.parametrize("name,fmt", sorted(FIXTURE_FORMATS.items()))
-def test_fixture_is_detected(name: str, fmt: str) -> None:
-    assert detect_format(Source(str(FIXTURES / name))) == fmt
+def test_fixture_is_detected(name: str, fmt: str, tmp_path: Path) -> None:
+    path = FIXTURES / name
+    if name.endswith(".sql"):
+        path = build_database(path, tmp_path / "opencode.db")
+    assert detect_format(Source(str(path))) == fmt
 
 
 def test_every_fixture_is_covered() -> None:

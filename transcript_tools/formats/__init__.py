@@ -9,6 +9,10 @@ specific formats first.
 Plain-text formats (Aider's logs) are in ``TEXT_READERS`` instead: ``sniff_text(head:
 bytes) -> bool`` on the file's first bytes and ``read_text(text: str, source: Source) ->
 Iterator[Conversation]``. They are tried before JSON parsing, which would fail on them.
+
+Binary files are told apart first (``binary.kind``): a SQLite database goes to
+``DATABASE_READERS`` (``read_database(source, data)``), any other binary is an error
+naming what it is.
 """
 
 from __future__ import annotations
@@ -19,15 +23,19 @@ from types import ModuleType
 
 from ..engine.messages import Conversation
 from ..errors import InputError, UnknownFormatError
-from . import (
+from . import (  # issue 26: OpenCode, Continue
     aider_history,
     aider_llm,
     anthropic,
+    binary,
     claude_code,
     codex,
+    continue_sessions,
     gemini,
     native,
     openai_chat,
+    opencode,
+    opencode_db,
     sharegpt,
     tau_bench,
     trajectories,
@@ -39,6 +47,9 @@ READERS: list[ModuleType] = [
     claude_code,
     codex,
     gemini,
+    # issue 26 (fmt-a): OpenCode exports/storage, Continue sessions
+    opencode,
+    continue_sessions,
     anthropic,
     trajectories,
     tau_bench,
@@ -46,17 +57,18 @@ READERS: list[ModuleType] = [
     openai_chat,
 ]
 TEXT_READERS: list[ModuleType] = [aider_llm, aider_history]
+DATABASE_READERS: list[ModuleType] = [opencode_db]
 
 SNIFF_RECORDS = 8
 SNIFF_TEXT_BYTES = 4096
 
 
 def reader_names() -> list[str]:
-    return [r.NAME for r in (*READERS, *TEXT_READERS)]
+    return [r.NAME for r in (*READERS, *TEXT_READERS, *DATABASE_READERS)]
 
 
 def get_reader(name: str) -> ModuleType:
-    for reader in (*READERS, *TEXT_READERS):
+    for reader in (*READERS, *TEXT_READERS, *DATABASE_READERS):
         if reader.NAME == name:
             return reader
     raise InputError(
@@ -83,6 +95,10 @@ def read_conversations(source: Source, fmt: str | None = None) -> Iterator[Conve
     """Read one file (or ``-``) into conversations, detecting its format unless ``fmt`` is given."""
     data = read_bytes(source.path)
     forced = get_reader(fmt) if fmt else None
+    database = _binary_reader(source, data, forced)
+    if database is not None:
+        yield from database.read_database(source, data)
+        return
     text_reader = detect_text(data) if forced is None else forced
     if text_reader in TEXT_READERS:
         assert text_reader is not None
@@ -120,6 +136,23 @@ def read_conversations(source: Source, fmt: str | None = None) -> Iterator[Conve
         ) from None
 
 
+def _binary_reader(source: Source, data: bytes, forced: ModuleType | None) -> ModuleType | None:
+    """The database reader for a SQLite file; an error for any other binary file; None
+    for text (issue 26: a binary file is named as what it is, never "invalid UTF-8")."""
+    found = binary.kind(data)
+    if found is None:
+        if forced in DATABASE_READERS:
+            raise InputError(source.display, None, "not a SQLite database")
+        return None
+    what, hint = found
+    if what == binary.SQLITE and forced in (None, *DATABASE_READERS):
+        return forced or DATABASE_READERS[0]
+    if what == binary.SQLITE:
+        assert forced is not None
+        hint = f"--format {forced.NAME} reads text; leave --format out or use opencode-db"
+    raise binary.BinaryFileError(source.display, None, binary.describe(what, hint))
+
+
 def read_input(
     source: Source, fmt: str | None = None, *, from_directory: bool = False
 ) -> Iterator[Conversation]:
@@ -127,15 +160,29 @@ def read_input(
     format cannot be told is skipped with a warning (directories hold other files too)."""
     try:
         yield from read_conversations(source, fmt)
-    except UnknownFormatError:
+    except UnknownFormatError as exc:
         if not from_directory:
             raise
+        if isinstance(exc, opencode.StoragePieceError) and exc.covered:
+            return  # a piece of an OpenCode session, read through its session file
+        if type(exc) is not UnknownFormatError:  # a binary file, a storage piece: say what
+            source.warn(f"warning: {exc.location_text()} (skipped)")
+            return
         source.warn(f"warning: {source.display}: not a transcript tsum can read (skipped)")
 
 
 def detect_format(source: Source) -> str | None:
     """The name of the detected format of a file, or None."""
     data = read_bytes(source.path)
+    found = binary.kind(data)
+    if found is not None:
+        if found[0] != binary.SQLITE:
+            return None
+        try:
+            list(opencode_db.read_database(source, data))
+        except InputError:
+            return None
+        return str(opencode_db.NAME)
     text_reader = detect_text(data)
     if text_reader is not None:
         return str(text_reader.NAME)

@@ -17,6 +17,8 @@ OUTPUT_MARKER = ".tsum-output"  # written by outputs.OutputDirectory
 # ``.aider.llm.history`` or ``<name>.aider.llm.history`` when renamed).
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".aider.chat.history.md", ".aider.llm.history")
 SKIPPED_SUFFIXES = (".meta.json",)
+# OpenCode's SQLite database keeps its fixed name (.opencode/opencode.db; issue 26)
+TRANSCRIPT_NAMES = ("opencode.db",)
 
 
 @dataclass(slots=True)
@@ -44,7 +46,7 @@ def expand_inputs(paths: list[str] | list[InputFile]) -> Iterator[InputFile]:
                 str(p)
                 for p in path.rglob("*")
                 if p.is_file()
-                and p.name.endswith(TRANSCRIPT_SUFFIXES)
+                and (p.name.endswith(TRANSCRIPT_SUFFIXES) or p.name in TRANSCRIPT_NAMES)
                 and not p.name.endswith(SKIPPED_SUFFIXES)
                 and not (outputs and any(parent in outputs for parent in p.parents))
             )

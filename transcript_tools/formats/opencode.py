@@ -1,0 +1,178 @@
+"""TypeScript OpenCode sessions as JSON: ``opencode export`` files and the storage folder.
+
+- ``opencode export <session id>`` prints one object: ``info`` (the session: ``id``,
+  ``parentID`` for a sub-agent's session, ``title``…) and ``messages``, a list of
+  ``{"info": message, "parts": [part…]}``.
+- The storage folder (``~/.local/share/opencode/storage/``) keeps the same objects one
+  per file: ``session/<project>/<session id>.json``, ``message/<session id>/<message
+  id>.json``, ``part/<message id>/<part id>.json`` (ids sort in creation order). A session
+  file is read with its messages and parts from beside it; a message or part file is a
+  piece of its session: in a directory walk that also holds the session file it is
+  skipped silently (read through its session), otherwise it is an error naming the
+  session file to read.
+
+One session per file, named after its parent when it has one (``parent/child``). The
+mapping of messages and parts is ``opencode_session``'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..engine.messages import Conversation
+from ..errors import UnknownFormatError
+from .opencode_session import StoredMessage, build_conversation, session_name
+from .source import Record, Source
+
+NAME = "opencode"
+DESCRIPTION = "OpenCode (TypeScript) sessions: `opencode export` JSON and storage/session/*/*.json"
+
+
+class StoragePieceError(UnknownFormatError):
+    """A message or part file of OpenCode's storage: read through its session file.
+
+    ``covered``: its session file is there, so a directory walk skips it silently."""
+
+    def __init__(self, path: str, message: str, covered: bool) -> None:
+        super().__init__(path, None, message)
+        self.covered = covered
+
+
+def _is_export(obj: dict[str, Any]) -> bool:
+    info, messages = obj.get("info"), obj.get("messages")
+    return (
+        isinstance(info, dict)
+        and isinstance(info.get("id"), str)
+        and isinstance(messages, list)
+        and all(isinstance(m, dict) and "info" in m and "parts" in m for m in messages[:8])
+    )
+
+
+def _is_session_file(obj: dict[str, Any]) -> bool:
+    ident = obj.get("id")
+    return (
+        isinstance(ident, str)
+        and ident.startswith("ses")
+        and isinstance(obj.get("time"), dict)
+        and ("projectID" in obj or "directory" in obj)
+        and "role" not in obj
+    )
+
+
+def _piece(obj: dict[str, Any]) -> str | None:
+    ident = obj.get("id")
+    if not isinstance(ident, str) or not isinstance(obj.get("sessionID"), str):
+        return None
+    if ident.startswith("msg") and obj.get("role") in ("user", "assistant"):
+        return "message"
+    if ident.startswith("prt") and isinstance(obj.get("messageID"), str) and "type" in obj:
+        return "part"
+    return None
+
+
+def sniff(head: list[Record]) -> bool:
+    if len(head) != 1:
+        return False
+    obj = head[0].obj
+    return _is_export(obj) or _is_session_file(obj) or _piece(obj) is not None
+
+
+def _storage_root(path: str, depth: int) -> Path:
+    return Path(path).resolve().parents[depth]
+
+
+def _load(path: Path, source: Source, warned: list[str]) -> dict[str, Any] | None:
+    try:
+        value = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        warned.append(f"{path}: not read ({type(exc).__name__}); left out")
+        return None
+    if not isinstance(value, dict):
+        warned.append(f"{path}: not a JSON object; left out")
+        return None
+    return value
+
+
+def _stored_messages(
+    root: Path, session_id: str, source: Source
+) -> tuple[list[StoredMessage], list[str]]:
+    warned: list[str] = []
+    out: list[StoredMessage] = []
+    for message_file in sorted((root / "message" / session_id).glob("*.json")):
+        info = _load(message_file, source, warned)
+        if info is None:
+            continue
+        ident = str(info.get("id") or message_file.stem)
+        parts: list[Any] = []
+        for part_file in sorted((root / "part" / ident).glob("*.json")):
+            part = _load(part_file, source, warned)
+            if part is not None:
+                parts.append(part)
+        out.append(StoredMessage(info, parts, f"message/{session_id}/{message_file.name}"))
+    return out, warned
+
+
+def _from_export(obj: dict[str, Any], source: Source) -> Conversation:
+    info = obj["info"]
+    stored = []
+    for i, item in enumerate(obj["messages"]):
+        if not isinstance(item, dict) or not isinstance(item.get("info"), dict):
+            source.bad(Record(obj).error(source.display, f"messages[{i}] has no info object"))
+            continue
+        raw = item.get("parts")
+        parts: list[Any] = raw if isinstance(raw, list) else []
+        stored.append(StoredMessage(item["info"], parts, f"messages[{i}]"))
+    name = session_name(str(info["id"]), info.get("parentID"))
+    return build_conversation(name, source.display, NAME, stored)
+
+
+def _from_session_file(obj: dict[str, Any], source: Source) -> Conversation:
+    if source.path == "-":
+        raise UnknownFormatError(
+            source.display,
+            None,
+            "an OpenCode storage session file read from stdin: its messages are files"
+            " beside it (storage/message/<session id>/); give its path instead",
+        )
+    root = _storage_root(source.path, 2)  # storage/session/<project>/<id>.json
+    stored, warned = _stored_messages(root, str(obj["id"]), source)
+    conv = build_conversation(
+        session_name(str(obj["id"]), obj.get("parentID")), source.display, NAME, stored
+    )
+    conv.warnings[:0] = warned
+    if not stored:
+        conv.warnings.append(f"no message files under {root / 'message' / str(obj['id'])}")
+    return conv
+
+
+def _refuse_piece(obj: dict[str, Any], kind: str, source: Source) -> None:
+    session_id = str(obj["sessionID"])
+    depth = 1  # storage/message/<session>/<id>.json and storage/part/<message>/<id>.json
+    sessions: list[Path] = []
+    if source.path != "-":
+        root = _storage_root(source.path, depth + 1)
+        sessions = sorted((root / "session").glob(f"*/{session_id}.json"))
+    where = str(sessions[0]) if sessions else f"storage/session/<project>/{session_id}.json"
+    raise StoragePieceError(
+        source.display,
+        f"an OpenCode storage {kind} file, one piece of session {session_id}: read its"
+        f" session file ({where}) or the storage folder",
+        covered=bool(sessions),
+    )
+
+
+def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
+    for record in records:
+        obj = record.obj
+        if _is_export(obj):
+            yield _from_export(obj, source)
+        elif _is_session_file(obj):
+            yield _from_session_file(obj, source)
+        elif (kind := _piece(obj)) is not None:
+            _refuse_piece(obj, kind, source)
+        else:
+            source.bad(record.error(source.display, "not an OpenCode export or storage file"))

@@ -1,0 +1,295 @@
+"""OpenCode's SQLite databases: the Go version's ``.opencode/opencode.db`` and the
+TypeScript version's ``opencode.db`` (``~/.local/share/opencode/``).
+
+Opened read-only, never written (``sqlite_file``). Which one it is comes from its tables.
+
+**Go** (opencode-ai/opencode, internal/db/migrations): ``sessions`` (``id``,
+``parent_session_id``, ``title``, ``message_count``, ``prompt_tokens``,
+``completion_tokens``, ``cost``, ``summary_message_id``) and ``messages`` (``id``,
+``session_id``, ``role`` user / assistant / tool / system, ``parts`` JSON, ``model``,
+``created_at`` in seconds). ``parts`` is a list of ``{"type", "data"}``: ``text``,
+``reasoning`` (``thinking``), ``image_url``, ``binary`` (``mime_type``), ``tool_call``
+(``id``, ``name``, ``input`` a JSON string), ``tool_result`` (``tool_call_id``,
+``content``, ``is_error``) and ``finish`` (``reason``; not content).
+
+- One conversation per session, in creation order; a sub-agent's session
+  (``parent_session_id``; its id is the tool call's) is named ``parent/child``.
+  Sessions without messages (the title generator's ``title-<id>``) are left out, counted
+  in one warning.
+- Messages in ``created_at`` order (ties: insertion order). user → the person's
+  prompt; assistant → one model call; tool → its tool results; system → system message.
+- The message ``summary_message_id`` names is OpenCode's compaction summary (an
+  assistant message written by its summarizer, sent back as a user message from then
+  on: agent.go): an ``INJECTED`` user message and a recorded Compaction.
+- Usage: none per message. The session row's ``prompt_tokens`` / ``completion_tokens``
+  are the *last* call's (agent.go ``TrackUsage`` assigns them; only ``cost`` adds up),
+  so they are no total to check against: every call is estimated. The cross-check is
+  ``message_count`` (kept by a trigger) against the rows read — a warning where they
+  differ (a write-ahead log left out would show here).
+
+**TypeScript**: ``session`` (``id``, ``parent_id``), ``message`` and ``part`` (``id``,
+``message_id``, ``session_id``, ``data`` JSON): the same objects as ``opencode export``,
+mapped by ``opencode_session``.
+
+A database with neither schema is an error naming its tables.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+from ..engine.messages import (
+    INJECTED,
+    AssistantMessage,
+    Block,
+    Compaction,
+    Conversation,
+    Message,
+    OtherBlock,
+    SystemMessage,
+    TextBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    UserMessage,
+)
+from ..errors import InputError
+from .anthropic_api import user_message
+from .binary import BinaryFileError
+from .opencode_session import StoredMessage, build_conversation, session_name
+from .source import Source
+from .sqlite_file import database_error, open_database, table_columns
+
+NAME = "opencode-db"
+DESCRIPTION = (
+    "OpenCode SQLite databases (.opencode/opencode.db, ~/.local/share/opencode/opencode.db)"
+)
+
+GO_TABLES = {
+    "sessions": {"id", "parent_session_id"},
+    "messages": {"id", "session_id", "role", "parts"},
+}
+TS_TABLES = {
+    "session": {"id"},
+    "message": {"id", "session_id", "data"},
+    "part": {"id", "message_id", "data"},
+}
+COMPACTION_SOURCE = "opencode:summary_message_id"
+
+
+def _has(tables: dict[str, set[str]], wanted: dict[str, set[str]]) -> bool:
+    return all(name in tables and cols <= tables[name] for name, cols in wanted.items())
+
+
+def read_database(source: Source, data: bytes) -> Iterator[Conversation]:
+    """Every session of an OpenCode database (read whole, then the file is closed)."""
+    try:
+        with open_database(source, data) as db:
+            db.row_factory = sqlite3.Row
+            tables = table_columns(db)
+            if _has(tables, GO_TABLES):
+                convs = _go_sessions(db, source, tables)
+            elif _has(tables, TS_TABLES):
+                convs = _ts_sessions(db, source, tables)
+            else:
+                names = ", ".join(sorted(tables)) or "none"
+                raise BinaryFileError(
+                    source.display,
+                    None,
+                    f"a SQLite database, but not OpenCode's (its tables: {names})",
+                )
+    except sqlite3.Error as exc:
+        raise database_error(source, exc) from None
+    yield from convs
+
+
+# ---- Go --------------------------------------------------------------------------------
+
+
+def _json_parts(raw: Any, where: str, notes: list[str]) -> list[dict[str, Any]] | None:
+    try:
+        parts = orjson.loads(raw) if isinstance(raw, (str, bytes)) else raw
+    except orjson.JSONDecodeError:
+        notes.append(f"{where}: parts are not JSON; message left out")
+        return None
+    if not isinstance(parts, list):
+        notes.append(f"{where}: parts are not a list; message left out")
+        return None
+    return [p for p in parts if isinstance(p, dict)]
+
+
+def _arguments(raw: Any) -> Any:
+    if isinstance(raw, str):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return raw
+    return raw
+
+
+def _go_message(row: sqlite3.Row, parts: list[dict[str, Any]], notes: list[str]) -> list[Message]:
+    where = f"messages id={row['id']}"
+    role = row["role"]
+    blocks: list[Block] = []
+    results: list[Message] = []
+    for i, part in enumerate(parts):
+        kind, data = part.get("type"), part.get("data")
+        data = data if isinstance(data, dict) else {}
+        if kind == "text":
+            if isinstance(data.get("text"), str) and data["text"]:
+                blocks.append(TextBlock(data["text"]))
+        elif kind == "reasoning":
+            if data.get("thinking"):
+                blocks.append(OtherBlock("thinking", data["thinking"]))
+        elif kind in ("image_url", "binary"):
+            mime = str(data.get("mime_type") or "image/")
+            blocks.append(OtherBlock("image" if mime.startswith("image/") else "file", data))
+        elif kind == "tool_call":
+            name = str(data.get("name") or "unknown")
+            blocks.append(
+                ToolUseBlock(str(data.get("id") or ""), name, _arguments(data.get("input")))
+            )
+        elif kind == "tool_result":
+            results.append(
+                ToolResultMessage(
+                    str(data.get("tool_call_id") or ""),
+                    str(data.get("content") or ""),
+                    data.get("is_error") is True,
+                )
+            )
+        elif kind != "finish":
+            notes.append(f"{where}: part {i} of type {kind!r} left out")
+    if role == "user":
+        if not blocks:
+            notes.append(f"{where}: user message with no content left out")
+            return []
+        return [user_message(blocks)]
+    if role == "assistant":
+        model = row["model"] if isinstance(row["model"], str) and row["model"] else None
+        return [AssistantMessage(tuple(blocks), None, model)]
+    if role == "tool":
+        return results
+    if role == "system":
+        return [SystemMessage(" ".join(b.text for b in blocks if isinstance(b, TextBlock)))]
+    notes.append(f"{where}: message of role {role!r} left out")
+    return []
+
+
+def _summary(row: sqlite3.Row, parts: list[dict[str, Any]]) -> Message:
+    texts = [
+        str(p["data"]["text"])
+        for p in parts
+        if p.get("type") == "text" and isinstance(p.get("data"), dict) and p["data"].get("text")
+    ]
+    return UserMessage((TextBlock("\n".join(texts)),), INJECTED)
+
+
+def _go_sessions(
+    db: sqlite3.Connection, source: Source, tables: dict[str, set[str]]
+) -> list[Conversation]:
+    cols = tables["sessions"]
+    order = "created_at, rowid" if "created_at" in cols else "rowid"
+    sessions = db.execute(f"SELECT * FROM sessions ORDER BY {order}").fetchall()
+    morder = "created_at, rowid" if "created_at" in tables["messages"] else "rowid"
+    by_session: dict[str, list[sqlite3.Row]] = {}
+    for row in db.execute(f"SELECT * FROM messages ORDER BY {morder}"):
+        by_session.setdefault(str(row["session_id"]), []).append(row)
+    ids = {str(s["id"]) for s in sessions}
+    out: list[Conversation] = []
+    empty: list[str] = []
+    for session in sessions:
+        sid = str(session["id"])
+        rows = by_session.pop(sid, [])
+        if not rows:
+            empty.append(sid)
+            continue
+        summary_id = session["summary_message_id"] if "summary_message_id" in cols else None
+        conv = Conversation(session_name(sid, session["parent_session_id"]), source.display, NAME)
+        notes: list[str] = []
+        for row in rows:
+            parts = _json_parts(row["parts"], f"messages id={row['id']}", notes)
+            if parts is None:
+                continue
+            if summary_id and row["id"] == summary_id:
+                conv.compactions.append(Compaction(len(conv.messages), COMPACTION_SOURCE))
+                conv.messages.append(_summary(row, parts))
+                continue
+            conv.messages.extend(_go_message(row, parts, notes))
+        recorded = session["message_count"] if "message_count" in cols else None
+        if isinstance(recorded, int) and recorded != len(rows):
+            notes.append(
+                f"the session row counts {recorded} messages, {len(rows)} were read"
+                " (is a -wal file missing beside the database?)"
+            )
+        conv.warnings.extend(notes)
+        out.append(conv)
+    if empty:
+        source.warn(
+            f"warning: {source.display}: {len(empty)} session(s) without messages left out"
+            f" ({', '.join(empty[:4])}{', …' if len(empty) > 4 else ''})"
+        )
+    for sid, rows in by_session.items():
+        where = "" if sid in ids else " of no session row"
+        source.warn(
+            f"warning: {source.display}: {len(rows)} message(s) of session {sid}{where} left out"
+        )
+    return out
+
+
+# ---- TypeScript ------------------------------------------------------------------------
+
+
+def _data(row: sqlite3.Row, table: str, notes: list[str]) -> dict[str, Any] | None:
+    try:
+        value = orjson.loads(row["data"])
+    except (orjson.JSONDecodeError, TypeError):
+        notes.append(f"{table} id={row['id']}: data is not JSON; left out")
+        return None
+    if not isinstance(value, dict):
+        notes.append(f"{table} id={row['id']}: data is not an object; left out")
+        return None
+    return value
+
+
+def _ts_sessions(
+    db: sqlite3.Connection, source: Source, tables: dict[str, set[str]]
+) -> list[Conversation]:
+    parent_col = "parent_id" if "parent_id" in tables["session"] else None
+    order = "time_created, id" if "time_created" in tables["session"] else "id"
+    sessions = db.execute(f"SELECT * FROM session ORDER BY {order}").fetchall()
+    notes: list[str] = []
+    parts: dict[str, list[Any]] = {}
+    for row in db.execute("SELECT * FROM part ORDER BY message_id, id"):
+        value = _data(row, "part", notes)
+        if value is not None:
+            parts.setdefault(str(row["message_id"]), []).append(value)
+    messages: dict[str, list[StoredMessage]] = {}
+    for row in db.execute("SELECT * FROM message ORDER BY session_id, id"):
+        info = _data(row, "message", notes)
+        if info is not None:
+            info.setdefault("id", row["id"])
+            where = f"message id={row['id']}"
+            stored = StoredMessage(info, parts.get(str(row["id"]), []), where)
+            messages.setdefault(str(row["session_id"]), []).append(stored)
+    out: list[Conversation] = []
+    for session in sessions:
+        sid = str(session["id"])
+        stored_messages = messages.pop(sid, [])
+        if not stored_messages:
+            continue
+        parent = session[parent_col] if parent_col else None
+        out.append(
+            build_conversation(session_name(sid, parent), source.display, NAME, stored_messages)
+        )
+    if out:
+        out[0].warnings[:0] = notes
+    elif notes:
+        raise InputError(source.display, None, notes[0])
+    for sid, left in messages.items():
+        source.warn(
+            f"warning: {source.display}: {len(left)} message(s) of session {sid} of no session row left out"
+        )
+    return out
