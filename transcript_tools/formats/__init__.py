@@ -24,8 +24,11 @@ from . import (
     aider_llm,
     anthropic,
     claude_code,
+    cline,  # issue 26 (fmt-b)
     codex,
     gemini,
+    gemini_stream,  # issue 26 (fmt-b)
+    managed_agents,  # issue 26 (fmt-b)
     native,
     openai_chat,
     sharegpt,
@@ -36,9 +39,12 @@ from .source import Record, Source, decode_text, iter_records, read_bytes
 
 READERS: list[ModuleType] = [
     native,
+    cline,  # issue 26 (fmt-b): before anthropic, which could take its API history
+    managed_agents,  # issue 26 (fmt-b)
     claude_code,
     codex,
     gemini,
+    gemini_stream,  # issue 26 (fmt-b): before openai, which must never take it (22 §3h)
     anthropic,
     trajectories,
     tau_bench,
