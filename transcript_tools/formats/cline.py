@@ -189,6 +189,7 @@ class _History:
 
     def _user(self, content: Any, warn: Any, first: bool) -> None:
         rest: list[Block] = []
+        start = len(self.out)
         for raw in content if isinstance(content, list) else [content]:
             if isinstance(raw, dict) and raw.get("type") == "tool_result":
                 call_id = str(raw.get("tool_use_id", ""))
@@ -210,15 +211,23 @@ class _History:
                     self.out.append(ToolResultMessage(self.open_calls.pop(0), text))
                 else:
                     rest.append(block)
-        if self.compact_after:
-            self.compactions.append(Compaction(len(self.out), "cline:summarize_task"))
-            self.compact_after = False
         self.open_calls = []
-        if rest:
-            origin = _origin(rest, first)
+        origin = _origin(rest, first) if rest else None
+        last = self.out[-1] if len(self.out) > start else None
+        if rest and origin is not None and isinstance(last, ToolResultMessage):
+            # what Cline appends to a tool's output (<environment_details>, notices) reached
+            # the model with it: it rides on the result, as for the Anthropic API
+            extra = "\n".join(_text(b) or f"[{getattr(b, 'kind', 'block')}]" for b in rest)
+            self.out[-1] = ToolResultMessage(
+                last.tool_call_id, f"{last.content}\n{extra}", last.is_error
+            )
+        elif rest:
             self.out.append(
                 UserMessage(tuple(rest)) if origin is None else UserMessage(tuple(rest), origin)
             )
+        if self.compact_after:  # the history the next call is sent was compacted
+            self.compactions.append(Compaction(len(self.out), "cline:summarize_task"))
+            self.compact_after = False
 
 
 def _metrics(obj: dict[str, Any], warn: Any) -> Usage | None:
