@@ -95,7 +95,11 @@ def test_who_wrote_each_user_message() -> None:
     ]
     results = [m for m in conv.messages if isinstance(m, ToolResultMessage)]
     assert [r.tool_call_id for r in results] == [
-        "toolu_01", "toolu_02", "toolu_04", "toolu_07", "toolu_08",
+        "toolu_01",
+        "toolu_02",
+        "toolu_04",
+        "toolu_07",
+        "toolu_08",
     ]
     # Cline's summarize_task is a recorded compaction, after its result
     (comp,) = conv.compactions
@@ -115,8 +119,13 @@ def test_the_ui_log_alone() -> None:
     # the two chunks of the command's output are its one result; the partial text is not read
     command = next(m for m in conv.messages if isinstance(m, ToolResultMessage))
     assert command.content.count("\n") == 2 and "app.py" in command.content
-    texts = [b.text for m in conv.messages if isinstance(m, AssistantMessage) for b in m.blocks
-             if hasattr(b, "text")]
+    texts = [
+        b.text
+        for m in conv.messages
+        if isinstance(m, AssistantMessage)
+        for b in m.blocks
+        if hasattr(b, "text")
+    ]
     assert "It is an OCR app for invoices." not in texts
 
 
@@ -145,3 +154,15 @@ def test_a_bad_message_is_named_by_its_element() -> None:
     assert info.value.item == 9
     (conv,) = read(FIXTURES / "malformed_cline.api_conversation_history.json", skip_bad_lines=True)
     assert conv.format == "cline"
+
+
+def test_eval_scores_the_recorded_condense_summary() -> None:
+    from transcript_tools.eval.checkpoints import compaction_message_indices, recorded_checkpoints
+
+    (conv,) = read(ROO)
+    (comp,) = conv.compactions
+    checkpoints, notes = recorded_checkpoints(conv, lambda index: 0)
+    assert notes == []
+    (checkpoint,) = checkpoints
+    assert checkpoint.label == "recorded:cline" and "## Conversation summary" in checkpoint.summary
+    assert compaction_message_indices(conv) == {comp.message_index}  # never probed itself

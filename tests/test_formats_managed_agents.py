@@ -42,8 +42,14 @@ def independent_count(path: Path) -> dict[str, int]:
     for n, start in enumerate(starts):
         span = evs[start : starts[n + 1] if n + 1 < len(starts) else len(evs)]
         wrote = any(
-            e["type"] in ("agent.message", "agent.tool_use", "agent.mcp_tool_use",
-                          "agent.custom_tool_use", "agent.thinking")
+            e["type"]
+            in (
+                "agent.message",
+                "agent.tool_use",
+                "agent.mcp_tool_use",
+                "agent.custom_tool_use",
+                "agent.thinking",
+            )
             for e in span
         )
         usage = [e["model_usage"] for e in span if e["type"] == "span.model_request_end"]
@@ -52,8 +58,12 @@ def independent_count(path: Path) -> dict[str, int]:
             tokens += sum(
                 u.get(k, 0)
                 for u in usage
-                for k in ("input_tokens", "output_tokens", "cache_creation_input_tokens",
-                          "cache_read_input_tokens")
+                for k in (
+                    "input_tokens",
+                    "output_tokens",
+                    "cache_creation_input_tokens",
+                    "cache_read_input_tokens",
+                )
             )
     return {"prompts": prompts, "calls": calls, "tokens": tokens}
 
