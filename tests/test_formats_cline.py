@@ -31,24 +31,36 @@ ROO = FIXTURES / "edge_cases_roo_code.api_conversation_history.json"
 
 def ui_count(path: Path, *, alone: bool = False) -> dict[str, int]:
     """From the UI log only: the person's records, the requests that produced a reply, and
-    their tokens (tokensIn + tokensOut + cacheWrites + cacheReads)."""
+    their tokens (tokensIn + tokensOut + cacheWrites + cacheReads).
+
+    With the API history a request's reply is the message two after its
+    conversationHistoryIndex (a retry replaces the failed one); alone, a failed request is
+    a call only if the model wrote something after it."""
     rows: list[dict[str, Any]] = json.loads(path.read_text())
     prompts = sum(r.get("say") in ("task", "user_feedback") for r in rows)
-    if alone and not any(r.get("say") == "task" for r in rows):
-        prompts += 1  # this Cline version says the task as the first "text"
-    replies: dict[int, dict[str, Any]] = {}
+    replies: dict[int, int] = {}
+    pending: int | None = None
+    seen_request = False
     for n, r in enumerate(rows):
+        if alone and r.get("say") == "text" and not seen_request:
+            prompts += 1  # this Cline version says the task as the first "text"
         if r.get("say") != "api_req_started":
+            wrote = r.get("say") in ("text", "reasoning", "completion_result", "tool") or r.get(
+                "ask"
+            ) in ("tool", "command", "followup")
+            if alone and pending is not None and wrote and not r.get("partial"):
+                replies[n], pending = pending, None
             continue
+        seen_request = True
         info = json.loads(r["text"])
-        if "cancelReason" in info and not (info["tokensIn"] or info["tokensOut"]):
-            continue  # a failed request with nothing recorded
-        replies[r["conversationHistoryIndex"] if not alone else n] = info  # a retry replaces
-    tokens = sum(
-        i["tokensIn"] + i["tokensOut"] + i["cacheWrites"] + i["cacheReads"]
-        for i in replies.values()
-    )
-    return {"prompts": prompts, "calls": len(replies), "tokens": tokens}
+        tokens = info["tokensIn"] + info["tokensOut"] + info["cacheWrites"] + info["cacheReads"]
+        if alone:
+            pending = tokens if "cancelReason" in info else None
+            if pending is None:
+                replies[n] = tokens
+        else:
+            replies[r["conversationHistoryIndex"]] = tokens  # a retry replaces the failed one
+    return {"prompts": prompts, "calls": len(replies), "tokens": sum(replies.values())}
 
 
 def inspect_json(*paths: Path) -> tuple[list[dict[str, Any]], str]:

@@ -120,6 +120,7 @@ class Alone:
         self.index = -1
         self.usage: Usage | None = None
         self.failed = False  # the open request was cancelled (cancelReason)
+        self.place = ""  # where the open request's record is
         self.requests = 0
         self.results: list[ToolResultMessage] = []  # the open call's, written after it
         self.command: int | None = None  # the open call's command result (in results)
@@ -129,6 +130,10 @@ class Alone:
         if self.blocks is not None:
             if not self.blocks and self.failed:  # a failed request that wrote nothing
                 del self.out[self.index]
+                count, first = self.left_out.get(
+                    "api_req_started (failed, nothing written)", (0, self.place)
+                )
+                self.left_out["api_req_started (failed, nothing written)"] = (count + 1, first)
             else:
                 self.out[self.index] = AssistantMessage(tuple(self.blocks), self.usage)
             self.blocks = None
@@ -165,11 +170,9 @@ class Alone:
         elif obj.get("type") == "say" and what == "api_req_started":
             req = request(record, self.source)
             self.requests += 1
-            if req.failed and not (req.usage and req.usage.total_tokens):
-                what = "api_req_started (failed, no tokens)"
             self._start(req)
-            if what == "api_req_started":
-                return
+            self.place = place
+            return
         elif obj.get("type") == "say" and what in TEXT_SAYS:
             if text:
                 self._call().append(TextBlock(text))
