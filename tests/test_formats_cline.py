@@ -178,3 +178,18 @@ def test_eval_scores_the_recorded_condense_summary() -> None:
     (checkpoint,) = checkpoints
     assert checkpoint.label == "recorded:cline" and "## Conversation summary" in checkpoint.summary
     assert compaction_message_indices(conv) == {comp.message_index}  # never probed itself
+
+
+def test_the_person_messages_of_both_files_are_compared(tmp_path: Path) -> None:
+    shutil.copy(API, tmp_path / "api_conversation_history.json")
+    rows = json.loads(UI.read_text())
+    first_feedback = next(i for i, r in enumerate(rows) if r.get("say") == "user_feedback")
+    del rows[first_feedback]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(rows))
+    (conv,) = read(tmp_path / "api_conversation_history.json")
+    assert any(
+        "the API history has 4 message(s) the person wrote" in w and "shows 3" in w
+        for w in conv.warnings
+    )
+    (same,) = read(API)
+    assert not any("the person wrote" in w for w in same.warnings)

@@ -37,6 +37,7 @@ from ..errors import InputError
 from ..messages import (
     INJECTED,
     OBSERVATION,
+    PERSON,
     AssistantMessage,
     Block,
     Compaction,
@@ -273,10 +274,22 @@ def _apply_usage(
             history.out[target] = AssistantMessage(msg.blocks, req.usage, msg.model)
     if unused:
         tokens = sum((r.usage or Usage()).total_tokens for r in unused)
+        places = ", ".join(ui_name + r.place for r in unused[:8])
         conv.warnings.append(
-            f"{ui_name}: {len(unused)} api_req_started record(s) with no reply in the API history"
+            f"{len(unused)} api_req_started record(s) with no reply in the API history"
             f" (failed or retried requests; {tokens} tokens not counted):"
-            f" {', '.join(r.place for r in unused[:8])}{' …' if len(unused) > 8 else ''}"
+            f" {places}{' …' if len(unused) > 8 else ''}"
+        )
+
+
+def _check_prompts(history: _History, ui: list[Record], conv: Conversation, ui_name: str) -> None:
+    """The person's messages of the API history against the UI log's: a difference is said."""
+    api = sum(1 for m in history.out if type(m) is UserMessage and m.origin == PERSON)
+    shown = cline_ui.person_records(ui)
+    if api != shown:
+        conv.warnings.append(
+            f"the API history has {api} message(s) the person wrote, {ui_name} shows {shown}"
+            " (task / user_feedback records): turns follow the API history"
         )
 
 
@@ -309,6 +322,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
         history.add(i, record)
     if ui is not None:
         _apply_usage(history, cline_ui.requests(ui[1], ui[0]), conv, ui[0].display)
+        _check_prompts(history, ui[1], conv, ui[0].display)
     conv.messages = history.out
     conv.compactions = history.compactions
     yield conv

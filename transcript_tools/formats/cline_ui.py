@@ -105,6 +105,27 @@ def requests(records: list[Record], source: Source) -> list[Request]:
     return [request(r, source) for r in records if kind(r.obj) == "api_req_started"]
 
 
+def is_partial(obj: dict[str, Any]) -> bool:
+    return obj.get("partial") in (True, "True", "true")
+
+
+def is_person(obj: dict[str, Any], requested: bool) -> bool:
+    """What the person typed: ``task`` / ``user_feedback``, or the task said as the first
+    ``text`` before any request (``requested``: an ``api_req_started`` came before)."""
+    if obj.get("type") != "say" or is_partial(obj):
+        return False
+    what = kind(obj)
+    return what in PERSON_SAYS or (what == "text" and not requested)
+
+
+def person_records(records: list[Record]) -> int:
+    count, requested = 0, False
+    for record in records:
+        count += is_person(record.obj, requested)
+        requested = requested or kind(record.obj) == "api_req_started"
+    return count
+
+
 def _images(obj: dict[str, Any]) -> list[Block]:
     images = obj.get("images")
     return [OtherBlock("image", i) for i in images] if isinstance(images, list) else []
@@ -158,12 +179,9 @@ class Alone:
         place = f"[{record.item}]" if record.item is not None else f"line {record.line}"
         raw = obj.get("text")
         text: str = raw if isinstance(raw, str) else ""
-        if obj.get("partial") in (True, "True", "true"):
+        if is_partial(obj):
             what = f"{what} (partial)"  # a streaming leftover; its final version follows
-        elif obj.get("type") == "say" and (
-            what in PERSON_SAYS or (what == "text" and not self.requests)
-        ):
-            # the task (some Cline versions say it as "text", before the first request)
+        elif is_person(obj, self.requests > 0):
             self._close()
             self.out.append(UserMessage((TextBlock(text), *_images(obj))))
             return
