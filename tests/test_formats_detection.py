@@ -53,6 +53,34 @@ FIXTURE_FORMATS = {
     "edge_cases_opencode_export.json": "opencode",
     "representative_continue.json": "continue",
     "edge_cases_continue.json": "continue",
+    # ---- issue 26 items 2, 3, 5 (fmt-b)
+    "representative_cline.api_conversation_history.json": "cline",
+    "representative_cline.ui_messages.json": "cline",
+    "edge_cases_cline_ui_alone.ui_messages.json": "cline",
+    "edge_cases_roo_code.api_conversation_history.json": "cline",
+    "representative_gemini_stream.jsonl": "gemini-stream",
+    "edge_cases_gemini_stream.jsonl": "gemini-stream",
+    "representative_managed_agents.jsonl": "managed-agents",
+    "edge_cases_managed_agents.json": "managed-agents",
+}
+
+# What detection says of the malformed fixtures: their format when the broken record is
+# past the records detection looks at (the reader then names it), "error" when the file
+# cannot be parsed far enough to detect anything.
+MALFORMED_FORMATS = {
+    "malformed_aider.aider.llm.history": "aider-llm",
+    "malformed_anthropic.jsonl": "anthropic",
+    "malformed_claude_code.jsonl": "claude-code",
+    "malformed_claude_code_fields.jsonl": "claude-code",
+    "malformed_codex.jsonl": "codex",
+    "malformed_gemini.jsonl": "gemini-cli",
+    "malformed_sharegpt.jsonl": "sharegpt",
+    "malformed_tau_bench.json": "tau-bench",
+    "malformed_trajectory.traj": "trajectory",
+    # ---- issue 26 items 2, 3, 5 (fmt-b)
+    "malformed_cline.api_conversation_history.json": "cline",
+    "malformed_gemini_stream.jsonl": "gemini-stream",
+    "malformed_managed_agents.jsonl": "managed-agents",
 }
 
 
@@ -67,6 +95,25 @@ def test_fixture_is_detected(name: str, fmt: str, tmp_path: Path) -> None:
 def test_every_fixture_is_covered() -> None:
     names = {p.name for p in FIXTURES.iterdir() if not p.name.startswith("malformed_")}
     assert names == set(FIXTURE_FORMATS)
+
+
+def _detected(path: Path, tmp_path: Path) -> str | None:
+    if path.name.endswith(".sql"):  # an OpenCode fixture is kept as SQL: build its database
+        (tmp_path / path.stem).mkdir()
+        path = build_database(path, tmp_path / path.stem / "opencode.db")
+    try:
+        return detect_format(Source(str(path)))
+    except InputError:
+        return "error"
+
+
+def test_every_fixture_file_is_detected_as_listed(tmp_path: Path) -> None:
+    """ALL fixtures, malformed ones too, through detection: name -> expected format."""
+    expected = {**FIXTURE_FORMATS, **MALFORMED_FORMATS}
+    files = sorted(p for p in FIXTURES.iterdir() if p.is_file())
+    assert {p.name for p in files} == set(expected)  # a new fixture must say its format
+    got = {p.name: _detected(p, tmp_path) for p in files}
+    assert got == expected
 
 
 def test_openai_is_tried_last() -> None:

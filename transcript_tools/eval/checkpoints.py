@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from ..engine.messages import Conversation, TextBlock, UserMessage
+from ..engine.messages import INJECTED, Conversation, TextBlock, UserMessage
 from ..engine.rules import unit_starts
 from ..engine.session import SessionEngine
 from ..providers.executor import SummaryExecutor
@@ -126,12 +126,27 @@ def _user_text(conv: Conversation, index: int) -> str | None:
     return " ".join(b.text for b in message.blocks if isinstance(b, TextBlock))
 
 
+# Compactions whose summary the reader kept as the injected message at the compaction's
+# place (Roo Code / Kilo Code's condense summary, issue 26).
+SUMMARY_AT_INDEX = frozenset({"cline:isSummary"})
+
+
+def _summary_at_index(conv: Conversation, source: str, index: int) -> str | None:
+    message = conv.messages[index] if index < len(conv.messages) else None
+    if source in SUMMARY_AT_INDEX and isinstance(message, UserMessage):
+        if message.origin == INJECTED:
+            return _user_text(conv, index)
+    return None
+
+
 def compaction_message_indices(conv: Conversation) -> frozenset[int]:
     """Messages that ARE a runtime's compaction summary (never probed, never a request)."""
     out = set()
     for comp in conv.compactions:
         text = _user_text(conv, comp.message_index)
         if text is not None and text.lstrip().startswith(CLAUDE_CODE_CONTINUATION):
+            out.add(comp.message_index)
+        elif _summary_at_index(conv, comp.source, comp.message_index) is not None:
             out.add(comp.message_index)
     return frozenset(out)
 
@@ -178,6 +193,7 @@ def recorded_checkpoints(conv: Conversation, turn_of: Any) -> tuple[list[Checkpo
             label = "recorded:codex"
         else:
             label = "recorded:" + comp.source.split(":")[0]
+            text = _summary_at_index(conv, comp.source, index)
         if not text or not text.strip() or text.startswith("[REDACTED"):
             notes.append(
                 f"{conv.path}: session {conv.session_id}: {comp.source} at message {index} "

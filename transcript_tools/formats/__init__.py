@@ -29,9 +29,12 @@ from . import (  # issue 26: OpenCode, Continue
     anthropic,
     binary,
     claude_code,
+    cline,  # issue 26 (fmt-b)
     codex,
     continue_sessions,
     gemini,
+    gemini_stream,  # issue 26 (fmt-b)
+    managed_agents,  # issue 26 (fmt-b)
     native,
     openai_chat,
     opencode,
@@ -44,12 +47,15 @@ from .source import Record, Source, decode_text, iter_records, read_bytes
 
 READERS: list[ModuleType] = [
     native,
+    cline,  # issue 26 (fmt-b): before anthropic, which could take its API history
+    managed_agents,  # issue 26 (fmt-b)
     claude_code,
     codex,
     gemini,
     # issue 26 (fmt-a): OpenCode exports/storage, Continue sessions
     opencode,
     continue_sessions,
+    gemini_stream,  # issue 26 (fmt-b): before openai, which must never take it (22 §3h)
     anthropic,
     trajectories,
     tau_bench,

@@ -50,7 +50,7 @@ def expand_inputs(paths: list[str] | list[InputFile]) -> Iterator[InputFile]:
                 and not p.name.endswith(SKIPPED_SUFFIXES)
                 and not (outputs and any(parent in outputs for parent in p.parents))
             )
-            for name in found:
+            for name in _one_per_task_folder(found):
                 yield InputFile(name, from_directory=True)
             continue
         if not path.exists() and any(ch in spec for ch in "*?["):
@@ -61,6 +61,20 @@ def expand_inputs(paths: list[str] | list[InputFile]) -> Iterator[InputFile]:
                         yield InputFile(name)
                 continue
         yield InputFile(spec)  # a missing path fails when read, with its name
+
+
+# A Cline / Roo Code / Kilo Code task folder is one session: its API history is read with
+# its UI log (formats.cline), so a walk does not read the UI log a second time.
+CLINE_API, CLINE_UI = "api_conversation_history.json", "ui_messages.json"
+
+
+def _one_per_task_folder(found: list[str]) -> list[str]:
+    if not any(name.endswith(CLINE_UI) for name in found):
+        return found
+    names = set(found)
+    return [
+        n for n in found if not (n.endswith(CLINE_UI) and n[: -len(CLINE_UI)] + CLINE_API in names)
+    ]
 
 
 def unique_name(name: str, taken: set[str], sep: str) -> str:

@@ -59,9 +59,22 @@ PART_KINDS = {
 }
 
 
+# Event types of agents' stream outputs (Gemini CLI's stream-json: init, message, tool_use,
+# tool_result, result): their messages have a role too, but their other events have none.
+FOREIGN_EVENT_TYPES = frozenset({"init", "tool_use", "tool_result", "result"})
+
+
+def _foreign(obj: dict[str, Any]) -> bool:
+    """A record no Chat Completions log holds: another format's event (issue 22 §3h)."""
+    kind = obj.get("type")
+    return kind in FOREIGN_EVENT_TYPES or (kind == "message" and "delta" in obj)
+
+
 def sniff(head: list[Record]) -> bool:
     if not head:
         return False
+    if any(_foreign(r.obj) for r in head):
+        return False  # never chosen for a file whose records are not all messages
     first = head[0].obj
     if isinstance(first.get("messages"), list):
         msgs = first["messages"]
