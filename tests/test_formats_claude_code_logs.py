@@ -85,7 +85,9 @@ def test_a_response_is_counted_once_wherever_its_lines_are(tmp_path: Path) -> No
     path.write_text("".join(json.dumps(e) + "\n" for e in [*entries, again]))
     conv = one(path, [])
     assert len(calls(conv)) == 4
-    assert calls(conv)[-1].blocks == (TextBlock("Added `test_ten_percent_code` in tests/test_cart.py."),)
+    assert calls(conv)[-1].blocks == (
+        TextBlock("Added `test_ten_percent_code` in tests/test_cart.py."),
+    )
 
 
 def test_a_compaction_root_is_not_a_copy(tmp_path: Path) -> None:
@@ -198,7 +200,9 @@ def test_queued_prompt_cancelled_or_never_delivered(tmp_path: Path) -> None:
     warnings: list[str] = []
     entries = lines(FIXTURES / "edge_cases_claude_code_queued_prompt.jsonl")
     path = tmp_path / "waiting.jsonl"
-    path.write_text("".join(json.dumps(e) + "\n" for e in entries if e.get("operation") != "remove"))
+    path.write_text(
+        "".join(json.dumps(e) + "\n" for e in entries if e.get("operation") != "remove")
+    )
     one(path, warnings)
     assert warnings == [
         f"warning: {path}:3: a queued prompt never delivered before the log ends (not read)"

@@ -37,7 +37,15 @@ from ..messages import (
     UserImageMessage,
     UserMessage,
 )
-from .source import Record, Source, conversation_id, session_stem
+from .source import (
+    MAX_TOKENS_PER_CALL,
+    Record,
+    Source,
+    Warn,
+    conversation_id,
+    count_field,
+    session_stem,
+)
 
 NAME = "openai"
 DESCRIPTION = (
@@ -108,32 +116,34 @@ def _text(content: Any) -> str:
     return " ".join(out)
 
 
-def _int(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+def usage_from_openai(usage: Any, warn: Warn | None = None) -> Usage | None:
+    """``{"prompt_tokens","completion_tokens",...}`` → Usage (prompt includes cached tokens).
 
-
-def usage_from_openai(usage: Any) -> Usage | None:
-    """``{"prompt_tokens","completion_tokens",...}`` → Usage (prompt includes cached tokens)."""
+    Counts that are not numbers, or cannot be true, are 0 (``source.count_field``)."""
     if not isinstance(usage, dict):
         return None
     if "prompt_tokens" not in usage and "completion_tokens" not in usage:
         return None
     details = usage.get("prompt_tokens_details")
-    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    cached = (
+        count_field(details.get("cached_tokens"), "usage.cached_tokens", warn)
+        if isinstance(details, dict)
+        else 0
+    )
     return Usage(
-        input_tokens=_int(usage.get("prompt_tokens")),
-        output_tokens=_int(usage.get("completion_tokens")),
+        input_tokens=count_field(usage.get("prompt_tokens"), "usage.prompt_tokens", warn),
+        output_tokens=count_field(usage.get("completion_tokens"), "usage.completion_tokens", warn),
         cache_read_tokens=cached,
     )
 
 
-def _message_usage(msg: dict[str, Any]) -> Usage | None:
+def _message_usage(msg: dict[str, Any], warn: Warn | None = None) -> Usage | None:
     for holder in (msg, msg.get("extra"), msg.get("response")):
         if not isinstance(holder, dict):
             continue
-        usage = usage_from_openai(holder.get("usage"))
+        usage = usage_from_openai(holder.get("usage"), warn)
         if usage is None and isinstance(holder.get("response"), dict):
-            usage = usage_from_openai(holder["response"].get("usage"))
+            usage = usage_from_openai(holder["response"].get("usage"), warn)
         if usage is not None:
             return usage
     return None
@@ -176,26 +186,32 @@ def _tool_calls(msg: dict[str, Any]) -> list[Block]:
     return blocks
 
 
-def _assistant_usage(msg: dict[str, Any]) -> Usage | None:
+def _assistant_usage(msg: dict[str, Any], warn: Warn | None = None) -> Usage | None:
     # Fast path for the common shape ({"prompt_tokens": int, "completion_tokens": int});
     # anything else goes through the general reader.
     usage = msg.get("usage")
     if type(usage) is dict and "prompt_tokens_details" not in usage:
         prompt = usage.get("prompt_tokens")
         completion = usage.get("completion_tokens")
-        if type(prompt) is int and type(completion) is int:
+        if (
+            type(prompt) is int
+            and type(completion) is int
+            and 0 <= prompt <= MAX_TOKENS_PER_CALL
+            and 0 <= completion <= MAX_TOKENS_PER_CALL
+        ):
             return Usage(prompt, completion)
-    return _message_usage(msg)
+    return _message_usage(msg, warn)
 
 
-def message_from_openai(msg: dict[str, Any]) -> Message | None:
-    """One Chat Completions message dict → Message (None for ignored roles)."""
+def message_from_openai(msg: dict[str, Any], warn: Warn | None = None) -> Message | None:
+    """One Chat Completions message dict → Message (None for ignored roles); ``warn``
+    hears of usage counts that are not numbers or cannot be true."""
     role = msg.get("role")
     content = msg.get("content")
     # Fast paths for the common roles (per-message hot path); same results as the
     # general code below.
     if role == "assistant":
-        return _assistant(msg, content)
+        return _assistant(msg, content, warn)
     if type(content) is str:
         if role == "tool":
             call_id = msg.get("tool_call_id") or msg.get("name") or ""
@@ -227,7 +243,7 @@ def message_from_openai(msg: dict[str, Any]) -> Message | None:
     return ToolResultMessage(str(call_id), _text(content), bool(msg.get("is_error", False)))
 
 
-def _assistant(msg: dict[str, Any], content: Any) -> AssistantMessage:
+def _assistant(msg: dict[str, Any], content: Any, warn: Warn | None = None) -> AssistantMessage:
     if content is None or content == "":
         blocks: tuple[Block, ...] = ()
     elif type(content) is str:
@@ -241,7 +257,7 @@ def _assistant(msg: dict[str, Any], content: Any) -> AssistantMessage:
         blocks = (*blocks, *_tool_calls(msg))
     model = msg.get("model")
     return AssistantMessage(
-        blocks, _assistant_usage(msg), model if isinstance(model, str) else None
+        blocks, _assistant_usage(msg, warn), model if isinstance(model, str) else None
     )
 
 
@@ -282,11 +298,12 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
                 format=NAME,
                 line=record.line,
             )
+            warn = source.warner(record)
             for i, msg in enumerate(msgs):
                 try:
                     if not isinstance(msg, dict):
                         raise BadMessage("a message must be an object")
-                    message = message_from_openai(msg)
+                    message = message_from_openai(msg, warn)
                 except BadMessage as exc:
                     source.bad(record.error(source.display, f"messages[{i}]: {exc}"))
                     continue
@@ -298,7 +315,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
         if per_message is None:
             per_message = Conversation(session_stem(source), source.display, NAME, line=record.line)
         try:
-            message = message_from_openai(obj)
+            message = message_from_openai(obj, source.warner(record))
         except BadMessage as exc:
             source.bad(record.error(source.display, str(exc)))
             continue

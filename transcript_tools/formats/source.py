@@ -64,24 +64,44 @@ class Source:
 Warn = Callable[[str], None]
 
 
+# No model call is sent or writes more tokens than this: today's largest context windows
+# are 1-10 million tokens, so a count beyond 100 million (10x the largest, 1,000x the usual)
+# is a broken or hostile log, not usage. Such a count, or a negative one, is ignored.
+MAX_TOKENS_PER_CALL = 100_000_000
+
+
 def count_field(value: Any, name: str, warn: Warn | None = None) -> int:
     """A token count: a number; a numeric string is read with a warning (some exporters
-    write ``"1234"``), anything else is 0 with a warning. Missing (None) is 0, silently."""
-    if type(value) is int:  # the common case first
+    write ``"1234"``), anything else is 0 with a warning. Missing (None) is 0, silently.
+    A count that cannot be true (negative, or above ``MAX_TOKENS_PER_CALL``) is 0 with a
+    warning too."""
+    if type(value) is int and 0 <= value <= MAX_TOKENS_PER_CALL:  # the common case first
         return value
     if value is None:
         return 0
-    if isinstance(value, float) and value == value and abs(value) != float("inf"):
-        return int(value)
-    if isinstance(value, str):
+    number: int | None = None
+    if isinstance(value, bool):
+        pass
+    elif isinstance(value, int):
+        number = value
+    elif isinstance(value, float) and value == value and abs(value) != float("inf"):
+        number = int(value)
+    elif isinstance(value, str):
         try:
             number = int(value.strip())
         except ValueError:
             pass
         else:
-            if warn is not None:
+            if warn is not None and 0 <= number <= MAX_TOKENS_PER_CALL:
                 warn(f"{name} is a string ({value!r}); read as {number}")
-            return number
+    if number is not None and not 0 <= number <= MAX_TOKENS_PER_CALL:
+        if warn is not None:
+            shown = str(value) if len(str(value)) <= 24 else f"{str(value)[:20]}…"
+            why = "negative" if number < 0 else f"more than {MAX_TOKENS_PER_CALL:,} in one call"
+            warn(f"{name} is {shown}, which cannot be true ({why}); ignored")
+        return 0
+    if number is not None:
+        return number
     if warn is not None:
         warn(f"{name} is not a number ({value!r}); ignored")
     return 0
