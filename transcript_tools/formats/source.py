@@ -177,7 +177,8 @@ def _iter_whole_file(source: Source, data: bytes) -> Iterator[Record]:
             yield from _iter_lines(source, data)
             return
         if _is_invalid_utf8(data):
-            raise InputError(path, None, "invalid UTF-8 (the file is not text in UTF-8)") from None
+            yield from _iter_whole_file(source, _replace_bad_utf8(source, data))
+            return
         raise InputError(path, getattr(exc, "lineno", None), _describe_json_error(exc)) from None
     if isinstance(value, dict):
         yield Record(value)
@@ -193,6 +194,21 @@ def _iter_whole_file(source: Source, data: bytes) -> Iterator[Record]:
                 )
     else:
         raise InputError(path, None, f"expected a JSON object or array, got {_type_name(value)}")
+
+
+def _replace_bad_utf8(source: Source, data: bytes) -> bytes:
+    """A whole-file JSON document with invalid UTF-8: each bad line is a bad line
+    (``Source.bad``); with --skip-bad-lines its bad bytes read as U+FFFD (the document
+    cannot lose a line and stay JSON)."""
+    lines = data.split(b"\n")
+    for lineno, raw in enumerate(lines, 1):
+        if _is_invalid_utf8(raw):
+            err = InputError(source.display, lineno, "invalid UTF-8 on this line")
+            if not source.skip_bad_lines:
+                source.bad(err)  # raises
+            source.warn(f"warning: {err.location_text()}; its bad bytes read as U+FFFD")
+            lines[lineno - 1] = raw.decode("utf-8", "replace").encode()
+    return b"\n".join(lines)
 
 
 def _parses(raw: bytes) -> bool:
@@ -303,12 +319,22 @@ def decode_text(source: Source, data: bytes) -> str:
     """A plain-text transcript's bytes as text, for readers of non-JSON formats.
 
     Kept apart from the JSON record path: those readers parse lines themselves. A UTF-8
-    byte-order mark is dropped; invalid UTF-8 is an error naming its line.
+    byte-order mark is dropped; a line of invalid UTF-8 is a bad line (``Source.bad``): an
+    error naming it, or with --skip-bad-lines a warning, the line read as empty (so the
+    lines after it keep their numbers).
     """
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise InputError(source.display, line, "invalid UTF-8 on this line") from None
+        first = data.count(b"\n", 0, exc.start) + 1
+    lines = data.split(b"\n")
+    out = [raw.decode("utf-8", "replace") for raw in lines[: first - 1]]  # valid up to here
+    for lineno, raw in enumerate(lines[first - 1 :], first):
+        try:
+            out.append(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            source.bad(InputError(source.display, lineno, "invalid UTF-8 on this line"))
+            out.append("")
+    return "\n".join(out)
