@@ -39,6 +39,7 @@ FIXTURE_FORMATS = {
     "edge_cases_sharegpt.json": "sharegpt",
     "edge_cases_mini_swe_agent_text.traj.json": "openai",
     "representative_mini_swe_agent_tools.traj.json": "openai",
+    "edge_cases_mini_swe_agent_format_error.traj.json": "openai",
     "representative_tau2_bench.json": "tau-bench",
     "edge_cases_tau_bench.json": "tau-bench",
     "representative_gemini.jsonl": "gemini-cli",
@@ -46,6 +47,7 @@ FIXTURE_FORMATS = {
     "edge_cases_gemini_session.json": "gemini-cli",
     "representative_aider_chat.aider.chat.history.md": "aider-chat",
     "edge_cases_aider_chat.md": "aider-chat",
+    "edge_cases_aider_chat_notes.aider.chat.history.md": "aider-chat",
     "representative_aider.aider.llm.history": "aider-llm",
     "edge_cases_aider_llm.log": "aider-llm",
 }

@@ -10,9 +10,13 @@ message's ``usage``, or nested in the saved response
 Turns (DESIGN §2): text-protocol agents (mini-swe-agent 1.x and the like) send the
 environment's output back as a ``user`` message with no tool call. Such a message is an
 observation, not a person: it never starts a turn. It is recognised after a model call by
-the agent's own marker — a ``trajectory_format`` naming mini-swe-agent (every later user
-message there is the runtime's: observations, format-error and timeout notices) — or, in
-any log, by content that opens with mini-swe-agent's ``<returncode>`` observation tag.
+the agent's own marker — a ``trajectory_format`` naming mini-swe-agent (every user
+message there after the task statement is the runtime's: observations, format-error and
+timeout notices, also a format-error notice before the first recorded reply, since
+mini-swe-agent does not record a reply it rejected) — or, in any log, by content that
+opens with mini-swe-agent's ``<returncode>`` observation tag. Where mini-swe-agent's
+``info.model_stats.api_calls`` counts more calls than the trajectory records, a warning
+says so: those calls' tokens are not in the recorded usage.
 """
 
 from __future__ import annotations
@@ -276,11 +280,32 @@ def mark_observations(messages: list[Message], runtime_speaks: bool = False) -> 
     for i, message in enumerate(messages):
         if type(message) is AssistantMessage:
             called = True
+        elif type(message) is UserMessage and not called and runtime_speaks:
+            called = True  # the task statement; what follows is the runtime's
         elif type(message) is UserMessage and called:
             first = message.blocks[0] if message.blocks else None
             text = first.text.lstrip() if isinstance(first, TextBlock) else ""
             if runtime_speaks or text.startswith(OBSERVATION_PREFIXES):
                 messages[i] = UserMessage(message.blocks, OBSERVATION)
+
+
+def _check_api_calls(
+    obj: dict[str, Any], conv: Conversation, source: Source, record: Record
+) -> None:
+    """mini-swe-agent counts every model call in ``info.model_stats.api_calls``, also the
+    ones whose reply it rejected and did not record."""
+    info = obj.get("info")
+    stats = info.get("model_stats") if isinstance(info, dict) else None
+    counted = stats.get("api_calls") if isinstance(stats, dict) else None
+    if type(counted) is not int:
+        return
+    kept = sum(1 for m in conv.messages if type(m) is AssistantMessage)
+    if counted > kept:
+        source.dropped(
+            record,
+            f"info.model_stats.api_calls is {counted} but the trajectory records {kept} model"
+            f" call(s): the tokens of {counted - kept} call(s) are missing from the recorded usage",
+        )
 
 
 def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
@@ -309,7 +334,10 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
                     continue
                 if message is not None:
                     conv.messages.append(message)
-            mark_observations(conv.messages, _agent_runtime_speaks(obj))
+            runtime_speaks = _agent_runtime_speaks(obj)
+            mark_observations(conv.messages, runtime_speaks)
+            if runtime_speaks:
+                _check_api_calls(obj, conv, source, record)
             yield conv
             continue
         if per_message is None:
