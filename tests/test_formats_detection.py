@@ -20,6 +20,7 @@ FIXTURE_FORMATS = {
     "edge_cases_claude_code_resume_relog.jsonl": "claude-code",
     "edge_cases_claude_code_ide_context.jsonl": "claude-code",
     "edge_cases_claude_code_queued_prompt.jsonl": "claude-code",
+    "edge_cases_claude_code_then_codex.jsonl": "claude-code",
     "representative_claude_code_chat.json": "claude-code",
     "representative_claude_code_subagent.jsonl": "claude-code",
     "representative_codex.jsonl": "codex",

@@ -64,6 +64,7 @@ from .claude_code_copies import Copies
 from .claude_code_queue import Queue
 from .claude_code_text import CONTINUATION_PREFIX, first_text, ide_only, is_prompt, response_id
 from .source import Record, Source, session_stem
+from .switch import FormatSwitch
 
 NAME = "claude-code"
 DESCRIPTION = (
@@ -118,6 +119,7 @@ class _Session:
         self.responses: dict[str, PendingAssistant] = {}  # message.id → its message
         self.odd_id = False  # a non-string message.id was warned about
         self.copies = Copies()
+        self.switch = FormatSwitch(NAME)
         self.queue = Queue(source)
         self.ide: tuple[list[Block], Record] | None = None  # IDE context waiting for its prompt
 
@@ -301,6 +303,8 @@ class _Session:
         if not isinstance(kind, str):  # a broken entry: say which
             self.source.dropped(record, f"entry 'type' is {kind!r}, not a string (entry skipped)")
             return
+        if self.switch.claims(record):
+            return  # another format's record: the file changes format (one warning)
         # a newer Claude Code's entry type: one warning per type, at its first line
         count, first = self.unknown.get(kind, (0, record))
         self.unknown[kind] = (count + 1, first)
@@ -336,6 +340,7 @@ class _Session:
         self._drop_ide()
         self.copies.close()
         self.conv.warnings.extend(self.copies.warnings)
+        self.switch.report(self.source)
         for kind, (count, first) in self.unknown.items():
             noun = "entry" if count == 1 else "entries"
             self.source.dropped(first, f"{count} {noun} of unknown type {kind!r} skipped")
