@@ -26,7 +26,8 @@ def test_unrecorded_api_calls_are_a_warning() -> None:
     read(FORMAT_ERROR, warn=warnings.append)
     assert warnings == [
         f"warning: {FORMAT_ERROR}: info.model_stats.api_calls is 4 but the trajectory records"
-        " 3 model call(s): the tokens of 1 call(s) are missing from the recorded usage"
+        " 3 model call(s): 1 call(s) left no message (a reply rejected, or a call that"
+        " failed); tokens they used are not in the recorded usage"
     ]
 
 

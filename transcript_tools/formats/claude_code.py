@@ -8,7 +8,9 @@ JSON array (``logs/chat.json``) read alike. Mapping:
   sharing ``message.id`` (one content block each, usage repeated, final ``output_tokens``
   on the last), sometimes with tool results logged between them: the lines of one id are
   merged into ONE message (blocks in order) with the usage of the last line, so each
-  response is counted once. ``input_tokens`` = input + cache creation + cache read.
+  response is counted once — also when its lines come back further down (they join the
+  message where it first was). A ``message.id`` that is not a string is normalized (one
+  warning). ``input_tokens`` = input + cache creation + cache read.
   ``<synthetic>`` entries (API errors, interrupts) keep their text and model name
   (``messages.SYNTHETIC_MODEL``): not a model call, so no usage and no estimate.
 - ``user`` lines with ``tool_result`` blocks → ToolResultMessage (never a new turn).
@@ -16,7 +18,13 @@ JSON array (``logs/chat.json``) read alike. Mapping:
   Not prompts: ``isMeta`` lines (except the expanded prompt right after a slash command
   such as ``/init``, which is what the model answers), slash-command echoes and their
   output (``<command-name>``, ``<local-command-stdout>`` ...), interrupt markers, bare
-  ``<system-reminder>`` text.
+  ``<system-reminder>`` text. IDE context alone on a line (``<ide_opened_file>`` …) joins
+  the prompt just before it (if nothing came after that yet) or the next one; else it is
+  dropped with a warning — never a turn of its own.
+- Queued prompts (``queue-operation``, ``queued_command`` attachments): the person's
+  message where they were delivered (``claude_code_queue``).
+- A re-logged copy of earlier entries (resume, 2.0.29–2.0.31) is not replayed again
+  (``claude_code_copies``).
 - Compactions: ``system`` ``compact_boundary`` (``compactMetadata.preTokens``) and
   ``isCompactSummary`` user entries → Conversation.compactions, one per compaction. The
   summary text itself is kept as a UserMessage with ``origin=INJECTED``: Claude Code sends
@@ -29,10 +37,11 @@ JSON array (``logs/chat.json``) read alike. Mapping:
   never saw it again; a warning on the Conversation says how many messages went.
 - Skipped: sidechain entries (inline Task subagents) — except when the whole file is a
   sidechain (a subagent file ``agent-*.jsonl``), which replays as its own session, id
-  ``agentId`` or the file stem; ``summary``, ``file-history-snapshot``,
-  ``queue-operation``, ``progress``, ``attachment``, ``permission-mode``, ``last-prompt``,
-  hook / ``system`` noise. Any other entry type is skipped with a warning (one per type,
-  at its first line); an entry whose ``type`` is not a string, with a warning of its own.
+  ``agentId`` or the file stem; ``summary``, ``file-history-snapshot``, ``progress``,
+  other ``attachment``s, ``permission-mode``, ``last-prompt``, hook / ``system`` noise.
+  Any other entry type is skipped with a warning (one per type, at its first line; a
+  record of another format, one warning for all: ``switch``); an entry whose ``type`` is
+  not a string, with a warning of its own.
 - A ``usage`` field that is not a number is a warning naming the line (a numeric string
   is read).
 """

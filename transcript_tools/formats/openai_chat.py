@@ -304,7 +304,8 @@ def _check_api_calls(
         source.dropped(
             record,
             f"info.model_stats.api_calls is {counted} but the trajectory records {kept} model"
-            f" call(s): the tokens of {counted - kept} call(s) are missing from the recorded usage",
+            f" call(s): {counted - kept} call(s) left no message (a reply rejected, or a call"
+            " that failed); tokens they used are not in the recorded usage",
         )
 
 
