@@ -165,7 +165,8 @@ class _Session:
             ):
                 self._delivered(self.queue.attachment(attachment, record))
             return
-        self._delivered(self.queue.settle())
+        if self.queue.removed:
+            self._delivered(self.queue.settle())
         original = self.copies.original(obj, record)
         if original is not None:  # a re-logged copy: already read where it first was
             uuid = obj.get("uuid")

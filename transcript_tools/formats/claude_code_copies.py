@@ -12,34 +12,43 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from .source import Record
 
 # Entries that carry a message or a compaction: the ones a copy repeats.
 COPIED_TYPES = frozenset({"user", "assistant", "system"})
 
 
-def _key(obj: dict[str, Any]) -> tuple[str, str, int] | None:
-    """What stays the same in a re-logged copy of an entry: type, timestamp and what it says
-    (the message, response id included, or a system entry's subtype and content)."""
+def _size(value: Any) -> int:
+    """A cheap fingerprint of a message's content: its text's length, or its block count."""
+    return len(value) if isinstance(value, (str, list)) else -1
+
+
+def _key(obj: dict[str, Any]) -> tuple[str, str, str, int] | None:
+    """What stays the same in a re-logged copy of an entry: type, timestamp (milliseconds),
+    response id and the shape of what it says. Cheap on purpose: it is taken for every
+    entry, and a copy must also start at a new root and run on while entries repeat."""
     stamp = obj.get("timestamp")
     kind = obj.get("type")
     if not isinstance(stamp, str) or kind not in COPIED_TYPES:
         return None
     msg = obj.get("message")
-    body = msg if isinstance(msg, dict) else [obj.get("subtype"), obj.get("content")]
-    try:
-        return (kind, stamp, hash(orjson.dumps(body)))
-    except TypeError:  # not JSON (a caller's own objects): no copy can be told
-        return None
+    if isinstance(msg, dict):
+        ident = msg.get("id")
+        return (
+            kind,
+            stamp,
+            ident if isinstance(ident, str) else repr(ident),
+            _size(msg.get("content")),
+        )
+    subtype = obj.get("subtype")
+    return (kind, stamp, subtype if isinstance(subtype, str) else "", _size(obj.get("content")))
 
 
 @dataclass(slots=True)
 class Copies:
     """Finds re-logged copies in one file, entry by entry."""
 
-    seen: dict[tuple[str, str, int], str] = field(default_factory=dict)  # key → first uuid
+    seen: dict[tuple[str, str, str, int], str] = field(default_factory=dict)  # key → first uuid
     lines: list[int] = field(default_factory=list)  # lines (or array items) of the copy
     unit: str = "line"
     warnings: list[str] = field(default_factory=list)
@@ -59,7 +68,8 @@ class Copies:
                 self.unit = "item"
             self.lines.append(record.line if record.line is not None else record.item or 0)
             return first
-        self.close()
+        if self.lines:
+            self.close()
         if first is None and isinstance(uuid, str):
             self.seen[key] = uuid
         return None

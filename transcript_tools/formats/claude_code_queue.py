@@ -105,6 +105,8 @@ class Queue:
     def settle(self) -> list[Message]:
         """Before any other entry: a remove no attachment claimed was the delivery (2.0.x),
         or, from a writer that logs attachments, the person cancelling."""
+        if not self.removed:  # the common case: nothing to settle (per entry: keep it cheap)
+            return []
         items, self.removed = self.removed, []
         if self.attachments:
             return []
