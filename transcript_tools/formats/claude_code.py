@@ -212,12 +212,14 @@ class _Session:
         if msg is None:
             return
         self._drop_ide()
-        message_id, odd = response_id(msg.get("id") or obj.get("requestId"))
+        raw_id = msg.get("id") or obj.get("requestId")
+        message_id, odd = response_id(raw_id)
         if odd and not self.odd_id:
             self.odd_id = True
+            field = "message.id" if msg.get("id") else "requestId"
             self.source.dropped(
                 record,
-                f"message.id is not a string ({str(msg.get('id'))[:60]!r}); lines with the same"
+                f"{field} is not a string ({str(raw_id)[:60]!r}); lines with the same"
                 " id are still read as one response",
             )
         model = msg.get("model") if isinstance(msg.get("model"), str) else None
@@ -339,6 +341,8 @@ class _Session:
             return
         self.open = None
         del self.out[keep:]
+        kept = {id(m) for m in self.out if isinstance(m, PendingAssistant)}
+        self.responses = {k: v for k, v in self.responses.items() if id(v) in kept}
         self.conv.compactions = [c for c in self.conv.compactions if c.message_index <= keep]
         where = f"line {record.line}" if record.line else f"item {record.item}"
         self.conv.warnings.append(
