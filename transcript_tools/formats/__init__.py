@@ -13,6 +13,7 @@ Iterator[Conversation]``. They are tried before JSON parsing, which would fail o
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Iterator
 from types import ModuleType
@@ -106,6 +107,8 @@ def read_conversations(source: Source, fmt: str | None = None) -> Iterator[Conve
             last[:] = [record]
             yield record
 
+    name = reader.NAME
+    source = dataclasses.replace(source, other_format=lambda r: _other_format(r, name))
     try:
         yield from reader.read(tracked(), source)
     except (TypeError, KeyError, AttributeError, ValueError, IndexError) as exc:
@@ -118,6 +121,12 @@ def read_conversations(source: Source, fmt: str | None = None) -> Iterator[Conve
             source.display,
             f"unexpected JSON structure for {reader.NAME} ({type(exc).__name__}: {exc})",
         ) from None
+
+
+def _other_format(record: Record, reader: str) -> str | None:
+    """The name of another format that would take this record (formats/switch.py)."""
+    found = detect([record])
+    return found.NAME if found is not None and found.NAME != reader else None
 
 
 def read_input(

@@ -315,7 +315,7 @@ class _Session:
         if not isinstance(kind, str):  # a broken entry: say which
             self.source.dropped(record, f"entry 'type' is {kind!r}, not a string (entry skipped)")
             return
-        if self.switch.claims(record):
+        if self.switch.claims(record, self.source):
             return  # another format's record: the file changes format (one warning)
         # a newer Claude Code's entry type: one warning per type, at its first line
         count, first = self.unknown.get(kind, (0, record))

@@ -148,7 +148,7 @@ class _Rollout:
         if not isinstance(kind, str):  # a broken line: say which
             self.source.dropped(record, f"line 'type' is {kind!r}, not a string (line skipped)")
             return
-        if self.switch.claims(record):
+        if self.switch.claims(record, self.source):
             return  # another format's line: the file changes format (one warning)
         # a newer Codex's line type: one warning per type, at its first line
         count, first = self.unknown.get(kind, (0, record))

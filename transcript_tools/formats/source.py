@@ -41,6 +41,9 @@ class Source:
     skip_bad_lines: bool = False
     warn: Callable[[str], None] = field(default=lambda msg: print(msg, file=sys.stderr))
     display: str = ""  # how the path is shown in messages (as the user typed it)
+    # Which other format would take a record, if any (set by formats.read_conversations
+    # for the reader it runs: a file may switch format part way, formats/switch.py).
+    other_format: Callable[[Record], str | None] | None = None
 
     def __post_init__(self) -> None:
         if not self.display:

@@ -15,14 +15,6 @@ from dataclasses import dataclass
 from .source import Record, Source
 
 
-def other_format(record: Record, reader: str) -> str | None:
-    """The name of another format that would take this record, if any."""
-    from . import detect  # the package imports every reader, this module among their imports
-
-    found = detect([record])
-    return found.NAME if found is not None and found.NAME != reader else None
-
-
 @dataclass(slots=True)
 class FormatSwitch:
     """Where the records of one file switch to another format."""
@@ -32,9 +24,9 @@ class FormatSwitch:
     other: str | None = None
     count: int = 0
 
-    def claims(self, record: Record) -> bool:
+    def claims(self, record: Record, source: Source) -> bool:
         """A record the reader does not know: is it one of the other format's (counted)?"""
-        fmt = other_format(record, self.reader)
+        fmt = source.other_format(record) if source.other_format is not None else None
         if fmt is None or (self.other is not None and fmt != self.other):
             return False
         if self.first is None:
