@@ -7,6 +7,9 @@ from pathlib import Path
 
 from corpus import FIXTURES, read
 
+from transcript_tools.formats import read_conversations
+from transcript_tools.formats.source import Source
+
 MIXED = FIXTURES / "edge_cases_claude_code_then_codex.jsonl"
 
 
@@ -45,3 +48,11 @@ def test_an_unknown_entry_type_is_still_its_own_warning(tmp_path: Path) -> None:
     warnings: list[str] = []
     read(path, warn=warnings.append)
     assert warnings == [f"warning: {path}:14: 1 entry of unknown type 'hologram' skipped"]
+
+
+def test_a_file_forced_into_the_wrong_format_does_not_change_format() -> None:
+    warnings: list[str] = []
+    source = Source(str(FIXTURES / "representative_claude_code.jsonl"), warn=warnings.append)
+    list(read_conversations(source, "codex"))
+    assert not any("changes format" in w for w in warnings)
+    assert any("of unknown type 'user' skipped" in w for w in warnings)

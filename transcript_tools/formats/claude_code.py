@@ -140,6 +140,7 @@ class _Session:
         if type(kind) is not str or kind not in KNOWN_TYPES:
             self._unknown(kind, record)
             return
+        self.switch.started = True
         side = obj.get("isSidechain") is True
         if self.sidechain_file is None and kind in ("user", "assistant"):
             self.sidechain_file = side

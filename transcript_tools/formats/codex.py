@@ -127,6 +127,7 @@ class _Rollout:
         if type(kind) is not str or kind not in LINE_TYPES:
             self._unknown(kind, record)
             return
+        self.switch.started = True
         if not isinstance(payload, dict):
             self.source.bad(
                 record.error(self.source.display, f"{kind} line without a 'payload' object")

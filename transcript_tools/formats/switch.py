@@ -20,13 +20,18 @@ class FormatSwitch:
     """Where the records of one file switch to another format."""
 
     reader: str
+    started: bool = False  # a record of the reader's own format was read (set by the reader)
     first: Record | None = None
     other: str | None = None
     count: int = 0
 
     def claims(self, record: Record, source: Source) -> bool:
-        """A record the reader does not know: is it one of the other format's (counted)?"""
-        fmt = source.other_format(record) if source.other_format is not None else None
+        """A record the reader does not know: is it one of the other format's (counted)?
+        Only after the reader's own records: a file forced into the wrong format from its
+        first line does not change format."""
+        if not self.started or source.other_format is None:
+            return False
+        fmt = source.other_format(record)
         if fmt is None or (self.other is not None and fmt != self.other):
             return False
         if self.first is None:
