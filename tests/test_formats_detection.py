@@ -17,6 +17,10 @@ FIXTURE_FORMATS = {
     "edge_cases_claude_code.jsonl": "claude-code",
     "edge_cases_claude_code_synthetic.jsonl": "claude-code",
     "edge_cases_claude_code_compact_summary.jsonl": "claude-code",
+    "edge_cases_claude_code_resume_relog.jsonl": "claude-code",
+    "edge_cases_claude_code_ide_context.jsonl": "claude-code",
+    "edge_cases_claude_code_queued_prompt.jsonl": "claude-code",
+    "edge_cases_claude_code_then_codex.jsonl": "claude-code",
     "representative_claude_code_chat.json": "claude-code",
     "representative_claude_code_subagent.jsonl": "claude-code",
     "representative_codex.jsonl": "codex",
@@ -36,6 +40,7 @@ FIXTURE_FORMATS = {
     "edge_cases_sharegpt.json": "sharegpt",
     "edge_cases_mini_swe_agent_text.traj.json": "openai",
     "representative_mini_swe_agent_tools.traj.json": "openai",
+    "edge_cases_mini_swe_agent_format_error.traj.json": "openai",
     "representative_tau2_bench.json": "tau-bench",
     "edge_cases_tau_bench.json": "tau-bench",
     "representative_gemini.jsonl": "gemini-cli",
@@ -43,6 +48,7 @@ FIXTURE_FORMATS = {
     "edge_cases_gemini_session.json": "gemini-cli",
     "representative_aider_chat.aider.chat.history.md": "aider-chat",
     "edge_cases_aider_chat.md": "aider-chat",
+    "edge_cases_aider_chat_notes.aider.chat.history.md": "aider-chat",
     "representative_aider.aider.llm.history": "aider-llm",
     "edge_cases_aider_llm.log": "aider-llm",
     # issue 26 (fmt-a): OpenCode, Continue; a .sql fixture is built into its database first
@@ -81,6 +87,10 @@ MALFORMED_FORMATS = {
     "malformed_cline.api_conversation_history.json": "cline",
     "malformed_gemini_stream.jsonl": "gemini-stream",
     "malformed_managed_agents.jsonl": "managed-agents",
+    # ---- issue 22 §3 (readers)
+    "malformed_aider_chat_invalid_utf8.aider.chat.history.md": "aider-chat",
+    "malformed_claude_code_impossible_usage.jsonl": "claude-code",
+    "malformed_claude_code_numeric_id.jsonl": "claude-code",
 }
 
 

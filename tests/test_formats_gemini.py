@@ -163,5 +163,6 @@ def test_unreadable_tokens_are_a_warning_and_estimated(tmp_path: Path) -> None:
     (conv,) = read(path)
     assert isinstance(conv.messages[1], AssistantMessage) and conv.messages[1].usage is None
     assert conv.warnings == [
-        "tokens of 1 model record(s) not read (expected integers; estimated instead; line 3)"
+        "tokens of 1 model record(s) not read (expected integers from 0 to 100,000,000;"
+        " estimated instead; line 3)"
     ]

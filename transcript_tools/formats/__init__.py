@@ -17,6 +17,7 @@ naming what it is.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Iterator
 from types import ModuleType
@@ -128,6 +129,8 @@ def read_conversations(source: Source, fmt: str | None = None) -> Iterator[Conve
             last[:] = [record]
             yield record
 
+    name = reader.NAME
+    source = dataclasses.replace(source, other_format=lambda r: _other_format(r, name))
     try:
         yield from reader.read(tracked(), source)
     except (TypeError, KeyError, AttributeError, ValueError, IndexError) as exc:
@@ -157,6 +160,12 @@ def _binary_reader(source: Source, data: bytes, forced: ModuleType | None) -> Mo
         assert forced is not None
         hint = f"--format {forced.NAME} reads text; leave --format out or use opencode-db"
     raise binary.BinaryFileError(source.display, None, binary.describe(what, hint))
+
+
+def _other_format(record: Record, reader: str) -> str | None:
+    """The name of another format that would take this record (formats/switch.py)."""
+    found = detect([record])
+    return found.NAME if found is not None and found.NAME != reader else None
 
 
 def read_input(

@@ -5,9 +5,17 @@
   warning).
 - ``#### <text>`` lines are the person's prompts (several in a row are one multi-line
   prompt): PERSON, each starts a turn. ``/ask``, ``/code``, ``/architect`` prompts are
-  prompts without their command word; any other slash command (``/add``, ``/run`` …)
-  that no reply follows is an instruction to Aider, not a message to the model: left
-  out, counted in a warning.
+  prompts without their command word; Aider then logs the prompt again without it (the
+  echo ``#### Q`` after ``#### /ask Q``): the same prompt, read once. A bare ``/ask``,
+  ``/code``, ``/architect`` (a mode switch), and any other slash command (``/add``,
+  ``/run`` …) that no reply follows, is an instruction to Aider, not a message to the
+  model: left out, counted in a warning.
+- Not the person's prompts either, though Aider logs them with ``####``: answers to
+  Aider's own questions (``Add file to the chat? (Y)es/(N)o/… [Yes]: skip``) are notes,
+  left out like the ``>`` notes (the model never sees them); in architect mode the
+  architect's reply handed to the editor model (a ``####`` block that repeats the reply
+  just before it) is what Aider sends, so it is kept, as an INJECTED message: never a
+  turn.
 - Lines starting ``>`` are Aider's own notes (files added, edits applied, commits,
   warnings), not sent to the model and not messages. One of them carries the usage of
   the model call that just ended: ``> Tokens: 3.2k sent, 222 received.`` (k/M suffixes,
@@ -31,7 +39,15 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ..engine.messages import AssistantMessage, Conversation, Message, TextBlock, Usage, UserMessage
+from ..engine.messages import (
+    INJECTED,
+    AssistantMessage,
+    Conversation,
+    Message,
+    TextBlock,
+    Usage,
+    UserMessage,
+)
 from ..errors import InputError
 from .aider_common import stem
 from .source import Source
@@ -45,8 +61,13 @@ PROMPT = "####"
 TOKENS = re.compile(r">\s*Tokens:\s*(.*)")
 TOKEN_PART = re.compile(r"(\d[\d.,]*)\s*([kKmM]?)\s+(sent|received|cache write|cache hit)")
 MODEL = re.compile(r">\s*(?:Main model|Model|Models):\s*(\S+)")
+EDIT_FORMAT = re.compile(r">\s*(?:Main model|Model):.* with (\S+) edit format")
 # Commands whose text is a prompt to the model.
 PROMPT_COMMANDS = ("/ask", "/code", "/architect", "/context")
+# Aider's confirm questions, answered: "Add file to the chat? (Y)es/(N)o/... [Yes]: all"
+ANSWER = re.compile(r".*\?\s*\(Y\)es/\(N\)o.*\[[^\]]*\]:.*")
+# A handoff shorter than this must repeat the whole reply (not only its last lines).
+HANDOFF_TAIL_CHARS = 40
 SHOWN = 8
 
 
@@ -89,6 +110,9 @@ class _Session:
     prompt_at: int = 0
     reply: _Reply | None = None  # the reply text is being added to (no usage yet)
     command_at: int | None = None  # line of the latest prompt if a command nothing answered yet
+    echo: str | None = None  # a /ask, /code … prompt's text, which Aider logs again next
+    architect: bool = False  # in architect mode (a model note says so)
+    one_shot: bool = False  # the latest prompt was /architect <text>
 
     def flush_prompt(self) -> None:
         if not self.prompt_lines:
@@ -97,12 +121,37 @@ class _Session:
         text = "\n".join(self.prompt_lines).strip("\n")
         self.prompt_lines = []
         self.reply = None
+        echo, self.echo = self.echo, None
+        if echo is not None and text == echo:
+            return  # Aider's echo of the /ask, /code … prompt just read
+        if self.is_handoff(text):
+            self.items.append(UserMessage((TextBlock(text),), INJECTED))
+            return
         word = text.split(None, 1)[0] if text.startswith("/") else ""
+        self.one_shot = word == "/architect"
         if word in PROMPT_COMMANDS:
             text = text[len(word) :].strip()
+            if not text:  # a bare mode switch: an instruction to Aider
+                self.commands.append(self.prompt_at)
+                return
+            self.echo = text
         elif word:
             self.command_at = self.prompt_at  # kept only if a reply shows it reached the model
         self.items.append(UserMessage((TextBlock(text),)))
+
+    def is_handoff(self, text: str) -> bool:
+        """In architect mode, the architect's reply, which Aider hands to the editor model
+        and logs as a ``####`` block right after it (with notes, such as the "Edit the
+        files?" answer, between)."""
+        last = self.items[-1] if self.items else None
+        if not (self.architect or self.one_shot) or not isinstance(last, _Reply):
+            return False
+        sent, reply = _plain(text), _plain("\n".join(last.lines))
+        if not sent:
+            return False
+        return sent == reply or (
+            len(sent) >= HANDOFF_TAIL_CHARS and reply.endswith("\n" + sent)
+        )  # the reply may open with reasoning the handoff leaves out
 
     def drop_unanswered_command(self) -> None:
         if self.command_at is not None:
@@ -118,6 +167,7 @@ class _Session:
             self.items.append(self.reply)
         self.reply.lines.append(line)
         self.command_at = None
+        self.echo = None
 
     def tokens(self, usage: Usage) -> None:
         # the usage of the call whose reply was just written
@@ -128,6 +178,7 @@ class _Session:
         target.usage = usage
         self.reply = None
         self.command_at = None
+        self.echo = None
 
     def end(self) -> None:
         self.flush_prompt()
@@ -151,6 +202,9 @@ def _sessions(text: str) -> Iterator[_Session]:
                 continue
             session = _Session(lineno)  # a file cut at the front: no header
         if line == PROMPT or line.startswith(PROMPT + " "):  # not a "#####" heading
+            if ANSWER.fullmatch(line[len(PROMPT) :].strip()):
+                session.flush_prompt()  # an answer to Aider's question: a note
+                continue
             if not session.prompt_lines:
                 session.prompt_at = lineno
             session.prompt_lines.append(line[len(PROMPT) :].removeprefix(" ").rstrip())
@@ -165,6 +219,9 @@ def _sessions(text: str) -> Iterator[_Session]:
                 model = MODEL.match(line)
                 if model and session.model is None:
                     session.model = model.group(1)
+                mode = EDIT_FORMAT.match(line)
+                if mode:
+                    session.architect = mode.group(1) == "architect"
                 # Other notes leave the reply open: without a Tokens note, text after them
                 # cannot be told apart from more of the same reply.
             continue
@@ -172,6 +229,11 @@ def _sessions(text: str) -> Iterator[_Session]:
     if session is not None:
         session.end()
         yield session
+
+
+def _plain(text: str) -> str:
+    """Text without trailing spaces (Markdown line breaks) or blank lines, for comparing."""
+    return "\n".join(line.rstrip() for line in text.split("\n") if line.strip())
 
 
 def _messages(session: _Session) -> list[Message]:

@@ -42,16 +42,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
-
 from ..engine.messages import (
-    Block,
     Compaction,
     Conversation,
     Message,
     OtherBlock,
     SystemMessage,
-    TextBlock,
     ToolResultMessage,
     ToolUseBlock,
     Usage,
@@ -59,7 +55,14 @@ from ..engine.messages import (
     UserMessage,
 )
 from .assembly import PendingAssistant, freeze_all
+from .codex_items import arguments as _arguments
+from .codex_items import content_blocks as _content_blocks
+from .codex_items import int_value as _int
+from .codex_items import output as _output
+from .codex_items import reasoning as _reasoning
+from .codex_items import text as _text
 from .source import Record, Source, Warn, count_field, session_stem
+from .switch import FormatSwitch
 
 NAME = "codex"
 DESCRIPTION = "Codex CLI rollouts (~/.codex/sessions/**/rollout-*.jsonl)"
@@ -91,67 +94,6 @@ def sniff(head: list[Record]) -> bool:
     return bool(typed) and len(typed) * 2 >= len(head)
 
 
-def _int(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
-
-
-def _content_blocks(content: Any, warn: Warn | None = None) -> list[Block]:
-    if isinstance(content, str):
-        return [TextBlock(content)]
-    blocks: list[Block] = []
-    for i, part in enumerate(content if isinstance(content, list) else ()):
-        if not isinstance(part, dict) or not part.get("type"):
-            if warn is not None:
-                warn(f"content[{i}] is not a content part ({str(part)[:60]!r}); skipped")
-            continue
-        kind = part.get("type")
-        if kind in ("input_text", "output_text", "text") and isinstance(part.get("text"), str):
-            blocks.append(TextBlock(part["text"]))
-        elif kind in ("input_image", "image"):
-            blocks.append(OtherBlock("image", part))
-        else:
-            blocks.append(OtherBlock(str(kind), part))
-    return blocks
-
-
-def _text(blocks: list[Block]) -> str:
-    return "\n".join(
-        b.text if isinstance(b, TextBlock) else f"[{b.kind}]"
-        for b in blocks
-        if not isinstance(b, ToolUseBlock)
-    )
-
-
-def _reasoning(payload: dict[str, Any]) -> OtherBlock:
-    parts = []
-    for key in ("summary", "content"):
-        for part in payload.get(key) or ():
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                parts.append(part["text"])
-    return OtherBlock("thinking", "\n".join(parts))
-
-
-def _arguments(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return orjson.loads(value)
-        except orjson.JSONDecodeError:
-            return value  # free-form input (apply_patch) or broken JSON: keep the text
-    return value
-
-
-def _output(payload: dict[str, Any]) -> tuple[str, bool]:
-    output = payload.get("output")
-    if isinstance(output, dict):
-        content = output.get("content", output.get("output", ""))
-        return (
-            content if isinstance(content, str) else _text(_content_blocks(content))
-        ), output.get("success") is False
-    if isinstance(output, list):
-        return _text(_content_blocks(output)), False
-    return ("" if output is None else str(output)), False
-
-
 class _Rollout:
     def __init__(self, source: Source) -> None:
         self.source = source
@@ -174,6 +116,7 @@ class _Rollout:
         self.saw_user_event = False
         self.session_set = False
         self.unknown: dict[str, tuple[int, Record]] = {}  # line type -> (count, first record)
+        self.switch = FormatSwitch(NAME)
         self.warn: Warn = source.warn
 
     def add(self, record: Record) -> None:
@@ -184,6 +127,7 @@ class _Rollout:
         if type(kind) is not str or kind not in LINE_TYPES:
             self._unknown(kind, record)
             return
+        self.switch.started = True
         if not isinstance(payload, dict):
             self.source.bad(
                 record.error(self.source.display, f"{kind} line without a 'payload' object")
@@ -205,6 +149,8 @@ class _Rollout:
         if not isinstance(kind, str):  # a broken line: say which
             self.source.dropped(record, f"line 'type' is {kind!r}, not a string (line skipped)")
             return
+        if self.switch.claims(record, self.source):
+            return  # another format's line: the file changes format (one warning)
         # a newer Codex's line type: one warning per type, at its first line
         count, first = self.unknown.get(kind, (0, record))
         self.unknown[kind] = (count + 1, first)
@@ -393,6 +339,7 @@ class _Rollout:
                 f" (line {lines}): their usage is added to a neighbouring call"
             )
         self._check_total()
+        self.switch.report(self.source)
         for kind, (count, first_record) in self.unknown.items():
             noun = "line" if count == 1 else "lines"
             self.source.dropped(first_record, f"{count} {noun} of unknown type {kind!r} skipped")

@@ -40,7 +40,7 @@ from ..engine.messages import (
     Usage,
 )
 from .anthropic_api import user_message
-from .source import Record, Source, session_stem
+from .source import MAX_TOKENS_PER_CALL, Record, Source, session_stem
 
 NAME = "gemini-cli"
 DESCRIPTION = "Gemini CLI chat logs (~/.gemini/tmp/<hash>/chats/session-*.jsonl)"
@@ -84,12 +84,13 @@ def usage_from_gemini(tokens: Any) -> Usage | None:
 
 
 def _readable_tokens(tokens: Any) -> bool:
-    """Every count present is an integer, and there is at least input or output."""
+    """Every count present is an integer that can be true (``source.MAX_TOKENS_PER_CALL``),
+    and there is at least input or output."""
     return (
         isinstance(tokens, dict)
         and any(k in tokens for k in ("input", "output"))
         and all(
-            type(tokens[k]) is int
+            type(tokens[k]) is int and 0 <= tokens[k] <= MAX_TOKENS_PER_CALL
             for k in ("input", "output", "cached", "thoughts", "tool")
             if k in tokens
         )
@@ -221,7 +222,7 @@ class _Session:
             conv.messages.extend(_model(obj))
         if unreadable:
             conv.warnings.append(
-                f"tokens of {len(unreadable)} model record(s) not read (expected integers;"
+                f"tokens of {len(unreadable)} model record(s) not read (expected integers from 0 to {MAX_TOKENS_PER_CALL:,};"
                 f" estimated instead; {_shown(unreadable)})"
             )
         if self.notices:

@@ -10,9 +10,13 @@ message's ``usage``, or nested in the saved response
 Turns (DESIGN §2): text-protocol agents (mini-swe-agent 1.x and the like) send the
 environment's output back as a ``user`` message with no tool call. Such a message is an
 observation, not a person: it never starts a turn. It is recognised after a model call by
-the agent's own marker — a ``trajectory_format`` naming mini-swe-agent (every later user
-message there is the runtime's: observations, format-error and timeout notices) — or, in
-any log, by content that opens with mini-swe-agent's ``<returncode>`` observation tag.
+the agent's own marker — a ``trajectory_format`` naming mini-swe-agent (every user
+message there after the task statement is the runtime's: observations, format-error and
+timeout notices, also a format-error notice before the first recorded reply, since
+mini-swe-agent does not record a reply it rejected) — or, in any log, by content that
+opens with mini-swe-agent's ``<returncode>`` observation tag. Where mini-swe-agent's
+``info.model_stats.api_calls`` counts more calls than the trajectory records, a warning
+says so: those calls' tokens are not in the recorded usage.
 """
 
 from __future__ import annotations
@@ -37,7 +41,15 @@ from ..engine.messages import (
     UserImageMessage,
     UserMessage,
 )
-from .source import Record, Source, conversation_id, session_stem
+from .source import (
+    MAX_TOKENS_PER_CALL,
+    Record,
+    Source,
+    Warn,
+    conversation_id,
+    count_field,
+    session_stem,
+)
 
 NAME = "openai"
 DESCRIPTION = (
@@ -121,32 +133,34 @@ def _text(content: Any) -> str:
     return " ".join(out)
 
 
-def _int(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+def usage_from_openai(usage: Any, warn: Warn | None = None) -> Usage | None:
+    """``{"prompt_tokens","completion_tokens",...}`` → Usage (prompt includes cached tokens).
 
-
-def usage_from_openai(usage: Any) -> Usage | None:
-    """``{"prompt_tokens","completion_tokens",...}`` → Usage (prompt includes cached tokens)."""
+    Counts that are not numbers, or cannot be true, are 0 (``source.count_field``)."""
     if not isinstance(usage, dict):
         return None
     if "prompt_tokens" not in usage and "completion_tokens" not in usage:
         return None
     details = usage.get("prompt_tokens_details")
-    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    cached = (
+        count_field(details.get("cached_tokens"), "usage.cached_tokens", warn)
+        if isinstance(details, dict)
+        else 0
+    )
     return Usage(
-        input_tokens=_int(usage.get("prompt_tokens")),
-        output_tokens=_int(usage.get("completion_tokens")),
+        input_tokens=count_field(usage.get("prompt_tokens"), "usage.prompt_tokens", warn),
+        output_tokens=count_field(usage.get("completion_tokens"), "usage.completion_tokens", warn),
         cache_read_tokens=cached,
     )
 
 
-def _message_usage(msg: dict[str, Any]) -> Usage | None:
+def _message_usage(msg: dict[str, Any], warn: Warn | None = None) -> Usage | None:
     for holder in (msg, msg.get("extra"), msg.get("response")):
         if not isinstance(holder, dict):
             continue
-        usage = usage_from_openai(holder.get("usage"))
+        usage = usage_from_openai(holder.get("usage"), warn)
         if usage is None and isinstance(holder.get("response"), dict):
-            usage = usage_from_openai(holder["response"].get("usage"))
+            usage = usage_from_openai(holder["response"].get("usage"), warn)
         if usage is not None:
             return usage
     return None
@@ -189,26 +203,32 @@ def _tool_calls(msg: dict[str, Any]) -> list[Block]:
     return blocks
 
 
-def _assistant_usage(msg: dict[str, Any]) -> Usage | None:
+def _assistant_usage(msg: dict[str, Any], warn: Warn | None = None) -> Usage | None:
     # Fast path for the common shape ({"prompt_tokens": int, "completion_tokens": int});
     # anything else goes through the general reader.
     usage = msg.get("usage")
     if type(usage) is dict and "prompt_tokens_details" not in usage:
         prompt = usage.get("prompt_tokens")
         completion = usage.get("completion_tokens")
-        if type(prompt) is int and type(completion) is int:
+        if (
+            type(prompt) is int
+            and type(completion) is int
+            and 0 <= prompt <= MAX_TOKENS_PER_CALL
+            and 0 <= completion <= MAX_TOKENS_PER_CALL
+        ):
             return Usage(prompt, completion)
-    return _message_usage(msg)
+    return _message_usage(msg, warn)
 
 
-def message_from_openai(msg: dict[str, Any]) -> Message | None:
-    """One Chat Completions message dict → Message (None for ignored roles)."""
+def message_from_openai(msg: dict[str, Any], warn: Warn | None = None) -> Message | None:
+    """One Chat Completions message dict → Message (None for ignored roles); ``warn``
+    hears of usage counts that are not numbers or cannot be true."""
     role = msg.get("role")
     content = msg.get("content")
     # Fast paths for the common roles (per-message hot path); same results as the
     # general code below.
     if role == "assistant":
-        return _assistant(msg, content)
+        return _assistant(msg, content, warn)
     if type(content) is str:
         if role == "tool":
             call_id = msg.get("tool_call_id") or msg.get("name") or ""
@@ -240,7 +260,7 @@ def message_from_openai(msg: dict[str, Any]) -> Message | None:
     return ToolResultMessage(str(call_id), _text(content), bool(msg.get("is_error", False)))
 
 
-def _assistant(msg: dict[str, Any], content: Any) -> AssistantMessage:
+def _assistant(msg: dict[str, Any], content: Any, warn: Warn | None = None) -> AssistantMessage:
     if content is None or content == "":
         blocks: tuple[Block, ...] = ()
     elif type(content) is str:
@@ -254,7 +274,7 @@ def _assistant(msg: dict[str, Any], content: Any) -> AssistantMessage:
         blocks = (*blocks, *_tool_calls(msg))
     model = msg.get("model")
     return AssistantMessage(
-        blocks, _assistant_usage(msg), model if isinstance(model, str) else None
+        blocks, _assistant_usage(msg, warn), model if isinstance(model, str) else None
     )
 
 
@@ -273,11 +293,33 @@ def mark_observations(messages: list[Message], runtime_speaks: bool = False) -> 
     for i, message in enumerate(messages):
         if type(message) is AssistantMessage:
             called = True
+        elif type(message) is UserMessage and not called and runtime_speaks:
+            called = True  # the task statement; what follows is the runtime's
         elif type(message) is UserMessage and called:
             first = message.blocks[0] if message.blocks else None
             text = first.text.lstrip() if isinstance(first, TextBlock) else ""
             if runtime_speaks or text.startswith(OBSERVATION_PREFIXES):
                 messages[i] = UserMessage(message.blocks, OBSERVATION)
+
+
+def _check_api_calls(
+    obj: dict[str, Any], conv: Conversation, source: Source, record: Record
+) -> None:
+    """mini-swe-agent counts every model call in ``info.model_stats.api_calls``, also the
+    ones whose reply it rejected and did not record."""
+    info = obj.get("info")
+    stats = info.get("model_stats") if isinstance(info, dict) else None
+    counted = stats.get("api_calls") if isinstance(stats, dict) else None
+    if type(counted) is not int:
+        return
+    kept = sum(1 for m in conv.messages if type(m) is AssistantMessage)
+    if counted > kept:
+        source.dropped(
+            record,
+            f"info.model_stats.api_calls is {counted} but the trajectory records {kept} model"
+            f" call(s): {counted - kept} call(s) left no message (a reply rejected, or a call"
+            " that failed); tokens they used are not in the recorded usage",
+        )
 
 
 def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
@@ -295,23 +337,27 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
                 format=NAME,
                 line=record.line,
             )
+            warn = source.warner(record)
             for i, msg in enumerate(msgs):
                 try:
                     if not isinstance(msg, dict):
                         raise BadMessage("a message must be an object")
-                    message = message_from_openai(msg)
+                    message = message_from_openai(msg, warn)
                 except BadMessage as exc:
                     source.bad(record.error(source.display, f"messages[{i}]: {exc}"))
                     continue
                 if message is not None:
                     conv.messages.append(message)
-            mark_observations(conv.messages, _agent_runtime_speaks(obj))
+            runtime_speaks = _agent_runtime_speaks(obj)
+            mark_observations(conv.messages, runtime_speaks)
+            if runtime_speaks:
+                _check_api_calls(obj, conv, source, record)
             yield conv
             continue
         if per_message is None:
             per_message = Conversation(session_stem(source), source.display, NAME, line=record.line)
         try:
-            message = message_from_openai(obj)
+            message = message_from_openai(obj, source.warner(record))
         except BadMessage as exc:
             source.bad(record.error(source.display, str(exc)))
             continue

@@ -41,6 +41,9 @@ class Source:
     skip_bad_lines: bool = False
     warn: Callable[[str], None] = field(default=lambda msg: print(msg, file=sys.stderr))
     display: str = ""  # how the path is shown in messages (as the user typed it)
+    # Which other format would take a record, if any (set by formats.read_conversations
+    # for the reader it runs: a file may switch format part way, formats/switch.py).
+    other_format: Callable[[Record], str | None] | None = None
 
     def __post_init__(self) -> None:
         if not self.display:
@@ -64,24 +67,44 @@ class Source:
 Warn = Callable[[str], None]
 
 
+# No model call is sent or writes more tokens than this: today's largest context windows
+# are 1-10 million tokens, so a count beyond 100 million (10x the largest, 1,000x the usual)
+# is a broken or hostile log, not usage. Such a count, or a negative one, is ignored.
+MAX_TOKENS_PER_CALL = 100_000_000
+
+
 def count_field(value: Any, name: str, warn: Warn | None = None) -> int:
     """A token count: a number; a numeric string is read with a warning (some exporters
-    write ``"1234"``), anything else is 0 with a warning. Missing (None) is 0, silently."""
-    if type(value) is int:  # the common case first
+    write ``"1234"``), anything else is 0 with a warning. Missing (None) is 0, silently.
+    A count that cannot be true (negative, or above ``MAX_TOKENS_PER_CALL``) is 0 with a
+    warning too."""
+    if type(value) is int and 0 <= value <= MAX_TOKENS_PER_CALL:  # the common case first
         return value
     if value is None:
         return 0
-    if isinstance(value, float) and value == value and abs(value) != float("inf"):
-        return int(value)
-    if isinstance(value, str):
+    number: int | None = None
+    if isinstance(value, bool):
+        pass
+    elif isinstance(value, int):
+        number = value
+    elif isinstance(value, float) and value == value and abs(value) != float("inf"):
+        number = int(value)
+    elif isinstance(value, str):
         try:
             number = int(value.strip())
         except ValueError:
             pass
         else:
-            if warn is not None:
+            if warn is not None and 0 <= number <= MAX_TOKENS_PER_CALL:
                 warn(f"{name} is a string ({value!r}); read as {number}")
-            return number
+    if number is not None and not 0 <= number <= MAX_TOKENS_PER_CALL:
+        if warn is not None:
+            shown = str(value) if len(str(value)) <= 24 else f"{str(value)[:20]}…"
+            why = "negative" if number < 0 else f"more than {MAX_TOKENS_PER_CALL:,} in one call"
+            warn(f"{name} is {shown}, which cannot be true ({why}); ignored")
+        return 0
+    if number is not None:
+        return number
     if warn is not None:
         warn(f"{name} is not a number ({value!r}); ignored")
     return 0
@@ -157,7 +180,8 @@ def _iter_whole_file(source: Source, data: bytes) -> Iterator[Record]:
             yield from _iter_lines(source, data)
             return
         if _is_invalid_utf8(data):
-            raise InputError(path, None, "invalid UTF-8 (the file is not text in UTF-8)") from None
+            yield from _iter_whole_file(source, _replace_bad_utf8(source, data))
+            return
         raise InputError(path, getattr(exc, "lineno", None), _describe_json_error(exc)) from None
     if isinstance(value, dict):
         yield Record(value)
@@ -173,6 +197,21 @@ def _iter_whole_file(source: Source, data: bytes) -> Iterator[Record]:
                 )
     else:
         raise InputError(path, None, f"expected a JSON object or array, got {_type_name(value)}")
+
+
+def _replace_bad_utf8(source: Source, data: bytes) -> bytes:
+    """A whole-file JSON document with invalid UTF-8: each bad line is a bad line
+    (``Source.bad``); with --skip-bad-lines its bad bytes read as U+FFFD (the document
+    cannot lose a line and stay JSON)."""
+    lines = data.split(b"\n")
+    for lineno, raw in enumerate(lines, 1):
+        if _is_invalid_utf8(raw):
+            err = InputError(source.display, lineno, "invalid UTF-8 on this line")
+            if not source.skip_bad_lines:
+                source.bad(err)  # raises
+            source.warn(f"warning: {err.location_text()}; its bad bytes read as U+FFFD")
+            lines[lineno - 1] = raw.decode("utf-8", "replace").encode()
+    return b"\n".join(lines)
 
 
 def _parses(raw: bytes) -> bool:
@@ -283,12 +322,22 @@ def decode_text(source: Source, data: bytes) -> str:
     """A plain-text transcript's bytes as text, for readers of non-JSON formats.
 
     Kept apart from the JSON record path: those readers parse lines themselves. A UTF-8
-    byte-order mark is dropped; invalid UTF-8 is an error naming its line.
+    byte-order mark is dropped; a line of invalid UTF-8 is a bad line (``Source.bad``): an
+    error naming it, or with --skip-bad-lines a warning, the line read as empty (so the
+    lines after it keep their numbers).
     """
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise InputError(source.display, line, "invalid UTF-8 on this line") from None
+        first = data.count(b"\n", 0, exc.start) + 1
+    lines = data.split(b"\n")
+    out = [raw.decode("utf-8", "replace") for raw in lines[: first - 1]]  # valid up to here
+    for lineno, raw in enumerate(lines[first - 1 :], first):
+        try:
+            out.append(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            source.bad(InputError(source.display, lineno, "invalid UTF-8 on this line"))
+            out.append("")
+    return "\n".join(out)

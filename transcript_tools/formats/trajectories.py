@@ -51,7 +51,7 @@ from ..engine.messages import (
     UserMessage,
 )
 from .openai_chat import BadMessage, message_from_openai, usage_from_openai
-from .source import Record, Source, conversation_id, session_stem
+from .source import Record, Source, Warn, conversation_id, count_field, session_stem
 
 NAME = "trajectory"
 DESCRIPTION = "Agent trajectories: SWE-agent .traj (history) and OpenHands event streams"
@@ -163,24 +163,26 @@ def _kind(part: Any) -> str:
 # ---- OpenHands ----------------------------------------------------------------------------
 
 
-def _token_usages(obj: dict[str, Any]) -> dict[str, Usage]:
+def _token_usages(obj: dict[str, Any], warn: Warn | None = None) -> dict[str, Usage]:
     metrics = obj.get("metrics")
     usages = metrics.get("token_usages") if isinstance(metrics, dict) else None
     found: dict[str, Usage] = {}
     for item in usages if isinstance(usages, list) else ():
         if isinstance(item, dict) and item.get("response_id"):
-            cache_read = _int(item.get("cache_read_tokens"))
             found[str(item["response_id"])] = Usage(
-                input_tokens=_int(item.get("prompt_tokens")),
-                output_tokens=_int(item.get("completion_tokens")),
-                cache_read_tokens=cache_read,
-                cache_creation_tokens=_int(item.get("cache_write_tokens")),
+                input_tokens=_count(item, "prompt_tokens", warn),
+                output_tokens=_count(item, "completion_tokens", warn),
+                cache_read_tokens=_count(item, "cache_read_tokens", warn),
+                cache_creation_tokens=_count(item, "cache_write_tokens", warn),
             )
     return found
 
 
-def _int(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+def _count(item: dict[str, Any], key: str, warn: Warn | None) -> int:
+    value = item.get(key)
+    if value is None or isinstance(value, bool):
+        return 0
+    return count_field(value, f"metrics.token_usages[].{key}", warn)
 
 
 def _event_text(event: dict[str, Any]) -> str:
@@ -332,7 +334,12 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
             line=record.line,
         )
         if kind == "openhands":
-            _openhands([(ev, record) for ev in obj["history"]], conv, _token_usages(obj), source)
+            _openhands(
+                [(ev, record) for ev in obj["history"]],
+                conv,
+                _token_usages(obj, source.warner(record)),
+                source,
+            )
         else:
             _swe_agent(obj["history"], conv, record, source)
         yield conv
