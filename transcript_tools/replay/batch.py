@@ -34,9 +34,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from ..engine.config import Measure
 from ..engine.messages import Usage
 from ..engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
+from ..engine.rules import depends_on_summary_text
 from ..errors import ProviderError, TsumError
 from ..providers.batch import BatchClient, BatchItem, BatchStatus
 from ..providers.batch.store import BatchStore
@@ -93,14 +93,6 @@ class BatchReport:
         return ", ".join(parts)
 
 
-def schedule_is_text_independent(run: ReplayRun) -> bool:
-    """The cumulative measure and a template that never reads ``previous_summary``."""
-    template = run.template
-    if run.settings.measure is not Measure.CUMULATIVE or template is None:
-        return False
-    return "previous_summary" not in template.variables
-
-
 class BatchReplay:
     """Runs ``run`` (a ``ReplayRun`` whose executor is ``executor``) in batch rounds."""
 
@@ -128,7 +120,10 @@ class BatchReplay:
         self._sleep = sleep
         self._say = say
         self.base_url = public_url(str(getattr(self.provider, "_base_url", "")))
-        self.report = BatchReport(planned_ahead=schedule_is_text_independent(run))
+        settings = run.settings
+        self.report = BatchReport(
+            planned_ahead=not depends_on_summary_text(settings.mode, settings.measure, run.template)
+        )
         self.failed: dict[str, str] = {}  # custom_id -> error, for this run (N3)
         self._settled: set[str] = set()  # sessions replayed from the cache to their end
         self._batch: list[bytes] = []  # encoded requests of the batch being built

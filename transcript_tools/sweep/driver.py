@@ -22,14 +22,13 @@ from ..engine.config import Checkpoint, ReplaySettings, SummaryConfig
 from ..engine.messages import Conversation, Message
 from ..engine.prompt import PromptTemplate
 from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
-from ..engine.rules import split_units, unit_turns
+from ..engine.rules import depends_on_summary_text, split_units, unit_turns
 from ..replay.driver import ReplayRun, SessionResult
 from .simulate import (
     Profile,
     SweepConfig,
     evaluate_engine,
     evaluate_fast,
-    needs_engine,
     profile_conversation,
     simulate,
 )
@@ -169,7 +168,9 @@ class Sweep:
             turns, profile = profiled(cfg.checkpoint)
             # Until the first summary the engine's state is the profile's: a configuration
             # that never fires on the profile never fires in the engine either.
-            if needs_engine(profile, cfg, self.template) and simulate(profile, cfg):
+            if depends_on_summary_text(cfg.mode, cfg.measure, self.template) and simulate(
+                profile, cfg
+            ):
                 if self.executor is None:
                     self.executor = _offline_executor()
                 outcome = await evaluate_engine(
@@ -213,10 +214,10 @@ class Sweep:
         if result.engine_runs == 0:
             return (
                 "no summary calls needed: every schedule was computed from the token series "
-                "(recorded usage with the cumulative measure, Full mode, or no trigger at all); "
+                "(the cumulative measure, Full mode, or no trigger at all); "
                 "no provider was called"
             )
-        why = "estimated usage or the current measure, Focused mode, and a trigger"
+        why = "the current measure in Focused mode, and a trigger"
         if self.template is not None and "previous_summary" in self.template.variables:
             why += "; or a prompt that shows the previous summary"
         how = (
