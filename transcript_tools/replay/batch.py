@@ -38,12 +38,13 @@ from ..engine.messages import Usage
 from ..engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
 from ..engine.rules import depends_on_summary_text
 from ..errors import ProviderError, TsumError
+from ..formats.corpus import CorpusReader
 from ..providers.batch import BatchClient, BatchItem, BatchStatus
 from ..providers.batch.store import BatchStore
 from ..providers.cache import cache_key
 from ..providers.executor import SummaryExecutor
 from ..providers.retry import ProviderCallError, public_url
-from .driver import ReplayRun, RunStats, SessionResult, replay_conversation
+from .driver import ReplayRun, RunStats, replay_conversation
 
 log = logging.getLogger(__name__)
 
@@ -164,15 +165,7 @@ class BatchReplay:
 
     async def _plan(self, paths: list[str]) -> None:
         run = self.run
-        reader = ReplayRun(
-            run.settings,
-            None,
-            _NullSink(),
-            fmt=run.fmt,
-            skip_bad_lines=run.skip_bad_lines,
-            warn=_quiet,
-            error=_quiet,
-        )
+        reader = CorpusReader(fmt=run.fmt, skip_bad_lines=run.skip_bad_lines)
         self._blocked = False
         for conv in reader.conversations(paths):
             if conv.session_id in self._settled:
@@ -375,14 +368,3 @@ class _ResultsProvider:
         raise ProviderCallError(
             self._failed.get(key) or f"{self.name}: no batch result for this request"
         )
-
-
-class _NullSink:
-    spool_prompts = False
-
-    def write_session(self, result: SessionResult) -> None:
-        pass
-
-
-def _quiet(_message: str) -> None:
-    pass

@@ -18,12 +18,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.config import Checkpoint, ReplaySettings, SummaryConfig
+from ..engine.config import Checkpoint, SummaryConfig
 from ..engine.messages import Conversation, Message
 from ..engine.prompt import PromptTemplate
 from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from ..engine.rules import depends_on_summary_text, split_units, unit_turns
-from ..replay.driver import ReplayRun, SessionResult
+from ..formats.corpus import CorpusReader
 from .simulate import (
     Profile,
     SweepConfig,
@@ -110,15 +110,12 @@ class Sweep:
         result = SweepResult(
             self.configs, [ConfigStats(c, self.price_per_mtok) for c in self.configs]
         )
-        reader = ReplayRun(
-            ReplaySettings(),
-            None,
-            _NO_SINK,  # only its conversations() are used
+        reader = CorpusReader(
             fmt=self.fmt,
             skip_bad_lines=self.skip_bad_lines,
             warn=self.warn,
             error=self.error,
-            _seen_ids=self.taken_ids,
+            seen_ids=self.taken_ids,
         )
         heap: list[tuple[tuple[int, int, int], int, Sample]] = []
         for index, conv in enumerate(reader.conversations(paths)):
@@ -245,16 +242,6 @@ def _per_turn(
     for turn, value in zip(unit_turns(conv.messages, [s for s, _ in units]), series, strict=False):
         out[turn] = value
     return [out[t] for t in sorted(out)]
-
-
-class _NoSink:
-    spool_prompts = False
-
-    def write_session(self, result: SessionResult) -> None:
-        raise AssertionError("the sweep replays no session through ReplayRun")
-
-
-_NO_SINK = _NoSink()
 
 
 def _offline_executor() -> Any:
