@@ -1,7 +1,7 @@
 """The sweep's fast path and the engine report the same figures (issue 11 §1).
 
 Random conversations x configurations x both built-in templates x both measures x
-both modes. Where the sweep takes the fast path (``needs_engine`` is False), every
+both modes. Where the sweep takes the fast path (``rules.depends_on_summary_text`` is False), every
 figure the fast path reports must equal what the real engine, with summaries applied,
 reports: firing turns, prompt characters, the per-turn view (its peak, sum and
 overflow count) and the fixed-cadence flag. Where it does not, the sweep runs the
@@ -25,13 +25,12 @@ from test_sweep import build, config_spec, conversation_spec
 from transcript_tools.engine.config import Checkpoint, SummaryConfig
 from transcript_tools.engine.prompt import load_template
 from transcript_tools.engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
-from transcript_tools.engine.rules import split_turns, split_units
+from transcript_tools.engine.rules import depends_on_summary_text, split_turns, split_units
 from transcript_tools.engine.tokens import estimate_text_tokens
 from transcript_tools.sweep.simulate import (
     SweepConfig,
     evaluate_engine,
     evaluate_fast,
-    needs_engine,
     profile_conversation,
 )
 
@@ -82,7 +81,7 @@ def test_fast_path_figures_equal_the_engine(
         summary_tokens=summary_tokens(base),
         checkpoint=checkpoint,
     )
-    if needs_engine(profile, cfg, template):
+    if depends_on_summary_text(cfg.mode, cfg.measure, template):
         return  # the sweep runs the engine itself
     fast = evaluate_fast(profile, cfg, keep_curve=True)
     engine = asyncio.run(
@@ -111,11 +110,11 @@ def test_fast_path_figures_equal_the_engine(
 
 
 def test_fast_path_is_taken_for_zh_and_not_for_a_prompt_showing_the_previous_summary() -> None:
-    conv = build((False, [[((10, 1), False, 1)]]), all_recorded=True)
-    profile = profile_conversation(conv)
     cfg = SweepConfig(0.5, 100, 1)
-    assert not needs_engine(profile, cfg, load_template("zh"))
-    assert needs_engine(profile, cfg, load_template("en"))  # {{ previous_summary }}
+    assert not depends_on_summary_text(cfg.mode, cfg.measure, load_template("zh"))
+    assert depends_on_summary_text(
+        cfg.mode, cfg.measure, load_template("en")
+    )  # {{ previous_summary }}
 
 
 def test_en_prompt_characters_equal_the_engine() -> None:
@@ -129,7 +128,7 @@ def test_en_prompt_characters_equal_the_engine() -> None:
     template = load_template("en")
     cfg = SweepConfig(0.5, 20000, 2)
     profile = profile_conversation(conv, template=template)
-    assert needs_engine(profile, cfg, template)
+    assert depends_on_summary_text(cfg.mode, cfg.measure, template)
     engine = asyncio.run(
         evaluate_engine(
             conv,
@@ -162,7 +161,7 @@ def test_focused_view_keeps_every_turn_after_the_summary() -> None:
     profile = profile_conversation(
         conv, base=base, template=template, keep_recent_turns=1, summary_tokens=summary_tokens(base)
     )
-    assert not needs_engine(profile, cfg, template)
+    assert not depends_on_summary_text(cfg.mode, cfg.measure, template)
     fast = evaluate_fast(profile, cfg, keep_curve=True)
     engine = asyncio.run(
         evaluate_engine(

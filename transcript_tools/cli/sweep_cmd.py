@@ -53,11 +53,12 @@ Examples:
   tsum sweep corpus/ --ratio 0.6 --debounce 5 --measure cumulative,current --report sweep.html
   tsum sweep corpus/ --json > sweep.json        (or --csv)
 
-With recorded usage and the cumulative measure (or in Full mode) the schedule cannot
-depend on summary text: it is computed from the token series alone and no provider is
-called. Otherwise (estimated usage, --measure current in Focused mode) the real engine
-runs with the offline summarizer, or with cached responses of a real provider
-(--provider NAME --cache FILE; misses fall back to offline). The output says which."""
+With the cumulative measure (usage recorded or estimated) or in Full mode the schedule
+cannot depend on summary text: it is computed from the token series alone and no provider
+is called. Otherwise (--measure current in Focused mode, or a prompt that shows the
+previous summary) the real engine runs with the offline summarizer, or with cached
+responses of a real provider (--provider NAME --cache FILE; misses fall back to offline).
+The output says which."""
 
 
 @click.command(epilog=EPILOG)

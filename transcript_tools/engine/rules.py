@@ -24,9 +24,13 @@ import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from .config import Checkpoint
+from .config import Checkpoint, Measure, SlotMode
 from .messages import SYNTHETIC_MODEL, AssistantMessage, Message, starts_turn
+
+if TYPE_CHECKING:
+    from .prompt import PromptTemplate
 
 
 class Decision(StrEnum):
@@ -327,3 +331,22 @@ __all__ = [
     "unit_starts",
     "unit_turns",
 ]
+
+
+def depends_on_summary_text(
+    mode: SlotMode, measure: Measure, template: PromptTemplate | None
+) -> bool:
+    """Does what the checkpoint does next depend on what an earlier summary says?
+
+    The one answer for the sweep (fast path or engine) and for ``--batch`` (plan every
+    request ahead, or round by round). True when the next prompt shows the previous
+    summary (``{{ previous_summary }}``, or a template not known yet), or when the trigger
+    measures the view the model is sent (``--measure current``) in Focused mode, where the
+    summary is part of that view. Under the cumulative measure the schedule never does:
+    ``cost_so_far`` sums the calls' usage, recorded or estimated, and an estimated call is
+    counted on the whole history before it, never on tsum's view (``SessionEngine``'s
+    turn accounting). In Full mode summaries never change the view.
+    """
+    if template is None or "previous_summary" in template.variables:
+        return True
+    return mode is SlotMode.FOCUSED and measure is Measure.CURRENT

@@ -12,15 +12,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from ..engine.config import ReplaySettings, SlotMode
 from ..engine.messages import Conversation
 from ..engine.prompt import PromptTemplate
 from ..engine.session import SessionEngine
 from ..errors import ConfigError
+from ..formats.corpus import CorpusReader
 from ..providers.executor import SummaryExecutor
-from ..replay.driver import ReplayRun, Sink
 from .aggregate import Aggregate
 from .checkpoints import (
     Checkpoint,
@@ -110,14 +110,8 @@ class Evaluation:
         labels = [v.label for v in self.variants]
         result = EvalResult(labels, {label: Aggregate() for label in labels})
         result.failed = {label: 0 for label in labels}
-        reader = ReplayRun(
-            ReplaySettings(),
-            None,
-            cast(Sink, None),  # a reader only: conversations() never touches the sink
-            fmt=self.fmt,
-            skip_bad_lines=self.skip_bad_lines,
-            warn=self.warn,
-            error=self.error,
+        reader = CorpusReader(
+            fmt=self.fmt, skip_bad_lines=self.skip_bad_lines, warn=self.warn, error=self.error
         )
         same: list[bool] = []
         try:

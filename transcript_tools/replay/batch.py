@@ -34,16 +34,17 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from ..engine.config import Measure
 from ..engine.messages import Usage
 from ..engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
+from ..engine.rules import depends_on_summary_text
 from ..errors import ProviderError, TsumError
+from ..formats.corpus import CorpusReader
 from ..providers.batch import BatchClient, BatchItem, BatchStatus
 from ..providers.batch.store import BatchStore
 from ..providers.cache import cache_key
 from ..providers.executor import SummaryExecutor
 from ..providers.retry import ProviderCallError, public_url
-from .driver import ReplayRun, RunStats, SessionResult, replay_conversation
+from .driver import ReplayRun, RunStats, replay_conversation
 
 log = logging.getLogger(__name__)
 
@@ -93,14 +94,6 @@ class BatchReport:
         return ", ".join(parts)
 
 
-def schedule_is_text_independent(run: ReplayRun) -> bool:
-    """The cumulative measure and a template that never reads ``previous_summary``."""
-    template = run.template
-    if run.settings.measure is not Measure.CUMULATIVE or template is None:
-        return False
-    return "previous_summary" not in template.variables
-
-
 class BatchReplay:
     """Runs ``run`` (a ``ReplayRun`` whose executor is ``executor``) in batch rounds."""
 
@@ -128,7 +121,10 @@ class BatchReplay:
         self._sleep = sleep
         self._say = say
         self.base_url = public_url(str(getattr(self.provider, "_base_url", "")))
-        self.report = BatchReport(planned_ahead=schedule_is_text_independent(run))
+        settings = run.settings
+        self.report = BatchReport(
+            planned_ahead=not depends_on_summary_text(settings.mode, settings.measure, run.template)
+        )
         self.failed: dict[str, str] = {}  # custom_id -> error, for this run (N3)
         self._settled: set[str] = set()  # sessions replayed from the cache to their end
         self._batch: list[bytes] = []  # encoded requests of the batch being built
@@ -169,15 +165,7 @@ class BatchReplay:
 
     async def _plan(self, paths: list[str]) -> None:
         run = self.run
-        reader = ReplayRun(
-            run.settings,
-            None,
-            _NullSink(),
-            fmt=run.fmt,
-            skip_bad_lines=run.skip_bad_lines,
-            warn=_quiet,
-            error=_quiet,
-        )
+        reader = CorpusReader(fmt=run.fmt, skip_bad_lines=run.skip_bad_lines)
         self._blocked = False
         for conv in reader.conversations(paths):
             if conv.session_id in self._settled:
@@ -380,14 +368,3 @@ class _ResultsProvider:
         raise ProviderCallError(
             self._failed.get(key) or f"{self.name}: no batch result for this request"
         )
-
-
-class _NullSink:
-    spool_prompts = False
-
-    def write_session(self, result: SessionResult) -> None:
-        pass
-
-
-def _quiet(_message: str) -> None:
-    pass

@@ -28,10 +28,8 @@ from ..engine.messages import (
 )
 from ..engine.rules import FIRED, Decision, compaction_turn, fixed_cadence, unit_starts
 from ..engine.session import SessionEngine
-from ..errors import InputError
-from ..formats import read_input
-from ..formats.inputs import InputFile, expand_inputs, unique_name
-from ..formats.source import Source
+from ..formats.corpus import CorpusReader
+from ..formats.inputs import InputFile
 from ..providers.executor import SummaryExecutor
 from .parking import Parked, ParkFile, Rendered, SessionCounts, discard
 
@@ -312,19 +310,12 @@ class ReplayRun:
     def conversations(
         self, paths: list[str] | list[InputFile]
     ) -> Generator[Conversation, None, None]:
-        """The conversations of every input, in order. (The garbage collector's state is
-        the host's business: library code never changes it.)"""
-        for item in expand_inputs(paths):
-            self.stats.files += 1
-            source = Source(item.path, skip_bad_lines=self.skip_bad_lines, warn=self._warn)
-            try:
-                for conv in read_input(source, self.fmt, from_directory=item.from_directory):
-                    conv.session_id = unique_name(conv.session_id, self._seen_ids, "#")
-                    yield conv
-            except InputError as exc:
-                self.stats.failed_files += 1
-                self.stats.errors.append(exc.location_text())
-                self.error(f"error: {exc.location_text()}")
+        """The conversations of every input, in order (``formats.corpus.CorpusReader``,
+        counting into this run's stats)."""
+        reader = CorpusReader(
+            self.fmt, self.skip_bad_lines, self.warn, self.error, self._seen_ids, self.stats
+        )
+        yield from reader.conversations(paths)
 
     def _warn(self, message: str) -> None:
         self.stats.warnings += 1

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.config import ReplaySettings
+from ..formats.corpus import CorpusReader
 from ..formats.inputs import InputFile
 from ..parallel.job import ERROR, SESSION, WARN
 from ..parallel.pool import Backend, ordered_parts, plan
@@ -61,15 +62,12 @@ class ReplayJob:
 
     def run(self, items: list[InputFile], taken: set[str]) -> ReplayPart:
         events: list[tuple[str, Any]] = []
-        reader = ReplayRun(
-            self.settings,
-            None,
-            None,  # type: ignore[arg-type]  # only its reader is used
+        reader = CorpusReader(
             fmt=self.fmt,
             skip_bad_lines=self.skip_bad_lines,
             warn=lambda m: events.append((WARN, m)),
             error=lambda m: events.append((ERROR, m)),
-            _seen_ids=set(taken),
+            seen_ids=set(taken),
         )
         report = TextReport(io.StringIO(), show_summaries=self.show_summaries)
         names: set[str] = set()

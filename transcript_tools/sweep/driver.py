@@ -18,18 +18,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.config import Checkpoint, ReplaySettings, SummaryConfig
+from ..engine.config import Checkpoint, SummaryConfig
 from ..engine.messages import Conversation, Message
 from ..engine.prompt import PromptTemplate
 from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
-from ..engine.rules import split_units, unit_turns
-from ..replay.driver import ReplayRun, SessionResult
+from ..engine.rules import depends_on_summary_text, split_units, unit_turns
+from ..formats.corpus import CorpusReader
 from .simulate import (
     Profile,
     SweepConfig,
     evaluate_engine,
     evaluate_fast,
-    needs_engine,
     profile_conversation,
     simulate,
 )
@@ -111,15 +110,12 @@ class Sweep:
         result = SweepResult(
             self.configs, [ConfigStats(c, self.price_per_mtok) for c in self.configs]
         )
-        reader = ReplayRun(
-            ReplaySettings(),
-            None,
-            _NO_SINK,  # only its conversations() are used
+        reader = CorpusReader(
             fmt=self.fmt,
             skip_bad_lines=self.skip_bad_lines,
             warn=self.warn,
             error=self.error,
-            _seen_ids=self.taken_ids,
+            seen_ids=self.taken_ids,
         )
         heap: list[tuple[tuple[int, int, int], int, Sample]] = []
         for index, conv in enumerate(reader.conversations(paths)):
@@ -169,7 +165,9 @@ class Sweep:
             turns, profile = profiled(cfg.checkpoint)
             # Until the first summary the engine's state is the profile's: a configuration
             # that never fires on the profile never fires in the engine either.
-            if needs_engine(profile, cfg, self.template) and simulate(profile, cfg):
+            if depends_on_summary_text(cfg.mode, cfg.measure, self.template) and simulate(
+                profile, cfg
+            ):
                 if self.executor is None:
                     self.executor = _offline_executor()
                 outcome = await evaluate_engine(
@@ -213,10 +211,10 @@ class Sweep:
         if result.engine_runs == 0:
             return (
                 "no summary calls needed: every schedule was computed from the token series "
-                "(recorded usage with the cumulative measure, Full mode, or no trigger at all); "
+                "(the cumulative measure, Full mode, or no trigger at all); "
                 "no provider was called"
             )
-        why = "estimated usage or the current measure, Focused mode, and a trigger"
+        why = "the current measure in Focused mode, and a trigger"
         if self.template is not None and "previous_summary" in self.template.variables:
             why += "; or a prompt that shows the previous summary"
         how = (
@@ -244,16 +242,6 @@ def _per_turn(
     for turn, value in zip(unit_turns(conv.messages, [s for s, _ in units]), series, strict=False):
         out[turn] = value
     return [out[t] for t in sorted(out)]
-
-
-class _NoSink:
-    spool_prompts = False
-
-    def write_session(self, result: SessionResult) -> None:
-        raise AssertionError("the sweep replays no session through ReplayRun")
-
-
-_NO_SINK = _NoSink()
 
 
 def _offline_executor() -> Any:

@@ -6,9 +6,10 @@ watermark), the per-turn size of the view without summaries (``--measure current
 prefix sums of the formatted history (summary prompt sizes) and of the estimated
 tokens a focused view drops. Then each configuration costs O(turns):
 
-* fast path -- the figures cannot depend on summary text: the cumulative measure
-  with every call's usage recorded, or Full mode (summaries never change the view),
-  and a template that does not show the previous summary. The checkpoint
+* fast path -- the figures cannot depend on summary text
+  (``rules.depends_on_summary_text``): the cumulative measure (usage recorded or
+  estimated: an estimate never sees tsum's view), or Full mode (summaries never change
+  the view), and a template that does not show the previous summary. The checkpoint
   (``rules.skip_reason``) is run over plain integers; it agrees exactly with
   :class:`SessionEngine` (a hypothesis test proves it). No provider is called.
 * engine path -- otherwise: the real engine runs with an executor (the offline
@@ -322,19 +323,6 @@ def profile_conversation(
 
 
 # ---- one configuration on one conversation ------------------------------------------------
-
-
-def needs_engine(
-    profile: Profile, cfg: SweepConfig, template: PromptTemplate | None = None
-) -> bool:
-    """True when a figure depends on summary text: the schedule or the view (estimated
-    usage or the current measure, in Focused mode), or the prompt (a template that shows
-    the previous summary)."""
-    if template is not None and "previous_summary" in template.variables:
-        return True  # the next prompt holds this summary: its length is the summary's
-    if cfg.mode is SlotMode.FULL:
-        return False  # summaries never change the view: every series is the profile's
-    return cfg.measure is Measure.CURRENT or not profile.all_recorded
 
 
 def decisions(profile: Profile, cfg: SweepConfig) -> list[Decision]:

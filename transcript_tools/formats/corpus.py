@@ -1,0 +1,73 @@
+"""Reading a corpus: every input's conversations, in input order, ids unique corpus-wide.
+
+The one reading loop of replay, sweep, eval, the ``--batch`` planner and the parallel
+jobs. A file that cannot be read is an error (counted, reported through ``error``) and
+the rest of the corpus goes on; warnings (skipped lines, a truncated last line) go
+through ``warn`` and are counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..engine.messages import Conversation
+from ..errors import InputError
+from . import read_input
+from .inputs import InputFile, expand_inputs, unique_name
+from .source import Source
+
+
+class ReadCounts(Protocol):
+    """Where a reader counts (``replay.RunStats`` is one)."""
+
+    files: int
+    failed_files: int
+    warnings: int
+    errors: list[str]
+
+
+@dataclass
+class CorpusCounts:
+    files: int = 0
+    failed_files: int = 0
+    warnings: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def _ignore(message: str) -> None:
+    pass
+
+
+@dataclass
+class CorpusReader:
+    """``conversations(paths)``: the conversations of every input, in order."""
+
+    fmt: str | None = None
+    skip_bad_lines: bool = False
+    warn: Callable[[str], None] = _ignore
+    error: Callable[[str], None] = _ignore
+    seen_ids: set[str] = field(default_factory=set)  # ids taken so far: later ones get #2…
+    stats: ReadCounts = field(default_factory=CorpusCounts)
+
+    def conversations(
+        self, paths: list[str] | list[InputFile]
+    ) -> Generator[Conversation, None, None]:
+        """The conversations of every input, in order. (The garbage collector's state is
+        the host's business: library code never changes it.)"""
+        for item in expand_inputs(paths):
+            self.stats.files += 1
+            source = Source(item.path, skip_bad_lines=self.skip_bad_lines, warn=self._warn)
+            try:
+                for conv in read_input(source, self.fmt, from_directory=item.from_directory):
+                    conv.session_id = unique_name(conv.session_id, self.seen_ids, "#")
+                    yield conv
+            except InputError as exc:
+                self.stats.failed_files += 1
+                self.stats.errors.append(exc.location_text())
+                self.error(f"error: {exc.location_text()}")
+
+    def _warn(self, message: str) -> None:
+        self.stats.warnings += 1
+        self.warn(message)
