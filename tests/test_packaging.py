@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import sysconfig
 import zipfile
 from pathlib import Path
 
@@ -25,17 +27,53 @@ def test_installed_package_lists_every_template() -> None:
         assert "messages" in load_template(name).source
 
 
+# Never shipped, never needed to build: a stale build/ would hide a package missing from
+# the package list (bdist_wheel copies whatever build/lib holds).
+NOT_SOURCE = shutil.ignore_patterns(
+    ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".work"
+)
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    source = tmp_path_factory.mktemp("source") / "tree"
+    shutil.copytree(ROOT, source, ignore=NOT_SOURCE)
     out = tmp_path_factory.mktemp("wheel")
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
         capture_output=True,
         text=True,
     )
     # A failing build is the project failing (pyproject, package data): never a skip.
     assert result.returncode == 0, f"pip wheel failed: {result.stderr.strip()[-2000:]}"
     return next(out.glob("*.whl"))
+
+
+def source_files() -> list[str]:
+    """Every file the wheel must hold, by its path inside the wheel, from a walk of the
+    source tree: each module and data file under transcript_tools/, and prompts/ (shipped
+    as transcript_tools/prompts/, pyproject.toml's package-dir)."""
+    shipped = {".py", ".j2", ".txt", ".css", ".toml"}
+    found = [
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "transcript_tools").rglob("*")
+        if path.is_file() and path.suffix in shipped and "__pycache__" not in path.parts
+    ]
+    found += [
+        f"transcript_tools/prompts/{path.name}"
+        for path in (ROOT / "prompts").iterdir()
+        if path.is_file() and path.suffix in shipped
+    ]
+    return sorted(found)
+
+
+def source_modules() -> list[str]:
+    names = []
+    for name in source_files():
+        if name.endswith(".py"):
+            dotted = name[: -len(".py")].replace("/", ".")
+            names.append(dotted.removesuffix(".__init__"))
+    return names
 
 
 DISTRIBUTION = "transcript-tools"  # "tsum" on the index is an unrelated project (issue 10 §6)
@@ -86,6 +124,17 @@ def test_wheel_contains_every_policy_preset(wheel: Path) -> None:
     assert "transcript_tools/engine/policy.py" in names
 
 
+def test_wheel_contains_every_module_of_the_source_tree(wheel: Path) -> None:
+    # issue 22 §1: transcript_tools.eval was missing from every wheel for a round.
+    expected = source_files()
+    assert "transcript_tools/eval/evaluation.py" in expected  # the walk sees subpackages
+    assert "transcript_tools/templates/report.html.j2" in expected
+    assert "transcript_tools/prompts/summary.zh.j2" in expected
+    names = set(zipfile.ZipFile(wheel).namelist())
+    missing = [name for name in expected if name not in names]
+    assert missing == [], f"not in the wheel: {missing}"
+
+
 def test_installed_wheel_runs_from_another_directory(wheel: Path, tmp_path: Path) -> None:
     target = tmp_path / "site"
     subprocess.run(
@@ -104,15 +153,25 @@ def test_installed_wheel_runs_from_another_directory(wheel: Path, tmp_path: Path
     )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    env = {**os.environ, "PYTHONPATH": str(target)}
+    # -S: no site, so no .pth file: the editable install of this checkout (the test
+    # environment's) cannot fill in a module the wheel lacks. The dependencies come from
+    # the environment's site-packages, named on the path instead.
+    deps = sysconfig.get_paths()["purelib"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), deps])}
     code = (
-        "import transcript_tools, transcript_tools.engine.prompt as p; "
-        f"assert transcript_tools.__file__.startswith({str(target)!r}), transcript_tools.__file__; "
-        "import transcript_tools.cli.main; "
-        "print(','.join(p.builtin_template_names()))"
+        "import importlib, sys, transcript_tools.engine.prompt as p\n"
+        f"target = {str(target)!r}\n"
+        f"for name in {source_modules()!r}:\n"
+        "    module = importlib.import_module(name)\n"
+        "    assert module.__file__.startswith(target), (name, module.__file__)\n"
+        "print(','.join(p.builtin_template_names()))\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", code], cwd=elsewhere, env=env, capture_output=True, text=True
+        [sys.executable, "-S", "-c", code],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().split(",") == sorted(

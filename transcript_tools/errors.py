@@ -6,13 +6,34 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """One table of exit codes, shared by every command (README, --help)."""
+    """One table of exit codes, shared by every command (README, --help: EXIT_CODE_MEANINGS)."""
 
     OK = 0  # success / no differences
     DIFFERENCES = 1  # differences found (diff, check)
     USAGE = 2  # bad command line or configuration
     FAILED = 3  # could not run: bad input, auth, cache miss in cache-only mode, zero sessions
+    INTERNAL = 4  # an unexpected exception: a bug in tsum, never read as "differences found"
     INTERRUPTED = 130  # Ctrl-C
+    BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a pipeline cut short
+
+
+# What each code means, in the words `tsum --help` and the README's table show (`code`
+# spans: Markdown in the README, never broken over two lines in --help).
+EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
+    ExitCode.OK: "success; no differences (`diff`, `check`)",
+    ExitCode.DIFFERENCES: "differences found (`diff`, `check`)",
+    ExitCode.USAGE: (
+        "usage error: bad option, configuration or template, unknown provider, missing key or model"
+    ),
+    ExitCode.FAILED: (
+        "could not run: bad input, cache miss with `--cache-only`, zero sessions processed, "
+        "every summary call of the run failed, a missing, corrupt or incompatible output "
+        "directory or baseline (`diff`, `check`)"
+    ),
+    ExitCode.INTERNAL: "internal error: a bug in tsum (`tsum --debug ...` shows the traceback)",
+    ExitCode.INTERRUPTED: "interrupted (Ctrl-C); everything already written is kept",
+    ExitCode.BROKEN_PIPE: "stdout was closed by its reader (`tsum ... | head`)",
+}
 
 
 class TsumError(Exception):

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from .._version import __version__
-from ..errors import ExitCode, TsumError
+from ..errors import EXIT_CODE_MEANINGS, ExitCode, TsumError
 from ..terminal import echo
 
 SETTINGS_HELP = """\b
@@ -17,32 +17,57 @@ Settings (every command): command line > environment (TSUM_*)
   > settings file (--config FILE, else ./tsum.toml, else
   [tool.tsum] in ./pyproject.toml) > default."""
 
-EXIT_CODES_HELP = """\b
-Exit codes (all commands):
-  0    success; no differences (diff, check)
-  1    differences found (diff, check)
-  2    usage error: bad option, config or template,
-       unknown provider, missing key or model
-  3    could not run: bad input, cache miss with
-       --cache-only, zero sessions processed, every
-       summary call failed, missing or corrupt output
-       directory or baseline (diff, check)
-  130  interrupted (Ctrl-C)
-  141  stdout closed by its reader (tsum ... | head)"""
+
+def exit_codes_help(width: int = 56) -> str:
+    """The exit-code table of ``--help``, from the one table in errors.py."""
+    import textwrap
+
+    lines = ["\b", "Exit codes (all commands):"]
+    for code, meaning in EXIT_CODE_MEANINGS.items():
+        # A `code` span stays on one line (no-break spaces, which textwrap never splits at).
+        spans = meaning.split("`")
+        text = "".join(p.replace(" ", "\u00a0") if i % 2 else p for i, p in enumerate(spans))
+        wrapped = [
+            w.replace("\u00a0", " ") for w in textwrap.wrap(text, width - 7, break_on_hyphens=False)
+        ]
+        lines.append(f"  {int(code):<4} {wrapped[0]}")
+        lines.extend(f"       {rest}" for rest in wrapped[1:])
+    return "\n".join(lines)
 
 
-BROKEN_PIPE_EXIT = 141  # 128 + SIGPIPE, as a shell reports a pipeline cut short
+EXIT_CODES_HELP = exit_codes_help()
+
+
+def internal_error_line(exc: BaseException) -> str:
+    """One line for an exception tsum did not expect: it is a bug, and where to see more."""
+    kind = type(exc)
+    name = (
+        kind.__qualname__
+        if kind.__module__ == "builtins"
+        else f"{kind.__module__}.{kind.__qualname__}"
+    )
+    text = " ".join(str(exc).split())  # one line, whatever the exception's message holds
+    if len(text) > 300:
+        text = text[:300] + "…"
+    what = f"{name}: {text}" if text else name
+    return (
+        f"tsum: internal error (a bug in tsum, exit {int(ExitCode.INTERNAL)}): {what}; "
+        "run it again as `tsum --debug ...` (the same arguments) to see the traceback"
+    )
 
 
 class TsumGroup(click.Group):
-    """Expected errors become one line on stderr and an exit code; never a traceback."""
+    """Expected errors become one line on stderr and an exit code; never a traceback
+    (``--debug`` prints it first). Anything else is a bug in tsum: one line saying so and
+    its own exit code, never 1, which means "differences found" to a CI gate."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise  # click's own: usage errors, --help, ctx.exit(); click.main reports them
         except TsumError as exc:
-            if ctx.obj and ctx.obj.get("debug"):
-                raise
+            show_traceback(ctx)
             echo(f"tsum: error: {exc}", err=True)
             ctx.exit(int(exc.exit_code))
         except KeyboardInterrupt:
@@ -53,7 +78,20 @@ class TsumGroup(click.Group):
             # shell's code for SIGPIPE rather than one of tsum's own.
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
-            ctx.exit(BROKEN_PIPE_EXIT)
+            ctx.exit(int(ExitCode.BROKEN_PIPE))
+        except Exception as exc:
+            show_traceback(ctx)
+            echo(internal_error_line(exc), err=True)
+            ctx.exit(int(ExitCode.INTERNAL))
+
+
+def show_traceback(ctx: click.Context) -> None:
+    """With ``--debug``: the traceback of the exception being handled, on stderr."""
+    root = ctx.find_root()
+    if root.obj and root.obj.get("debug"):
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
 
 
 # Each subcommand's module is imported only when that command runs (or shows its help):

@@ -20,7 +20,7 @@ import jinja2
 
 from ..engine.config import Measure
 from .driver import Sample, SweepResult
-from .tables import cell, sorted_rows, table_columns
+from .tables import cell, recall_note, sorted_rows, table_columns
 
 PALETTE = [
     "#1f77b4",
@@ -239,6 +239,7 @@ def render_report(
         "rows": [
             {
                 "cells": [cell(r, k) for _, k in columns],
+                "notes": [recall_note(r) if k == "artifact_recall" else "" for _, k in columns],
                 "color": PALETTE[colours[r["config"] - 1]] if r["config"] - 1 in colours else "",
             }
             for r in rows

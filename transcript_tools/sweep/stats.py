@@ -15,6 +15,7 @@ from typing import Any
 
 from ..engine.config import Checkpoint, Measure, SlotMode, SummaryConfig
 from .simulate import ConvResult, Profile, SweepConfig
+from .tables import RECALL_NOT_MEASURED, recall_not_measured
 
 
 def quantile(hist: Counter[int], q: float) -> int | None:
@@ -93,6 +94,7 @@ class ConfigStats:
 
     recall_hits: int = 0  # tsum eval's artifact probes carried by the summaries (engine path)
     recall_total: int = 0
+    recall_conversations: int = 0  # summarizing conversations whose summary text was scored
 
     def add(self, result: ConvResult, profile: Profile) -> None:
         self.conversations += 1
@@ -121,6 +123,7 @@ class ConfigStats:
         if result.recall is not None:
             self.recall_hits += result.recall[0]
             self.recall_total += result.recall[1]
+            self.recall_conversations += calls > 0
         if profile.compaction_turns:
             self.compaction_convs += 1
             if result.fires:
@@ -142,6 +145,7 @@ class ConfigStats:
             if self.recall_total
             else None,
             artifact_probes=self.recall_total,
+            artifact_recall_conversations=self.recall_conversations,
             failed_calls=self.failed,
             calls_per_conversation_mean=round(self.calls / n, 3),
             calls_per_conversation_p50=quantile(self.calls_hist, 0.5),
@@ -171,5 +175,9 @@ class ConfigStats:
             compaction_never_triggered=self.compaction_missed,
             compaction_delta_median=quantile(self.compaction_delta, 0.5),
             compaction_deltas={str(k): v for k, v in sorted(self.compaction_delta.items())},
+        )
+        missing = recall_not_measured(out)  # null recall: why (never a 0% that is no finding)
+        out["artifact_recall_not_measured"] = (
+            None if missing is None else RECALL_NOT_MEASURED[missing]
         )
         return out

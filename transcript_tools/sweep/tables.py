@@ -119,10 +119,62 @@ COLUMNS: list[tuple[str, str]] = [
 ]
 
 
+# Why a configuration has no recall figure (its table cell -> the reason): none of these
+# is a finding, so none is ever shown as 0% (issue 22 §5).
+RECALL_NOT_MEASURED: dict[str, str] = {
+    "-": "not measured: no summary fired",
+    "full": "not measured: in Full mode a summary replaces nothing (nothing to probe)",
+    "no text": (
+        "not measured: no summary text was made (recorded usage with the cumulative measure: "
+        "every schedule came from the token series); tsum eval scores these summaries"
+    ),
+    "no probes": "not measured: the history the summaries replaced held no artifact to probe",
+}
+
+
+def recall_not_measured(row: dict[str, Any]) -> str | None:
+    """The RECALL_NOT_MEASURED key of a configuration (a ``ConfigStats.to_json`` row)
+    without a recall figure, or None when it has one: artifact probes were scored on summary
+    text (engine path)."""
+    if row["artifact_probes"]:
+        return None
+    if not row["summary_calls"]:
+        return "-"
+    if row["mode"] == "full":
+        return "full"
+    return "no probes" if row["artifact_recall_conversations"] else "no text"
+
+
+def recall_cell(row: dict[str, Any]) -> str:
+    """The recall as shown: the share, and over how many of the summarizing conversations
+    when not all of them had summary text; or why there is none."""
+    missing = recall_not_measured(row)
+    if missing is not None:
+        return missing
+    scored, summarizing = row["artifact_recall_conversations"], row["summarizing_conversations"]
+    share = f"{row['artifact_recall']:.0%}"
+    return share if scored == summarizing else f"{share} ({scored}/{summarizing})"
+
+
+def recall_note(row: dict[str, Any]) -> str:
+    """What the recall cell stands on, in words (the HTML table's tooltip)."""
+    missing = recall_not_measured(row)
+    if missing is not None:
+        return RECALL_NOT_MEASURED[missing]
+    scored, summarizing = row["artifact_recall_conversations"], row["summarizing_conversations"]
+    text = f"{row['artifact_probes']} artifact probe(s)"
+    if scored == summarizing:
+        return f"{text}, on every summarizing conversation"
+    return (
+        f"{text}, on {scored} of the {summarizing} summarizing conversations (the others "
+        "had no summary text to score)"
+    )
+
+
 def cell(row: dict[str, Any], key: str) -> str:
     """One cell of the table: ``key`` of ``row`` (a ``sorted_rows`` row), as shown."""
     if key == "artifact_recall":
-        return "-" if row.get(key) is None else f"{row[key]:.0%}"
+        return recall_cell(row)
     if key == "summarizing":
         return f"{row['summarizing_conversations']}/{row['conversations']}"
     if key == "first_range":
@@ -190,7 +242,13 @@ def render_table(result: SweepResult, sort: str = "calls") -> str:
         "over: turns above max_context_tokens with summaries; cadence: conversations that fell into a fixed "
         "cadence (one summary every debounce turns to the end); Δcompact: median turns from the recorded "
         "Claude Code / Codex compaction to the first trigger (negative: earlier); "
-        "recall: artifact probes the summaries carry (tsum eval), where summary text exists (engine path).\n"
+        "recall: share of tsum eval's artifact probes (paths, identifiers, commands, … from the "
+        "replaced history) the summaries carry, scored only where summary text was made (engine "
+        "path: estimated usage or the current measure); (n/m) after it: scored on n of the m "
+        "summarizing conversations, the others' schedules came from the token series; never 0% for "
+        "what was not measured: 'no text' = no summary text was made (recorded usage with the "
+        "cumulative measure; tsum eval scores those summaries), 'no probes' = nothing to probe, "
+        "'full' = Full mode (a summary replaces nothing), '-' = no summary fired.\n"
         + (
             "unit call (--checkpoint call): the checkpoint runs after every model call; deb, 1st, over, "
             "mean and Δcompact count calls on those rows.\n"
