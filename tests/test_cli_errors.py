@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import transcript_tools.engine.prompt as prompt_module
 from click.testing import CliRunner
 
 import transcript_tools.cli.inspect_cmd as inspect_cmd
+import transcript_tools.engine.prompt as prompt_module
 from transcript_tools.cli.main import EXIT_CODES_HELP, cli
 from transcript_tools.errors import EXIT_CODE_MEANINGS, ExitCode, InputError
 
