@@ -125,7 +125,7 @@ RECALL_NOT_MEASURED: dict[str, str] = {
     "-": "not measured: no summary fired",
     "full": "not measured: in Full mode a summary replaces nothing (nothing to probe)",
     "no text": (
-        "not measured: no summary text was made (recorded usage with the cumulative measure: "
+        "not measured: no summary text was made (the schedule does not depend on it: "
         "every schedule came from the token series); tsum eval scores these summaries"
     ),
     "no probes": "not measured: the history the summaries replaced held no artifact to probe",
@@ -244,10 +244,10 @@ def render_table(result: SweepResult, sort: str = "calls") -> str:
         "Claude Code / Codex compaction to the first trigger (negative: earlier); "
         "recall: share of tsum eval's artifact probes (paths, identifiers, commands, … from the "
         "replaced history) the summaries carry, scored only where summary text was made (engine "
-        "path: estimated usage or the current measure); (n/m) after it: scored on n of the m "
-        "summarizing conversations, the others' schedules came from the token series; never 0% for "
-        "what was not measured: 'no text' = no summary text was made (recorded usage with the "
-        "cumulative measure; tsum eval scores those summaries), 'no probes' = nothing to probe, "
+        "path: the current measure in Focused mode); (n/m) after it: scored on n of the m "
+        "summarizing conversations, the others had no summary text; never 0% for what was not "
+        "measured: 'no text' = no summary text was made (the schedule came from the token "
+        "series; tsum eval scores those summaries), 'no probes' = nothing to probe, "
         "'full' = Full mode (a summary replaces nothing), '-' = no summary fired.\n"
         + (
             "unit call (--checkpoint call): the checkpoint runs after every model call; deb, 1st, over, "
