@@ -128,6 +128,13 @@ class ContextSlot:
             self._extend_prefix(end)
         return self._tokens_prefix[end] - self._tokens_prefix[start]
 
+    def dropped_tokens(self, start: int) -> int:
+        """Estimated tokens a focused view whose window starts at ``start`` leaves out:
+        the messages before it, less the system messages (the view keeps those)."""
+        if len(self._tokens_prefix) <= start:
+            self._extend_prefix(start)
+        return self._tokens_prefix[start] - self._system_prefix[start]
+
     def _summary_tokens(self, summary: SystemMessage) -> int:
         # The view's size is asked for every turn; the summary changes only when one is made.
         if summary.text != self._summary_cache[0]:

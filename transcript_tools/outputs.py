@@ -33,6 +33,7 @@ from .inputs import OUTPUT_MARKER, unique_name
 from .reorder import Rendered
 from .replay import SessionResult
 from .rules import FIRED
+from .session import ESTIMATED
 from .terminal import escape_controls
 
 DUMP_OPTIONS = orjson.OPT_SORT_KEYS
@@ -230,6 +231,14 @@ class TextReport:
                 out(
                     f"   (over the line, but the seed's debounce holds: the first summary can come at {unit} "
                     f"{debounce} at the earliest, and this session has {unit}s 0..{len(decisions) - 1})\n"
+                )
+            estimated = [d for d in decisions if ESTIMATED in d]
+            if estimated:  # a dry run under --measure current: no summary was written
+                out(
+                    f"   estimated from {unit} {estimated[0][unit]} on: each would-be summary assumed "
+                    f"{_fmt_int(estimated[0][ESTIMATED])} tokens and the view cut to the focused "
+                    f"window, as tsum sweep estimates it (without summaries the watermark ends at "
+                    f"{_fmt_int(estimated[-1]['watermark_without_summaries'])})\n"
                 )
         shown = [
             d
