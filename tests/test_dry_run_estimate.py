@@ -66,7 +66,10 @@ def test_dry_run_fires_as_the_sweep_and_the_replay(tmp_path: Path, checkpoint: s
     # without the estimate the dry run fired at 6, 9, 12, 15, 18 (one summary per debounce)
     assert fired(tmp_path / "dry") == fired(tmp_path / "full") == [6, 12, 18]
     assert config["summary_calls"] == 3
-    assert "3 summaries would fire (dry run; after the first, on an estimate" in dry.stderr
+    assert (
+        "3 summaries would fire (dry run; after the first, the schedule rests on an estimate"
+        in dry.stderr
+    )
     assert "fired every" not in dry.stderr  # no cadence: the summaries' effect is estimated
 
 

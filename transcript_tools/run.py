@@ -60,7 +60,7 @@ class ReplayResult:
             estimate = ""
             if stats.estimated:  # --measure current: the schedule rests on an estimate
                 estimate = (
-                    f"; after the first, on an estimate: each summary assumed "
+                    f"; after the first, the schedule rests on an estimate: each summary assumed "
                     f"{SUMMARY_MAX_TOKENS} tokens, as tsum sweep does"
                 )
             parts.append(f"{stats.would_summarize} summaries would fire (dry run{estimate})")
