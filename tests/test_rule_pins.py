@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from transcript_tools import transcript
 from transcript_tools.cli.main import cli
-from transcript_tools.config import ReplaySettings, SlotMode, SummaryConfig
+from transcript_tools.config import Checkpoint, ReplaySettings, SlotMode, SummaryConfig
 from transcript_tools.context import ContextSlot, FocusedConfig
 from transcript_tools.eval.baseline import score_summaries
 from transcript_tools.eval.haystack import Haystack
@@ -26,11 +26,19 @@ from transcript_tools.messages import (
     SystemMessage,
     TextBlock,
     ToolResultMessage,
+    ToolUseBlock,
     UserMessage,
 )
 from transcript_tools.prompt import PromptTemplate
 from transcript_tools.providers.base import SummaryOutcome, SummaryResponse
-from transcript_tools.rules import Decision, compaction_turn, fixed_cadence, last_call_end
+from transcript_tools.rules import (
+    Decision,
+    compaction_turn,
+    fixed_cadence,
+    last_call_end,
+    split_units,
+    unit_starts,
+)
 from transcript_tools.session import SessionEngine, render_summary_prompt
 from transcript_tools.sweep_sim import Profile, SweepConfig, decisions
 from transcript_tools.tokens import estimate_message_tokens, estimate_text_tokens
@@ -218,6 +226,34 @@ def test_view_size_over_a_prefix_honours_its_end() -> None:
     # window: the last turn (messages 5-6), the system message before it, the summary
     assert slot.view_size() == (4, sizes[0] + sizes[5] + sizes[6] + summary)
     assert slot.view_size(6) == (3, sizes[0] + sizes[5] + summary)
+
+
+def test_dropped_tokens_on_a_slot_never_measured() -> None:
+    """The prefix sums are extended on demand: asked first, it still counts."""
+    slot = ContextSlot()
+    messages = [SystemMessage("rules"), *pair(0), *pair(1)]
+    slot.append_messages(messages)
+    sizes = [estimate_message_tokens(m) for m in messages]
+    assert slot.dropped_tokens(1) == 0  # the system message is kept
+    assert slot.dropped_tokens(2) == sizes[1]
+    assert slot.dropped_tokens(3) == sizes[1] + sizes[2]
+    assert slot.dropped_tokens(5) == sum(sizes[1:])
+
+
+def test_split_units_per_call() -> None:
+    """With ``--checkpoint call`` a new unit starts at each later model call (and turn)."""
+    messages = [
+        UserMessage.text("go"),
+        AssistantMessage((TextBlock("a"), ToolUseBlock("c1", "grep"))),
+        ToolResultMessage("c1", "hit"),
+        AssistantMessage((TextBlock("b"),)),
+        UserMessage.text("next"),
+        AssistantMessage((TextBlock("c"),)),
+    ]
+    units = split_units(messages, Checkpoint.CALL)
+    assert [start for start, _ in units] == unit_starts(messages, Checkpoint.CALL)
+    assert [len(unit) for _, unit in units] == [3, 1, 2]  # a call and the results it got
+    assert [start for start, _ in split_units(messages)] == [0, 4]
 
 
 def test_system_tokens_before_the_window_are_all_counted() -> None:
