@@ -35,6 +35,7 @@ from transcript_tools.rules import (
     Decision,
     compaction_turn,
     fixed_cadence,
+    focused_window_start,
     last_call_end,
     split_units,
     unit_starts,
@@ -235,6 +236,9 @@ def test_dropped_tokens_on_a_slot_never_measured() -> None:
     slot.append_messages(messages)
     sizes = [estimate_message_tokens(m) for m in messages]
     assert slot.dropped_tokens(1) == 0  # the system message is kept
+    fresh = ContextSlot()
+    fresh.append_messages(messages)
+    assert fresh.tokens_between(0, 1) == sizes[0]
     assert slot.dropped_tokens(2) == sizes[1]
     assert slot.dropped_tokens(3) == sizes[1] + sizes[2]
     assert slot.dropped_tokens(5) == sum(sizes[1:])
@@ -310,6 +314,15 @@ def test_last_call_end_is_just_after_the_last_model_call() -> None:
     assert last_call_end([UserMessage.text("go"), call, after]) == 2
     assert last_call_end([UserMessage.text("go"), call]) == 2
     assert last_call_end([UserMessage.text("go"), after]) == 2  # no call: measured whole
+    later = AssistantMessage((TextBlock("again"),))
+    assert last_call_end([UserMessage.text("go"), call, after, later]) == 4
+
+
+def test_focused_window_keeps_everything_while_the_history_has_keep_turns() -> None:
+    """Messages before the first turn's start (none in a real split, but the rule's
+    contract) stay while the history holds no more than ``keep_recent_turns`` turns."""
+    assert focused_window_start([3, 5], 2, 2, None) == 0
+    assert focused_window_start([3, 5, 8], 3, 2, None) == 5
 
 
 def test_a_compaction_at_message_1_is_reported_at_turn_0() -> None:
