@@ -187,6 +187,32 @@ def test_surrogate_pairs_are_never_split_by_the_cuts() -> None:
     assert format_messages_as_text([message], max_chars=5) == "b" + pair_ + "cd"
 
 
+@pytest.mark.parametrize("pair_", ["\ud800\udc00", "\udbff\udfff", "\ud83d\ude00"])
+def test_surrogate_guards_at_the_ranges_ends(pair_: str) -> None:
+    """U+10000 and U+10FFFF (the ranges' first and last surrogates) are pairs too."""
+    assert format_message(ToolResultMessage("c", "a" + pair_ + "b"), 2) == "Tool Result [c]: a"
+    message = UserMessage.text("a" + pair_ + "b")
+    assert format_messages_as_text([message], max_chars=2) == "b"
+
+
+def test_lone_surrogates_are_not_pairs() -> None:
+    """Only a high surrogate followed by a low one is a pair: a lone one is cut as any
+    code point (the general path cuts even a text no longer than the limit)."""
+    assert format_message(ToolResultMessage("c", "ab\udc00"), 2) == "Tool Result [c]: ab"
+    assert format_message(LoggedToolResult("c", "a\ud800"), 2) == "Tool Result [c]: a\ud800"
+    message = UserMessage.text("\ud800ab")
+    assert format_messages_as_text([message], max_chars=2) == "ab"
+
+
+def test_bad_arguments_and_blocks_say_what_is_wrong() -> None:
+    with pytest.raises(ValueError, match="max_chars must be >= 0, got -1"):
+        format_transcript([], max_chars=-1)
+    with pytest.raises(ValueError, match="max_tool_result_chars must be >= 0, got -2"):
+        format_transcript([], max_tool_result_chars=-2)
+    with pytest.raises(TypeError, match="unknown content block object"):
+        format_message(UserMessage((TextBlock("a"), object())))  # type: ignore[arg-type]
+
+
 def test_a_plain_template_replaces_every_placeholder() -> None:
     template = PromptTemplate("plain", "A:{messages}|B:{messages}")
     assert template.kind == "plain"
@@ -281,7 +307,7 @@ def test_system_tokens_before_the_window_are_all_counted() -> None:
         messages[3],
         messages[6],
     ]
-    assert slot.view_size()[1] == sum(estimate_message_tokens(m) for m in view)
+    assert slot.view_size() == (len(view), sum(estimate_message_tokens(m) for m in view))
     start = 7  # the last turn
     system = sizes[0] + sizes[3] + sizes[6]
     assert slot.dropped_tokens(start) == sum(sizes[:start]) - system
