@@ -85,7 +85,13 @@ def test_killed_while_polling_the_same_command_resumes_the_same_batches(
             "0.05",
         ]
         env = {k: v for k, v in os.environ.items() if k != "TSUM_OFFLINE"}
-        code = "from transcript_tools.cli.main import main; main()"
+        # Ctrl-C as a terminal delivers it, whatever SIGINT disposition pytest inherited: a
+        # background job of a non-interactive shell starts with SIGINT ignored, and Python
+        # then installs no KeyboardInterrupt handler, so the child restores it first.
+        code = (
+            "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "from transcript_tools.cli.main import main; main()"
+        )
         proc = subprocess.Popen(
             [sys.executable, "-c", code, *args],
             cwd=root,

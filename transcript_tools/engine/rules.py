@@ -12,6 +12,8 @@ none of them re-derives a rule. No I/O, no state: plain values in, plain values 
   :class:`UnitCounter` -- where the checkpoint's units start: turns, or model calls
   with ``--checkpoint call`` (DESIGN §4);
 - :func:`focused_window_start` -- the first message of the focused view (DESIGN §1);
+- :func:`estimated_summary_view` -- that view's size after a summary not written (the
+  sweep's fast path, a dry run under ``--measure current``);
 - :func:`suffix_cut` -- the 30K cut of the formatted conversation (seed "消息格式化");
 - :func:`compaction_turn` -- the turn a recorded compaction is reported at;
 - :func:`fixed_cadence` -- whether a schedule degenerated into one summary every
@@ -251,6 +253,14 @@ def focused_window_start(
     return min(plain, after)
 
 
+def estimated_summary_view(view_tokens: int, dropped_tokens: int, summary_tokens: int) -> int:
+    """The size of the focused view after a summary whose text is not known (the sweep's
+    fast path; a dry run under ``--measure current``): the view without summaries, less
+    the ``dropped_tokens`` before the focused window (system messages stay), plus the
+    summary message (``tokens.assumed_summary_tokens``)."""
+    return view_tokens - dropped_tokens + summary_tokens
+
+
 # ---- the formatted conversation (seed "消息格式化": 30K from the front) --------------
 
 
@@ -316,6 +326,7 @@ __all__ = [
     "UnitCounter",
     "compaction_turn",
     "debounce_passed",
+    "estimated_summary_view",
     "extend_turn_starts",
     "fixed_cadence",
     "focused_window_start",

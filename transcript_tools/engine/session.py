@@ -27,15 +27,32 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import TsumError
-from .config import DEFAULT_SUMMARY_MARKER, Checkpoint, Measure, ReplaySettings, SummaryConfig
+from .config import (
+    DEFAULT_SUMMARY_MARKER,
+    Checkpoint,
+    Measure,
+    ReplaySettings,
+    SlotMode,
+    SummaryConfig,
+)
 from .formatting import MESSAGE_SEPARATOR, FormattedHistory, format_messages_as_text
 from .messages import SYNTHETIC_MODEL, AssistantMessage, Message, Usage
 from .prompt import PromptTemplate, template_from_config
 from .requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
-from .rules import Decision, UnitCounter, skip_reason
+from .rules import (
+    Decision,
+    UnitCounter,
+    estimated_summary_view,
+    focused_window_start,
+    skip_reason,
+)
 from .slot import ContextSlot, FocusedConfig, SessionMemory
+from .tokens import assumed_summary_tokens
 
 SUMMARY_KEY = "conversation_summary"  # F5
+# The decision field that marks a watermark estimated: a dry run under --measure current
+# wrote no summary, so its effect is assumed (the summary this many tokens long).
+ESTIMATED = "summary_tokens_assumed"
 
 
 @dataclass(slots=True)
@@ -64,6 +81,11 @@ class SessionEngine:
     # index just after its message; later views are measured from there.
     _anchor_tokens: int | None = None
     _anchor_end: int = 0
+    # A dry run under --measure current in Focused mode: the history length the latest
+    # would-be summary covered. No summary is written, so from then on the watermark is
+    # estimated the way the sweep estimates it (rules.estimated_summary_view).
+    _estimated_covered: int | None = None
+    stream_units: int = 0  # units that went through submit_turn_stream + finalize_turn
     slot: ContextSlot = field(init=False)
     memory: SessionMemory = field(default_factory=SessionMemory)
     decisions: list[dict[str, Any]] = field(default_factory=list)
@@ -125,6 +147,7 @@ class SessionEngine:
         if pending is None or pending.request is not None:
             raise TsumError("finalize_turn() without a preceding submit_turn_stream()")
         self._pending = None
+        self.stream_units += 1
         turn = max(self.turn_index - 1, 0)  # saturating_sub(1), for the check AND the assignment
         return self._checkpoint(turn, pending.record, advance_after=False)
 
@@ -199,16 +222,23 @@ class SessionEngine:
             self.estimated_calls += estimated
 
         cost_total = cost.input_tokens + cost.output_tokens
+        watermark = self.current_context_tokens() if current else cost_total
+        estimated_from = watermark
+        if current and self._estimated_covered is not None:
+            watermark = self._estimated_view(watermark)
         record: dict[str, Any] = {
             "session": self.session_id,
             "turn_tokens": input_tokens + output_tokens,
             "input_tokens": input_tokens,
             "output_tokens": output_tokens,
             "cost_so_far": cost_total,
-            "watermark": self.current_context_tokens() if current else cost_total,
+            "watermark": watermark,
             "messages": len(messages),
             "tokens": _source(recorded, estimated),
         }
+        if current and self._estimated_covered is not None:  # the schedule rests on it
+            record["watermark_without_summaries"] = estimated_from
+            record[ESTIMATED] = SUMMARY_MAX_TOKENS
         if annotations:
             record.update(annotations)
         return record
@@ -237,6 +267,18 @@ class SessionEngine:
         # Never below the estimated view itself: after the original agent compacted, its
         # recorded prompts no longer hold the history tsum's slot still has.
         return max(self._anchor_tokens + since + view - slot.tokens_between(0, end), view)
+
+    def _estimated_view(self, view: int) -> int:
+        """A dry run's watermark after a would-be summary: the view without summaries
+        less what the focused window leaves out, plus a summary of SUMMARY_MAX_TOKENS
+        (the sweep's estimate, ``--summary-tokens`` at its default)."""
+        slot = self.slot
+        starts = slot.turn_starts
+        start = focused_window_start(
+            starts, len(starts), slot.focused.keep_recent_turns, self._estimated_covered
+        )
+        summary = assumed_summary_tokens(slot.marker, SUMMARY_MAX_TOKENS)
+        return estimated_summary_view(view, slot.dropped_tokens(start), summary)
 
     def _checkpoint(
         self, turn: int, record: dict[str, Any], *, advance_after: bool
@@ -267,6 +309,8 @@ class SessionEngine:
             return None
         if self.settings.dry_run:
             self.last_summary_turn = turn  # as if it succeeded: the schedule of a run where all do
+            if self.settings.measure is Measure.CURRENT and self.slot.mode is SlotMode.FOCUSED:
+                self._estimated_covered = len(self.slot.messages)  # its effect, estimated
             self._finish(record, Decision.WOULD_SUMMARIZE, advance_after)
             return None
         request = self._build_request(turn)
@@ -345,7 +389,7 @@ class SessionEngine:
         summary["text"] = text
         summary["usage"] = _usage_json(response.usage) if response.usage else None
         self._keep("summary", summary)
-        self.slot.set_summary(text)  # F4 (Focused only) + slot.save()
+        self.slot.set_summary(text)  # F4 (Focused only) + slot.save() (every mode)
         self.memory.set(SUMMARY_KEY, text)  # F5, every mode
         self.last_summary_turn = turn
         view_messages, view_tokens = self.slot.view_size()

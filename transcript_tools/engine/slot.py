@@ -66,14 +66,16 @@ class ContextSlot:
         self.messages.extend(messages)
 
     def set_summary(self, text: str, covered_end: int | None = None) -> None:
-        """F4: write the summary into the Focused config and persist the slot.
+        """F4: write the summary into the Focused config, and persist the slot in every
+        mode: the seed's ``slot.save()`` sits outside its Focused-only block, so a Full-mode
+        slot is saved too, its config unchanged (``summary_override`` stays None).
 
         ``covered_end``: how many messages of the history the summary was made from
         (default: all of them, as at the checkpoint)."""
         if self.mode is SlotMode.FOCUSED:
             self.focused.summary_override = text
             self._covered_end = len(self.messages) if covered_end is None else covered_end
-            self.save()
+        self.save()
 
     def save(self) -> None:
         self.saves += 1
@@ -127,6 +129,13 @@ class ContextSlot:
         if len(self._tokens_prefix) <= end:
             self._extend_prefix(end)
         return self._tokens_prefix[end] - self._tokens_prefix[start]
+
+    def dropped_tokens(self, start: int) -> int:
+        """Estimated tokens a focused view whose window starts at ``start`` leaves out:
+        the messages before it, less the system messages (the view keeps those)."""
+        if len(self._tokens_prefix) <= start:
+            self._extend_prefix(start)
+        return self._tokens_prefix[start] - self._system_prefix[start]
 
     def _summary_tokens(self, summary: SystemMessage) -> int:
         # The view's size is asked for every turn; the summary changes only when one is made.

@@ -142,6 +142,13 @@ def _block_tokens(block: object) -> int:
     return 0
 
 
+def assumed_summary_tokens(marker: str, summary_tokens: int) -> int:
+    """Estimated tokens of the summary message ``{marker} {summary}`` when no summary text
+    is at hand, the summary assumed ``summary_tokens`` long (by default the call's
+    ``max_tokens``): the sweep's fast path and a dry run under ``--measure current``."""
+    return MESSAGE_OVERHEAD_TOKENS + estimate_text_tokens(marker) + summary_tokens
+
+
 def estimate_message_tokens(message: Message) -> int:
     """Estimated tokens of one message as a model would be sent it."""
     # Hot path (every message of a transcript without usage): exact-type checks for

@@ -26,8 +26,9 @@ from ..engine.messages import (
     ToolResultMessage,
     ToolUseBlock,
 )
+from ..engine.requests import SUMMARY_MAX_TOKENS
 from ..engine.rules import FIRED, Decision, compaction_turn, fixed_cadence, unit_starts
-from ..engine.session import SessionEngine
+from ..engine.session import ESTIMATED, SessionEngine
 from ..formats.corpus import CorpusReader
 from ..formats.inputs import InputFile
 from ..providers.executor import SummaryExecutor
@@ -188,10 +189,13 @@ def fixed_cadence_warning(engine: SessionEngine) -> str | None:
     hint = (
         " (the cumulative cost_so_far never goes down; --measure current follows the context size)"
     )
+    if any(ESTIMATED in d for d in engine.decisions):  # a dry run's estimated schedule
+        hint = f" (estimated: no summary was written; each assumed {SUMMARY_MAX_TOKENS} tokens)"
+    elif engine.settings.measure is not Measure.CUMULATIVE:
+        hint = ""
     return (
         f"the watermark stayed over the line after {unit} {first}: the checkpoint fired every "
-        f"{max(cfg.debounce_turns, 1)} {unit}(s) from then on, whatever the conversation did"
-        + (hint if engine.settings.measure is Measure.CUMULATIVE else "")
+        f"{max(cfg.debounce_turns, 1)} {unit}(s) from then on, whatever the conversation did" + hint
     )
 
 
@@ -262,6 +266,8 @@ def session_counts(result: SessionResult) -> SessionCounts:
         len(engine.summaries) - ok,
         sum(1 for d in engine.decisions if d["decision"] == Decision.WOULD_SUMMARIZE),
         result.warnings,
+        sum(1 for d in engine.decisions if ESTIMATED in d),
+        engine.stream_units,
     )
 
 
@@ -281,6 +287,8 @@ class RunStats:
     summaries_ok: int = 0
     summaries_failed: int = 0
     would_summarize: int = 0
+    estimated: int = 0  # decisions whose watermark is estimated (a dry run, --measure current)
+    stream_units: int = 0  # units that went through submit_turn_stream + finalize_turn
     warnings: int = 0
     errors: list[str] = field(default_factory=list)
     interrupted: bool = False
@@ -474,5 +482,7 @@ class ReplayRun:
         stats.summaries_ok += counts.summaries_ok
         stats.summaries_failed += counts.summaries_failed
         stats.would_summarize += counts.would_summarize
+        stats.estimated += counts.estimated
+        stats.stream_units += counts.stream_units
         for warning in counts.warnings:
             self._warn(f"warning: {counts.path}: session {counts.session_id}: {warning}")

@@ -42,6 +42,8 @@ class SessionCounts:
     summaries_failed: int
     would_summarize: int
     warnings: list[str]
+    estimated: int = 0  # decisions whose watermark is estimated (dry run, --measure current)
+    stream_units: int = 0  # units that went through the stream path
 
 
 @dataclass(slots=True)

@@ -16,8 +16,9 @@ from typing import IO, Any
 
 from .._sync import run_sync
 from .._version import __version__
-from ..engine.config import Checkpoint, ReplaySettings
+from ..engine.config import Checkpoint, ReplaySettings, TurnPath
 from ..engine.prompt import PromptTemplate, template_from_config
+from ..engine.requests import SUMMARY_MAX_TOKENS
 from ..providers.base import Provider
 from ..providers.factory import (
     _executor_for,
@@ -63,7 +64,13 @@ class ReplayResult:
         if stats.calls:  # --checkpoint call: the units the checkpoint ran after
             parts.append(f"{stats.calls} checkpoint call(s)")
         if stats.would_summarize:
-            parts.append(f"{stats.would_summarize} summaries would fire (dry run)")
+            estimate = ""
+            if stats.estimated:  # --measure current: the schedule rests on an estimate
+                estimate = (
+                    f"; after the first, the schedule rests on an estimate: each summary assumed "
+                    f"{SUMMARY_MAX_TOKENS} tokens, as tsum sweep does"
+                )
+            parts.append(f"{stats.would_summarize} summaries would fire (dry run{estimate})")
         else:
             done = stats.summaries_ok + stats.summaries_failed
             parts.append(
@@ -160,11 +167,13 @@ def run_replay(
         model = executor.provider.default_model
 
     out = None
+    info: dict[str, Any] | None = None
     sink: Sink
     if out_dir is not None:
         out = OutputDirectory(out_dir, write_compressed=not settings.dry_run)
         if template is not None:
-            out.write_run_info(run_info(settings, template, provider_name, model))
+            info = run_info(settings, template, provider_name, model)
+            out.write_run_info(info)
         sink = out
     elif report is not None:
         sink = TextReport(report)
@@ -204,6 +213,10 @@ def run_replay(
             executor.close()
         result.elapsed = time.perf_counter() - started
         extra = _batch_and_cost(result, executor, model, batch_driver, price_per_mtok)
+        if out is not None and info is not None and run.stats.stream_units:
+            # the path that ran, not the one asked for (both give the same schedule by
+            # design, so nothing else shows it); absent: the sync path
+            out.write_run_info({**info, "path_ran": TurnPath.STREAM.value})
         if out is not None:
             out.close(_manifest(state, paths, result, provider_name, model) | extra)
         if on_end is not None:

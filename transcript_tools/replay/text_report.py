@@ -6,6 +6,7 @@ import io
 from typing import IO, Any
 
 from ..engine.rules import FIRED
+from ..engine.session import ESTIMATED
 from ..terminal import escape_controls
 from .driver import SessionResult
 from .parking import Rendered
@@ -80,6 +81,14 @@ class TextReport:
                 out(
                     f"   (over the line, but the seed's debounce holds: the first summary can come at {unit} "
                     f"{debounce} at the earliest, and this session has {unit}s 0..{len(decisions) - 1})\n"
+                )
+            estimated = [d for d in decisions if ESTIMATED in d]
+            if estimated:  # a dry run under --measure current: no summary was written
+                out(
+                    f"   estimated from {unit} {estimated[0][unit]} on: each would-be summary assumed "
+                    f"{_fmt_int(estimated[0][ESTIMATED])} tokens and the view cut to the focused "
+                    f"window, as tsum sweep estimates it (without summaries the watermark ends at "
+                    f"{_fmt_int(estimated[-1]['watermark_without_summaries'])})\n"
                 )
         shown = [
             d

@@ -26,13 +26,14 @@ from typing import Any
 
 from ..engine.config import Checkpoint, Measure, ReplaySettings, SlotMode, SummaryConfig
 from ..engine.formatting import MESSAGE_SEPARATOR, format_message
-from ..engine.messages import Conversation, Message, SystemMessage
+from ..engine.messages import Conversation, Message
 from ..engine.prompt import PromptTemplate
 from ..engine.requests import SUMMARY_MAX_TOKENS
 from ..engine.rules import (
     FIRED,
     Decision,
     compaction_turn,
+    estimated_summary_view,
     fixed_cadence,
     focused_window_start,
     last_call_end,
@@ -41,7 +42,7 @@ from ..engine.rules import (
     suffix_cut,
 )
 from ..engine.session import SessionEngine
-from ..engine.tokens import MESSAGE_OVERHEAD_TOKENS, estimate_text_tokens
+from ..engine.tokens import assumed_summary_tokens, estimate_text_tokens
 
 # ---- the grid -----------------------------------------------------------------------------
 
@@ -164,7 +165,7 @@ class Profile:
             dropped = self.dropped_end
         else:
             dropped = self.dropped[bisect.bisect_right(starts, start, 0, turn + 1) - 1]
-        return self.peak_view[turn] - dropped + self.summary_cost
+        return estimated_summary_view(self.peak_view[turn], dropped, self.summary_cost)
 
     @property
     def view_sum(self) -> int:
@@ -217,7 +218,7 @@ class Profile:
             starts, turn + 1, self.keep_recent_turns, self.history_end[covered_turn]
         )
         k = bisect.bisect_right(starts, start, 0, turn + 1) - 1  # the turn starting there
-        return self.view[turn] - self.dropped[k] + self.summary_cost
+        return estimated_summary_view(self.view[turn], self.dropped[k], self.summary_cost)
 
 
 def profile_conversation(
@@ -255,21 +256,9 @@ def profile_conversation(
 
     # A focused view keeps the system messages before its window: what it drops when the
     # window starts at turn k is the non-system tokens before starts[k].
-    dropped: list[int] = []
-    system_tokens = 0
-    next_turn = 0
+    dropped = [slot.dropped_tokens(start) for start in starts]
     measured_end = last_call_end(conv.messages)
-    dropped_end = 0
-    for i, message in enumerate(conv.messages):
-        while next_turn < len(starts) and starts[next_turn] == i:
-            dropped.append(slot.tokens_between(0, i) - system_tokens)
-            next_turn += 1
-        if i == measured_end:
-            dropped_end = slot.tokens_between(0, i) - system_tokens
-        if isinstance(message, SystemMessage):
-            system_tokens += slot.tokens_between(i, i + 1)
-    if measured_end == len(conv.messages):
-        dropped_end = slot.tokens_between(0, measured_end) - system_tokens
+    dropped_end = slot.dropped_tokens(measured_end)
     # peaks: the view a model is called with (never past the last call)
     peak_view = view
     if measured_end < len(conv.messages):
@@ -278,9 +267,7 @@ def profile_conversation(
             v if end <= measured_end else clipped for v, end in zip(view, history_end, strict=True)
         ]
     # the summary message (assumed summary_tokens long: the call's max_tokens bound)
-    summary_cost = (
-        MESSAGE_OVERHEAD_TOKENS + estimate_text_tokens(base.summary_marker) + summary_tokens
-    )
+    summary_cost = assumed_summary_tokens(base.summary_marker, summary_tokens)
 
     # The formatted history, once: prefix sums of block lengths (+ separator) and tokens.
     chars = [0]
