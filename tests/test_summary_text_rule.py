@@ -32,6 +32,7 @@ VIEW_WITH_SUMMARIES = {
     "prompt_tokens",
     "recall_hits",
     "recall_total",
+    "recall_conversations",
 }
 
 
