@@ -7,6 +7,7 @@ options, prints, and maps ``ReplayResult.status`` to an exit code.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
@@ -157,7 +158,9 @@ def run_replay(
     if out_dir is not None:
         out = OutputDirectory(out_dir, write_compressed=not settings.dry_run)
         if template is not None:
-            out.write_run_info(run_info(settings, template, provider_name, model))
+            # what the provider sends (its identity): None = the API's own default
+            temperature = executor.provider.identity(None).get("temperature") if executor else None
+            out.write_run_info(run_info(settings, template, provider_name, model, temperature))
         sink = out
     elif report is not None:
         sink = TextReport(report)
@@ -295,12 +298,18 @@ async def _run_and_close(run: ReplayRun, paths: list[str], executor: Any) -> Non
 
 
 def run_info(
-    settings: ReplaySettings, template: PromptTemplate, provider: str, model: str | None
+    settings: ReplaySettings,
+    template: PromptTemplate,
+    provider: str,
+    model: str | None,
+    temperature: float | None = None,
 ) -> dict[str, Any]:
     """The settings that shape the outputs (run.json: diffable, no paths or times)."""
     cfg = settings.summary
     assert cfg is not None
     extra: dict[str, Any] = {}  # beyond the seed: only when set, so default run.json stays
+    if temperature is not None:
+        extra["temperature"] = temperature
     if settings.checkpoint is not Checkpoint.TURN:
         extra["checkpoint"] = settings.checkpoint.value
     if settings.auto_window:
@@ -374,9 +383,12 @@ def resolve_cache_mode(opts: Mapping[str, Any]) -> Any:
     return CacheMode.READ_WRITE
 
 
-def _limits(opts: Mapping[str, Any]) -> tuple[int, float, int]:
+def _limits(opts: Mapping[str, Any], base_url: str | None = None) -> tuple[int, float, int]:
+    from .providers.retry import default_timeout
+
     concurrency = int(opts.get("concurrency") or 8)
-    timeout = float(opts.get("timeout") or 60.0)
+    # no --timeout: 60 s, or 600 s for a server on this machine (retry.default_timeout)
+    timeout = float(opts.get("timeout") or default_timeout(base_url))
     max_attempts = int(opts.get("max_attempts") or 4)
     if concurrency < 1 or timeout <= 0 or max_attempts < 1:
         raise ProviderConfigError("--concurrency and --max-attempts must be >= 1, --timeout > 0")
@@ -391,17 +403,21 @@ def build_executor(opts: Mapping[str, Any]) -> Any:
     keys take the options' defaults, so a library caller may pass a partial dict.
     """
     from .providers.cache import CacheMode
-    from .providers.registry import get_provider
+    from .providers.registry import get_provider, provider_class
     from .providers.retry import KILL_SWITCH_ENV, kill_switch_on
 
     name = opts.get("provider") or "offline"
-    concurrency, timeout, _ = _limits(opts)
+    base_url = opts.get("base_url") or None
+    sdk_env = getattr(provider_class(name), "base_url_env", None)  # e.g. OPENAI_BASE_URL
+    sdk_url = os.environ.get(sdk_env) if sdk_env else None  # where the SDK would send
+    concurrency, timeout, _ = _limits(opts, base_url or sdk_url)
     mode = resolve_cache_mode(opts)
     provider = get_provider(
         name,
         model=opts.get("model") or None,
-        base_url=opts.get("base_url") or None,
+        base_url=base_url,
         timeout=timeout,
+        temperature=opts.get("temperature"),
         max_connections=concurrency,  # a pool as wide as the concurrency: no queueing in httpx
         require_key=mode is not CacheMode.CACHE_ONLY,  # keyless CI replays from the cache
     )
@@ -419,7 +435,8 @@ def _executor_for(provider: Provider, opts: Mapping[str, Any], mode: Any = None)
     from .providers.executor import SummaryExecutor
     from .providers.retry import RetryPolicy
 
-    concurrency, timeout, max_attempts = _limits(opts)
+    # the provider's own base URL (its identity's): the same timeout rule as its HTTP client's
+    concurrency, timeout, max_attempts = _limits(opts, provider.identity(None).get("base_url"))
     if mode is None:
         mode = resolve_cache_mode({**opts, "provider": provider.name})
     cache = None
