@@ -55,14 +55,17 @@ def tsum(home: Path, *args: str, real: bool = True) -> subprocess.CompletedProce
     }
     env["TSUM_HOME"] = str(home)
     model = ["--provider", "openai", "--base-url", f"{LLAMA_URL}/v1", "--model", LLAMA_MODEL]
-    # -j 1: the server has one slot; --temperature 0: its default (0.8) rambles
-    where = [*model, "--temperature", "0", "-j", "1", "--cache", str(home / "cache.sqlite3")]
+    # -j 1: the server has one slot; --temperature 0: its default (0.8) rambles. One
+    # attempt with a generous deadline: a call that runs past it fails the test rather
+    # than being sent again (on a loaded machine one call took 10 minutes).
+    slow = ["--timeout", "1500", "--max-attempts", "1"]
+    where = [*model, "--temperature", "0", "-j", "1", *slow, "--cache", str(home / "cache.sqlite3")]
     return subprocess.run(
         [str(Path(sys.executable).with_name("tsum")), *args, *(where if real else [])],
         capture_output=True,
         text=True,
         env=env,
-        timeout=1800,
+        timeout=3600,
         check=False,
     )
 
