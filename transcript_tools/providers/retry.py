@@ -224,9 +224,10 @@ def public_url(url: str) -> str:
 
 
 DEFAULT_TIMEOUT_S = 60.0  # per attempt, against a hosted API
-# Against a server on this machine (llama.cpp, Ollama, vLLM, LM Studio on a CPU): one
-# summary of a 30,000-character prompt measured 10-73 s with a 135M model on 2 cores,
-# and a server with one slot queues tsum's concurrent calls, so the wait counts too.
+# Against a server on this machine (llama.cpp, Ollama, vLLM, LM Studio on a CPU): with a
+# 135M model on 2 idle cores one summary took 10-73 s (issue 27), on 2 loaded cores over
+# 10 minutes; and a server with one slot queues tsum's concurrent calls, so the wait
+# counts too.
 LOCAL_TIMEOUT_S = 600.0
 
 
