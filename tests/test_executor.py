@@ -400,7 +400,7 @@ def test_provider_options_defaults_and_env_vars() -> None:
     assert orjson.loads(result.output) == {
         "provider": "offline", "model": None, "base_url": None, "cache": None,
         "cache_only": False, "refresh": False, "no_cache": False,
-        "concurrency": 8, "timeout": 60.0, "max_attempts": 4,
+        "concurrency": 8, "timeout": None, "temperature": None, "max_attempts": 4,
         "batch": False, "batch_poll": 30.0, "price_per_mtok": None,
     }  # fmt: skip
     env = {"TSUM_PROVIDER": "openai", "TSUM_MODEL": "m", "TSUM_BASE_URL": "http://h/v1",

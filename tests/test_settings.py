@@ -143,6 +143,13 @@ CASES: dict[str, tuple[Any, Any, Any, tuple[str, str, Any], tuple[str, str, Any]
         ("--base-url", "http://127.0.0.1:3/v1", "http://127.0.0.1:3/v1"),
         ("TSUM_BASE_URL", "http://127.0.0.1:2/v1", "http://127.0.0.1:2/v1"),
     ),
+    "temperature": (
+        lambda r: r.provider["temperature"],
+        None,
+        0.5,
+        ("--temperature", "0.2", 0.2),
+        ("TSUM_TEMPERATURE", "0.7", 0.7),
+    ),
     "concurrency": (
         lambda r: (r.concurrency, r.provider["concurrency"]),
         (8, 8),
@@ -314,7 +321,8 @@ ENV_ONLY: dict[str, tuple[str, str, Any, list[str], Any, Any]] = {
         None,
     ),
     "cache_only": ("TSUM_CACHE_ONLY", "1", True, [], True, False),  # a flag: on from either
-    "timeout": ("TSUM_TIMEOUT", "5", 5.0, ["--timeout", "7"], 7.0, 60.0),
+    # no default here: build_executor picks 60 s, or 600 s for a server on this machine
+    "timeout": ("TSUM_TIMEOUT", "5", 5.0, ["--timeout", "7"], 7.0, None),
     "max_attempts": ("TSUM_MAX_ATTEMPTS", "2", 2, ["--max-attempts", "3"], 3, 4),
 }
 

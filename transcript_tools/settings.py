@@ -23,6 +23,7 @@ CONFIG_KEYS = {f.name for f in fields(SummaryConfig)} | {
     "provider",
     "model",
     "base_url",
+    "temperature",  # sent with every summary call; unset: the API's own default
     "format",
     "concurrency",
     "workers",  # processes for sweep / replay --dry-run (cli/scale_options.py)
@@ -121,6 +122,13 @@ def _checked(table: dict[str, Any], path: Path) -> dict[str, Any]:
             _int_at_least("concurrency", table["concurrency"], 1, "must be >= 1")
         except ConfigError as exc:
             raise ConfigError(f"{path}: {exc}") from None
+    temperature = table.get("temperature")
+    if temperature is not None and (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, (int, float))
+        or temperature < 0
+    ):
+        raise ConfigError(f"{path}: temperature must be a number >= 0, got {temperature!r}")
     if "checkpoint" in table and table["checkpoint"] not in {c.value for c in Checkpoint}:
         raise ConfigError(f"{path}: checkpoint must be turn or call, got {table['checkpoint']!r}")
     if "format" in table:

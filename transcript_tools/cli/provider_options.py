@@ -32,6 +32,7 @@ PROVIDER_OPTION_NAMES = (
     "no_cache",
     "concurrency",
     "timeout",
+    "temperature",
     "max_attempts",
     "batch",
     "batch_poll",
@@ -104,11 +105,19 @@ def provider_options(func: F) -> F:
         click.option(
             "--timeout",
             type=click.FloatRange(min=0, min_open=True),
-            default=60.0,
-            show_default=True,
             envvar="TSUM_TIMEOUT",
             show_envvar=True,
-            help="Seconds per summary call attempt.",
+            help="Seconds per summary call attempt. [default: 60; 600 when --base-url is on "
+            "this machine (localhost, 127.0.0.1, ::1): a CPU model is slow]",
+        ),
+        click.option(
+            "--temperature",
+            type=click.FloatRange(min=0),
+            envvar="TSUM_TEMPERATURE",
+            show_envvar=True,
+            help="Sampling temperature sent with every summary call (0 = the most likely "
+            "text; part of the cache key). Default: none sent, the API's or server's own "
+            "(a local server's 0.8 makes a small model ramble). Config key: temperature.",
         ),
         click.option(
             "--max-attempts",

@@ -94,6 +94,7 @@ FILE_KEY_OF_OPTION = {
     "provider": "provider",
     "model": "summary_model",
     "base_url": "base_url",
+    "temperature": "temperature",
     "concurrency": "concurrency",
     "workers": "workers",
 }
@@ -301,6 +302,7 @@ def resolve(
         provider=values.get("provider") or "offline",
         model=summary.summary_model,
         base_url=values.get("base_url"),
+        temperature=values.get("temperature"),
         concurrency=concurrency,
     )
     return Resolved(

@@ -30,6 +30,7 @@ class AnthropicProvider(SdkProvider):
 
     name = "anthropic"
     key_env = KEY_ENV
+    base_url_env = BASE_URL_ENV  # the SDK's variable: the timeout's default reads it too
     api = "messages"
     DEFAULT_MODEL = DEFAULT_MODEL
     sdk_module = "anthropic"

@@ -7,6 +7,7 @@ CLI options' keys (``provider``, ``model``, ``base_url``, ``cache``, ``cache_onl
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
@@ -34,9 +35,12 @@ def resolve_cache_mode(opts: Mapping[str, Any]) -> Any:
     return CacheMode.READ_WRITE
 
 
-def _limits(opts: Mapping[str, Any]) -> tuple[int, float, int]:
+def _limits(opts: Mapping[str, Any], base_url: str | None = None) -> tuple[int, float, int]:
+    from ..providers.retry import default_timeout
+
     concurrency = int(opts.get("concurrency") or 8)
-    timeout = float(opts.get("timeout") or 60.0)
+    # no --timeout: 60 s, or 600 s for a server on this machine (retry.default_timeout)
+    timeout = float(opts.get("timeout") or default_timeout(base_url))
     max_attempts = int(opts.get("max_attempts") or 4)
     if concurrency < 1 or timeout <= 0 or max_attempts < 1:
         raise ProviderConfigError("--concurrency and --max-attempts must be >= 1, --timeout > 0")
@@ -51,17 +55,21 @@ def build_executor(opts: Mapping[str, Any]) -> Any:
     keys take the options' defaults, so a library caller may pass a partial dict.
     """
     from ..providers.cache import CacheMode
-    from ..providers.registry import get_provider
+    from ..providers.registry import get_provider, provider_class
     from ..providers.retry import KILL_SWITCH_ENV, kill_switch_on
 
     name = opts.get("provider") or "offline"
-    concurrency, timeout, _ = _limits(opts)
+    base_url = opts.get("base_url") or None
+    sdk_env = getattr(provider_class(name), "base_url_env", None)  # e.g. OPENAI_BASE_URL
+    sdk_url = os.environ.get(sdk_env) if sdk_env else None  # where the SDK would send
+    concurrency, timeout, _ = _limits(opts, base_url or sdk_url)
     mode = resolve_cache_mode(opts)
     provider = get_provider(
         name,
         model=opts.get("model") or None,
-        base_url=opts.get("base_url") or None,
+        base_url=base_url,
         timeout=timeout,
+        temperature=opts.get("temperature"),
         max_connections=concurrency,  # a pool as wide as the concurrency: no queueing in httpx
         require_key=mode is not CacheMode.CACHE_ONLY,  # keyless CI replays from the cache
     )
@@ -79,7 +87,8 @@ def _executor_for(provider: Provider, opts: Mapping[str, Any], mode: Any = None)
     from ..providers.executor import SummaryExecutor
     from ..providers.retry import RetryPolicy
 
-    concurrency, timeout, max_attempts = _limits(opts)
+    # the provider's own base URL (its identity's): the same timeout rule as its HTTP client's
+    concurrency, timeout, max_attempts = _limits(opts, provider.identity(None).get("base_url"))
     if mode is None:
         mode = resolve_cache_mode({**opts, "provider": provider.name})
     cache = None

@@ -37,6 +37,7 @@ class OpenAIProvider(SdkProvider):
 
     name = "openai"
     key_env = KEY_ENV
+    base_url_env = BASE_URL_ENV  # the SDK's variable: the timeout's default reads it too
     api = "chat.completions"
     DEFAULT_MODEL = DEFAULT_MODEL
     sdk_module = "openai"

@@ -72,22 +72,51 @@ def is_retryable_status(status: int) -> bool:
 _CODE_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,48}$")
 
 
+# A prompt longer than the model's context, by the body's error code or type: OpenAI's
+# code, llama.cpp's server's type. Other servers say it only in words (vLLM, LM Studio:
+# "maximum context length"; Anthropic: "prompt is too long").
+CONTEXT_OVERFLOW_IDS = frozenset({"context_length_exceeded", "exceed_context_size_error"})
+_CONTEXT_OVERFLOW_TEXT = re.compile(r"context (length|size|window)|prompt is too long", re.I)
+CONTEXT_OVERFLOW_HINT = (
+    "the prompt is longer than the model's context: lower --max-transcript-chars "
+    "(or give the server a larger context)"
+)
+
+
+def is_context_overflow(status: int, identifiers: tuple[object, ...], text: object) -> bool:
+    """Whether an HTTP error says the prompt does not fit the model's context.
+
+    ``identifiers`` are the body's error code and type, ``text`` its message: read here,
+    never shown (it may quote the prompt)."""
+    if status not in (400, 413):
+        return False
+    if any(isinstance(i, str) and i in CONTEXT_OVERFLOW_IDS for i in identifiers):
+        return True
+    return isinstance(text, str) and _CONTEXT_OVERFLOW_TEXT.search(text) is not None
+
+
 def status_error(
     provider: str,
     status: int,
     *,
     headers: Mapping[str, str] | None = None,
     error_type: object = None,
+    error_code: object = None,
+    detail: object = None,
     now: float | None = None,
 ) -> ProviderCallError:
     """A sanitized error for an HTTP status from the API.
 
     Only the status, a fixed reason phrase and the body's error *type* (a short
     identifier such as ``rate_limit_error``) are kept: error messages may echo
-    the key (OpenAI's 401 does) or pieces of the prompt.
+    the key (OpenAI's 401 does) or pieces of the prompt. ``error_code`` and ``detail``
+    (the body's code and message) are only read, to recognise a context overflow,
+    which gets a fixed hint naming the setting that shortens the prompt.
     """
     reason = _REASONS.get(status, "server error" if status >= 500 else "HTTP error")
     kind = f" ({error_type})" if isinstance(error_type, str) and _CODE_RE.match(error_type) else ""
+    if is_context_overflow(status, (error_type, error_code), detail):
+        kind += f": {CONTEXT_OVERFLOW_HINT}"
     retry_after = parse_retry_after(headers, now=now) if headers is not None else None
     return ProviderCallError(
         f"{provider}: HTTP {status} {reason}{kind}",
@@ -192,3 +221,31 @@ def public_url(url: str) -> str:
     if parts.port is not None:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme.lower(), host.lower(), parts.path.rstrip("/"), "", ""))
+
+
+DEFAULT_TIMEOUT_S = 60.0  # per attempt, against a hosted API
+# Against a server on this machine (llama.cpp, Ollama, vLLM, LM Studio on a CPU): with a
+# 135M model on 2 idle cores one summary took 10-73 s (issue 27), on 2 loaded cores over
+# 10 minutes; and a server with one slot queues tsum's concurrent calls, so the wait
+# counts too.
+LOCAL_TIMEOUT_S = 600.0
+
+
+def is_local_url(url: str | None) -> bool:
+    """Whether ``url`` points at this machine: localhost, 127.0.0.0/8 or ::1."""
+    if not url:
+        return False
+    host = (urlsplit(url.strip()).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    import ipaddress  # only when a base URL is given
+
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name, not an address
+        return False
+
+
+def default_timeout(base_url: str | None) -> float:
+    """The per-attempt timeout when none is given: longer for a server on this machine."""
+    return LOCAL_TIMEOUT_S if is_local_url(base_url) else DEFAULT_TIMEOUT_S

@@ -83,7 +83,9 @@ class SdkProvider:
         self._model = model
         self._base_url = base_url
         self._timeout = timeout
-        self._temperature = temperature
+        # a float whatever the source (a settings file's `temperature = 0` is an int):
+        # the cache key must not tell 0 from 0.0
+        self._temperature = None if temperature is None else float(temperature)
         self._max_connections = max(1, max_connections)
         self._sdk_client: Any = None
         self._sdk_loop: asyncio.AbstractEventLoop | None = None
@@ -160,8 +162,16 @@ class SdkProvider:
         # `from None` everywhere: the SDK's exception text may quote the body,
         # which can echo the key (OpenAI's 401 does) or the prompt.
         except sdk.APIStatusError as exc:
+            body = getattr(exc, "body", None)  # openai: the body's "error" object
             raise status_error(
-                self.name, exc.status_code, headers=exc.response.headers, error_type=exc.type
+                self.name,
+                exc.status_code,
+                headers=exc.response.headers,
+                error_type=exc.type,
+                # read to recognise a context overflow, never shown
+                error_code=getattr(exc, "code", None) or getattr(exc, "error_code", None),
+                detail=getattr(exc, "api_message", None)  # anthropic's
+                or (body.get("message") if isinstance(body, dict) else None),
             ) from None
         except sdk.APITimeoutError as exc:
             refused = _os_error_under(exc)

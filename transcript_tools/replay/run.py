@@ -172,7 +172,9 @@ def run_replay(
     if out_dir is not None:
         out = OutputDirectory(out_dir, write_compressed=not settings.dry_run)
         if template is not None:
-            info = run_info(settings, template, provider_name, model)
+            # what the provider sends (its identity): None = the API's own default
+            temperature = executor.provider.identity(None).get("temperature") if executor else None
+            info = run_info(settings, template, provider_name, model, temperature)
             out.write_run_info(info)
         sink = out
     elif report is not None:
@@ -315,12 +317,18 @@ async def _run_and_close(run: ReplayRun, paths: list[str], executor: Any) -> Non
 
 
 def run_info(
-    settings: ReplaySettings, template: PromptTemplate, provider: str, model: str | None
+    settings: ReplaySettings,
+    template: PromptTemplate,
+    provider: str,
+    model: str | None,
+    temperature: float | None = None,
 ) -> dict[str, Any]:
     """The settings that shape the outputs (run.json: diffable, no paths or times)."""
     cfg = settings.summary
     assert cfg is not None
     extra: dict[str, Any] = {}  # beyond the seed: only when set, so default run.json stays
+    if temperature is not None:
+        extra["temperature"] = temperature
     if settings.checkpoint is not Checkpoint.TURN:
         extra["checkpoint"] = settings.checkpoint.value
     if settings.auto_window:
