@@ -42,7 +42,7 @@ def test_out_records(replayed: Path, record: str, text_snapshot) -> None:
 def test_replay_text_report(text_snapshot) -> None:
     report = tsum("replay", str(SAMPLES / "long_session.jsonl"), "--silent")
     assert "summarized" in report
-    assert report == text_snapshot
+    assert report.replace(str(SAMPLES), "samples") == text_snapshot  # wherever the clone is
 
 
 def test_diff_markdown(replayed: Path, tmp_path: Path, text_snapshot) -> None:
