@@ -22,8 +22,9 @@ from typing import Any
 
 import orjson
 
+from ..engine.drive import drive_conversation
 from ..engine.messages import INJECTED, Conversation, TextBlock, UserMessage
-from ..engine.rules import unit_starts
+from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.session import SessionEngine
 from ..providers.executor import SummaryExecutor
 
@@ -77,26 +78,20 @@ async def tsum_checkpoints(
 ) -> tuple[list[Checkpoint], int]:
     """Replay ``conv`` through ``engine``; every successful summary that replaced
     something, and the number of failed summary calls."""
-    history = conv.messages
-    # the engine's units, as `tsum replay` feeds them: turns, or calls (--checkpoint call)
-    starts = unit_starts(history, engine.settings.checkpoint)
-    ends = [*starts[1:], len(history)]
     out: list[Checkpoint] = []
     failed = 0
-    for start, end in zip(starts, ends, strict=True):
-        request = engine.submit_turn(history[start:end])
-        if request is None:
-            continue
+
+    def checkpoint(request: SummaryRequest) -> None:
+        nonlocal failed
         total = len(engine.slot.messages)  # F3: the prompt shows the newest of all of them
         shown = (total - len(request.messages or ()), total)
-        engine.complete_summary(await executor.execute(request))
         record = engine.summaries[-1]
         if record["status"] != "ok":
             failed += 1
-            continue
+            return
         cut = engine.slot.kept_start()  # the next view's first kept message
         if cut == 0:
-            continue  # the window still holds everything: nothing was replaced
+            return  # the window still holds everything: nothing was replaced
         out.append(
             Checkpoint(
                 TSUM,
@@ -114,6 +109,12 @@ async def tsum_checkpoints(
                 prompt_sha256=record.get("prompt_sha256"),
             )
         )
+
+    async def execute(request: SummaryRequest, _left: int) -> SummaryOutcome:
+        return await executor.execute(request)
+
+    # the one loop replay runs too: the engine's units and turn path (engine/drive.py)
+    await drive_conversation(conv, engine, execute, after_summary=checkpoint)
     return out, failed
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.config import ReplaySettings, SlotMode
+from ..engine.drive import session_window
 from ..engine.messages import Conversation
 from ..engine.prompt import PromptTemplate
 from ..engine.session import SessionEngine
@@ -138,8 +139,9 @@ class Evaluation:
         probes = ConversationProbes(conv.messages, max_tool, compaction_message_indices(conv))
         by_turn: dict[int, set[str]] = {}
         for v in self.variants:
+            settings, _ = session_window(conv, v.settings)  # --max-context-tokens auto
             engine = SessionEngine(
-                conv.session_id, v.settings, provider_name=v.provider_name, template=v.template
+                conv.session_id, settings, provider_name=v.provider_name, template=v.template
             )
             checkpoints, failed = await tsum_checkpoints(conv, engine, v.executor, v.label)
             result.failed[v.label] += failed

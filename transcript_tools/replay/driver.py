@@ -13,12 +13,13 @@ import asyncio
 import heapq
 import tempfile
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import IO, Any, Protocol, runtime_checkable
 
 import orjson
 
-from ..engine.config import Checkpoint, Measure, ReplaySettings, TurnPath
+from ..engine.config import Checkpoint, Measure, ReplaySettings
+from ..engine.drive import drive_conversation, session_window, unit_bounds
 from ..engine.messages import (
     AssistantMessage,
     Conversation,
@@ -26,8 +27,8 @@ from ..engine.messages import (
     ToolResultMessage,
     ToolUseBlock,
 )
-from ..engine.requests import SUMMARY_MAX_TOKENS
-from ..engine.rules import FIRED, Decision, compaction_turn, fixed_cadence, unit_starts
+from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
+from ..engine.rules import FIRED, Decision, compaction_turn, fixed_cadence
 from ..engine.session import ESTIMATED, SessionEngine
 from ..formats.corpus import CorpusReader
 from ..formats.inputs import InputFile
@@ -122,31 +123,24 @@ async def replay_conversation(
         engine.prompt_sink = sink
     # Each turn's messages are sliced when it is replayed, not all up front: fewer
     # objects alive at once (the cyclic GC walks every live container).
-    history = conv.messages
-    starts = unit_starts(history, settings.checkpoint)  # turns, or calls (--checkpoint call)
-    ends = [*starts[1:], len(history)] if starts else []
-    compactions = _compactions_at(conv, starts)  # in the configuration's unit
-    stream = settings.path is TurnPath.STREAM
-    for turn_number, (start, end) in enumerate(zip(starts, ends, strict=True)):
-        messages = history[start:end]
+    units = unit_bounds(conv, settings)  # turns, or calls (--checkpoint call)
+    compactions = _compactions_at(conv, [start for start, _ in units])  # in the unit
+
+    def annotate(number: int) -> dict[str, Any] | None:
         annotations = (
-            {"recorded_compaction": compactions[turn_number]}
-            if turn_number in compactions
-            else None
+            {"recorded_compaction": compactions[number]} if number in compactions else None
         )
         if window is not None:
             annotations = {**(annotations or {}), **window}
-        if stream:
-            engine.submit_turn_stream(messages, annotations=annotations)
-            request = engine.finalize_turn()
-        else:
-            request = engine.submit_turn(messages, annotations=annotations)
-        if request is not None:
-            assert executor is not None, "a summary request needs an executor (or dry_run)"
-            # the session with the most turns left goes first when every slot is busy:
-            # its chain of summaries is what the run waits for at the end
-            left = len(starts) - turn_number
-            engine.complete_summary(await executor.execute(request, priority=-left))
+        return annotations
+
+    async def execute(request: SummaryRequest, left: int) -> SummaryOutcome:
+        assert executor is not None, "a summary request needs an executor (or dry_run)"
+        # the session with the most turns left goes first when every slot is busy: its
+        # chain of summaries is what the run waits for at the end
+        return await executor.execute(request, priority=-left)
+
+    await drive_conversation(conv, engine, execute, units=units, annotate=annotate)
     warnings = list(conv.warnings) + tool_oddities(conv.messages)
     if not conv.messages:
         warnings.append(
@@ -157,25 +151,6 @@ async def replay_conversation(
         warnings.append(cadence)
     # person turns in both modes (with --checkpoint call, ``starts`` are the calls)
     return SessionResult(conv, engine, len(engine.slot.units.turn_starts), warnings, spool)
-
-
-def session_window(
-    conv: Conversation, settings: ReplaySettings
-) -> tuple[ReplaySettings, dict[str, Any] | None]:
-    """``--max-context-tokens auto``: the window the log records (from ``"log"``), else
-    the configured one (``"default"``), and the record fields that say which; ``None``
-    without auto (default records unchanged)."""
-    cfg = settings.summary
-    if not settings.auto_window or cfg is None:
-        return settings, None
-    source = "default"
-    if conv.context_window:
-        cfg = replace(cfg, max_context_tokens=conv.context_window)
-        settings, source = replace(settings, summary=cfg), "log"
-    return settings, {
-        "max_context_tokens": cfg.max_context_tokens,
-        "max_context_tokens_from": source,
-    }
 
 
 def fixed_cadence_warning(engine: SessionEngine) -> str | None:

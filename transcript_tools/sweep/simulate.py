@@ -25,10 +25,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..engine.config import Checkpoint, Measure, ReplaySettings, SlotMode, SummaryConfig
+from ..engine.drive import drive_conversation
 from ..engine.formatting import MESSAGE_SEPARATOR, format_message
 from ..engine.messages import Conversation, Message
 from ..engine.prompt import PromptTemplate
-from ..engine.requests import SUMMARY_MAX_TOKENS
+from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from ..engine.rules import (
     FIRED,
     Decision,
@@ -396,14 +397,20 @@ async def evaluate_engine(
     curve: list[int] = []
     peak = 0
     measured_end = profile.measured_end
-    for _, messages in turns:
-        request = engine.submit_turn(messages)
-        if request is not None:
-            engine.complete_summary(await executor.execute(request))
+
+    def measure(_number: int) -> None:
+        nonlocal peak
         curve.append(engine.current_context_tokens())  # what the model is sent next turn
         # a peak counts only what a model is called with: up to the last call
         past = len(engine.slot.messages) > measured_end
         peak = max(peak, engine.current_context_tokens(measured_end) if past else curve[-1])
+
+    async def execute(request: SummaryRequest, _left: int) -> SummaryOutcome:
+        return await executor.execute(request)
+
+    units = [(start, start + len(messages)) for start, messages in turns]
+    # the one loop replay and eval run too (engine/drive.py): the same turn path
+    await drive_conversation(conv, engine, execute, units=units, after_unit=measure)
     unit = "call" if cfg.checkpoint is Checkpoint.CALL else "turn"
     fires = [d[unit] for d in engine.decisions if d["decision"] in FIRED]
     result = ConvResult(turns=profile.turns, fires=fires, curve=curve)

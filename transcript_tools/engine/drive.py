@@ -1,0 +1,88 @@
+"""The one loop that drives a conversation through a session engine, unit by unit.
+
+Replay, eval and the sweep's engine path all call :func:`drive_conversation`; none of them
+writes its own loop, so every setting the loop honours (the turn path, the unit, the
+window the log records) reaches all of them alike. The loop does no I/O: summary
+requests go to the ``execute`` callable its caller passes (an executor, the response
+cache, a batch planner), and what a caller measures per unit or per summary it measures
+in the ``after_unit`` / ``after_summary`` callbacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from .config import ReplaySettings, TurnPath
+from .messages import Conversation
+from .requests import SummaryOutcome, SummaryRequest
+from .rules import unit_starts
+from .session import SessionEngine
+
+# (request, units left after this one) -> its outcome; the units left let a pool run the
+# session with the longest chain of summaries ahead first.
+Execute = Callable[[SummaryRequest, int], Awaitable[SummaryOutcome]]
+
+
+def session_window(
+    conv: Conversation, settings: ReplaySettings
+) -> tuple[ReplaySettings, dict[str, Any] | None]:
+    """``--max-context-tokens auto``: the window the log records (from ``"log"``), else
+    the configured one (``"default"``), and the record fields that say which; ``None``
+    without auto (default records unchanged)."""
+    cfg = settings.summary
+    if not settings.auto_window or cfg is None:
+        return settings, None
+    source = "default"
+    if conv.context_window:
+        cfg = replace(cfg, max_context_tokens=conv.context_window)
+        settings, source = replace(settings, summary=cfg), "log"
+    return settings, {
+        "max_context_tokens": cfg.max_context_tokens,
+        "max_context_tokens_from": source,
+    }
+
+
+def unit_bounds(conv: Conversation, settings: ReplaySettings) -> list[tuple[int, int]]:
+    """(start, end) of each unit of ``conv``: its turns, or its calls with --checkpoint call."""
+    starts = unit_starts(conv.messages, settings.checkpoint)
+    ends = [*starts[1:], len(conv.messages)] if starts else []
+    return list(zip(starts, ends, strict=True))
+
+
+async def drive_conversation(
+    conv: Conversation,
+    engine: SessionEngine,
+    execute: Execute | None,
+    *,
+    units: Sequence[tuple[int, int]] | None = None,
+    annotate: Callable[[int], dict[str, Any] | None] | None = None,
+    after_summary: Callable[[SummaryRequest], None] | None = None,
+    after_unit: Callable[[int], None] | None = None,
+) -> None:
+    """Feed ``conv`` to ``engine`` unit by unit, on the path its settings name (sync:
+    ``submit_turn``; stream: ``submit_turn_stream`` + ``finalize_turn``), and complete
+    each summary request through ``execute`` before the next unit.
+
+    ``units`` defaults to :func:`unit_bounds`; ``annotate(n)`` gives unit n's extra
+    decision fields. ``execute`` may be None only where no request can come (no
+    SummaryConfig, or a dry run)."""
+    history = conv.messages
+    bounds = unit_bounds(conv, engine.settings) if units is None else units
+    stream = engine.settings.path is TurnPath.STREAM
+    for number, (start, end) in enumerate(bounds):
+        messages = history[start:end]
+        annotations = annotate(number) if annotate is not None else None
+        if stream:
+            engine.submit_turn_stream(messages, annotations=annotations)
+            request = engine.finalize_turn()
+        else:
+            request = engine.submit_turn(messages, annotations=annotations)
+        if request is not None:
+            assert execute is not None, "a summary request needs an executor (or dry_run)"
+            engine.complete_summary(await execute(request, len(bounds) - number))
+            if after_summary is not None:
+                after_summary(request)
+        if after_unit is not None:
+            after_unit(number)
