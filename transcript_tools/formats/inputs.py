@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,15 +42,12 @@ def expand_inputs(paths: list[str] | list[InputFile]) -> Iterator[InputFile]:
         if path.is_dir():
             # tsum's own output folders (marked by OutputDirectory) are not inputs
             outputs = {marker.parent for marker in path.rglob(OUTPUT_MARKER)}
-            found = sorted(
+            walked = (
                 str(p)
                 for p in path.rglob("*")
-                if p.is_file()
-                and (p.name.endswith(TRANSCRIPT_SUFFIXES) or p.name in TRANSCRIPT_NAMES)
-                and not p.name.endswith(SKIPPED_SUFFIXES)
-                and not (outputs and any(parent in outputs for parent in p.parents))
+                if p.is_file() and not (outputs and any(parent in outputs for parent in p.parents))
             )
-            for name in _one_per_task_folder(found):
+            for name in transcript_files(walked):
                 yield InputFile(name, from_directory=True)
             continue
         if not path.exists() and any(ch in spec for ch in "*?["):
@@ -66,6 +63,18 @@ def expand_inputs(paths: list[str] | list[InputFile]) -> Iterator[InputFile]:
 # A Cline / Roo Code / Kilo Code task folder is one session: its API history is read with
 # its UI log (formats.cline), so a walk does not read the UI log a second time.
 CLINE_API, CLINE_UI = "api_conversation_history.json", "ui_messages.json"
+
+
+def transcript_files(walked: Iterable[str]) -> list[str]:
+    """Of the files a directory walk found (local or a URL folder listed by Ray), the ones
+    read as transcripts, sorted: the one rule for both walks."""
+    found = sorted(
+        name
+        for name in walked
+        if (name.endswith(TRANSCRIPT_SUFFIXES) or name.rsplit("/", 1)[-1] in TRANSCRIPT_NAMES)
+        and not name.endswith(SKIPPED_SUFFIXES)
+    )
+    return _one_per_task_folder(found)
 
 
 def _one_per_task_folder(found: list[str]) -> list[str]:

@@ -48,7 +48,7 @@ def expand_urls(paths: list[str]) -> list[InputFile]:
         import_ray()
         from pyarrow import fs
 
-        from ..formats.inputs import SKIPPED_SUFFIXES, TRANSCRIPT_SUFFIXES
+        from ..formats.inputs import transcript_files
 
         filesystem, root = fs.FileSystem.from_uri(spec)
         info = filesystem.get_file_info(root)
@@ -56,12 +56,10 @@ def expand_urls(paths: list[str]) -> list[InputFile]:
             items.append(InputFile(spec))  # a missing URL fails when read, with its name
             continue
         scheme = spec[: _SCHEME.match(spec).end()]  # type: ignore[union-attr]
-        found = sorted(
+        found = transcript_files(  # the same rule as a local walk (formats/inputs.py)
             f.path
             for f in filesystem.get_file_info(fs.FileSelector(root, recursive=True))
             if f.type == fs.FileType.File
-            and f.path.endswith(TRANSCRIPT_SUFFIXES)
-            and not f.path.endswith(SKIPPED_SUFFIXES)
         )
         items.extend(InputFile(scheme + path, from_directory=True) for path in found)
     return items
