@@ -51,7 +51,7 @@ from ..engine.messages import (
 from ..errors import InputError
 from . import cline_ui
 from .anthropic_api import blocks_from_anthropic, tool_result_text
-from .source import Record, Source, count_field, iter_records, read_bytes, session_stem
+from .source import Record, Source, count_field, iter_records, read_sibling, session_stem
 
 NAME = "cline"
 DESCRIPTION = (
@@ -114,11 +114,15 @@ def _session_name(source: Source) -> str:
     return stem
 
 
-def _records_of(path: str, source: Source) -> tuple[Source, list[Record]]:
-    """The records of the task folder's other file, read as the file itself would be."""
+def _records_of(path: str, source: Source) -> tuple[Source, list[Record]] | None:
+    """The records of the task folder's other file, read as the file itself would be;
+    None where the folder has no such file."""
+    data = read_sibling(path)
+    if data is None:
+        return None
     other = Source(path, source.skip_bad_lines, source.warn, path)
     try:
-        return other, list(iter_records(other, read_bytes(path)))
+        return other, list(iter_records(other, data))
     except InputError as err:
         raise InputError(
             err.path, err.line, f"{err.message} (the other file of the task folder)", item=err.item
@@ -303,11 +307,11 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
     ui: tuple[Source, list[Record]] | None = None
     if all(cline_ui.is_record(r.obj) for r in head[:8]):
         ui = (source, head)
-        if pair and Path(pair[0]).is_file():
+        if pair:
             api = _records_of(pair[0], source)
     else:
         api = (source, head)
-        if pair and Path(pair[1]).is_file():
+        if pair:
             ui = _records_of(pair[1], source)
     if api is None:
         assert ui is not None

@@ -126,6 +126,28 @@ def _type_name(value: Any) -> str:
 FETCHED: dict[str, bytes] = {}
 
 
+def read_sibling(path: str) -> bytes | None:
+    """The bytes of a file beside an input (a Cline task folder's other file), or None where
+    there is none; ``path`` may be local or a URL Ray Data reads (``file://``, ``s3://``…),
+    so a folder read from a URL pairs its files as a local walk does."""
+    fetched = FETCHED.get(path)
+    if fetched is not None:
+        return fetched
+    if "://" not in path:
+        local = Path(path)
+        return local.read_bytes() if local.is_file() else None
+    from pyarrow import fs  # a URL input runs under --ray, which brings pyarrow
+
+    try:
+        filesystem, inner = fs.FileSystem.from_uri(path)
+        if filesystem.get_file_info(inner).type != fs.FileType.File:
+            return None
+        with filesystem.open_input_stream(inner) as stream:
+            return bytes(stream.read())
+    except (OSError, ValueError):
+        return None
+
+
 def read_bytes(path: str) -> bytes:
     fetched = FETCHED.get(path)
     if fetched is not None:
