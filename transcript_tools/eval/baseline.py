@@ -14,15 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import orjson
 
-from ..engine.config import ReplaySettings
 from ..engine.messages import Conversation
 from ..engine.rules import turn_starts
 from ..errors import TsumError
-from ..replay.driver import ReplayRun, Sink
+from ..formats.corpus import CorpusReader
 from .aggregate import Aggregate
 from .checkpoints import TSUM, Checkpoint, compaction_message_indices
 from .evaluation import score
@@ -65,15 +64,7 @@ def score_replay_output(
             by_session.setdefault(str(record["session"]), []).append(record)
     aggregate = Aggregate()
     checkpoints: list[dict[str, Any]] = []
-    reader = ReplayRun(  # a reader only: conversations() never touches the sink
-        ReplaySettings(),
-        None,
-        cast(Sink, None),
-        fmt=fmt,
-        skip_bad_lines=skip_bad_lines,
-        warn=warn,
-        error=warn,
-    )
+    reader = CorpusReader(fmt=fmt, skip_bad_lines=skip_bad_lines, warn=warn, error=warn)
     for conv in reader.conversations(paths):
         summaries = by_session.get(conv.session_id)
         if not summaries:
