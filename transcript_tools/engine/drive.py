@@ -60,14 +60,18 @@ async def drive_conversation(
     annotate: Callable[[int], dict[str, Any] | None] | None = None,
     after_summary: Callable[[SummaryRequest], None] | None = None,
     after_unit: Callable[[int], None] | None = None,
+    appended: Callable[[int, int, int], None] | None = None,
 ) -> None:
     """Feed ``conv`` to ``engine`` unit by unit, on the path its settings name (sync:
     ``submit_turn``; stream: ``submit_turn_stream`` + ``finalize_turn``), and complete
     each summary request through ``execute`` before the next unit.
 
     ``units`` defaults to :func:`unit_bounds`; ``annotate(n)`` gives unit n's extra
-    decision fields. ``execute`` may be None only where no request can come (no
-    SummaryConfig, or a dry run)."""
+    decision fields. ``appended(n, start, end)`` runs once unit n's messages are in the
+    slot and before its checkpoint's summary is applied: the view is then the one the
+    unit's model calls were sent (``engine.slot.load_messages(upto=i)`` for the call at
+    i). ``execute`` may be None only where no request can come (no SummaryConfig, or a
+    dry run)."""
     history = conv.messages
     bounds = unit_bounds(conv, engine.settings) if units is None else units
     stream = engine.settings.path is TurnPath.STREAM
@@ -79,6 +83,8 @@ async def drive_conversation(
             request = engine.finalize_turn()
         else:
             request = engine.submit_turn(messages, annotations=annotations)
+        if appended is not None:
+            appended(number, start, end)
         if request is not None:
             assert execute is not None, "a summary request needs an executor (or dry_run)"
             engine.complete_summary(await execute(request, len(bounds) - number))

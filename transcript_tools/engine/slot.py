@@ -92,14 +92,18 @@ class ContextSlot:
             return None
         return SystemMessage(f"{self.marker} {self.summary_override}")
 
-    def load_messages(self) -> list[Message]:
-        """The view the model gets next turn (seed: ``slot.load_messages()``)."""
+    def load_messages(self, upto: int | None = None) -> list[Message]:
+        """The view the model gets next turn (seed: ``slot.load_messages()``).
+
+        ``upto``: the view over messages[:upto] only — the prompt of a model call made
+        before the rest of its unit was appended (the cost model prices each call)."""
+        end = len(self.messages) if upto is None else upto
         summary = self.summary_message()
         if summary is None:  # Full mode, or Focused before any summary: whole history
-            return list(self.messages)
-        start = self.kept_start()
+            return self.messages[:end]
+        start = min(self.kept_start(), end)
         head = [m for m in self.messages[:start] if isinstance(m, SystemMessage)]
-        return head + self.messages[start:] + [summary]
+        return head + self.messages[start:end] + [summary]
 
     # ---- estimated sizes (running sums; no re-count of the history) ------------
 
