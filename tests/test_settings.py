@@ -12,13 +12,14 @@ from click.testing import CliRunner
 
 from transcript_tools.cli.main import cli
 from transcript_tools.cli.replay_cmd import replay_command
-from transcript_tools.cli.settings import FILE_KEY_OF_OPTION, Resolved, resolve
+from transcript_tools.cli.settings import FILE_KEY_OF_OPTION, resolve
+from transcript_tools.engine.config import RunSettings
 from transcript_tools.settings import CONFIG_KEYS, PRECEDENCE
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 
 
-def resolved(args: list[str]) -> Resolved:
+def resolved(args: list[str]) -> RunSettings:
     ctx = replay_command.make_context("replay", ["x.jsonl", *args])
     return resolve(dict(ctx.params), ctx=ctx)
 
@@ -336,3 +337,23 @@ def test_precedence_of_environment_only_settings(
     monkeypatch.setenv(name, env_value)
     assert resolved([]).provider[key] == env_read
     assert resolved(cli_args).provider[key] == cli_read
+
+
+def test_load_settings_applies_the_one_rule_without_click(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A script gets the CLI's settings: flags > TSUM_* > settings file > default."""
+    monkeypatch.chdir(tmp_path / "..")
+    from transcript_tools.settings import load_settings
+
+    toml = tmp_path / "tsum.toml"
+    toml.write_text("debounce_turns = 5\nformat = 'openai'\nmode = 'full'\n", encoding="utf-8")
+    env = {"TSUM_FORMAT": "native", "TSUM_CONCURRENCY": "2", "TSUM_CACHE_ONLY": "1"}
+    run = load_settings({"debounce_turns": 6}, config=toml, env=env)
+    assert run.settings.summary is not None and run.settings.summary.debounce_turns == 6  # flag
+    assert run.fmt == "native" and run.concurrency == 2  # environment over file
+    assert run.settings.mode.value == "full" and run.provider["cache_only"] is True  # file; env
+    assert run.settings.summary.max_context_tokens == 32_000  # default
+    assert load_settings(env={"TSUM_CONFIG": str(toml)}).settings.summary.debounce_turns == 5
+    plain = load_settings(env={})  # no settings file in this folder
+    assert plain.provider["provider"] == "offline" and plain.settings.checkpoint.value == "turn"

@@ -1,17 +1,35 @@
-"""Settings files and their precedence: tsum.toml, ``[tool.tsum]``, the command line.
+"""Settings and their one precedence rule: flags > ``TSUM_*`` > settings file > default.
 
-The command line (and ``TSUM_*``) wins over the settings file, which wins over the
+``load_settings`` is the rule's one home, for the CLI (whose flags click parses) and for a
+script or notebook alike: it lays the flags over the environment, both over the settings
+file (tsum.toml, ``[tool.tsum]`` in pyproject.toml), and leaves every other value to the
 defaults of the engine's config dataclasses (``PRECEDENCE``).
 """
 
 from __future__ import annotations
 
+import logging
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from .engine.config import AUTO, Checkpoint, SummaryConfig, _int_at_least
+from .engine.config import (
+    AUTO,
+    DEFAULT_CONCURRENCY,
+    Checkpoint,
+    Measure,
+    ReplaySettings,
+    RunSettings,
+    SlotMode,
+    SummaryConfig,
+    TurnPath,
+    _int_at_least,
+)
 from .errors import ConfigError
+
+log = logging.getLogger("transcript_tools")
 
 CONFIG_KEYS = {f.name for f in fields(SummaryConfig)} | {
     "mode",
@@ -157,3 +175,155 @@ def summary_config_from(values: dict[str, Any], base: SummaryConfig | None = Non
         return replace(base or SummaryConfig(), **given)
     except TypeError as exc:
         raise ConfigError(str(exc)) from None
+
+
+# Settings-file key -> the environment variable that sets it (the CLI declares the same
+# names as its options' ``envvar``, so --help shows them).
+ENV_OF_KEY = {
+    "format": "TSUM_FORMAT",
+    "prompt": "TSUM_PROMPT",
+    "provider": "TSUM_PROVIDER",
+    "summary_model": "TSUM_MODEL",
+    "base_url": "TSUM_BASE_URL",
+    "temperature": "TSUM_TEMPERATURE",
+    "concurrency": "TSUM_CONCURRENCY",
+    "workers": "TSUM_WORKERS",
+}
+CONFIG_ENV = "TSUM_CONFIG"
+# build_executor's options that are no settings-file key: flags or the environment only.
+PROVIDER_ENV = {
+    "cache": "TSUM_CACHE",
+    "cache_only": "TSUM_CACHE_ONLY",
+    "timeout": "TSUM_TIMEOUT",
+    "max_attempts": "TSUM_MAX_ATTEMPTS",
+    "batch": "TSUM_BATCH",
+    "batch_poll": "TSUM_BATCH_POLL",
+    "price_per_mtok": "TSUM_PRICE_PER_MTOK",
+}
+PROVIDER_OPTION_KEYS = (
+    "cache",
+    "cache_only",
+    "refresh",
+    "no_cache",
+    "timeout",
+    "max_attempts",
+    "batch",
+    "batch_poll",
+    "price_per_mtok",
+)
+# ReplaySettings field <- settings-file key, with the type the field holds
+_REPLAY_FIELDS = (
+    ("mode", "mode", SlotMode),
+    ("keep_recent_turns", "keep_recent_turns", int),
+    ("path", "path", TurnPath),
+    ("measure", "measure", Measure),
+    ("checkpoint", "checkpoint", Checkpoint),
+)
+_TRUE = {"1", "true", "t", "yes", "y", "on"}
+
+
+def _from_env(name: str, env: Mapping[str, str]) -> Any:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return None
+    if name in ("TSUM_CACHE_ONLY", "TSUM_BATCH"):
+        return raw.strip().lower() in _TRUE
+    for convert in (int, float):  # numbers as numbers; the reader of the value checks it
+        try:
+            return convert(raw)
+        except ValueError:
+            continue
+    return raw
+
+
+def environment_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The settings ``TSUM_*`` gives, by settings-file key."""
+    env = os.environ if env is None else env
+    found = {key: _from_env(name, env) for key, name in ENV_OF_KEY.items()}
+    for key in ("format", "prompt", "provider", "summary_model", "base_url"):
+        if found[key] is not None:
+            found[key] = env[ENV_OF_KEY[key]]  # names stay text ("3" is a model name too)
+    return {key: value for key, value in found.items() if value is not None}
+
+
+def settings_values(
+    flags: Mapping[str, Any] | None = None,
+    *,
+    config: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The effective settings by file key (``PRECEDENCE``): ``flags`` (None values are not
+    given) over ``TSUM_*`` over the settings file (``config``, else ``TSUM_CONFIG``, else
+    ./tsum.toml, else ``[tool.tsum]`` of ./pyproject.toml)."""
+    env = os.environ if env is None else env
+    explicit = {**environment_settings(env)}
+    explicit.update({k: v for k, v in (flags or {}).items() if v is not None})
+    if config is None and env.get(CONFIG_ENV):
+        config = env[CONFIG_ENV]
+    return merge_settings(explicit, load_config_file(Path(config) if config else None))
+
+
+def load_settings(
+    flags: Mapping[str, Any] | None = None,
+    *,
+    config: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    provider_options: Mapping[str, Any] | None = None,
+    dry_run: bool = False,
+    skip_bad_lines: bool = False,
+    warn: Callable[[str], None] | None = None,
+) -> RunSettings:
+    """Every setting of a run: flags > environment (``TSUM_*``) > settings file > default.
+
+    ``flags`` are by settings-file key (``CONFIG_KEYS``: ``trigger_token_ratio``,
+    ``prompt``, ``mode``, ``provider``, ``model``…); ``provider_options`` the cache and
+    call options that no file holds (``PROVIDER_OPTION_KEYS``; absent ones come from
+    ``TSUM_*``). ``warn`` gets the template's problems (default: ``logging``)."""
+    from .engine.prompt import builtin_template_names, load_template, template_from_config
+
+    if flags and flags.get("prompt") == "":
+        raise ConfigError(
+            f"--prompt is empty: give a built-in name ({', '.join(builtin_template_names())}) or a file"
+        )
+    env = os.environ if env is None else env
+    values = settings_values(flags, config=config, env=env)
+    if isinstance(values.get("summary_prompt"), str):
+        # the prompt text itself in the config file (Jinja or the seed's plain form)
+        template = template_from_config(values["summary_prompt"], "config")
+    else:
+        template = load_template(values.get("prompt"))
+    for problem in template.check():
+        if warn is None:
+            log.warning("%s", problem)
+        else:
+            warn(f"tsum: warning: {problem}")
+    values["summary_prompt"] = template.source
+    summary = summary_config_from(values, SummaryConfig(summary_prompt=template.source))
+    given: dict[str, Any] = {
+        name: kind(values[key]) for name, key, kind in _REPLAY_FIELDS if values.get(key) is not None
+    }
+    try:
+        settings = ReplaySettings(
+            summary=summary,
+            template_name=template.name,
+            dry_run=dry_run,
+            auto_window=values.get("max_context_tokens") == AUTO,
+            **given,
+        )
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    concurrency = int(values.get("concurrency") or DEFAULT_CONCURRENCY)
+    provider = {k: v for k, v in (provider_options or {}).items() if k in PROVIDER_OPTION_KEYS}
+    for key, name in PROVIDER_ENV.items():
+        if provider.get(key) is None and (value := _from_env(name, env)) is not None:
+            provider[key] = value
+    provider.update(
+        provider=values.get("provider") or "offline",
+        model=summary.summary_model,
+        base_url=values.get("base_url"),
+        temperature=values.get("temperature"),
+        concurrency=concurrency,
+    )
+    return RunSettings(
+        settings, template, values.get("format"), provider, concurrency, values, skip_bad_lines
+    )

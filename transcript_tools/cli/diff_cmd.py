@@ -25,6 +25,7 @@ from ..diff.render import (
     render_text,
     verdict_line,
 )
+from ..engine.config import RunSettings
 from ..errors import ConfigError, ExitCode, TsumError
 from ..providers.cache import CacheMode
 from ..providers.factory import build_executor
@@ -34,7 +35,7 @@ from ..terminal import echo
 from .main import EXIT_CODES_HELP
 from .provider_options import provider_options
 from .replay_cmd import replay_paths
-from .settings import Resolved, resolve, summary_options
+from .settings import resolve, summary_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 OWN_OPTIONS = ("as_json", "markdown", "context", "max_diff_lines")
@@ -272,7 +273,7 @@ class _ReplayFailed(TsumError):
 
 
 def _replay(
-    paths: tuple[str, ...], out: Path, silent: bool, resolved: Resolved
+    paths: tuple[str, ...], out: Path, silent: bool, resolved: RunSettings
 ) -> TsumError | None:
     """Replay PATHS into OUT through the library, as ``tsum replay`` would; its failure, if any."""
     result = replay_paths(list(paths), resolved, out_dir=out, silent=silent)
@@ -288,7 +289,7 @@ def _replay(
     )
 
 
-def _seed(baseline: ReplayOutput, resolved: Resolved) -> int:
+def _seed(baseline: ReplayOutput, resolved: RunSettings) -> int:
     """The baseline's summaries into the cache this run reads (none: no cache, or --refresh)."""
     executor = build_executor(resolved.provider)
     try:

@@ -12,7 +12,7 @@ import orjson
 from ..errors import ConfigError, ExitCode, TsumError
 from ..providers.factory import build_executor, cache_only_failure, describe_stats
 from .provider_options import provider_options
-from .settings import config_option, format_option
+from .settings import config_option, format_option, shown_default
 
 EPILOG = """\b
 Examples:
@@ -31,7 +31,8 @@ the replaced text (truncation, N = the summary's length) and no summary at all."
     "--prompt",
     "prompts",
     multiple=True,
-    help="A template to compare (built-in name or file); repeat for several. [default: zh]",
+    help="A template to compare (built-in name or file); repeat for several. "
+    + shown_default("prompt"),
 )
 @click.option(
     "--compare-model",
@@ -45,42 +46,48 @@ the replaced text (truncation, N = the summary's length) and no summary at all."
     "--trigger-token-ratio",
     "trigger_token_ratio",
     type=float,
-    help="Fire when tokens >= max_context_tokens * ratio. [default: 0.75]",
+    help="Fire when tokens >= max_context_tokens * ratio. " + shown_default("trigger_token_ratio"),
 )
-@click.option("--max-context-tokens", type=int, help="The model's context window. [default: 32000]")
+@click.option(
+    "--max-context-tokens",
+    type=int,
+    help="The model's context window. " + shown_default("max_context_tokens"),
+)
 @click.option(
     "--debounce",
     "--debounce-turns",
     "debounce_turns",
     type=int,
-    help="At least this many turns between two summaries. [default: 3]",
+    help="At least this many turns between two summaries. " + shown_default("debounce_turns"),
 )
 @click.option(
     "--keep-recent-turns",
     type=int,
-    help="Focused view: whole turns kept before the summary. [default: 3]",
+    help="Focused view: whole turns kept before the summary. " + shown_default("keep_recent_turns"),
 )
 @click.option(
     "--max-tool-result-chars",
     type=int,
-    help="Keep the first N characters of each tool result. [default: 500]",
+    help="Keep the first N characters of each tool result. "
+    + shown_default("max_tool_result_chars"),
 )
 @click.option(
     "--max-transcript-chars",
     type=int,
     help="Cap of the formatted conversation in the summary prompt: probes from older "
-    "messages are never shown to the summarizer (the table counts them). [default: 30000]",
+    "messages are never shown to the summarizer (the table counts them). "
+    + shown_default("max_transcript_chars"),
 )
 @click.option(
     "--measure",
     type=click.Choice(["cumulative", "current"]),
-    help="Watermark. [default: cumulative]",
+    help="Watermark. " + shown_default("measure"),
 )
 @click.option(
     "--checkpoint",
     type=click.Choice(["turn", "call"]),
     help="Run the checkpoint after each user turn (the seed) or each model call; with call, "
-    "debounce and keep_recent_turns count calls. [default: turn]",
+    "debounce and keep_recent_turns count calls. " + shown_default("checkpoint"),
 )
 @format_option
 @click.option(

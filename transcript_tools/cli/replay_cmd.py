@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..engine.config import RunSettings
 from ..errors import ConfigError, ExitCode, InputError, TsumError
 from ..terminal import echo, for_stream
 from .provider_options import provider_options
 from .scale_options import refuse_summaries_on_ray, resolve_backend, scale_options
-from .settings import Resolved, resolve, summary_options
+from .settings import resolve, summary_options
 
 if TYPE_CHECKING:
     from ..replay.run import ReplayResult
@@ -70,7 +71,12 @@ def replay_command(
 
 
 def replay_paths(
-    paths: list[str], resolved: Resolved, *, out_dir: Path | None, silent: bool, backend: Any = None
+    paths: list[str],
+    resolved: RunSettings,
+    *,
+    out_dir: Path | None,
+    silent: bool,
+    backend: Any = None,
 ) -> ReplayResult:
     """The library's run with the CLI's stderr: warnings, errors, progress, the end-of-run line."""
     from ..replay.run import run_replay
@@ -111,7 +117,7 @@ def replay_paths(
     )
 
 
-def batch_setup(resolved: Resolved, silent: bool) -> Any:
+def batch_setup(resolved: RunSettings, silent: bool) -> Any:
     """``--batch``: the driver factory ``run_replay`` calls with its executor."""
     from .batch_cmd import BatchSetup
 
@@ -142,7 +148,7 @@ def _progress(silent: bool) -> Any:
 
 
 def _history_at(
-    path: str, resolved: Resolved, turn: int | None, session: str | None
+    path: str, resolved: RunSettings, turn: int | None, session: str | None
 ) -> tuple[str, list[Any], int]:
     from ..engine.rules import split_turns
     from ..formats import read_conversations

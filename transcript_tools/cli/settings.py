@@ -11,28 +11,39 @@ executor and the sessions in flight.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import MISSING, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from ..engine.config import (
     AUTO,
-    DEFAULT_KEEP_RECENT_TURNS,
     Checkpoint,
     Measure,
     ReplaySettings,
+    RunSettings,
     SlotMode,
     SummaryConfig,
     TurnPath,
 )
-from ..errors import ConfigError
-from ..settings import PRECEDENCE, load_config_file, merge_settings, summary_config_from
+from ..settings import PRECEDENCE, PROVIDER_OPTION_KEYS, load_settings
 from ..terminal import echo
 
-if TYPE_CHECKING:
-    from ..engine.prompt import PromptTemplate
+# Every default --help shows, read from the config dataclasses that define it (the options
+# themselves default to None: a value not given leaves room for the environment and file).
+DEFAULTS: dict[str, Any] = {
+    f.name: f.default
+    for cls in (SummaryConfig, ReplaySettings)
+    for f in fields(cls)
+    if f.default is not MISSING
+}
+DEFAULTS["prompt"] = DEFAULTS["template_name"]
+
+
+def shown_default(name: str, prefix: str = "") -> str:
+    """``[default: VALUE]`` for --help, VALUE from ``DEFAULTS`` (``prefix``: ``config or ``)."""
+    return f"[default: {prefix}{DEFAULTS[name]}]"
 
 
 class LazyChoice(click.Choice):
@@ -98,7 +109,6 @@ FILE_KEY_OF_OPTION = {
     "concurrency": "concurrency",
     "workers": "workers",
 }
-DEFAULT_CONCURRENCY = 8
 
 CONFIG_HELP = (
     "Settings file (tsum.toml, or a pyproject.toml with [tool.tsum]). "
@@ -134,67 +144,75 @@ def summary_options(func: Any) -> Any:
             "--trigger-token-ratio",
             "trigger_token_ratio",
             type=float,
-            help="Fire when tokens >= max_context_tokens * ratio. [default: 0.75]",
+            help="Fire when tokens >= max_context_tokens * ratio. "
+            + shown_default("trigger_token_ratio"),
         ),
         click.option(
             "--max-context-tokens",
             type=WindowType(),
-            help="The model's context window, or auto: the window the log records (Codex), else 32000. [default: 32000]",
+            help=f"The model's context window, or auto: the window the log records (Codex), else {DEFAULTS['max_context_tokens']}. "
+            + shown_default("max_context_tokens"),
         ),
         click.option(
             "--debounce",
             "--debounce-turns",
             "debounce_turns",
             type=int,
-            help="At least this many turns between two summaries. [default: 3]",
+            help="At least this many turns between two summaries. "
+            + shown_default("debounce_turns"),
         ),
         click.option(
             "--max-tool-result-chars",
             type=int,
-            help="Keep the first N characters of each tool result. [default: 500]",
+            help="Keep the first N characters of each tool result. "
+            + shown_default("max_tool_result_chars"),
         ),
         click.option(
             "--max-transcript-chars",
             type=int,
-            help="Cap of the formatted conversation. [default: 30000]",
+            help="Cap of the formatted conversation. " + shown_default("max_transcript_chars"),
         ),
         click.option(
             "--marker",
             "summary_marker",
-            help="Prefix of the injected summary message. [default: [上下文摘要]]",
+            help="Prefix of the injected summary message. " + shown_default("summary_marker"),
         ),
         click.option(
             "--prompt",
             "prompt_spec",
             envvar="TSUM_PROMPT",
-            help="Summary prompt: a built-in name (zh, en, ...: `tsum prompts list`) or a file (Jinja if it has {{{{ }}}} tags, else the seed's plain {{messages}} form). [default: zh]",
+            help="Summary prompt: a built-in name (zh, en, ...: `tsum prompts list`) or a file (Jinja if it has {{{{ }}}} tags, else the seed's plain {{messages}} form). "
+            + shown_default("prompt"),
         ),
         click.option(
             "--mode",
             type=click.Choice([m.value for m in SlotMode]),
-            help="Slot mode. [default: focused]",
+            help="Slot mode. " + shown_default("mode"),
         ),
         click.option(
             "--keep-recent-turns",
             type=int,
-            help=f"Focused view: whole turns kept before the summary. [default: {DEFAULT_KEEP_RECENT_TURNS}]",
+            help="Focused view: whole turns kept before the summary. "
+            + shown_default("keep_recent_turns"),
         ),
         click.option(
             "--path",
             "turn_path",
             type=click.Choice([p.value for p in TurnPath]),
-            help="Turn path: submit_turn (sync) or submit_turn_stream + finalize_turn (stream). [default: sync]",
+            help="Turn path: submit_turn (sync) or submit_turn_stream + finalize_turn (stream). "
+            + shown_default("path"),
         ),
         click.option(
             "--measure",
             type=click.Choice([m.value for m in Measure]),
-            help="Watermark: cumulative cost_so_far (the seed) or the current context size. [default: cumulative]",
+            help="Watermark: cumulative cost_so_far (the seed) or the current context size. "
+            + shown_default("measure"),
         ),
         click.option(
             "--checkpoint",
             type=click.Choice([c.value for c in Checkpoint]),
             help="Run the checkpoint after each user turn (the seed) or each model call; "
-            "with call, debounce and keep_recent_turns count calls. [default: turn]",
+            "with call, debounce and keep_recent_turns count calls. " + shown_default("checkpoint"),
         ),
         format_option,
         click.option(
@@ -206,19 +224,6 @@ def summary_options(func: Any) -> Any:
     for option in reversed(options):
         func = option(func)
     return func
-
-
-@dataclass(frozen=True, slots=True)
-class Resolved:
-    """Every setting of a run, after the precedence rule."""
-
-    settings: ReplaySettings
-    template: PromptTemplate
-    fmt: str | None
-    provider: dict[str, Any]  # build_executor's options: provider, model, base_url, cache flags…
-    concurrency: int
-    values: dict[str, Any]  # the merged settings by file key
-    skip_bad_lines: bool = False
 
 
 def explicit_options(opts: dict[str, Any], ctx: click.Context | None = None) -> dict[str, Any]:
@@ -242,75 +247,20 @@ def resolve(
     dry_run: bool = False,
     ctx: click.Context | None = None,
     overrides: dict[str, Any] | None = None,
-) -> Resolved:
-    """All settings: command line > environment > file > default (``config.PRECEDENCE``).
+) -> RunSettings:
+    """The command's options through the one precedence rule (``settings.load_settings``).
 
     ``overrides`` (by file key) count as given on the command line: a command that runs
     several variants (``tsum eval --prompt A --prompt B``) resolves each one this way."""
-    from ..engine.prompt import builtin_template_names, load_template, template_from_config
-
-    if opts.get("prompt_spec") == "":
-        raise ConfigError(
-            f"--prompt is empty: give a built-in name ({', '.join(builtin_template_names())}) or a file"
-        )
-    explicit = {
+    flags = {
         **explicit_options(opts, ctx),
         **{k: v for k, v in (overrides or {}).items() if v is not None},
     }
-    merged = merge_settings(explicit, load_config_file(opts.get("config_path")))
-    if isinstance(merged.get("summary_prompt"), str):
-        # the prompt text itself in the config file (Jinja or the seed's plain form)
-        template = template_from_config(merged["summary_prompt"], "config")
-    else:
-        template = load_template(merged.get("prompt"))
-    for problem in template.check():
-        echo(f"tsum: warning: {problem}", err=True)
-    values = dict(merged)
-    values["summary_prompt"] = template.source
-    summary = summary_config_from(values, SummaryConfig(summary_prompt=template.source))
-    try:
-        settings = ReplaySettings(
-            summary=summary,
-            mode=SlotMode(values.get("mode", "focused")),
-            keep_recent_turns=int(values.get("keep_recent_turns", DEFAULT_KEEP_RECENT_TURNS)),
-            path=TurnPath(values.get("path", "sync")),
-            measure=Measure(values.get("measure", "cumulative")),
-            template_name=template.name,
-            dry_run=dry_run,
-            checkpoint=Checkpoint(values.get("checkpoint", "turn")),
-            auto_window=values.get("max_context_tokens") == AUTO,
-        )
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-    concurrency = int(values.get("concurrency") or DEFAULT_CONCURRENCY)
-    provider: dict[str, Any] = {
-        k: opts[k]
-        for k in (
-            "cache",
-            "cache_only",
-            "refresh",
-            "no_cache",
-            "timeout",
-            "max_attempts",
-            "batch",
-            "batch_poll",
-            "price_per_mtok",
-        )
-        if k in opts
-    }
-    provider.update(
-        provider=values.get("provider") or "offline",
-        model=summary.summary_model,
-        base_url=values.get("base_url"),
-        temperature=values.get("temperature"),
-        concurrency=concurrency,
-    )
-    return Resolved(
-        settings,
-        template,
-        values.get("format"),
-        provider,
-        concurrency,
-        values,
-        bool(opts.get("skip_bad_lines")),
+    return load_settings(
+        flags,
+        config=opts.get("config_path"),
+        provider_options={k: opts[k] for k in PROVIDER_OPTION_KEYS if k in opts},
+        dry_run=dry_run,
+        skip_bad_lines=bool(opts.get("skip_bad_lines")),
+        warn=lambda message: echo(message, err=True),
     )

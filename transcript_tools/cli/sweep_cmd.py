@@ -16,7 +16,7 @@ from ..sweep.parallel import run_sweep
 from ..sweep.tables import SORT_KEYS, render_csv, render_json, render_table
 from ..terminal import echo
 from .scale_options import refuse_summaries_on_ray, resolve_backend, scale_options
-from .settings import config_option, format_option, resolve
+from .settings import config_option, format_option, resolve, shown_default
 
 SORT_CHOICES = list(SORT_KEYS) + ["-" + k for k in SORT_KEYS if k != "config"]
 
@@ -69,14 +69,15 @@ The output says which."""
     "ratios",
     multiple=True,
     metavar="R[,R...]",
-    help="trigger_token_ratio values (comma list or repeated). [default: config or 0.75]",
+    help="trigger_token_ratio values (comma list or repeated). "
+    + shown_default("trigger_token_ratio", "config or "),
 )
 @click.option(
     "--max-context-tokens",
     "max_tokens",
     multiple=True,
     metavar="N[,N...]",
-    help="max_context_tokens values. [default: config or 32000]",
+    help="max_context_tokens values. " + shown_default("max_context_tokens", "config or "),
 )
 @click.option(
     "--debounce",
@@ -84,48 +85,52 @@ The output says which."""
     "debounces",
     multiple=True,
     metavar="N[,N...]",
-    help="debounce_turns values. [default: config or 3]",
+    help="debounce_turns values. " + shown_default("debounce_turns", "config or "),
 )
 @click.option(
     "--mode",
     "modes",
     multiple=True,
     metavar="focused|full[,...]",
-    help="Slot modes. [default: focused]",
+    help="Slot modes. " + shown_default("mode"),
 )
 @click.option(
     "--measure",
     "measures",
     multiple=True,
     metavar="cumulative|current[,...]",
-    help="Watermarks: the seed's cumulative cost_so_far, or the current context size. [default: cumulative]",
+    help="Watermarks: the seed's cumulative cost_so_far, or the current context size. "
+    + shown_default("measure"),
 )
 @click.option(
     "--checkpoint",
     "checkpoints",
     multiple=True,
     metavar="turn|call[,...]",
-    help="Checkpoint after each user turn (the seed) or each model call (debounce counts calls). [default: config or turn]",
+    help="Checkpoint after each user turn (the seed) or each model call (debounce counts calls). "
+    + shown_default("checkpoint", "config or "),
 )
 @config_option
 @click.option(
     "--prompt",
     "prompt_spec",
     envvar="TSUM_PROMPT",
-    help="Summary prompt (built-in name or file). [default: zh]",
+    help="Summary prompt (built-in name or file). " + shown_default("prompt"),
 )
 @click.option(
     "--keep-recent-turns",
     type=int,
-    help="Focused view: whole turns kept before the summary. [default: 3]",
+    help="Focused view: whole turns kept before the summary. " + shown_default("keep_recent_turns"),
 )
 @click.option(
     "--max-tool-result-chars",
     type=int,
-    help="Per tool result in the summary prompt. [default: 500]",
+    help="Per tool result in the summary prompt. " + shown_default("max_tool_result_chars"),
 )
 @click.option(
-    "--max-transcript-chars", type=int, help="Cap of the formatted conversation. [default: 30000]"
+    "--max-transcript-chars",
+    type=int,
+    help="Cap of the formatted conversation. " + shown_default("max_transcript_chars"),
 )
 @format_option
 @click.option(

@@ -110,3 +110,20 @@ class ReplaySettings:
 
     def __post_init__(self) -> None:
         _int_at_least("keep_recent_turns", self.keep_recent_turns, 1, "must be >= 1")
+
+
+DEFAULT_CONCURRENCY = 8  # summary calls (and sessions) in flight at once
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    """Every setting of a run after the precedence rule (``settings.load_settings``): what
+    replay, sweep, eval and check are handed, whoever built it (the CLI or a script)."""
+
+    settings: ReplaySettings
+    template: Any  # engine.prompt.PromptTemplate (typed loosely: config stays import-light)
+    fmt: str | None
+    provider: dict[str, Any]  # build_executor's options: provider, model, base_url, cache flags…
+    concurrency: int
+    values: dict[str, Any]  # the merged settings by file key
+    skip_bad_lines: bool = False
