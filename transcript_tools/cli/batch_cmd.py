@@ -1,9 +1,8 @@
-"""``tsum batch list|cancel``, and what ``--batch`` adds to ``tsum replay`` (and ``check``)."""
+"""``tsum batch list|cancel``: the batches ``--batch`` sent (its driver: ``replay.batch``)."""
 
 from __future__ import annotations
 
 import asyncio
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -11,79 +10,7 @@ from typing import Any
 import click
 
 from ..errors import ConfigError, ProviderError, TsumError
-from ..providers.batch import BatchLimits
-from ..providers.cache import CacheMode, default_cache_path
-
-LIMIT_ENVS = ("TSUM_BATCH_MAX_REQUESTS", "TSUM_BATCH_MAX_BYTES")  # lower than the APIs' (tests)
-
-
-def _limits_from_env() -> BatchLimits | None:
-    values = []
-    for name in LIMIT_ENVS:
-        raw = os.environ.get(name, "").strip()
-        try:
-            values.append(int(raw) if raw else 1 << 62)
-        except ValueError:
-            raise ConfigError(f"{name}={raw!r}: give a whole number") from None
-    if values == [1 << 62, 1 << 62]:
-        return None
-    if min(values) < 1:
-        raise ConfigError(f"{' and '.join(LIMIT_ENVS)} must be at least 1")
-    return BatchLimits(values[0], values[1])
-
-
-class BatchSetup:
-    """``--batch`` on a command that replays: validated before any work."""
-
-    def __init__(self, opts: dict[str, Any], executor: Any, *, silent: bool = False) -> None:
-        from ..providers.batch import batch_client
-        from ..providers.batch.store import BatchStore
-
-        if executor.cache is None or executor.cache_mode is not CacheMode.READ_WRITE:
-            raise ConfigError(
-                "--batch reads and writes the response cache: drop --no-cache, --cache-only "
-                "and --refresh"
-            )
-        self.client = batch_client(executor.provider, _limits_from_env())
-        self.store = BatchStore(executor.cache.path)
-        self.poll = float(opts.get("batch_poll") or 30.0)
-        self.silent = silent
-        self.report: Any = None
-
-    def say(self, message: str, *, force: bool = False) -> None:
-        if force or not self.silent:
-            click.echo(message, err=True)
-
-    async def run(self, run: Any, paths: list[str], executor: Any) -> None:
-        from ..replay.batch import BatchReplay
-
-        driver = BatchReplay(run, executor, self.client, self.store, poll=self.poll, say=self.say)
-        self.report = driver.report
-        try:
-            await driver.run_all(paths)
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            self._in_flight_hint()
-            raise
-        except TsumError:
-            self._in_flight_hint()
-            raise
-        finally:
-            await executor.aclose()
-            self.store.close()
-
-    def _in_flight_hint(self) -> None:
-        try:
-            left = self.store.in_flight()
-        except Exception:  # the hint must never hide the real error
-            return
-        if left:
-            ids = ", ".join(b.batch_id for b in left)
-            self.say(
-                f"tsum: {len(left)} batch(es) in flight ({ids}): the same command resumes them "
-                "without resubmitting; `tsum batch cancel` stops them",
-                force=True,
-            )
-
+from ..providers.cache import default_cache_path
 
 # ---- tsum batch -------------------------------------------------------------------------
 

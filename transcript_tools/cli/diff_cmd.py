@@ -8,16 +8,13 @@ differences, 1 differences, 3 could not compare (EXIT_CODES_HELP).
 from __future__ import annotations
 
 import shlex
-import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from ..diff.baseline import cache_only_message, cache_only_misses, seed_cache, update_baseline
-from ..diff.compare import ReplayOutput, RunDiff, diff_outputs, load_output
+from ..diff.compare import RunDiff, diff_outputs, load_output
 from ..diff.render import (
     DEFAULT_MAX_DIFF_LINES,
     render_json,
@@ -25,12 +22,8 @@ from ..diff.render import (
     render_text,
     verdict_line,
 )
-from ..engine.config import RunSettings
-from ..errors import ConfigError, ExitCode, TsumError
-from ..providers.cache import CacheMode
-from ..providers.factory import build_executor
+from ..errors import ConfigError, ExitCode
 from ..providers.retry import public_url
-from ..replay.run import RunStatus
 from ..terminal import echo
 from .main import EXIT_CODES_HELP
 from .provider_options import provider_options
@@ -169,135 +162,46 @@ def check_command(
     sessions and turns and the command that records them. --update rewrites
     the baseline with this run's outputs.
     """
+    from ..diff.check import check_corpus
+
     own = {name: opts.pop(name) for name in OWN_OPTIONS}
     max_drop = opts.pop("max_drop")
     if own["as_json"] and own["markdown"]:
         raise ConfigError("--json and --markdown cannot be combined: choose one")
-    if out_dir is not None and out_dir.resolve() == baseline_dir.resolve():
-        raise ConfigError(
-            "--out must not be the --baseline directory (use --update to rewrite the baseline)"
-        )
     resolved = resolve(opts)  # a bad setting fails before anything is read or paid for
-    baseline = None
-    if baseline_dir.exists() or not update:
-        try:
-            baseline = load_output(baseline_dir)  # fail before paying for a replay
-        except TsumError as exc:
-            if not update:
-                raise TsumError(
-                    f"baseline: {exc}\n(create or rewrite it with: {_command(ctx, add='--update')})"
-                ) from None
-            if not silent:
-                echo(f"tsum: warning: baseline unreadable, it will be replaced: {exc}", err=True)
 
-    if baseline is not None:
-        seeded = _seed(baseline, resolved)
-        if seeded and not silent:
-            echo(
-                f"tsum: {seeded} summary response(s) taken from the baseline into the cache",
-                err=True,
-            )
+    def say(message: str) -> None:
+        if not silent:
+            echo(message, err=True)
 
-    with tempfile.TemporaryDirectory(prefix="tsum-check-") as tmp:
-        fresh_dir = out_dir if out_dir is not None else Path(tmp) / "fresh"
-        replay_error = _replay(paths, fresh_dir, silent, resolved)
-        missing = cache_only_misses(fresh_dir) if opts.get("cache_only") else []
-        fresh = None
-        if replay_error is None or missing:
-            try:
-                fresh = load_output(fresh_dir)
-            except TsumError:
-                if replay_error is None:
-                    raise
-        diff = None
-        if baseline is not None and fresh is not None:
-            diff = diff_outputs(
-                baseline,
-                fresh,
-                old_label=str(baseline_dir),
-                new_label="this run",
-                context=own["context"],
-            )
-        if missing:
-            raise TsumError(cache_only_message(missing, diff, _command(ctx, drop=("cache_only",))))
-        if replay_error is not None:
-            raise replay_error
-        assert fresh is not None
-        from ..eval.baseline import gate  # tsum eval's recall gate (docs/eval.md)
+    def show(diff: RunDiff) -> None:
+        echo(_render(diff, own["as_json"], own["markdown"], own["max_diff_lines"]), nl=False)
 
-        scores = gate(
-            list(paths),
-            fresh_dir,
-            baseline_dir if baseline else None,
-            max_drop=max_drop,
-            fmt=opts.get("fmt"),
-        )
-        if update:
-            failed = sum(
-                1
-                for r in fresh.sessions.values()
-                for s in r.summaries.values()
-                if s["status"] != "ok"
-            )
-            if failed:
-                raise TsumError(
-                    f"--update refused: {failed} summary call(s) failed in this run "
-                    "(see summaries.jsonl); a baseline must not record failures"
-                )
-            if diff is not None:
-                echo(
-                    _render(diff, own["as_json"], own["markdown"], own["max_diff_lines"]), nl=False
-                )
-            update_baseline(fresh_dir, baseline_dir)
-            if (fresh_dir / "eval.json").is_file():
-                shutil.copyfile(fresh_dir / "eval.json", baseline_dir / "eval.json")
-            if not silent:
-                if diff is None:
-                    what = "written (new baseline)"
-                elif diff.identical:
-                    what = "rewritten (no differences)"
-                else:
-                    what = "updated (" + verdict_line(diff).removeprefix("tsum: ") + ")"
-                echo(f"tsum: baseline {baseline_dir} {what}", err=True)
-            return
-        assert diff is not None
-        for line in scores.lines if scores is not None and not silent else ():
-            click.echo(f"tsum: {line}", err=True)
-        if scores is not None and scores.failed and diff.identical:
-            ctx.exit(int(ExitCode.DIFFERENCES))
-        _finish(ctx, diff, own, silent)
-
-
-class _ReplayFailed(TsumError):
-    """The replay inside check could not run (its errors are already on stderr)."""
-
-
-def _replay(
-    paths: tuple[str, ...], out: Path, silent: bool, resolved: RunSettings
-) -> TsumError | None:
-    """Replay PATHS into OUT through the library, as ``tsum replay`` would; its failure, if any."""
-    result = replay_paths(list(paths), resolved, out_dir=out, silent=silent)
-    if result.status is RunStatus.OK:
-        return None
-    if result.status in (RunStatus.CACHE_MISS, RunStatus.ALL_SUMMARIES_FAILED):
-        return TsumError(result.message or result.status.value)
-    if result.status is RunStatus.NO_SESSIONS:
-        echo(f"tsum: error: {result.message}", err=True)
-    # bad input: each error is already on stderr
-    return _ReplayFailed(
-        "the replay failed (see above): nothing compared, the baseline is unchanged"
+    result = check_corpus(
+        list(paths),
+        baseline_dir,
+        resolved,
+        update=update,
+        out_dir=out_dir,
+        max_drop=max_drop,
+        context=own["context"],
+        replay=lambda listed, out: replay_paths(listed, resolved, out_dir=out, silent=silent),
+        say=say,
+        error=lambda message: echo(message, err=True),
+        on_update_diff=show,
+        update_command=_command(ctx, add="--update"),
+        record_command=_command(ctx, drop=("cache_only",)),
     )
-
-
-def _seed(baseline: ReplayOutput, resolved: RunSettings) -> int:
-    """The baseline's summaries into the cache this run reads (none: no cache, or --refresh)."""
-    executor = build_executor(resolved.provider)
-    try:
-        if executor.cache is None or executor.cache_mode is CacheMode.REFRESH:
-            return 0
-        return seed_cache(baseline, executor.cache, executor.provider)
-    finally:
-        executor.close()
+    if result.updated is not None:
+        say(result.updated)
+        return
+    diff, scores = result.diff, result.scores
+    assert diff is not None
+    for line in scores.lines if scores is not None and not silent else ():
+        click.echo(f"tsum: {line}", err=True)
+    if scores is not None and scores.failed and diff.identical:
+        ctx.exit(int(ExitCode.DIFFERENCES))
+    _finish(ctx, diff, own, silent)
 
 
 def _command(ctx: click.Context, *, drop: tuple[str, ...] = (), add: str = "") -> str:

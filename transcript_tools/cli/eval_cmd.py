@@ -7,10 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-import orjson
 
-from ..errors import ConfigError, ExitCode, TsumError
-from ..providers.factory import build_executor, cache_only_failure, describe_stats
+from ..errors import ExitCode, TsumError
 from .provider_options import provider_options
 from .settings import config_option, format_option, shown_default
 
@@ -125,169 +123,54 @@ def eval_command(
     **opts: Any,
 ) -> None:
     """Score what survives each summary: probes from the replaced history, per template."""
-    from ..eval.evaluation import Evaluation, Variant
+    from ..eval.workflow import eval_paths
     from .settings import resolve
 
-    variants: list[Variant] = []
-    resolved_variants: list[Any] = []
     specs: list[str | None] = list(dict.fromkeys(prompts)) or [None]
     model_list: list[str | None] = list(dict.fromkeys(models)) or [opts.get("model")]
-    labels: set[str] = set()
-    for spec in specs:
-        for model in model_list:
-            resolved = resolve(dict(opts), overrides={"prompt": spec, "summary_model": model})
-            settings, template = resolved.settings, resolved.template
-            executor = build_executor(resolved.provider)
-            label = template.name + (f"@{model}" if len(model_list) > 1 and model else "")
-            if label in labels:
-                raise ConfigError(
-                    f"--prompt {spec}: two templates named {template.name!r}; rename one"
-                )
-            labels.add(label)
-            variants.append(Variant(label, template, settings, executor, executor.provider.name))
-            resolved_variants.append(resolved)
-    if resolved_variants[0].provider.get("batch"):
-        _batch_prefill(list(paths), resolved_variants, silent)
-
-    notes: list[str] = []
-    judge_obj = None
-    if judge:
-        from ..eval.judge import Judge, judge_unavailable
-
-        reason = judge_unavailable(variants[0].executor.provider.name)
-        if reason:
-            notes.append(reason)
-        else:
-            judge_obj = Judge(build_executor(resolve(dict(opts)).provider))
+    variants = [
+        (spec, model, resolve(dict(opts), overrides={"prompt": spec, "summary_model": model}))
+        for spec in specs
+        for model in model_list
+    ]
 
     def warn(message: str) -> None:
         if not silent:
             click.echo(message, err=True)
 
-    records = _Sink(out_dir)
-    evaluation = Evaluation(
+    def say(message: str, important: bool) -> None:
+        if important or not silent:
+            click.echo(message, err=True)
+
+    done = eval_paths(
+        list(paths),
         variants,
-        fmt=resolve(dict(opts)).fmt,
-        skip_bad_lines=bool(opts.get("skip_bad_lines")),
+        resolve(dict(opts)),
+        judge=judge,
+        out_dir=out_dir,
+        html_path=html_path,
         warn=warn,
         error=lambda m: click.echo(m, err=True),
-        on_checkpoint=records.write,
-        judge=judge_obj,
+        say=say,
     )
-    try:
-        result = evaluation.run(list(paths))
-    finally:
-        records.close()
-    notes.extend(result.notes)
-    if variants[0].provider_name == "offline" and len(variants) > 1:
-        notes.append(
-            "the offline provider is extractive: it copies the conversation whatever the template's "
-            "instructions say (a template changes only what it is shown: the previous summary or not); "
-            "compare templates with --provider openai or anthropic"
-        )
-    if result.identical_summaries:
-        notes.append(
-            f"all {len(variants)} variants wrote identical summaries at every checkpoint: their columns are the same "
-            "text scored twice, not a finding"
-        )
-    if out_dir is not None:
-        (out_dir / "eval.json").write_bytes(
-            orjson.dumps(
-                result.as_json() | {"notes": notes},
-                option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2,
-            )
-        )
-    if html_path is not None:
-        from ..eval.render import render_html
-
-        html_path.write_text(render_html(result, notes), encoding="utf-8")
     if as_json:
-        click.echo(
-            orjson.dumps(
-                result.as_json() | {"notes": notes},
-                option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2,
-            ).decode()
-        )
+        click.echo(done.to_json_text())
     else:
         from ..eval.render import render_text
 
-        click.echo(render_text(result), nl=False)
-    if result.judged is not None and not silent:
-        j = result.judged
-        grades = ", ".join(f"{k} {v}" for k, v in j["mean_grade"].items()) or "none"
-        click.echo(
-            f"tsum: judged {j['checkpoints']} checkpoint(s): {j['requests']} requests, "
-            f"{j['api_calls']} API calls, {j['cache_hits']} cached, {j['errors']} failed; "
-            f"mean grade (0-5): {grades}",
-            err=True,
-        )
+        click.echo(render_text(done.result), nl=False)
+    judged = done.judged_line()
+    if judged is not None and not silent:
+        click.echo(judged, err=True)
     if not silent:
-        for note in notes:
+        for note in done.notes:
             click.echo(f"tsum: note: {note}", err=True)
-        total = sum(a.checkpoints for a in result.aggregates.values())
-        stats = "; ".join(f"{v.label}: {describe_stats(v.executor.stats)}" for v in variants)
-        click.echo(
-            f"tsum: {result.files} file(s), {result.sessions} session(s), {total} scored checkpoint(s), "
-            f"probe extractor v{result.extractor_version}; {stats}",
-            err=True,
-        )
-    for v in variants:
-        missing = cache_only_failure(v.executor.stats)
-        if missing:
-            raise TsumError(missing)  # exit 3: could not run
-    if judge_obj is not None and judge_obj.cache_only_missing:
-        click.echo(
-            f"tsum: error: {judge_obj.cache_only_missing} judged call(s) not in the cache (--cache-only)",
-            err=True,
-        )
+        click.echo(done.summary_line(), err=True)
+    missing = done.cache_only_missing()
+    if missing:
+        raise TsumError(missing)  # exit 3: could not run
+    failure = done.failure()
+    if failure is not None:
+        if failure:
+            click.echo(f"tsum: error: {failure}", err=True)
         sys.exit(int(ExitCode.FAILED))
-    if result.errors or result.sessions == 0:
-        if result.sessions == 0 and not result.errors:
-            click.echo("tsum: error: no sessions found in the given paths", err=True)
-        sys.exit(int(ExitCode.FAILED))
-
-
-class _Sink:
-    """checkpoints.jsonl under --out, written as checkpoints are scored."""
-
-    def __init__(self, out_dir: Path | None) -> None:
-        self.handle = None
-        if out_dir is not None:
-            out_dir.mkdir(parents=True, exist_ok=True)
-            self.handle = open(out_dir / "checkpoints.jsonl", "wb")  # noqa: SIM115
-
-    def write(self, record: dict[str, Any]) -> None:
-        if self.handle is not None:
-            self.handle.write(
-                orjson.dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
-            )
-
-    def close(self) -> None:
-        if self.handle is not None:
-            self.handle.close()
-
-
-def _batch_prefill(paths: list[str], resolved_variants: list[Any], silent: bool) -> None:
-    """``--batch``: every variant's summary calls go through the provider's batch API first
-    (in rounds, resumable: the same driver as ``tsum replay --batch``), into the response
-    cache under the synchronous path's keys, since eval's engine renders the same prompts.
-    The evaluation then reads them from the cache. Judge calls stay synchronous."""
-    from ..replay.run import run_replay
-    from .batch_cmd import BatchSetup
-
-    for resolved in resolved_variants:
-
-        def driver(executor: Any, options: dict[str, Any] = resolved.provider) -> Any:
-            return BatchSetup(options, executor, silent=silent)
-
-        run_replay(
-            paths,
-            resolved.settings,
-            template=resolved.template,
-            provider=resolved.provider["provider"],
-            provider_options=resolved.provider,
-            fmt=resolved.fmt,
-            skip_bad_lines=resolved.skip_bad_lines,
-            concurrency=resolved.concurrency,
-            batch=driver,
-        )

@@ -16,7 +16,7 @@ from ..errors import ExitCode, InputError
 from ..inspection import InspectRun, SessionInfo, iter_inspect
 from ..settings import load_config_file, merge_settings
 from ..terminal import echo, escape_controls
-from .scale_options import resolve_backend, scale_options
+from .scale_options import scale_options
 from .settings import config_option, explicit_options, format_option
 
 COLUMNS = (
@@ -113,6 +113,8 @@ def inspect_command(
     input, or the largest estimated context ("est") when the log has no usage.
     """
 
+    from ..parallel.pool import backend_for
+
     def error(exc: InputError) -> None:
         echo(f"error: {exc.location_text()}", err=True)
 
@@ -124,7 +126,7 @@ def inspect_command(
         explicit_options({"fmt": fmt, "workers": workers}, ctx), load_config_file(config_path)
     )
     fmt = values.get("format")
-    backend = resolve_backend(values.get("workers"), ray_address)
+    backend = backend_for(values.get("workers"), ray_address)
     run = InspectRun(list(paths), fmt=fmt, skip_bad_lines=skip_bad_lines, warn=warn, error=error)
     infos: list[SessionInfo] = []
     for info in iter_inspect(run, backend):

@@ -12,7 +12,7 @@ from ..engine.config import RunSettings
 from ..errors import ConfigError, ExitCode, InputError, TsumError
 from ..terminal import echo, for_stream
 from .provider_options import provider_options
-from .scale_options import refuse_summaries_on_ray, resolve_backend, scale_options
+from .scale_options import scale_options
 from .settings import resolve, summary_options
 
 if TYPE_CHECKING:
@@ -60,12 +60,14 @@ def replay_command(
     --workers and --ray spread a --dry-run over processes or a Ray cluster; a replay that
     makes summary calls runs them with --concurrency instead.
     """
+    from ..parallel.pool import backend_for, refuse_summaries_on_ray
+
     resolved = resolve({**opts, "workers": workers}, dry_run=dry_run)
     if not dry_run:
         refuse_summaries_on_ray(
             ray_address, "a replay that makes summary calls (add --dry-run for decisions only)"
         )
-    backend = resolve_backend(resolved.values.get("workers"), ray_address)
+    backend = backend_for(resolved.values.get("workers"), ray_address)
     result = replay_paths(list(paths), resolved, out_dir=out_dir, silent=silent, backend=backend)
     exit_for(result)
 
@@ -79,7 +81,7 @@ def replay_paths(
     backend: Any = None,
 ) -> ReplayResult:
     """The library's run with the CLI's stderr: warnings, errors, progress, the end-of-run line."""
-    from ..replay.run import run_replay
+    from ..replay.run import replay_paths as run_paths
 
     def warn(message: str) -> None:
         if not silent:
@@ -87,6 +89,10 @@ def replay_paths(
 
     def error(message: str) -> None:
         echo(message, err=True)
+
+    def say(message: str, important: bool) -> None:
+        if important or not silent:
+            echo(message, err=True)
 
     progress = _progress(silent)
 
@@ -96,32 +102,18 @@ def replay_paths(
         if not silent or state != "complete":
             echo(result.summary_line(state), err=True)
 
-    return run_replay(
+    return run_paths(
         paths,
-        resolved.settings,
-        template=resolved.template,
-        provider=resolved.provider["provider"],
-        provider_options=resolved.provider,
+        resolved,
         out_dir=out_dir,
         report=None if out_dir is not None else sys.stdout,
-        fmt=resolved.fmt,
-        skip_bad_lines=resolved.skip_bad_lines,
-        concurrency=resolved.concurrency,
         warn=warn,
         error=error,
         on_session=(lambda _r: progress.update(1)) if progress is not None else None,
         on_end=on_end,
-        batch=batch_setup(resolved, silent) if resolved.provider.get("batch") else None,
-        price_per_mtok=resolved.provider.get("price_per_mtok"),
+        say=say,
         backend=backend,
     )
-
-
-def batch_setup(resolved: RunSettings, silent: bool) -> Any:
-    """``--batch``: the driver factory ``run_replay`` calls with its executor."""
-    from .batch_cmd import BatchSetup
-
-    return lambda executor: BatchSetup(resolved.provider, executor, silent=silent)
 
 
 def exit_for(result: ReplayResult) -> None:

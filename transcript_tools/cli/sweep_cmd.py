@@ -10,12 +10,12 @@ from typing import Any
 import click
 
 from ..engine.config import Checkpoint, Measure, SlotMode
-from ..errors import ConfigError, ExitCode
-from ..sweep.driver import CachedThenOffline, Sweep, config_grid
-from ..sweep.parallel import run_sweep
+from ..engine.requests import SUMMARY_MAX_TOKENS
+from ..errors import ExitCode
 from ..sweep.tables import SORT_KEYS, render_csv, render_json, render_table
+from ..sweep.workflow import DEFAULT_REPORT_SAMPLE, DEFAULT_SORT, sweep_paths
 from ..terminal import echo
-from .scale_options import refuse_summaries_on_ray, resolve_backend, scale_options
+from .scale_options import scale_options
 from .settings import config_option, format_option, resolve, shown_default
 
 SORT_CHOICES = list(SORT_KEYS) + ["-" + k for k in SORT_KEYS if k != "config"]
@@ -140,7 +140,7 @@ The output says which."""
     "--sort",
     "sort",
     type=click.Choice(SORT_CHOICES),
-    default="calls",
+    default=DEFAULT_SORT,
     show_default=True,
     help="Row order: a figure (ascending; prefix - for descending) or config (grid order).",
 )
@@ -155,7 +155,7 @@ The output says which."""
 @click.option(
     "--report-sample",
     type=click.IntRange(min=1),
-    default=12,
+    default=DEFAULT_REPORT_SAMPLE,
     show_default=True,
     help="Conversations charted in the report (a deterministic sample; recorded compactions first).",
 )
@@ -167,7 +167,7 @@ The output says which."""
 @click.option(
     "--summary-tokens",
     type=click.IntRange(min=0),
-    default=1024,
+    default=SUMMARY_MAX_TOKENS,
     show_default=True,
     help="Assumed summary length where no summary is written (fast path): the call's max_tokens.",
 )
@@ -224,24 +224,14 @@ def sweep_command(
     # The sweep's own provider options name cached responses; the rule is the same.
     opts.update(provider=provider, model=model, base_url=base_url)
     resolved = resolve({**opts, "workers": workers})
-    settings, template = resolved.settings, resolved.template
-    provider, model, base_url = (resolved.provider[k] for k in ("provider", "model", "base_url"))
-    base = settings.summary
-    assert base is not None
-    configs = config_grid(
-        _split(ratios, "--ratio", float) or [base.trigger_token_ratio],
-        _split(max_tokens, "--max-context-tokens", int) or [base.max_context_tokens],
-        _split(debounces, "--debounce", int) or [base.debounce_turns],
-        _split(modes, "--mode", _choice(SlotMode)) or [settings.mode],
-        _split(measures, "--measure", _choice(Measure)) or [settings.measure],
-        base=base,
-        checkpoints=_split(checkpoints, "--checkpoint", _choice(Checkpoint))
-        or [settings.checkpoint],
+    axes: dict[str, Any] = dict(
+        ratios=_split(ratios, "--ratio", float),
+        max_context_tokens=_split(max_tokens, "--max-context-tokens", int),
+        debounces=_split(debounces, "--debounce", int),
+        modes=_split(modes, "--mode", _choice(SlotMode)),
+        measures=_split(measures, "--measure", _choice(Measure)),
+        checkpoints=_split(checkpoints, "--checkpoint", _choice(Checkpoint)),
     )
-    if provider != "offline":
-        refuse_summaries_on_ray(ray_address, f"a sweep that reads {provider} summaries")
-    backend = resolve_backend(resolved.values.get("workers"), ray_address)
-    executor, describe = _summary_source(provider, model, base_url, cache_path)
 
     def warn(message: str) -> None:
         if not silent:
@@ -252,78 +242,30 @@ def sweep_command(
         from tqdm import tqdm
 
         progress = tqdm(unit="conversation", file=sys.stderr, leave=False)
-    sweep = Sweep(
-        configs,
-        base=base,
-        template=template,
-        keep_recent_turns=settings.keep_recent_turns,
-        executor=executor,
-        provider_name=provider,
-        describe_executor=describe,
-        summary_tokens=summary_tokens,
-        price_per_mtok=price_per_mtok,
-        sample_size=report_sample if report_path else 0,
-        fmt=resolved.fmt,
-        skip_bad_lines=opts.get("skip_bad_lines", False),
-        warn=warn,
-        error=lambda m: echo(m, err=True),
-        on_conversation=(lambda: progress.update(1)) if progress is not None else None,
-    )
     try:
-        result = run_sweep(sweep, list(paths), backend)
+        done = sweep_paths(
+            list(paths),
+            resolved,
+            **axes,
+            cache=cache_path,
+            ray=ray_address,
+            summary_tokens=summary_tokens,
+            price_per_mtok=price_per_mtok,
+            report_path=report_path,
+            report_sample=report_sample,
+            sort=sort,
+            warn=warn,
+            error=lambda m: echo(m, err=True),
+            on_conversation=(lambda: progress.update(1)) if progress is not None else None,
+        )
     finally:
         if progress is not None:
             progress.close()
-        if executor is not None:
-            executor.primary.close()
     render = render_json if as_json else render_csv if as_csv else render_table
-    echo(render(result, sort), nl=False)
-    if report_path is not None:
-        from ..sweep.html import write_report
-
-        write_report(report_path, result, sort=sort, title=" ".join(paths))
+    echo(render(done.result, sort), nl=False)
     if not silent:
-        runs = f"{result.fast_runs} computed from token series, {result.engine_runs} engine run(s)"
-        echo(
-            f"tsum: sweep: {result.files} file(s), {result.conversations} conversation(s), "
-            f"{len(configs)} configuration(s): {runs}; {len(result.errors)} error(s) "
-            f"in {result.elapsed:.2f}s" + (f"; report: {report_path}" if report_path else ""),
-            err=True,
-        )
-    if result.errors or result.conversations == 0:
-        if result.conversations == 0 and not result.errors:
+        echo(done.summary_line(), err=True)
+    if done.failed:
+        if done.result.conversations == 0 and not done.result.errors:
             echo("tsum: error: no conversations found in the given paths", err=True)
         sys.exit(int(ExitCode.FAILED))
-
-
-def _summary_source(
-    provider: str, model: str | None, base_url: str | None, cache_path: Path | None
-) -> tuple[Any, Callable[[], str] | None]:
-    """None for the offline default; for another provider, its cached responses (never an API call)."""
-    if provider == "offline":
-        if cache_path is not None or model or base_url:
-            raise ConfigError(
-                "--cache/--model/--base-url select cached responses of --provider anthropic or openai; "
-                "the offline provider needs none"
-            )
-        return None, None
-    if cache_path is None:
-        raise ConfigError(
-            f"a sweep never calls an API: provider {provider} (from --provider, TSUM_PROVIDER or the "
-            "settings file) needs --cache FILE with its responses "
-            "(recorded by tsum replay), or use --provider offline"
-        )
-    from ..providers.factory import build_executor
-
-    primary = build_executor(
-        {
-            "provider": provider,
-            "model": model,
-            "base_url": base_url,
-            "cache": cache_path,
-            "cache_only": True,
-            "concurrency": 1,
-        }
-    )
-    wrapper = CachedThenOffline(primary)
-    return wrapper, wrapper.describe

@@ -9,7 +9,7 @@ whole, for the HTML page.
 
 from __future__ import annotations
 
-import asyncio
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +31,8 @@ from .checkpoints import (
 )
 from .probes import EXTRACTOR_VERSION
 from .score import ConversationProbes, score_checkpoint
+
+_log = logging.getLogger("transcript_tools")
 
 KEEP_WHOLE = 20  # scored checkpoints kept with their texts, for the HTML page
 
@@ -94,13 +96,16 @@ class Evaluation:
     variants: list[Variant]
     fmt: str | None = None
     skip_bad_lines: bool = False
-    warn: Callable[[str], None] = print
-    error: Callable[[str], None] = print
+    # never stdout (a library's caller owns it): logging, unless a callback is given
+    warn: Callable[[str], None] = _log.warning
+    error: Callable[[str], None] = _log.error
     on_checkpoint: Callable[[dict[str, Any]], None] | None = None
     judge: Any = None  # eval.judge.Judge, or None
 
     def run(self, paths: list[str]) -> EvalResult:
-        return asyncio.run(self.run_async(paths))
+        from .._sync import run_sync  # also inside a running event loop (Jupyter)
+
+        return run_sync(lambda: self.run_async(paths))
 
     async def run_async(self, paths: list[str]) -> EvalResult:
         for v in self.variants:

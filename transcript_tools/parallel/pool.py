@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..formats.inputs import InputFile, expand_inputs
+from . import RAY_LOCAL
 from .job import FileJob
 
 if TYPE_CHECKING:  # the pool's modules load when a pool starts (not for a run that makes calls)
@@ -57,6 +58,41 @@ class Backend:
 
     workers: int = 1
     ray: str | None = None  # None: local; "local": start a local Ray; else an address
+
+
+BATCH_HINT = (
+    "summary calls at scale go through the providers' batch APIs (--batch), not through many "
+    "Ray workers hitting one rate limit; --ray runs only work that makes no summary calls"
+)
+
+
+def backend_for(workers: Any, ray_address: str | None) -> Backend:
+    """``workers`` as the settings rule resolved it (flags > TSUM_WORKERS > file), else the
+    machine's cores; Ray at ``ray_address`` (``RAY_LOCAL``: a local Ray) when given."""
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
+    ):
+        raise ConfigError(f"workers must be an integer >= 1, got {workers!r}")
+    if ray_address is not None:
+        from .ray_data import import_ray
+
+        import_ray()  # a usage error now, before any work, when Ray is not installed
+        if not ray_address.strip():
+            raise ConfigError(
+                "--ray: empty address (give none for a local Ray, `auto`, or ray://HOST:PORT)"
+            )
+        if ray_address != RAY_LOCAL and os.path.exists(ray_address):
+            # `--ray corpus/`: click gave the path to --ray, its optional value
+            raise ConfigError(
+                f"--ray took {ray_address!r} as a Ray address: put --ray after the paths, or write --ray local"
+            )
+    return Backend(workers=workers or default_workers(), ray=ray_address)
+
+
+def refuse_summaries_on_ray(ray_address: str | None, what: str) -> None:
+    """Summary-making runs stay off Ray until a shared rate limit exists (docs/scale.md)."""
+    if ray_address is not None:
+        raise ConfigError(f"--ray does not run {what}: {BATCH_HINT}")
 
 
 def plan(paths: Iterable[str], backend: Backend) -> list[InputFile] | None:

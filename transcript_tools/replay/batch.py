@@ -31,17 +31,16 @@ import asyncio
 import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any, cast
 
-from ..engine.messages import Usage
 from ..engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
 from ..engine.rules import depends_on_summary_text
-from ..errors import ProviderError, TsumError
+from ..errors import ConfigError, ProviderError, TsumError
 from ..formats.corpus import CorpusReader
-from ..providers.batch import BatchClient, BatchItem, BatchStatus
+from ..providers.batch import BatchClient, BatchItem, BatchStatus, limits_from_env
+from ..providers.batch.base import BatchReport
 from ..providers.batch.store import BatchStore
-from ..providers.cache import cache_key
+from ..providers.cache import CacheMode, cache_key
 from ..providers.executor import SummaryExecutor
 from ..providers.retry import ProviderCallError, public_url
 from .driver import ReplayRun, RunStats, replay_conversation
@@ -59,39 +58,6 @@ REFUSED_STATUSES = frozenset({429, 503, 529})  # the API turned the submission a
 
 class _Blocked(Exception):
     """The session's next summary is not known yet: it waits for the next round."""
-
-
-@dataclass(slots=True)
-class BatchReport:
-    rounds: int = 0
-    planned_ahead: bool = False  # schedule independent of summary text: all firings at once
-    resumed: list[str] = field(default_factory=list)  # in flight when the run started
-    submitted: list[str] = field(default_factory=list)  # created by this run
-    requests_submitted: int = 0
-    results_ok: int = 0
-    results_failed: int = 0
-    usage: Usage = field(default_factory=Usage)  # of the results read by this run
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "rounds": self.rounds,
-            "planned_ahead": self.planned_ahead,
-            "batches_resumed": self.resumed,
-            "batches_submitted": self.submitted,
-            "requests_submitted": self.requests_submitted,
-            "results_ok": self.results_ok,
-            "results_failed": self.results_failed,
-            "input_tokens": self.usage.input_tokens,
-            "output_tokens": self.usage.output_tokens,
-        }
-
-    def line(self) -> str:
-        parts = [f"batch: {self.rounds} round(s)", f"{len(self.submitted)} batch(es) submitted"]
-        if self.resumed:
-            parts.append(f"{len(self.resumed)} resumed")
-        parts.append(f"{self.requests_submitted} requests sent")
-        parts.append(f"{self.results_ok} results ok, {self.results_failed} failed")
-        return ", ".join(parts)
 
 
 class BatchReplay:
@@ -368,3 +334,62 @@ class _ResultsProvider:
         raise ProviderCallError(
             self._failed.get(key) or f"{self.name}: no batch result for this request"
         )
+
+
+DEFAULT_BATCH_POLL = 30.0  # seconds between two polls of a batch, at first (--batch-poll)
+
+
+class BatchSetup:
+    """``--batch`` on a run that replays (``replay.run.run_replay``): validated before any
+    work. ``say(line, important)`` gets the progress lines; ``important`` marks the one a
+    quiet caller must still show (batches left in flight by a failed run)."""
+
+    def __init__(
+        self,
+        executor: SummaryExecutor,
+        *,
+        poll: float | None = None,
+        say: Callable[[str, bool], None] = lambda _m, _important: None,
+    ) -> None:
+        from ..providers.batch import batch_client
+
+        if executor.cache is None or executor.cache_mode is not CacheMode.READ_WRITE:
+            raise ConfigError(
+                "--batch reads and writes the response cache: drop --no-cache, --cache-only "
+                "and --refresh"
+            )
+        self.executor = executor
+        self.client = batch_client(executor.provider, limits_from_env())
+        self.store = BatchStore(executor.cache.path)
+        self.poll = float(poll or DEFAULT_BATCH_POLL)
+        self._say = say
+        self.report: BatchReport | None = None
+
+    def say(self, message: str, *, force: bool = False) -> None:
+        self._say(message, force)
+
+    async def run(self, run: ReplayRun, paths: list[str]) -> None:
+        executor = self.executor
+        driver = BatchReplay(run, executor, self.client, self.store, poll=self.poll, say=self.say)
+        self.report = driver.report
+        try:
+            await driver.run_all(paths)
+        except (asyncio.CancelledError, KeyboardInterrupt, TsumError):
+            self._in_flight_hint()
+            raise
+        finally:
+            await executor.aclose()
+            self.store.close()
+
+    def _in_flight_hint(self) -> None:
+        try:
+            left = self.store.in_flight()
+        except Exception:  # the hint must never hide the real error
+            return
+        if left:
+            ids = ", ".join(b.batch_id for b in left)
+            self.say(
+                f"tsum: {len(left)} batch(es) in flight ({ids}): the same command resumes them "
+                "without resubmitting; `tsum batch cancel` stops them",
+                force=True,
+            )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import logging
 import tempfile
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
@@ -34,6 +35,8 @@ from ..formats.corpus import CorpusReader
 from ..formats.inputs import InputFile
 from ..providers.executor import SummaryExecutor
 from .parking import Parked, ParkFile, Rendered, SessionCounts, discard
+
+_log = logging.getLogger("transcript_tools")
 
 
 def tool_oddities(messages: list[Message]) -> list[str]:
@@ -284,8 +287,9 @@ class ReplayRun:
     # None: derived from ``concurrency`` (``window_bounds``)
     sessions: int | None = None
     reorder: int | None = None
-    warn: Callable[[str], None] = print
-    error: Callable[[str], None] = print
+    # never stdout (a library's caller owns it): logging, unless a callback is given
+    warn: Callable[[str], None] = _log.warning
+    error: Callable[[str], None] = _log.error
     on_session: Callable[[SessionResult], None] | None = None
     stats: RunStats = field(default_factory=RunStats)
     _seen_ids: set[str] = field(default_factory=set)

@@ -28,6 +28,8 @@ from typing import IO, Any
 
 import orjson
 
+from ..engine.config import Checkpoint, ReplaySettings
+from ..engine.prompt import PromptTemplate
 from ..formats.inputs import OUTPUT_MARKER, unique_name
 from ..formats.native import write_messages
 from .driver import SessionResult
@@ -157,3 +159,43 @@ class OutputDirectory:
             (self.root / "manifest.json").write_bytes(
                 orjson.dumps(manifest, option=DUMP_OPTIONS | orjson.OPT_INDENT_2) + b"\n"
             )
+
+
+def run_info(
+    settings: ReplaySettings,
+    template: PromptTemplate,
+    provider: str,
+    model: str | None,
+    temperature: float | None = None,
+) -> dict[str, Any]:
+    """The settings that shape the outputs (run.json: diffable, no paths or times)."""
+    cfg = settings.summary
+    assert cfg is not None
+    extra: dict[str, Any] = {}  # beyond the seed: only when set, so default run.json stays
+    if temperature is not None:
+        extra["temperature"] = temperature
+    if settings.checkpoint is not Checkpoint.TURN:
+        extra["checkpoint"] = settings.checkpoint.value
+    if settings.auto_window:
+        extra["max_context_tokens_auto"] = True  # per session: the records' max_context_tokens_from
+    return {
+        **extra,
+        "output_format": 1,
+        "summary_config": {
+            "trigger_token_ratio": cfg.trigger_token_ratio,
+            "max_context_tokens": cfg.max_context_tokens,
+            "debounce_turns": cfg.debounce_turns,
+            "summary_model": cfg.summary_model,
+            "max_tool_result_chars": cfg.max_tool_result_chars,
+            "max_transcript_chars": cfg.max_transcript_chars,
+            "summary_marker": cfg.summary_marker,
+        },
+        "template": {"name": template.name, "kind": template.kind, "sha256": template.sha256},
+        "mode": settings.mode.value,
+        "keep_recent_turns": settings.keep_recent_turns,
+        "path": settings.path.value,
+        "measure": settings.measure.value,
+        "dry_run": settings.dry_run,
+        "provider": provider,
+        "model": model,
+    }

@@ -16,7 +16,7 @@ from typing import IO, Any
 
 from .._sync import run_sync
 from .._version import __version__
-from ..engine.config import Checkpoint, ReplaySettings, TurnPath
+from ..engine.config import ReplaySettings, RunSettings, TurnPath
 from ..engine.prompt import PromptTemplate, template_from_config
 from ..engine.requests import SUMMARY_MAX_TOKENS
 from ..providers.base import Provider
@@ -123,7 +123,9 @@ def run_replay(
     error: Callable[[str], None] = _quiet,
     on_session: Callable[[SessionResult], None] | None = None,
     on_end: Callable[[ReplayResult, str], None] | None = None,
-    batch: Callable[[Any], Any] | None = None,
+    batch: bool = False,
+    batch_poll: float | None = None,
+    say: Callable[[str, bool], None] | None = None,
     price_per_mtok: str | float | None = None,
     backend: Any = None,
 ) -> ReplayResult:
@@ -136,13 +138,13 @@ def run_replay(
     ``Provider`` (which uses a response cache only when one is asked for). A provider that cannot be built fails here (``ProviderConfigError``),
     before any work. ``on_end(result, state)`` runs once whatever happens (``state``:
     complete, interrupted or failed), before an exception propagates.
-    ``batch`` (``--batch``) builds, from the executor, the driver that sends the summary
-    calls through the provider's batch API in rounds (``cli.batch_cmd.BatchSetup``);
+    ``batch`` (``--batch``) sends the summary calls through the provider's batch API in
+    rounds (``batch.BatchSetup``: ``batch_poll`` seconds apart, progress to ``say``);
     ``price_per_mtok`` prices the run (batch vs synchronous) in the manifest and line.
     ``backend`` (``parallel.Backend``: ``--workers`` / ``--ray``) spreads a dry run's
     files over processes or a Ray cluster, with the same outputs.
     """
-    from .output_dir import OutputDirectory
+    from .output_dir import OutputDirectory, run_info
     from .text_report import TextReport
 
     started = time.perf_counter()
@@ -195,11 +197,15 @@ def run_replay(
         on_session=on_session,
     )
     result = ReplayResult(RunStatus.OK, run.stats)
-    batch_driver = batch(executor) if batch is not None and executor is not None else None
+    batch_driver = None
+    if batch and executor is not None:
+        from .batch import BatchSetup
+
+        batch_driver = BatchSetup(executor, poll=batch_poll, say=say or (lambda _m, _i: None))
     state = "complete"
     try:
         if batch_driver is not None:
-            run_sync(lambda: batch_driver.run(run, list(paths), executor))
+            run_sync(lambda: batch_driver.run(run, list(paths)))
         elif not _spread(run, paths, backend):
             run_sync(lambda: _run_and_close(run, list(paths), executor))
     except KeyboardInterrupt:
@@ -227,6 +233,46 @@ def run_replay(
         result.sessions = sink.results
     _set_status(result, executor, out_dir)
     return result
+
+
+def replay_paths(
+    paths: list[str],
+    run: RunSettings,
+    *,
+    out_dir: str | Path | None = None,
+    report: IO[str] | None = None,
+    collect: bool = False,
+    warn: Callable[[str], None] = _quiet,
+    error: Callable[[str], None] = _quiet,
+    on_session: Callable[[SessionResult], None] | None = None,
+    on_end: Callable[[ReplayResult, str], None] | None = None,
+    say: Callable[[str, bool], None] | None = None,
+    backend: Any = None,
+) -> ReplayResult:
+    """``run_replay`` with every setting from ``run`` (``settings.load_settings``)."""
+    options = run.provider
+    return run_replay(
+        paths,
+        run.settings,
+        template=run.template,
+        provider=options["provider"],
+        provider_options=options,
+        out_dir=out_dir,
+        report=report,
+        collect=collect,
+        fmt=run.fmt,
+        skip_bad_lines=run.skip_bad_lines,
+        concurrency=run.concurrency,
+        warn=warn,
+        error=error,
+        on_session=on_session,
+        on_end=on_end,
+        batch=bool(options.get("batch")),
+        batch_poll=options.get("batch_poll"),
+        say=say,
+        price_per_mtok=options.get("price_per_mtok"),
+        backend=backend,
+    )
 
 
 def _spread(run: ReplayRun, paths: list[str], backend: Any) -> bool:
@@ -314,46 +360,6 @@ async def _run_and_close(run: ReplayRun, paths: list[str], executor: Any) -> Non
     finally:
         if executor is not None:
             await executor.aclose()  # HTTP clients belong to this event loop
-
-
-def run_info(
-    settings: ReplaySettings,
-    template: PromptTemplate,
-    provider: str,
-    model: str | None,
-    temperature: float | None = None,
-) -> dict[str, Any]:
-    """The settings that shape the outputs (run.json: diffable, no paths or times)."""
-    cfg = settings.summary
-    assert cfg is not None
-    extra: dict[str, Any] = {}  # beyond the seed: only when set, so default run.json stays
-    if temperature is not None:
-        extra["temperature"] = temperature
-    if settings.checkpoint is not Checkpoint.TURN:
-        extra["checkpoint"] = settings.checkpoint.value
-    if settings.auto_window:
-        extra["max_context_tokens_auto"] = True  # per session: the records' max_context_tokens_from
-    return {
-        **extra,
-        "output_format": 1,
-        "summary_config": {
-            "trigger_token_ratio": cfg.trigger_token_ratio,
-            "max_context_tokens": cfg.max_context_tokens,
-            "debounce_turns": cfg.debounce_turns,
-            "summary_model": cfg.summary_model,
-            "max_tool_result_chars": cfg.max_tool_result_chars,
-            "max_transcript_chars": cfg.max_transcript_chars,
-            "summary_marker": cfg.summary_marker,
-        },
-        "template": {"name": template.name, "kind": template.kind, "sha256": template.sha256},
-        "mode": settings.mode.value,
-        "keep_recent_turns": settings.keep_recent_turns,
-        "path": settings.path.value,
-        "measure": settings.measure.value,
-        "dry_run": settings.dry_run,
-        "provider": provider,
-        "model": model,
-    }
 
 
 def _manifest(

@@ -12,6 +12,7 @@ the per-turn curves of a small deterministic sample of conversations for the rep
 from __future__ import annotations
 
 import heapq
+import logging
 import time
 import zlib
 from collections.abc import Callable, Iterable
@@ -33,6 +34,8 @@ from .simulate import (
     simulate,
 )
 from .stats import ConfigStats, config_grid
+
+_log = logging.getLogger("transcript_tools")
 
 __all__ = [
     "Profile",
@@ -89,8 +92,9 @@ class Sweep:
     sample_size: int = 0
     fmt: str | None = None
     skip_bad_lines: bool = False
-    warn: Callable[[str], None] = print
-    error: Callable[[str], None] = print
+    # never stdout (a library's caller owns it): logging, unless a callback is given
+    warn: Callable[[str], None] = _log.warning
+    error: Callable[[str], None] = _log.error
     on_conversation: Callable[[], None] | None = None
     # Session ids taken before these paths (one file of a parallel run: sweep/parallel.py)
     taken_ids: set[str] = field(default_factory=set)

@@ -9,6 +9,7 @@ in a single process; the parts' aggregates merge into the same totals one proces
 from __future__ import annotations
 
 import heapq
+import logging
 import time
 import zlib
 from collections import Counter
@@ -20,6 +21,8 @@ from ..parallel.job import ERROR, WARN
 from ..parallel.pool import Backend, ordered_parts, plan
 from .driver import Sample, Sweep, SweepResult
 from .stats import ConfigStats
+
+_log = logging.getLogger("transcript_tools")  # a job's own callbacks: replaced per part
 
 
 @dataclass(slots=True)
@@ -58,7 +61,9 @@ def run_sweep(sweep: Sweep, paths: list[str], backend: Backend) -> SweepResult:
 
         sweep.template = template_from_config(sweep.base.summary_prompt)
     job = SweepJob(
-        replace(sweep, warn=print, error=print, on_conversation=None, describe_executor=None)
+        replace(
+            sweep, warn=_log.warning, error=_log.error, on_conversation=None, describe_executor=None
+        )
     )
     total = SweepResult(
         sweep.configs, [ConfigStats(c, sweep.price_per_mtok) for c in sweep.configs]

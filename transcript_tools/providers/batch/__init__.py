@@ -14,7 +14,9 @@ provider's module only when asked for it.
 
 from __future__ import annotations
 
-from ...errors import ProviderConfigError
+import os
+
+from ...errors import ConfigError, ProviderConfigError
 from ..base import Provider
 from .base import (
     BATCH_PROVIDERS,
@@ -39,6 +41,7 @@ __all__ = [
     "BatchStatus",
     "batch_client",
     "exact",
+    "limits_from_env",
     "merge_limits",
     "sdk_error",
 ]
@@ -58,3 +61,22 @@ def batch_client(provider: Provider, limits: BatchLimits | None = None) -> Batch
     raise ProviderConfigError(
         f"--batch needs --provider anthropic or openai (the {name or 'given'} provider has no batch API)"
     )
+
+
+LIMIT_ENVS = ("TSUM_BATCH_MAX_REQUESTS", "TSUM_BATCH_MAX_BYTES")  # lower than the APIs' (tests)
+
+
+def limits_from_env() -> BatchLimits | None:
+    """Batch limits lowered by ``LIMIT_ENVS`` (None: the APIs' own)."""
+    values = []
+    for name in LIMIT_ENVS:
+        raw = os.environ.get(name, "").strip()
+        try:
+            values.append(int(raw) if raw else 1 << 62)
+        except ValueError:
+            raise ConfigError(f"{name}={raw!r}: give a whole number") from None
+    if values == [1 << 62, 1 << 62]:
+        return None
+    if min(values) < 1:
+        raise ConfigError(f"{' and '.join(LIMIT_ENVS)} must be at least 1")
+    return BatchLimits(values[0], values[1])

@@ -1,4 +1,4 @@
-"""The batch clients' shared types: requests, results, statuses, limits, SDK errors."""
+"""The batch clients' shared types: requests, results, statuses, limits, SDK errors, the report."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ...engine.messages import Usage
 from ...engine.requests import SummaryResponse
 
 
@@ -101,3 +102,38 @@ def sdk_error(provider: Any, exc: BaseException) -> Exception | None:
     if isinstance(exc, ValueError | provider.base_error):
         return ProviderCallError(f"{name}: batch API error ({type(exc).__name__})")
     return None
+
+
+@dataclass(slots=True)
+class BatchReport:
+    """What a --batch run did: its rounds, batches and results (manifest and end line)."""
+
+    rounds: int = 0
+    planned_ahead: bool = False  # schedule independent of summary text: all firings at once
+    resumed: list[str] = field(default_factory=list)  # in flight when the run started
+    submitted: list[str] = field(default_factory=list)  # created by this run
+    requests_submitted: int = 0
+    results_ok: int = 0
+    results_failed: int = 0
+    usage: Usage = field(default_factory=Usage)  # of the results read by this run
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rounds": self.rounds,
+            "planned_ahead": self.planned_ahead,
+            "batches_resumed": self.resumed,
+            "batches_submitted": self.submitted,
+            "requests_submitted": self.requests_submitted,
+            "results_ok": self.results_ok,
+            "results_failed": self.results_failed,
+            "input_tokens": self.usage.input_tokens,
+            "output_tokens": self.usage.output_tokens,
+        }
+
+    def line(self) -> str:
+        parts = [f"batch: {self.rounds} round(s)", f"{len(self.submitted)} batch(es) submitted"]
+        if self.resumed:
+            parts.append(f"{len(self.resumed)} resumed")
+        parts.append(f"{self.requests_submitted} requests sent")
+        parts.append(f"{self.results_ok} results ok, {self.results_failed} failed")
+        return ", ".join(parts)

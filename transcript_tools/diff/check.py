@@ -1,0 +1,190 @@
+"""``tsum check`` as a library call: replay a corpus and diff it against a baseline.
+
+The steps, in the order that fails cheapest first: load the baseline (before paying for a
+replay), seed the response cache with its summaries (an unchanged prompt reproduces for
+free), replay into a fresh directory, name the responses ``--cache-only`` missed, diff,
+run eval's recall gate (docs/eval.md), and with ``update`` bless the fresh outputs.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..engine.config import RunSettings
+from ..errors import ConfigError, TsumError
+from ..providers.cache import CacheMode
+from ..providers.factory import build_executor
+from ..replay.run import ReplayResult, RunStatus, replay_paths
+from .baseline import cache_only_message, cache_only_misses, seed_cache, update_baseline
+from .compare import ReplayOutput, RunDiff, diff_outputs, load_output
+from .render import verdict_line
+
+Replay = Callable[[list[str], Path], ReplayResult]
+
+
+def _quiet(_message: str) -> None:
+    return None
+
+
+@dataclass(slots=True)
+class CheckResult:
+    """What a check found. ``diff`` is None when a new baseline was written (``update``
+    with none before); ``scores`` is the recall gate's comparison (None: nothing scored)."""
+
+    diff: RunDiff | None
+    scores: Any = None  # eval.baseline.Comparison
+    updated: str | None = None  # with update: how the baseline changed, for the end line
+
+    @property
+    def failed(self) -> bool:
+        """Differences, or a recall drop past the gate on identical outputs."""
+        if self.updated is not None:
+            return False
+        gate_failed = self.scores is not None and self.scores.failed
+        return self.diff is None or not self.diff.identical or bool(gate_failed)
+
+
+class ReplayFailed(TsumError):
+    """The replay inside check could not run (its errors were already reported)."""
+
+
+def check_corpus(
+    paths: list[str],
+    baseline_dir: Path,
+    run: RunSettings,
+    *,
+    update: bool = False,
+    out_dir: Path | None = None,
+    max_drop: float = 0.05,
+    context: int = 3,
+    replay: Replay | None = None,
+    say: Callable[[str], None] = _quiet,
+    error: Callable[[str], None] = _quiet,
+    on_update_diff: Callable[[RunDiff], None] | None = None,
+    update_command: str = "tsum check ... --update",
+    record_command: str = "tsum check ... (without --cache-only)",
+) -> CheckResult:
+    """Replay ``paths`` with ``run``'s settings and compare with ``baseline_dir``.
+
+    ``replay(paths, out)`` runs the replay (default: ``replay.run.replay_paths``, quiet);
+    ``say`` gets the informational lines, ``error`` the replay's fatal one;
+    ``on_update_diff`` sees the diff before ``update`` rewrites the baseline. Raises
+    ``TsumError`` when nothing could be compared (``update_command`` /
+    ``record_command`` are quoted in the message as the command that fixes it)."""
+    if out_dir is not None and out_dir.resolve() == baseline_dir.resolve():
+        raise ConfigError(
+            "--out must not be the --baseline directory (use --update to rewrite the baseline)"
+        )
+    if replay is None:
+
+        def replay(listed: list[str], out: Path) -> ReplayResult:
+            return replay_paths(listed, run, out_dir=out)
+
+    baseline = None
+    if baseline_dir.exists() or not update:
+        try:
+            baseline = load_output(baseline_dir)  # fail before paying for a replay
+        except TsumError as exc:
+            if not update:
+                raise TsumError(
+                    f"baseline: {exc}\n(create or rewrite it with: {update_command})"
+                ) from None
+            say(f"tsum: warning: baseline unreadable, it will be replaced: {exc}")
+    if baseline is not None:
+        seeded = _seed(baseline, run)
+        if seeded:
+            say(f"tsum: {seeded} summary response(s) taken from the baseline into the cache")
+
+    with tempfile.TemporaryDirectory(prefix="tsum-check-") as tmp:
+        fresh_dir = out_dir if out_dir is not None else Path(tmp) / "fresh"
+        replay_error = _replayed(replay(list(paths), fresh_dir), error)
+        missing = cache_only_misses(fresh_dir) if run.provider.get("cache_only") else []
+        fresh = None
+        if replay_error is None or missing:
+            try:
+                fresh = load_output(fresh_dir)
+            except TsumError:
+                if replay_error is None:
+                    raise
+        diff = None
+        if baseline is not None and fresh is not None:
+            diff = diff_outputs(
+                baseline, fresh, old_label=str(baseline_dir), new_label="this run", context=context
+            )
+        if missing:
+            raise TsumError(cache_only_message(missing, diff, record_command))
+        if replay_error is not None:
+            raise replay_error
+        assert fresh is not None
+        from ..eval.baseline import gate  # tsum eval's recall gate (docs/eval.md)
+
+        scores = gate(
+            list(paths),
+            fresh_dir,
+            baseline_dir if baseline else None,
+            max_drop=max_drop,
+            fmt=run.fmt,
+        )
+        if not update:
+            assert diff is not None
+            return CheckResult(diff, scores)
+        _bless(fresh, fresh_dir, baseline_dir, diff, on_update_diff)
+        if diff is None:
+            what = "written (new baseline)"
+        elif diff.identical:
+            what = "rewritten (no differences)"
+        else:
+            what = "updated (" + verdict_line(diff).removeprefix("tsum: ") + ")"
+        return CheckResult(diff, scores, updated=f"tsum: baseline {baseline_dir} {what}")
+
+
+def _bless(
+    fresh: ReplayOutput,
+    fresh_dir: Path,
+    baseline_dir: Path,
+    diff: RunDiff | None,
+    on_update_diff: Callable[[RunDiff], None] | None,
+) -> None:
+    """The fresh outputs become the baseline; never a run with failed summary calls."""
+    failed = sum(
+        1 for r in fresh.sessions.values() for s in r.summaries.values() if s["status"] != "ok"
+    )
+    if failed:
+        raise TsumError(
+            f"--update refused: {failed} summary call(s) failed in this run "
+            "(see summaries.jsonl); a baseline must not record failures"
+        )
+    if diff is not None and on_update_diff is not None:
+        on_update_diff(diff)
+    update_baseline(fresh_dir, baseline_dir)
+    if (fresh_dir / "eval.json").is_file():
+        shutil.copyfile(fresh_dir / "eval.json", baseline_dir / "eval.json")
+
+
+def _replayed(result: ReplayResult, error: Callable[[str], None]) -> TsumError | None:
+    """The replay's failure, if any (bad input was already reported line by line)."""
+    if result.status is RunStatus.OK:
+        return None
+    if result.status in (RunStatus.CACHE_MISS, RunStatus.ALL_SUMMARIES_FAILED):
+        return TsumError(result.message or result.status.value)
+    if result.status is RunStatus.NO_SESSIONS:
+        error(f"tsum: error: {result.message}")
+    return ReplayFailed(
+        "the replay failed (see above): nothing compared, the baseline is unchanged"
+    )
+
+
+def _seed(baseline: ReplayOutput, run: RunSettings) -> int:
+    """The baseline's summaries into the cache this run reads (none: no cache, or --refresh)."""
+    executor = build_executor(run.provider)
+    try:
+        if executor.cache is None or executor.cache_mode is CacheMode.REFRESH:
+            return 0
+        return seed_cache(baseline, executor.cache, executor.provider)
+    finally:
+        executor.close()

@@ -1,0 +1,192 @@
+"""``tsum eval`` as a library call: variants, the batch prefill, the judge, the records.
+
+Each variant is one template (and model) with the settings the precedence rule gave it
+(``settings.load_settings`` with that prompt and model as flags). The scored
+checkpoints go to ``checkpoints.jsonl`` and the aggregates to ``eval.json`` under
+``out_dir``; ``html_path`` gets the HTML page. What the run found is an ``EvalRun``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..engine.config import RunSettings
+from ..errors import ConfigError
+from ..providers.factory import build_executor, cache_only_failure, describe_stats
+from .evaluation import EvalResult, Evaluation, Variant
+
+JSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
+
+# (prompt as given: a built-in name, a file or None; model or None; its settings)
+VariantSettings = tuple[str | None, str | None, RunSettings]
+
+
+def _quiet(_message: str) -> None:
+    return None
+
+
+@dataclass(slots=True)
+class EvalRun:
+    """An evaluation's result with the notes that qualify it and what it cost."""
+
+    result: EvalResult
+    variants: list[Variant]
+    notes: list[str] = field(default_factory=list)
+    judge: Any = None  # eval.judge.Judge, or None
+
+    def as_json(self) -> dict[str, Any]:
+        return self.result.as_json() | {"notes": self.notes}
+
+    def to_json_text(self) -> str:
+        return orjson.dumps(self.as_json(), option=JSON_OPTIONS).decode()
+
+    def judged_line(self) -> str | None:
+        """The judge's one line (None: no judge ran)."""
+        j = self.result.judged
+        if j is None:
+            return None
+        grades = ", ".join(f"{k} {v}" for k, v in j["mean_grade"].items()) or "none"
+        return (
+            f"tsum: judged {j['checkpoints']} checkpoint(s): {j['requests']} requests, "
+            f"{j['api_calls']} API calls, {j['cache_hits']} cached, {j['errors']} failed; "
+            f"mean grade (0-5): {grades}"
+        )
+
+    def summary_line(self) -> str:
+        result = self.result
+        total = sum(a.checkpoints for a in result.aggregates.values())
+        stats = "; ".join(f"{v.label}: {describe_stats(v.executor.stats)}" for v in self.variants)
+        return (
+            f"tsum: {result.files} file(s), {result.sessions} session(s), {total} scored checkpoint(s), "
+            f"probe extractor v{result.extractor_version}; {stats}"
+        )
+
+    def cache_only_missing(self) -> str | None:
+        """Why a --cache-only run could not run (exit 3), or None."""
+        for v in self.variants:
+            missing = cache_only_failure(v.executor.stats)
+            if missing:
+                return missing
+        return None
+
+    def failure(self) -> str | None:
+        """Why the evaluation failed (exit 1), or None; bad input was reported already."""
+        if self.judge is not None and self.judge.cache_only_missing:
+            return f"{self.judge.cache_only_missing} judged call(s) not in the cache (--cache-only)"
+        if self.result.sessions == 0 and not self.result.errors:
+            return "no sessions found in the given paths"
+        return "" if self.result.errors else None
+
+
+def eval_paths(
+    paths: list[str],
+    variants: Sequence[VariantSettings],
+    base: RunSettings,
+    *,
+    judge: bool = False,
+    out_dir: Path | None = None,
+    html_path: Path | None = None,
+    warn: Callable[[str], None] = _quiet,
+    error: Callable[[str], None] = _quiet,
+    say: Callable[[str, bool], None] | None = None,
+) -> EvalRun:
+    """Score every variant's summaries over ``paths``. ``base`` (the settings without a
+    variant's prompt or model) gives the judge's provider and the format; ``say`` gets
+    ``--batch``'s progress lines."""
+    built: list[Variant] = []
+    labels: set[str] = set()
+    several_models = len({model for _, model, _ in variants}) > 1
+    for spec, model, run in variants:
+        executor = build_executor(run.provider)
+        template = run.template
+        label = template.name + (f"@{model}" if several_models and model else "")
+        if label in labels:
+            raise ConfigError(f"--prompt {spec}: two templates named {template.name!r}; rename one")
+        labels.add(label)
+        built.append(Variant(label, template, run.settings, executor, executor.provider.name))
+    if variants[0][2].provider.get("batch"):
+        _batch_prefill(paths, [run for _, _, run in variants], say)
+
+    notes: list[str] = []
+    judge_obj = None
+    if judge:
+        from .judge import Judge, judge_unavailable
+
+        reason = judge_unavailable(built[0].executor.provider.name)
+        if reason:
+            notes.append(reason)
+        else:
+            judge_obj = Judge(build_executor(base.provider))
+
+    records = _Records(out_dir)
+    evaluation = Evaluation(
+        built,
+        fmt=base.fmt,
+        skip_bad_lines=base.skip_bad_lines,
+        warn=warn,
+        error=error,
+        on_checkpoint=records.write,
+        judge=judge_obj,
+    )
+    try:
+        result = evaluation.run(list(paths))
+    finally:
+        records.close()
+    notes.extend(result.notes)
+    if built[0].provider_name == "offline" and len(built) > 1:
+        notes.append(
+            "the offline provider is extractive: it copies the conversation whatever the template's "
+            "instructions say (a template changes only what it is shown: the previous summary or not); "
+            "compare templates with --provider openai or anthropic"
+        )
+    if result.identical_summaries:
+        notes.append(
+            f"all {len(built)} variants wrote identical summaries at every checkpoint: their columns are the same "
+            "text scored twice, not a finding"
+        )
+    done = EvalRun(result, built, notes, judge_obj)
+    if out_dir is not None:
+        (out_dir / "eval.json").write_bytes(orjson.dumps(done.as_json(), option=JSON_OPTIONS))
+    if html_path is not None:
+        from .render import render_html
+
+        html_path.write_text(render_html(result, notes), encoding="utf-8")
+    return done
+
+
+class _Records:
+    """checkpoints.jsonl under ``out_dir``, written as checkpoints are scored."""
+
+    def __init__(self, out_dir: Path | None) -> None:
+        self.handle = None
+        if out_dir is not None:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            self.handle = open(out_dir / "checkpoints.jsonl", "wb")  # noqa: SIM115
+
+    def write(self, record: dict[str, Any]) -> None:
+        if self.handle is not None:
+            self.handle.write(
+                orjson.dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
+            )
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.close()
+
+
+def _batch_prefill(
+    paths: list[str], runs: list[RunSettings], say: Callable[[str, bool], None] | None
+) -> None:
+    """``--batch``: every variant's summary calls go through the provider's batch API first
+    (in rounds, resumable: the same driver as ``tsum replay --batch``), into the response
+    cache under the synchronous path's keys, since eval's engine renders the same prompts.
+    The evaluation then reads them from the cache. Judge calls stay synchronous."""
+    from ..replay.run import replay_paths
+
+    for run in runs:
+        replay_paths(paths, run, say=say)

@@ -1,0 +1,156 @@
+"""``tsum sweep`` as a library call: the grid, the summary source, the run, the report.
+
+The grid's empty axes take the run's own setting (``RunSettings``: flags > environment >
+settings file > default). Summary text, where a schedule needs it, comes from the offline
+provider or from a provider's cached responses (never an API call).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..engine.config import Checkpoint, Measure, RunSettings, SlotMode
+from ..engine.requests import SUMMARY_MAX_TOKENS
+from ..errors import ConfigError
+from ..parallel.pool import backend_for, refuse_summaries_on_ray
+from .driver import CachedThenOffline, Sweep, SweepResult, config_grid
+from .parallel import run_sweep
+
+DEFAULT_SORT = "calls"
+DEFAULT_REPORT_SAMPLE = 12  # conversations charted in the HTML report
+
+
+def _quiet(_message: str) -> None:
+    return None
+
+
+@dataclass(slots=True)
+class SweepRun:
+    """A finished sweep: its result and the one line that sums it up."""
+
+    result: SweepResult
+    report_path: Path | None = None
+
+    @property
+    def failed(self) -> bool:
+        """Inputs that could not be read, or no conversation at all."""
+        return bool(self.result.errors) or self.result.conversations == 0
+
+    def summary_line(self) -> str:
+        result = self.result
+        runs = f"{result.fast_runs} computed from token series, {result.engine_runs} engine run(s)"
+        return (
+            f"tsum: sweep: {result.files} file(s), {result.conversations} conversation(s), "
+            f"{len(result.configs)} configuration(s): {runs}; {len(result.errors)} error(s) "
+            f"in {result.elapsed:.2f}s"
+            + (f"; report: {self.report_path}" if self.report_path else "")
+        )
+
+
+def sweep_paths(
+    paths: list[str],
+    run: RunSettings,
+    *,
+    ratios: Sequence[float] = (),
+    max_context_tokens: Sequence[int] = (),
+    debounces: Sequence[int] = (),
+    modes: Sequence[SlotMode] = (),
+    measures: Sequence[Measure] = (),
+    checkpoints: Sequence[Checkpoint] = (),
+    cache: str | Path | None = None,
+    ray: str | None = None,
+    summary_tokens: int = SUMMARY_MAX_TOKENS,
+    price_per_mtok: float | None = None,
+    report_path: str | Path | None = None,
+    report_sample: int = DEFAULT_REPORT_SAMPLE,
+    sort: str = DEFAULT_SORT,
+    title: str | None = None,
+    warn: Callable[[str], None] = _quiet,
+    error: Callable[[str], None] = _quiet,
+    on_conversation: Callable[[], None] | None = None,
+) -> SweepRun:
+    """Every combination of the axes over ``paths``; an empty axis is ``run``'s value.
+
+    ``cache`` holds a non-offline provider's responses (``run.provider``); ``ray`` an
+    address for Ray (``parallel.RAY_LOCAL``: a local one); ``report_path`` an HTML report
+    (``report_sample`` conversations charted, rows by ``sort``, ``title`` on top)."""
+    settings = run.settings
+    base = settings.summary
+    assert base is not None
+    configs = config_grid(
+        list(ratios) or [base.trigger_token_ratio],
+        list(max_context_tokens) or [base.max_context_tokens],
+        list(debounces) or [base.debounce_turns],
+        list(modes) or [settings.mode],
+        list(measures) or [settings.measure],
+        base=base,
+        checkpoints=list(checkpoints) or [settings.checkpoint],
+    )
+    provider = run.provider["provider"]
+    if provider != "offline":
+        refuse_summaries_on_ray(ray, f"a sweep that reads {provider} summaries")
+    backend = backend_for(run.values.get("workers"), ray)
+    executor = _summary_source(provider, run.provider["model"], run.provider["base_url"], cache)
+    sweep = Sweep(
+        configs,
+        base=base,
+        template=run.template,
+        keep_recent_turns=settings.keep_recent_turns,
+        executor=executor,
+        provider_name=provider,
+        describe_executor=executor.describe if executor is not None else None,
+        summary_tokens=summary_tokens,
+        price_per_mtok=price_per_mtok,
+        sample_size=report_sample if report_path else 0,
+        fmt=run.fmt,
+        skip_bad_lines=run.skip_bad_lines,
+        warn=warn,
+        error=error,
+        on_conversation=on_conversation,
+    )
+    try:
+        result = run_sweep(sweep, list(paths), backend)
+    finally:
+        if executor is not None:
+            executor.primary.close()
+    report = Path(report_path) if report_path is not None else None
+    if report is not None:
+        from .html import write_report
+
+        write_report(report, result, sort=sort, title=" ".join(paths) if title is None else title)
+    return SweepRun(result, report)
+
+
+def _summary_source(
+    provider: str, model: str | None, base_url: str | None, cache: str | Path | None
+) -> Any:
+    """None for the offline default; for another provider, its cached responses (never an API call)."""
+    if provider == "offline":
+        if cache is not None or model or base_url:
+            raise ConfigError(
+                "--cache/--model/--base-url select cached responses of --provider anthropic or openai; "
+                "the offline provider needs none"
+            )
+        return None
+    if cache is None:
+        raise ConfigError(
+            f"a sweep never calls an API: provider {provider} (from --provider, TSUM_PROVIDER or the "
+            "settings file) needs --cache FILE with its responses "
+            "(recorded by tsum replay), or use --provider offline"
+        )
+    from ..providers.factory import build_executor
+
+    primary = build_executor(
+        {
+            "provider": provider,
+            "model": model,
+            "base_url": base_url,
+            "cache": cache,
+            "cache_only": True,
+            "concurrency": 1,
+        }
+    )
+    return CachedThenOffline(primary)
