@@ -34,7 +34,7 @@ def run(*args: str) -> Any:
 
 # A top-level command and one of a group's (the group is a plain click.Group under tsum's).
 PLANTS = {
-    "inspect": (inspect_cmd, "iter_inspect", ["inspect", str(SAMPLES)]),
+    "inspect": (inspect_cmd, "inspect_paths", ["inspect", str(SAMPLES)]),
     "prompts list": (prompt_module, "builtin_template_names", ["prompts", "list"]),
 }
 
@@ -73,7 +73,7 @@ def test_a_builtin_exception_is_named_without_its_module(monkeypatch: pytest.Mon
     def divide(*args: Any, **kwargs: Any) -> Any:
         return 1 // 0
 
-    monkeypatch.setattr(inspect_cmd, "iter_inspect", divide)
+    monkeypatch.setattr(inspect_cmd, "inspect_paths", divide)
     result = run("inspect", str(SAMPLES))
     assert result.exit_code == 4
     assert result.stderr.startswith(
@@ -88,7 +88,7 @@ def test_expected_errors_keep_their_code_and_line(
     def bad_input(*args: Any, **kwargs: Any) -> Any:
         raise InputError("a.jsonl", 3, "invalid JSON")
 
-    monkeypatch.setattr(inspect_cmd, "iter_inspect", bad_input)
+    monkeypatch.setattr(inspect_cmd, "inspect_paths", bad_input)
     plain = run("inspect", str(SAMPLES))
     assert (plain.exit_code, plain.stderr) == (3, "tsum: error: a.jsonl:3: invalid JSON\n")
     debug = run("--debug", "inspect", str(SAMPLES))

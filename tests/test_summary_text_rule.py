@@ -40,7 +40,7 @@ def schedule(
     summary: str, measure: Measure, mode: SlotMode = SlotMode.FOCUSED, window: int = 4000
 ) -> list[tuple]:
     """Each turn's (decision, cost_so_far, watermark), summaries written as ``summary``."""
-    (conv,) = list(tt.read(str(SAMPLE)))
+    (conv,) = list(tt.read_corpus(str(SAMPLE)))
     settings = ReplaySettings(
         summary=SummaryConfig(max_context_tokens=window, trigger_token_ratio=0.5, debounce_turns=1),
         mode=mode,

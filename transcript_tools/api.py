@@ -1,15 +1,19 @@
-"""The front door: plain synchronous functions, re-exported by the package root.
-
-Their names differ from the modules' (``replay``, ``sweep``, ``diff``): importing a
-submodule sets the package attribute of its name, which would hide a function so named.
+"""The front door: every workflow of the CLI as a plain synchronous function.
 
 Each works from a script, a test or a notebook, also inside a running event loop
-(``run.run_sync``), and returns the library's own types. The CLI calls the same
-machinery (``run.run_replay``); nothing here prints.
+(``_sync.run_sync``), takes every option its command has and returns the library's own
+types; nothing here prints. The CLI runs the same library code (``replay.run``,
+``sweep.workflow``, ``eval.workflow``, ``diff.check``, ``inspection``).
+
+Settings: the arguments given, over the defaults of the config dataclasses. To get what
+the CLI gets (flags > ``TSUM_*`` > tsum.toml > default), pass
+``run_settings=load_settings(...)``. Typed ``config`` / ``settings`` objects, when
+given, replace the loaded ones. Names differ from the modules' (``replay``, ``sweep``,
+``diff``): importing a submodule sets the package attribute of its name.
 
 >>> import transcript_tools as tt
 >>> result = tt.replay_corpus(["samples/long_session.jsonl"], tt.SummaryConfig(max_context_tokens=20_000))
->>> [d["turn"] for d in result.sessions[0].engine.decisions if d["decision"] == "summarized"]
+>>> [d["turn"] for d in result.sessions[0].engine.decisions if d["decision"] == tt.Decision.SUMMARIZED]
 [3, 6, 9, 12, 15]
 """
 
@@ -18,25 +22,33 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
-from ._sync import run_sync
-from .engine.config import Measure, ReplaySettings, SlotMode, SummaryConfig
+from .engine.config import Checkpoint, Measure, ReplaySettings, RunSettings, SlotMode, SummaryConfig
 from .engine.messages import Conversation
 from .providers.base import Provider
-from .replay.run import ReplayResult, run_replay
+from .providers.factory import ProviderOptions
+from .settings import load_settings
 
 if TYPE_CHECKING:
+    from .diff.check import CheckResult
     from .diff.compare import RunDiff
+    from .errors import InputError
+    from .eval.workflow import EvalRun
+    from .inspection import InspectResult
+    from .replay.driver import SessionResult
+    from .replay.run import ReplayResult
     from .sweep.driver import SweepResult
+
+Paths = str | Path | Iterable[str | Path]
 
 
 def _ignore(_message: str) -> None:
     return None
 
 
-def read(
-    paths: str | Path | Iterable[str | Path],
+def read_corpus(
+    paths: Paths,
     *,
     format: str | None = None,
     skip_bad_lines: bool = False,
@@ -55,99 +67,317 @@ def read(
 
 
 def replay_corpus(
-    paths: str | Path | Iterable[str | Path],
+    paths: Paths,
     config: SummaryConfig | None = None,
     *,
     settings: ReplaySettings | None = None,
+    run_settings: RunSettings | None = None,
+    prompt: str | None = None,
     provider: str | Provider = "offline",
-    model: str | None = None,
-    base_url: str | None = None,
-    cache: str | Path | None = None,
     out: str | Path | None = None,
     format: str | None = None,
-    concurrency: int = 8,
     dry_run: bool = False,
     skip_bad_lines: bool = False,
+    workers: int | None = None,
+    ray: str | None = None,
     warn: Callable[[str], None] = _ignore,
+    error: Callable[[str], None] | None = None,
+    on_session: Callable[[SessionResult], None] | None = None,
+    **options: Unpack[ProviderOptions],
 ) -> ReplayResult:
-    """Replay ``paths`` through the checkpoint and return what happened.
+    """Replay ``paths`` through the checkpoint and return what happened (``tsum replay``).
 
-    ``config`` is the seed's ``SummaryConfig`` (default: its defaults); ``settings``
-    the rest (mode, keep_recent_turns, path, measure). ``provider`` is a name
-    (``offline``, ``anthropic``, ``openai``: keys from their usual environment
-    variables) or any object with the ``Provider`` protocol. With ``out`` the records
-    are written as ``tsum replay --out`` writes them; without it every session's
-    ``SessionResult`` is in ``result.sessions`` (its ``engine`` holds decisions,
-    summaries, snapshots and the final view). Bad input does not raise: see
-    ``result.status`` and ``result.stats.errors``.
+    ``config`` is the seed's ``SummaryConfig``; ``settings`` the rest (mode, path,
+    measure, checkpoint; ``settings.summary=None``: no checkpoint); ``prompt`` a
+    built-in template name or a file. ``provider`` is a name (``offline``,
+    ``anthropic``, ``openai``, a plug-in; keys from their usual variables) or any object
+    with the ``Provider`` protocol (no response cache unless ``cache`` is given);
+    ``options`` are the call and cache options (``ProviderOptions``: model, cache,
+    cache_only, batch…). With ``out`` the records are written as ``tsum replay --out``
+    writes them; without it each ``SessionResult`` is in ``result.sessions``. Bad input
+    does not raise: see ``result.status`` and ``result.stats.errors``.
     """
-    if settings is None:
-        settings = ReplaySettings(summary=config or SummaryConfig())
-    elif config is not None:
-        settings = replace(settings, summary=config)  # else settings.summary, None included (N2)
-    settings = replace(settings, dry_run=dry_run or settings.dry_run)
-    if model is not None and settings.summary is not None:  # as --model: the summary model
-        settings = replace(settings, summary=replace(settings.summary, summary_model=model))
-    options: dict[str, Any] = {"model": model, "base_url": base_url, "cache": cache}
-    return run_replay(
+    from .parallel.pool import backend_for, refuse_summaries_on_ray
+    from .replay.run import replay_paths
+
+    run = _run_settings(
+        run_settings, config, settings, prompt, format, provider, options, dry_run, skip_bad_lines
+    )
+    if not run.settings.dry_run:
+        refuse_summaries_on_ray(ray, "a replay that makes summary calls")
+    backend = backend_for(workers or run.values.get("workers"), ray)
+    return replay_paths(
         _paths(paths),
-        settings,
-        provider=provider,
-        provider_options=options,
+        run,
         out_dir=out,
         collect=out is None,
-        fmt=format,
-        skip_bad_lines=skip_bad_lines,
-        concurrency=concurrency,
         warn=warn,
-        error=warn,
+        error=error or warn,
+        on_session=on_session,
+        say=lambda message, _important: warn(message),
+        backend=backend if (workers or ray or run.values.get("workers")) else None,
     )
 
 
 def sweep_corpus(
-    paths: str | Path | Iterable[str | Path],
+    paths: Paths,
     *,
-    ratios: Sequence[float] = (0.75,),
-    max_context_tokens: Sequence[int] = (32_000,),
-    debounces: Sequence[int] = (3,),
-    modes: Sequence[SlotMode | str] = (SlotMode.FOCUSED,),
-    measures: Sequence[Measure | str] = (Measure.CUMULATIVE,),
-    base: SummaryConfig | None = None,
+    ratios: Sequence[float] = (),
+    max_context_tokens: Sequence[int] = (),
+    debounces: Sequence[int] = (),
+    modes: Sequence[SlotMode | str] = (),
+    measures: Sequence[Measure | str] = (),
+    checkpoints: Sequence[Checkpoint | str] = (),
+    config: SummaryConfig | None = None,
+    settings: ReplaySettings | None = None,
+    run_settings: RunSettings | None = None,
+    prompt: str | None = None,
+    provider: str = "offline",
+    model: str | None = None,
+    base_url: str | None = None,
+    cache: str | Path | None = None,
     format: str | None = None,
+    skip_bad_lines: bool = False,
+    workers: int | None = None,
+    ray: str | None = None,
+    summary_tokens: int | None = None,
+    price_per_mtok: float | None = None,
+    report: str | Path | None = None,
+    report_sample: int | None = None,
+    sort: str | None = None,
     warn: Callable[[str], None] = _ignore,
+    error: Callable[[str], None] | None = None,
 ) -> SweepResult:
-    """Evaluate every combination of trigger settings over a corpus (``tsum sweep``);
-    summary text, where a schedule needs it, comes from the offline provider."""
-    from .sweep.driver import Sweep, config_grid
+    """Every combination of trigger settings over a corpus (``tsum sweep``); an empty axis
+    takes the run's own value. Summary text, where a schedule needs it, comes from the
+    offline provider, or from ``provider``'s responses in ``cache`` (never an API call).
+    ``report`` writes the HTML report."""
+    from .sweep import workflow
 
-    base = base or SummaryConfig()
-    configs = config_grid(
-        list(ratios),
-        list(max_context_tokens),
-        list(debounces),
-        [SlotMode(m) for m in modes],
-        [Measure(m) for m in measures],
-        base=base,
+    run = _run_settings(
+        run_settings,
+        config,
+        settings,
+        prompt,
+        format,
+        provider,
+        {"model": model, "base_url": base_url},
+        False,
+        skip_bad_lines,
+        workers=workers,
     )
-    runner = Sweep(configs, base=base, fmt=format, warn=warn, error=warn)
-    listed = _paths(paths)
-    return run_sync(lambda: runner.run_async(listed))
+    done = workflow.sweep_paths(
+        _paths(paths),
+        run,
+        ratios=ratios,
+        max_context_tokens=max_context_tokens,
+        debounces=debounces,
+        modes=[SlotMode(m) for m in modes],
+        measures=[Measure(m) for m in measures],
+        checkpoints=[Checkpoint(c) for c in checkpoints],
+        cache=cache,
+        ray=ray,
+        report_path=report,
+        warn=warn,
+        error=error or warn,
+        price_per_mtok=price_per_mtok,
+        **_given(
+            summary_tokens=summary_tokens,
+            report_sample=report_sample,
+            sort=sort,
+        ),
+    )
+    return done.result
 
 
-def diff_runs(old: str | Path, new: str | Path, *, context: int = 3) -> RunDiff:
+def eval_corpus(
+    paths: Paths,
+    *,
+    prompts: Sequence[str] = (),
+    models: Sequence[str] = (),
+    config: SummaryConfig | None = None,
+    settings: ReplaySettings | None = None,
+    run_settings: RunSettings | None = None,
+    provider: str = "offline",
+    judge: bool = False,
+    out: str | Path | None = None,
+    html: str | Path | None = None,
+    format: str | None = None,
+    skip_bad_lines: bool = False,
+    warn: Callable[[str], None] = _ignore,
+    error: Callable[[str], None] | None = None,
+    **options: Unpack[ProviderOptions],
+) -> EvalRun:
+    """Score what survives each summary, per template in ``prompts`` (default: the run's
+    own) and model in ``models`` (``tsum eval``). With ``out``: ``checkpoints.jsonl`` and
+    ``eval.json``; with ``html``: the HTML page. ``judge`` adds the model-judged grades."""
+    from .eval.workflow import eval_paths
+
+    def variant(spec: str | None, model: str | None) -> RunSettings:
+        given: dict[str, Any] = {**options, "model": model or options.get("model")}
+        run = _run_settings(
+            run_settings, config, settings, spec, format, provider, given, False, skip_bad_lines
+        )
+        return run
+
+    specs: list[str | None] = list(dict.fromkeys(prompts)) or [None]
+    model_list: list[str | None] = list(dict.fromkeys(models)) or [options.get("model")]
+    variants = [(s, m, variant(s, m)) for s in specs for m in model_list]
+    return eval_paths(
+        _paths(paths),
+        variants,
+        variant(None, options.get("model")),
+        judge=judge,
+        out_dir=Path(out) if out is not None else None,
+        html_path=Path(html) if html is not None else None,
+        warn=warn,
+        error=error or warn,
+        say=lambda message, _important: warn(message),
+    )
+
+
+def check(
+    paths: Paths,
+    baseline: str | Path,
+    *,
+    update: bool = False,
+    out: str | Path | None = None,
+    max_drop: float = 0.05,
+    context: int = 3,
+    config: SummaryConfig | None = None,
+    settings: ReplaySettings | None = None,
+    run_settings: RunSettings | None = None,
+    prompt: str | None = None,
+    provider: str = "offline",
+    format: str | None = None,
+    skip_bad_lines: bool = False,
+    warn: Callable[[str], None] = _ignore,
+    **options: Unpack[ProviderOptions],
+) -> CheckResult:
+    """Replay ``paths`` and diff the outputs against the ``baseline`` directory (``tsum
+    check``): ``result.diff`` (a ``RunDiff``), ``result.scores`` (the recall gate),
+    ``result.failed``. ``update`` rewrites the baseline with this run's outputs."""
+    from .diff.check import check_corpus
+
+    run = _run_settings(
+        run_settings, config, settings, prompt, format, provider, options, False, skip_bad_lines
+    )
+    return check_corpus(
+        _paths(paths),
+        Path(baseline),
+        run,
+        update=update,
+        out_dir=Path(out) if out is not None else None,
+        max_drop=max_drop,
+        context=context,
+        say=warn,
+        error=warn,
+    )
+
+
+def inspect_corpus(
+    paths: Paths,
+    *,
+    format: str | None = None,
+    skip_bad_lines: bool = False,
+    workers: int | None = None,
+    ray: str | None = None,
+    warn: Callable[[str], None] = _ignore,
+    error: Callable[[InputError], None] | None = None,
+) -> InspectResult:
+    """What is in transcript files, per session (``tsum inspect``): format, turns,
+    messages by role, recorded vs estimated tokens, the compactions the agent recorded."""
+    from .inspection import inspect_paths
+    from .parallel.pool import backend_for
+
+    return inspect_paths(
+        _paths(paths),
+        fmt=format,
+        skip_bad_lines=skip_bad_lines,
+        backend=backend_for(workers, ray) if workers or ray else None,
+        warn=warn,
+        error=error or (lambda exc: warn(f"error: {exc.location_text()}")),
+    )
+
+
+def diff_outputs(old: str | Path, new: str | Path, *, context: int = 3) -> RunDiff:
     """Compare two replay outputs (``replay_corpus(..., out=DIR)`` or ``tsum replay --out``)."""
-    from .diff.compare import diff_outputs, load_output
+    from .diff import compare
 
-    return diff_outputs(
-        load_output(Path(old)),
-        load_output(Path(new)),
+    return compare.diff_outputs(
+        compare.load_output(Path(old)),
+        compare.load_output(Path(new)),
         old_label=str(old),
         new_label=str(new),
         context=context,
     )
 
 
-def _paths(paths: str | Path | Iterable[str | Path]) -> list[str]:
+def _run_settings(
+    loaded: RunSettings | None,
+    config: SummaryConfig | None,
+    settings: ReplaySettings | None,
+    prompt: str | None,
+    format: str | None,
+    provider: str | Provider,
+    options: ProviderOptions | dict[str, Any],
+    dry_run: bool,
+    skip_bad_lines: bool,
+    workers: int | None = None,
+) -> RunSettings:
+    """The arguments over ``loaded`` (else over the defaults), typed objects winning."""
+    flags: dict[str, Any] = {
+        "prompt": prompt,
+        "format": format,
+        "workers": workers,
+        "provider": provider if isinstance(provider, str) and provider != "offline" else None,
+        "summary_model": options.get("model"),
+        "base_url": options.get("base_url"),
+        "temperature": options.get("temperature"),
+        "concurrency": options.get("concurrency"),
+    }
+    if loaded is not None:  # its template is kept unless a prompt is given
+        kept = {k: v for k, v in loaded.values.items() if k not in ("prompt", "summary_prompt")}
+        flags = {**kept, **{k: v for k, v in flags.items() if v is not None}}
+    run = load_settings(
+        flags,
+        env={},
+        read_file=False,
+        provider_options={**(loaded.provider if loaded else {}), **options},
+        dry_run=dry_run,
+        skip_bad_lines=skip_bad_lines,
+    )
+    if loaded is not None and prompt is None:
+        summary = run.settings.summary
+        if summary is not None:
+            summary = replace(summary, summary_prompt=loaded.template.source)
+        chosen = replace(run.settings, summary=summary, template_name=loaded.template.name)
+        run = replace(run, settings=chosen, template=loaded.template)
+    if not isinstance(provider, str):
+        run.provider["provider"] = provider
+    if settings is not None or config is not None:
+        chosen = settings or replace(run.settings, summary=config)
+        if config is not None:
+            chosen = replace(chosen, summary=config)  # else settings.summary, None included (N2)
+        chosen = replace(chosen, dry_run=dry_run or chosen.dry_run)
+        if options.get("model") is not None and chosen.summary is not None:  # as --model
+            chosen = replace(
+                chosen, summary=replace(chosen.summary, summary_model=options["model"])
+            )
+        template = None
+        if chosen.summary is not None:
+            from .engine.prompt import template_from_config
+
+            template = template_from_config(chosen.summary.summary_prompt, chosen.template_name)
+        run = replace(run, settings=chosen, template=template)
+    return run
+
+
+def _given(**values: Any) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _paths(paths: Paths) -> list[str]:
     if isinstance(paths, (str, Path)):
         return [str(paths)]
     return [str(p) for p in paths]

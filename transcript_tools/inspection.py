@@ -282,3 +282,38 @@ def iter_inspect(run: InspectRun, backend: Backend) -> Iterator[SessionInfo]:
                 run.sessions += 1
                 yield value
         run.files += part.files
+
+
+@dataclass(slots=True)
+class InspectResult:
+    """Every session's ``SessionInfo``, in input order, and the counts of the run."""
+
+    sessions: list[SessionInfo]
+    files: int = 0
+    failed: int = 0  # files that could not be read
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and bool(self.sessions)
+
+
+def inspect_paths(
+    paths: list[str],
+    *,
+    fmt: str | None = None,
+    skip_bad_lines: bool = False,
+    backend: Backend | None = None,
+    warn: Callable[[str], None] = _stderr,
+    error: Callable[[InputError], None] | None = None,
+) -> InspectResult:
+    """Inspect ``paths`` (spread over ``backend`` when given); a session's own warnings
+    go to ``warn`` as they are found, naming its file and id."""
+    run = InspectRun(list(paths), fmt=fmt, skip_bad_lines=skip_bad_lines, warn=warn)
+    if error is not None:
+        run.error = error
+    infos: list[SessionInfo] = []
+    for info in iter_inspect(run, backend or Backend()):
+        infos.append(info)
+        for warning in info.warnings:
+            warn(f"warning: {info.path}: session {info.session_id}: {warning}")
+    return InspectResult(infos, run.files, run.failed)

@@ -251,15 +251,18 @@ def settings_values(
     *,
     config: str | Path | None = None,
     env: Mapping[str, str] | None = None,
+    read_file: bool = True,
 ) -> dict[str, Any]:
     """The effective settings by file key (``PRECEDENCE``): ``flags`` (None values are not
     given) over ``TSUM_*`` over the settings file (``config``, else ``TSUM_CONFIG``, else
-    ./tsum.toml, else ``[tool.tsum]`` of ./pyproject.toml)."""
+    ./tsum.toml, else ``[tool.tsum]`` of ./pyproject.toml; none with ``read_file=False``)."""
     env = os.environ if env is None else env
     explicit = {**environment_settings(env)}
     explicit.update({k: v for k, v in (flags or {}).items() if v is not None})
     if config is None and env.get(CONFIG_ENV):
         config = env[CONFIG_ENV]
+    if not read_file and config is None:
+        return merge_settings(explicit, {})
     return merge_settings(explicit, load_config_file(Path(config) if config else None))
 
 
@@ -272,13 +275,15 @@ def load_settings(
     dry_run: bool = False,
     skip_bad_lines: bool = False,
     warn: Callable[[str], None] | None = None,
+    read_file: bool = True,
 ) -> RunSettings:
     """Every setting of a run: flags > environment (``TSUM_*``) > settings file > default.
 
     ``flags`` are by settings-file key (``CONFIG_KEYS``: ``trigger_token_ratio``,
     ``prompt``, ``mode``, ``provider``, ``model``…); ``provider_options`` the cache and
     call options that no file holds (``PROVIDER_OPTION_KEYS``; absent ones come from
-    ``TSUM_*``). ``warn`` gets the template's problems (default: ``logging``)."""
+    ``TSUM_*``). ``warn`` gets the template's problems (default: ``logging``).
+    ``env={}, read_file=False``: the flags and the defaults only."""
     from .engine.prompt import builtin_template_names, load_template, template_from_config
 
     if flags and flags.get("prompt") == "":
@@ -286,7 +291,7 @@ def load_settings(
             f"--prompt is empty: give a built-in name ({', '.join(builtin_template_names())}) or a file"
         )
     env = os.environ if env is None else env
-    values = settings_values(flags, config=config, env=env)
+    values = settings_values(flags, config=config, env=env, read_file=read_file)
     if isinstance(values.get("summary_prompt"), str):
         # the prompt text itself in the config file (Jinja or the seed's plain form)
         template = template_from_config(values["summary_prompt"], "config")

@@ -13,8 +13,8 @@ import click
 import orjson
 
 from ..errors import ExitCode, InputError
-from ..inspection import InspectRun, SessionInfo, iter_inspect
-from ..settings import load_config_file, merge_settings
+from ..inspection import SessionInfo, inspect_paths
+from ..settings import settings_values
 from ..terminal import echo, escape_controls
 from .scale_options import scale_options
 from .settings import config_option, explicit_options, format_option
@@ -121,24 +121,26 @@ def inspect_command(
     def warn(message: str) -> None:
         echo(message, err=True)
 
-    # The settings file's format and workers apply here too (config.PRECEDENCE).
-    values = merge_settings(
-        explicit_options({"fmt": fmt, "workers": workers}, ctx), load_config_file(config_path)
+    # The settings file's format and workers apply here too (settings.PRECEDENCE).
+    values = settings_values(
+        explicit_options({"fmt": fmt, "workers": workers}, ctx), config=config_path
     )
-    fmt = values.get("format")
     backend = backend_for(values.get("workers"), ray_address)
-    run = InspectRun(list(paths), fmt=fmt, skip_bad_lines=skip_bad_lines, warn=warn, error=error)
-    infos: list[SessionInfo] = []
-    for info in iter_inspect(run, backend):
-        infos.append(info)
-        for warning in info.warnings:
-            warn(f"warning: {info.path}: session {info.session_id}: {warning}")
+    done = inspect_paths(
+        list(paths),
+        fmt=values.get("format"),
+        skip_bad_lines=skip_bad_lines,
+        backend=backend,
+        warn=warn,
+        error=error,
+    )
+    infos, run = done.sessions, done
     if as_json:
         click.echo(orjson.dumps([i.to_json() for i in infos], option=orjson.OPT_INDENT_2).decode())
     elif infos:
         echo(render_table(infos))
     failed = f", {run.failed} failed" if run.failed else ""
-    echo(f"{run.sessions} sessions in {run.files} files{failed}", err=True)
+    echo(f"{len(infos)} sessions in {run.files} files{failed}", err=True)
     if run.failed or not infos:
         if not infos and not run.failed:
             echo("tsum: error: no sessions found", err=True)

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
+from ..engine.config import DEFAULT_CONCURRENCY
 from .settings import LazyChoice
 
 __all__ = ["PROVIDER_OPTION_NAMES", "provider_options"]
@@ -41,9 +42,10 @@ PROVIDER_OPTION_NAMES = (
 
 
 def _provider_names() -> tuple[str, ...]:
-    from ..providers.registry import PROVIDER_NAMES
+    """Built-in providers and those registered through the ``tsum.providers`` entry point."""
+    from ..providers.registry import provider_names
 
-    return PROVIDER_NAMES
+    return provider_names()
 
 
 def provider_options(func: F) -> F:
@@ -96,7 +98,7 @@ def provider_options(func: F) -> F:
             "-j",
             "--concurrency",
             type=click.IntRange(min=1),
-            default=8,
+            default=DEFAULT_CONCURRENCY,
             show_default=True,
             envvar="TSUM_CONCURRENCY",
             show_envvar=True,

@@ -10,10 +10,30 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import fields
-from typing import Any
+from pathlib import Path
+from typing import Any, TypedDict
 
 from ..errors import ProviderConfigError
 from .base import Provider
+
+
+class ProviderOptions(TypedDict, total=False):
+    """How summary calls are made: the options every command that calls a provider has
+    (``--model``, ``--cache``…), by the name a script passes them as keyword arguments."""
+
+    model: str | None  # the summary model (default: the provider's own)
+    base_url: str | None  # an OpenAI-compatible server or a proxy
+    cache: str | Path | None  # response cache file (default: $TSUM_HOME/cache.sqlite3)
+    cache_only: bool  # never call the API: a missing response fails the run
+    refresh: bool  # call the API even on a hit; overwrite
+    no_cache: bool  # neither read nor write the cache
+    concurrency: int  # summary calls at once
+    timeout: float | None  # seconds per attempt (default: retry.default_timeout)
+    temperature: float | None  # sent with every call (default: none, the API's own)
+    max_attempts: int  # per call (429, 5xx, timeouts are retried)
+    batch: bool  # through the provider's batch API, in rounds
+    batch_poll: float | None  # seconds between two polls of a batch, at first
+    price_per_mtok: str | float | None  # USD per million tokens, e.g. 3 or "3/15"
 
 
 def resolve_cache_mode(opts: Mapping[str, Any]) -> Any:
