@@ -127,3 +127,36 @@ def test_listing_providers_imports_no_sdk() -> None:
 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_provider_option_takes_a_plugin(
+    plugins: list[metadata.EntryPoint], tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--provider and TSUM_PROVIDER accept a provider registered through the entry point."""
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from transcript_tools.cli.main import cli
+
+    plugins.append(entry_point("echo", f"{__name__}:EchoProvider"))
+    monkeypatch.delenv("TSUM_OFFLINE", raising=False)  # echo makes no network call
+    sample = str(Path(__file__).resolve().parents[1] / "samples" / "long_session.jsonl")
+    args = ["replay", sample, "--max-context-tokens", "20000", "--no-cache", "--silent"]
+    result = CliRunner().invoke(cli, [*args, "--provider", "echo", "--out", str(tmp_path / "a")])
+    assert result.exit_code == 0, result.output
+    summaries = (tmp_path / "a" / "summaries.jsonl").read_text(encoding="utf-8")
+    assert '"provider":"echo"' in summaries and '"model":"echo-1"' in summaries
+    monkeypatch.setenv("TSUM_PROVIDER", "echo")
+    result = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "b")])
+    assert result.exit_code == 0, result.output
+    bad = CliRunner().invoke(cli, [*args, "--provider", "no-such-provider"])
+    assert bad.exit_code == 2 and "'offline', 'anthropic', 'openai', 'echo'" in bad.output
+
+
+def test_a_provider_config_error_is_a_config_error() -> None:
+    import transcript_tools as tt
+
+    assert issubclass(tt.ProviderConfigError, tt.ConfigError)
+    with pytest.raises(tt.ConfigError, match="unknown provider"):
+        registry.get_provider("no-such-provider")

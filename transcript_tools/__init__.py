@@ -1,16 +1,19 @@
 """tsum: replay stored LLM conversations through the automatic-summary checkpoint.
 
-The front door (plain synchronous functions; they also work inside a running event
-loop, e.g. Jupyter)::
+The front door (``api``): every workflow of the CLI as a plain synchronous function
+(they also work inside a running event loop, e.g. Jupyter)::
 
     import transcript_tools as tt
 
-    for conv in tt.read("logs/"):                       # format detected per file
+    for conv in tt.read_corpus("logs/"):                # format detected per file
         print(conv.session_id, len(conv.messages))
     result = tt.replay_corpus("logs/", tt.SummaryConfig(max_context_tokens=128_000))
-    result.status, result.sessions[0].engine.decisions  # RunStatus, per-turn records
-    tt.sweep_corpus("logs/", ratios=[0.5, 0.75])        # SweepResult
-    tt.diff_runs("old-out/", "new-out/")                # RunDiff
+    tt.sweep_corpus("logs/", ratios=[0.5, 0.75])         # SweepResult
+    tt.eval_corpus("logs/", prompts=["zh", "en"])        # EvalRun
+    tt.check("logs/", "baseline/")                       # CheckResult
+    tt.inspect_corpus("logs/")                           # InspectResult
+    tt.diff_outputs("old-out/", "new-out/")              # RunDiff
+    tt.replay_corpus("logs/", run_settings=tt.load_settings())  # the CLI's settings
 
 The session engine, for a runtime that drives turns itself: ``SessionEngine``
 hands out a ``SummaryRequest`` when the checkpoint fires and takes back a
@@ -30,10 +33,14 @@ from ._version import __version__ as __version__
 # public name -> module that defines it (imported on first use, PEP 562)
 _EXPORTS = {
     # functions
-    "read": "api",
+    "read_corpus": "api",
     "replay_corpus": "api",
     "sweep_corpus": "api",
-    "diff_runs": "api",
+    "eval_corpus": "api",
+    "check": "api",
+    "inspect_corpus": "api",
+    "diff_outputs": "api",
+    "load_settings": "settings",
     "format_messages_as_text": "engine.formatting",
     "load_template": "engine.prompt",
     # settings
@@ -42,6 +49,9 @@ _EXPORTS = {
     "SlotMode": "engine.config",
     "TurnPath": "engine.config",
     "Measure": "engine.config",
+    "Checkpoint": "engine.config",
+    "RunSettings": "engine.config",
+    "ProviderOptions": "providers.factory",
     # results
     "ReplayResult": "replay.run",
     "RunStatus": "replay.run",
@@ -49,6 +59,11 @@ _EXPORTS = {
     "SessionResult": "replay.driver",
     "SweepResult": "sweep.driver",
     "RunDiff": "diff.compare",
+    "EvalRun": "eval.workflow",
+    "CheckResult": "diff.check",
+    "InspectResult": "inspection",
+    "SessionInfo": "inspection",
+    "Decision": "engine.rules",
     # the engine and what it exchanges
     "SessionEngine": "engine.session",
     "SummaryRequest": "engine.requests",
@@ -76,30 +91,43 @@ _EXPORTS = {
     "ConfigError": "errors",
     "InputError": "errors",
     "ProviderError": "errors",
+    "ProviderConfigError": "errors",
+    "CacheMissError": "errors",
+    "UnknownFormatError": "errors",
     "TemplateError": "errors",
     "ExitCode": "errors",
 }
 
 __all__ = [
     "AssistantMessage",
+    "CacheMissError",
+    "CheckResult",
+    "Checkpoint",
     "ConfigError",
     "ContextSlot",
     "Conversation",
+    "Decision",
+    "EvalRun",
     "ExitCode",
     "FocusedConfig",
     "InputError",
+    "InspectResult",
     "Measure",
     "Message",
     "OtherBlock",
     "PromptTemplate",
     "Provider",
+    "ProviderConfigError",
     "ProviderError",
+    "ProviderOptions",
     "ReplayResult",
     "ReplaySettings",
     "RunDiff",
+    "RunSettings",
     "RunStats",
     "RunStatus",
     "SessionEngine",
+    "SessionInfo",
     "SessionMemory",
     "SessionResult",
     "SlotMode",
@@ -115,13 +143,18 @@ __all__ = [
     "ToolUseBlock",
     "TsumError",
     "TurnPath",
+    "UnknownFormatError",
     "Usage",
     "UserImageMessage",
     "UserMessage",
-    "diff_runs",
+    "check",
+    "diff_outputs",
+    "eval_corpus",
     "format_messages_as_text",
+    "inspect_corpus",
+    "load_settings",
     "load_template",
-    "read",
+    "read_corpus",
     "replay_corpus",
     "sweep_corpus",
 ]
@@ -141,9 +174,26 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
-    from .api import diff_runs, read, replay_corpus, sweep_corpus
+    from .api import (
+        check,
+        diff_outputs,
+        eval_corpus,
+        inspect_corpus,
+        read_corpus,
+        replay_corpus,
+        sweep_corpus,
+    )
+    from .diff.check import CheckResult
     from .diff.compare import RunDiff
-    from .engine.config import Measure, ReplaySettings, SlotMode, SummaryConfig, TurnPath
+    from .engine.config import (
+        Checkpoint,
+        Measure,
+        ReplaySettings,
+        RunSettings,
+        SlotMode,
+        SummaryConfig,
+        TurnPath,
+    )
     from .engine.formatting import format_messages_as_text
     from .engine.messages import (
         AssistantMessage,
@@ -160,10 +210,25 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     )
     from .engine.prompt import PromptTemplate, load_template
     from .engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
+    from .engine.rules import Decision
     from .engine.session import SessionEngine
     from .engine.slot import ContextSlot, FocusedConfig, SessionMemory
-    from .errors import ConfigError, ExitCode, InputError, ProviderError, TemplateError, TsumError
+    from .errors import (
+        CacheMissError,
+        ConfigError,
+        ExitCode,
+        InputError,
+        ProviderConfigError,
+        ProviderError,
+        TemplateError,
+        TsumError,
+        UnknownFormatError,
+    )
+    from .eval.workflow import EvalRun
+    from .inspection import InspectResult, SessionInfo
     from .providers.base import Provider
+    from .providers.factory import ProviderOptions
     from .replay.driver import RunStats, SessionResult
     from .replay.run import ReplayResult, RunStatus
+    from .settings import load_settings
     from .sweep.driver import SweepResult

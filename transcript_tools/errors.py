@@ -89,8 +89,9 @@ class ProviderError(TsumError):
         super().__init__(message)
 
 
-class ProviderConfigError(TsumError):
-    """A provider that cannot start (unknown name, missing key or model): fails before any work."""
+class ProviderConfigError(ConfigError):
+    """A provider that cannot start (unknown name, missing key or model): fails before any
+    work. A ``ConfigError``: ``except ConfigError`` catches a missing API key too."""
 
     exit_code = ExitCode.USAGE
 

@@ -54,13 +54,11 @@ class LazyChoice(click.Choice):
     def __init__(self, load: Callable[[], Sequence[str]]) -> None:
         super().__init__(())
         self._load = load
-        self._loaded: tuple[str, ...] | None = None
 
     @property
     def choices(self) -> tuple[str, ...]:
-        if self._loaded is None:
-            self._loaded = tuple(self._load())
-        return self._loaded
+        # asked each time (the loaders cache): a plug-in provider registered since counts
+        return tuple(self._load())
 
     @choices.setter
     def choices(self, value: Sequence[str]) -> None:
