@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import io
 import re
+import shutil
 from pathlib import Path
 
 import orjson
@@ -38,10 +39,13 @@ def run_readme_example(code: str) -> str:
 
 
 @pytest.mark.parametrize("inside_a_loop", [False, True], ids=["plain", "inside-running-loop"])
-def test_readme_library_example_runs(inside_a_loop: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)  # the example's paths are relative to the repository
+def test_readme_library_example_runs(
+    inside_a_loop: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's library section, run as written: every workflow of the CLI."""
+    shutil.copytree(SAMPLES, tmp_path / "samples")
+    monkeypatch.chdir(tmp_path)  # the example's paths are relative; it writes runs/
     first, engine_example = readme_examples()
-    assert len(first.strip().splitlines()) <= 12  # "the library in ten lines"
     if inside_a_loop:
 
         async def main() -> str:  # as in Jupyter: a loop is running while the sync API is called
@@ -51,10 +55,19 @@ def test_readme_library_example_runs(inside_a_loop: bool, monkeypatch: pytest.Mo
         printed = asyncio.run(main())
     else:
         printed = run_readme_example(first)
-    lines = printed.splitlines()
-    assert lines[0] == "ok [3, 6, 9, 12, 15] 5"
-    assert lines[1].startswith("(extractive summary by tsum offline provider")
-    assert lines[3] == "4 configurations over 3 conversations"
+    assert printed.splitlines() == [
+        "native 8 turns",
+        "openai 2 turns",
+        "openai 18 turns",
+        "long_session 93 messages",
+        "ok [3, 6, 9, 12, 15]",
+        "False",  # --checkpoint call moves summaries
+        "False",  # the check against the run it replays passes
+        "4 configurations over 3 conversations",
+        "['zh', 'en'] 3",
+        "3",
+    ]
+    assert (tmp_path / "runs" / "turn" / "decisions.jsonl").stat().st_size > 0
     assert (
         run_readme_example(engine_example).strip()
         == "the summary ['prompt', 'summary', 'snapshot', 'decision'] []"
@@ -62,7 +75,7 @@ def test_readme_library_example_runs(inside_a_loop: bool, monkeypatch: pytest.Mo
 
 
 def test_read_detects_formats_and_streams_conversations() -> None:
-    convs = list(tt.read(SAMPLES))
+    convs = list(tt.read_corpus(SAMPLES))
     assert {c.format for c in convs} >= {"openai"} and len(convs) == 3
     assert all(isinstance(c, tt.Conversation) for c in convs)
 
@@ -96,8 +109,8 @@ def test_replay_with_a_provider_object_names_it_and_caches_nothing(
 def test_diff_of_two_runs(tmp_path: Path) -> None:
     tt.replay_corpus(SAMPLES, out=tmp_path / "a")
     tt.replay_corpus(SAMPLES, tt.SummaryConfig(debounce_turns=2), out=tmp_path / "b")
-    assert tt.diff_runs(tmp_path / "a", tmp_path / "a").identical
-    assert not tt.diff_runs(tmp_path / "a", tmp_path / "b").identical
+    assert tt.diff_outputs(tmp_path / "a", tmp_path / "a").identical
+    assert not tt.diff_outputs(tmp_path / "a", tmp_path / "b").identical
 
 
 def test_engine_without_summary_config_never_summarizes() -> None:
@@ -157,7 +170,7 @@ def test_the_package_root_exports_what_it_documents() -> None:
     import transcript_tools.replay.driver
     import transcript_tools.sweep.driver  # noqa: F401  (a submodule import must not hide a function)
 
-    for function in (tt.read, tt.replay_corpus, tt.sweep_corpus, tt.diff_runs):
+    for function in (tt.read_corpus, tt.replay_corpus, tt.sweep_corpus, tt.diff_outputs):
         assert callable(function)
     for name in tt.__all__:
         assert getattr(tt, name) is not None, name
