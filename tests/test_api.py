@@ -175,3 +175,33 @@ def test_the_package_root_exports_what_it_documents() -> None:
     for name in tt.__all__:
         assert getattr(tt, name) is not None, name
     assert tt.SummaryOutcome is tt.engine.requests.SummaryOutcome  # type: ignore[attr-defined]
+
+
+def test_run_settings_carry_the_clis_settings_into_a_function(tmp_path: Path) -> None:
+    """load_settings (flags > TSUM_* > file > default) reaches the run; arguments win."""
+    toml = tmp_path / "tsum.toml"
+    toml.write_text("debounce_turns = 2\nprompt = 'en'\nmeasure = 'current'\n", encoding="utf-8")
+    loaded = tt.load_settings({"trigger_token_ratio": 0.5}, config=toml, env={})
+    tt.replay_corpus(SAMPLES / "long_session.jsonl", run_settings=loaded, out=tmp_path / "a")
+    info = orjson.loads((tmp_path / "a" / "run.json").read_bytes())
+    assert info["summary_config"]["debounce_turns"] == 2
+    assert info["summary_config"]["trigger_token_ratio"] == 0.5
+    assert info["template"]["name"] == "en" and info["measure"] == "current"
+    tt.replay_corpus(
+        SAMPLES / "long_session.jsonl", run_settings=loaded, prompt="zh", out=tmp_path / "b"
+    )
+    assert orjson.loads((tmp_path / "b" / "run.json").read_bytes())["template"]["name"] == "zh"
+
+
+def test_eval_check_and_inspect_return_typed_results(tmp_path: Path) -> None:
+    inspected = tt.inspect_corpus(SAMPLES)
+    assert inspected.ok and isinstance(inspected.sessions[0], tt.SessionInfo)
+    scores = tt.eval_corpus(SAMPLES, out=tmp_path / "eval")
+    assert isinstance(scores, tt.EvalRun) and scores.failure() is None
+    assert (tmp_path / "eval" / "eval.json").is_file() and scores.result.sessions == 3
+    tt.replay_corpus(SAMPLES, out=tmp_path / "base")
+    checked = tt.check(SAMPLES, tmp_path / "base")
+    assert isinstance(checked, tt.CheckResult) and not checked.failed
+    assert checked.diff is not None and checked.diff.identical
+    with pytest.raises(tt.TsumError, match="baseline"):
+        tt.check(SAMPLES, tmp_path / "no-such-baseline")

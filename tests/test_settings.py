@@ -343,7 +343,8 @@ def test_load_settings_applies_the_one_rule_without_click(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A script gets the CLI's settings: flags > TSUM_* > settings file > default."""
-    monkeypatch.chdir(tmp_path / "..")
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path / "empty")
     from transcript_tools.settings import load_settings
 
     toml = tmp_path / "tsum.toml"

@@ -282,14 +282,19 @@ def inspect_corpus(
     skip_bad_lines: bool = False,
     workers: int | None = None,
     ray: str | None = None,
+    run_settings: RunSettings | None = None,
     warn: Callable[[str], None] = _ignore,
     error: Callable[[InputError], None] | None = None,
 ) -> InspectResult:
     """What is in transcript files, per session (``tsum inspect``): format, turns,
-    messages by role, recorded vs estimated tokens, the compactions the agent recorded."""
+    messages by role, recorded vs estimated tokens, the compactions the agent recorded.
+    ``run_settings`` gives the format and workers where the arguments do not."""
     from .inspection import inspect_paths
     from .parallel.pool import backend_for
 
+    if run_settings is not None:
+        format = format or run_settings.fmt
+        workers = workers or run_settings.values.get("workers")
     return inspect_paths(
         _paths(paths),
         fmt=format,

@@ -36,8 +36,6 @@ from ..formats.inputs import InputFile
 from ..providers.executor import SummaryExecutor
 from .parking import Parked, ParkFile, Rendered, SessionCounts, discard
 
-_log = logging.getLogger("transcript_tools")
-
 
 def tool_oddities(messages: list[Message]) -> list[str]:
     """Warnings for tool results with no matching call and calls never answered."""
@@ -287,9 +285,8 @@ class ReplayRun:
     # None: derived from ``concurrency`` (``window_bounds``)
     sessions: int | None = None
     reorder: int | None = None
-    # never stdout (a library's caller owns it): logging, unless a callback is given
-    warn: Callable[[str], None] = _log.warning
-    error: Callable[[str], None] = _log.error
+    warn: Callable[[str], None] = logging.getLogger("transcript_tools").warning  # never stdout
+    error: Callable[[str], None] = logging.getLogger("transcript_tools").error
     on_session: Callable[[SessionResult], None] | None = None
     stats: RunStats = field(default_factory=RunStats)
     _seen_ids: set[str] = field(default_factory=set)
