@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..engine.config import RunSettings
-from ..errors import ConfigError, ExitCode, InputError, TsumError
+from ..errors import ConfigError, ExitCode, InputError
 from ..terminal import echo, for_stream
 from .provider_options import provider_options
 from .scale_options import scale_options
@@ -120,8 +120,8 @@ def exit_for(result: ReplayResult) -> None:
     """The run's status as the exit code (bad input was already reported line by line)."""
     from ..replay.run import RunStatus
 
-    if result.status in (RunStatus.CACHE_MISS, RunStatus.ALL_SUMMARIES_FAILED):
-        raise TsumError(result.message or result.status.value)
+    if (fatal := result.could_not_run()) is not None:
+        raise fatal
     if result.status is RunStatus.NO_SESSIONS:
         echo(f"tsum: error: {result.message}", err=True)
     if result.status is not RunStatus.OK:

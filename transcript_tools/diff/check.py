@@ -170,8 +170,8 @@ def _replayed(result: ReplayResult, error: Callable[[str], None]) -> TsumError |
     """The replay's failure, if any (bad input was already reported line by line)."""
     if result.status is RunStatus.OK:
         return None
-    if result.status in (RunStatus.CACHE_MISS, RunStatus.ALL_SUMMARIES_FAILED):
-        return TsumError(result.message or result.status.value)
+    if (fatal := result.could_not_run()) is not None:
+        return fatal
     if result.status is RunStatus.NO_SESSIONS:
         error(f"tsum: error: {result.message}")
     return ReplayFailed(

@@ -19,6 +19,7 @@ from .._version import __version__
 from ..engine.config import ReplaySettings, RunSettings, TurnPath
 from ..engine.prompt import PromptTemplate, template_from_config
 from ..engine.requests import SUMMARY_MAX_TOKENS
+from ..errors import TsumError
 from ..providers.base import Provider
 from ..providers.factory import (
     _executor_for,
@@ -56,6 +57,13 @@ class ReplayResult:
     @property
     def ok(self) -> bool:
         return self.status is RunStatus.OK
+
+    def could_not_run(self) -> TsumError | None:
+        """The error a caller raises (exit 3) when the run could not do its work at all:
+        responses missing under --cache-only, or every summary call failed."""
+        if self.status in (RunStatus.CACHE_MISS, RunStatus.ALL_SUMMARIES_FAILED):
+            return TsumError(self.message or self.status.value)
+        return None
 
     def summary_line(self, state: str = "complete") -> str:
         """The one line for stderr at the end of a run."""
