@@ -1,6 +1,6 @@
 """An exception tsum did not expect: its own exit code and one line saying it is a bug
 (issue 22 §2), never exit 1, which a CI gate reads as "differences found"; the exit-code
-table has one home (errors.ExitCode + EXIT_CODE_MEANINGS), shown by --help and the README."""
+table has one home (errors.ExitCode + EXIT_CODE_MEANINGS), shown by --help and docs/cli.md."""
 
 from __future__ import annotations
 
@@ -114,9 +114,9 @@ def test_the_exit_code_table_lists_every_code_once() -> None:
     assert "\n  4    internal error: a bug in tsum (" in EXIT_CODES_HELP
 
 
-def test_the_readme_table_is_the_same_table() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Exit codes\n", 1)[1].split("\n## ", 1)[0]
+def test_the_reference_table_is_the_same_table() -> None:
+    reference = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = reference.split("\n## Exit codes\n", 1)[1].split("\n## ", 1)[0]
     rows = re.findall(r"^\| (\d+) \| (.+) \|$", section, re.M)
     assert [(int(code), text.replace("\\|", "|")) for code, text in rows] == [
         (int(code), meaning) for code, meaning in EXIT_CODE_MEANINGS.items()
