@@ -17,6 +17,7 @@ from transcript_tools.engine.messages import (
     ToolUseBlock,
     Usage,
     UserMessage,
+    _fast_init,
 )
 from transcript_tools.engine.tokens import (
     CJK_RANGES,
@@ -57,6 +58,53 @@ def test_fast_init_behaves_like_a_frozen_dataclass() -> None:
     with pytest.raises(TypeError):
         TextBlock()  # type: ignore[call-arg]
     assert ToolUseBlock("c1", "grep").input is None
+
+
+class _PostInit:
+    x: int
+
+    def __post_init__(self) -> None:
+        pass
+
+
+class _WithInitVar:
+    x: int
+    y: dataclasses.InitVar[int] = 0
+
+
+class _NotInInit:
+    x: int = dataclasses.field(default=0, init=False)
+
+
+class _DefaultFactory:
+    x: list[int] = dataclasses.field(default_factory=list)
+
+
+@pytest.mark.parametrize(
+    "cls, error",
+    [
+        (_PostInit, "defines __post_init__"),
+        (_WithInitVar, "is not .*InitVar"),
+        (_NotInInit, "init=False"),
+        (_DefaultFactory, "default_factory"),
+    ],
+    ids=["post_init", "InitVar", "init-False", "default_factory"],
+)
+def test_fast_init_refuses_a_class_whose_init_must_do_more(cls: type, error: str) -> None:
+    # _fast_init's __init__ only stores the fields: a class needing more fails at import.
+    with pytest.raises(TypeError, match=error):
+        _fast_init(dataclasses.dataclass(frozen=True, slots=True)(cls))
+
+
+def test_fast_init_refuses_a_class_that_is_not_frozen_and_slotted() -> None:
+    for options in ({"slots": True}, {"frozen": True}):
+
+        @dataclasses.dataclass(**options)  # type: ignore[call-overload]
+        class C:
+            x: int
+
+        with pytest.raises(TypeError, match="frozen, slotted"):
+            _fast_init(C)
 
 
 texts = st.text(max_size=60)
