@@ -54,7 +54,7 @@ def test_turn_starts_follow_person_messages_only() -> None:
     slot.append_messages([UserMessage.text("q0"), AssistantMessage.text("a0")])
     slot.append_messages([UserMessage((TextBlock("output"),), origin=OBSERVATION)])
     slot.append_messages([UserMessage.text("q1")])
-    assert slot.turn_starts == [0, 4]
+    assert slot.unit_starts == [0, 4]
 
 
 def test_before_any_summary_the_view_is_the_whole_history() -> None:

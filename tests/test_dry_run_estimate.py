@@ -113,7 +113,7 @@ def test_dry_run_watermark_is_the_sweeps_estimate(
     spec: tuple, cfg: SweepConfig, checkpoint: Checkpoint, keep: int
 ) -> None:
     """Random conversations: the dry run's watermark after a would-be summary is the
-    sweep's ``Profile.focused_size`` for the same configuration -- one estimate, and the
+    sweep's ``ConversationSeries.focused_size`` for the same configuration -- one estimate, and the
     schedule the checkpoint makes on it."""
     cfg = replace(cfg, checkpoint=checkpoint, measure=Measure.CURRENT, mode=SlotMode.FOCUSED)
     conv = build(spec)

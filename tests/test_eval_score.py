@@ -182,7 +182,7 @@ def test_recorded_codex_compaction_text_is_read_from_the_rollout(tmp_path: Path)
 
 def test_probes_older_than_the_prompts_character_limit_are_marked_never_shown() -> None:
     from transcript_tools.eval.aggregate import Aggregate
-    from transcript_tools.eval.evaluation import EvalResult, score
+    from transcript_tools.eval.evaluation import EvalResult, score_record
     from transcript_tools.eval.render import render_html, render_text
 
     conv = conversation(7)
@@ -204,7 +204,7 @@ def test_probes_older_than_the_prompts_character_limit_are_marked_never_shown() 
     assert cp.shown == (first, len(history))
     assert 0 < first < cp.replaced[1]  # some replaced messages were never in the prompt
 
-    record = score(cp, ConversationProbes(conv.messages, 500, frozenset()))
+    record = score_record(cp, ConversationProbes(conv.messages, 500, frozenset()))
     flags = {(p["message"], p["shown"]) for p in record["probes"]}
     assert flags and all(shown == (message >= first) for message, shown in flags)
     unseen = [p for p in record["probes"] if not p["shown"]]

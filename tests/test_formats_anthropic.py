@@ -18,7 +18,7 @@ from transcript_tools.engine.messages import (
     Usage,
     UserImageMessage,
     UserMessage,
-    starts_turn,
+    is_turn_start,
 )
 from transcript_tools.errors import InputError
 from transcript_tools.formats.anthropic_api import usage_from_anthropic
@@ -56,7 +56,7 @@ def test_representative_conversations_per_line() -> None:
     assert call.usage == Usage(420, 60, cache_read_tokens=0, cache_creation_tokens=400)
     assert msgs[3] == ToolResultMessage("toolu_W1", "18°C, cloudy")
     assert msgs[6] == AssistantMessage.text("I can only see today's weather.")  # no usage recorded
-    assert sum(starts_turn(m) for m in msgs) == 2
+    assert sum(is_turn_start(m) for m in msgs) == 2
     assert second.messages[0] == SystemMessage("You are terse.\nAnswer in one word.")
 
 
@@ -79,7 +79,7 @@ def test_edge_cases_blocks() -> None:
         "toolu_E2", "ZeroDivisionError\n[image]\nKeep going.", is_error=True
     )
     assert msgs[7] == AssistantMessage(())
-    assert sum(starts_turn(m) for m in msgs) == 2
+    assert sum(is_turn_start(m) for m in msgs) == 2
 
 
 def test_claude_trace_takes_the_last_request_of_each_chain() -> None:

@@ -20,7 +20,7 @@ from transcript_tools.engine.messages import (
     Usage,
     UserImageMessage,
     UserMessage,
-    starts_turn,
+    is_turn_start,
 )
 from transcript_tools.errors import InputError
 from transcript_tools.inspection import inspect_conversation
@@ -75,7 +75,7 @@ def test_representative_session() -> None:
         and synthetic.model == "<synthetic>"
     )
     # the /model echo, its output, the caveat, hook lines and the interrupt marker are not prompts
-    assert sum(starts_turn(m) for m in conv.messages) == 3
+    assert sum(is_turn_start(m) for m in conv.messages) == 3
     assert recorded(conv) == 10261 + 10441 + 10503 + 10558 + 10945
     assert conv.compactions == []
 
@@ -114,19 +114,19 @@ def test_edge_cases_parallel_tools_images_init_compaction_rewind() -> None:
     )
     # the summary is the runtime's message: it never starts a turn (issue 10 §2c)
     assert isinstance(msgs[13], UserMessage) and msgs[13].origin == INJECTED
-    assert not starts_turn(msgs[13])
+    assert not is_turn_start(msgs[13])
     # the rewind drops the abandoned prompt and its answer
     assert UserMessage.text("Remove the crash() call") not in msgs
     assert msgs[15] == UserMessage.text("Actually, keep crash() but guard it with a flag")
     assert len(msgs) == 17
-    assert sum(starts_turn(m) for m in msgs) == 5
+    assert sum(is_turn_start(m) for m in msgs) == 5
     assert len(conv.warnings) == 1 and "2 messages of the abandoned branch" in conv.warnings[0]
 
 
 def test_subagent_file_replays_as_its_own_session() -> None:
     conv = one(FIXTURES / "representative_claude_code_subagent.jsonl")
     assert conv.session_id == "a9f3c2"  # agentId, not the parent's sessionId
-    assert len(conv.messages) == 4 and starts_turn(conv.messages[0])
+    assert len(conv.messages) == 4 and is_turn_start(conv.messages[0])
     assert recorded(conv) == 2033 + 2055
 
 
@@ -205,7 +205,7 @@ def test_compact_summary_is_injected_and_starts_no_turn() -> None:
     assert isinstance(summary, UserMessage) and summary.origin == INJECTED
     assert summary.blocks[0].text.startswith("This session is being continued")  # type: ignore[union-attr]
     # three prompts, three turns: the summary rides in the turn it compacted
-    assert [m.blocks[0].text[:10] for m in msgs if starts_turn(m)] == [  # type: ignore[union-attr]
+    assert [m.blocks[0].text[:10] for m in msgs if is_turn_start(m)] == [  # type: ignore[union-attr]
         "Add an RSS",
         "The feed m",
         "Now valida",
@@ -371,12 +371,12 @@ def test_real_session_matches_raw_counts(path: Path) -> None:
     conv = one(path)
     want = expected(path)
     msgs = conv.messages
-    assert sum(starts_turn(m) for m in msgs) == want["turns"]
+    assert sum(is_turn_start(m) for m in msgs) == want["turns"]
     assert sum(isinstance(m, AssistantMessage) for m in msgs) == want["assistant"]
     assert sum(isinstance(m, ToolResultMessage) for m in msgs) == want["tool"]
     assert len(msgs) == want["messages"]
     assert recorded(conv) == want["recorded"]
-    turns_at = [sum(starts_turn(m) for m in msgs[: c.message_index]) for c in conv.compactions]
+    turns_at = [sum(is_turn_start(m) for m in msgs[: c.message_index]) for c in conv.compactions]
     assert turns_at == want["compaction_turns"]
     assert conv.warnings == []
 
@@ -398,7 +398,8 @@ def test_real_compactions_where_the_logs_say() -> None:
     for name, turns in cases.items():
         conv = one(base / name)
         assert [
-            sum(starts_turn(m) for m in conv.messages[: c.message_index]) for c in conv.compactions
+            sum(is_turn_start(m) for m in conv.messages[: c.message_index])
+            for c in conv.compactions
         ] == turns
         assert all(c.source == "claude-code:isCompactSummary" for c in conv.compactions)
         assert expected(base / name)["compaction_turns"] == turns
@@ -427,7 +428,7 @@ def test_real_rewind_keeps_the_active_branch() -> None:
         and _typed_by_a_human(e["message"]["content"])
     ]
     conv = one(path)
-    assert sum(starts_turn(m) for m in conv.messages) == len(prompts) == 4
+    assert sum(is_turn_start(m) for m in conv.messages) == len(prompts) == 4
     assert sum(isinstance(m, AssistantMessage) for m in conv.messages) == len(ids) == 6
     assert len(conv.warnings) == 1
 

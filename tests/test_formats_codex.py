@@ -19,7 +19,7 @@ from transcript_tools.engine.messages import (
     Usage,
     UserImageMessage,
     UserMessage,
-    starts_turn,
+    is_turn_start,
 )
 from transcript_tools.errors import InputError
 from transcript_tools.formats import read_conversations
@@ -47,7 +47,7 @@ def test_representative_rollout() -> None:
     # base instructions, developer message, AGENTS.md and environment context: system, not prompts
     assert all(isinstance(m, SystemMessage) for m in msgs[:4])
     # prompts counted once though Codex logs each twice (item + event, in either order)
-    assert [m for m in msgs if starts_turn(m)] == [
+    assert [m for m in msgs if is_turn_start(m)] == [
         UserMessage.text("Fix the failing test in test_app.py"),
         UserMessage.text("Now run the linter"),
     ]
@@ -97,7 +97,7 @@ def test_edge_cases_without_user_message_events() -> None:
         "1 token_count(s) of model calls that left no output item (line 10):"
         " their usage is added to a neighbouring call"
     ]
-    assert sum(starts_turn(m) for m in msgs) == 2
+    assert sum(is_turn_start(m) for m in msgs) == 2
 
 
 # ---- token_count before, or before and after, the items it counts (issue 10 §2a) --------
@@ -351,7 +351,7 @@ def test_real_rollout_matches_raw_counts(path: Path) -> None:
     conv = one(path)
     want = expected(path)
     msgs = conv.messages
-    assert sum(starts_turn(m) for m in msgs) == want["turns"]
+    assert sum(is_turn_start(m) for m in msgs) == want["turns"]
     tool_uses = [
         b
         for m in msgs
@@ -364,7 +364,9 @@ def test_real_rollout_matches_raw_counts(path: Path) -> None:
     assert sum(u.total_tokens for u in usages(conv)) == want["recorded"]
     assert max(u.input_tokens for u in usages(conv)) == want["max_input"]
     assert conv.context_window == want["window"]
-    turns_at = [sum(starts_turn(m) for m in msgs[: c.message_index]) - 1 for c in conv.compactions]
+    turns_at = [
+        sum(is_turn_start(m) for m in msgs[: c.message_index]) - 1 for c in conv.compactions
+    ]
     assert turns_at == want["compaction_turns"]
 
 
@@ -375,5 +377,5 @@ def test_real_rollout_with_compaction() -> None:
     assert expected(path)["compaction_turns"] == [18]  # the 19th prompt's turn
     assert [(c.source, c.pre_tokens) for c in conv.compactions] == [("codex:compacted", 212134)]
     # PROVENANCE: 38 user messages, 365 tool calls, max last-turn input 209,950
-    assert sum(starts_turn(m) for m in conv.messages) == 38
+    assert sum(is_turn_start(m) for m in conv.messages) == 38
     assert max(u.input_tokens for u in usages(conv)) == 209_950

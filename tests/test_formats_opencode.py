@@ -17,7 +17,7 @@ from corpus import FIXTURES, build_database
 
 from transcript_tools.cli.inspect_cmd import inspect_command
 from transcript_tools.engine.formatting import format_messages_as_text
-from transcript_tools.engine.messages import INJECTED, UserMessage, starts_turn
+from transcript_tools.engine.messages import INJECTED, UserMessage, is_turn_start
 from transcript_tools.errors import InputError
 from transcript_tools.formats import detect_format, read_conversations, read_input
 from transcript_tools.formats.source import Source
@@ -110,7 +110,7 @@ def test_go_sessions_children_and_the_recorded_compaction(tmp_path: Path) -> Non
     summary = main.messages[comp.message_index]
     assert isinstance(summary, UserMessage) and summary.origin == INJECTED
     assert "Summary: parse()" in summary.blocks[0].text  # type: ignore[union-attr]
-    assert not starts_turn(summary)
+    assert not is_turn_start(summary)
     roles = [m.role for m in main.messages]
     assert roles == ["user", "assistant", "tool", "tool", "assistant", "user", "assistant"] + [
         "tool",
@@ -239,7 +239,7 @@ def test_export_compaction_summary_is_the_runtimes() -> None:
     assert isinstance(summary, UserMessage) and summary.origin == INJECTED
     synthetic = conv.messages[comp.message_index + 1]
     assert isinstance(synthetic, UserMessage) and synthetic.origin == INJECTED  # "Continue…"
-    assert [starts_turn(m) for m in conv.messages].count(True) == 2
+    assert [is_turn_start(m) for m in conv.messages].count(True) == 2
 
 
 def test_export_left_out_parts_are_warnings() -> None:

@@ -14,7 +14,7 @@ from transcript_tools.engine.messages import (
     ToolResultMessage,
     ToolUseBlock,
     UserMessage,
-    starts_turn,
+    is_turn_start,
 )
 from transcript_tools.errors import InputError
 
@@ -46,7 +46,7 @@ def test_edge_cases_function_calls() -> None:
         "call_3",
     ]
     assert msgs[7] == AssistantMessage((ToolUseBlock("call_3", "unknown", "not json at all"),))
-    assert sum(starts_turn(m) for m in msgs) == 2
+    assert sum(is_turn_start(m) for m in msgs) == 2
     assert empty.messages == []
 
 
@@ -84,7 +84,9 @@ def test_real_file_matches_raw_counts(path: Path) -> None:
     assert len(convs) == len(rows)
     for conv, raw in zip(convs, turns, strict=True):
         assert len(conv.messages) == len(raw)
-        assert sum(starts_turn(m) for m in conv.messages) == sum(t["from"] == "human" for t in raw)
+        assert sum(is_turn_start(m) for m in conv.messages) == sum(
+            t["from"] == "human" for t in raw
+        )
         assert sum(isinstance(m, ToolResultMessage) for m in conv.messages) == sum(
             t["from"] == "observation" for t in raw
         )

@@ -22,7 +22,7 @@ from transcript_tools.engine.messages import (
     ToolUseBlock,
     Usage,
     UserMessage,
-    starts_turn,
+    is_turn_start,
 )
 from transcript_tools.engine.rules import split_turns
 from transcript_tools.errors import InputError
@@ -134,7 +134,7 @@ def test_old_tau_bench_runs_and_react_observations() -> None:
     call = tool_calling.messages[2]
     assert isinstance(call, AssistantMessage)
     assert call.blocks == (ToolUseBlock("call_1", "get_order_details", {"order_id": "#W100"}),)
-    assert sum(starts_turn(m) for m in tool_calling.messages) == 2
+    assert sum(is_turn_start(m) for m in tool_calling.messages) == 2
     # ReAct: tool output comes back as a user message "API output: ..." — an observation
     origins = [m.origin for m in react.messages if isinstance(m, UserMessage)]
     assert origins == [PERSON, OBSERVATION, PERSON, OBSERVATION]

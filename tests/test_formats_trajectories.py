@@ -21,7 +21,7 @@ from transcript_tools.engine.messages import (
     ToolUseBlock,
     Usage,
     UserMessage,
-    starts_turn,
+    is_turn_start,
 )
 from transcript_tools.errors import InputError
 
@@ -65,7 +65,7 @@ def test_swe_agent_text_actions_become_tool_calls() -> None:
     # no action → the next user message is no tool result, but SWE-agent's format-error
     # notice: the runtime's, never a turn (issue 12 §1)
     assert msgs[6] == UserMessage((TextBlock("Please always end with a command."),), OBSERVATION)
-    assert sum(starts_turn(m) for m in msgs) == 1
+    assert sum(is_turn_start(m) for m in msgs) == 1
 
 
 def test_openhands_harness_auto_reply_is_injected() -> None:
@@ -73,7 +73,7 @@ def test_openhands_harness_auto_reply_is_injected() -> None:
     (conv,) = read(FIXTURES / "edge_cases_openhands_auto_reply.json")
     users = [m for m in conv.messages if isinstance(m, UserMessage)]
     assert [u.origin for u in users] == [PERSON, INJECTED]
-    assert sum(starts_turn(m) for m in conv.messages) == 1
+    assert sum(is_turn_start(m) for m in conv.messages) == 1
 
 
 def test_openhands_instance() -> None:
@@ -110,7 +110,7 @@ def test_openhands_bare_event_stream() -> None:
     )
     assert isinstance(msgs[1], AssistantMessage) and msgs[1].usage == Usage(900, 40)
     assert msgs[3] == AssistantMessage.text("Created hello.py. Anything else?")
-    assert sum(starts_turn(m) for m in msgs) == 2
+    assert sum(is_turn_start(m) for m in msgs) == 2
 
 
 def test_malformed_trajectory() -> None:
@@ -162,7 +162,7 @@ def test_real_swe_agent(name: str) -> None:
     assert conv.format == "trajectory"
     assert sum(isinstance(m, SystemMessage) for m in conv.messages) == system
     assert sum(isinstance(m, ToolResultMessage) for m in conv.messages) == tool
-    assert sum(starts_turn(m) for m in conv.messages) == prompts == 1
+    assert sum(is_turn_start(m) for m in conv.messages) == prompts == 1
     assert len(conv.messages) == len(history)
     assert recorded(conv) == 0
 
@@ -187,7 +187,7 @@ def test_real_openhands_instances() -> None:
             for e in history
         )
         prompts = sum(e.get("action") == "message" and e["source"] == "user" for e in history)
-        assert sum(starts_turn(m) for m in conv.messages) == prompts == 1
+        assert sum(is_turn_start(m) for m in conv.messages) == prompts == 1
         assert (
             sum(isinstance(m, AssistantMessage) for m in conv.messages)
             == len(responses)
@@ -212,7 +212,7 @@ def test_real_openhands_event_array() -> None:
     assert recorded(conv) == sum(
         u["prompt_tokens"] + u["completion_tokens"] for u in responses.values()
     )
-    assert sum(starts_turn(m) for m in conv.messages) == 1
+    assert sum(is_turn_start(m) for m in conv.messages) == 1
 
 
 def mini_swe_agent_files() -> list[Path]:
@@ -238,7 +238,9 @@ def test_real_mini_swe_agent(path: Path) -> None:
     (conv,) = read(path)
     assert conv.format == "openai" and conv.session_id == data["instance_id"]
     assert len(conv.messages) == len(msgs)
-    assert sum(starts_turn(m) for m in conv.messages) == sum(m["role"] == "user" for m in msgs) == 1
+    assert (
+        sum(is_turn_start(m) for m in conv.messages) == sum(m["role"] == "user" for m in msgs) == 1
+    )
     assert sum(isinstance(m, ToolResultMessage) for m in conv.messages) == sum(
         m["role"] == "tool" for m in msgs
     )

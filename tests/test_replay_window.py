@@ -22,7 +22,7 @@ from transcript_tools.engine.messages import Conversation
 from transcript_tools.engine.prompt import load_template
 from transcript_tools.engine.requests import SummaryResponse
 from transcript_tools.providers.executor import SummaryExecutor
-from transcript_tools.replay.driver import ReplayRun, SessionResult, window_bounds
+from transcript_tools.replay.driver import ReplayDriver, SessionResult, window_bounds
 from transcript_tools.replay.output_dir import OutputDirectory
 from transcript_tools.replay.parking import SessionCounts
 
@@ -86,10 +86,10 @@ def _session_of(prompt: str) -> str:
 
 def replay_to(
     out: Path, corpus: Path, provider: object, concurrency: int, **window: int
-) -> ReplayRun:
+) -> ReplayDriver:
     executor = SummaryExecutor(provider, cache=None, concurrency=concurrency, timeout=None)  # type: ignore[arg-type]
     sink = OutputDirectory(out)
-    run = ReplayRun(
+    run = ReplayDriver(
         ReplaySettings(),
         executor,
         sink,
@@ -196,21 +196,21 @@ class HeadBlockingProvider:
         return SummaryResponse(text=f"summary of {session}", model="fake-1")
 
 
-class CountingRun(ReplayRun):
+class CountingRun(ReplayDriver):
     """Records how many sessions are held (read, not yet written) at most."""
 
     held = 0
     most_held = 0
 
     def conversations(self, paths: list[str]) -> Iterator[Conversation]:
-        for conv in ReplayRun.conversations(self, paths):
+        for conv in ReplayDriver.conversations(self, paths):
             self.held += 1
             self.most_held = max(self.most_held, self.held)
             yield conv
 
     def _count(self, counts: SessionCounts) -> None:  # every written session, parked or not
         self.held -= 1
-        ReplayRun._count(self, counts)
+        ReplayDriver._count(self, counts)
 
 
 def _run_counting(tmp_path: Path, corpus: Path, provider: object, **window: int) -> CountingRun:

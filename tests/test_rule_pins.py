@@ -48,7 +48,7 @@ from transcript_tools.eval.haystack import Haystack
 from transcript_tools.eval.probes import Probe
 from transcript_tools.eval.score import COVERAGE_THRESHOLD, ConversationProbes, covers, recall_of
 from transcript_tools.providers.base import SummaryResponse
-from transcript_tools.sweep.simulate import Profile, SweepConfig, decisions
+from transcript_tools.sweep.simulate import ConversationSeries, SweepConfig, decisions
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 
@@ -131,7 +131,7 @@ def test_empty_history_formats_to_nothing_and_renders_no_prompt() -> None:
 
 def test_sweep_fast_path_skips_an_empty_history() -> None:
     """Fails if the fast path drops the empty-history flag of ``rules.skip_reason``."""
-    profile = Profile(
+    profile = ConversationSeries(
         0,
         "s",
         "p",

@@ -12,13 +12,13 @@ from click.testing import CliRunner
 
 from transcript_tools.cli.main import cli
 from transcript_tools.cli.replay_cmd import replay_command
-from transcript_tools.cli.settings import FILE_KEY_OF_OPTION, Resolved, resolve
+from transcript_tools.cli.settings import FILE_KEY_OF_OPTION, ResolvedSettings, resolve
 from transcript_tools.settings import CONFIG_KEYS, PRECEDENCE
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 
 
-def resolved(args: list[str]) -> Resolved:
+def resolved(args: list[str]) -> ResolvedSettings:
     ctx = replay_command.make_context("replay", ["x.jsonl", *args])
     return resolve(dict(ctx.params), ctx=ctx)
 
@@ -257,13 +257,13 @@ def test_file_concurrency_sets_the_sessions_in_flight(
     import transcript_tools.replay.run as run_module
 
     seen: list[int] = []
-    original = run_module.ReplayRun
+    original = run_module.ReplayDriver
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         seen.append(kwargs["concurrency"])
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(run_module, "ReplayRun", spy)
+    monkeypatch.setattr(run_module, "ReplayDriver", spy)
     (workdir / "tsum.toml").write_text("concurrency = 16\n", encoding="utf-8")
     result = CliRunner().invoke(cli, ["replay", str(SAMPLES), "--silent"])
     assert result.exit_code == 0, result.stderr

@@ -25,6 +25,7 @@ HEAVY = (
     "transcript_tools.diff",
     "transcript_tools.sweep",
     "transcript_tools.providers.registry",
+    "transcript_tools.cli.check_cmd",
     "transcript_tools.cli.diff_cmd",
     "transcript_tools.cli.sweep_cmd",
 )

@@ -17,7 +17,7 @@ from transcript_tools.engine.messages import (
     ToolResultMessage,
     UserImageMessage,
     UserMessage,
-    starts_turn,
+    is_turn_start,
 )
 from transcript_tools.engine.rules import split_turns
 
@@ -27,13 +27,13 @@ TOOL_PROTOCOL = FIXTURES / "representative_mini_swe_agent_tools.traj.json"
 
 def test_only_a_person_starts_a_turn() -> None:
     text = (TextBlock("x"),)
-    assert starts_turn(UserMessage(text))
-    assert starts_turn(UserMessage(text, PERSON))
-    assert starts_turn(UserImageMessage())
-    assert not starts_turn(UserMessage(text, OBSERVATION))
-    assert not starts_turn(UserMessage(text, INJECTED))
-    assert not starts_turn(ToolResultMessage("c", "out"))
-    assert not starts_turn(AssistantMessage(text))
+    assert is_turn_start(UserMessage(text))
+    assert is_turn_start(UserMessage(text, PERSON))
+    assert is_turn_start(UserImageMessage())
+    assert not is_turn_start(UserMessage(text, OBSERVATION))
+    assert not is_turn_start(UserMessage(text, INJECTED))
+    assert not is_turn_start(ToolResultMessage("c", "out"))
+    assert not is_turn_start(AssistantMessage(text))
 
 
 @pytest.mark.parametrize(

@@ -45,7 +45,7 @@ _EXPORTS = {
     # results
     "ReplayResult": "replay.run",
     "RunStatus": "replay.run",
-    "RunStats": "replay.driver",
+    "ReplayStats": "replay.driver",
     "SessionResult": "replay.driver",
     "SweepResult": "sweep.driver",
     "RunDiff": "diff.compare",
@@ -97,7 +97,7 @@ __all__ = [
     "ReplayResult",
     "ReplaySettings",
     "RunDiff",
-    "RunStats",
+    "ReplayStats",
     "RunStatus",
     "SessionEngine",
     "SessionMemory",
@@ -164,6 +164,6 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .engine.slot import ContextSlot, FocusedConfig, SessionMemory
     from .errors import ConfigError, ExitCode, InputError, ProviderError, TemplateError, TsumError
     from .providers.base import Provider
-    from .replay.driver import RunStats, SessionResult
+    from .replay.driver import ReplayStats, SessionResult
     from .replay.run import ReplayResult, RunStatus
     from .sweep.driver import SweepResult

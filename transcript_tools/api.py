@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ._sync import run_sync
 from .engine.config import Measure, ReplaySettings, SlotMode, SummaryConfig
 from .engine.messages import Conversation
+from .formats.corpus import ignore
 from .providers.base import Provider
 from .replay.run import ReplayResult, run_replay
 
@@ -31,16 +32,12 @@ if TYPE_CHECKING:
     from .sweep.driver import SweepResult
 
 
-def _ignore(_message: str) -> None:
-    return None
-
-
 def read(
     paths: str | Path | Iterable[str | Path],
     *,
     format: str | None = None,
     skip_bad_lines: bool = False,
-    warn: Callable[[str], None] = _ignore,
+    warn: Callable[[str], None] = ignore,
 ) -> Iterator[Conversation]:
     """The conversations in ``paths`` (files, directories, globs, ``-``), format detected
     unless ``format`` is given, streamed one at a time. A file that cannot be read raises
@@ -68,7 +65,7 @@ def replay_corpus(
     concurrency: int = 8,
     dry_run: bool = False,
     skip_bad_lines: bool = False,
-    warn: Callable[[str], None] = _ignore,
+    warn: Callable[[str], None] = ignore,
 ) -> ReplayResult:
     """Replay ``paths`` through the checkpoint and return what happened.
 
@@ -114,7 +111,7 @@ def sweep_corpus(
     measures: Sequence[Measure | str] = (Measure.CUMULATIVE,),
     base: SummaryConfig | None = None,
     format: str | None = None,
-    warn: Callable[[str], None] = _ignore,
+    warn: Callable[[str], None] = ignore,
 ) -> SweepResult:
     """Evaluate every combination of trigger settings over a corpus (``tsum sweep``);
     summary text, where a schedule needs it, comes from the offline provider."""

@@ -157,7 +157,7 @@ def eval_command(
         if not silent:
             click.echo(message, err=True)
 
-    records = _Sink(out_dir)
+    records = CheckpointWriter(out_dir)
     evaluation = Evaluation(
         variants,
         fmt=resolve(dict(opts)).fmt,
@@ -240,7 +240,7 @@ def eval_command(
         sys.exit(int(ExitCode.FAILED))
 
 
-class _Sink:
+class CheckpointWriter:
     """checkpoints.jsonl under --out, written as checkpoints are scored."""
 
     def __init__(self, out_dir: Path | None) -> None:

@@ -1,4 +1,4 @@
-"""``tsum replay``, ``tsum format``, ``tsum prompt`` and ``tsum prompts``."""
+"""``tsum replay``."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import ConfigError, ExitCode, InputError, TsumError
-from ..terminal import echo, for_stream
+from ..errors import ExitCode, TsumError
+from ..terminal import echo
 from .provider_options import provider_options
 from .scale_options import refuse_summaries_on_ray, resolve_backend, scale_options
-from .settings import Resolved, resolve, summary_options
+from .settings import ResolvedSettings, resolve, summary_options
 
 if TYPE_CHECKING:
     from ..replay.run import ReplayResult
@@ -70,7 +70,12 @@ def replay_command(
 
 
 def replay_paths(
-    paths: list[str], resolved: Resolved, *, out_dir: Path | None, silent: bool, backend: Any = None
+    paths: list[str],
+    resolved: ResolvedSettings,
+    *,
+    out_dir: Path | None,
+    silent: bool,
+    backend: Any = None,
 ) -> ReplayResult:
     """The library's run with the CLI's stderr: warnings, errors, progress, the end-of-run line."""
     from ..replay.run import run_replay
@@ -111,7 +116,7 @@ def replay_paths(
     )
 
 
-def batch_setup(resolved: Resolved, silent: bool) -> Any:
+def batch_setup(resolved: ResolvedSettings, silent: bool) -> Any:
     """``--batch``: the driver factory ``run_replay`` calls with its executor."""
     from .batch_cmd import BatchSetup
 
@@ -136,105 +141,3 @@ def _progress(silent: bool) -> Any:
     from tqdm import tqdm
 
     return tqdm(unit="session", file=sys.stderr, leave=False)
-
-
-# ---- format / prompt ---------------------------------------------------------------
-
-
-def _history_at(
-    path: str, resolved: Resolved, turn: int | None, session: str | None
-) -> tuple[str, list[Any], int]:
-    from ..engine.rules import split_turns
-    from ..formats import read_conversations
-    from ..formats.source import Source
-
-    source = Source(path, skip_bad_lines=resolved.skip_bad_lines, warn=lambda m: echo(m, err=True))
-    for conv in read_conversations(source, resolved.fmt):
-        if session is not None and conv.session_id != session:
-            continue
-        turns = split_turns(conv.messages)
-        if not turns:
-            raise InputError(path, None, f"session {conv.session_id} has no messages")
-        index = len(turns) - 1 if turn is None else turn
-        if not 0 <= index < len(turns):
-            raise ConfigError(
-                f"--turn {turn}: session {conv.session_id} has turns 0..{len(turns) - 1}"
-            )
-        end = turns[index][0] + len(turns[index][1])
-        return conv.session_id, conv.messages[:end], index
-    if session:
-        raise ConfigError(f"--session {session}: no such session in {path}")
-    raise InputError(path, None, "no conversations in this file")
-
-
-@click.command()
-@click.argument("file")
-@click.option(
-    "--turn", type=int, help="The turn whose checkpoint is shown (0-based). [default: the last]"
-)
-@click.option(
-    "--session", help="The session to use when the file holds several. [default: the first]"
-)
-@summary_options
-def format_command(file: str, turn: int | None, session: str | None, **opts: Any) -> None:
-    """Print the formatted history the summary prompt gets at a turn (only that text, on stdout)."""
-    from ..engine.formatting import format_messages_as_text
-
-    resolved = resolve(opts)
-    cfg = resolved.settings.summary
-    assert cfg is not None
-    _, history, _ = _history_at(file, resolved, turn, session)
-    _print_text(
-        format_messages_as_text(history, cfg.max_tool_result_chars, cfg.max_transcript_chars) + "\n"
-    )
-
-
-@click.command()
-@click.argument("file")
-@click.option(
-    "--turn", type=int, help="The turn whose checkpoint is shown (0-based). [default: the last]"
-)
-@click.option(
-    "--session", help="The session to use when the file holds several. [default: the first]"
-)
-@summary_options
-def prompt_command(file: str, turn: int | None, session: str | None, **opts: Any) -> None:
-    """Print the rendered summary prompt at a turn (previous_summary empty; see replay --out for real ones)."""
-    from ..engine.formatting import format_messages_as_text
-
-    resolved = resolve(opts)
-    cfg, template = resolved.settings.summary, resolved.template
-    assert cfg is not None
-    session_id, history, index = _history_at(file, resolved, turn, session)
-    text = format_messages_as_text(history, cfg.max_tool_result_chars, cfg.max_transcript_chars)
-    _print_text(template.render(text, session_id=session_id, turn=index, previous_summary=""))
-
-
-def _print_text(text: str) -> None:
-    """format/prompt: their text is the product, exact to a pipe or a file (``color=True``:
-    click would otherwise strip colour codes); escaped on a terminal (``terminal``)."""
-    click.echo(for_stream(text, sys.stdout), nl=False, color=True)
-
-
-@click.group()
-def prompts_group() -> None:
-    """The built-in summary prompt templates."""
-
-
-@prompts_group.command("list")
-def prompts_list() -> None:
-    """List built-in templates."""
-    from ..engine.prompt import builtin_template_names, builtin_template_source
-
-    for name in builtin_template_names():
-        first = builtin_template_source(name).strip().splitlines()[0]
-        echo(f"{name}\t{first[:70]}")
-
-
-@prompts_group.command("show")
-@click.argument("name")
-def prompts_show(name: str) -> None:
-    """Print a built-in template's source."""
-    from ..engine.prompt import builtin_template_source
-
-    echo(builtin_template_source(name), nl=False)

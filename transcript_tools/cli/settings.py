@@ -209,7 +209,7 @@ def summary_options(func: Any) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
-class Resolved:
+class ResolvedSettings:
     """Every setting of a run, after the precedence rule."""
 
     settings: ReplaySettings
@@ -242,7 +242,7 @@ def resolve(
     dry_run: bool = False,
     ctx: click.Context | None = None,
     overrides: dict[str, Any] | None = None,
-) -> Resolved:
+) -> ResolvedSettings:
     """All settings: command line > environment > file > default (``config.PRECEDENCE``).
 
     ``overrides`` (by file key) count as given on the command line: a command that runs
@@ -305,7 +305,7 @@ def resolve(
         temperature=values.get("temperature"),
         concurrency=concurrency,
     )
-    return Resolved(
+    return ResolvedSettings(
         settings,
         template,
         values.get("format"),

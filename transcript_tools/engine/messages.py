@@ -195,7 +195,7 @@ class ToolResultMessage:
 Message = SystemMessage | UserMessage | UserImageMessage | AssistantMessage | ToolResultMessage
 
 
-def starts_turn(message: Message) -> bool:
+def is_turn_start(message: Message) -> bool:
     """A turn starts at a message a person wrote, or the task statement (DESIGN §2 Turns).
 
     Tool results, observations and runtime injections never start one."""

@@ -19,6 +19,7 @@ from .._version import __version__
 from ..engine.config import Checkpoint, ReplaySettings, TurnPath
 from ..engine.prompt import PromptTemplate, template_from_config
 from ..engine.requests import SUMMARY_MAX_TOKENS
+from ..formats.corpus import ignore
 from ..providers.base import Provider
 from ..providers.factory import (
     _executor_for,
@@ -27,7 +28,7 @@ from ..providers.factory import (
     executor_stats,
     resolve_cache_mode,
 )
-from .driver import ReplayRun, RunStats, SessionResult, Sink
+from .driver import ReplayDriver, ReplayStats, SessionResult, Sink
 
 
 class RunStatus(StrEnum):
@@ -46,7 +47,7 @@ class ReplayResult:
     collected them (``run_replay(..., collect=True)``, the library default)."""
 
     status: RunStatus
-    stats: RunStats
+    stats: ReplayStats
     message: str | None = None  # why the status is not OK
     executor: dict[str, Any] = field(default_factory=dict)
     elapsed: float = 0.0
@@ -90,7 +91,7 @@ class ReplayResult:
         )
 
 
-class _Collect:
+class CollectingSink:
     """A sink that keeps every session's result (library use: the caller reads them)."""
 
     spool_prompts = False
@@ -100,10 +101,6 @@ class _Collect:
 
     def write_session(self, result: SessionResult) -> None:
         self.results.append(result)
-
-
-def _quiet(_message: str) -> None:
-    return None
 
 
 def run_replay(
@@ -119,8 +116,8 @@ def run_replay(
     fmt: str | None = None,
     skip_bad_lines: bool = False,
     concurrency: int = 8,
-    warn: Callable[[str], None] = _quiet,
-    error: Callable[[str], None] = _quiet,
+    warn: Callable[[str], None] = ignore,
+    error: Callable[[str], None] = ignore,
     on_session: Callable[[SessionResult], None] | None = None,
     on_end: Callable[[ReplayResult, str], None] | None = None,
     batch: Callable[[Any], Any] | None = None,
@@ -180,8 +177,8 @@ def run_replay(
     elif report is not None:
         sink = TextReport(report)
     else:
-        sink = _Collect() if collect else _Discard()
-    run = ReplayRun(
+        sink = CollectingSink() if collect else NullSink()
+    run = ReplayDriver(
         settings,
         executor,
         sink,
@@ -223,13 +220,13 @@ def run_replay(
             out.close(_manifest(state, paths, result, provider_name, model) | extra)
         if on_end is not None:
             on_end(result, state)
-    if isinstance(sink, _Collect):
+    if isinstance(sink, CollectingSink):
         result.sessions = sink.results
     _set_status(result, executor, out_dir)
     return result
 
 
-def _spread(run: ReplayRun, paths: list[str], backend: Any) -> bool:
+def _spread(run: ReplayDriver, paths: list[str], backend: Any) -> bool:
     """True when a process pool or Ray ran the (dry) run; False: run it here."""
     if backend is None or not run.settings.dry_run or run.executor is not None:
         return False  # summary calls are --concurrency's job: the pool's modules stay unloaded
@@ -266,7 +263,7 @@ def _batch_and_cost(
     return extra
 
 
-class _Discard:
+class NullSink:
     spool_prompts = False
 
     def write_session(self, result: SessionResult) -> None:
@@ -308,7 +305,7 @@ def _first_error(out_dir: Path) -> str | None:
         return None
 
 
-async def _run_and_close(run: ReplayRun, paths: list[str], executor: Any) -> None:
+async def _run_and_close(run: ReplayDriver, paths: list[str], executor: Any) -> None:
     try:
         await run.run(paths)
     finally:
