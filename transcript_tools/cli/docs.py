@@ -7,7 +7,7 @@ Regenerate it with one command, from the repository root::
 It lives in the CLI package, not in a script beside it, because it renders the real
 command objects: the command list is ``main.COMMANDS`` (the lazy group's own table), each
 group's subcommands are the group's own, and the exit codes are ``errors.EXIT_CODE_MEANINGS``.
-``tests/test_cli_docs.py`` fails when docs/cli.md is not what this prints.
+``tests/cli/test_cli_docs.py`` fails when docs/cli.md is not what this prints.
 """
 
 from __future__ import annotations
