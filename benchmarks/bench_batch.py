@@ -2,7 +2,7 @@
 
 A synthetic corpus (``/work/shared/bench/gen_corpus.py``: 500 conversations of 62
 turns, recorded usage) replayed with ``--max-context-tokens 2000`` fires 20 times
-per conversation. The fake batch server (``tests/fake_batch_server.py``, its own
+per conversation. The fake batch server (``tests/support/fake_batch_server.py``, its own
 process, 127.0.0.1) ends each batch a fixed ``--delay`` after its creation. tsum
 runs as a subprocess, as a user would run it. Reported:
 
@@ -78,7 +78,7 @@ def main() -> None:
         server = subprocess.Popen(
             [
                 sys.executable,
-                str(ROOT / "tests" / "fake_batch_server.py"),
+                str(ROOT / "tests" / "support" / "fake_batch_server.py"),
                 "--delay",
                 str(args.delay),
             ],

@@ -27,11 +27,11 @@ from transcript_tools.cli.main import tune_gc
 from transcript_tools.engine.config import ReplaySettings, SummaryConfig
 from transcript_tools.engine.session import SessionEngine
 from transcript_tools.eval.checkpoints import compaction_message_indices, tsum_checkpoints
-from transcript_tools.eval.evaluation import score
+from transcript_tools.eval.evaluation import score_record
 from transcript_tools.eval.score import ConversationProbes
 from transcript_tools.providers.executor import SummaryExecutor
 from transcript_tools.providers.offline import OfflineProvider
-from transcript_tools.replay.driver import ReplayRun
+from transcript_tools.replay.driver import ReplayDriver
 
 REFERENCE_LOOP_S = 0.12  # sum(range(10**7)) on an idle 3 GHz core, Python 3.11
 GENERATOR = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "gen_corpus.py"
@@ -41,7 +41,7 @@ def checkpoints_of(corpus: str, max_context_tokens: int) -> list:
     """(conversation, its checkpoints) for the corpus, with offline summaries (untimed)."""
     settings = ReplaySettings(summary=SummaryConfig(max_context_tokens=max_context_tokens))
     executor = SummaryExecutor(OfflineProvider(), timeout=None)
-    reader = ReplayRun(ReplaySettings(), None, None, warn=lambda m: None, error=lambda m: None)
+    reader = ReplayDriver(ReplaySettings(), None, None, warn=lambda m: None, error=lambda m: None)
     out = []
     for conv in reader.conversations([corpus]):
         engine = SessionEngine(conv.session_id, settings)
@@ -58,7 +58,7 @@ def timed(work: list) -> tuple[float, int, int]:
     for conv, cps in work:
         probes = ConversationProbes(conv.messages, 500, compaction_message_indices(conv))
         for cp in cps:
-            record = score(cp, probes)
+            record = score_record(cp, probes)
             n += 1
             probes_total += len(record["probes"])
     return time.process_time() - started, n, probes_total

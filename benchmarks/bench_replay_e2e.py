@@ -337,7 +337,7 @@ class SleepProvider:
 
 
 def driver_cell(corpus: Path, name: str, jobs: int, *, old: bool) -> Cell:
-    """``ReplayRun`` as ``tsum replay --out`` drives it, with ``SleepProvider``; ``old``:
+    """``ReplayDriver`` as ``tsum replay --out`` drives it, with ``SleepProvider``; ``old``:
     the window before issue 15 (``jobs`` sessions, no reorder buffer: the head blocks)."""
     import asyncio
     import resource
@@ -345,7 +345,7 @@ def driver_cell(corpus: Path, name: str, jobs: int, *, old: bool) -> Cell:
     from transcript_tools.engine.config import ReplaySettings
     from transcript_tools.engine.prompt import load_template
     from transcript_tools.providers.executor import SummaryExecutor
-    from transcript_tools.replay.driver import ReplayRun
+    from transcript_tools.replay.driver import ReplayDriver
     from transcript_tools.replay.output_dir import OutputDirectory
 
     out = WORK / f"e2e-driver-{name}-j{jobs}"
@@ -354,7 +354,7 @@ def driver_cell(corpus: Path, name: str, jobs: int, *, old: bool) -> Cell:
     executor = SummaryExecutor(provider, cache=None, concurrency=jobs, timeout=None)  # type: ignore[arg-type]
     sink = OutputDirectory(out)
     window = {"sessions": jobs, "reorder": 0} if old else {}
-    run = ReplayRun(
+    run = ReplayDriver(
         ReplaySettings(),
         executor,
         sink,

@@ -15,7 +15,7 @@ import sys
 from transcript_tools.engine.config import ReplaySettings
 from transcript_tools.eval.probes import ARTIFACT_KINDS
 from transcript_tools.eval.score import ConversationProbes
-from transcript_tools.replay.driver import ReplayRun
+from transcript_tools.replay.driver import ReplayDriver
 
 
 def main() -> None:
@@ -25,7 +25,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=13)
     args = parser.parse_args()
     pool = []
-    reader = ReplayRun(ReplaySettings(), None, None, warn=lambda m: None, error=lambda m: None)
+    reader = ReplayDriver(ReplaySettings(), None, None, warn=lambda m: None, error=lambda m: None)
     for conv in reader.conversations(args.paths):
         probes = ConversationProbes(conv.messages)
         for i in range(len(conv.messages)):

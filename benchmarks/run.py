@@ -14,7 +14,7 @@ run: the baseline (the "floor": reading every line of the same files and
 ``json.loads``-ing it with the stdlib) is timed in the same process or the same
 loop, interleaved with tsum, and each side is the median of several repeats.
 
-Library figures go through ``ReplayRun`` exactly as ``tsum replay --out`` does
+Library figures go through ``ReplayDriver`` exactly as ``tsum replay --out`` does
 (outputs written); whole-process figures run the real ``tsum`` command (or
 ``python benchmarks/tsum_main.py`` when the console script is unavailable).
 Peak RSS is read per child with ``os.wait4``.
@@ -133,7 +133,7 @@ def replay(path: Path, out: Path, *, dry_run: bool) -> ReplayFigures:
     from transcript_tools.engine.prompt import load_template
     from transcript_tools.providers.executor import SummaryExecutor
     from transcript_tools.providers.registry import get_provider
-    from transcript_tools.replay.driver import ReplayRun
+    from transcript_tools.replay.driver import ReplayDriver
     from transcript_tools.replay.output_dir import OutputDirectory
 
     started = time.perf_counter()
@@ -144,7 +144,7 @@ def replay(path: Path, out: Path, *, dry_run: bool) -> ReplayFigures:
     if not dry_run:
         executor = SummaryExecutor(timer.wrap(get_provider("offline")), cache=None)
     sink = OutputDirectory(out, write_compressed=not dry_run)  # as `tsum replay` does
-    run = ReplayRun(
+    run = ReplayDriver(
         settings,
         executor,
         sink,

@@ -13,9 +13,9 @@ from pathlib import Path
 import orjson
 import pytest
 from click.testing import CliRunner
-from fakes import FakeProvider, drive, turn
 
 import transcript_tools as tt
+from tests.support.fakes import FakeProvider, drive, turn
 from transcript_tools.providers.executor import SummaryExecutor
 
 ROOT = Path(__file__).resolve().parents[1]

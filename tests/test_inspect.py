@@ -8,8 +8,8 @@ from pathlib import Path
 import orjson
 import pytest
 from click.testing import CliRunner
-from corpus import CORPUS, FIXTURES
 
+from tests.support.corpus import CORPUS, FIXTURES
 from transcript_tools.cli.inspect_cmd import inspect_command
 from transcript_tools.engine.messages import (
     AssistantMessage,

@@ -55,7 +55,7 @@ _EXPORTS = {
     # results
     "ReplayResult": "replay.run",
     "RunStatus": "replay.run",
-    "RunStats": "replay.driver",
+    "ReplayStats": "replay.driver",
     "SessionResult": "replay.driver",
     "SweepResult": "sweep.driver",
     "RunDiff": "diff.compare",
@@ -124,7 +124,7 @@ __all__ = [
     "ReplaySettings",
     "RunDiff",
     "RunSettings",
-    "RunStats",
+    "ReplayStats",
     "RunStatus",
     "SessionEngine",
     "SessionInfo",
@@ -228,7 +228,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .inspection import InspectResult, SessionInfo
     from .providers.base import Provider
     from .providers.factory import ProviderOptions
-    from .replay.driver import RunStats, SessionResult
+    from .replay.driver import ReplayStats, SessionResult
     from .replay.run import ReplayResult, RunStatus
     from .settings import load_settings
     from .sweep.driver import SweepResult

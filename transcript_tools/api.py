@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from .engine.config import Checkpoint, Measure, ReplaySettings, RunSettings, SlotMode, SummaryConfig
 from .engine.messages import Conversation
+from .formats.corpus import ignore
 from .providers.base import Provider
 from .providers.factory import ProviderOptions
 from .settings import load_settings
@@ -43,16 +44,12 @@ if TYPE_CHECKING:
 Paths = str | Path | Iterable[str | Path]
 
 
-def _ignore(_message: str) -> None:
-    return None
-
-
 def read_corpus(
     paths: Paths,
     *,
     format: str | None = None,
     skip_bad_lines: bool = False,
-    warn: Callable[[str], None] = _ignore,
+    warn: Callable[[str], None] = ignore,
 ) -> Iterator[Conversation]:
     """The conversations in ``paths`` (files, directories, globs, ``-``), format detected
     unless ``format`` is given, streamed one at a time. A file that cannot be read raises
@@ -80,7 +77,7 @@ def replay_corpus(
     skip_bad_lines: bool = False,
     workers: int | None = None,
     ray: str | None = None,
-    warn: Callable[[str], None] = _ignore,
+    warn: Callable[[str], None] = ignore,
     error: Callable[[str], None] | None = None,
     on_session: Callable[[SessionResult], None] | None = None,
     **options: Unpack[ProviderOptions],
@@ -145,7 +142,7 @@ def sweep_corpus(
     report: str | Path | None = None,
     report_sample: int | None = None,
     sort: str | None = None,
-    warn: Callable[[str], None] = _ignore,
+    warn: Callable[[str], None] = ignore,
     error: Callable[[str], None] | None = None,
 ) -> SweepResult:
     """Every combination of trigger settings over a corpus (``tsum sweep``); an empty axis
@@ -204,7 +201,7 @@ def eval_corpus(
     html: str | Path | None = None,
     format: str | None = None,
     skip_bad_lines: bool = False,
-    warn: Callable[[str], None] = _ignore,
+    warn: Callable[[str], None] = ignore,
     error: Callable[[str], None] | None = None,
     **options: Unpack[ProviderOptions],
 ) -> EvalRun:
@@ -251,7 +248,7 @@ def check(
     provider: str = "offline",
     format: str | None = None,
     skip_bad_lines: bool = False,
-    warn: Callable[[str], None] = _ignore,
+    warn: Callable[[str], None] = ignore,
     **options: Unpack[ProviderOptions],
 ) -> CheckResult:
     """Replay ``paths`` and diff the outputs against the ``baseline`` directory (``tsum
@@ -283,7 +280,7 @@ def inspect_corpus(
     workers: int | None = None,
     ray: str | None = None,
     run_settings: RunSettings | None = None,
-    warn: Callable[[str], None] = _ignore,
+    warn: Callable[[str], None] = ignore,
     error: Callable[[InputError], None] | None = None,
 ) -> InspectResult:
     """What is in transcript files, per session (``tsum inspect``): format, turns,

@@ -6,7 +6,7 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """One table of exit codes, shared by every command (README, --help: EXIT_CODE_MEANINGS)."""
+    """One table of exit codes, shared by every command (docs/cli.md, --help: EXIT_CODE_MEANINGS)."""
 
     OK = 0  # success / no differences
     DIFFERENCES = 1  # differences found (diff, check)
@@ -17,8 +17,8 @@ class ExitCode(IntEnum):
     BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a pipeline cut short
 
 
-# What each code means, in the words `tsum --help` and the README's table show (`code`
-# spans: Markdown in the README, never broken over two lines in --help).
+# What each code means, in the words `tsum --help` and docs/cli.md's table show (`code`
+# spans: Markdown in docs/cli.md, never broken over two lines in --help).
 EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.OK: "success; no differences (`diff`, `check`)",
     ExitCode.DIFFERENCES: "differences found (`diff`, `check`)",

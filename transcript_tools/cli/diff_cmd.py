@@ -1,4 +1,4 @@
-"""``tsum diff OLD NEW`` and ``tsum check --baseline DIR PATH...``.
+"""``tsum diff OLD NEW`` (``tsum check`` is ``check_cmd.py``).
 
 stdout carries the diff (text, ``--markdown`` or ``--json``); the one-line
 verdict and the replay's end-of-run summary go to stderr. Exit codes: 0 no
@@ -7,7 +7,6 @@ differences, 1 differences, 3 could not compare (EXIT_CODES_HELP).
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,12 +22,8 @@ from ..diff.render import (
     verdict_line,
 )
 from ..errors import ConfigError, ExitCode
-from ..providers.retry import public_url
 from ..terminal import echo
 from .main import EXIT_CODES_HELP
-from .provider_options import provider_options
-from .replay_cmd import replay_paths
-from .settings import resolve, summary_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 OWN_OPTIONS = ("as_json", "markdown", "context", "max_diff_lines")
@@ -65,7 +60,7 @@ def diff_output_options(func: F) -> F:
     return func
 
 
-def _render(diff: RunDiff, as_json: bool, markdown: bool, max_diff_lines: int) -> str:
+def render_diff(diff: RunDiff, as_json: bool, markdown: bool, max_diff_lines: int) -> str:
     if as_json and markdown:
         raise ConfigError("--json and --markdown cannot be combined: choose one")
     if as_json:
@@ -75,8 +70,8 @@ def _render(diff: RunDiff, as_json: bool, markdown: bool, max_diff_lines: int) -
     return render_text(diff, max_diff_lines=max_diff_lines)
 
 
-def _finish(ctx: click.Context, diff: RunDiff, opts: dict[str, Any], silent: bool) -> None:
-    echo(_render(diff, opts["as_json"], opts["markdown"], opts["max_diff_lines"]), nl=False)
+def finish_diff(ctx: click.Context, diff: RunDiff, opts: dict[str, Any], silent: bool) -> None:
+    echo(render_diff(diff, opts["as_json"], opts["markdown"], opts["max_diff_lines"]), nl=False)
     if not silent:
         echo(verdict_line(diff), err=True)
     ctx.exit(int(ExitCode.OK if diff.identical else ExitCode.DIFFERENCES))
@@ -104,133 +99,4 @@ def diff_command(
     diff = diff_outputs(
         old, new, old_label=str(old_dir), new_label=str(new_dir), context=opts["context"]
     )
-    _finish(ctx, diff, opts, silent)
-
-
-@click.command(epilog=EXIT_CODES_HELP)
-@click.argument("paths", nargs=-1, required=True)
-@click.option(
-    "--baseline",
-    "baseline_dir",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    envvar="TSUM_BASELINE",
-    show_envvar=True,
-    help="The committed baseline: a replay output directory (diffable files only).",
-)
-@click.option(
-    "--update",
-    is_flag=True,
-    help="Bless: replace the baseline with this run's outputs (never automatic; review the diff first).",
-)
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Keep this run's outputs here (default: a temporary directory, removed at the end).",
-)
-@diff_output_options
-@summary_options
-@provider_options
-@click.option(
-    "--silent", is_flag=True, help="No progress, replay summary or verdict line on stderr."
-)
-@click.option(
-    "--max-drop",
-    type=click.FloatRange(min=0, max=1),
-    default=0.05,
-    show_default=True,
-    help="Fail when the summaries' artifact recall (tsum eval) drops by more than this "
-    "(0.05 = five percentage points); the lost probes are named.",
-)
-@click.pass_context
-def check_command(
-    ctx: click.Context,
-    /,
-    paths: tuple[str, ...],
-    baseline_dir: Path,
-    update: bool,
-    out_dir: Path | None,
-    silent: bool,
-    **opts: Any,
-) -> None:
-    """Replay PATHS and diff the outputs against a baseline, in one step (a CI gate).
-
-    Summaries come from the response cache, so an unchanged prompt reproduces
-    exactly and costs nothing; with --cache-only (CI without API keys) a
-    changed prompt whose response was never recorded fails (exit 3) naming the
-    sessions and turns and the command that records them. --update rewrites
-    the baseline with this run's outputs.
-    """
-    from ..diff.check import check_corpus
-
-    own = {name: opts.pop(name) for name in OWN_OPTIONS}
-    max_drop = opts.pop("max_drop")
-    if own["as_json"] and own["markdown"]:
-        raise ConfigError("--json and --markdown cannot be combined: choose one")
-    resolved = resolve(opts)  # a bad setting fails before anything is read or paid for
-
-    def say(message: str) -> None:
-        if not silent:
-            echo(message, err=True)
-
-    def show(diff: RunDiff) -> None:
-        echo(_render(diff, own["as_json"], own["markdown"], own["max_diff_lines"]), nl=False)
-
-    result = check_corpus(
-        list(paths),
-        baseline_dir,
-        resolved,
-        update=update,
-        out_dir=out_dir,
-        max_drop=max_drop,
-        context=own["context"],
-        replay=lambda listed, out: replay_paths(listed, resolved, out_dir=out, silent=silent),
-        say=say,
-        error=lambda message: echo(message, err=True),
-        on_update_diff=show,
-        update_command=_command(ctx, add="--update"),
-        record_command=_command(ctx, drop=("cache_only",)),
-    )
-    if result.updated is not None:
-        say(result.updated)
-        return
-    diff, scores = result.diff, result.scores
-    assert diff is not None
-    for line in scores.lines if scores is not None and not silent else ():
-        click.echo(f"tsum: {line}", err=True)
-    if scores is not None and scores.failed and diff.identical:
-        ctx.exit(int(ExitCode.DIFFERENCES))
-    _finish(ctx, diff, own, silent)
-
-
-def _command(ctx: click.Context, *, drop: tuple[str, ...] = (), add: str = "") -> str:
-    """This command line, rebuilt from the options actually given (command line or env).
-
-    Environment-set options become flags, so CI's command can be pasted locally.
-    """
-    given = (click.core.ParameterSource.COMMANDLINE, click.core.ParameterSource.ENVIRONMENT)
-    words = ["tsum", ctx.info_name or "check"]
-    args: list[str] = []
-    for param in ctx.command.params:
-        name = param.name or ""
-        if name in drop or name in OWN_OPTIONS or name in ("update", "silent", "out_dir"):
-            continue
-        value = ctx.params.get(name)
-        if isinstance(param, click.Argument):
-            args.extend(str(v) for v in (value or ()))
-            continue
-        if ctx.get_parameter_source(name) not in given or value is None:
-            continue
-        flag = next((o for o in param.opts if o.startswith("--")), param.opts[0])
-        if isinstance(param, click.Option) and param.is_flag:
-            if value:
-                words.append(flag)
-        elif name == "base_url":
-            words.extend([flag, public_url(str(value))])  # never echo credentials in a URL
-        else:
-            words.extend([flag, str(value)])
-    words.extend(args)
-    if add:
-        words.append(add)
-    return shlex.join(words)
+    finish_diff(ctx, diff, opts, silent)

@@ -104,12 +104,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Replay transcripts turn by turn through the checkpoint.",
     ),
     "format": (
-        "replay_cmd",
+        "format_cmd",
         "format_command",
         "Print the formatted history the summary prompt gets at a turn.",
     ),
-    "prompt": ("replay_cmd", "prompt_command", "Print the rendered summary prompt at a turn."),
-    "prompts": ("replay_cmd", "prompts_group", "The built-in summary prompt templates."),
+    "prompt": ("prompt_cmd", "prompt_command", "Print the rendered summary prompt at a turn."),
+    "prompts": ("prompts_cmd", "prompts_group", "The built-in summary prompt templates."),
     "inspect": (
         "inspect_cmd",
         "inspect_command",
@@ -123,7 +123,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Compare two `tsum replay --out` directories, per session and turn.",
     ),
     "check": (
-        "diff_cmd",
+        "check_cmd",
         "check_command",
         "Replay PATHS and diff against a baseline, in one step (a CI gate).",
     ),

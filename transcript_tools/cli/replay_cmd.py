@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..engine.config import RunSettings
-from ..errors import ConfigError, ExitCode, InputError
-from ..terminal import echo, for_stream
+from ..errors import ExitCode
+from ..terminal import echo
 from .provider_options import provider_options
 from .scale_options import scale_options
 from .settings import resolve, summary_options
@@ -134,105 +134,3 @@ def _progress(silent: bool) -> Any:
     from tqdm import tqdm
 
     return tqdm(unit="session", file=sys.stderr, leave=False)
-
-
-# ---- format / prompt ---------------------------------------------------------------
-
-
-def _history_at(
-    path: str, resolved: RunSettings, turn: int | None, session: str | None
-) -> tuple[str, list[Any], int]:
-    from ..engine.rules import split_turns
-    from ..formats import read_conversations
-    from ..formats.source import Source
-
-    source = Source(path, skip_bad_lines=resolved.skip_bad_lines, warn=lambda m: echo(m, err=True))
-    for conv in read_conversations(source, resolved.fmt):
-        if session is not None and conv.session_id != session:
-            continue
-        turns = split_turns(conv.messages)
-        if not turns:
-            raise InputError(path, None, f"session {conv.session_id} has no messages")
-        index = len(turns) - 1 if turn is None else turn
-        if not 0 <= index < len(turns):
-            raise ConfigError(
-                f"--turn {turn}: session {conv.session_id} has turns 0..{len(turns) - 1}"
-            )
-        end = turns[index][0] + len(turns[index][1])
-        return conv.session_id, conv.messages[:end], index
-    if session:
-        raise ConfigError(f"--session {session}: no such session in {path}")
-    raise InputError(path, None, "no conversations in this file")
-
-
-@click.command()
-@click.argument("file")
-@click.option(
-    "--turn", type=int, help="The turn whose checkpoint is shown (0-based). [default: the last]"
-)
-@click.option(
-    "--session", help="The session to use when the file holds several. [default: the first]"
-)
-@summary_options
-def format_command(file: str, turn: int | None, session: str | None, **opts: Any) -> None:
-    """Print the formatted history the summary prompt gets at a turn (only that text, on stdout)."""
-    from ..engine.formatting import format_messages_as_text
-
-    resolved = resolve(opts)
-    cfg = resolved.settings.summary
-    assert cfg is not None
-    _, history, _ = _history_at(file, resolved, turn, session)
-    _print_text(
-        format_messages_as_text(history, cfg.max_tool_result_chars, cfg.max_transcript_chars) + "\n"
-    )
-
-
-@click.command()
-@click.argument("file")
-@click.option(
-    "--turn", type=int, help="The turn whose checkpoint is shown (0-based). [default: the last]"
-)
-@click.option(
-    "--session", help="The session to use when the file holds several. [default: the first]"
-)
-@summary_options
-def prompt_command(file: str, turn: int | None, session: str | None, **opts: Any) -> None:
-    """Print the rendered summary prompt at a turn (previous_summary empty; see replay --out for real ones)."""
-    from ..engine.formatting import format_messages_as_text
-
-    resolved = resolve(opts)
-    cfg, template = resolved.settings.summary, resolved.template
-    assert cfg is not None
-    session_id, history, index = _history_at(file, resolved, turn, session)
-    text = format_messages_as_text(history, cfg.max_tool_result_chars, cfg.max_transcript_chars)
-    _print_text(template.render(text, session_id=session_id, turn=index, previous_summary=""))
-
-
-def _print_text(text: str) -> None:
-    """format/prompt: their text is the product, exact to a pipe or a file (``color=True``:
-    click would otherwise strip colour codes); escaped on a terminal (``terminal``)."""
-    click.echo(for_stream(text, sys.stdout), nl=False, color=True)
-
-
-@click.group()
-def prompts_group() -> None:
-    """The built-in summary prompt templates."""
-
-
-@prompts_group.command("list")
-def prompts_list() -> None:
-    """List built-in templates."""
-    from ..engine.prompt import builtin_template_names, builtin_template_source
-
-    for name in builtin_template_names():
-        first = builtin_template_source(name).strip().splitlines()[0]
-        echo(f"{name}\t{first[:70]}")
-
-
-@prompts_group.command("show")
-@click.argument("name")
-def prompts_show(name: str) -> None:
-    """Print a built-in template's source."""
-    from ..engine.prompt import builtin_template_source
-
-    echo(builtin_template_source(name), nl=False)

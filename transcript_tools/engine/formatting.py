@@ -1,7 +1,7 @@
 """``format_messages_as_text``: the conversation as the text that fills ``{messages}``.
 
 Rules (DESIGN §1, seed "消息格式化"), pinned by the golden snapshots in
-``tests/__snapshots__/test_transcript/``:
+``tests/engine/__snapshots__/test_transcript/``:
 
 - one block per message, ``Role: text``, blocks separated by one blank line;
 - ``System:`` / ``User:`` / ``Assistant:``; the parts of a message (text blocks,

@@ -7,6 +7,7 @@ tool_call_id, content and is_error; UserImage.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, TypeVar
 
@@ -20,13 +21,29 @@ def _fast_init(cls: type[_T]) -> type[_T]:
     Same signature, defaults and resulting object as the generated one, about twice
     as fast: the generated one calls ``object.__setattr__(self, name, value)`` (frozen
     classes must), which looks the name up on the type every time, and a message
-    and its blocks are built for every line of every transcript.
+    and its blocks are built for every line of every transcript (measured, with the
+    decisions it saves: benchmarks/PROFILE.md, "The exec-built __init__ of the messages").
+
+    It stores the fields and does nothing else, so a class that needs more from its
+    ``__init__`` — a ``__post_init__`` (validation, a derived field), an ``InitVar``, a
+    field with ``init=False`` or a ``default_factory`` — is refused here, when the module
+    is imported, instead of silently skipping that code. Drop the decorator from it.
     """
+    params_of = getattr(cls, "__dataclass_params__", None)
+    if params_of is None or not params_of.frozen or "__slots__" not in cls.__dict__:
+        raise TypeError(f"{cls.__name__}: _fast_init is for frozen, slotted dataclasses")
+    if hasattr(cls, "__post_init__"):
+        raise TypeError(
+            f"{cls.__name__} defines __post_init__, which _fast_init's __init__ would never call"
+        )
+    generated = inspect.signature(cls.__init__)
     namespace: dict[str, Any] = {}
     params, body = [], []
     for f in fields(cls):  # type: ignore[arg-type]
-        if f.default_factory is not MISSING:
-            raise TypeError(f"{cls.__name__}.{f.name}: default_factory is not supported")
+        if f.default_factory is not MISSING or not f.init:
+            raise TypeError(
+                f"{cls.__name__}.{f.name}: _fast_init supports neither default_factory nor init=False"
+            )
         if f.default is MISSING:
             params.append(f.name)
         else:
@@ -39,6 +56,10 @@ def _fast_init(cls: type[_T]) -> type[_T]:
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
     init.__annotations__ = dict(cls.__init__.__annotations__)
+    if inspect.signature(init) != generated:  # an InitVar, or a dataclass feature added later
+        raise TypeError(
+            f"{cls.__name__}: _fast_init's __init__{inspect.signature(init)} is not {generated}"
+        )
     cls.__init__ = init  # type: ignore[method-assign]
     return cls
 
@@ -174,7 +195,7 @@ class ToolResultMessage:
 Message = SystemMessage | UserMessage | UserImageMessage | AssistantMessage | ToolResultMessage
 
 
-def starts_turn(message: Message) -> bool:
+def is_turn_start(message: Message) -> bool:
     """A turn starts at a message a person wrote, or the task statement (DESIGN §2 Turns).
 
     Tool results, observations and runtime injections never start one."""

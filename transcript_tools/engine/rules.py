@@ -29,7 +29,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from .config import Checkpoint, Measure, SlotMode
-from .messages import SYNTHETIC_MODEL, AssistantMessage, Message, starts_turn
+from .messages import SYNTHETIC_MODEL, AssistantMessage, Message, is_turn_start
 
 if TYPE_CHECKING:
     from .prompt import PromptTemplate
@@ -106,13 +106,13 @@ def extend_turn_starts(
     """Append to ``starts`` the turn starts among ``messages`` (appended to a history of
     ``offset`` messages); return whether a turn-starting message has been seen.
 
-    A turn starts at a message a person wrote (``messages.starts_turn``); messages
+    A turn starts at a message a person wrote (``messages.is_turn_start``); messages
     before the first one belong to turn 0."""
     index = offset
     for message in messages:
         if index == 0:
             starts.append(0)
-        if starts_turn(message):
+        if is_turn_start(message):
             if seen_person:
                 starts.append(index)
             seen_person = True
@@ -172,7 +172,7 @@ class UnitCounter:
             if index == 0:
                 starts.append(0)
                 turns.append(0)
-            if starts_turn(message):
+            if is_turn_start(message):
                 if self.seen_person:
                     turns.append(index)
                     if starts[-1] != index:

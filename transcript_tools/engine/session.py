@@ -273,7 +273,7 @@ class SessionEngine:
         less what the focused window leaves out, plus a summary of SUMMARY_MAX_TOKENS
         (the sweep's estimate, ``--summary-tokens`` at its default)."""
         slot = self.slot
-        starts = slot.turn_starts
+        starts = slot.unit_starts
         start = focused_window_start(
             starts, len(starts), slot.focused.keep_recent_turns, self._estimated_covered
         )

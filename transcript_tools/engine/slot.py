@@ -56,7 +56,7 @@ class ContextSlot:
         return self.focused.summary_override if self.mode is SlotMode.FOCUSED else None
 
     @property
-    def turn_starts(self) -> list[int]:
+    def unit_starts(self) -> list[int]:
         """The index of each unit's first message: the turns (or the calls with
         ``--checkpoint call``: keep_recent_turns then counts calls)."""
         return self.units.starts
@@ -82,7 +82,7 @@ class ContextSlot:
 
     def kept_start(self) -> int:
         """The first message of the focused view's kept turns (``rules.focused_window_start``)."""
-        starts = self.turn_starts
+        starts = self.unit_starts
         return focused_window_start(
             starts, len(starts), self.focused.keep_recent_turns, self._covered_end
         )

@@ -6,7 +6,7 @@ and on floors (no summary, truncation) and on the runtime's own recorded summari
 
 from __future__ import annotations
 
-from .checkpoints import Checkpoint
+from .checkpoints import SummaryReplacement
 from .evaluation import EvalResult, Evaluation, Variant
 from .probes import ARTIFACT_KINDS, EXTRACTOR_VERSION, Probe
 from .score import ConversationProbes, recalled, score_checkpoint
@@ -14,7 +14,7 @@ from .score import ConversationProbes, recalled, score_checkpoint
 __all__ = [
     "ARTIFACT_KINDS",
     "EXTRACTOR_VERSION",
-    "Checkpoint",
+    "SummaryReplacement",
     "ConversationProbes",
     "EvalResult",
     "Evaluation",

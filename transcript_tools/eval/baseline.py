@@ -23,8 +23,8 @@ from ..engine.rules import turn_starts
 from ..errors import TsumError
 from ..formats.corpus import CorpusReader
 from .aggregate import Aggregate
-from .checkpoints import TSUM, Checkpoint, compaction_message_indices
-from .evaluation import score
+from .checkpoints import TSUM, SummaryReplacement, compaction_message_indices
+from .evaluation import score_record
 from .probes import ARTIFACT_KINDS, EXTRACTOR_VERSION
 from .score import ConversationProbes
 
@@ -124,10 +124,10 @@ def score_summaries(
         end = starts[turn + 1] if turn + 1 < len(starts) else len(conv.messages)
         if cut == 0:
             continue  # the window still holds everything: nothing was replaced
-        cp = Checkpoint(
+        cp = SummaryReplacement(
             TSUM, label, conv.session_id, conv.path, turn, len(out) + 1, text, (0, cut), (cut, end)
         )
-        out.append(score(cp, probes))
+        out.append(score_record(cp, probes))
     return out
 
 

@@ -34,7 +34,7 @@ RECORDED = "recorded"
 
 
 @dataclass(slots=True)
-class Checkpoint:
+class SummaryReplacement:
     """One summary and the history it replaced."""
 
     kind: str  # TSUM or RECORDED
@@ -75,10 +75,10 @@ async def tsum_checkpoints(
     engine: SessionEngine,
     executor: SummaryExecutor,
     label: str,
-) -> tuple[list[Checkpoint], int]:
+) -> tuple[list[SummaryReplacement], int]:
     """Replay ``conv`` through ``engine``; every successful summary that replaced
     something, and the number of failed summary calls."""
-    out: list[Checkpoint] = []
+    out: list[SummaryReplacement] = []
     failed = 0
 
     def checkpoint(request: SummaryRequest) -> None:
@@ -93,7 +93,7 @@ async def tsum_checkpoints(
         if cut == 0:
             return  # the window still holds everything: nothing was replaced
         out.append(
-            Checkpoint(
+            SummaryReplacement(
                 TSUM,
                 label,
                 conv.session_id,
@@ -173,9 +173,11 @@ def _codex_summaries(path: str) -> list[str]:
     return texts
 
 
-def recorded_checkpoints(conv: Conversation, turn_of: Any) -> tuple[list[Checkpoint], list[str]]:
+def recorded_checkpoints(
+    conv: Conversation, turn_of: Any
+) -> tuple[list[SummaryReplacement], list[str]]:
     """The runtime's own compactions with their summary text; notes for those without."""
-    out: list[Checkpoint] = []
+    out: list[SummaryReplacement] = []
     notes: list[str] = []
     codex = [c for c in conv.compactions if c.source == "codex:compacted"]
     codex_texts = _codex_summaries(conv.path) if codex else []
@@ -206,7 +208,7 @@ def recorded_checkpoints(conv: Conversation, turn_of: Any) -> tuple[list[Checkpo
             turn = turn_of(max(index - 1, 0))
             position = sum(1 for c in out if c.label == label) + 1
             out.append(
-                Checkpoint(
+                SummaryReplacement(
                     RECORDED,
                     label,
                     conv.session_id,

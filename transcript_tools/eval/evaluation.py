@@ -24,7 +24,7 @@ from ..formats.corpus import CorpusReader
 from ..providers.executor import SummaryExecutor
 from .aggregate import Aggregate
 from .checkpoints import (
-    Checkpoint,
+    SummaryReplacement,
     compaction_message_indices,
     recorded_checkpoints,
     tsum_checkpoints,
@@ -78,7 +78,7 @@ class EvalResult:
         }
 
 
-def score(cp: Checkpoint, probes: ConversationProbes) -> dict[str, Any]:
+def score_record(cp: SummaryReplacement, probes: ConversationProbes) -> dict[str, Any]:
     """The checkpoint's record: who, where, the summary, and its scores."""
     record = cp.head()
     record.update(score_checkpoint(probes, replaced=cp.replaced, kept=cp.kept, summary=cp.summary))
@@ -163,9 +163,9 @@ class Evaluation:
             await self._emit(cp, probes, result, cp.label)
 
     async def _emit(
-        self, cp: Checkpoint, probes: ConversationProbes, result: EvalResult, label: str
+        self, cp: SummaryReplacement, probes: ConversationProbes, result: EvalResult, label: str
     ) -> None:
-        record = score(cp, probes)
+        record = score_record(cp, probes)
         if self.judge is not None:
             record["judged"] = await self.judge.judge(cp, probes)
         result.aggregates[label].add(record)

@@ -25,7 +25,7 @@ import orjson
 from ..engine.formatting import format_messages_as_text
 from ..engine.requests import SummaryRequest
 from ..providers.executor import SummaryExecutor
-from .checkpoints import Checkpoint
+from .checkpoints import SummaryReplacement
 from .score import ConversationProbes
 
 KINDS = ("recall", "artifact", "continuation", "decision")
@@ -95,7 +95,7 @@ class Judge:
         self.cache_only_missing = 0
         self.grades: dict[str, list[int]] = {}
 
-    async def _call(self, cp: Checkpoint, prompt: str) -> list[dict[str, Any]] | str:
+    async def _call(self, cp: SummaryReplacement, prompt: str) -> list[dict[str, Any]] | str:
         request = SummaryRequest(cp.session, cp.turn, prompt, None, JUDGE_MAX_TOKENS)
         outcome = await self.executor.execute(request)
         if outcome.response is None:
@@ -109,7 +109,7 @@ class Judge:
         messages = list(probes.messages[start:end])
         return format_messages_as_text(messages, probes.max_tool_result_chars, self.max_chars)
 
-    async def judge(self, cp: Checkpoint, probes: ConversationProbes) -> dict[str, Any]:
+    async def judge(self, cp: SummaryReplacement, probes: ConversationProbes) -> dict[str, Any]:
         self.checkpoints += 1
         replaced = self._text(probes, *cp.replaced)
         full = self._text(probes, cp.replaced[0], cp.kept[1])

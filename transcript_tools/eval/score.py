@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.formatting import MESSAGE_SEPARATOR, format_message
-from ..engine.messages import PERSON, Message, SystemMessage, UserMessage, starts_turn
+from ..engine.messages import PERSON, Message, SystemMessage, UserMessage, is_turn_start
 from ..engine.rules import turn_starts
 from ..engine.tokens import ascii_letter_count, cjk_count, estimate_text_tokens
 from .haystack import Haystack, JoinedHaystack, MemoHaystack
@@ -153,7 +153,7 @@ class ConversationProbes:
                 probes = []
             else:
                 probes = message_probes(message, index, turn, self.max_tool_result_chars)
-            if index not in self.skip and starts_turn(message):
+            if index not in self.skip and is_turn_start(message):
                 request = request_probe(message, index, turn)
                 if request is not None:
                     probes = [request, *probes]

@@ -20,7 +20,7 @@ from .source import Source
 
 
 class ReadCounts(Protocol):
-    """Where a reader counts (``replay.RunStats`` is one)."""
+    """Where a reader counts (``replay.ReplayStats`` is one)."""
 
     files: int
     failed_files: int
@@ -36,8 +36,8 @@ class CorpusCounts:
     errors: list[str] = field(default_factory=list)
 
 
-def _ignore(message: str) -> None:
-    pass
+def ignore(_message: str) -> None:
+    """The warn / error callback that drops the message (the library's default)."""
 
 
 @dataclass
@@ -46,8 +46,8 @@ class CorpusReader:
 
     fmt: str | None = None
     skip_bad_lines: bool = False
-    warn: Callable[[str], None] = _ignore
-    error: Callable[[str], None] = _ignore
+    warn: Callable[[str], None] = ignore
+    error: Callable[[str], None] = ignore
     seen_ids: set[str] = field(default_factory=set)  # ids taken so far: later ones get #2…
     stats: ReadCounts = field(default_factory=CorpusCounts)
 

@@ -123,14 +123,14 @@ def _type_name(value: Any) -> str:
 
 # Files whose bytes a distributed reader already fetched (Ray Data reads s3://... itself),
 # by the path they were read from: read_bytes serves these instead (parallel.py).
-FETCHED: dict[str, bytes] = {}
+PREFETCHED_BYTES: dict[str, bytes] = {}
 
 
 def read_sibling(path: str) -> bytes | None:
     """The bytes of a file beside an input (a Cline task folder's other file), or None where
     there is none; ``path`` may be local or a URL Ray Data reads (``file://``, ``s3://``…),
     so a folder read from a URL pairs its files as a local walk does."""
-    fetched = FETCHED.get(path)
+    fetched = PREFETCHED_BYTES.get(path)
     if fetched is not None:
         return fetched
     if "://" not in path:
@@ -149,7 +149,7 @@ def read_sibling(path: str) -> bytes | None:
 
 
 def read_bytes(path: str) -> bytes:
-    fetched = FETCHED.get(path)
+    fetched = PREFETCHED_BYTES.get(path)
     if fetched is not None:
         return fetched
     if path == "-":

@@ -27,7 +27,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..errors import InputError
-from .source import FETCHED, Source
+from .source import PREFETCHED_BYTES, Source
 
 
 def _uri(path: Path, immutable: bool) -> str:
@@ -38,7 +38,7 @@ def _uri(path: Path, immutable: bool) -> str:
 def open_database(source: Source, data: bytes) -> Iterator[sqlite3.Connection]:
     """A read-only connection to the database ``source`` names (its bytes are ``data``)."""
     path = Path(source.path)
-    own_file = source.path != "-" and source.path not in FETCHED and path.is_file()
+    own_file = source.path != "-" and source.path not in PREFETCHED_BYTES and path.is_file()
     wal = Path(source.path + "-wal")
     with tempfile.TemporaryDirectory(prefix="tsum-sqlite-") as tmp:
         if own_file and not (wal.is_file() and wal.stat().st_size > 0):

@@ -10,7 +10,7 @@ Bounded memory: at most ``2 x workers`` batches are in flight, a batch holds at 
 ``BATCH_BYTES`` of input (or one bigger file), and the driver keeps only merged
 aggregates plus the parts waiting for their turn.
 
-Session ids: ``ReplayRun`` makes every session id unique over the whole corpus
+Session ids: ``ReplayDriver`` makes every session id unique over the whole corpus
 (``name``, ``name#2``...), in input order. A worker only knows its own files, so it
 names its sessions as if no other file existed and returns the names. When none of them
 was taken by an earlier file, they are exactly the names a single process gives (each

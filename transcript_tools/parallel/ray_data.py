@@ -2,7 +2,7 @@
 
 Files are read by Ray (``ray.data.read_binary_files``: local paths and every filesystem
 URL Ray reads, e.g. ``s3://``); each task hands its file's bytes to the reader
-(``formats.source.FETCHED``) under the path the user gave, runs the job, and returns the
+(``formats.source.PREFETCHED_BYTES``) under the path the user gave, runs the job, and returns the
 pickled part. Rows come back in input order (``preserve_order``), so the driver merges
 exactly as with local workers. Ray is imported only here, only with ``--ray``.
 """
@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import ConfigError, TsumError
 from ..formats.inputs import InputFile, expand_inputs
-from ..formats.source import FETCHED
+from ..formats.source import PREFETCHED_BYTES
 from .job import RAY_INSTALL_HINT, FileJob
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -99,11 +99,11 @@ class _Task:
 
     def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
         item = self.item(row["path"])
-        FETCHED[item.path] = row["bytes"]
+        PREFETCHED_BYTES[item.path] = row["bytes"]
         try:
             part = self.job.run([item], set())
         finally:
-            FETCHED.pop(item.path, None)
+            PREFETCHED_BYTES.pop(item.path, None)
         return {"path": row["path"], "part": pickle.dumps(part, pickle.HIGHEST_PROTOCOL)}
 
 
@@ -200,10 +200,10 @@ def ray_rerun(job: FileJob, batch: list[InputFile], taken: set[str]) -> Any:
 
             filesystem, path = fs.FileSystem.from_uri(item.path)
             with filesystem.open_input_stream(path) as stream:
-                FETCHED[item.path] = stream.read()
+                PREFETCHED_BYTES[item.path] = stream.read()
             fetched.append(item.path)
     try:
         return job.run(batch, taken)
     finally:
         for path in fetched:
-            FETCHED.pop(path, None)
+            PREFETCHED_BYTES.pop(path, None)

@@ -15,7 +15,7 @@ The design keeps the engine and the replay driver untouched:
 * **Wait** — poll every batch in flight with a growing interval; an ended batch's
   results are streamed into the response cache (failures remembered for this run).
 * Repeat until a plan needs nothing; the number of plans that submitted is the
-  number of rounds. Then the normal ``ReplayRun`` runs once more against the
+  number of rounds. Then the normal ``ReplayDriver`` runs once more against the
   cache — the same code path as a synchronous run that finds every response
   cached — so the outputs are byte-identical to the synchronous path's.
 
@@ -43,7 +43,7 @@ from ..providers.batch.store import BatchStore
 from ..providers.cache import CacheMode, cache_key
 from ..providers.executor import SummaryExecutor
 from ..providers.retry import ProviderCallError, public_url
-from .driver import ReplayRun, RunStats, replay_conversation
+from .driver import ReplayDriver, ReplayStats, replay_conversation
 
 log = logging.getLogger(__name__)
 
@@ -61,11 +61,11 @@ class _Blocked(Exception):
 
 
 class BatchReplay:
-    """Runs ``run`` (a ``ReplayRun`` whose executor is ``executor``) in batch rounds."""
+    """Runs ``run`` (a ``ReplayDriver`` whose executor is ``executor``) in batch rounds."""
 
     def __init__(
         self,
-        run: ReplayRun,
+        run: ReplayDriver,
         executor: SummaryExecutor,
         client: BatchClient,
         store: BatchStore,
@@ -100,7 +100,7 @@ class BatchReplay:
         self._in_flight: set[str] = set()
         self._blocked = False  # a session of the last plan waits for a result
 
-    async def run_all(self, paths: list[str]) -> RunStats:
+    async def run_all(self, paths: list[str]) -> ReplayStats:
         self.report.resumed = [
             b.batch_id for b in self.store.in_flight(self.provider.name, self.base_url)
         ]
@@ -271,7 +271,7 @@ class BatchReplay:
 
     # ---- the outputs -----------------------------------------------------------------
 
-    async def _final_pass(self, paths: list[str]) -> RunStats:
+    async def _final_pass(self, paths: list[str]) -> ReplayStats:
         """The normal replay against the filled cache; a failure of this run fails again."""
         executor = self.executor
         real = executor.provider
@@ -368,7 +368,7 @@ class BatchSetup:
     def say(self, message: str, *, force: bool = False) -> None:
         self._say(message, force)
 
-    async def run(self, run: ReplayRun, paths: list[str]) -> None:
+    async def run(self, run: ReplayDriver, paths: list[str]) -> None:
         executor = self.executor
         driver = BatchReplay(run, executor, self.client, self.store, poll=self.poll, say=self.say)
         self.report = driver.report

@@ -34,7 +34,7 @@ from ..engine.session import ESTIMATED, SessionEngine
 from ..formats.corpus import CorpusReader
 from ..formats.inputs import InputFile
 from ..providers.executor import SummaryExecutor
-from .parking import Parked, ParkFile, Rendered, SessionCounts, discard
+from .parking import Parked, ParkFile, Rendered, SessionCounts, discard_parked
 
 
 def tool_oddities(messages: list[Message]) -> list[str]:
@@ -237,7 +237,7 @@ def session_counts(result: SessionResult) -> SessionCounts:
         result.conversation.session_id,
         result.conversation.path,
         result.turns,
-        len(engine.slot.turn_starts) if calls else 0,
+        len(engine.slot.unit_starts) if calls else 0,
         ok,
         len(engine.summaries) - ok,
         sum(1 for d in engine.decisions if d["decision"] == Decision.WOULD_SUMMARIZE),
@@ -254,7 +254,7 @@ class Sink(Protocol):
 
 
 @dataclass(slots=True)
-class RunStats:
+class ReplayStats:
     files: int = 0
     failed_files: int = 0
     sessions: int = 0
@@ -271,7 +271,7 @@ class RunStats:
 
 
 @dataclass
-class ReplayRun:
+class ReplayDriver:
     """Drives a whole corpus through ``replay_conversation`` into a sink."""
 
     settings: ReplaySettings
@@ -288,7 +288,7 @@ class ReplayRun:
     warn: Callable[[str], None] = logging.getLogger("transcript_tools").warning  # never stdout
     error: Callable[[str], None] = logging.getLogger("transcript_tools").error
     on_session: Callable[[SessionResult], None] | None = None
-    stats: RunStats = field(default_factory=RunStats)
+    stats: ReplayStats = field(default_factory=ReplayStats)
     _seen_ids: set[str] = field(default_factory=set)
 
     def conversations(
@@ -305,7 +305,7 @@ class ReplayRun:
         self.stats.warnings += 1
         self.warn(message)
 
-    async def run(self, paths: list[str]) -> RunStats:
+    async def run(self, paths: list[str]) -> ReplayStats:
         """Replay every conversation of ``paths`` into the sink, in input order.
 
         A new session starts as soon as any running one ends (never waiting for the
@@ -437,7 +437,7 @@ class ReplayRun:
                 task.cancel()
             for item in finished.values():  # aborted: buffered sessions are dropped
                 if isinstance(item, Parked):
-                    discard(item)
+                    discard_parked(item)
                 elif item.prompt_spool is not None:
                     item.prompt_spool.close()
             if parking is not None:

@@ -21,8 +21,8 @@ from ..formats.inputs import InputFile
 from ..parallel.job import ERROR, SESSION, WARN
 from ..parallel.pool import Backend, ordered_parts, plan
 from .driver import (
-    ReplayRun,
-    RunStats,
+    ReplayDriver,
+    ReplayStats,
     replay_conversation,
     session_counts,
     window_bounds,
@@ -89,7 +89,7 @@ class ReplayJob:
         return ReplayPart(events, names, stats.files, stats.failed_files, stats.errors)
 
 
-def parallel_replay(run: ReplayRun, paths: list[str], backend: Backend) -> RunStats | None:
+def parallel_replay(run: ReplayDriver, paths: list[str], backend: Backend) -> ReplayStats | None:
     """``run.run(paths)`` of a dry run, spread over ``backend``; None: not spread (run it)."""
     sink = run.sink
     if not run.settings.dry_run or run.executor is not None:
@@ -109,7 +109,7 @@ def parallel_replay(run: ReplayRun, paths: list[str], backend: Backend) -> RunSt
         show_summaries=sink.show_summaries if isinstance(sink, TextReport) else True,
     )
     stats = run.stats
-    # The same window as ReplayRun.run in a dry run (nothing waits, so no read-ahead):
+    # The same window as ReplayDriver.run in a dry run (nothing waits, so no read-ahead):
     # it reads as many conversations as sessions may run, replays them all, writes them
     # all, then reads the next ones; reader warnings interleave with session warnings
     # exactly as there.
@@ -135,8 +135,8 @@ def parallel_replay(run: ReplayRun, paths: list[str], backend: Backend) -> RunSt
     return stats
 
 
-def _deliver(run: ReplayRun, digest: SessionDigest) -> None:
-    """``ReplayRun._deliver`` for a session replayed elsewhere."""
+def _deliver(run: ReplayDriver, digest: SessionDigest) -> None:
+    """``ReplayDriver._deliver`` for a session replayed elsewhere."""
     run._count(digest.counts)
     sink = run.sink
     assert isinstance(sink, (OutputDirectory, TextReport))

@@ -93,7 +93,7 @@ class ParkFile:
             self._file = None
 
 
-def discard(parked: Parked) -> None:
+def discard_parked(parked: Parked) -> None:
     """An aborted run: the parked session's side file goes (its bytes go with the file)."""
     if parked.aside is not None:
         parked.aside.unlink(missing_ok=True)

@@ -20,6 +20,7 @@ from ..engine.config import ReplaySettings, RunSettings, TurnPath
 from ..engine.prompt import PromptTemplate, template_from_config
 from ..engine.requests import SUMMARY_MAX_TOKENS
 from ..errors import TsumError
+from ..formats.corpus import ignore
 from ..providers.base import Provider
 from ..providers.factory import (
     _executor_for,
@@ -28,7 +29,7 @@ from ..providers.factory import (
     executor_stats,
     resolve_cache_mode,
 )
-from .driver import ReplayRun, RunStats, SessionResult, Sink
+from .driver import ReplayDriver, ReplayStats, SessionResult, Sink
 
 
 class RunStatus(StrEnum):
@@ -47,7 +48,7 @@ class ReplayResult:
     collected them (``run_replay(..., collect=True)``, the library default)."""
 
     status: RunStatus
-    stats: RunStats
+    stats: ReplayStats
     message: str | None = None  # why the status is not OK
     executor: dict[str, Any] = field(default_factory=dict)
     elapsed: float = 0.0
@@ -98,7 +99,7 @@ class ReplayResult:
         )
 
 
-class _Collect:
+class CollectingSink:
     """A sink that keeps every session's result (library use: the caller reads them)."""
 
     spool_prompts = False
@@ -108,10 +109,6 @@ class _Collect:
 
     def write_session(self, result: SessionResult) -> None:
         self.results.append(result)
-
-
-def _quiet(_message: str) -> None:
-    return None
 
 
 def run_replay(
@@ -127,8 +124,8 @@ def run_replay(
     fmt: str | None = None,
     skip_bad_lines: bool = False,
     concurrency: int = 8,
-    warn: Callable[[str], None] = _quiet,
-    error: Callable[[str], None] = _quiet,
+    warn: Callable[[str], None] = ignore,
+    error: Callable[[str], None] = ignore,
     on_session: Callable[[SessionResult], None] | None = None,
     on_end: Callable[[ReplayResult, str], None] | None = None,
     batch: bool = False,
@@ -190,8 +187,8 @@ def run_replay(
     elif report is not None:
         sink = TextReport(report)
     else:
-        sink = _Collect() if collect else _Discard()
-    run = ReplayRun(
+        sink = CollectingSink() if collect else NullSink()
+    run = ReplayDriver(
         settings,
         executor,
         sink,
@@ -237,7 +234,7 @@ def run_replay(
             out.close(_manifest(state, paths, result, provider_name, model) | extra)
         if on_end is not None:
             on_end(result, state)
-    if isinstance(sink, _Collect):
+    if isinstance(sink, CollectingSink):
         result.sessions = sink.results
     _set_status(result, executor, out_dir)
     return result
@@ -250,8 +247,8 @@ def replay_paths(
     out_dir: str | Path | None = None,
     report: IO[str] | None = None,
     collect: bool = False,
-    warn: Callable[[str], None] = _quiet,
-    error: Callable[[str], None] = _quiet,
+    warn: Callable[[str], None] = ignore,
+    error: Callable[[str], None] = ignore,
     on_session: Callable[[SessionResult], None] | None = None,
     on_end: Callable[[ReplayResult, str], None] | None = None,
     say: Callable[[str, bool], None] | None = None,
@@ -283,7 +280,7 @@ def replay_paths(
     )
 
 
-def _spread(run: ReplayRun, paths: list[str], backend: Any) -> bool:
+def _spread(run: ReplayDriver, paths: list[str], backend: Any) -> bool:
     """True when a process pool or Ray ran the (dry) run; False: run it here."""
     if backend is None or not run.settings.dry_run or run.executor is not None:
         return False  # summary calls are --concurrency's job: the pool's modules stay unloaded
@@ -320,7 +317,7 @@ def _batch_and_cost(
     return extra
 
 
-class _Discard:
+class NullSink:
     spool_prompts = False
 
     def write_session(self, result: SessionResult) -> None:
@@ -362,7 +359,7 @@ def _first_error(out_dir: Path) -> str | None:
         return None
 
 
-async def _run_and_close(run: ReplayRun, paths: list[str], executor: Any) -> None:
+async def _run_and_close(run: ReplayDriver, paths: list[str], executor: Any) -> None:
     try:
         await run.run(paths)
     finally:

@@ -2,7 +2,7 @@
 
 Every configuration (ratio x max_context_tokens x debounce x mode x measure) is
 evaluated on every conversation of a corpus, streamed one conversation at a time:
-a :class:`~.sweep_sim.Profile` per conversation, then per configuration the fast path
+a :class:`~.sweep_sim.ConversationSeries` per conversation, then per configuration the fast path
 or the engine path (:mod:`.sweep_sim` says which and computes both).
 
 Memory stays bounded: per configuration only aggregates (:mod:`.sweep_stats`), plus
@@ -26,7 +26,7 @@ from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from ..engine.rules import depends_on_summary_text, split_units, unit_turns
 from ..formats.corpus import CorpusReader
 from .simulate import (
-    Profile,
+    ConversationSeries,
     SweepConfig,
     evaluate_engine,
     evaluate_fast,
@@ -38,7 +38,7 @@ from .stats import ConfigStats, config_grid
 _log = logging.getLogger("transcript_tools")
 
 __all__ = [
-    "Profile",
+    "ConversationSeries",
     "Sweep",
     "SweepConfig",
     "SweepResult",
@@ -52,10 +52,10 @@ __all__ = [
 
 
 @dataclass(slots=True)
-class Sample:
+class ChartSample:
     """Per-turn curves of one conversation, for the report's charts."""
 
-    profile: Profile
+    profile: ConversationSeries
     fires: list[list[int]]  # per configuration
     curves: dict[int, list[int]]  # per configuration: its own watermark (engine path, current)
 
@@ -71,7 +71,7 @@ class SweepResult:
     engine_runs: int = 0
     errors: list[str] = field(default_factory=list)
     warnings: int = 0
-    samples: list[Sample] = field(default_factory=list)
+    samples: list[ChartSample] = field(default_factory=list)
     summary_source: str = ""
     elapsed: float = 0.0
 
@@ -121,7 +121,7 @@ class Sweep:
             error=self.error,
             seen_ids=self.taken_ids,
         )
-        heap: list[tuple[tuple[int, int, int], int, Sample]] = []
+        heap: list[tuple[tuple[int, int, int], int, ChartSample]] = []
         for index, conv in enumerate(reader.conversations(paths)):
             await self._one(index, conv, result, heap)
             if self.on_conversation is not None:
@@ -138,9 +138,11 @@ class Sweep:
     ) -> None:
         assert self.template is not None
         # one profile per checkpoint unit in the grid (turns; calls with --checkpoint call)
-        units: dict[Checkpoint, tuple[list[tuple[int, list[Message]]], Profile]] = {}
+        units: dict[Checkpoint, tuple[list[tuple[int, list[Message]]], ConversationSeries]] = {}
 
-        def profiled(checkpoint: Checkpoint) -> tuple[list[tuple[int, list[Message]]], Profile]:
+        def profiled(
+            checkpoint: Checkpoint,
+        ) -> tuple[list[tuple[int, list[Message]]], ConversationSeries]:
             if checkpoint not in units:
                 split = split_units(conv.messages, checkpoint)
                 units[checkpoint] = (
@@ -205,7 +207,7 @@ class Sweep:
             digest = zlib.crc32(f"{conv.path}\0{conv.session_id}".encode())
             profile = profiled(Checkpoint.TURN)[1]  # the report charts turns
             key = (bool(profile.compaction_turns), ever, digest, -index)
-            item = (key, index, Sample(profile, fires, curves))
+            item = (key, index, ChartSample(profile, fires, curves))
             if len(heap) < self.sample_size:
                 heapq.heappush(heap, item)
             elif key > heap[0][0]:

@@ -19,7 +19,7 @@ from typing import Any
 import jinja2
 
 from ..engine.config import Measure
-from .driver import Sample, SweepResult
+from .driver import ChartSample, SweepResult
 from .tables import cell, recall_note, sorted_rows, table_columns
 
 PALETTE = [
@@ -82,7 +82,7 @@ class Chart:
 
 
 def _chart(
-    sample: Sample, measure: Measure, shown: list[tuple[int, int]], result: SweepResult
+    sample: ChartSample, measure: Measure, shown: list[tuple[int, int]], result: SweepResult
 ) -> Chart:
     """``shown``: (colour index, configuration index) of the configurations drawn."""
     p = sample.profile

@@ -19,7 +19,7 @@ from typing import Any
 from ..formats.inputs import InputFile
 from ..parallel.job import ERROR, WARN
 from ..parallel.pool import Backend, ordered_parts, plan
-from .driver import Sample, Sweep, SweepResult
+from .driver import ChartSample, Sweep, SweepResult
 from .stats import ConfigStats
 
 _log = logging.getLogger("transcript_tools")  # a job's own callbacks: replaced per part
@@ -68,7 +68,7 @@ def run_sweep(sweep: Sweep, paths: list[str], backend: Backend) -> SweepResult:
     total = SweepResult(
         sweep.configs, [ConfigStats(c, sweep.price_per_mtok) for c in sweep.configs]
     )
-    heap: list[tuple[tuple[bool, bool, int, int], int, Sample]] = []
+    heap: list[tuple[tuple[bool, bool, int, int], int, ChartSample]] = []
     for part in ordered_parts(job, items, backend):
         for kind, message in part.events:
             (sweep.warn if kind == WARN else sweep.error)(message)

@@ -1,6 +1,6 @@
 """The sweep's simulation: one configuration on one conversation, no I/O.
 
-Per conversation a :class:`Profile` is computed ONCE, by the session engine itself
+Per conversation a :class:`ConversationSeries` is computed ONCE, by the session engine itself
 with no checkpoint (N2): the per-turn ``cost_so_far`` series (the seed's cumulative
 watermark), the per-turn size of the view without summaries (``--measure current``),
 prefix sums of the formatted history (summary prompt sizes) and of the estimated
@@ -93,7 +93,7 @@ class SweepConfig:
 
 
 @dataclass(slots=True)
-class ConvResult:
+class ConfigOutcome:
     """One configuration on one conversation (transient: folded into ConfigStats)."""
 
     turns: int
@@ -116,7 +116,7 @@ class ConvResult:
 
 
 @dataclass(slots=True)
-class Profile:
+class ConversationSeries:
     """The config-independent series of one conversation (all lists indexed by turn)."""
 
     index: int
@@ -232,7 +232,7 @@ def profile_conversation(
     summary_tokens: int = SUMMARY_MAX_TOKENS,
     turns: list[tuple[int, list[Message]]] | None = None,
     checkpoint: Checkpoint = Checkpoint.TURN,
-) -> Profile:
+) -> ConversationSeries:
     """Run the engine once with no checkpoint and keep what every configuration needs.
 
     The series are per checkpoint unit: turns, or calls with ``checkpoint`` call."""
@@ -282,7 +282,7 @@ def profile_conversation(
     for size, peak in zip(view, peak_view, strict=True):
         view_prefix.append(view_prefix[-1] + size)
         view_max.append(max(view_max[-1], peak))
-    return Profile(
+    return ConversationSeries(
         index=index,
         session_id=conv.session_id,
         path=conv.path,
@@ -313,7 +313,7 @@ def profile_conversation(
 # ---- one configuration on one conversation ------------------------------------------------
 
 
-def decisions(profile: Profile, cfg: SweepConfig) -> list[Decision]:
+def decisions(profile: ConversationSeries, cfg: SweepConfig) -> list[Decision]:
     """The checkpoint's decision at every turn, every call succeeding (``rules.skip_reason``)."""
     series = profile.cost if cfg.measure is Measure.CUMULATIVE else profile.view
     threshold = cfg.threshold
@@ -331,15 +331,17 @@ def decisions(profile: Profile, cfg: SweepConfig) -> list[Decision]:
     return out
 
 
-def simulate(profile: Profile, cfg: SweepConfig) -> list[int]:
+def simulate(profile: ConversationSeries, cfg: SweepConfig) -> list[int]:
     """The turns at which the checkpoint fires."""
     return [turn for turn, d in enumerate(decisions(profile, cfg)) if d in FIRED]
 
 
-def evaluate_fast(profile: Profile, cfg: SweepConfig, *, keep_curve: bool = False) -> ConvResult:
+def evaluate_fast(
+    profile: ConversationSeries, cfg: SweepConfig, *, keep_curve: bool = False
+) -> ConfigOutcome:
     schedule = decisions(profile, cfg)
     fires = [turn for turn, d in enumerate(schedule) if d in FIRED]
-    result = ConvResult(turns=profile.turns, fires=fires)
+    result = ConfigOutcome(turns=profile.turns, fires=fires)
     for turn in fires:
         chars, tokens = profile.prompt_size(turn)
         result.prompt_chars += chars
@@ -373,7 +375,7 @@ def evaluate_fast(profile: Profile, cfg: SweepConfig, *, keep_curve: bool = Fals
 async def evaluate_engine(
     conv: Conversation,
     turns: list[tuple[int, list[Message]]],
-    profile: Profile,
+    profile: ConversationSeries,
     cfg: SweepConfig,
     *,
     base: SummaryConfig,
@@ -381,7 +383,7 @@ async def evaluate_engine(
     keep_recent_turns: int,
     executor: Any,
     provider_name: str,
-) -> ConvResult:
+) -> ConfigOutcome:
     """Run the real engine (summaries applied) and measure the same figures."""
     settings = ReplaySettings(
         summary=cfg.summary_config(base),
@@ -413,7 +415,7 @@ async def evaluate_engine(
     await drive_conversation(conv, engine, execute, units=units, after_unit=measure)
     unit = "call" if cfg.checkpoint is Checkpoint.CALL else "turn"
     fires = [d[unit] for d in engine.decisions if d["decision"] in FIRED]
-    result = ConvResult(turns=profile.turns, fires=fires, curve=curve)
+    result = ConfigOutcome(turns=profile.turns, fires=fires, curve=curve)
     for summary in engine.summaries:
         result.prompt_chars += summary["prompt_chars"]
         result.prompt_tokens += estimate_text_tokens(engine.prompts[summary["prompt_sha256"]])

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.config import Checkpoint, Measure, SlotMode, SummaryConfig
-from .simulate import ConvResult, Profile, SweepConfig
+from .simulate import ConfigOutcome, ConversationSeries, SweepConfig
 from .tables import RECALL_NOT_MEASURED, recall_not_measured
 
 
@@ -96,7 +96,7 @@ class ConfigStats:
     recall_total: int = 0
     recall_conversations: int = 0  # summarizing conversations whose summary text was scored
 
-    def add(self, result: ConvResult, profile: Profile) -> None:
+    def add(self, result: ConfigOutcome, profile: ConversationSeries) -> None:
         self.conversations += 1
         self.turns += profile.turns
         calls = len(result.fires)

@@ -1,4 +1,4 @@
-"""The sweep's table, CSV and JSON forms (of :class:`~.sweep.SweepResult`)."""
+"""The sweep's table, CSV and JSON forms (of :class:`~.driver.SweepResult`)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ class _ConfigFigures(Protocol):
     def to_json(self) -> dict[str, Any]: ...
 
 
-class SweepResult(Protocol):
-    """What the forms read of a ``sweep.SweepResult`` (no import of the driver)."""
+class SweepTableSource(Protocol):
+    """What the forms read of a ``driver.SweepResult`` (no import of the driver)."""
 
     @property
     def configs(self) -> Sequence[object]: ...
@@ -52,7 +52,7 @@ SORT_KEYS: dict[str, tuple[str, str]] = {
 }
 
 
-def sorted_rows(result: SweepResult, sort: str = "calls") -> tuple[list[dict[str, Any]], str]:
+def sorted_rows(result: SweepTableSource, sort: str = "calls") -> tuple[list[dict[str, Any]], str]:
     """Rows (JSON dicts, with their grid index as ``config``), and how they are sorted."""
     descending = sort.startswith("-")
     key_name = sort.lstrip("-")
@@ -219,7 +219,7 @@ def table_columns(rows: list[dict[str, Any]]) -> tuple[list[tuple[str, str]], se
     return columns, left
 
 
-def render_table(result: SweepResult, sort: str = "calls") -> str:
+def render_table(result: SweepTableSource, sort: str = "calls") -> str:
     rows, how = sorted_rows(result, sort)
     columns, left = table_columns(rows)
     cells = [[h for h, _ in columns]] + [[cell(r, k) for _, k in columns] for r in rows]
@@ -260,7 +260,7 @@ def render_table(result: SweepResult, sort: str = "calls") -> str:
     return "\n".join(lines) + "\n\n" + legend + "\n"
 
 
-def render_json(result: SweepResult, sort: str = "calls") -> str:
+def render_json(result: SweepTableSource, sort: str = "calls") -> str:
     rows, how = sorted_rows(result, sort)
     doc = {
         "conversations": result.conversations,
@@ -276,7 +276,7 @@ def render_json(result: SweepResult, sort: str = "calls") -> str:
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
 
 
-def render_csv(result: SweepResult, sort: str = "calls") -> str:
+def render_csv(result: SweepTableSource, sort: str = "calls") -> str:
     rows, _ = sorted_rows(result, sort)
     buffer = io.StringIO()
     if not rows:

@@ -15,16 +15,13 @@ from typing import Any
 from ..engine.config import Checkpoint, Measure, RunSettings, SlotMode
 from ..engine.requests import SUMMARY_MAX_TOKENS
 from ..errors import ConfigError
+from ..formats.corpus import ignore
 from ..parallel.pool import backend_for, refuse_summaries_on_ray
 from .driver import CachedThenOffline, Sweep, SweepResult, config_grid
 from .parallel import run_sweep
 
 DEFAULT_SORT = "calls"
 DEFAULT_REPORT_SAMPLE = 12  # conversations charted in the HTML report
-
-
-def _quiet(_message: str) -> None:
-    return None
 
 
 @dataclass(slots=True)
@@ -68,8 +65,8 @@ def sweep_paths(
     report_sample: int = DEFAULT_REPORT_SAMPLE,
     sort: str = DEFAULT_SORT,
     title: str | None = None,
-    warn: Callable[[str], None] = _quiet,
-    error: Callable[[str], None] = _quiet,
+    warn: Callable[[str], None] = ignore,
+    error: Callable[[str], None] = ignore,
     on_conversation: Callable[[], None] | None = None,
 ) -> SweepRun:
     """Every combination of the axes over ``paths``; an empty axis is ``run``'s value.

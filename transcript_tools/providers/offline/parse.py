@@ -27,7 +27,7 @@ from ...engine.messages import (
     ToolUseBlock,
     UserImageMessage,
     UserMessage,
-    starts_turn,
+    is_turn_start,
 )
 from .memo import Memo
 
@@ -190,7 +190,7 @@ def _block(message: Message, text: str) -> _Block:
     kind = type(message)  # the exact type first: one lookup for the usual case
     if kind not in _ROLES:
         kind = next(c for c in _ROLES if isinstance(message, c))
-    role = "runtime" if kind is UserMessage and not starts_turn(message) else _ROLES[kind]
+    role = "runtime" if kind is UserMessage and not is_turn_start(message) else _ROLES[kind]
     return role, "", text[len(_PREFIX[kind]) :], arguments
 
 

@@ -1,0 +1,76 @@
+"""``tsum format FILE``, and what it shares with ``tsum prompt``: the history at a turn,
+the exact text out."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from ..engine.config import RunSettings
+from ..errors import ConfigError, InputError
+from ..terminal import echo, for_stream
+from .settings import resolve, summary_options
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def turn_options(func: F) -> F:
+    """``--turn`` and ``--session``: which checkpoint of which session (format and prompt)."""
+    func = click.option(
+        "--session", help="The session to use when the file holds several. [default: the first]"
+    )(func)
+    return click.option(
+        "--turn", type=int, help="The turn whose checkpoint is shown (0-based). [default: the last]"
+    )(func)
+
+
+def history_at(
+    path: str, resolved: RunSettings, turn: int | None, session: str | None
+) -> tuple[str, list[Any], int]:
+    from ..engine.rules import split_turns
+    from ..formats import read_conversations
+    from ..formats.source import Source
+
+    source = Source(path, skip_bad_lines=resolved.skip_bad_lines, warn=lambda m: echo(m, err=True))
+    for conv in read_conversations(source, resolved.fmt):
+        if session is not None and conv.session_id != session:
+            continue
+        turns = split_turns(conv.messages)
+        if not turns:
+            raise InputError(path, None, f"session {conv.session_id} has no messages")
+        index = len(turns) - 1 if turn is None else turn
+        if not 0 <= index < len(turns):
+            raise ConfigError(
+                f"--turn {turn}: session {conv.session_id} has turns 0..{len(turns) - 1}"
+            )
+        end = turns[index][0] + len(turns[index][1])
+        return conv.session_id, conv.messages[:end], index
+    if session:
+        raise ConfigError(f"--session {session}: no such session in {path}")
+    raise InputError(path, None, "no conversations in this file")
+
+
+@click.command()
+@click.argument("file")
+@turn_options
+@summary_options
+def format_command(file: str, turn: int | None, session: str | None, **opts: Any) -> None:
+    """Print the formatted history the summary prompt gets at a turn (only that text, on stdout)."""
+    from ..engine.formatting import format_messages_as_text
+
+    resolved = resolve(opts)
+    cfg = resolved.settings.summary
+    assert cfg is not None
+    _, history, _ = history_at(file, resolved, turn, session)
+    print_text(
+        format_messages_as_text(history, cfg.max_tool_result_chars, cfg.max_transcript_chars) + "\n"
+    )
+
+
+def print_text(text: str) -> None:
+    """format/prompt: their text is the product, exact to a pipe or a file (``color=True``:
+    click would otherwise strip colour codes); escaped on a terminal (``terminal``)."""
+    click.echo(for_stream(text, sys.stdout), nl=False, color=True)

@@ -1,0 +1,26 @@
+"""``tsum prompt FILE``: the rendered summary prompt at a turn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .format_cmd import history_at, print_text, turn_options
+from .settings import resolve, summary_options
+
+
+@click.command()
+@click.argument("file")
+@turn_options
+@summary_options
+def prompt_command(file: str, turn: int | None, session: str | None, **opts: Any) -> None:
+    """Print the rendered summary prompt at a turn (previous_summary empty; see replay --out for real ones)."""
+    from ..engine.formatting import format_messages_as_text
+
+    resolved = resolve(opts)
+    cfg, template = resolved.settings.summary, resolved.template
+    assert cfg is not None
+    session_id, history, index = history_at(file, resolved, turn, session)
+    text = format_messages_as_text(history, cfg.max_tool_result_chars, cfg.max_transcript_chars)
+    print_text(template.render(text, session_id=session_id, turn=index, previous_summary=""))
