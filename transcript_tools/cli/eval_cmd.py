@@ -9,10 +9,11 @@ from typing import Any
 import click
 import orjson
 
+from ..engine.config import TurnPath
 from ..errors import ConfigError, ExitCode, TsumError
 from ..providers.factory import build_executor, cache_only_failure, describe_stats
 from .provider_options import provider_options
-from .settings import config_option, format_option
+from .settings import WindowType, config_option, format_option
 
 EPILOG = """\b
 Examples:
@@ -47,7 +48,11 @@ the replaced text (truncation, N = the summary's length) and no summary at all."
     type=float,
     help="Fire when tokens >= max_context_tokens * ratio. [default: 0.75]",
 )
-@click.option("--max-context-tokens", type=int, help="The model's context window. [default: 32000]")
+@click.option(
+    "--max-context-tokens",
+    type=WindowType(),
+    help="The model's context window, or auto: the window the log records (Codex), else 32000. [default: 32000]",
+)
 @click.option(
     "--debounce",
     "--debounce-turns",
@@ -81,6 +86,12 @@ the replaced text (truncation, N = the summary's length) and no summary at all."
     type=click.Choice(["turn", "call"]),
     help="Run the checkpoint after each user turn (the seed) or each model call; with call, "
     "debounce and keep_recent_turns count calls. [default: turn]",
+)
+@click.option(
+    "--path",
+    "turn_path",
+    type=click.Choice([p.value for p in TurnPath]),
+    help="Turn path: submit_turn (sync) or submit_turn_stream + finalize_turn (stream). [default: sync]",
 )
 @format_option
 @click.option(

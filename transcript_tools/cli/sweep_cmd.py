@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ..engine.config import Checkpoint, Measure, SlotMode
+from ..engine.config import AUTO, Checkpoint, Measure, SlotMode, TurnPath
 from ..errors import ConfigError, ExitCode
 from ..sweep.driver import CachedThenOffline, Sweep, config_grid
 from ..sweep.parallel import run_sweep
@@ -35,6 +35,11 @@ def _split(values: tuple[str, ...], name: str, convert: Callable[[str], Any]) ->
                     f"{part!r} is not a valid value", param_hint=name
                 ) from None
     return out
+
+
+def _window(text: str) -> int | str:
+    """A --max-context-tokens value: an integer, or auto (per conversation, from its log)."""
+    return AUTO if text == AUTO else int(text)
 
 
 def _choice(enum: Any) -> Callable[[str], Any]:
@@ -75,8 +80,9 @@ The output says which."""
     "--max-context-tokens",
     "max_tokens",
     multiple=True,
-    metavar="N[,N...]",
-    help="max_context_tokens values. [default: config or 32000]",
+    metavar="N|auto[,...]",
+    help="max_context_tokens values; auto: the window each log records (Codex), else the "
+    "default. [default: config or 32000]",
 )
 @click.option(
     "--debounce",
@@ -106,6 +112,13 @@ The output says which."""
     multiple=True,
     metavar="turn|call[,...]",
     help="Checkpoint after each user turn (the seed) or each model call (debounce counts calls). [default: config or turn]",
+)
+@click.option(
+    "--path",
+    "turn_path",
+    type=click.Choice([p.value for p in TurnPath]),
+    help="Turn path of the engine runs: submit_turn (sync) or submit_turn_stream + "
+    "finalize_turn (stream); the schedule is the same. [default: sync]",
 )
 @config_option
 @click.option(
@@ -225,7 +238,8 @@ def sweep_command(
     assert base is not None
     configs = config_grid(
         _split(ratios, "--ratio", float) or [base.trigger_token_ratio],
-        _split(max_tokens, "--max-context-tokens", int) or [base.max_context_tokens],
+        _split(max_tokens, "--max-context-tokens", _window)
+        or [AUTO if settings.auto_window else base.max_context_tokens],
         _split(debounces, "--debounce", int) or [base.debounce_turns],
         _split(modes, "--mode", _choice(SlotMode)) or [settings.mode],
         _split(measures, "--measure", _choice(Measure)) or [settings.measure],
@@ -252,6 +266,7 @@ def sweep_command(
         base=base,
         template=template,
         keep_recent_turns=settings.keep_recent_turns,
+        path=settings.path,
         executor=executor,
         provider_name=provider,
         describe_executor=describe,
