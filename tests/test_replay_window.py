@@ -22,7 +22,8 @@ from transcript_tools.engine.messages import Conversation
 from transcript_tools.engine.prompt import load_template
 from transcript_tools.engine.requests import SummaryResponse
 from transcript_tools.providers.executor import SummaryExecutor
-from transcript_tools.replay.driver import ReplayRun, SessionResult, window_bounds
+from transcript_tools.replay.conversation import SessionResult
+from transcript_tools.replay.driver import ReplayRun, window_bounds
 from transcript_tools.replay.output_dir import OutputDirectory
 from transcript_tools.replay.parking import SessionCounts
 

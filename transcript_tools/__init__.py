@@ -46,9 +46,9 @@ _EXPORTS = {
     "ReplayResult": "replay.run",
     "RunStatus": "replay.run",
     "RunStats": "replay.driver",
-    "SessionResult": "replay.driver",
+    "SessionResult": "replay.conversation",
     "SweepResult": "sweep.driver",
-    "RunDiff": "diff.compare",
+    "RunDiff": "diff.changes",
     # the engine and what it exchanges
     "SessionEngine": "engine.session",
     "SummaryRequest": "engine.requests",
@@ -142,7 +142,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
     from .api import diff_runs, read, replay_corpus, sweep_corpus
-    from .diff.compare import RunDiff
+    from .diff.changes import RunDiff
     from .engine.config import Measure, ReplaySettings, SlotMode, SummaryConfig, TurnPath
     from .engine.formatting import format_messages_as_text
     from .engine.messages import (
@@ -164,6 +164,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .engine.slot import ContextSlot, FocusedConfig, SessionMemory
     from .errors import ConfigError, ExitCode, InputError, ProviderError, TemplateError, TsumError
     from .providers.base import Provider
-    from .replay.driver import RunStats, SessionResult
+    from .replay.conversation import SessionResult
+    from .replay.driver import RunStats
     from .replay.run import ReplayResult, RunStatus
     from .sweep.driver import SweepResult

@@ -27,7 +27,7 @@ from .providers.base import Provider
 from .replay.run import ReplayResult, run_replay
 
 if TYPE_CHECKING:
-    from .diff.compare import RunDiff
+    from .diff.changes import RunDiff
     from .sweep.driver import SweepResult
 
 

@@ -17,7 +17,8 @@ from typing import Any, TypeVar
 import click
 
 from ..diff.baseline import cache_only_message, cache_only_misses, seed_cache, update_baseline
-from ..diff.compare import ReplayOutput, RunDiff, diff_outputs, load_output
+from ..diff.changes import RunDiff
+from ..diff.compare import ReplayOutput, diff_outputs, load_output
 from ..diff.render import (
     DEFAULT_MAX_DIFF_LINES,
     render_json,

@@ -44,7 +44,8 @@ from ..providers.batch.store import BatchStore
 from ..providers.cache import cache_key
 from ..providers.executor import SummaryExecutor
 from ..providers.retry import ProviderCallError, public_url
-from .driver import ReplayRun, RunStats, replay_conversation
+from .conversation import replay_conversation
+from .driver import ReplayRun, RunStats
 
 log = logging.getLogger(__name__)
 

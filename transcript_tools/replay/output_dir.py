@@ -30,7 +30,7 @@ import orjson
 
 from ..formats.inputs import OUTPUT_MARKER, unique_name
 from ..formats.native import write_messages
-from .driver import SessionResult
+from .conversation import SessionResult
 from .parking import Rendered
 
 DUMP_OPTIONS = orjson.OPT_SORT_KEYS

@@ -27,7 +27,8 @@ from ..providers.factory import (
     executor_stats,
     resolve_cache_mode,
 )
-from .driver import ReplayRun, RunStats, SessionResult, Sink
+from .conversation import SessionResult
+from .driver import ReplayRun, RunStats, Sink
 
 
 class RunStatus(StrEnum):
