@@ -133,3 +133,15 @@ def test_eval_answers_as_replay(tmp_path: Path, stream_units: list[int], source:
         turns = [r["turn"] for r in records if r["kind"] == "tsum"]
         assert turns == fires, window
         assert stream_units[0] > 0  # eval's engine went through finalize_turn
+
+
+def test_auto_falls_back_as_replay_does_under_a_settings_file(tmp_path: Path) -> None:
+    """A settings file's window is overridden by ``auto`` on the command line, in the sweep
+    as in replay: where the log records none, both fall back to the default."""
+    (tmp_path / "tsum.toml").write_text("max_context_tokens = 2000\n")
+    base = ["--debounce", "1", "--ratio", "0.3"]
+    fires = replay_fires(tmp_path, LONG, [*base, "--max-context-tokens", "auto"])
+    assert fires != replay_fires(tmp_path, LONG, base)  # the file's 2000 would fire more
+    result = invoke("sweep", LONG, *base, "--max-context-tokens", "auto", "--json")
+    row = json.loads(result.stdout)["configs"][0]
+    assert row["summary_calls"] == len(fires)

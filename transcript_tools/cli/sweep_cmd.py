@@ -231,15 +231,17 @@ def sweep_command(
         raise click.UsageError("--json and --csv cannot be combined: choose one")
     # The sweep's own provider options name cached responses; the rule is the same.
     opts.update(provider=provider, model=model, base_url=base_url)
-    resolved = resolve({**opts, "workers": workers})
+    windows = _split(max_tokens, "--max-context-tokens", _window)
+    # auto given here: its fallback is replay's for auto given (the default, not the file's)
+    auto = {"max_context_tokens": AUTO} if AUTO in windows else None
+    resolved = resolve({**opts, "workers": workers}, overrides=auto)
     settings, template = resolved.settings, resolved.template
     provider, model, base_url = (resolved.provider[k] for k in ("provider", "model", "base_url"))
     base = settings.summary
     assert base is not None
     configs = config_grid(
         _split(ratios, "--ratio", float) or [base.trigger_token_ratio],
-        _split(max_tokens, "--max-context-tokens", _window)
-        or [AUTO if settings.auto_window else base.max_context_tokens],
+        windows or [AUTO if settings.auto_window else base.max_context_tokens],
         _split(debounces, "--debounce", int) or [base.debounce_turns],
         _split(modes, "--mode", _choice(SlotMode)) or [settings.mode],
         _split(measures, "--measure", _choice(Measure)) or [settings.measure],
