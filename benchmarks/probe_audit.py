@@ -13,7 +13,7 @@ import random
 import sys
 
 from transcript_tools.engine.config import ReplaySettings
-from transcript_tools.eval.probes import ARTIFACT_KINDS
+from transcript_tools.eval.artifacts import ARTIFACT_KINDS
 from transcript_tools.eval.score import ConversationProbes
 from transcript_tools.replay.driver import ReplayDriver
 

@@ -56,9 +56,9 @@ _EXPORTS = {
     "ReplayResult": "replay.run",
     "RunStatus": "replay.run",
     "ReplayStats": "replay.driver",
-    "SessionResult": "replay.driver",
+    "SessionResult": "replay.conversation",
     "SweepResult": "sweep.driver",
-    "RunDiff": "diff.compare",
+    "RunDiff": "diff.changes",
     "EvalRun": "eval.workflow",
     "CheckResult": "diff.check",
     "InspectResult": "inspection",
@@ -183,8 +183,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
         replay_corpus,
         sweep_corpus,
     )
+    from .diff.changes import RunDiff
     from .diff.check import CheckResult
-    from .diff.compare import RunDiff
     from .engine.config import (
         Checkpoint,
         Measure,
@@ -228,7 +228,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .inspection import InspectResult, SessionInfo
     from .providers.base import Provider
     from .providers.factory import ProviderOptions
-    from .replay.driver import ReplayStats, SessionResult
+    from .replay.conversation import SessionResult
+    from .replay.driver import ReplayStats
     from .replay.run import ReplayResult, RunStatus
     from .settings import load_settings
     from .sweep.driver import SweepResult

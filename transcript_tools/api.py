@@ -32,12 +32,12 @@ from .providers.factory import ProviderOptions
 from .settings import load_settings
 
 if TYPE_CHECKING:
+    from .diff.changes import RunDiff
     from .diff.check import CheckResult
-    from .diff.compare import RunDiff
     from .errors import InputError
     from .eval.workflow import EvalRun
     from .inspection import InspectResult
-    from .replay.driver import SessionResult
+    from .replay.conversation import SessionResult
     from .replay.run import ReplayResult
     from .sweep.driver import SweepResult
 

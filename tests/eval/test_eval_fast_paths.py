@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transcript_tools.eval import patterns
+from transcript_tools.eval.artifacts import _constraint_hint
 from transcript_tools.eval.haystack import Haystack, JoinedHaystack, MemoHaystack
 from transcript_tools.eval.normalize import (
     STOPWORDS,
@@ -20,7 +21,6 @@ from transcript_tools.eval.normalize import (
     squash,
     term_set,
 )
-from transcript_tools.eval.probes import _constraint_hint
 
 # Characters that exercise the rules: ASCII words and separators, full-width forms and
 # the ellipsis (mapped before NFKC), characters NFKC or casefold change (ﬁ, Ⅻ, ß, İ),

@@ -15,13 +15,9 @@ from transcript_tools.engine.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from transcript_tools.eval.artifacts import extract_text
 from transcript_tools.eval.normalize import key_terms, normalize, squash
-from transcript_tools.eval.probes import (
-    EXTRACTOR_VERSION,
-    extract_text,
-    message_probes,
-    request_probe,
-)
+from transcript_tools.eval.probes import EXTRACTOR_VERSION, message_probes, request_probe
 from transcript_tools.eval.score import ConversationProbes, language_of, recalled
 from transcript_tools.formats import read_input
 from transcript_tools.formats.source import Source

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from ..diff.compare import RunDiff
+from ..diff.changes import RunDiff
 from ..errors import ConfigError, ExitCode
 from ..providers.retry import public_url
 from ..terminal import echo

@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 
 import click
 
-from ..diff.compare import RunDiff, diff_outputs, load_output
+from ..diff.changes import RunDiff
+from ..diff.compare import diff_outputs, load_output
 from ..diff.render import (
     DEFAULT_MAX_DIFF_LINES,
     render_json,

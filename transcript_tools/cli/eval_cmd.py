@@ -8,9 +8,10 @@ from typing import Any
 
 import click
 
+from ..engine.config import TurnPath
 from ..errors import ExitCode, TsumError
 from .provider_options import provider_options
-from .settings import config_option, format_option, shown_default
+from .settings import DEFAULTS, WindowType, config_option, format_option, shown_default
 
 EPILOG = """\b
 Examples:
@@ -48,8 +49,9 @@ the replaced text (truncation, N = the summary's length) and no summary at all."
 )
 @click.option(
     "--max-context-tokens",
-    type=int,
-    help="The model's context window. " + shown_default("max_context_tokens"),
+    type=WindowType(),
+    help="The model's context window, or auto: the window the log records (Codex), else "
+    f"{DEFAULTS['max_context_tokens']}. " + shown_default("max_context_tokens"),
 )
 @click.option(
     "--debounce",
@@ -86,6 +88,13 @@ the replaced text (truncation, N = the summary's length) and no summary at all."
     type=click.Choice(["turn", "call"]),
     help="Run the checkpoint after each user turn (the seed) or each model call; with call, "
     "debounce and keep_recent_turns count calls. " + shown_default("checkpoint"),
+)
+@click.option(
+    "--path",
+    "turn_path",
+    type=click.Choice([p.value for p in TurnPath]),
+    help="Turn path: submit_turn (sync) or submit_turn_stream + finalize_turn (stream). "
+    + shown_default("path"),
 )
 @format_option
 @click.option(

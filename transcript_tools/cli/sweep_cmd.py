@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ..engine.config import Checkpoint, Measure, SlotMode
+from ..engine.config import AUTO, Checkpoint, Measure, SlotMode, TurnPath
 from ..engine.requests import SUMMARY_MAX_TOKENS
 from ..errors import ExitCode
 from ..sweep.tables import SORT_KEYS, render_csv, render_json, render_table
@@ -35,6 +35,11 @@ def _split(values: tuple[str, ...], name: str, convert: Callable[[str], Any]) ->
                     f"{part!r} is not a valid value", param_hint=name
                 ) from None
     return out
+
+
+def _window(text: str) -> int | str:
+    """A --max-context-tokens value: an integer, or auto (per conversation, from its log)."""
+    return AUTO if text == AUTO else int(text)
 
 
 def _choice(enum: Any) -> Callable[[str], Any]:
@@ -76,8 +81,9 @@ The output says which."""
     "--max-context-tokens",
     "max_tokens",
     multiple=True,
-    metavar="N[,N...]",
-    help="max_context_tokens values. " + shown_default("max_context_tokens", "config or "),
+    metavar="N|auto[,...]",
+    help="max_context_tokens values; auto: the window each log records (Codex), else the "
+    "default. " + shown_default("max_context_tokens", "config or "),
 )
 @click.option(
     "--debounce",
@@ -109,6 +115,13 @@ The output says which."""
     metavar="turn|call[,...]",
     help="Checkpoint after each user turn (the seed) or each model call (debounce counts calls). "
     + shown_default("checkpoint", "config or "),
+)
+@click.option(
+    "--path",
+    "turn_path",
+    type=click.Choice([p.value for p in TurnPath]),
+    help="Turn path of the engine runs: submit_turn (sync) or submit_turn_stream + "
+    "finalize_turn (stream); the schedule is the same. " + shown_default("path"),
 )
 @config_option
 @click.option(
@@ -223,10 +236,13 @@ def sweep_command(
         raise click.UsageError("--json and --csv cannot be combined: choose one")
     # The sweep's own provider options name cached responses; the rule is the same.
     opts.update(provider=provider, model=model, base_url=base_url)
-    resolved = resolve({**opts, "workers": workers})
+    windows = _split(max_tokens, "--max-context-tokens", _window)
+    # auto given here: its fallback is replay's for auto given (the default, not the file's)
+    auto = {"max_context_tokens": AUTO} if AUTO in windows else None
+    resolved = resolve({**opts, "workers": workers}, overrides=auto)
     axes: dict[str, Any] = dict(
         ratios=_split(ratios, "--ratio", float),
-        max_context_tokens=_split(max_tokens, "--max-context-tokens", int),
+        max_context_tokens=windows,
         debounces=_split(debounces, "--debounce", int),
         modes=_split(modes, "--mode", _choice(SlotMode)),
         measures=_split(measures, "--measure", _choice(Measure)),

@@ -24,7 +24,8 @@ from ..engine.messages import Usage
 from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryResponse
 from ..providers.base import Provider
 from ..providers.cache import ResponseCache, cache_key
-from .compare import DIFFABLE_FILES, ReplayOutput, RunDiff
+from .changes import RunDiff
+from .compare import DIFFABLE_FILES, ReplayOutput
 
 CACHE_ONLY_MARK = "--cache-only"  # in the executor's error text of a cache-only miss
 

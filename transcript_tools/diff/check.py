@@ -21,7 +21,8 @@ from ..providers.cache import CacheMode
 from ..providers.factory import build_executor
 from ..replay.run import ReplayResult, RunStatus, replay_paths
 from .baseline import cache_only_message, cache_only_misses, seed_cache, update_baseline
-from .compare import ReplayOutput, RunDiff, diff_outputs, load_output
+from .changes import RunDiff
+from .compare import ReplayOutput, diff_outputs, load_output
 from .render import verdict_line
 
 Replay = Callable[[list[str], Path], ReplayResult]

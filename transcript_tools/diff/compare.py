@@ -8,13 +8,13 @@ holds timings. Whatever the structured comparison does not explain, a
 byte-for-byte comparison of every diffable file still reports, so "identical"
 means the diffable files are byte-identical.
 
-Loading lives in ``replay_output``, rendering (text, Markdown, JSON) in ``diff_render``.
+Loading lives in ``replay.read_output``, the records found in :mod:`.changes`, rendering
+(text, Markdown) in :mod:`.render`.
 """
 
 from __future__ import annotations
 
 import difflib
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +29,20 @@ from ..replay.read_output import (
     SessionRecords,
     load_output,
 )
+from .changes import (
+    DecisionChange,
+    Delta,
+    RunDiff,
+    ScheduleChange,
+    SessionDiff,
+    SettingChange,
+    SummaryChange,
+)
 
 __all__ = [
     "DIFFABLE_FILES",
     "DiffInputError",
     "ReplayOutput",
-    "RunDiff",
     "compare_dirs",
     "diff_outputs",
     "load_output",
@@ -64,105 +72,6 @@ SUMMARY_FIELDS = (
 )
 # What a SummaryChange lists (besides prompt and text); the template is reported once per run.
 SHOWN_FIELDS = ("decision", "status", "model", "error", "usage")
-
-
-# ---- the diff ------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class Delta:
-    old: int
-    new: int
-
-    @property
-    def change(self) -> int:
-        return self.new - self.old
-
-
-@dataclass(slots=True)
-class ScheduleChange:
-    kind: str  # "added" | "removed" | "moved"
-    old_turn: int | None
-    new_turn: int | None
-
-
-@dataclass(slots=True)
-class SummaryChange:
-    """A turn where the checkpoint fired on both sides, and something about it changed."""
-
-    turn: int
-    changed: list[str]  # "prompt", "text", then SHOWN_FIELDS names
-    old: dict[str, Any]
-    new: dict[str, Any]
-    prompt_diff: str | None = None
-    text_diff: str | None = None
-
-
-@dataclass(slots=True)
-class DecisionChange:
-    turn: int
-    old: str
-    new: str
-
-
-@dataclass(slots=True)
-class SessionDiff:
-    session: str
-    state: str  # "changed" | "added" | "removed"
-    old_turns: int
-    new_turns: int
-    old_fired: list[int]
-    new_fired: list[int]
-    schedule: list[ScheduleChange] = field(default_factory=list)
-    summaries: list[SummaryChange] = field(default_factory=list)
-    decisions: list[DecisionChange] = field(default_factory=list)
-    token_turns: list[int] = field(default_factory=list)  # turns whose token numbers differ
-    tokens: dict[str, Delta] = field(default_factory=dict)
-    other: list[str] = field(default_factory=list)
-    # what the records' "turn" counts: turns, or model calls with --checkpoint call
-    unit: str = "turn"
-
-    @property
-    def prompts_changed(self) -> int:
-        return sum(1 for s in self.summaries if "prompt" in s.changed)
-
-    @property
-    def texts_changed(self) -> int:
-        # both sides have a summary text (a failure is a status change, not a text change)
-        return sum(
-            1 for s in self.summaries if "text" in s.changed and s.old["text"] and s.new["text"]
-        )
-
-
-@dataclass(slots=True)
-class SettingChange:
-    key: str
-    old: Any
-    new: Any
-
-
-@dataclass(slots=True)
-class RunDiff:
-    old_label: str
-    new_label: str
-    template: SettingChange | None
-    settings: list[SettingChange]
-    sessions: list[SessionDiff]  # only sessions that differ, in the new run's order
-    counts: dict[str, int]
-    tokens: dict[str, Delta]
-    other: list[str]
-
-    @property
-    def identical(self) -> bool:
-        return not (self.template or self.settings or self.sessions or self.other)
-
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["identical"] = self.identical
-        for session, raw in zip(self.sessions, data["sessions"], strict=True):
-            raw["prompts_changed"] = session.prompts_changed
-            raw["texts_changed"] = session.texts_changed
-        return data
 
 
 def diff_outputs(

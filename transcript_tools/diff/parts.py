@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from .compare import Delta, SessionDiff, SettingChange, SummaryChange
+from .changes import Delta, SessionDiff, SettingChange, SummaryChange
 
 
 def show_number(value: Any) -> str:

@@ -12,7 +12,7 @@ from html import escape
 
 import orjson
 
-from .compare import Delta, RunDiff, SessionDiff
+from .changes import Delta, RunDiff, SessionDiff
 from .parts import (
     SeenEdits,
     clip,

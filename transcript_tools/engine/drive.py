@@ -25,19 +25,28 @@ from .session import SessionEngine
 Execute = Callable[[SummaryRequest, int], Awaitable[SummaryOutcome]]
 
 
+def recorded_window(conv: Conversation, configured: int) -> tuple[int, str]:
+    """``--max-context-tokens auto`` for one conversation: the window its log records
+    (``"log"``: Codex's ``model_context_window``), else ``configured`` (``"default"``).
+    The one rule replay, eval and the sweep (fast and engine path) apply."""
+    if conv.context_window:
+        return conv.context_window, "log"
+    return configured, "default"
+
+
 def session_window(
     conv: Conversation, settings: ReplaySettings
 ) -> tuple[ReplaySettings, dict[str, Any] | None]:
-    """``--max-context-tokens auto``: the window the log records (from ``"log"``), else
-    the configured one (``"default"``), and the record fields that say which; ``None``
-    without auto (default records unchanged)."""
+    """``--max-context-tokens auto``: the settings with :func:`recorded_window`, and the
+    record fields that say where it came from; ``None`` without auto (default records
+    unchanged)."""
     cfg = settings.summary
     if not settings.auto_window or cfg is None:
         return settings, None
-    source = "default"
-    if conv.context_window:
-        cfg = replace(cfg, max_context_tokens=conv.context_window)
-        settings, source = replace(settings, summary=cfg), "log"
+    window, source = recorded_window(conv, cfg.max_context_tokens)
+    if source == "log":
+        cfg = replace(cfg, max_context_tokens=window)
+        settings = replace(settings, summary=cfg)
     return settings, {
         "max_context_tokens": cfg.max_context_tokens,
         "max_context_tokens_from": source,
@@ -49,6 +58,24 @@ def unit_bounds(conv: Conversation, settings: ReplaySettings) -> list[tuple[int,
     starts = unit_starts(conv.messages, settings.checkpoint)
     ends = [*starts[1:], len(conv.messages)] if starts else []
     return list(zip(starts, ends, strict=True))
+
+
+def drive_without_summaries(
+    conv: Conversation,
+    engine: SessionEngine,
+    *,
+    units: Sequence[tuple[int, int]] | None = None,
+) -> None:
+    """:func:`drive_conversation` where no summary request can come (no SummaryConfig, or
+    a dry run), from synchronous code: with no request the coroutine never suspends, so
+    one ``send`` runs it to the end (no event loop; also inside a running one)."""
+    run = drive_conversation(conv, engine, None, units=units)
+    try:
+        run.send(None)
+    except StopIteration:
+        return
+    run.close()  # pragma: no cover - only an awaited request suspends the loop
+    raise AssertionError("drive_without_summaries: the engine made a summary request")
 
 
 async def drive_conversation(

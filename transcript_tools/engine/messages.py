@@ -212,6 +212,9 @@ class Compaction:
     message_index: int  # index in Conversation.messages of the first message after it
     source: str  # e.g. "claude-code:isCompactSummary", "codex:compacted"
     pre_tokens: int | None = None
+    # the runtime's summary text where the log keeps it apart from the messages (Codex's
+    # ``compacted`` item); None: not recorded there (tsum eval scores it when present)
+    summary: str | None = None
 
 
 @dataclass(slots=True)

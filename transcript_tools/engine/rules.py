@@ -357,6 +357,11 @@ def depends_on_summary_text(
     ``cost_so_far`` sums the calls' usage, recorded or estimated, and an estimated call is
     counted on the whole history before it, never on tsum's view (``SessionEngine``'s
     turn accounting). In Full mode summaries never change the view.
+
+    Two settings never make it True: the turn path (``--path stream`` gives the sync
+    path's schedule: ``session.py``'s ``finalize_turn`` corrects the index for the check
+    and the assignment) and ``--max-context-tokens auto`` (one integer per conversation,
+    ``drive.recorded_window``, known before its first turn).
     """
     if template is None or "previous_summary" in template.variables:
         return True

@@ -6,9 +6,10 @@ and on floors (no summary, truncation) and on the runtime's own recorded summari
 
 from __future__ import annotations
 
+from .artifacts import ARTIFACT_KINDS
 from .checkpoints import SummaryReplacement
 from .evaluation import EvalResult, Evaluation, Variant
-from .probes import ARTIFACT_KINDS, EXTRACTOR_VERSION, Probe
+from .probes import EXTRACTOR_VERSION, Probe
 from .score import ConversationProbes, recalled, score_checkpoint
 
 __all__ = [

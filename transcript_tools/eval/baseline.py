@@ -23,9 +23,10 @@ from ..engine.rules import turn_starts
 from ..errors import TsumError
 from ..formats.corpus import CorpusReader
 from .aggregate import Aggregate
+from .artifacts import ARTIFACT_KINDS
 from .checkpoints import TSUM, SummaryReplacement, compaction_message_indices
 from .evaluation import score_record
-from .probes import ARTIFACT_KINDS, EXTRACTOR_VERSION
+from .probes import EXTRACTOR_VERSION
 from .score import ConversationProbes
 
 SCORES_FILE = "eval.json"

@@ -20,8 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from ..engine.drive import drive_conversation
 from ..engine.messages import INJECTED, Conversation, TextBlock, UserMessage
 from ..engine.requests import SummaryOutcome, SummaryRequest
@@ -152,35 +150,12 @@ def compaction_message_indices(conv: Conversation) -> frozenset[int]:
     return frozenset(out)
 
 
-def _codex_summaries(path: str) -> list[str]:
-    """The ``compacted`` items' summary texts of a Codex rollout, in file order."""
-    texts: list[str] = []
-    try:
-        with open(path, "rb") as handle:
-            for line in handle:
-                if b'"compacted"' not in line:
-                    continue
-                try:
-                    obj = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    continue
-                if isinstance(obj, dict) and obj.get("type") == "compacted":
-                    payload = obj.get("payload")
-                    message = payload.get("message") if isinstance(payload, dict) else None
-                    texts.append(message if isinstance(message, str) else "")
-    except OSError:
-        return []
-    return texts
-
-
 def recorded_checkpoints(
     conv: Conversation, turn_of: Any
 ) -> tuple[list[SummaryReplacement], list[str]]:
     """The runtime's own compactions with their summary text; notes for those without."""
     out: list[SummaryReplacement] = []
     notes: list[str] = []
-    codex = [c for c in conv.compactions if c.source == "codex:compacted"]
-    codex_texts = _codex_summaries(conv.path) if codex else []
     previous = 0
     for comp in conv.compactions:
         index = comp.message_index
@@ -190,10 +165,9 @@ def recorded_checkpoints(
             if candidate is not None and candidate.lstrip().startswith(CLAUDE_CODE_CONTINUATION):
                 text = candidate
             label = "recorded:claude-code"
-        elif comp.source == "codex:compacted":
-            n = codex.index(comp)
-            text = codex_texts[n] if n < len(codex_texts) else None
-            label = "recorded:codex"
+        elif comp.summary is not None:  # kept apart by the reader (Codex's `compacted`)
+            text = comp.summary
+            label = "recorded:" + comp.source.split(":")[0]
         else:
             label = "recorded:" + comp.source.split(":")[0]
             text = _summary_at_index(conv, comp.source, index)

@@ -1,5 +1,5 @@
-"""The patterns and word lists of the artifact probes (``probes.py``), and the noise
-rules' lists (R-numbers: docs/eval-probe-audit.md). Changing any of them changes what is
+"""The patterns and word lists of the artifact probes (``artifacts.py``, ``probes.py``),
+and the noise rules' lists (R-numbers: docs/eval-probe-audit.md). Changing any of them changes what is
 extracted: bump ``probes.EXTRACTOR_VERSION``."""
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from .artifacts import ARTIFACT_KINDS, REQUEST
 from .evaluation import EvalResult
-from .probes import ARTIFACT_KINDS, REQUEST
 
 _ORDINAL = {"1": "1st", "2": "2nd", "3": "3rd"}
 

@@ -16,19 +16,10 @@ from ..engine.formatting import MESSAGE_SEPARATOR, format_message
 from ..engine.messages import PERSON, Message, SystemMessage, UserMessage, is_turn_start
 from ..engine.rules import turn_starts
 from ..engine.tokens import ascii_letter_count, cjk_count, estimate_text_tokens
+from .artifacts import ARTIFACT_KINDS, CONSTRAINT, ERROR, PATH, REQUEST
 from .haystack import Haystack, JoinedHaystack, MemoHaystack
 from .normalize import normalize, squash
-from .probes import (
-    ARTIFACT_KINDS,
-    CONSTRAINT,
-    ERROR,
-    EXTRACTOR_VERSION,
-    PATH,
-    REQUEST,
-    Probe,
-    message_probes,
-    request_probe,
-)
+from .probes import EXTRACTOR_VERSION, Probe, message_probes, request_probe
 
 COVERAGE_THRESHOLD = 0.5  # requests and constraints: share of key terms the text must hold
 CJK_LANGUAGE_SHARE = 0.3  # CJK share of letters above which a text counts as CJK

@@ -40,6 +40,7 @@ Each line is ``{"timestamp", "type", "payload"}``. Mapping:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from ..engine.messages import (
@@ -143,7 +144,8 @@ class _Rollout:
         elif kind == "session_meta":
             self._meta(payload)
         elif kind == "compacted":
-            self._compaction("codex:compacted")
+            message = payload.get("message")
+            self._compaction("codex:compacted", message if isinstance(message, str) else None)
 
     def _unknown(self, kind: Any, record: Record) -> None:
         if not isinstance(kind, str):  # a broken line: say which
@@ -308,13 +310,17 @@ class _Rollout:
         else:
             target.usage = usage if target.usage is None else target.usage + usage
 
-    def _compaction(self, source: str) -> None:
+    def _compaction(self, source: str, summary: str | None = None) -> None:
         self._input()
         index = len(self.out)
         comps = self.conv.compactions
         if comps and comps[-1].message_index == index:
-            return  # `compacted` and its `context_compacted` event are one compaction
-        comps.append(Compaction(index, source, self.last_call_tokens))
+            # `compacted` and its `context_compacted` event are one compaction: the
+            # summary text is the `compacted` item's, whichever line came first
+            if summary is not None and comps[-1].summary is None:
+                comps[-1] = replace(comps[-1], summary=summary)
+            return
+        comps.append(Compaction(index, source, self.last_call_tokens, summary))
 
     def finish(self) -> Conversation:
         if self.saw_user_event:

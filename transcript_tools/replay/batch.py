@@ -43,7 +43,8 @@ from ..providers.batch.store import BatchStore
 from ..providers.cache import CacheMode, cache_key
 from ..providers.executor import SummaryExecutor
 from ..providers.retry import ProviderCallError, public_url
-from .driver import ReplayDriver, ReplayStats, replay_conversation
+from .conversation import replay_conversation
+from .driver import ReplayDriver, ReplayStats
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ Sessions run concurrently (each has at most one summary request in flight; the
 executor caps the calls at ``concurrency``); a session starts whenever any running
 one ends, and finished sessions wait in a bounded reorder buffer (``window_bounds``)
 so that results reach the sink strictly in input order: outputs are byte-identical
-whatever the concurrency.
+whatever the concurrency. One session's run is :mod:`.conversation`'s.
 """
 
 from __future__ import annotations
@@ -12,168 +12,17 @@ from __future__ import annotations
 import asyncio
 import heapq
 import logging
-import tempfile
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from typing import IO, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-import orjson
-
-from ..engine.config import Checkpoint, Measure, ReplaySettings
-from ..engine.drive import drive_conversation, session_window, unit_bounds
-from ..engine.messages import (
-    AssistantMessage,
-    Conversation,
-    Message,
-    ToolResultMessage,
-    ToolUseBlock,
-)
-from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
-from ..engine.rules import FIRED, Decision, compaction_turn, fixed_cadence
-from ..engine.session import ESTIMATED, SessionEngine
+from ..engine.config import ReplaySettings
+from ..engine.messages import Conversation
 from ..formats.corpus import CorpusReader
 from ..formats.inputs import InputFile
 from ..providers.executor import SummaryExecutor
+from .conversation import SessionResult, replay_conversation, session_counts
 from .parking import Parked, ParkFile, Rendered, SessionCounts, discard_parked
-
-
-def tool_oddities(messages: list[Message]) -> list[str]:
-    """Warnings for tool results with no matching call and calls never answered."""
-    calls: dict[str, int] = {}
-    orphans: list[str] = []
-    for message in messages:
-        if isinstance(message, AssistantMessage):
-            for block in message.blocks:
-                if isinstance(block, ToolUseBlock) and block.id:
-                    calls[block.id] = 0
-        elif isinstance(message, ToolResultMessage):
-            call_id = message.tool_call_id
-            if call_id in calls:
-                calls[call_id] += 1
-            elif call_id:
-                orphans.append(call_id)
-    unanswered = [cid for cid, n in calls.items() if n == 0]
-    out = []
-    if orphans:
-        out.append(f"{len(orphans)} tool result(s) with no matching call (first: {orphans[0]})")
-    if unanswered:
-        out.append(f"{len(unanswered)} tool call(s) never answered (first: {unanswered[0]})")
-    return out
-
-
-def compaction_by_turn(
-    conv: Conversation, turns: list[tuple[int, list[Message]]]
-) -> dict[int, list[dict[str, Any]]]:
-    """Recorded compactions, reported at the last turn before them (the agent compacted after it)."""
-    return _compactions_at(conv, [start for start, _ in turns])
-
-
-def _compactions_at(conv: Conversation, starts: list[int]) -> dict[int, list[dict[str, Any]]]:
-    """``compaction_by_turn`` from the turns' start indices."""
-    out: dict[int, list[dict[str, Any]]] = {}
-    for comp in conv.compactions:
-        entry: dict[str, Any] = {"source": comp.source}
-        if comp.pre_tokens is not None:
-            entry["pre_tokens"] = comp.pre_tokens
-        out.setdefault(compaction_turn(starts, comp.message_index), []).append(entry)
-    return out
-
-
-@dataclass(slots=True)
-class SessionResult:
-    conversation: Conversation
-    engine: SessionEngine
-    turns: int
-    warnings: list[str] = field(default_factory=list)
-    prompt_spool: IO[bytes] | None = None  # prompts.jsonl lines of this session, when spooled
-
-
-PROMPT_SPOOL_MEMORY = 4 << 20  # bytes of prompts kept in memory before spilling to a temp file
-
-
-def _prompt_line(sha: str, text: str) -> bytes:
-    return orjson.dumps({"sha256": sha, "text": text}, option=orjson.OPT_SORT_KEYS) + b"\n"
-
-
-async def replay_conversation(
-    conv: Conversation,
-    settings: ReplaySettings,
-    executor: SummaryExecutor | None,
-    provider_name: str,
-    template: Any,
-    *,
-    spool_prompts: bool = False,
-) -> SessionResult:
-    """Run one conversation through the checkpoint, turn by turn.
-
-    With ``spool_prompts`` the rendered prompts go to a temporary file as they are
-    made (``SessionResult.prompt_spool``) instead of staying in memory.
-    """
-    settings, window = session_window(conv, settings)
-    engine = SessionEngine(
-        conv.session_id, settings, provider_name=provider_name, template=template
-    )
-    spool: IO[bytes] | None = None
-    if spool_prompts:
-        spool = tempfile.SpooledTemporaryFile(max_size=PROMPT_SPOOL_MEMORY)
-        write = spool.write
-
-        def sink(sha: str, text: str) -> None:
-            write(_prompt_line(sha, text))
-
-        engine.prompt_sink = sink
-    # Each turn's messages are sliced when it is replayed, not all up front: fewer
-    # objects alive at once (the cyclic GC walks every live container).
-    units = unit_bounds(conv, settings)  # turns, or calls (--checkpoint call)
-    compactions = _compactions_at(conv, [start for start, _ in units])  # in the unit
-
-    def annotate(number: int) -> dict[str, Any] | None:
-        annotations = (
-            {"recorded_compaction": compactions[number]} if number in compactions else None
-        )
-        if window is not None:
-            annotations = {**(annotations or {}), **window}
-        return annotations
-
-    async def execute(request: SummaryRequest, left: int) -> SummaryOutcome:
-        assert executor is not None, "a summary request needs an executor (or dry_run)"
-        # the session with the most turns left goes first when every slot is busy: its
-        # chain of summaries is what the run waits for at the end
-        return await executor.execute(request, priority=-left)
-
-    await drive_conversation(conv, engine, execute, units=units, annotate=annotate)
-    warnings = list(conv.warnings) + tool_oddities(conv.messages)
-    if not conv.messages:
-        warnings.append(
-            f"no messages read as {conv.format} (is the file in that format? see --format)"
-        )
-    cadence = fixed_cadence_warning(engine)
-    if cadence:
-        warnings.append(cadence)
-    # person turns in both modes (with --checkpoint call, ``starts`` are the calls)
-    return SessionResult(conv, engine, len(engine.slot.units.turn_starts), warnings, spool)
-
-
-def fixed_cadence_warning(engine: SessionEngine) -> str | None:
-    """Say so when the run degenerated into one summary every ``debounce_turns`` turns."""
-    cfg = engine.settings.summary
-    decisions = [d["decision"] for d in engine.decisions]
-    if cfg is None or not fixed_cadence(decisions, cfg.debounce_turns):
-        return None
-    unit = "call" if engine.settings.checkpoint is Checkpoint.CALL else "turn"
-    first = next(d[unit] for d in engine.decisions if d["decision"] in FIRED)
-    hint = (
-        " (the cumulative cost_so_far never goes down; --measure current follows the context size)"
-    )
-    if any(ESTIMATED in d for d in engine.decisions):  # a dry run's estimated schedule
-        hint = f" (estimated: no summary was written; each assumed {SUMMARY_MAX_TOKENS} tokens)"
-    elif engine.settings.measure is not Measure.CUMULATIVE:
-        hint = ""
-    return (
-        f"the watermark stayed over the line after {unit} {first}: the checkpoint fired every "
-        f"{max(cfg.debounce_turns, 1)} {unit}(s) from then on, whatever the conversation did" + hint
-    )
-
 
 # Sessions in flight: many per call slot. A session has at most one call in flight
 # and replays turns (CPU only) between two calls, and sessions are indivisible chains:
@@ -227,24 +76,6 @@ class Renderer(Protocol):
     def render(self, result: SessionResult) -> Rendered: ...
 
     def write_rendered(self, session_id: str, rendered: Rendered) -> None: ...
-
-
-def session_counts(result: SessionResult) -> SessionCounts:
-    engine = result.engine
-    ok = sum(1 for s in engine.summaries if s["status"] == "ok")
-    calls = engine.settings.checkpoint is Checkpoint.CALL
-    return SessionCounts(
-        result.conversation.session_id,
-        result.conversation.path,
-        result.turns,
-        len(engine.slot.unit_starts) if calls else 0,
-        ok,
-        len(engine.summaries) - ok,
-        sum(1 for d in engine.decisions if d["decision"] == Decision.WOULD_SUMMARIZE),
-        result.warnings,
-        sum(1 for d in engine.decisions if ESTIMATED in d),
-        engine.stream_units,
-    )
 
 
 class Sink(Protocol):

@@ -32,7 +32,7 @@ from ..engine.config import Checkpoint, ReplaySettings
 from ..engine.prompt import PromptTemplate
 from ..formats.inputs import OUTPUT_MARKER, unique_name
 from ..formats.native import write_messages
-from .driver import SessionResult
+from .conversation import SessionResult
 from .parking import Rendered
 
 DUMP_OPTIONS = orjson.OPT_SORT_KEYS

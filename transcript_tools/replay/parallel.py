@@ -20,13 +20,8 @@ from ..formats.corpus import CorpusReader
 from ..formats.inputs import InputFile
 from ..parallel.job import ERROR, SESSION, WARN
 from ..parallel.pool import Backend, ordered_parts, plan
-from .driver import (
-    ReplayDriver,
-    ReplayStats,
-    replay_conversation,
-    session_counts,
-    window_bounds,
-)
+from .conversation import replay_conversation, session_counts
+from .driver import ReplayDriver, ReplayStats, window_bounds
 from .output_dir import OutputDirectory, render_records
 from .parking import Rendered, SessionCounts
 from .text_report import TextReport

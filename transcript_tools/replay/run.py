@@ -29,7 +29,8 @@ from ..providers.factory import (
     executor_stats,
     resolve_cache_mode,
 )
-from .driver import ReplayDriver, ReplayStats, SessionResult, Sink
+from .conversation import SessionResult
+from .driver import ReplayDriver, ReplayStats, Sink
 
 
 class RunStatus(StrEnum):

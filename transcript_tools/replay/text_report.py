@@ -8,7 +8,7 @@ from typing import IO, Any
 from ..engine.rules import FIRED
 from ..engine.session import ESTIMATED
 from ..terminal import escape_controls
-from .driver import SessionResult
+from .conversation import SessionResult
 from .parking import Rendered
 
 

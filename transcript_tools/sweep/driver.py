@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.config import Checkpoint, SummaryConfig
+from ..engine.config import Checkpoint, SummaryConfig, TurnPath
 from ..engine.messages import Conversation, Message
 from ..engine.prompt import PromptTemplate
 from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
@@ -84,6 +84,7 @@ class Sweep:
     base: SummaryConfig = field(default_factory=SummaryConfig)
     template: PromptTemplate | None = None
     keep_recent_turns: int = 3
+    path: TurnPath = TurnPath.SYNC  # the engine path's turn path (the schedule is the same)
     executor: Any = None  # engine path; None: the offline provider, built on first use
     provider_name: str = "offline"
     describe_executor: Callable[[], str] | None = None
@@ -167,8 +168,9 @@ class Sweep:
         fires: list[list[int]] = []
         curves: dict[int, list[int]] = {}
         ever = False
-        for i, cfg in enumerate(self.configs):
-            turns, profile = profiled(cfg.checkpoint)
+        for i, grid_cfg in enumerate(self.configs):
+            turns, profile = profiled(grid_cfg.checkpoint)
+            cfg = grid_cfg.for_conversation(conv)  # --max-context-tokens auto: its window
             # Until the first summary the engine's state is the profile's: a configuration
             # that never fires on the profile never fires in the engine either.
             if depends_on_summary_text(cfg.mode, cfg.measure, self.template) and simulate(
@@ -186,6 +188,7 @@ class Sweep:
                     keep_recent_turns=self.keep_recent_turns,
                     executor=self.executor,
                     provider_name=self.provider_name,
+                    path=self.path,
                 )
                 result.engine_runs += 1
                 if keep and outcome.watermark is not None:
@@ -193,7 +196,7 @@ class Sweep:
             else:
                 outcome = evaluate_fast(profile, cfg)
                 result.fast_runs += 1
-            result.stats[i].add(outcome, profile)
+            result.stats[i].add(outcome, profile, limit=cfg.max_context_tokens)
             ever = ever or bool(outcome.fires)
             if keep:
                 if cfg.checkpoint is Checkpoint.CALL:  # the report charts turns

@@ -57,7 +57,9 @@ def _ticks(top: float, count: int = 4) -> list[float]:
     return [step * i for i in range(int(top // step) + 1)]
 
 
-def _short(value: float) -> str:
+def _short(value: float | str) -> str:
+    if isinstance(value, str):  # max_context_tokens auto
+        return value
     if value >= 1e6:
         return f"{value / 1e6:g}M"
     if value >= 1e3:
@@ -90,7 +92,10 @@ def _chart(
     configs = [(c, i) for c, i in shown if result.configs[i].measure is measure]
     n = max(p.turns, 1)
     top = max(series, default=0)
-    thresholds = sorted({result.configs[i].threshold for _, i in configs})
+    # with --max-context-tokens auto each conversation has its own: no one line to draw
+    thresholds = sorted(
+        {result.configs[i].threshold for _, i in configs if not result.configs[i].auto_window}
+    )
     # A cumulative series dwarfs the thresholds it crossed long ago: log scale then.
     positive = [v for v in (*series, *thresholds) if v > 0]
     log = bool(thresholds) and top > 10 * thresholds[0] and bool(positive)

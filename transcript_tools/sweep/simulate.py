@@ -24,8 +24,16 @@ import bisect
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..engine.config import Checkpoint, Measure, ReplaySettings, SlotMode, SummaryConfig
-from ..engine.drive import drive_conversation
+from ..engine.config import (
+    AUTO,
+    Checkpoint,
+    Measure,
+    ReplaySettings,
+    SlotMode,
+    SummaryConfig,
+    TurnPath,
+)
+from ..engine.drive import drive_conversation, drive_without_summaries, recorded_window
 from ..engine.formatting import MESSAGE_SEPARATOR, format_message
 from ..engine.messages import Conversation, Message
 from ..engine.prompt import PromptTemplate
@@ -58,6 +66,9 @@ class SweepConfig:
     mode: SlotMode = SlotMode.FOCUSED
     measure: Measure = Measure.CUMULATIVE
     checkpoint: Checkpoint = Checkpoint.TURN  # --checkpoint call: debounce counts calls
+    # --max-context-tokens auto: per conversation the window its log records, else
+    # max_context_tokens (engine.drive.recorded_window, as replay and eval apply it)
+    auto_window: bool = False
 
     @property
     def threshold(self) -> float:
@@ -65,10 +76,18 @@ class SweepConfig:
 
     @property
     def label(self) -> str:
+        window = AUTO if self.auto_window else self.max_context_tokens
         return (
-            f"ratio={self.trigger_token_ratio:g} max={self.max_context_tokens} "
+            f"ratio={self.trigger_token_ratio:g} max={window} "
             f"debounce={self.debounce_turns} {self.mode.value} {self.measure.value}"
         ) + (" call" if self.checkpoint is Checkpoint.CALL else "")
+
+    def for_conversation(self, conv: Conversation) -> SweepConfig:
+        """The configuration one conversation runs: with auto, its own window."""
+        if not self.auto_window:
+            return self
+        window, _ = recorded_window(conv, self.max_context_tokens)
+        return replace(self, max_context_tokens=window, auto_window=False)
 
     def summary_config(self, base: SummaryConfig) -> SummaryConfig:
         return replace(
@@ -89,6 +108,9 @@ class SweepConfig:
         }
         if self.checkpoint is Checkpoint.CALL:  # only then: default outputs unchanged
             out["checkpoint"] = self.checkpoint.value
+        if self.auto_window:  # per conversation: no one window or threshold
+            out.update(max_context_tokens=AUTO, threshold=None)
+            out["max_context_tokens_default"] = self.max_context_tokens
         return out
 
 
@@ -246,8 +268,9 @@ def profile_conversation(
         checkpoint=checkpoint,
     )
     engine = SessionEngine(conv.session_id, settings)
-    for _, messages in turns:
-        engine.submit_turn(messages)
+    # the one loop (engine/drive.py); with no SummaryConfig it never awaits
+    units = [(start, start + len(messages)) for start, messages in turns]
+    drive_without_summaries(conv, engine, units=units)
     slot = engine.slot
     cost = [d["cost_so_far"] for d in engine.decisions]
     # the current measure; never below the estimated view (SessionEngine.current_context_tokens)
@@ -383,12 +406,15 @@ async def evaluate_engine(
     keep_recent_turns: int,
     executor: Any,
     provider_name: str,
+    path: TurnPath = TurnPath.SYNC,
 ) -> ConfigOutcome:
-    """Run the real engine (summaries applied) and measure the same figures."""
+    """Run the real engine (summaries applied) on the turn path ``path`` and measure the
+    same figures. ``cfg`` is the conversation's own (``SweepConfig.for_conversation``)."""
     settings = ReplaySettings(
         summary=cfg.summary_config(base),
         mode=cfg.mode,
         keep_recent_turns=keep_recent_turns,
+        path=path,
         measure=cfg.measure,
         template_name=template.name,
         checkpoint=cfg.checkpoint,

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.config import Checkpoint, Measure, SlotMode, SummaryConfig
+from ..engine.config import AUTO, Checkpoint, Measure, SlotMode, SummaryConfig
 from .simulate import ConfigOutcome, ConversationSeries, SweepConfig
 from .tables import RECALL_NOT_MEASURED, recall_not_measured
 
@@ -34,7 +34,7 @@ def quantile(hist: Counter[int], q: float) -> int | None:
 
 def config_grid(
     ratios: Sequence[float],
-    max_context_tokens: Sequence[int],
+    max_context_tokens: Sequence[int | str],
     debounces: Sequence[int],
     modes: Sequence[SlotMode] = (SlotMode.FOCUSED,),
     measures: Sequence[Measure] = (Measure.CUMULATIVE,),
@@ -50,13 +50,15 @@ def config_grid(
                 for maximum in max_context_tokens:
                     for ratio in ratios:
                         for debounce in debounces:
+                            auto = maximum == AUTO  # per conversation; else the default
                             cfg = SweepConfig(
                                 ratio,
-                                maximum,
+                                base.max_context_tokens if auto else int(maximum),
                                 debounce,
                                 SlotMode(mode),
                                 Measure(measure),
                                 Checkpoint(checkpoint),
+                                auto_window=auto,
                             )
                             cfg.summary_config(base)  # raises ConfigError for a bad value
                             out[cfg] = None
@@ -96,7 +98,11 @@ class ConfigStats:
     recall_total: int = 0
     recall_conversations: int = 0  # summarizing conversations whose summary text was scored
 
-    def add(self, result: ConfigOutcome, profile: ConversationSeries) -> None:
+    def add(
+        self, result: ConfigOutcome, profile: ConversationSeries, *, limit: int | None = None
+    ) -> None:
+        """Fold in one conversation; ``limit``: its window (``--max-context-tokens auto``),
+        else the configuration's."""
         self.conversations += 1
         self.turns += profile.turns
         calls = len(result.fires)
@@ -117,7 +123,8 @@ class ConfigStats:
         self.view_with_sum += result.sum_with
         self.overflow_turns += result.overflow
         self.overflow_convs += result.overflow > 0
-        limit = self.config.max_context_tokens
+        if limit is None:
+            limit = self.config.max_context_tokens
         self.overflow_without += sum(1 for v in profile.view if v > limit)
         self.fixed_cadence += result.fixed_cadence
         if result.recall is not None:

@@ -77,9 +77,11 @@ def sorted_rows(result: SweepTableSource, sort: str = "calls") -> tuple[list[dic
     return rows, f"sorted by {text}" + (f" ({order}, ties in grid order)" if field_name else "")
 
 
-def _k(value: float | int | None) -> str:
+def _k(value: float | int | str | None) -> str:
     if value is None:
         return "-"
+    if isinstance(value, str):  # max_context_tokens auto
+        return value
     value = float(value)
     if abs(value) >= 10_000_000:
         return f"{value / 1e6:.0f}M"

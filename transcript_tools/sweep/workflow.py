@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..engine.config import Checkpoint, Measure, RunSettings, SlotMode
+from ..engine.config import AUTO, Checkpoint, Measure, RunSettings, SlotMode
 from ..engine.requests import SUMMARY_MAX_TOKENS
 from ..errors import ConfigError
 from ..formats.corpus import ignore
@@ -52,7 +52,7 @@ def sweep_paths(
     run: RunSettings,
     *,
     ratios: Sequence[float] = (),
-    max_context_tokens: Sequence[int] = (),
+    max_context_tokens: Sequence[int | str] = (),  # a window, or AUTO (the log's)
     debounces: Sequence[int] = (),
     modes: Sequence[SlotMode] = (),
     measures: Sequence[Measure] = (),
@@ -79,7 +79,7 @@ def sweep_paths(
     assert base is not None
     configs = config_grid(
         list(ratios) or [base.trigger_token_ratio],
-        list(max_context_tokens) or [base.max_context_tokens],
+        list(max_context_tokens) or [AUTO if settings.auto_window else base.max_context_tokens],
         list(debounces) or [base.debounce_turns],
         list(modes) or [settings.mode],
         list(measures) or [settings.measure],
@@ -96,6 +96,7 @@ def sweep_paths(
         base=base,
         template=run.template,
         keep_recent_turns=settings.keep_recent_turns,
+        path=settings.path,
         executor=executor,
         provider_name=provider,
         describe_executor=executor.describe if executor is not None else None,
