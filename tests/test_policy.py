@@ -138,7 +138,7 @@ def test_seed_preset_is_exactly_the_seed() -> None:
     assert seed.summarizer_input.kind == "history"
     assert seed.summarizer_input.max_transcript_chars == DEFAULT_MAX_TRANSCRIPT_CHARS
     assert seed.summarizer_input.max_tool_result_chars == cfg.max_tool_result_chars
-    assert (seed.placement.role, seed.placement.position) == ("system", "end")
+    assert (seed.placement.role, seed.placement.position) == ("system", "tail")
     assert seed.placement.marker == DEFAULT_SUMMARY_MARKER == "[上下文摘要]"
     assert builtin_template_source(seed.summary.template) == cfg.summary_prompt
     assert seed.summary.max_tokens == SUMMARY_MAX_TOKENS == 1024

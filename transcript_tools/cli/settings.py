@@ -127,8 +127,11 @@ format_option = click.option(
 
 def summary_options(func: Any) -> Any:
     """Options for every SummaryConfig field and the slot, shared by replay/format/prompt/check."""
-    options = [
+    from .policies_cmd import policy_option
+
+    options: list[Any] = [
         config_option,
+        policy_option,
         click.option(
             "--ratio",
             "--trigger-token-ratio",
@@ -282,6 +285,18 @@ def resolve(
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+    if opts.get("policy") is not None:  # a compaction policy (docs/policies.md)
+        from ..engine.policy_engine import policy_with_flags, with_policy
+
+        policy = policy_with_flags(opts["policy"], explicit)
+        window_given = "max_context_tokens" in merged  # flag, environment or file
+        settings = with_policy(settings, policy, window_given=window_given)
+        if settings.policy is not None:
+            template = (
+                template_from_config(settings.summary.summary_prompt, settings.template_name)
+                if settings.summary
+                else template
+            )
     concurrency = int(values.get("concurrency") or DEFAULT_CONCURRENCY)
     provider: dict[str, Any] = {
         k: opts[k]

@@ -35,8 +35,21 @@ from .config import (
     SlotMode,
     SummaryConfig,
 )
-from .formatting import MESSAGE_SEPARATOR, FormattedHistory, format_messages_as_text
+from .formatting import (
+    MESSAGE_SEPARATOR,
+    FormattedHistory,
+    format_messages_as_text,
+    formatted_blocks,
+)
 from .messages import SYNTHETIC_MODEL, AssistantMessage, Message, Usage
+from .policy_engine import (
+    policy_fields,
+    policy_skip,
+    policy_threshold,
+    summary_max_tokens,
+    view_violations,
+)
+from .policy_slot import CompactionPlan, PolicySlot, summarized_span
 from .prompt import PromptTemplate, template_from_config
 from .requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from .rules import (
@@ -61,6 +74,7 @@ class _Pending:
     request: SummaryRequest | None
     record: dict[str, Any]
     advance_after: bool  # sync path: turn_index advances after the checkpoint
+    plan: CompactionPlan | None = None  # under a policy: what the summary replaces
 
 
 @dataclass(slots=True)
@@ -86,7 +100,7 @@ class SessionEngine:
     # estimated the way the sweep estimates it (rules.estimated_summary_view).
     _estimated_covered: int | None = None
     stream_units: int = 0  # units that went through submit_turn_stream + finalize_turn
-    slot: ContextSlot = field(init=False)
+    slot: ContextSlot | PolicySlot = field(init=False)
     memory: SessionMemory = field(default_factory=SessionMemory)
     decisions: list[dict[str, Any]] = field(default_factory=list)
     summaries: list[dict[str, Any]] = field(default_factory=list)
@@ -106,12 +120,18 @@ class SessionEngine:
 
     def __post_init__(self) -> None:
         cfg = self.settings.summary
-        self.slot = ContextSlot(
-            mode=self.settings.mode,
-            focused=FocusedConfig(keep_recent_turns=self.settings.keep_recent_turns),
-            marker=cfg.summary_marker if cfg else DEFAULT_SUMMARY_MARKER,
-            units=UnitCounter(self.settings.checkpoint),
-        )
+        units = UnitCounter(self.settings.checkpoint)
+        policy = self.settings.policy
+        if policy is not None:  # engine/policy_slot.py: the view a policy makes
+            window = (cfg or SummaryConfig()).max_context_tokens
+            self.slot = PolicySlot(policy, window, units=units)
+        else:
+            self.slot = ContextSlot(
+                mode=self.settings.mode,
+                focused=FocusedConfig(keep_recent_turns=self.settings.keep_recent_turns),
+                marker=cfg.summary_marker if cfg else DEFAULT_SUMMARY_MARKER,
+                units=units,
+            )
         if cfg is not None and self.template is None:
             self.template = template_from_config(cfg.summary_prompt, self.settings.template_name)
 
@@ -220,6 +240,9 @@ class SessionEngine:
             )
             self.recorded_calls += recorded
             self.estimated_calls += estimated
+        cleared = None
+        if isinstance(slot, PolicySlot) and slot.policy.prepass.kind != "none":
+            cleared = slot.prepass(self.current_context_tokens())  # before the trigger
 
         cost_total = cost.input_tokens + cost.output_tokens
         watermark = self.current_context_tokens() if current else cost_total
@@ -236,6 +259,10 @@ class SessionEngine:
             "messages": len(messages),
             "tokens": _source(recorded, estimated),
         }
+        if isinstance(slot, PolicySlot):
+            record.update(policy_fields(slot.policy))
+            if cleared is not None:
+                record["cleared"] = cleared
         if current and self._estimated_covered is not None:  # the schedule rests on it
             record["watermark_without_summaries"] = estimated_from
             record[ESTIMATED] = SUMMARY_MAX_TOKENS
@@ -273,6 +300,7 @@ class SessionEngine:
         less what the focused window leaves out, plus a summary of SUMMARY_MAX_TOKENS
         (the sweep's estimate, ``--summary-tokens`` at its default)."""
         slot = self.slot
+        assert isinstance(slot, ContextSlot)  # a policy's dry run applies its summary instead
         starts = slot.turn_starts
         start = focused_window_start(
             starts, len(starts), slot.focused.keep_recent_turns, self._estimated_covered
@@ -294,28 +322,80 @@ class SessionEngine:
             record["threshold"] = None
             self._finish(record, Decision.DISABLED, advance_after)
             return None
-        threshold = record["threshold"] = cfg.threshold
-        # F2 + F6: should_summarize, then generate_summary's empty-history guard
-        skip = skip_reason(
-            turn,
-            self.last_summary_turn,
-            record["watermark"],
-            threshold,
-            cfg.debounce_turns,
-            not self.slot.messages,
-        )
+        slot = self.slot
+        if isinstance(slot, PolicySlot):  # the policy's trigger (engine/policy_engine.py)
+            record["threshold"] = policy_threshold(slot.policy, slot.window)
+            count = slot.view_size()[0] if slot.policy.trigger.threshold == "messages" else 0
+            skip = policy_skip(
+                slot.policy,
+                turn,
+                self.last_summary_turn,
+                record["watermark"],
+                slot.window,
+                count,
+                not slot.messages,
+            )
+        else:
+            threshold = record["threshold"] = cfg.threshold
+            # F2 + F6: should_summarize, then generate_summary's empty-history guard
+            skip = skip_reason(
+                turn,
+                self.last_summary_turn,
+                record["watermark"],
+                threshold,
+                cfg.debounce_turns,
+                not slot.messages,
+            )
         if skip is not None:
             self._finish(record, skip, advance_after)
             return None
         if self.settings.dry_run:
             self.last_summary_turn = turn  # as if it succeeded: the schedule of a run where all do
-            if self.settings.measure is Measure.CURRENT and self.slot.mode is SlotMode.FOCUSED:
-                self._estimated_covered = len(self.slot.messages)  # its effect, estimated
+            if isinstance(slot, PolicySlot):  # its effect: a summary SUMMARY_MAX_TOKENS long
+                slot.set_summary(
+                    "", assumed_tokens=assumed_summary_tokens(slot.marker, SUMMARY_MAX_TOKENS)
+                )
+            elif self.settings.measure is Measure.CURRENT and slot.mode is SlotMode.FOCUSED:
+                self._estimated_covered = len(slot.messages)  # its effect, estimated
             self._finish(record, Decision.WOULD_SUMMARIZE, advance_after)
             return None
+        if isinstance(slot, PolicySlot):
+            plan = slot.plan()
+            if not plan.summarizer_input or not (plan.dropped or slot.summary):
+                # nothing to summarize, or a summary would replace nothing
+                self._finish(record, Decision.SKIPPED_EMPTY, advance_after)
+                return None
+            request = self._policy_request(turn, plan, slot)
+            self._pending = _Pending(turn, request, record, advance_after, plan)
+            return request
         request = self._build_request(turn)
         self._pending = _Pending(turn, request, record, advance_after)
         return request
+
+    def _policy_request(self, turn: int, plan: CompactionPlan, slot: PolicySlot) -> SummaryRequest:
+        """The summary request of a policy: its summarizer input, formatted with its caps."""
+        cfg = self.settings.summary
+        assert cfg is not None and self.template is not None
+        given = plan.summarizer_input
+        blocks, cut = formatted_blocks(given, cfg.max_tool_result_chars, cfg.max_transcript_chars)
+        prompt = self.template.render(
+            blocks[0] if cut else MESSAGE_SEPARATOR.join(blocks),
+            session_id=self.session_id,
+            turn=turn,
+            previous_summary=self.get_conversation_summary() or "",
+        )
+        return SummaryRequest(
+            self.session_id,
+            turn,
+            prompt,
+            cfg.summary_model,
+            summary_max_tokens(slot.policy),
+            messages=tuple(given[len(given) - len(blocks) :]),
+            max_tool_result_chars=cfg.max_tool_result_chars,
+            max_transcript_chars=cfg.max_transcript_chars,
+            formatted=tuple(blocks),
+            formatted_cut=cut,
+        )
 
     def _build_request(self, turn: int) -> SummaryRequest:
         cfg = self.settings.summary
@@ -388,8 +468,16 @@ class SessionEngine:
         summary["error"] = None
         summary["text"] = text
         summary["usage"] = _usage_json(response.usage) if response.usage else None
+        slot = self.slot
+        if isinstance(slot, PolicySlot):
+            assert pending.plan is not None
+            slot.set_summary(text, pending.plan)
+            summary.update(policy_fields(slot.policy))
+            summary.update(summarized_span(pending.plan))
+            summary["view_tokens_after"] = slot.view_size()[1]
         self._keep("summary", summary)
-        self.slot.set_summary(text)  # F4 (Focused only) + slot.save() (every mode)
+        if not isinstance(slot, PolicySlot):
+            slot.set_summary(text)  # F4 (Focused only) + slot.save() (every mode)
         self.memory.set(SUMMARY_KEY, text)  # F5, every mode
         self.last_summary_turn = turn
         view_messages, view_tokens = self.slot.view_size()
@@ -403,9 +491,16 @@ class SessionEngine:
                 "view_messages": view_messages,
                 "view_tokens_estimated": view_tokens,
                 "slot_saves": self.slot.saves,
+                **self._view_checks(),
             },
         )
         self._finish(record, Decision.SUMMARIZED, pending.advance_after)
+
+    def _view_checks(self) -> dict[str, Any]:
+        """Under a policy: the target APIs the new view breaks (engine/validity.py)."""
+        if not isinstance(self.slot, PolicySlot):
+            return {}
+        return {"violations": view_violations(self.slot.load_messages())}
 
     def _index_fields(self, unit: int) -> dict[str, int]:
         """``turn``; with ``--checkpoint call`` also ``call``, the unit the checkpoint
