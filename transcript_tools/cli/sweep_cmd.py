@@ -10,8 +10,9 @@ from typing import Any
 import click
 
 from ..engine.config import Checkpoint, Measure, SlotMode
+from ..engine.policy_engine import is_seed
 from ..errors import ConfigError, ExitCode
-from ..sweep.driver import CachedThenOffline, Sweep, config_grid
+from ..sweep.driver import CachedThenOffline, Sweep, config_grid, policy_grid
 from ..sweep.parallel import run_sweep
 from ..sweep.tables import SORT_KEYS, render_csv, render_json, render_table
 from ..terminal import echo
@@ -35,6 +36,13 @@ def _split(values: tuple[str, ...], name: str, convert: Callable[[str], Any]) ->
                     f"{part!r} is not a valid value", param_hint=name
                 ) from None
     return out
+
+
+def _policy(spec: str) -> Any:
+    """One ``--policy`` value: a preset's name or a policy file (a bad one: usage error)."""
+    from .policies_cmd import PolicyParam
+
+    return PolicyParam().convert(spec, None, None)
 
 
 def _choice(enum: Any) -> Callable[[str], Any]:
@@ -63,6 +71,15 @@ The output says which."""
 
 @click.command(epilog=EPILOG)
 @click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--policy",
+    "policy_specs",
+    multiple=True,
+    metavar="NAME|FILE,...",
+    help="Compaction policies to compare (comma list or repeated; tsum policies list): a "
+    "grid dimension beside --max-context-tokens; --ratio and --debounce, where given, "
+    "override each policy's own values; every row names its policy.",
+)
 @click.option(
     "--ratio",
     "--trigger-token-ratio",
@@ -191,6 +208,7 @@ The output says which."""
 @scale_options
 def sweep_command(
     paths: tuple[str, ...],
+    policy_specs: tuple[str, ...],
     ratios: tuple[str, ...],
     max_tokens: tuple[str, ...],
     debounces: tuple[str, ...],
@@ -223,16 +241,31 @@ def sweep_command(
     provider, model, base_url = (resolved.provider[k] for k in ("provider", "model", "base_url"))
     base = settings.summary
     assert base is not None
-    configs = config_grid(
-        _split(ratios, "--ratio", float) or [base.trigger_token_ratio],
-        _split(max_tokens, "--max-context-tokens", int) or [base.max_context_tokens],
-        _split(debounces, "--debounce", int) or [base.debounce_turns],
-        _split(modes, "--mode", _choice(SlotMode)) or [settings.mode],
-        _split(measures, "--measure", _choice(Measure)) or [settings.measure],
-        base=base,
-        checkpoints=_split(checkpoints, "--checkpoint", _choice(Checkpoint))
-        or [settings.checkpoint],
-    )
+    policies = _split(policy_specs, "--policy", _policy)
+    if any(policy.name != "seed" or not is_seed(policy) for policy in policies):
+        if modes or measures or checkpoints:
+            raise click.UsageError(
+                "--mode, --measure and --checkpoint are a policy's own with --policy: "
+                "set trigger.measure / trigger.unit in a policy file instead"
+            )
+        configs = policy_grid(
+            policies,
+            _split(max_tokens, "--max-context-tokens", int),
+            ratios=_split(ratios, "--ratio", float),
+            debounces=_split(debounces, "--debounce", int),
+            base=base,
+        )
+    else:  # no policy, or the seed's alone: the seed's grid, byte for byte
+        configs = config_grid(
+            _split(ratios, "--ratio", float) or [base.trigger_token_ratio],
+            _split(max_tokens, "--max-context-tokens", int) or [base.max_context_tokens],
+            _split(debounces, "--debounce", int) or [base.debounce_turns],
+            _split(modes, "--mode", _choice(SlotMode)) or [settings.mode],
+            _split(measures, "--measure", _choice(Measure)) or [settings.measure],
+            base=base,
+            checkpoints=_split(checkpoints, "--checkpoint", _choice(Checkpoint))
+            or [settings.checkpoint],
+        )
     if provider != "offline":
         refuse_summaries_on_ray(ray_address, f"a sweep that reads {provider} summaries")
     backend = resolve_backend(resolved.values.get("workers"), ray_address)

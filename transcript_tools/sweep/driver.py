@@ -32,7 +32,7 @@ from .simulate import (
     profile_conversation,
     simulate,
 )
-from .stats import ConfigStats, config_grid
+from .stats import ConfigStats, config_grid, policy_grid
 
 __all__ = [
     "Profile",
@@ -40,6 +40,7 @@ __all__ = [
     "SweepConfig",
     "SweepResult",
     "config_grid",
+    "policy_grid",
     "profile_conversation",
     "simulate",
 ]
@@ -165,8 +166,11 @@ class Sweep:
             turns, profile = profiled(cfg.checkpoint)
             # Until the first summary the engine's state is the profile's: a configuration
             # that never fires on the profile never fires in the engine either.
-            if depends_on_summary_text(cfg.mode, cfg.measure, self.template) and simulate(
-                profile, cfg
+            # A policy runs the engine: its trigger and pre-pass are not the profile's
+            # series, and its views are checked against the APIs (the seed's row too).
+            if cfg.policy is not None or (
+                depends_on_summary_text(cfg.mode, cfg.measure, self.template)
+                and simulate(profile, cfg)
             ):
                 if self.executor is None:
                     self.executor = _offline_executor()

@@ -28,6 +28,8 @@ from ..engine.config import Checkpoint, Measure, ReplaySettings, SlotMode, Summa
 from ..engine.drive import drive_conversation
 from ..engine.formatting import MESSAGE_SEPARATOR, format_message
 from ..engine.messages import Conversation, Message
+from ..engine.policy import Policy
+from ..engine.policy_engine import policy_threshold, view_violations, with_policy
 from ..engine.prompt import PromptTemplate
 from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from ..engine.rules import (
@@ -58,6 +60,9 @@ class SweepConfig:
     mode: SlotMode = SlotMode.FOCUSED
     measure: Measure = Measure.CUMULATIVE
     checkpoint: Checkpoint = Checkpoint.TURN  # --checkpoint call: debounce counts calls
+    # --policy: the compaction policy this point runs (its trigger values are the fields
+    # above); None: the seed's checkpoint, and no policy fields in any output
+    policy: Policy | None = None
 
     @property
     def threshold(self) -> float:
@@ -65,6 +70,11 @@ class SweepConfig:
 
     @property
     def label(self) -> str:
+        if self.policy is not None:
+            ratio = self.policy.trigger.threshold == "ratio"
+            return f"{self.policy.name} max={self.max_context_tokens}" + (
+                f" ratio={self.trigger_token_ratio:g}" if ratio else ""
+            )
         return (
             f"ratio={self.trigger_token_ratio:g} max={self.max_context_tokens} "
             f"debounce={self.debounce_turns} {self.mode.value} {self.measure.value}"
@@ -89,6 +99,10 @@ class SweepConfig:
         }
         if self.checkpoint is Checkpoint.CALL:  # only then: default outputs unchanged
             out["checkpoint"] = self.checkpoint.value
+        if self.policy is not None:
+            out["policy"] = self.policy.name
+            if self.policy.name != "seed":  # its own line (policy_engine.policy_threshold)
+                out["threshold"] = policy_threshold(self.policy, self.max_context_tokens)
         return out
 
 
@@ -110,6 +124,10 @@ class ConvResult:
     recall: tuple[int, int] | None = (
         None  # artifact probes (recalled, total): tsum eval, engine path
     )
+    # --policy: views checked after each action, those breaking each API, results cleared
+    views_checked: int = 0
+    violations: dict[str, int] = field(default_factory=dict)
+    cleared: int = 0
 
 
 # ---- one conversation, computed once ------------------------------------------------------
@@ -391,9 +409,15 @@ async def evaluate_engine(
         template_name=template.name,
         checkpoint=cfg.checkpoint,
     )
+    settings = with_policy(settings, cfg.policy)  # the seed's policy: settings unchanged
     engine = SessionEngine(
-        conv.session_id, settings, provider_name=provider_name, template=template
+        conv.session_id,
+        settings,
+        provider_name=provider_name,
+        # a policy's own template (with_policy put it in the SummaryConfig)
+        template=template if settings.policy is None else None,
     )
+    checks = ViewChecks() if cfg.policy is not None else None
     curve: list[int] = []
     peak = 0
     measured_end = profile.measured_end
@@ -408,9 +432,21 @@ async def evaluate_engine(
     async def execute(request: SummaryRequest, _left: int) -> SummaryOutcome:
         return await executor.execute(request)
 
+    def after_unit(number: int) -> None:
+        measure(number)
+        if checks is not None:
+            checks.after_unit(engine)
+
     units = [(start, start + len(messages)) for start, messages in turns]
     # the one loop replay and eval run too (engine/drive.py): the same turn path
-    await drive_conversation(conv, engine, execute, units=units, after_unit=measure)
+    await drive_conversation(
+        conv,
+        engine,
+        execute,
+        units=units,
+        after_unit=after_unit,
+        after_summary=None if checks is None else lambda _request: checks.after_summary(engine),
+    )
     unit = "call" if cfg.checkpoint is Checkpoint.CALL else "turn"
     fires = [d[unit] for d in engine.decisions if d["decision"] in FIRED]
     result = ConvResult(turns=profile.turns, fires=fires, curve=curve)
@@ -421,12 +457,15 @@ async def evaluate_engine(
     result.fixed_cadence = fixed_cadence(
         [d["decision"] for d in engine.decisions], cfg.debounce_turns
     )
+    if checks is not None:
+        result.views_checked, result.violations = checks.views, checks.broken
+        result.cleared = checks.cleared
     result.peak_with = peak
     result.sum_with = sum(curve)
     result.overflow = sum(1 for v in curve if v > cfg.max_context_tokens)
     if cfg.measure is Measure.CURRENT:
         result.watermark = [d["watermark"] for d in engine.decisions]
-    if cfg.mode is SlotMode.FOCUSED:  # what the summaries carried (tsum eval, docs/eval.md)
+    if cfg.mode is SlotMode.FOCUSED and settings.policy is None:  # tsum eval, docs/eval.md
         from ..eval.baseline import artifact_hits, score_summaries
 
         summaries, starts = engine.summaries, None
@@ -442,3 +481,28 @@ async def evaluate_engine(
         )
         result.recall = artifact_hits(scored)
     return result
+
+
+@dataclass(slots=True)
+class ViewChecks:
+    """--policy: every view an action produced, checked against each target API
+    (engine/validity.py); the tool results the pre-pass cleared."""
+
+    views: int = 0
+    broken: dict[str, int] = field(default_factory=dict)
+    cleared: int = 0
+
+    def after_summary(self, engine: SessionEngine) -> None:
+        if engine.summaries and engine.summaries[-1]["status"] == "ok":
+            self._check(engine.load_messages())
+
+    def after_unit(self, engine: SessionEngine) -> None:
+        record = engine.decisions[-1]
+        if "cleared" in record:
+            self.cleared += record["cleared"]["messages_cleared"]
+            self._check(engine.load_messages())
+
+    def _check(self, view: list[Message]) -> None:
+        self.views += 1
+        for api in view_violations(view):
+            self.broken[api] = self.broken.get(api, 0) + 1
