@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
@@ -333,6 +333,8 @@ def run_info(
         extra["checkpoint"] = settings.checkpoint.value
     if settings.auto_window:
         extra["max_context_tokens_auto"] = True  # per session: the records' max_context_tokens_from
+    if settings.policy is not None:  # every value: `tsum check` reports a changed one
+        extra["policy"] = asdict(settings.policy)
     return {
         **extra,
         "output_format": 1,
