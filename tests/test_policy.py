@@ -25,6 +25,7 @@ from transcript_tools.engine.policy_toml import (
     preset_names,
     resolve_policy,
     to_toml,
+    trigger_summary,
 )
 from transcript_tools.engine.prompt import builtin_template_names, builtin_template_source
 from transcript_tools.engine.requests import SUMMARY_MAX_TOKENS
@@ -317,17 +318,15 @@ def test_a_python_built_value_checks_itself() -> None:
 
 def test_trigger_summary_says_when_each_preset_acts() -> None:
     assert (
-        P.trigger_summary(preset("seed"))
+        trigger_summary(preset("seed"))
         == "summarize (cumulative >= window x 0.75, debounce 3), per turn"
     )
+    assert trigger_summary(preset("claude-code")) == "summarize (view >= window - 33,000), per call"
     assert (
-        P.trigger_summary(preset("claude-code")) == "summarize (view >= window - 33,000), per call"
-    )
-    assert (
-        P.trigger_summary(preset("clear-tool-uses"))
+        trigger_summary(preset("clear-tool-uses"))
         == "clear tool results (view >= 100,000 tokens), per call"
     )
-    assert "in [1,024, 8,192]" in P.trigger_summary(preset("aider"))
+    assert "in [1,024, 8,192]" in trigger_summary(preset("aider"))
 
 
 # ---- round trip of arbitrary valid policies ------------------------------------------

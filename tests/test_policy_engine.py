@@ -55,9 +55,7 @@ def run(name: str, conv: Conversation, window: int, **changes: object) -> Sessio
     policy = preset(name)
     for part, values in changes.items():
         policy = replace(policy, **{part: replace(getattr(policy, part), **values)})  # type: ignore[arg-type]
-    settings = with_policy(
-        ReplaySettings(summary=SummaryConfig(max_context_tokens=window)), policy
-    )
+    settings = with_policy(ReplaySettings(summary=SummaryConfig(max_context_tokens=window)), policy)
     engine = SessionEngine("s", settings)
 
     async def execute(request: SummaryRequest, _left: int) -> SummaryOutcome:

@@ -291,12 +291,8 @@ def resolve(
         policy = policy_with_flags(opts["policy"], explicit)
         window_given = "max_context_tokens" in merged  # flag, environment or file
         settings = with_policy(settings, policy, window_given=window_given)
-        if settings.policy is not None:
-            template = (
-                template_from_config(settings.summary.summary_prompt, settings.template_name)
-                if settings.summary
-                else template
-            )
+        if settings.summary is not None:  # the policy's template (or --prompt's)
+            template = template_from_config(settings.summary.summary_prompt, settings.template_name)
     concurrency = int(values.get("concurrency") or DEFAULT_CONCURRENCY)
     provider: dict[str, Any] = {
         k: opts[k]

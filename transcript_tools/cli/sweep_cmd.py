@@ -242,7 +242,7 @@ def sweep_command(
     base = settings.summary
     assert base is not None
     policies = _split(policy_specs, "--policy", _policy)
-    if any(policy.name != "seed" or not is_seed(policy) for policy in policies):
+    if any(not is_seed(policy) for policy in policies):
         if modes or measures or checkpoints:
             raise click.UsageError(
                 "--mode, --measure and --checkpoint are a policy's own with --policy: "

@@ -25,12 +25,39 @@ UNCAPPED_CHARS = 1 << 40
 
 
 def is_seed(policy: Policy) -> bool:
-    """Is ``policy`` the seed's checkpoint, whatever it is called? (then the engine runs
-    the seed's own path, and every output is what it is without a policy)."""
+    """Is ``policy`` the seed's checkpoint, whatever it is called?"""
     from .policy_toml import preset
 
     seed = preset("seed")
     return replace(policy, name=seed.name, description=seed.description) == seed
+
+
+def seed_shaped(policy: Policy) -> bool:
+    """Does the seed's own engine path express ``policy`` exactly? True when it differs
+    from the seed only in what the seed's settings already vary (ratio, debounce,
+    measure, unit, kept turns, the formatter's caps, the marker, the template): then it
+    runs that path, so ``--policy seed --ratio 0.5`` is ``--ratio 0.5`` byte for byte."""
+    from .policy_toml import preset
+
+    seed = preset("seed")
+    trigger, keep, given = policy.trigger, policy.keep, policy.summarizer_input
+    if trigger.threshold != "ratio" or trigger.floor_tokens or trigger.ceiling_tokens:
+        return False
+    if policy.summary.max_tokens not in (0, SUMMARY_MAX_TOKENS) or keep.kind != "turns":
+        return False
+    if not given.max_tool_result_chars or not given.max_transcript_chars:
+        return False  # "no cap": the seed's formatter has none
+    normal = replace(
+        policy,
+        name=seed.name,
+        description=seed.description,
+        trigger=seed.trigger,
+        keep=replace(keep, turns=seed.keep.turns),
+        summarizer_input=seed.summarizer_input,
+        placement=replace(policy.placement, marker=seed.placement.marker),
+        summary=seed.summary,
+    )
+    return normal == seed
 
 
 def with_policy(
@@ -38,19 +65,19 @@ def with_policy(
 ) -> ReplaySettings:
     """The settings the engine runs ``policy`` with: its measure, unit, debounce, ratio,
     caps, marker and template replace the seed-shaped settings; the window, the turn path,
-    the provider's model and a dry run stay. The seed's policy leaves ``settings`` as they are.
+    the provider's model and a dry run stay. A seed-shaped policy (:func:`seed_shaped`)
+    runs the seed's engine path with those settings (``policy`` None in them).
     ``window_given``: the run named its window; if not, the policy's ``trigger.window``
     (where it has one) is the window, and the fallback of ``--max-context-tokens auto``."""
-    if policy is None or is_seed(policy):
+    if policy is None:
         return replace(settings, policy=None) if settings.policy is not None else settings
     from .prompt import load_template
 
     cfg = settings.summary or SummaryConfig()
-    given = policy.summarizer_input
-    template = policy.summary.template
-    prompt = load_template(template).source  # a built-in name, or a file
     if policy.trigger.window and (not window_given or settings.auto_window):
         cfg = replace(cfg, max_context_tokens=policy.trigger.window)
+    given = policy.summarizer_input
+    template = policy.summary.template
     cfg = replace(
         cfg,
         trigger_token_ratio=policy.trigger.ratio,
@@ -58,17 +85,18 @@ def with_policy(
         max_tool_result_chars=given.max_tool_result_chars or UNCAPPED_CHARS,
         max_transcript_chars=given.max_transcript_chars or UNCAPPED_CHARS,
         summary_marker=policy.placement.marker,
-        summary_prompt=prompt,
+        summary_prompt=load_template(template).source,  # a built-in name, or a file
     )
-    return replace(
+    changed = replace(
         settings,
         summary=cfg if settings.summary is not None else None,
         measure=Measure(policy.trigger.measure),
         checkpoint=Checkpoint(policy.trigger.unit),
         keep_recent_turns=max(policy.keep.turns, 1),
-        template_name=template,
-        policy=policy,
+        template_name=load_template(template).name,
+        policy=None if seed_shaped(policy) else policy,
     )
+    return settings if changed == settings else changed
 
 
 # The seed-shaped settings a flag may set on top of a policy: file key -> (part, field).
