@@ -9,7 +9,9 @@ keep rule, never read back from the engine.
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -315,3 +317,37 @@ def test_a_policy_run_records_name_span_and_views(name: str) -> None:
         assert record["view_tokens_after"] < record["view_tokens_before"]
     assert all(d["policy"] == name for d in engine.decisions)
     assert all("violations" in s for s in engine.snapshots)
+
+
+def test_a_policy_replay_through_a_local_openai_server(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The real OpenAI SDK against the stdlib fake server on 127.0.0.1: the claude-code
+    preset's prompt (its template, its max_tokens) is what is sent, and the records of
+    the run carry the policy."""
+    from click.testing import CliRunner
+
+    from tests.fake_llm_server import FakeLLMServer
+    from transcript_tools.cli.main import cli
+
+    monkeypatch.delenv("TSUM_OFFLINE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    sample = Path(__file__).resolve().parents[1] / "samples" / "long_session.jsonl"
+    with FakeLLMServer() as server:
+        args = ["replay", str(sample), "--policy", "claude-code", "--max-context-tokens", "36000"]
+        args += ["--provider", "openai", "--base-url", server.openai_base_url]
+        args += ["--model", "local-model", "--no-cache", "--out", str(tmp_path / "out")]
+        result = CliRunner().invoke(cli, args, catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        sent = [r.body for r in server.requests]
+    records = [
+        json.loads(line) for line in (tmp_path / "out" / "summaries.jsonl").read_text().splitlines()
+    ]
+    assert len(sent) == len(records) >= 1
+    assert all(body["max_tokens"] == 20_000 for body in sent)  # MAX_OUTPUT_TOKENS_FOR_SUMMARY
+    prompt = sent[0]["messages"][-1]["content"]
+    assert "Primary Request" in prompt or "primary request" in prompt.lower()
+    assert all(r["policy"] == "claude-code" and r["text"] == "a summary" for r in records)
+    run = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert run["policy"]["name"] == "claude-code"
+    assert run["template"]["name"] == "claude-code"

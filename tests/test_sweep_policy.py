@@ -35,7 +35,9 @@ def test_the_seed_row_of_a_policy_grid_is_the_fast_paths_row() -> None:
     # view, whose size depends on the summary): through the engine it must agree.
     for window in (3_000, 8_000):
         fast = _rows(config_grid([0.5, 0.75], [window], [1, 3]))
-        engine = _rows(policy_grid([preset("seed")], [window], ratios=[0.5, 0.75], debounces=[1, 3]))
+        engine = _rows(
+            policy_grid([preset("seed")], [window], ratios=[0.5, 0.75], debounces=[1, 3])
+        )
         assert len(fast) == len(engine) == 4
         for a, b in zip(fast, engine, strict=True):
             assert b["policy"] == "seed"
