@@ -43,9 +43,9 @@ from transcript_tools.engine.rules import (
 from transcript_tools.engine.session import SessionEngine
 from transcript_tools.errors import ConfigError
 from transcript_tools.sweep.driver import Sweep, _offline_executor, config_grid
+from transcript_tools.sweep.engine_path import evaluate_engine
 from transcript_tools.sweep.simulate import (
     SweepConfig,
-    evaluate_engine,
     evaluate_fast,
     profile_conversation,
     simulate,

@@ -24,10 +24,10 @@ from ..engine.prompt import PromptTemplate
 from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from ..engine.rules import depends_on_summary_text, split_units, unit_turns
 from ..formats.corpus import CorpusReader
+from .engine_path import evaluate_engine
 from .simulate import (
     Profile,
     SweepConfig,
-    evaluate_engine,
     evaluate_fast,
     profile_conversation,
     simulate,
