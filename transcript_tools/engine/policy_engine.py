@@ -177,6 +177,19 @@ def view_violations(view: list[Message]) -> dict[str, list[str]]:
     return {api: [str(v) for v in found] for api, found in check_all(view).items() if found}
 
 
+def new_violations(history: list[Message], view: list[Message]) -> dict[str, list[str]]:
+    """The rules of each target API that ``view`` (one a compaction made) breaks and the
+    log's own ``history`` does not: what the policy did, not what the log already had (a
+    tool result without its call in the log itself stays out)."""
+    old = {api: {v.rule for v in found} for api, found in check_all(history).items()}
+    out: dict[str, list[str]] = {}
+    for api, found in check_all(view).items():
+        fresh = [str(v) for v in found if v.rule not in old[api]]
+        if fresh:
+            out[api] = fresh
+    return out
+
+
 def policy_fields(policy: Policy) -> dict[str, Any]:
     """The fields every record of a run under ``policy`` carries."""
     return {"policy": policy.name}

@@ -43,11 +43,11 @@ from .formatting import (
 )
 from .messages import Message, Usage
 from .policy_engine import (
+    new_violations,
     policy_fields,
     policy_skip,
     policy_threshold,
     summary_max_tokens,
-    view_violations,
 )
 from .policy_slot import CompactionPlan, PolicySlot, summarized_span
 from .prompt import PromptTemplate, template_from_config
@@ -342,6 +342,7 @@ class SessionEngine(TurnAccounting):
         if isinstance(slot, PolicySlot):
             assert pending.plan is not None
             slot.set_summary(text, pending.plan)
+            summary["violations"] = new_violations(slot.messages, slot.load_messages())
             summary.update(policy_fields(slot.policy))
             summary.update(summarized_span(pending.plan))
             summary["view_tokens_after"] = slot.view_size()[1]
@@ -361,16 +362,9 @@ class SessionEngine(TurnAccounting):
                 "view_messages": view_messages,
                 "view_tokens_estimated": view_tokens,
                 "slot_saves": self.slot.saves,
-                **self._view_checks(),
             },
         )
         self._finish(record, Decision.SUMMARIZED, pending.advance_after)
-
-    def _view_checks(self) -> dict[str, Any]:
-        """Under a policy: the target APIs the new view breaks (engine/validity.py)."""
-        if not isinstance(self.slot, PolicySlot):
-            return {}
-        return {"violations": view_violations(self.slot.load_messages())}
 
     def _index_fields(self, unit: int) -> dict[str, int]:
         """``turn``; with ``--checkpoint call`` also ``call``, the unit the checkpoint

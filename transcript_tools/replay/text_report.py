@@ -125,7 +125,7 @@ class TextReport:
             f"(full history: {len(engine.slot.messages)} messages)\n"
         )
         if engine.settings.policy is not None:
-            out(_policy_line(engine.settings.policy.name, engine.decisions, engine.snapshots))
+            out(_policy_line(engine.settings.policy.name, engine.decisions, engine.summaries))
         latest = engine.get_conversation_summary()
         if latest and self.show_summaries:
             last = next(s for s in reversed(engine.summaries) if s["status"] == "ok")
@@ -141,19 +141,20 @@ def _quiet_under_policy(decision: dict[str, Any]) -> tuple[str, ...]:
 
 
 def _policy_line(
-    name: str, decisions: list[dict[str, Any]], snapshots: list[dict[str, Any]]
+    name: str, decisions: list[dict[str, Any]], summaries: list[dict[str, Any]]
 ) -> str:
     """--policy: what the policy's actions did, and the views that break an API's rules
     (engine/validity.py; the seed's own system-at-the-end is one such view)."""
     cleared = [d["cleared"] for d in decisions if "cleared" in d]
     broken: dict[str, int] = {}
-    for snapshot in snapshots:
-        for api in snapshot.get("violations", {}):
+    made = [s for s in summaries if s["status"] == "ok"]
+    for summary in made:
+        for api in summary.get("violations", {}):
             broken[api] = broken.get(api, 0) + 1
     apis = ", ".join(f"{api} {n}" for api, n in sorted(broken.items())) or "none"
     return (
-        f"   policy {name}: {len(snapshots)} summary view(s), "
+        f"   policy {name}: {len(made)} summary view(s), "
         f"{sum(c['messages_cleared'] for c in cleared)} tool result(s) cleared "
         f"(-{_fmt_int(sum(c['freed_tokens'] for c in cleared))} tokens); "
-        f"summary views an API would reject: {apis}\n"
+        f"summary views breaking a rule the log itself does not: {apis}\n"
     )

@@ -13,7 +13,7 @@ from typing import Any
 from ..engine.config import Checkpoint, Measure, ReplaySettings, SlotMode, SummaryConfig
 from ..engine.drive import drive_conversation
 from ..engine.messages import Conversation, Message
-from ..engine.policy_engine import view_violations, with_policy
+from ..engine.policy_engine import new_violations, with_policy
 from ..engine.prompt import PromptTemplate
 from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.rules import FIRED, fixed_cadence
@@ -119,24 +119,23 @@ async def evaluate_engine(
 
 @dataclass(slots=True)
 class ViewChecks:
-    """--policy: every view an action produced, checked against each target API
-    (engine/validity.py); the tool results the pre-pass cleared."""
+    """--policy: every view a summary made, checked against each target API for rules
+    the log itself does not break (``policy_engine.new_violations``); the tool results
+    the pre-pass cleared (a cleared result keeps its role, its call id and a non-empty
+    placeholder: it breaks no rule the view did not)."""
 
     views: int = 0
     broken: dict[str, int] = field(default_factory=dict)
     cleared: int = 0
 
     def after_summary(self, engine: SessionEngine) -> None:
-        if engine.summaries and engine.summaries[-1]["status"] == "ok":
-            self._check(engine.load_messages())
+        if not engine.summaries or engine.summaries[-1]["status"] != "ok":
+            return
+        self.views += 1
+        for api in new_violations(engine.slot.messages, engine.load_messages()):
+            self.broken[api] = self.broken.get(api, 0) + 1
 
     def after_unit(self, engine: SessionEngine) -> None:
         record = engine.decisions[-1]
         if "cleared" in record:
             self.cleared += record["cleared"]["messages_cleared"]
-            self._check(engine.load_messages())
-
-    def _check(self, view: list[Message]) -> None:
-        self.views += 1
-        for api in view_violations(view):
-            self.broken[api] = self.broken.get(api, 0) + 1
