@@ -181,6 +181,7 @@ def format_command(file: str, turn: int | None, session: str | None, **opts: Any
     from ..engine.formatting import format_messages_as_text
 
     resolved = resolve(opts)
+    _refuse_policy(resolved)
     cfg = resolved.settings.summary
     assert cfg is not None
     _, history, _ = _history_at(file, resolved, turn, session)
@@ -203,11 +204,23 @@ def prompt_command(file: str, turn: int | None, session: str | None, **opts: Any
     from ..engine.formatting import format_messages_as_text
 
     resolved = resolve(opts)
+    _refuse_policy(resolved)
     cfg, template = resolved.settings.summary, resolved.template
     assert cfg is not None
     session_id, history, index = _history_at(file, resolved, turn, session)
     text = format_messages_as_text(history, cfg.max_tool_result_chars, cfg.max_transcript_chars)
     _print_text(template.render(text, session_id=session_id, turn=index, previous_summary=""))
+
+
+def _refuse_policy(resolved: Resolved) -> None:
+    """format / prompt show the seed's summarizer input (the whole history at a turn); a
+    policy's input depends on its earlier compactions, which only a replay makes."""
+    if resolved.settings.policy is not None:
+        raise click.UsageError(
+            f"--policy {resolved.settings.policy.name}: format and prompt show the seed's "
+            "input; a policy's prompts are in prompts.jsonl of "
+            "`tsum replay FILE --policy NAME --out DIR`"
+        )
 
 
 def _print_text(text: str) -> None:
