@@ -87,6 +87,18 @@ def first_over(conv: Conversation, ends: list[int], line: float) -> int:
     raise AssertionError("never over the line")
 
 
+def paired_tail_start(region: list[Message], budget: int) -> int:
+    """Where the newest messages within ``budget`` tokens start, moved past any tool
+    result whose call it would leave behind."""
+    total, start = 0, len(region)
+    while start and total + size(region[start - 1]) <= budget:
+        start -= 1
+        total += size(region[start])
+    while isinstance(region[start], ToolResultMessage):  # never a result without its call
+        start += 1
+    return start
+
+
 def fired(engine: SessionEngine) -> list[int]:
     unit = "call" if engine.settings.checkpoint.value == "call" else "turn"
     return [d[unit] for d in engine.decisions if d["decision"] == "summarized"]
@@ -201,12 +213,7 @@ def test_cline_keeps_a_tail_of_twenty_thousand_tokens_and_summarizes_only_the_re
     assert unit == first_over(conv, call_ends(conv), 24_300)
     end = call_ends(conv)[unit]
     region = conv.messages[1:end]
-    total, start = 0, len(region)
-    while start and total + size(region[start - 1]) <= 20_000:
-        start -= 1
-        total += size(region[start])
-    while isinstance(region[start], ToolResultMessage):  # never a result without its call
-        start += 1
+    start = paired_tail_start(region, 20_000)
     first = engine.summaries[0]
     assert first["messages_kept"] == len(region) - start
     assert first["messages_summarized"] == start  # dropped only (no earlier summary)
@@ -220,12 +227,7 @@ def test_aider_clamps_its_line_and_its_tail() -> None:
     assert unit == first_over(conv, turn_ends(conv), 1_024)
     end = turn_ends(conv)[unit]
     region = conv.messages[1:end]
-    total, start = 0, len(region)
-    while start and total + size(region[start - 1]) <= 512:
-        start -= 1
-        total += size(region[start])
-    while isinstance(region[start], ToolResultMessage):
-        start += 1
+    start = paired_tail_start(region, 512)
     assert engine.summaries[0]["messages_kept"] == len(region) - start
 
 
