@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from .engine.config import Checkpoint, Measure, ReplaySettings, RunSettings, SlotMode, SummaryConfig
 from .engine.messages import Conversation
+from .engine.policy import Policy
+from .engine.policy_toml import resolve_policy
 from .formats.corpus import ignore
 from .providers.base import Provider
 from .providers.factory import ProviderOptions
@@ -120,7 +122,8 @@ def sweep_corpus(
     paths: Paths,
     *,
     ratios: Sequence[float] = (),
-    max_context_tokens: Sequence[int] = (),
+    max_context_tokens: Sequence[int | str] = (),
+    policies: Sequence[Policy | str] = (),
     debounces: Sequence[int] = (),
     modes: Sequence[SlotMode | str] = (),
     measures: Sequence[Measure | str] = (),
@@ -148,7 +151,8 @@ def sweep_corpus(
     """Every combination of trigger settings over a corpus (``tsum sweep``); an empty axis
     takes the run's own value. Summary text, where a schedule needs it, comes from the
     offline provider, or from ``provider``'s responses in ``cache`` (never an API call).
-    ``report`` writes the HTML report."""
+    ``report`` writes the HTML report. ``policies`` (``Policy`` values or preset names /
+    files, ``tsum sweep --policy``) make the compaction policy a grid dimension."""
     from .sweep import workflow
 
     run = _run_settings(
@@ -168,6 +172,7 @@ def sweep_corpus(
         run,
         ratios=ratios,
         max_context_tokens=max_context_tokens,
+        policies=[p if isinstance(p, Policy) else resolve_policy(p) for p in policies],
         debounces=debounces,
         modes=[SlotMode(m) for m in modes],
         measures=[Measure(m) for m in measures],

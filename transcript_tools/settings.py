@@ -27,6 +27,7 @@ from .engine.config import (
     TurnPath,
     _int_at_least,
 )
+from .engine.policy import Policy
 from .errors import ConfigError
 
 log = logging.getLogger("transcript_tools")
@@ -276,6 +277,7 @@ def load_settings(
     skip_bad_lines: bool = False,
     warn: Callable[[str], None] | None = None,
     read_file: bool = True,
+    policy: Policy | None = None,
 ) -> RunSettings:
     """Every setting of a run: flags > environment (``TSUM_*``) > settings file > default.
 
@@ -283,7 +285,9 @@ def load_settings(
     ``prompt``, ``mode``, ``provider``, ``model``…); ``provider_options`` the cache and
     call options that no file holds (``PROVIDER_OPTION_KEYS``; absent ones come from
     ``TSUM_*``). ``warn`` gets the template's problems (default: ``logging``).
-    ``env={}, read_file=False``: the flags and the defaults only."""
+    ``env={}, read_file=False``: the flags and the defaults only. ``policy``: a compaction
+    policy (docs/policies.md); its values replace the seed's settings but for those the
+    ``flags`` give (``policy_engine.policy_with_flags``)."""
     from .engine.prompt import builtin_template_names, load_template, template_from_config
 
     if flags and flags.get("prompt") == "":
@@ -317,6 +321,14 @@ def load_settings(
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+    if policy is not None:
+        from .engine.policy_engine import policy_with_flags, with_policy
+
+        window_given = values.get("max_context_tokens") is not None  # flag, env or file
+        policy = policy_with_flags(policy, dict(flags or {}))
+        settings = with_policy(settings, policy, window_given=window_given)
+        if settings.summary is not None:  # the policy's template (or --prompt's)
+            template = template_from_config(settings.summary.summary_prompt, settings.template_name)
     concurrency = int(values.get("concurrency") or DEFAULT_CONCURRENCY)
     provider = {k: v for k, v in (provider_options or {}).items() if k in PROVIDER_OPTION_KEYS}
     for key, name in PROVIDER_ENV.items():

@@ -12,8 +12,7 @@ from click.testing import CliRunner
 
 from transcript_tools.cli.main import cli
 from transcript_tools.cli.policies_cmd import policy_option
-from transcript_tools.engine.policy import trigger_summary
-from transcript_tools.engine.policy_toml import parse_policy, preset, preset_names
+from transcript_tools.engine.policy_toml import parse_policy, preset, preset_names, trigger_summary
 
 
 def run(*args: str) -> Any:

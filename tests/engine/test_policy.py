@@ -25,6 +25,7 @@ from transcript_tools.engine.policy_toml import (
     preset_names,
     resolve_policy,
     to_toml,
+    trigger_summary,
 )
 from transcript_tools.engine.prompt import builtin_template_names, builtin_template_source
 from transcript_tools.engine.requests import SUMMARY_MAX_TOKENS
@@ -138,7 +139,7 @@ def test_seed_preset_is_exactly_the_seed() -> None:
     assert seed.summarizer_input.kind == "history"
     assert seed.summarizer_input.max_transcript_chars == DEFAULT_MAX_TRANSCRIPT_CHARS
     assert seed.summarizer_input.max_tool_result_chars == cfg.max_tool_result_chars
-    assert (seed.placement.role, seed.placement.position) == ("system", "end")
+    assert (seed.placement.role, seed.placement.position) == ("system", "tail")
     assert seed.placement.marker == DEFAULT_SUMMARY_MARKER == "[上下文摘要]"
     assert builtin_template_source(seed.summary.template) == cfg.summary_prompt
     assert seed.summary.max_tokens == SUMMARY_MAX_TOKENS == 1024
@@ -317,17 +318,15 @@ def test_a_python_built_value_checks_itself() -> None:
 
 def test_trigger_summary_says_when_each_preset_acts() -> None:
     assert (
-        P.trigger_summary(preset("seed"))
+        trigger_summary(preset("seed"))
         == "summarize (cumulative >= window x 0.75, debounce 3), per turn"
     )
+    assert trigger_summary(preset("claude-code")) == "summarize (view >= window - 33,000), per call"
     assert (
-        P.trigger_summary(preset("claude-code")) == "summarize (view >= window - 33,000), per call"
-    )
-    assert (
-        P.trigger_summary(preset("clear-tool-uses"))
+        trigger_summary(preset("clear-tool-uses"))
         == "clear tool results (view >= 100,000 tokens), per call"
     )
-    assert "in [1,024, 8,192]" in P.trigger_summary(preset("aider"))
+    assert "in [1,024, 8,192]" in trigger_summary(preset("aider"))
 
 
 # ---- round trip of arbitrary valid policies ------------------------------------------

@@ -18,6 +18,7 @@ from transcript_tools.engine.formatting import (
     format_message,
     format_messages_as_text,
     format_transcript,
+    render_summary_prompt,
 )
 from transcript_tools.engine.messages import (
     AssistantMessage,
@@ -40,7 +41,7 @@ from transcript_tools.engine.rules import (
     split_units,
     unit_starts,
 )
-from transcript_tools.engine.session import SessionEngine, render_summary_prompt
+from transcript_tools.engine.session import SessionEngine
 from transcript_tools.engine.slot import ContextSlot, FocusedConfig
 from transcript_tools.engine.tokens import estimate_message_tokens, estimate_text_tokens
 from transcript_tools.eval.baseline import score_summaries

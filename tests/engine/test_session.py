@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from tests.support.fakes import FakeProvider, drive, turn
 from transcript_tools.engine.config import Measure, ReplaySettings, SlotMode, SummaryConfig
+from transcript_tools.engine.formatting import render_summary_prompt
 from transcript_tools.engine.messages import (
     AssistantMessage,
     SystemMessage,
@@ -18,7 +19,7 @@ from transcript_tools.engine.messages import (
     UserMessage,
 )
 from transcript_tools.engine.prompt import load_template
-from transcript_tools.engine.session import SessionEngine, render_summary_prompt
+from transcript_tools.engine.session import SessionEngine
 from transcript_tools.errors import ConfigError, ProviderError, TsumError
 
 

@@ -40,9 +40,9 @@ from transcript_tools.engine.rules import (
 from transcript_tools.engine.session import SessionEngine
 from transcript_tools.errors import ConfigError
 from transcript_tools.sweep.driver import Sweep, _offline_executor, config_grid
+from transcript_tools.sweep.engine_path import evaluate_engine
 from transcript_tools.sweep.simulate import (
     SweepConfig,
-    evaluate_engine,
     evaluate_fast,
     profile_conversation,
     simulate,
@@ -152,7 +152,7 @@ def test_prompt_size_follows_the_30k_cap() -> None:
     conv = Conversation("cap", "mem", "native", messages)
     template = load_template(None)
     profile = profile_conversation(conv, template=template)
-    from transcript_tools.engine.session import render_summary_prompt
+    from transcript_tools.engine.formatting import render_summary_prompt
 
     for turn in (0, 5, 39, 40):
         end = profile.history_end[turn]

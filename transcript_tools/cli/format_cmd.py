@@ -62,12 +62,24 @@ def format_command(file: str, turn: int | None, session: str | None, **opts: Any
     from ..engine.formatting import format_messages_as_text
 
     resolved = resolve(opts)
+    refuse_policy(resolved)
     cfg = resolved.settings.summary
     assert cfg is not None
     _, history, _ = history_at(file, resolved, turn, session)
     print_text(
         format_messages_as_text(history, cfg.max_tool_result_chars, cfg.max_transcript_chars) + "\n"
     )
+
+
+def refuse_policy(resolved: RunSettings) -> None:
+    """format / prompt show the seed's summarizer input (the whole history at a turn); a
+    policy's input depends on its earlier compactions, which only a replay makes."""
+    if resolved.settings.policy is not None:
+        raise click.UsageError(
+            f"--policy {resolved.settings.policy.name}: format and prompt show the seed's "
+            "input; a policy's prompts are in prompts.jsonl of "
+            "`tsum replay FILE --policy NAME --out DIR`"
+        )
 
 
 def print_text(text: str) -> None:

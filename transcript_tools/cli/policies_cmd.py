@@ -63,8 +63,7 @@ def policies_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per preset.")
 def policies_list(as_json: bool) -> None:
     """List the presets: name, what it reproduces, when it acts."""
-    from ..engine.policy import trigger_summary
-    from ..engine.policy_toml import preset, preset_names
+    from ..engine.policy_toml import preset, preset_names, trigger_summary
 
     for name in preset_names():
         policy = preset(name)

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from .format_cmd import history_at, print_text, turn_options
+from .format_cmd import history_at, print_text, refuse_policy, turn_options
 from .settings import resolve, summary_options
 
 
@@ -19,6 +19,7 @@ def prompt_command(file: str, turn: int | None, session: str | None, **opts: Any
     from ..engine.formatting import format_messages_as_text
 
     resolved = resolve(opts)
+    refuse_policy(resolved)
     cfg, template = resolved.settings.summary, resolved.template
     assert cfg is not None
     session_id, history, index = history_at(file, resolved, turn, session)

@@ -135,8 +135,11 @@ format_option = click.option(
 
 def summary_options(func: Any) -> Any:
     """Options for every SummaryConfig field and the slot, shared by replay/format/prompt/check."""
-    options = [
+    from .policies_cmd import policy_option
+
+    options: list[Any] = [
         config_option,
+        policy_option,
         click.option(
             "--ratio",
             "--trigger-token-ratio",
@@ -261,4 +264,5 @@ def resolve(
         dry_run=dry_run,
         skip_bad_lines=bool(opts.get("skip_bad_lines")),
         warn=lambda message: echo(message, err=True),
+        policy=opts.get("policy"),
     )

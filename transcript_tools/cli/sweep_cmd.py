@@ -42,6 +42,13 @@ def _window(text: str) -> int | str:
     return AUTO if text == AUTO else int(text)
 
 
+def _policy(spec: str) -> Any:
+    """One ``--policy`` value: a preset's name or a policy file (a bad one: usage error)."""
+    from .policies_cmd import PolicyParam
+
+    return PolicyParam().convert(spec, None, None)
+
+
 def _choice(enum: Any) -> Callable[[str], Any]:
     def convert(text: str) -> Any:
         try:
@@ -68,6 +75,15 @@ The output says which."""
 
 @click.command(epilog=EPILOG)
 @click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--policy",
+    "policies",
+    multiple=True,
+    metavar="NAME|FILE,...",
+    help="Compaction policies to compare (comma list or repeated; tsum policies list): a "
+    "grid dimension beside --max-context-tokens; --ratio and --debounce, where given, "
+    "override each policy's own values; every row names its policy.",
+)
 @click.option(
     "--ratio",
     "--trigger-token-ratio",
@@ -209,6 +225,7 @@ The output says which."""
 @scale_options
 def sweep_command(
     paths: tuple[str, ...],
+    policies: tuple[str, ...],
     ratios: tuple[str, ...],
     max_tokens: tuple[str, ...],
     debounces: tuple[str, ...],
@@ -247,6 +264,7 @@ def sweep_command(
         modes=_split(modes, "--mode", _choice(SlotMode)),
         measures=_split(measures, "--measure", _choice(Measure)),
         checkpoints=_split(checkpoints, "--checkpoint", _choice(Checkpoint)),
+        policies=_split(policies, "--policy", _policy),
     )
 
     def warn(message: str) -> None:

@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..errors import ConfigError
+from .policy import Policy
 
 AUTO = "auto"  # --max-context-tokens auto: the window the log records, else the default
 DEFAULT_SUMMARY_MARKER = "[上下文摘要]"  # the seed's filter_focused marker
@@ -107,6 +108,9 @@ class ReplaySettings:
     checkpoint: Checkpoint = Checkpoint.TURN
     # --max-context-tokens auto: the log's own window where it records one (per session)
     auto_window: bool = False
+    # --policy: a compaction policy other than the seed's (policy_engine.with_policy sets
+    # the fields above from it); None runs the seed's checkpoint exactly.
+    policy: Policy | None = None
 
     def __post_init__(self) -> None:
         _int_at_least("keep_recent_turns", self.keep_recent_turns, 1, "must be >= 1")

@@ -9,9 +9,10 @@ type (preset ``seed``); the presets of the leading agent runtimes are others
 
 Every value checks itself when it is built: a bad one raises ``ConfigError`` whose
 text starts with the key (``trigger.ratio: must be in (0, 1], got 1.5``), so the TOML
-loader only has to put the file name in front. The engine loop does not read these
-values yet; the pure functions here (``threshold_tokens``, ``keep_budget_tokens``,
-``trigger_summary``) are the rules' homes for when it does.
+loader only has to put the file name in front. What each part does to a view is in
+``compaction.py``; the slot that holds a policy's view is ``policy_slot.py``; the session
+engine applies the trigger (``policy_skip`` there). The seed's policy runs the seed's own
+engine path, unchanged.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ PREPASS_KINDS = ("none", "clear-tool-results")
 KEEP_KINDS = ("turns", "messages", "tokens", "user-messages", "fraction", "none")
 INPUT_KINDS = ("history", "dropped", "dropped-tail", "since-last-summary")
 ROLES = ("system", "user", "assistant")
-POSITIONS = ("front", "end")
+POSITIONS = ("front", "end", "tail")
 
 
 def _fail(key: str, text: str, value: Any) -> ConfigError:
@@ -80,6 +81,10 @@ class Trigger:
     ``tokens`` (absolute), ``reserve`` (window − reserve_tokens), ``every`` (every N
     units), ``messages`` (the view holds at least N messages) or ``never`` (no summary:
     a pre-pass-only policy). ``debounce``: units between two summaries (the seed's F6).
+    ``window``: the context window the runtime's own models have, used where a run names
+    none (no ``--max-context-tokens``, no window in the log); 0: the run's default. A
+    reserve below which nothing is left (Claude Code's 33K of a 32K default) would
+    otherwise fire at every unit.
     """
 
     measure: str = "cumulative"
@@ -93,6 +98,7 @@ class Trigger:
     messages: int = 0
     debounce: int = 3
     unit: str = "turn"
+    window: int = 0
 
     def __post_init__(self) -> None:
         _choice("trigger.measure", self.measure, MEASURES)
@@ -101,7 +107,7 @@ class Trigger:
         _fraction("trigger.ratio", self.ratio)
         for name in ("tokens", "reserve_tokens", "floor_tokens", "ceiling_tokens"):
             _int(f"trigger.{name}", getattr(self, name))
-        for name in ("every", "messages", "debounce"):
+        for name in ("every", "messages", "debounce", "window"):
             _int(f"trigger.{name}", getattr(self, name))
         needs = {
             "tokens": "tokens",
@@ -249,14 +255,16 @@ class Placement:
     """Where the summary goes in the next view.
 
     ``role`` of the summary message; ``position``: ``front`` (right after the leading
-    system messages, before what is kept) or ``end`` (after what is kept: the seed).
+    system messages, before what is kept), ``end`` (after what is kept, before what comes
+    next: where a runtime appends it) or ``tail`` (the very end of every view, after what
+    comes next too: the seed's ``filter_focused``).
     The message text is ``marker + " " + summary`` (just the summary when ``marker`` is
     empty). ``lead_in``: a user message before an assistant-role summary;
     ``acknowledgement``: an assistant message after a user-role summary.
     """
 
     role: str = "system"
-    position: str = "end"
+    position: str = "tail"
     marker: str = "[上下文摘要]"
     lead_in: str = ""
     acknowledgement: str = ""
@@ -361,38 +369,3 @@ def keep_budget_tokens(keep: Keep, window: int) -> int | None:
     if keep.tokens_ratio:
         return int(_clamp(int(window * keep.tokens_ratio), keep.floor_tokens, keep.ceiling_tokens))
     return None
-
-
-def trigger_summary(policy: Policy) -> str:
-    """One line saying when the policy acts (``tsum policies list``)."""
-    t, p = policy.trigger, policy.prepass
-    unit = f"per {t.unit}"
-    parts = []
-    if p.kind != "none":
-        when = "always"
-        if p.trigger_tokens:
-            when = f"view >= {p.trigger_tokens:,} tokens"
-        elif p.trigger_ratio:
-            when = f"view >= window x {p.trigger_ratio:g}"
-        if p.min_results:
-            when += f", > {p.min_results} tool results"
-        parts.append(f"clear tool results ({when})")
-    if t.threshold != "never":
-        size = "cumulative" if t.measure == "cumulative" else "view"
-        if t.threshold == "ratio":
-            rule = f"{size} >= window x {t.ratio:g}"
-            if t.floor_tokens or t.ceiling_tokens:
-                ceiling = f"{t.ceiling_tokens:,}" if t.ceiling_tokens else "inf"
-                rule += f" in [{t.floor_tokens:,}, {ceiling}]"
-        elif t.threshold == "tokens":
-            rule = f"{size} >= {t.tokens:,}"
-        elif t.threshold == "reserve":
-            rule = f"{size} >= window - {t.reserve_tokens:,}"
-        elif t.threshold == "every":
-            rule = f"every {t.every} {t.unit}s"
-        else:
-            rule = f"view >= {t.messages} messages"
-        if t.debounce:
-            rule += f", debounce {t.debounce}"
-        parts.append(f"summarize ({rule})")
-    return "; ".join(parts) + f", {unit}"

@@ -191,3 +191,38 @@ def to_toml(policy: Policy) -> str:
         value = getattr(policy, part)
         lines += [f"{key} = {_toml_value(getattr(value, key))}" for key in part_fields(part)]
     return "\n".join(lines) + "\n"
+
+
+def trigger_summary(policy: Policy) -> str:
+    """One line saying when the policy acts (``tsum policies list``)."""
+    t, p = policy.trigger, policy.prepass
+    unit = f"per {t.unit}"
+    parts = []
+    if p.kind != "none":
+        when = "always"
+        if p.trigger_tokens:
+            when = f"view >= {p.trigger_tokens:,} tokens"
+        elif p.trigger_ratio:
+            when = f"view >= window x {p.trigger_ratio:g}"
+        if p.min_results:
+            when += f", > {p.min_results} tool results"
+        parts.append(f"clear tool results ({when})")
+    if t.threshold != "never":
+        size = "cumulative" if t.measure == "cumulative" else "view"
+        if t.threshold == "ratio":
+            rule = f"{size} >= window x {t.ratio:g}"
+            if t.floor_tokens or t.ceiling_tokens:
+                ceiling = f"{t.ceiling_tokens:,}" if t.ceiling_tokens else "inf"
+                rule += f" in [{t.floor_tokens:,}, {ceiling}]"
+        elif t.threshold == "tokens":
+            rule = f"{size} >= {t.tokens:,}"
+        elif t.threshold == "reserve":
+            rule = f"{size} >= window - {t.reserve_tokens:,}"
+        elif t.threshold == "every":
+            rule = f"every {t.every} {t.unit}s"
+        else:
+            rule = f"view >= {t.messages} messages"
+        if t.debounce:
+            rule += f", debounce {t.debounce}"
+        parts.append(f"summarize ({rule})")
+    return "; ".join(parts) + f", {unit}"

@@ -22,11 +22,12 @@ the engine keeps none (an engine embedded in a long-running runtime).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import TsumError
+from .accounting import ESTIMATED, TurnAccounting
 from .config import (
     DEFAULT_SUMMARY_MARKER,
     Checkpoint,
@@ -35,24 +36,32 @@ from .config import (
     SlotMode,
     SummaryConfig,
 )
-from .formatting import MESSAGE_SEPARATOR, FormattedHistory, format_messages_as_text
-from .messages import SYNTHETIC_MODEL, AssistantMessage, Message, Usage
+from .formatting import (
+    MESSAGE_SEPARATOR,
+    FormattedHistory,
+    formatted_blocks,
+)
+from .messages import Message, Usage
+from .policy_engine import (
+    new_violations,
+    policy_fields,
+    policy_skip,
+    policy_threshold,
+    summary_max_tokens,
+)
+from .policy_slot import CompactionPlan, PolicySlot, summarized_span
 from .prompt import PromptTemplate, template_from_config
 from .requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from .rules import (
     Decision,
     UnitCounter,
-    estimated_summary_view,
-    focused_window_start,
     skip_reason,
 )
 from .slot import ContextSlot, FocusedConfig, SessionMemory
 from .tokens import assumed_summary_tokens
 
 SUMMARY_KEY = "conversation_summary"  # F5
-# The decision field that marks a watermark estimated: a dry run under --measure current
-# wrote no summary, so its effect is assumed (the summary this many tokens long).
-ESTIMATED = "summary_tokens_assumed"
+__all__ = ["ESTIMATED", "SUMMARY_KEY", "SessionEngine"]
 
 
 @dataclass(slots=True)
@@ -61,10 +70,11 @@ class _Pending:
     request: SummaryRequest | None
     record: dict[str, Any]
     advance_after: bool  # sync path: turn_index advances after the checkpoint
+    plan: CompactionPlan | None = None  # under a policy: what the summary replaces
 
 
 @dataclass(slots=True)
-class SessionEngine:
+class SessionEngine(TurnAccounting):
     """Replays one conversation's turns through the checkpoint."""
 
     session_id: str
@@ -86,7 +96,7 @@ class SessionEngine:
     # estimated the way the sweep estimates it (rules.estimated_summary_view).
     _estimated_covered: int | None = None
     stream_units: int = 0  # units that went through submit_turn_stream + finalize_turn
-    slot: ContextSlot = field(init=False)
+    slot: ContextSlot | PolicySlot = field(init=False)
     memory: SessionMemory = field(default_factory=SessionMemory)
     decisions: list[dict[str, Any]] = field(default_factory=list)
     summaries: list[dict[str, Any]] = field(default_factory=list)
@@ -106,12 +116,18 @@ class SessionEngine:
 
     def __post_init__(self) -> None:
         cfg = self.settings.summary
-        self.slot = ContextSlot(
-            mode=self.settings.mode,
-            focused=FocusedConfig(keep_recent_turns=self.settings.keep_recent_turns),
-            marker=cfg.summary_marker if cfg else DEFAULT_SUMMARY_MARKER,
-            units=UnitCounter(self.settings.checkpoint),
-        )
+        units = UnitCounter(self.settings.checkpoint)
+        policy = self.settings.policy
+        if policy is not None:  # engine/policy_slot.py: the view a policy makes
+            window = (cfg or SummaryConfig()).max_context_tokens
+            self.slot = PolicySlot(policy, window, units=units)
+        else:
+            self.slot = ContextSlot(
+                mode=self.settings.mode,
+                focused=FocusedConfig(keep_recent_turns=self.settings.keep_recent_turns),
+                marker=cfg.summary_marker if cfg else DEFAULT_SUMMARY_MARKER,
+                units=units,
+            )
         if cfg is not None and self.template is None:
             self.template = template_from_config(cfg.summary_prompt, self.settings.template_name)
 
@@ -167,119 +183,6 @@ class SessionEngine:
                 "a summary request is pending: call complete_summary() / finalize_turn() first"
             )
 
-    def _append_turn(
-        self, messages: list[Message], annotations: dict[str, Any] | None
-    ) -> dict[str, Any]:
-        # Hot path (once per turn): plain int sums, no Usage objects per call, and
-        # estimated sizes from the slot's running prefix sums (never a re-count),
-        # extended once per turn.
-        slot = self.slot
-        start = len(slot.messages)
-        current = self.settings.measure is Measure.CURRENT
-        slot.append_messages(messages)  # step 6: append + save
-
-        input_tokens = output_tokens = cache_read = cache_creation = 0
-        recorded = estimated = 0
-        anchor_end = -1
-        anchor_usage: Usage | None = None
-        prefix: list[int] | None = None
-        index = start
-        for message in messages:
-            index += 1  # the slot index just after this message
-            if not isinstance(message, AssistantMessage):
-                continue
-            usage = message.usage
-            if usage is not None:
-                recorded += 1
-                anchor_usage, anchor_end = usage, index
-                input_tokens += usage.input_tokens
-                output_tokens += usage.output_tokens
-                cache_read += usage.cache_read_tokens
-                cache_creation += usage.cache_creation_tokens
-            elif message.model != SYNTHETIC_MODEL:  # written by the runtime: not a call
-                # No usage recorded: the call is estimated as the ORIGINAL run made it, on
-                # the whole history before it, never on tsum's own focused view: like a
-                # recorded call, an estimated one must not depend on whether tsum's
-                # summaries were written (issue 10 §2b: dry run and full replay agree).
-                if prefix is None:
-                    prefix = slot.token_prefix(start + len(messages))
-                before = prefix[index - 1]
-                input_tokens += before
-                output_tokens += prefix[index] - before
-                estimated += 1
-        if anchor_usage is not None:
-            self._anchor_tokens = anchor_usage.input_tokens + anchor_usage.output_tokens
-            self._anchor_end = anchor_end
-        cost = self.cost_so_far
-        if recorded or estimated:  # step 5; summary calls never enter it
-            cost = self.cost_so_far = Usage(
-                cost.input_tokens + input_tokens,
-                cost.output_tokens + output_tokens,
-                cost.cache_read_tokens + cache_read,
-                cost.cache_creation_tokens + cache_creation,
-            )
-            self.recorded_calls += recorded
-            self.estimated_calls += estimated
-
-        cost_total = cost.input_tokens + cost.output_tokens
-        watermark = self.current_context_tokens() if current else cost_total
-        estimated_from = watermark
-        if current and self._estimated_covered is not None:
-            watermark = self._estimated_view(watermark)
-        record: dict[str, Any] = {
-            "session": self.session_id,
-            "turn_tokens": input_tokens + output_tokens,
-            "input_tokens": input_tokens,
-            "output_tokens": output_tokens,
-            "cost_so_far": cost_total,
-            "watermark": watermark,
-            "messages": len(messages),
-            "tokens": _source(recorded, estimated),
-        }
-        if current and self._estimated_covered is not None:  # the schedule rests on it
-            record["watermark_without_summaries"] = estimated_from
-            record[ESTIMATED] = SUMMARY_MAX_TOKENS
-        if annotations:
-            record.update(annotations)
-        return record
-
-    def current_context_tokens(self, end: int | None = None) -> int:
-        """``--measure current``: the size of the view the model is sent next turn.
-
-        Anchored on the latest call with recorded usage: its prompt plus its output
-        (recorded, so system prompts and tool schemas the log omits are counted), plus
-        the estimated messages appended since. The recording is of the ORIGINAL run,
-        which never had tsum's summaries, so the estimated effect of the summary on the
-        view (focused view minus whole history: turns dropped, summary added) is applied
-        on top; and never less than the estimated size of ``load_messages()``, which is
-        the value when no call is recorded.
-
-        ``end``: the view over the first ``end`` messages only (the latest recorded call
-        must lie within them): peaks measure the view up to the last model call
-        (``rules.last_call_end``).
-        """
-        slot = self.slot
-        view = slot.view_size(end)[1]
-        if self._anchor_tokens is None:
-            return view
-        end = len(slot.messages) if end is None else end
-        since = slot.tokens_between(self._anchor_end, end)
-        # Never below the estimated view itself: after the original agent compacted, its
-        # recorded prompts no longer hold the history tsum's slot still has.
-        return max(self._anchor_tokens + since + view - slot.tokens_between(0, end), view)
-
-    def _estimated_view(self, view: int) -> int:
-        """A dry run's watermark after a would-be summary: the view without summaries
-        less what the focused window leaves out, plus a summary of SUMMARY_MAX_TOKENS
-        (the sweep's estimate, ``--summary-tokens`` at its default)."""
-        slot = self.slot
-        starts = slot.unit_starts
-        start = focused_window_start(
-            starts, len(starts), slot.focused.keep_recent_turns, self._estimated_covered
-        )
-        summary = assumed_summary_tokens(slot.marker, SUMMARY_MAX_TOKENS)
-        return estimated_summary_view(view, slot.dropped_tokens(start), summary)
-
     def _checkpoint(
         self, turn: int, record: dict[str, Any], *, advance_after: bool
     ) -> SummaryRequest | None:
@@ -294,40 +197,87 @@ class SessionEngine:
             record["threshold"] = None
             self._finish(record, Decision.DISABLED, advance_after)
             return None
-        threshold = record["threshold"] = cfg.threshold
-        # F2 + F6: should_summarize, then generate_summary's empty-history guard
-        skip = skip_reason(
-            turn,
-            self.last_summary_turn,
-            record["watermark"],
-            threshold,
-            cfg.debounce_turns,
-            not self.slot.messages,
-        )
+        slot = self.slot
+        if isinstance(slot, PolicySlot):  # the policy's trigger (engine/policy_engine.py)
+            record["threshold"] = policy_threshold(slot.policy, slot.window)
+            count = slot.view_size()[0] if slot.policy.trigger.threshold == "messages" else 0
+            skip = policy_skip(
+                slot.policy,
+                turn,
+                self.last_summary_turn,
+                record["watermark"],
+                slot.window,
+                count,
+                not slot.messages,
+            )
+        else:
+            threshold = record["threshold"] = cfg.threshold
+            # F2 + F6: should_summarize, then generate_summary's empty-history guard
+            skip = skip_reason(
+                turn,
+                self.last_summary_turn,
+                record["watermark"],
+                threshold,
+                cfg.debounce_turns,
+                not slot.messages,
+            )
         if skip is not None:
             self._finish(record, skip, advance_after)
             return None
         if self.settings.dry_run:
             self.last_summary_turn = turn  # as if it succeeded: the schedule of a run where all do
-            if self.settings.measure is Measure.CURRENT and self.slot.mode is SlotMode.FOCUSED:
-                self._estimated_covered = len(self.slot.messages)  # its effect, estimated
+            if isinstance(slot, PolicySlot):  # its effect: a summary SUMMARY_MAX_TOKENS long
+                slot.set_summary(
+                    "", assumed_tokens=assumed_summary_tokens(slot.marker, SUMMARY_MAX_TOKENS)
+                )
+            elif self.settings.measure is Measure.CURRENT and slot.mode is SlotMode.FOCUSED:
+                self._estimated_covered = len(slot.messages)  # its effect, estimated
             self._finish(record, Decision.WOULD_SUMMARIZE, advance_after)
             return None
+        if isinstance(slot, PolicySlot):
+            plan = slot.plan()
+            if not plan.summarizer_input or not (plan.dropped or slot.summary):
+                # nothing to summarize, or a summary would replace nothing
+                self._finish(record, Decision.SKIPPED_EMPTY, advance_after)
+                return None
+            request = self._policy_request(turn, plan, slot)
+            self._pending = _Pending(turn, request, record, advance_after, plan)
+            return request
         request = self._build_request(turn)
         self._pending = _Pending(turn, request, record, advance_after)
         return request
 
+    def _policy_request(self, turn: int, plan: CompactionPlan, slot: PolicySlot) -> SummaryRequest:
+        """The summary request of a policy: its summarizer input, formatted with its caps."""
+        cfg = self.settings.summary
+        assert cfg is not None
+        given = plan.summarizer_input
+        blocks, cut = formatted_blocks(given, cfg.max_tool_result_chars, cfg.max_transcript_chars)
+        return self._request(turn, given, blocks, cut, summary_max_tokens(slot.policy))
+
     def _build_request(self, turn: int) -> SummaryRequest:
         cfg = self.settings.summary
-        assert cfg is not None and self.template is not None
+        assert cfg is not None
         # F3: the FULL history (slot.messages), not the focused view
-        history = self.slot.messages
         formatted = self._formatted
         if formatted is None:
             formatted = self._formatted = FormattedHistory(
                 cfg.max_tool_result_chars, cfg.max_transcript_chars
             )
-        blocks, cut = formatted.formatted_blocks(history)
+        blocks, cut = formatted.formatted_blocks(self.slot.messages)
+        return self._request(turn, self.slot.messages, blocks, cut, SUMMARY_MAX_TOKENS)
+
+    def _request(
+        self,
+        turn: int,
+        given: Sequence[Message],
+        blocks: list[str],
+        cut: bool,
+        max_tokens: int,
+    ) -> SummaryRequest:
+        """The request for the formatted ``blocks`` of the newest of ``given``."""
+        cfg = self.settings.summary
+        assert cfg is not None and self.template is not None
         prompt = self.template.render(
             blocks[0] if cut else MESSAGE_SEPARATOR.join(blocks),
             session_id=self.session_id,
@@ -339,9 +289,9 @@ class SessionEngine:
             turn,
             prompt,
             cfg.summary_model,
-            SUMMARY_MAX_TOKENS,
+            max_tokens,
             # those in the prompt (the 30K cut) and their text in it
-            messages=tuple(history[len(history) - len(blocks) :]),
+            messages=tuple(given[len(given) - len(blocks) :]),
             max_tool_result_chars=cfg.max_tool_result_chars,
             max_transcript_chars=cfg.max_transcript_chars,
             formatted=tuple(blocks),
@@ -388,8 +338,17 @@ class SessionEngine:
         summary["error"] = None
         summary["text"] = text
         summary["usage"] = _usage_json(response.usage) if response.usage else None
+        slot = self.slot
+        if isinstance(slot, PolicySlot):
+            assert pending.plan is not None
+            slot.set_summary(text, pending.plan)
+            summary["violations"] = new_violations(slot.messages, slot.load_messages())
+            summary.update(policy_fields(slot.policy))
+            summary.update(summarized_span(pending.plan))
+            summary["view_tokens_after"] = slot.view_size()[1]
         self._keep("summary", summary)
-        self.slot.set_summary(text)  # F4 (Focused only) + slot.save() (every mode)
+        if not isinstance(slot, PolicySlot):
+            slot.set_summary(text)  # F4 (Focused only) + slot.save() (every mode)
         self.memory.set(SUMMARY_KEY, text)  # F5, every mode
         self.last_summary_turn = turn
         view_messages, view_tokens = self.slot.view_size()
@@ -429,31 +388,6 @@ class SessionEngine:
         self._keep("decision", record)
         if advance_after:
             self.turn_index += 1  # step 9
-
-
-def render_summary_prompt(
-    messages: list[Message],
-    template: PromptTemplate,
-    cfg: SummaryConfig,
-    session_id: str = "",
-    turn: int = 0,
-    previous_summary: str = "",
-) -> str | None:
-    """The prompt of the seed's ``generate_summary``; None for an empty history (no call)."""
-    if not messages:
-        return None
-    text = format_messages_as_text(messages, cfg.max_tool_result_chars, cfg.max_transcript_chars)
-    return template.render(
-        text, session_id=session_id, turn=turn, previous_summary=previous_summary
-    )
-
-
-def _source(recorded: int, estimated: int) -> str:
-    if recorded and estimated:
-        return "mixed"
-    if estimated:
-        return "estimated"
-    return "recorded" if recorded else "none"
 
 
 def _usage_json(usage: Usage) -> dict[str, int]:

@@ -24,6 +24,7 @@ from ..engine.drive import drive_conversation
 from ..engine.messages import INJECTED, Conversation, TextBlock, UserMessage
 from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.session import SessionEngine
+from ..engine.slot import ContextSlot
 from ..providers.executor import SummaryExecutor
 
 CLAUDE_CODE_CONTINUATION = "This session is being continued from a previous conversation"
@@ -87,7 +88,9 @@ async def tsum_checkpoints(
         if record["status"] != "ok":
             failed += 1
             return
-        cut = engine.slot.kept_start()  # the next view's first kept message
+        slot = engine.slot
+        # the next view's first kept message (under a policy: the first one it shows again)
+        cut = slot.kept_start() if isinstance(slot, ContextSlot) else slot.base
         if cut == 0:
             return  # the window still holds everything: nothing was replaced
         out.append(

@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 from collections.abc import Mapping
+from dataclasses import asdict
 from functools import partial
 from pathlib import Path
 from typing import IO, Any
@@ -178,6 +179,8 @@ def run_info(
         extra["checkpoint"] = settings.checkpoint.value
     if settings.auto_window:
         extra["max_context_tokens_auto"] = True  # per session: the records' max_context_tokens_from
+    if settings.policy is not None:  # every value: `tsum check` reports a changed one
+        extra["policy"] = asdict(settings.policy)
     return {
         **extra,
         "output_format": 1,

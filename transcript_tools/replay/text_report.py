@@ -93,7 +93,9 @@ class TextReport:
         shown = [
             d
             for d in decisions
-            if d["decision"] not in ("below_threshold", "debounced") or "recorded_compaction" in d
+            if d["decision"] not in ("below_threshold", "debounced", *_quiet_under_policy(d))
+            or "recorded_compaction" in d
+            or "cleared" in d
         ]
         if shown:
             out(f"   {unit:>4}  turn_tokens  cost_so_far    watermark  decision\n")
@@ -101,6 +103,12 @@ class TextReport:
                 extra = ""
                 if d.get("error"):
                     extra = f"  ({d['error']})"
+                if "cleared" in d:  # a policy's pre-pass (engine/policy_slot.py)
+                    c = d["cleared"]
+                    extra += (
+                        f"  [cleared {c['messages_cleared']} tool result(s), "
+                        f"-{_fmt_int(c['freed_tokens'])} tokens]"
+                    )
                 if "recorded_compaction" in d:
                     extra += (
                         "  [agent compacted here: "
@@ -116,6 +124,8 @@ class TextReport:
             f"   next view (load_messages): {view_messages} messages, ~{_fmt_int(view_tokens)} tokens "
             f"(full history: {len(engine.slot.messages)} messages)\n"
         )
+        if engine.settings.policy is not None:
+            out(_policy_line(engine.settings.policy.name, engine.decisions, engine.summaries))
         latest = engine.get_conversation_summary()
         if latest and self.show_summaries:
             last = next(s for s in reversed(engine.summaries) if s["status"] == "ok")
@@ -123,3 +133,28 @@ class TextReport:
             for line in latest.splitlines():
                 out(f"   | {line}\n")
         out("\n")
+
+
+def _quiet_under_policy(decision: dict[str, Any]) -> tuple[str, ...]:
+    # a pre-pass-only policy decides "disabled" at every unit: shown only where it cleared
+    return ("disabled",) if "policy" in decision else ()
+
+
+def _policy_line(
+    name: str, decisions: list[dict[str, Any]], summaries: list[dict[str, Any]]
+) -> str:
+    """--policy: what the policy's actions did, and the views that break an API's rules
+    (engine/validity.py; the seed's own system-at-the-end is one such view)."""
+    cleared = [d["cleared"] for d in decisions if "cleared" in d]
+    broken: dict[str, int] = {}
+    made = [s for s in summaries if s["status"] == "ok"]
+    for summary in made:
+        for api in summary.get("violations", {}):
+            broken[api] = broken.get(api, 0) + 1
+    apis = ", ".join(f"{api} {n}" for api, n in sorted(broken.items())) or "none"
+    return (
+        f"   policy {name}: {len(made)} summary view(s), "
+        f"{sum(c['messages_cleared'] for c in cleared)} tool result(s) cleared "
+        f"(-{_fmt_int(sum(c['freed_tokens'] for c in cleared))} tokens); "
+        f"summary views breaking a rule the log itself does not: {apis}\n"
+    )

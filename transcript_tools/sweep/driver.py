@@ -25,15 +25,15 @@ from ..engine.prompt import PromptTemplate
 from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from ..engine.rules import depends_on_summary_text, split_units, unit_turns
 from ..formats.corpus import CorpusReader
+from .engine_path import evaluate_engine
 from .simulate import (
     ConversationSeries,
     SweepConfig,
-    evaluate_engine,
     evaluate_fast,
     profile_conversation,
     simulate,
 )
-from .stats import ConfigStats, config_grid
+from .stats import ConfigStats, config_grid, policy_grid
 
 _log = logging.getLogger("transcript_tools")
 
@@ -43,6 +43,7 @@ __all__ = [
     "SweepConfig",
     "SweepResult",
     "config_grid",
+    "policy_grid",
     "profile_conversation",
     "simulate",
 ]
@@ -173,8 +174,11 @@ class Sweep:
             cfg = grid_cfg.for_conversation(conv)  # --max-context-tokens auto: its window
             # Until the first summary the engine's state is the profile's: a configuration
             # that never fires on the profile never fires in the engine either.
-            if depends_on_summary_text(cfg.mode, cfg.measure, self.template) and simulate(
-                profile, cfg
+            # A policy runs the engine: its trigger and pre-pass are not the profile's
+            # series, and its views are checked against the APIs (the seed's row too).
+            if cfg.policy is not None or (
+                depends_on_summary_text(cfg.mode, cfg.measure, self.template)
+                and simulate(profile, cfg)
             ):
                 if self.executor is None:
                     self.executor = _offline_executor()

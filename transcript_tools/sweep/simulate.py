@@ -31,13 +31,14 @@ from ..engine.config import (
     ReplaySettings,
     SlotMode,
     SummaryConfig,
-    TurnPath,
 )
-from ..engine.drive import drive_conversation, drive_without_summaries, recorded_window
+from ..engine.drive import drive_without_summaries, recorded_window
 from ..engine.formatting import MESSAGE_SEPARATOR, format_message
 from ..engine.messages import Conversation, Message
+from ..engine.policy import Policy
+from ..engine.policy_engine import policy_threshold
 from ..engine.prompt import PromptTemplate
-from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
+from ..engine.requests import SUMMARY_MAX_TOKENS
 from ..engine.rules import (
     FIRED,
     Decision,
@@ -69,6 +70,9 @@ class SweepConfig:
     # --max-context-tokens auto: per conversation the window its log records, else
     # max_context_tokens (engine.drive.recorded_window, as replay and eval apply it)
     auto_window: bool = False
+    # --policy: the compaction policy this point runs (its trigger values are the fields
+    # above); None: the seed's checkpoint, and no policy fields in any output
+    policy: Policy | None = None
 
     @property
     def threshold(self) -> float:
@@ -77,6 +81,11 @@ class SweepConfig:
     @property
     def label(self) -> str:
         window = AUTO if self.auto_window else self.max_context_tokens
+        if self.policy is not None:
+            ratio = self.policy.trigger.threshold == "ratio"
+            return f"{self.policy.name} max={window}" + (
+                f" ratio={self.trigger_token_ratio:g}" if ratio else ""
+            )
         return (
             f"ratio={self.trigger_token_ratio:g} max={window} "
             f"debounce={self.debounce_turns} {self.mode.value} {self.measure.value}"
@@ -111,6 +120,19 @@ class SweepConfig:
         if self.auto_window:  # per conversation: no one window or threshold
             out.update(max_context_tokens=AUTO, threshold=None)
             out["max_context_tokens_default"] = self.max_context_tokens
+        if self.policy is not None:
+            out["policy"] = self.policy.name
+            trigger = self.policy.trigger
+            clamped = trigger.floor_tokens or trigger.ceiling_tokens
+            out["trigger"] = (
+                "ratio-clamped" if trigger.threshold == "ratio" and clamped else trigger.threshold
+            )
+            if self.policy.name != "seed":  # its own line (policy_engine.policy_threshold)
+                out["threshold"] = (
+                    None
+                    if self.auto_window
+                    else policy_threshold(self.policy, self.max_context_tokens)
+                )
         return out
 
 
@@ -132,6 +154,10 @@ class ConfigOutcome:
     recall: tuple[int, int] | None = (
         None  # artifact probes (recalled, total): tsum eval, engine path
     )
+    # --policy: views checked after each action, those breaking each API, results cleared
+    views_checked: int = 0
+    violations: dict[str, int] = field(default_factory=dict)
+    cleared: int = 0
 
 
 # ---- one conversation, computed once ------------------------------------------------------
@@ -392,81 +418,4 @@ def evaluate_fast(
         result.overflow = sum(1 for v in profile.view if v > limit)
         if keep_curve:
             result.curve = list(profile.view)
-    return result
-
-
-async def evaluate_engine(
-    conv: Conversation,
-    turns: list[tuple[int, list[Message]]],
-    profile: ConversationSeries,
-    cfg: SweepConfig,
-    *,
-    base: SummaryConfig,
-    template: PromptTemplate,
-    keep_recent_turns: int,
-    executor: Any,
-    provider_name: str,
-    path: TurnPath = TurnPath.SYNC,
-) -> ConfigOutcome:
-    """Run the real engine (summaries applied) on the turn path ``path`` and measure the
-    same figures. ``cfg`` is the conversation's own (``SweepConfig.for_conversation``)."""
-    settings = ReplaySettings(
-        summary=cfg.summary_config(base),
-        mode=cfg.mode,
-        keep_recent_turns=keep_recent_turns,
-        path=path,
-        measure=cfg.measure,
-        template_name=template.name,
-        checkpoint=cfg.checkpoint,
-    )
-    engine = SessionEngine(
-        conv.session_id, settings, provider_name=provider_name, template=template
-    )
-    curve: list[int] = []
-    peak = 0
-    measured_end = profile.measured_end
-
-    def measure(_number: int) -> None:
-        nonlocal peak
-        curve.append(engine.current_context_tokens())  # what the model is sent next turn
-        # a peak counts only what a model is called with: up to the last call
-        past = len(engine.slot.messages) > measured_end
-        peak = max(peak, engine.current_context_tokens(measured_end) if past else curve[-1])
-
-    async def execute(request: SummaryRequest, _left: int) -> SummaryOutcome:
-        return await executor.execute(request)
-
-    units = [(start, start + len(messages)) for start, messages in turns]
-    # the one loop replay and eval run too (engine/drive.py): the same turn path
-    await drive_conversation(conv, engine, execute, units=units, after_unit=measure)
-    unit = "call" if cfg.checkpoint is Checkpoint.CALL else "turn"
-    fires = [d[unit] for d in engine.decisions if d["decision"] in FIRED]
-    result = ConfigOutcome(turns=profile.turns, fires=fires, curve=curve)
-    for summary in engine.summaries:
-        result.prompt_chars += summary["prompt_chars"]
-        result.prompt_tokens += estimate_text_tokens(engine.prompts[summary["prompt_sha256"]])
-        result.failed += summary["status"] != "ok"
-    result.fixed_cadence = fixed_cadence(
-        [d["decision"] for d in engine.decisions], cfg.debounce_turns
-    )
-    result.peak_with = peak
-    result.sum_with = sum(curve)
-    result.overflow = sum(1 for v in curve if v > cfg.max_context_tokens)
-    if cfg.measure is Measure.CURRENT:
-        result.watermark = [d["watermark"] for d in engine.decisions]
-    if cfg.mode is SlotMode.FOCUSED:  # what the summaries carried (tsum eval, docs/eval.md)
-        from ..eval.baseline import artifact_hits, score_summaries
-
-        summaries, starts = engine.summaries, None
-        if cfg.checkpoint is Checkpoint.CALL:  # keep_recent_turns counts calls
-            summaries = [{**s, "turn": s["call"]} for s in summaries]
-            starts = [start for start, _ in turns]
-        scored = score_summaries(
-            conv,
-            summaries,
-            keep=keep_recent_turns,
-            max_tool_result_chars=base.max_tool_result_chars,
-            starts=starts,
-        )
-        result.recall = artifact_hits(scored)
     return result

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.config import AUTO, Checkpoint, Measure, SlotMode, SummaryConfig
+from ..engine.policy import Policy
+from ..engine.policy_engine import policy_with_flags
 from .simulate import ConfigOutcome, ConversationSeries, SweepConfig
 from .tables import RECALL_NOT_MEASURED, recall_not_measured
 
@@ -65,6 +67,47 @@ def config_grid(
     return list(out)
 
 
+def policy_grid(
+    policies: Sequence[Policy],
+    max_context_tokens: Sequence[int | str] = (),
+    *,
+    ratios: Sequence[float] = (),
+    debounces: Sequence[int] = (),
+    base: SummaryConfig | None = None,
+) -> list[SweepConfig]:
+    """``tsum sweep --policy``: each policy at each window; ``ratios`` (for the policies
+    whose threshold is a ratio) and ``debounces``, where given, replace the policy's own.
+    No window given: the policy's ``trigger.window`` where it has one, else the base's."""
+    base = base or SummaryConfig()
+    out: dict[SweepConfig, None] = {}
+    for policy in policies:
+        own = policy.trigger.window or base.max_context_tokens  # no window given; auto's fallback
+        windows = list(max_context_tokens) or [own]
+        own_ratios: Sequence[float | None] = (
+            list(ratios) if ratios and policy.trigger.threshold == "ratio" else [None]
+        )
+        for window in windows:
+            for ratio in own_ratios:
+                own_debounces: Sequence[int | None] = list(debounces) or [None]
+                for debounce in own_debounces:
+                    given = {"trigger_token_ratio": ratio, "debounce_turns": debounce}
+                    varied = policy_with_flags(policy, given)
+                    trigger = varied.trigger
+                    cfg = SweepConfig(
+                        trigger.ratio,
+                        own if window == AUTO else int(window),
+                        trigger.debounce,
+                        SlotMode.FOCUSED,
+                        Measure(trigger.measure),
+                        Checkpoint(trigger.unit),
+                        auto_window=window == AUTO,
+                        policy=varied,
+                    )
+                    cfg.summary_config(base)  # raises ConfigError for a bad value
+                    out[cfg] = None
+    return list(out)
+
+
 @dataclass(slots=True)
 class ConfigStats:
     config: SweepConfig
@@ -97,6 +140,10 @@ class ConfigStats:
     recall_hits: int = 0  # tsum eval's artifact probes carried by the summaries (engine path)
     recall_total: int = 0
     recall_conversations: int = 0  # summarizing conversations whose summary text was scored
+    # --policy: the views its actions produced, by the target API they break (validity.py)
+    views_checked: int = 0
+    violations: Counter[str] = field(default_factory=Counter)
+    cleared: int = 0
 
     def add(
         self, result: ConfigOutcome, profile: ConversationSeries, *, limit: int | None = None
@@ -131,12 +178,31 @@ class ConfigStats:
             self.recall_hits += result.recall[0]
             self.recall_total += result.recall[1]
             self.recall_conversations += calls > 0
+        self.views_checked += result.views_checked
+        self.violations.update(result.violations)
+        self.cleared += result.cleared
         if profile.compaction_turns:
             self.compaction_convs += 1
             if result.fires:
                 self.compaction_delta[result.fires[0] - profile.compaction_turns[0]] += 1
             else:
                 self.compaction_missed += 1
+
+    def _policy_json(self) -> dict[str, Any]:
+        """The policy columns: views breaking each API, tool results cleared, and how the
+        first trigger lands on the compaction the log recorded (same unit, within one)."""
+        delta = self.compaction_delta
+        return {
+            "views_checked": self.views_checked,
+            "violations": {api: self.violations[api] for api in sorted(self.violations)},
+            "tool_results_cleared": self.cleared,
+            "compaction_agreement": {
+                "same": delta[0],
+                "within_one": delta[0] + delta[-1] + delta[1],
+                "never": self.compaction_missed,
+                "of": self.compaction_convs,
+            },
+        }
 
     def to_json(self) -> dict[str, Any]:
         n = self.conversations or 1
@@ -183,6 +249,8 @@ class ConfigStats:
             compaction_delta_median=quantile(self.compaction_delta, 0.5),
             compaction_deltas={str(k): v for k, v in sorted(self.compaction_delta.items())},
         )
+        if self.config.policy is not None:  # only then: default outputs unchanged
+            out.update(self._policy_json())
         missing = recall_not_measured(out)  # null recall: why (never a 0% that is no finding)
         out["artifact_recall_not_measured"] = (
             None if missing is None else RECALL_NOT_MEASURED[missing]

@@ -131,6 +131,7 @@ RECALL_NOT_MEASURED: dict[str, str] = {
         "every schedule came from the token series); tsum eval scores these summaries"
     ),
     "no probes": "not measured: the history the summaries replaced held no artifact to probe",
+    "eval": "not measured by the sweep under this policy: tsum eval --policy scores it",
 }
 
 
@@ -142,6 +143,8 @@ def recall_not_measured(row: dict[str, Any]) -> str | None:
         return None
     if not row["summary_calls"]:
         return "-"
+    if row.get("policy", "seed") != "seed":
+        return "eval"
     if row["mode"] == "full":
         return "full"
     return "no probes" if row["artifact_recall_conversations"] else "no text"
@@ -190,7 +193,11 @@ def cell(row: dict[str, Any], key: str) -> str:
         text = "-" if value is None else f"{value:+d}"
         return text + (f" ({missed} never)" if missed else "")
     if key == "trigger_token_ratio":
+        if row.get("trigger", "ratio") != "ratio":
+            return "-"  # a policy whose line is not a plain ratio of the window
         return f"{row[key]:g}"
+    if key in POLICY_CELLS:
+        return POLICY_CELLS[key](row)
     if key == "calls_per_conversation_mean":
         return f"{row[key]:.1f}"
     if key == "summarizer_input_tokens_estimated" and row.get("summarizer_cost") is not None:
@@ -218,7 +225,41 @@ def table_columns(rows: list[dict[str, Any]]) -> tuple[list[tuple[str, str]], se
     if any("checkpoint" in row for row in rows):
         columns.insert(6, ("unit", "checkpoint"))
         left.add(6)
+    if any("policy" in row for row in rows):  # tsum sweep --policy (docs/policies.md)
+        columns.insert(1, ("policy", "policy"))
+        left = {n + 1 if n >= 1 else n for n in left} | {1}
+        columns += POLICY_COLUMNS
     return columns, left
+
+
+# tsum sweep --policy: what its actions did to the views (engine/validity.py) and where
+# its first trigger fell against the compaction the log recorded.
+POLICY_COLUMNS = [
+    ("cleared", "tool_results_cleared"),
+    ("invalid views a/o/g/s", "violations"),
+    ("agree =/±1/never", "compaction_agreement"),
+]
+
+
+def _violations_cell(row: dict[str, Any]) -> str:
+    found = row["violations"]
+    counts = "/".join(str(found.get(api, 0)) for api in ("anthropic", "openai", "gemini", "strict"))
+    return f"{counts} of {row['views_checked']}"
+
+
+def _agreement_cell(row: dict[str, Any]) -> str:
+    agree = row["compaction_agreement"]
+    if not agree["of"]:
+        return "-"
+    return f"{agree['same']}/{agree['within_one']}/{agree['never']} of {agree['of']}"
+
+
+POLICY_CELLS = {
+    "policy": lambda row: str(row["policy"]),
+    "tool_results_cleared": lambda row: _k(row["tool_results_cleared"]),
+    "violations": _violations_cell,
+    "compaction_agreement": _agreement_cell,
+}
 
 
 def render_table(result: SweepTableSource, sort: str = "calls") -> str:

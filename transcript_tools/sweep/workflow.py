@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.config import AUTO, Checkpoint, Measure, RunSettings, SlotMode
+from ..engine.policy import Policy
+from ..engine.policy_engine import is_seed
 from ..engine.requests import SUMMARY_MAX_TOKENS
 from ..errors import ConfigError
 from ..formats.corpus import ignore
 from ..parallel.pool import backend_for, refuse_summaries_on_ray
-from .driver import CachedThenOffline, Sweep, SweepResult, config_grid
+from .driver import CachedThenOffline, Sweep, SweepResult, config_grid, policy_grid
 from .parallel import run_sweep
 
 DEFAULT_SORT = "calls"
@@ -53,6 +55,7 @@ def sweep_paths(
     *,
     ratios: Sequence[float] = (),
     max_context_tokens: Sequence[int | str] = (),  # a window, or AUTO (the log's)
+    policies: Sequence[Policy] = (),  # tsum sweep --policy (docs/policies.md)
     debounces: Sequence[int] = (),
     modes: Sequence[SlotMode] = (),
     measures: Sequence[Measure] = (),
@@ -77,15 +80,25 @@ def sweep_paths(
     settings = run.settings
     base = settings.summary
     assert base is not None
-    configs = config_grid(
-        list(ratios) or [base.trigger_token_ratio],
-        list(max_context_tokens) or [AUTO if settings.auto_window else base.max_context_tokens],
-        list(debounces) or [base.debounce_turns],
-        list(modes) or [settings.mode],
-        list(measures) or [settings.measure],
-        base=base,
-        checkpoints=list(checkpoints) or [settings.checkpoint],
-    )
+    if any(not is_seed(policy) for policy in policies):
+        if modes or measures or checkpoints:
+            raise ConfigError(
+                "--mode, --measure and --checkpoint are a policy's own with --policy: "
+                "set trigger.measure / trigger.unit in a policy file instead"
+            )
+        configs = policy_grid(
+            policies, list(max_context_tokens), ratios=ratios, debounces=debounces, base=base
+        )
+    else:  # no policy, or the seed's alone: the seed's grid, byte for byte
+        configs = config_grid(
+            list(ratios) or [base.trigger_token_ratio],
+            list(max_context_tokens) or [AUTO if settings.auto_window else base.max_context_tokens],
+            list(debounces) or [base.debounce_turns],
+            list(modes) or [settings.mode],
+            list(measures) or [settings.measure],
+            base=base,
+            checkpoints=list(checkpoints) or [settings.checkpoint],
+        )
     provider = run.provider["provider"]
     if provider != "offline":
         refuse_summaries_on_ray(ray, f"a sweep that reads {provider} summaries")

@@ -1,0 +1,77 @@
+"""``tsum sweep --policy``: a policy grid runs the engine, names its policies, and its
+seed row (forced through the engine to check its views) equals the fast path's row."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from transcript_tools.cli.main import cli
+from transcript_tools.engine.policy_toml import preset, preset_names
+from transcript_tools.sweep.driver import Sweep, config_grid, policy_grid
+
+SAMPLES = str(Path(__file__).resolve().parents[2] / "samples")
+# The schedule and what does not depend on summary text (the fast path assumes every summary
+# --summary-tokens long; the engine has the offline summarizer's real text).
+SHARED = [
+    "summary_calls",
+    "summarizing_conversations",
+    "first_trigger_turns",
+    "view_peak_without_summaries",
+    "overflow_turns",
+    "compaction_deltas",
+]
+
+
+def _rows(configs: list) -> list[dict]:  # type: ignore[type-arg]
+    result = Sweep(configs, warn=lambda m: None, error=lambda m: None).run([SAMPLES])
+    return [s.to_json() for s in result.stats]
+
+
+def test_the_seed_row_of_a_policy_grid_is_the_fast_paths_row() -> None:
+    # The fast path applies to the seed's policy only (every other preset measures the
+    # view, whose size depends on the summary): through the engine it must agree.
+    for window in (3_000, 8_000):
+        fast = _rows(config_grid([0.5, 0.75], [window], [1, 3]))
+        engine = _rows(
+            policy_grid([preset("seed")], [window], ratios=[0.5, 0.75], debounces=[1, 3])
+        )
+        assert len(fast) == len(engine) == 4
+        for a, b in zip(fast, engine, strict=True):
+            assert b["policy"] == "seed"
+            assert {k: a[k] for k in SHARED} == {k: b[k] for k in SHARED}
+        assert any(row["summary_calls"] for row in fast)  # the comparison bites
+
+
+def test_every_preset_runs_on_the_engine_and_names_itself() -> None:
+    policies = [preset(name) for name in preset_names()]
+    result = Sweep(policy_grid(policies, [8_000]), warn=lambda m: None).run([SAMPLES])
+    assert result.fast_runs == 0
+    assert result.engine_runs == len(policies) * result.conversations
+    rows = [s.to_json() for s in result.stats]
+    assert [row["policy"] for row in rows] == list(preset_names())
+    by_name = {row["policy"]: row for row in rows}
+    # the seed's summary as a system message at the end breaks Anthropic's, Gemini's and
+    # the strict alternation's rules, never OpenAI's (engine/validity.py)
+    seed = by_name["seed"]["violations"]
+    assert seed["anthropic"] == seed["gemini"] == by_name["seed"]["views_checked"] > 0
+    assert "openai" not in seed
+    assert by_name["observation-masking"]["tool_results_cleared"] > 0
+    assert by_name["clear-tool-uses"]["summary_calls"] == 0
+
+
+def test_sweep_cli_policy_rows_and_seed_alone_is_the_plain_grid() -> None:
+    runner = CliRunner()
+    plain = runner.invoke(cli, ["sweep", SAMPLES, "--json"])
+    seed = runner.invoke(cli, ["sweep", SAMPLES, "--json", "--policy", "seed"])
+    assert plain.exit_code == seed.exit_code == 0
+    assert plain.stdout == seed.stdout
+    both = runner.invoke(cli, ["sweep", SAMPLES, "--json", "--policy", "seed,codex"])
+    assert both.exit_code == 0, both.output
+    rows = json.loads(both.stdout)["configs"]
+    names = sorted(row["policy"] for row in rows)
+    assert names == ["codex", "seed"]
+    bad = runner.invoke(cli, ["sweep", SAMPLES, "--policy", "nope"])
+    assert bad.exit_code == 2 and "nope" in bad.output and "Traceback" not in bad.output

@@ -1,0 +1,172 @@
+"""A session's turn accounting: what each turn adds to ``cost_so_far`` (the seed's step 5)
+and the measures the checkpoint compares (cumulative, or the current view).
+
+A mixin of :class:`~.session.SessionEngine` (its fields are declared there): the engine's
+other half, the checkpoint and the summary it hands out, is in ``session.py``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .config import Measure
+from .messages import SYNTHETIC_MODEL, AssistantMessage, Message, Usage
+from .policy_engine import policy_fields
+from .policy_slot import PolicySlot
+from .requests import SUMMARY_MAX_TOKENS
+from .rules import estimated_summary_view, focused_window_start
+from .slot import ContextSlot
+from .tokens import assumed_summary_tokens
+
+if TYPE_CHECKING:
+    from .config import ReplaySettings
+
+# The decision field that marks a watermark estimated: a dry run under --measure current
+# wrote no summary, so its effect is assumed (the summary this many tokens long).
+ESTIMATED = "summary_tokens_assumed"
+
+
+class TurnAccounting:
+    """Step 5 and the measures; the fields are ``SessionEngine``'s."""
+
+    if not TYPE_CHECKING:  # the engine's own slots hold the fields (mypy: declared below)
+        __slots__ = ()
+    else:
+        session_id: str
+        settings: ReplaySettings
+        slot: ContextSlot | PolicySlot
+        cost_so_far: Usage
+        estimated_calls: int
+        recorded_calls: int
+        _anchor_tokens: int | None
+        _anchor_end: int
+        _estimated_covered: int | None
+
+    def _append_turn(
+        self, messages: list[Message], annotations: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        # Hot path (once per turn): plain int sums, no Usage objects per call, and
+        # estimated sizes from the slot's running prefix sums (never a re-count),
+        # extended once per turn.
+        slot = self.slot
+        start = len(slot.messages)
+        current = self.settings.measure is Measure.CURRENT
+        slot.append_messages(messages)  # step 6: append + save
+
+        input_tokens = output_tokens = cache_read = cache_creation = 0
+        recorded = estimated = 0
+        anchor_end = -1
+        anchor_usage: Usage | None = None
+        prefix: list[int] | None = None
+        index = start
+        for message in messages:
+            index += 1  # the slot index just after this message
+            if not isinstance(message, AssistantMessage):
+                continue
+            usage = message.usage
+            if usage is not None:
+                recorded += 1
+                anchor_usage, anchor_end = usage, index
+                input_tokens += usage.input_tokens
+                output_tokens += usage.output_tokens
+                cache_read += usage.cache_read_tokens
+                cache_creation += usage.cache_creation_tokens
+            elif message.model != SYNTHETIC_MODEL:  # written by the runtime: not a call
+                # No usage recorded: the call is estimated as the ORIGINAL run made it, on
+                # the whole history before it, never on tsum's own focused view: like a
+                # recorded call, an estimated one must not depend on whether tsum's
+                # summaries were written (issue 10 §2b: dry run and full replay agree).
+                if prefix is None:
+                    prefix = slot.token_prefix(start + len(messages))
+                before = prefix[index - 1]
+                input_tokens += before
+                output_tokens += prefix[index] - before
+                estimated += 1
+        if anchor_usage is not None:
+            self._anchor_tokens = anchor_usage.input_tokens + anchor_usage.output_tokens
+            self._anchor_end = anchor_end
+        cost = self.cost_so_far
+        if recorded or estimated:  # step 5; summary calls never enter it
+            cost = self.cost_so_far = Usage(
+                cost.input_tokens + input_tokens,
+                cost.output_tokens + output_tokens,
+                cost.cache_read_tokens + cache_read,
+                cost.cache_creation_tokens + cache_creation,
+            )
+            self.recorded_calls += recorded
+            self.estimated_calls += estimated
+        cleared = None
+        if isinstance(slot, PolicySlot) and slot.policy.prepass.kind != "none":
+            cleared = slot.prepass(self.current_context_tokens())  # before the trigger
+
+        cost_total = cost.input_tokens + cost.output_tokens
+        watermark = self.current_context_tokens() if current else cost_total
+        estimated_from = watermark
+        if current and self._estimated_covered is not None:
+            watermark = self._estimated_view(watermark)
+        record: dict[str, Any] = {
+            "session": self.session_id,
+            "turn_tokens": input_tokens + output_tokens,
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "cost_so_far": cost_total,
+            "watermark": watermark,
+            "messages": len(messages),
+            "tokens": _source(recorded, estimated),
+        }
+        if isinstance(slot, PolicySlot):
+            record.update(policy_fields(slot.policy))
+            if cleared is not None:
+                record["cleared"] = cleared
+        if current and self._estimated_covered is not None:  # the schedule rests on it
+            record["watermark_without_summaries"] = estimated_from
+            record[ESTIMATED] = SUMMARY_MAX_TOKENS
+        if annotations:
+            record.update(annotations)
+        return record
+
+    def current_context_tokens(self, end: int | None = None) -> int:
+        """``--measure current``: the size of the view the model is sent next turn.
+
+        Anchored on the latest call with recorded usage: its prompt plus its output
+        (recorded, so system prompts and tool schemas the log omits are counted), plus
+        the estimated messages appended since. The recording is of the ORIGINAL run,
+        which never had tsum's summaries, so the estimated effect of the summary on the
+        view (focused view minus whole history: turns dropped, summary added) is applied
+        on top; and never less than the estimated size of ``load_messages()``, which is
+        the value when no call is recorded.
+
+        ``end``: the view over the first ``end`` messages only (the latest recorded call
+        must lie within them): peaks measure the view up to the last model call
+        (``rules.last_call_end``).
+        """
+        slot = self.slot
+        view = slot.view_size(end)[1]
+        if self._anchor_tokens is None:
+            return view
+        end = len(slot.messages) if end is None else end
+        since = slot.tokens_between(self._anchor_end, end)
+        # Never below the estimated view itself: after the original agent compacted, its
+        # recorded prompts no longer hold the history tsum's slot still has.
+        return max(self._anchor_tokens + since + view - slot.tokens_between(0, end), view)
+
+    def _estimated_view(self, view: int) -> int:
+        """A dry run's watermark after a would-be summary: the view without summaries
+        less what the focused window leaves out, plus a summary of SUMMARY_MAX_TOKENS
+        (the sweep's estimate, ``--summary-tokens`` at its default)."""
+        slot = self.slot
+        assert isinstance(slot, ContextSlot)  # a policy's dry run applies its summary instead
+        starts = slot.unit_starts
+        start = focused_window_start(
+            starts, len(starts), slot.focused.keep_recent_turns, self._estimated_covered
+        )
+        summary = assumed_summary_tokens(slot.marker, SUMMARY_MAX_TOKENS)
+        return estimated_summary_view(view, slot.dropped_tokens(start), summary)
+
+
+def _source(recorded: int, estimated: int) -> str:
+    if recorded and estimated:
+        return "mixed"
+    if estimated:
+        return "estimated"
+    return "recorded" if recorded else "none"

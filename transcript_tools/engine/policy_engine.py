@@ -1,0 +1,195 @@
+"""How the session engine applies a compaction policy other than the seed's.
+
+The seed's checkpoint (``rules.skip_reason``: F2 + F6) is one form of the trigger; the
+others (window minus a reserve, absolute tokens, every N units, a message count, never)
+are decided here, by :func:`policy_skip`, with the same decisions and the same debounce.
+:func:`with_policy` turns a policy into the settings the engine reads, so the engine's
+measure, unit, caps and template come from the policy; the seed's own policy maps to no
+policy at all (the seed's engine path, byte for byte).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from .config import Checkpoint, Measure, ReplaySettings, SummaryConfig
+from .messages import Message
+from .policy import Policy, threshold_tokens
+from .requests import SUMMARY_MAX_TOKENS
+from .rules import Decision, skip_reason
+from .validity import check_all
+
+# A cap the formatter takes that no transcript reaches (a policy's 0: no cap).
+UNCAPPED_CHARS = 1 << 40
+
+
+def is_seed(policy: Policy) -> bool:
+    """Is ``policy`` the seed's checkpoint, whatever it is called?"""
+    from .policy_toml import preset
+
+    seed = preset("seed")
+    return replace(policy, name=seed.name, description=seed.description) == seed
+
+
+def seed_shaped(policy: Policy) -> bool:
+    """Does the seed's own engine path express ``policy`` exactly? True when it differs
+    from the seed only in what the seed's settings already vary (ratio, debounce,
+    measure, unit, kept turns, the formatter's caps, the marker, the template): then it
+    runs that path, so ``--policy seed --ratio 0.5`` is ``--ratio 0.5`` byte for byte."""
+    from .policy_toml import preset
+
+    seed = preset("seed")
+    trigger, keep, given = policy.trigger, policy.keep, policy.summarizer_input
+    if trigger.threshold != "ratio" or trigger.floor_tokens or trigger.ceiling_tokens:
+        return False
+    if policy.summary.max_tokens not in (0, SUMMARY_MAX_TOKENS) or keep.kind != "turns":
+        return False
+    if not given.max_tool_result_chars or not given.max_transcript_chars:
+        return False  # "no cap": the seed's formatter has none
+    normal = replace(
+        policy,
+        name=seed.name,
+        description=seed.description,
+        trigger=seed.trigger,
+        keep=replace(keep, turns=seed.keep.turns),
+        summarizer_input=seed.summarizer_input,
+        placement=replace(policy.placement, marker=seed.placement.marker),
+        summary=seed.summary,
+    )
+    return normal == seed
+
+
+def with_policy(
+    settings: ReplaySettings, policy: Policy | None, *, window_given: bool = True
+) -> ReplaySettings:
+    """The settings the engine runs ``policy`` with: its measure, unit, debounce, ratio,
+    caps, marker and template replace the seed-shaped settings; the window, the turn path,
+    the provider's model and a dry run stay. A seed-shaped policy (:func:`seed_shaped`)
+    runs the seed's engine path with those settings (``policy`` None in them).
+    ``window_given``: the run named its window; if not, the policy's ``trigger.window``
+    (where it has one) is the window, and the fallback of ``--max-context-tokens auto``."""
+    if policy is None:
+        return replace(settings, policy=None) if settings.policy is not None else settings
+    from .prompt import load_template
+
+    cfg = settings.summary or SummaryConfig()
+    if policy.trigger.window and (not window_given or settings.auto_window):
+        cfg = replace(cfg, max_context_tokens=policy.trigger.window)
+    given = policy.summarizer_input
+    template = policy.summary.template
+    cfg = replace(
+        cfg,
+        trigger_token_ratio=policy.trigger.ratio,
+        debounce_turns=policy.trigger.debounce,
+        max_tool_result_chars=given.max_tool_result_chars or UNCAPPED_CHARS,
+        max_transcript_chars=given.max_transcript_chars or UNCAPPED_CHARS,
+        summary_marker=policy.placement.marker,
+        summary_prompt=load_template(template).source,  # a built-in name, or a file
+    )
+    changed = replace(
+        settings,
+        summary=cfg if settings.summary is not None else None,
+        measure=Measure(policy.trigger.measure),
+        checkpoint=Checkpoint(policy.trigger.unit),
+        keep_recent_turns=max(policy.keep.turns, 1),
+        template_name=load_template(template).name,
+        policy=None if seed_shaped(policy) else policy,
+    )
+    return settings if changed == settings else changed
+
+
+# The seed-shaped settings a flag may set on top of a policy: file key -> (part, field).
+FLAG_FIELDS = {
+    "trigger_token_ratio": ("trigger", "ratio"),
+    "debounce_turns": ("trigger", "debounce"),
+    "measure": ("trigger", "measure"),
+    "checkpoint": ("trigger", "unit"),
+    "keep_recent_turns": ("keep", "turns"),
+    "max_tool_result_chars": ("summarizer_input", "max_tool_result_chars"),
+    "max_transcript_chars": ("summarizer_input", "max_transcript_chars"),
+    "summary_marker": ("placement", "marker"),
+    "prompt": ("summary", "template"),
+}
+
+
+def policy_with_flags(policy: Policy, given: dict[str, Any]) -> Policy:
+    """``policy`` with the values the command line (or environment) set explicitly:
+    ``--ratio 0.5 --policy codex`` is Codex's policy at half the window. ``given`` maps
+    file keys (``FLAG_FIELDS``) to values; keys not there are ignored. A flag whose part
+    the policy does not use (``--keep-recent-turns`` with ``keep.kind = "tokens"``) still
+    sets it, and changes nothing, as the policy's own value would not."""
+    parts: dict[str, dict[str, Any]] = {}
+    for key, value in given.items():
+        if key in FLAG_FIELDS and value is not None:
+            part, name = FLAG_FIELDS[key]
+            parts.setdefault(part, {})[name] = str(value) if name in ("measure", "unit") else value
+    if not parts:
+        return policy
+    return replace(policy, **{p: replace(getattr(policy, p), **v) for p, v in parts.items()})
+
+
+def summary_max_tokens(policy: Policy) -> int:
+    """The summary call's ``max_tokens``: the policy's, or the seed's 1024 where the
+    runtime sets none (``summary.max_tokens = 0``)."""
+    return policy.summary.max_tokens or SUMMARY_MAX_TOKENS
+
+
+def policy_threshold(policy: Policy, window: int) -> float | None:
+    """The trigger's token line for a ``window``-token model; None for the forms that
+    count no tokens."""
+    return threshold_tokens(policy.trigger, window)
+
+
+def policy_skip(
+    policy: Policy,
+    turn: int,
+    last_summary_turn: int,
+    watermark: float,
+    window: int,
+    view_messages: int,
+    empty: bool,
+) -> Decision | None:
+    """Why the policy's trigger does not fire at this unit, or None when it fires.
+
+    Token forms: the seed's comparison (``rules.skip_reason``) against the policy's line.
+    ``every``: fires once ``every`` units passed since the last summary; ``messages``: once
+    the view holds that many; ``never``: a pre-pass-only policy, no summary (``disabled``).
+    The debounce applies to every form, as F6 does to the seed's."""
+    trigger = policy.trigger
+    if trigger.threshold == "never":
+        return Decision.DISABLED
+    line = threshold_tokens(trigger, window)
+    if line is None:  # every / messages: the measure is a count, the line that count
+        since = turn - last_summary_turn
+        measure, line = (
+            (since, trigger.every)
+            if trigger.threshold == "every"
+            else (view_messages, trigger.messages)
+        )
+        return skip_reason(turn, last_summary_turn, measure, line, trigger.debounce, empty)
+    return skip_reason(turn, last_summary_turn, watermark, line, trigger.debounce, empty)
+
+
+def view_violations(view: list[Message]) -> dict[str, list[str]]:
+    """The target APIs whose rules ``view`` breaks, each with its violations as lines
+    (``validity.check_all``); an API the view satisfies is left out."""
+    return {api: [str(v) for v in found] for api, found in check_all(view).items() if found}
+
+
+def new_violations(history: list[Message], view: list[Message]) -> dict[str, list[str]]:
+    """The rules of each target API that ``view`` (one a compaction made) breaks and the
+    log's own ``history`` does not: what the policy did, not what the log already had (a
+    tool result without its call in the log itself stays out)."""
+    old = {api: {v.rule for v in found} for api, found in check_all(history).items()}
+    out: dict[str, list[str]] = {}
+    for api, found in check_all(view).items():
+        fresh = [str(v) for v in found if v.rule not in old[api]]
+        if fresh:
+            out[api] = fresh
+    return out
+
+
+def policy_fields(policy: Policy) -> dict[str, Any]:
+    """The fields every record of a run under ``policy`` carries."""
+    return {"policy": policy.name}

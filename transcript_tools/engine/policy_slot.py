@@ -1,0 +1,297 @@
+"""The context slot of a compaction policy other than the seed's: what the model sees
+after each pre-pass and summary the policy made (docs/policies.md, "the view").
+
+The view is, in order: the head (the history's system messages; the task too with
+``keep.first_user``), the summary where ``placement.position`` is ``front``, the messages a
+compaction kept verbatim, the summary where it is ``end``, every message appended since
+the latest compaction, and the summary where it is ``tail`` (the seed's own place: the
+very end of every view). A message the pre-pass cleared is shown as its placeholder copy.
+
+Same interface as ``slot.ContextSlot`` where the session engine uses it (``messages``,
+``units``, ``append_messages``, ``load_messages``, ``view_size``, the token prefix sums),
+so the engine's turn accounting, the current measure and the one loop are shared; the
+seed's policy never comes here (``SessionEngine`` keeps ``ContextSlot`` for it, so
+outputs without a policy stay byte-identical).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .compaction import (
+    Entry,
+    cleared,
+    is_tool_output,
+    keep_plan,
+    placed_summary,
+    prepass_selection,
+    prepass_should_run,
+    summarizer_messages,
+    tool_names,
+    without_inputs,
+)
+from .config import SlotMode
+from .messages import AssistantMessage, Message, SystemMessage, ToolResultMessage, UserMessage
+from .policy import Policy
+from .rules import UnitCounter
+from .tokens import estimate_message_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionPlan:
+    """What the summary being made will replace, decided when it is requested."""
+
+    kept: tuple[Entry, ...]
+    dropped: tuple[Entry, ...]  # history messages the new view no longer shows
+    summarizer_input: tuple[Message, ...]
+    history_end: int  # the history length at the checkpoint
+    view_tokens_before: int
+
+
+@dataclass(slots=True)
+class PolicySlot:
+    """The slot under a non-seed policy (see the module docstring)."""
+
+    policy: Policy
+    window: int
+    slot_id: str = "main"
+    mode: SlotMode = SlotMode.FOCUSED
+    messages: list[Message] = field(default_factory=list)
+    units: UnitCounter = field(default_factory=UnitCounter)
+    saves: int = 0
+    head: list[int] = field(default_factory=list)  # history indices shown first
+    kept: list[int] = field(default_factory=list)  # history indices kept verbatim
+    base: int = 0  # from here on every history message is shown
+    summary: tuple[Message, ...] = ()
+    summary_text: str | None = None
+    # history index -> (message as shown, history length when it was replaced, its tokens)
+    replaced: dict[int, tuple[Message, int, int]] = field(default_factory=dict)
+    _summary_tokens: tuple[int, ...] = ()
+    _tokens_prefix: list[int] = field(default_factory=lambda: [0])
+    _names: dict[str, str] = field(default_factory=dict)
+
+    # ---- the ContextSlot interface ---------------------------------------------------
+
+    @property
+    def marker(self) -> str:
+        return self.policy.placement.marker
+
+    @property
+    def unit_starts(self) -> list[int]:
+        return self.units.starts
+
+    @property
+    def summary_override(self) -> str | None:
+        return self.summary_text
+
+    def append_messages(self, messages: list[Message]) -> None:
+        self.units.extend(messages)
+        self.messages.extend(messages)
+        self._names.update(tool_names(messages))
+
+    def save(self) -> None:
+        self.saves += 1
+
+    def token_prefix(self, upto: int) -> list[int]:
+        prefix = self._tokens_prefix
+        while len(prefix) <= upto:
+            prefix.append(prefix[-1] + estimate_message_tokens(self.messages[len(prefix) - 1]))
+        return prefix
+
+    def tokens_between(self, start: int, end: int) -> int:
+        prefix = self.token_prefix(end)
+        return prefix[end] - prefix[start]
+
+    def dropped_tokens(self, start: int) -> int:  # the legacy dry-run estimate; unused here
+        return self.tokens_between(0, start)
+
+    def shown(self, index: int, upto: int) -> Message:
+        """History message ``index`` as a view over messages[:upto] shows it."""
+        entry = self.replaced.get(index)
+        if entry is not None and entry[1] <= upto:
+            return entry[0]
+        return self.messages[index]
+
+    def view_entries(self, upto: int | None = None) -> list[tuple[int | None, Message]]:
+        """The view as (history index or None for a summary message, message)."""
+        end = len(self.messages) if upto is None else upto
+        position = self.policy.placement.position
+        summary: list[tuple[int | None, Message]] = [(None, m) for m in self.summary]
+        view: list[tuple[int | None, Message]] = [(i, self.shown(i, end)) for i in self.head]
+        if position == "front":
+            view += summary
+        view += [(i, self.shown(i, end)) for i in self.kept]
+        if position == "end":
+            view += summary
+        view += [(i, self.shown(i, end)) for i in range(min(self.base, end), end)]
+        if position == "tail":
+            view += summary
+        return view
+
+    def load_messages(self, upto: int | None = None) -> list[Message]:
+        return [m for _, m in self.view_entries(upto)]
+
+    def view_size(self, upto: int | None = None) -> tuple[int, int]:
+        """(messages, estimated tokens) of the view over messages[:upto]: the appended
+        part from the prefix sums less what the pre-pass saved in it, the rest summed."""
+        end = len(self.messages) if upto is None else upto
+        start = min(self.base, end)
+        tokens = self.tokens_between(start, end) + sum(self._summary_tokens)
+        for index, (_, made_at, size) in self.replaced.items():
+            if start <= index < end and made_at <= end:
+                tokens += size - self.tokens_between(index, index + 1)
+        for index in (*self.head, *self.kept):
+            entry = self.replaced.get(index)
+            if entry is not None and entry[1] <= end:
+                tokens += entry[2]
+            else:
+                tokens += self.tokens_between(index, index + 1)
+        return len(self.head) + len(self.kept) + len(self.summary) + end - start, tokens
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "slot_id": self.slot_id,
+            "policy": self.policy.name,
+            "placement": f"{self.policy.placement.role}@{self.policy.placement.position}",
+            "summary_override": self.summary_text,
+            "marker": self.marker,
+            "kept_messages": len(self.kept),
+            "cleared_messages": len(self.replaced),
+        }
+
+    # ---- the pre-pass ----------------------------------------------------------------
+
+    def region(self) -> list[Entry]:
+        """The visible history messages a compaction may drop (module docstring of
+        ``compaction.py``), as the model sees them now."""
+        end = len(self.messages)
+        head = set(self.head) | set(self._new_head())
+        entries = [(i, self.shown(i, end)) for i in self.kept if i not in head]
+        entries += [(i, self.shown(i, end)) for i in range(self.base, end) if i not in head]
+        return entries
+
+    def _new_head(self) -> list[int]:
+        keep = self.policy.keep
+        found: list[int] = []
+        first_user = keep.first_user and not any(
+            type(self.messages[i]) is UserMessage for i in self.head
+        )
+        for index in range(self.base, len(self.messages)):
+            message = self.messages[index]
+            if keep.system and type(message) is SystemMessage:
+                found.append(index)
+            elif first_user and type(message) is UserMessage and message.origin == "person":
+                found.append(index)
+                first_user = False
+        return found
+
+    def prepass(self, view_tokens: int) -> dict[str, Any] | None:
+        """Run the pre-pass on the view; what it cleared, or None when it did nothing."""
+        prepass = self.policy.prepass
+        region = self.region()
+        outputs = sum(1 for _, m in region if is_tool_output(m))
+        if not prepass_should_run(prepass, view_tokens, self.window, outputs):
+            return None
+        chosen, freed = prepass_selection(
+            region, prepass, self._names, estimate_message_tokens, set(self.replaced)
+        )
+        if not chosen:
+            return None
+        end = len(self.messages)
+        call_ids: set[str] = set()
+        for index in chosen:
+            message = self.messages[index]
+            self._replace(index, cleared(message, prepass.placeholder), end)
+            if type(message) is ToolResultMessage:
+                call_ids.add(message.tool_call_id)
+        if prepass.clear_inputs and call_ids:
+            freed += self._clear_inputs(call_ids, end)
+        return {
+            "messages_cleared": len(chosen),
+            "cleared": chosen,
+            "view_tokens_before": view_tokens,
+            "view_tokens_after": view_tokens - freed,
+            "freed_tokens": freed,
+        }
+
+    def _replace(self, index: int, message: Message, made_at: int) -> None:
+        self.replaced[index] = (message, made_at, estimate_message_tokens(message))
+
+    def _clear_inputs(self, call_ids: set[str], end: int) -> int:
+        freed = 0
+        for index in range(end):
+            message = self.shown(index, end)
+            if type(message) is AssistantMessage and any(
+                getattr(b, "id", None) in call_ids for b in message.blocks
+            ):
+                lighter = without_inputs(message, call_ids)
+                freed += estimate_message_tokens(message) - estimate_message_tokens(lighter)
+                self._replace(index, lighter, end)
+        return freed
+
+    # ---- the summary -----------------------------------------------------------------
+
+    def plan(self) -> CompactionPlan:
+        """What a summary made now keeps, drops and is given (decided at the request)."""
+        region = self.region()
+        plan = keep_plan(region, self.policy.keep, self.window, estimate_message_tokens)
+        dropped = tuple(region[p] for p in plan.dropped)
+        given = summarizer_messages(
+            self.policy.summarizer_input,
+            self.messages,
+            self.load_messages(),
+            [*self.summary, *(m for _, m in dropped)],
+            estimate_message_tokens,
+        )
+        return CompactionPlan(
+            plan.kept, dropped, tuple(given), len(self.messages), self.view_size()[1]
+        )
+
+    def set_summary(
+        self, text: str, plan: CompactionPlan | None = None, assumed_tokens: int | None = None
+    ) -> None:
+        """Apply a summary: the new view is the head, the summary as placed, what the
+        plan kept, and whatever comes next. ``assumed_tokens``: a dry run's summary
+        whose text is not known, counted as that many tokens."""
+        plan = plan if plan is not None else self.plan()
+        end = len(self.messages)
+        self.head = sorted(set(self.head) | set(self._new_head()))
+        self.kept = []
+        for index, message in plan.kept:
+            if message is not self.shown(index, end):  # a cut copy (keep.kind user-messages)
+                self._replace(index, message, end)
+            self.kept.append(index)
+        self.base = plan.history_end
+        self.summary_text = text
+        self.summary = placed_summary(self.policy.placement, text)
+        sizes = [estimate_message_tokens(m) for m in self.summary]
+        if assumed_tokens is not None:
+            body = 1 if self.policy.placement.lead_in else 0
+            sizes[body] = assumed_tokens
+        self._summary_tokens = tuple(sizes)
+        self.save()
+
+
+def summarized_span(plan: CompactionPlan) -> dict[str, Any]:
+    """The record fields that say what a summary replaced (``summaries.jsonl``)."""
+    dropped = [index for index, _ in plan.dropped]
+    return {
+        "messages_summarized": len(plan.summarizer_input),
+        "messages_dropped": len(dropped),
+        "dropped": _ranges(dropped),
+        "messages_kept": len(plan.kept),
+        "view_tokens_before": plan.view_tokens_before,
+    }
+
+
+def _ranges(indices: Sequence[int]) -> list[list[int]]:
+    """Sorted indices as [start, end) ranges (compact records)."""
+    ranges: list[list[int]] = []
+    for index in sorted(indices):
+        if ranges and ranges[-1][1] == index:
+            ranges[-1][1] = index + 1
+        else:
+            ranges.append([index, index + 1])
+    return ranges

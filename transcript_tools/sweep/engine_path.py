@@ -1,0 +1,144 @@
+"""The sweep's engine path: one configuration on one conversation through the real
+session engine (summaries applied), measured like the fast path (``simulate.py``).
+
+Taken where the figures depend on summary text (``rules.depends_on_summary_text``) and
+for every ``--policy`` row, whose views are also checked against the target APIs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engine.config import Checkpoint, Measure, ReplaySettings, SlotMode, SummaryConfig, TurnPath
+from ..engine.drive import drive_conversation
+from ..engine.messages import Conversation, Message
+from ..engine.policy_engine import new_violations, with_policy
+from ..engine.prompt import PromptTemplate
+from ..engine.requests import SummaryOutcome, SummaryRequest
+from ..engine.rules import FIRED, fixed_cadence
+from ..engine.session import SessionEngine
+from ..engine.tokens import estimate_text_tokens
+from .simulate import ConfigOutcome, ConversationSeries, SweepConfig
+
+
+async def evaluate_engine(
+    conv: Conversation,
+    turns: list[tuple[int, list[Message]]],
+    profile: ConversationSeries,
+    cfg: SweepConfig,
+    *,
+    base: SummaryConfig,
+    template: PromptTemplate,
+    keep_recent_turns: int,
+    executor: Any,
+    provider_name: str,
+    path: TurnPath = TurnPath.SYNC,
+) -> ConfigOutcome:
+    """Run the real engine (summaries applied) on the turn path ``path`` and measure the
+    same figures. ``cfg`` is the conversation's own (``SweepConfig.for_conversation``)."""
+    settings = ReplaySettings(
+        summary=cfg.summary_config(base),
+        mode=cfg.mode,
+        keep_recent_turns=keep_recent_turns,
+        path=path,
+        measure=cfg.measure,
+        template_name=template.name,
+        checkpoint=cfg.checkpoint,
+    )
+    settings = with_policy(settings, cfg.policy)  # the seed's policy: settings unchanged
+    engine = SessionEngine(
+        conv.session_id,
+        settings,
+        provider_name=provider_name,
+        # a policy's own template (with_policy put it in the SummaryConfig)
+        template=template if settings.policy is None else None,
+    )
+    checks = ViewChecks() if cfg.policy is not None else None
+    curve: list[int] = []
+    peak = 0
+    measured_end = profile.measured_end
+
+    def measure(_number: int) -> None:
+        nonlocal peak
+        curve.append(engine.current_context_tokens())  # what the model is sent next turn
+        # a peak counts only what a model is called with: up to the last call
+        past = len(engine.slot.messages) > measured_end
+        peak = max(peak, engine.current_context_tokens(measured_end) if past else curve[-1])
+
+    async def execute(request: SummaryRequest, _left: int) -> SummaryOutcome:
+        return await executor.execute(request)
+
+    def after_unit(number: int) -> None:
+        measure(number)
+        if checks is not None:
+            checks.after_unit(engine)
+
+    units = [(start, start + len(messages)) for start, messages in turns]
+    # the one loop replay and eval run too (engine/drive.py): the same turn path
+    await drive_conversation(
+        conv,
+        engine,
+        execute,
+        units=units,
+        after_unit=after_unit,
+        after_summary=None if checks is None else lambda _request: checks.after_summary(engine),
+    )
+    unit = "call" if cfg.checkpoint is Checkpoint.CALL else "turn"
+    fires = [d[unit] for d in engine.decisions if d["decision"] in FIRED]
+    result = ConfigOutcome(turns=profile.turns, fires=fires, curve=curve)
+    for summary in engine.summaries:
+        result.prompt_chars += summary["prompt_chars"]
+        result.prompt_tokens += estimate_text_tokens(engine.prompts[summary["prompt_sha256"]])
+        result.failed += summary["status"] != "ok"
+    result.fixed_cadence = fixed_cadence(
+        [d["decision"] for d in engine.decisions], cfg.debounce_turns
+    )
+    if checks is not None:
+        result.views_checked, result.violations = checks.views, checks.broken
+        result.cleared = checks.cleared
+    result.peak_with = peak
+    result.sum_with = sum(curve)
+    result.overflow = sum(1 for v in curve if v > cfg.max_context_tokens)
+    if cfg.measure is Measure.CURRENT:
+        result.watermark = [d["watermark"] for d in engine.decisions]
+    if cfg.mode is SlotMode.FOCUSED and settings.policy is None:  # tsum eval, docs/eval.md
+        from ..eval.baseline import artifact_hits, score_summaries
+
+        summaries, starts = engine.summaries, None
+        if cfg.checkpoint is Checkpoint.CALL:  # keep_recent_turns counts calls
+            summaries = [{**s, "turn": s["call"]} for s in summaries]
+            starts = [start for start, _ in turns]
+        scored = score_summaries(
+            conv,
+            summaries,
+            keep=keep_recent_turns,
+            max_tool_result_chars=base.max_tool_result_chars,
+            starts=starts,
+        )
+        result.recall = artifact_hits(scored)
+    return result
+
+
+@dataclass(slots=True)
+class ViewChecks:
+    """--policy: every view a summary made, checked against each target API for rules
+    the log itself does not break (``policy_engine.new_violations``); the tool results
+    the pre-pass cleared (a cleared result keeps its role, its call id and a non-empty
+    placeholder: it breaks no rule the view did not)."""
+
+    views: int = 0
+    broken: dict[str, int] = field(default_factory=dict)
+    cleared: int = 0
+
+    def after_summary(self, engine: SessionEngine) -> None:
+        if not engine.summaries or engine.summaries[-1]["status"] != "ok":
+            return
+        self.views += 1
+        for api in new_violations(engine.slot.messages, engine.load_messages()):
+            self.broken[api] = self.broken.get(api, 0) + 1
+
+    def after_unit(self, engine: SessionEngine) -> None:
+        record = engine.decisions[-1]
+        if "cleared" in record:
+            self.cleared += record["cleared"]["messages_cleared"]
