@@ -105,6 +105,12 @@ the replaced text (truncation, N = the summary's length) and no summary at all."
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write an HTML page: the table and checkpoints with the lost probes highlighted.",
 )
+@click.option(
+    "--chart",
+    is_flag=True,
+    help="With --html: add the trade-off chart, artifact recall against summary tokens, "
+    "beside the floors and the uncompacted run.",
+)
 @click.option("--silent", is_flag=True, help="No notes or end-of-run line on stderr.")
 def eval_command(
     paths: tuple[str, ...],
@@ -114,10 +120,13 @@ def eval_command(
     out_dir: Path | None,
     as_json: bool,
     html_path: Path | None,
+    chart: bool,
     silent: bool,
     **opts: Any,
 ) -> None:
     """Score what survives each summary: probes from the replaced history, per template."""
+    if chart and html_path is None:
+        raise click.UsageError("--chart draws into the HTML page: give --html FILE too")
     from ..eval.evaluation import Evaluation, Variant
     from .settings import resolve
 
@@ -193,7 +202,7 @@ def eval_command(
     if html_path is not None:
         from ..eval.render import render_html
 
-        html_path.write_text(render_html(result, notes), encoding="utf-8")
+        html_path.write_text(render_html(result, notes, chart=chart), encoding="utf-8")
     if as_json:
         click.echo(
             orjson.dumps(

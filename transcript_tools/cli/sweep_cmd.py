@@ -148,6 +148,12 @@ The output says which."""
     help="Also write a self-contained HTML report (charts + table) to this file.",
 )
 @click.option(
+    "--chart",
+    is_flag=True,
+    help="With --report: add the trade-off chart, artifact recall against cost (the mean "
+    "view with summaries), its Pareto front labelled.",
+)
+@click.option(
     "--report-sample",
     type=click.IntRange(min=1),
     default=12,
@@ -201,6 +207,7 @@ def sweep_command(
     as_json: bool,
     as_csv: bool,
     report_path: Path | None,
+    chart: bool,
     report_sample: int,
     price_per_mtok: float | None,
     summary_tokens: int,
@@ -216,6 +223,8 @@ def sweep_command(
     """Evaluate every combination of trigger settings on every conversation (no LLM where none is needed)."""
     if as_json and as_csv:
         raise click.UsageError("--json and --csv cannot be combined: choose one")
+    if chart and report_path is None:
+        raise click.UsageError("--chart draws into the HTML report: give --report FILE too")
     # The sweep's own provider options name cached responses; the rule is the same.
     opts.update(provider=provider, model=model, base_url=base_url)
     resolved = resolve({**opts, "workers": workers})
@@ -276,7 +285,7 @@ def sweep_command(
     if report_path is not None:
         from ..sweep.html import write_report
 
-        write_report(report_path, result, sort=sort, title=" ".join(paths))
+        write_report(report_path, result, sort=sort, title=" ".join(paths), chart=chart)
     if not silent:
         runs = f"{result.fast_runs} computed from token series, {result.engine_runs} engine run(s)"
         echo(
