@@ -110,32 +110,44 @@ def _fmt(value: float) -> str:
     return f"{value:.1f}"
 
 
-class _Labels:
-    """Places each label where it overlaps no label placed before it (first fit)."""
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1
 
-    def __init__(self, right: float) -> None:
-        self.right = right
-        self.boxes: list[tuple[float, float, float, float]] = []
+
+class _Labels:
+    """Places each label where it overlaps no mark and no label placed before it: the
+    first free spot of right or left of its mark, then further above or below (first fit)."""
+
+    def __init__(self, left: float, right: float) -> None:
+        self.left, self.right = left, right
+        self.boxes: list[Box] = []
+
+    def mark(self, x: float, y: float, radius: float = 5.0) -> None:
+        self.boxes.append((x - radius, y - radius, x + radius, y + radius))
 
     def place(self, x: float, y: float, text: str) -> tuple[float, float, str]:
         width = len(text) * CHAR_W
-        anchor = "start" if x + 7 + width <= self.right else "end"
-        tx = x + 7 if anchor == "start" else x - 7
-        x0 = tx if anchor == "start" else tx - width
-        candidates = [y - 6, y + 15, y - 18, y + 27, y - 30, y + 39, y - 42]
-        boxes = [(x0, c - LINE_H + 2, x0 + width, c + 2) for c in candidates]
-        chosen = next(
-            (
-                (c, box)
-                for c, box in zip(candidates, boxes, strict=True)
-                if TOP <= box[1] and box[3] <= HEIGHT - BOTTOM and not self._hits(box)
-            ),
-            (candidates[0], boxes[0]),
-        )
-        self.boxes.append(chosen[1])
-        return tx, chosen[0], anchor
+        sides = ["start", "end"] if x + 7 + width <= self.right else ["end", "start"]
+        spots: list[tuple[float, float, str, Box]] = []
+        for baseline in (y - 6, y + 15, y - 18, y + 27, y - 30, y + 39, y - 42):
+            for anchor in sides:
+                tx = x + 7 if anchor == "start" else x - 7
+                x0 = tx if anchor == "start" else tx - width
+                spots.append(
+                    (tx, baseline, anchor, (x0, baseline - LINE_H + 2, x0 + width, baseline + 2))
+                )
+        inside = [
+            spot
+            for spot in spots
+            if self.left <= spot[3][0]
+            and spot[3][2] <= self.right
+            and TOP <= spot[3][1]
+            and spot[3][3] <= HEIGHT - BOTTOM
+        ] or spots
+        tx, baseline, anchor, box = next((s for s in inside if not self._hits(s[3])), inside[0])
+        self.boxes.append(box)
+        return tx, baseline, anchor
 
-    def _hits(self, box: tuple[float, float, float, float]) -> bool:
+    def _hits(self, box: Box) -> bool:
         return any(
             box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in self.boxes
         )
@@ -188,14 +200,14 @@ def render_svg(
         )
     out.append(
         f'<text x="{_fmt((LEFT + plot_right) / 2)}" y="{HEIGHT - 12}" text-anchor="middle" '
-        f'{text} font-weight="600">{escape(x_title)} — left: cheaper</text>'
+        f'{text} style="font-weight: 600">{escape(x_title)} — left: cheaper</text>'
     )
     out.append(
         f'<text x="14" y="{_fmt((TOP + plot_bottom) / 2)}" text-anchor="middle" {text} '
-        f'font-weight="600" transform="rotate(-90 14 {_fmt((TOP + plot_bottom) / 2)})">'
+        f'style="font-weight: 600" transform="rotate(-90 14 {_fmt((TOP + plot_bottom) / 2)})">'
         f"{escape(y_title)} — up: keeps more</text>"
     )
-    labels = _Labels(plot_right - 4)
+    labels = _Labels(LEFT + 4, plot_right - 4)
     for ref in references:  # lines first, under the points
         if ref.x is not None:
             continue
@@ -216,7 +228,8 @@ def render_svg(
         corners = [(px(points[front[0]].x), py(points[front[0]].y))]
         for i in front[1:]:
             corners += [(px(points[i].x), corners[-1][1]), (px(points[i].x), py(points[i].y))]
-        path = " L ".join(f"{_fmt(x)},{_fmt(y)}" for x, y in corners)
+        steps = [f"{_fmt(x)},{_fmt(y)}" for x, y in corners]
+        path = " L ".join(c for n, c in enumerate(steps) if n == 0 or c != steps[n - 1])
         out.append(
             f'<path class="front" d="M {path}" fill="none" stroke="{FRONT}" '
             f'stroke-width="1.6" stroke-linejoin="round"/>'
@@ -229,35 +242,40 @@ def render_svg(
             f'fill="#fff" stroke="{DOMINATED}" stroke-width="1.4">'
             f"<title>{escape(p.detail or p.label)}</title></circle>"
         )
-    for ref in references:
-        if ref.x is None:
-            continue
-        x, y = px(ref.x), py(ref.y)
+    markers = [r for r in references if r.x is not None]
+    for ref in markers:
+        x, y = px(ref.x or 0.0), py(ref.y)
         out.append(
             f'<rect class="reference" x="{_fmt(x - 4)}" y="{_fmt(y - 4)}" width="8" height="8" '
             f'fill="#fff" stroke="{REFERENCE}" stroke-width="1.6" transform="rotate(45 '
             f'{_fmt(x)} {_fmt(y)})"><title>{escape(ref.label)}</title></rect>'
         )
-        tx, ty, anchor = labels.place(x, y, ref.label)
-        out.append(
-            f'<text x="{_fmt(tx)}" y="{_fmt(ty)}" text-anchor="{anchor}" {text} '
-            f'style="fill: {REFERENCE}">{escape(ref.label)}</text>'
-        )
     groups: dict[tuple[float, float], list[Point]] = {}
-    for i in front:  # points at one place share one label
+    for i in front:  # points at one place share one mark and one label
         groups.setdefault((points[i].x, points[i].y), []).append(points[i])
     for (gx, gy), members in groups.items():
-        x, y = px(gx), py(gy)
         tooltip = "\n".join(m.detail or m.label for m in members)
         out.append(
-            f'<circle class="front" cx="{_fmt(x)}" cy="{_fmt(y)}" r="4.5" fill="{FRONT}">'
-            f"<title>{escape(tooltip)}</title></circle>"
+            f'<circle class="front" cx="{_fmt(px(gx))}" cy="{_fmt(py(gy))}" r="4.5" '
+            f'fill="{FRONT}"><title>{escape(tooltip)}</title></circle>'
         )
+    # Labels go where no mark is: the front's first (they name the configurations to pick).
+    for p in points:
+        labels.mark(px(p.x), py(p.y))
+    for ref in markers:
+        labels.mark(px(ref.x or 0.0), py(ref.y))
+    for (gx, gy), members in groups.items():
         label = " = ".join(m.label for m in members)
-        tx, ty, anchor = labels.place(x, y, label)
+        tx, ty, anchor = labels.place(px(gx), py(gy), label)
         out.append(
             f'<text class="front-label" x="{_fmt(tx)}" y="{_fmt(ty)}" text-anchor="{anchor}" '
             f'{text} style="fill: {FRONT}">{escape(label)}</text>'
+        )
+    for ref in markers:
+        tx, ty, anchor = labels.place(px(ref.x or 0.0), py(ref.y), ref.label)
+        out.append(
+            f'<text x="{_fmt(tx)}" y="{_fmt(ty)}" text-anchor="{anchor}" {text} '
+            f'style="fill: {REFERENCE}">{escape(ref.label)}</text>'
         )
     out.extend(_legend(text, has_references=bool(references)))
     out.append("</svg>")
