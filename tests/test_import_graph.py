@@ -112,7 +112,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("parallel", "providers"),
     ("formats",),
     ("engine",),
-    ("errors", "terminal", "_sync", "_version", "templates"),
+    ("errors", "terminal", "_sync", "_version", "templates", "report_chart"),
 )
 
 

@@ -143,6 +143,7 @@ def sweep_corpus(
     summary_tokens: int | None = None,
     price_per_mtok: float | None = None,
     report: str | Path | None = None,
+    chart: bool = False,
     report_sample: int | None = None,
     sort: str | None = None,
     warn: Callable[[str], None] = ignore,
@@ -151,7 +152,7 @@ def sweep_corpus(
     """Every combination of trigger settings over a corpus (``tsum sweep``); an empty axis
     takes the run's own value. Summary text, where a schedule needs it, comes from the
     offline provider, or from ``provider``'s responses in ``cache`` (never an API call).
-    ``report`` writes the HTML report. ``policies`` (``Policy`` values or preset names /
+    ``report`` writes the HTML report (``chart``: with the trade-off chart). ``policies`` (``Policy`` values or preset names /
     files, ``tsum sweep --policy``) make the compaction policy a grid dimension."""
     from .sweep import workflow
 
@@ -180,6 +181,7 @@ def sweep_corpus(
         cache=cache,
         ray=ray,
         report_path=report,
+        chart=chart,
         warn=warn,
         error=error or warn,
         price_per_mtok=price_per_mtok,
@@ -204,6 +206,7 @@ def eval_corpus(
     judge: bool = False,
     out: str | Path | None = None,
     html: str | Path | None = None,
+    chart: bool = False,
     format: str | None = None,
     skip_bad_lines: bool = False,
     warn: Callable[[str], None] = ignore,
@@ -212,7 +215,7 @@ def eval_corpus(
 ) -> EvalRun:
     """Score what survives each summary, per template in ``prompts`` (default: the run's
     own) and model in ``models`` (``tsum eval``). With ``out``: ``checkpoints.jsonl`` and
-    ``eval.json``; with ``html``: the HTML page. ``judge`` adds the model-judged grades."""
+    ``eval.json``; with ``html``: the HTML page (``chart``: with the trade-off chart). ``judge`` adds the model-judged grades."""
     from .eval.workflow import eval_paths
 
     def variant(spec: str | None, model: str | None) -> RunSettings:
@@ -232,6 +235,7 @@ def eval_corpus(
         judge=judge,
         out_dir=Path(out) if out is not None else None,
         html_path=Path(html) if html is not None else None,
+        chart=chart,
         warn=warn,
         error=error or warn,
         say=lambda message, _important: warn(message),

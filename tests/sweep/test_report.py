@@ -10,7 +10,9 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from tests.support.png import pixels_of, read_png
 from transcript_tools.engine.config import Measure
 from transcript_tools.engine.messages import (
     AssistantMessage,
@@ -21,6 +23,7 @@ from transcript_tools.engine.messages import (
     Usage,
     UserMessage,
 )
+from transcript_tools.report_chart import FRONT, REFERENCE
 from transcript_tools.sweep.driver import Sweep, SweepResult, config_grid
 from transcript_tools.sweep.html import render_report, write_report
 from transcript_tools.sweep.stats import ConfigStats
@@ -89,8 +92,10 @@ class _Collector(HTMLParser):
         self.tags.append((tag, dict(attrs)))
 
 
-def test_report_is_self_contained() -> None:
-    page = render_report(sweep_result(), sort="calls", title="test corpus")
+@pytest.mark.parametrize("chart", [False, True])
+def test_report_is_self_contained(chart: bool) -> None:
+    page = render_report(sweep_result(), sort="calls", title="test corpus", chart=chart)
+    assert ('<svg class="tradeoff"' in page) is chart
     parser = _Collector()
     parser.feed(page)
     names = [t for t, _ in parser.tags]
@@ -138,3 +143,66 @@ def test_report_renders_in_chromium(tmp_path: Path) -> None:
         check=True,
     )
     assert shot.stat().st_size > 20_000  # a rendered page, not a blank one
+
+
+def _screenshot(page: Path, shot: Path, profile: Path) -> None:
+    subprocess.run(
+        [
+            str(CHROMIUM),
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={profile}",
+            "--force-color-profile=srgb",  # the exact colours of the page, not a display's
+            "--hide-scrollbars",
+            f"--screenshot={shot}",
+            "--window-size=960,2400",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+CHART_PAGES = {  # a sweep grid whose configurations have recall figures, and eval's page
+    "sweep": [
+        "sweep",
+        str(SAMPLES),
+        "--measure",
+        "current",
+        "--ratio",
+        "0.5,0.75",
+        "--max-context-tokens",
+        "4000,8000",
+        "--silent",
+        "--report",
+    ],
+    "eval": ["eval", str(SAMPLES), "--prompt", "zh", "--silent", "--html"],
+}
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="chromium not installed (Debian: apt-get install -y chromium); "
+    "the browser rendering check needs it",
+)
+@pytest.mark.parametrize("command", sorted(CHART_PAGES))
+def test_tradeoff_chart_is_painted_in_chromium(command: str, tmp_path: Path) -> None:
+    """The chart's two colours (report_chart.FRONT, REFERENCE) are named nowhere else on
+    the page: pixels of exactly those colours are the chart's marks, painted."""
+    from transcript_tools.cli.main import cli
+
+    page = tmp_path / f"{command}.html"
+    for args in ([*CHART_PAGES[command], str(page)], [*CHART_PAGES[command], str(page), "--chart"]):
+        assert CliRunner().invoke(cli, args).exit_code == 0
+        text = page.read_text(encoding="utf-8")
+        chart = "--chart" in args
+        assert (FRONT in text, REFERENCE in text) == (chart, chart)
+    shot = tmp_path / f"{command}.png"
+    _screenshot(page, shot, tmp_path / "profile")
+    image = read_png(shot)
+    front, reference = pixels_of(image, FRONT), pixels_of(image, REFERENCE)
+    assert len(front) >= 20 and len(reference) >= 20  # filled marks, not stray pixels
+    xs, ys = [x for x, _ in front + reference], [y for _, y in front + reference]
+    # the marks spread over the chart's box (880 x 400 px), not one corner of it
+    assert 150 <= max(xs) - min(xs) <= 880 and 100 <= max(ys) - min(ys) <= 400

@@ -119,6 +119,12 @@ the replaced text (truncation, N = the summary's length) and no summary at all."
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write an HTML page: the table and checkpoints with the lost probes highlighted.",
 )
+@click.option(
+    "--chart",
+    is_flag=True,
+    help="With --html: add the trade-off chart, artifact recall against summary tokens, "
+    "beside the floors and the uncompacted run.",
+)
 @click.option("--silent", is_flag=True, help="No notes or end-of-run line on stderr.")
 def eval_command(
     paths: tuple[str, ...],
@@ -128,10 +134,13 @@ def eval_command(
     out_dir: Path | None,
     as_json: bool,
     html_path: Path | None,
+    chart: bool,
     silent: bool,
     **opts: Any,
 ) -> None:
     """Score what survives each summary: probes from the replaced history, per template."""
+    if chart and html_path is None:
+        raise click.UsageError("--chart draws into the HTML page: give --html FILE too")
     from ..eval.workflow import eval_paths
     from .settings import resolve
 
@@ -158,6 +167,7 @@ def eval_command(
         judge=judge,
         out_dir=out_dir,
         html_path=html_path,
+        chart=chart,
         warn=warn,
         error=lambda m: click.echo(m, err=True),
         say=say,

@@ -182,6 +182,12 @@ The output says which."""
     help="Also write a self-contained HTML report (charts + table) to this file.",
 )
 @click.option(
+    "--chart",
+    is_flag=True,
+    help="With --report: add the trade-off chart, artifact recall against cost (the mean "
+    "view with summaries), its Pareto front labelled.",
+)
+@click.option(
     "--report-sample",
     type=click.IntRange(min=1),
     default=DEFAULT_REPORT_SAMPLE,
@@ -236,6 +242,7 @@ def sweep_command(
     as_json: bool,
     as_csv: bool,
     report_path: Path | None,
+    chart: bool,
     report_sample: int,
     price_per_mtok: float | None,
     summary_tokens: int,
@@ -251,6 +258,8 @@ def sweep_command(
     """Evaluate every combination of trigger settings on every conversation (no LLM where none is needed)."""
     if as_json and as_csv:
         raise click.UsageError("--json and --csv cannot be combined: choose one")
+    if chart and report_path is None:
+        raise click.UsageError("--chart draws into the HTML report: give --report FILE too")
     # The sweep's own provider options name cached responses; the rule is the same.
     opts.update(provider=provider, model=model, base_url=base_url)
     windows = _split(max_tokens, "--max-context-tokens", _window)
@@ -288,6 +297,7 @@ def sweep_command(
             report_path=report_path,
             report_sample=report_sample,
             sort=sort,
+            chart=chart,
             warn=warn,
             error=lambda m: echo(m, err=True),
             on_conversation=(lambda: progress.update(1)) if progress is not None else None,

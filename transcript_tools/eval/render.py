@@ -1,4 +1,5 @@
-"""The text table of ``tsum eval`` and the HTML page (``templates/eval.html.j2``)."""
+"""The text table of ``tsum eval`` and the HTML page (``templates/eval.html.j2``), with,
+when asked, its trade-off chart (``report_chart``)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ..report_chart import Point, Reference, render_svg
 from .artifacts import ARTIFACT_KINDS, REQUEST
 from .evaluation import EvalResult
 
@@ -140,7 +142,52 @@ def _segments(text: str, needles: list[str]) -> list[tuple[str, bool]]:
     return out
 
 
-def html_context(result: EvalResult, notes: list[str]) -> dict[str, Any]:
+def _tradeoff(result: EvalResult) -> dict[str, Any]:
+    """Each variant's artifact recall against the tokens its summaries put in the view
+    (mean per checkpoint), beside the floors of docs/eval.md "Floors": truncation, at the
+    summary's own length by construction, and no summary (0 tokens, 0%); and the
+    uncompacted run, which keeps the replaced part whole (every probe: 100%)."""
+    points: list[Point] = []
+    floors: dict[tuple[float, float], list[str]] = {}
+    kept_whole: dict[float, list[str]] = {}
+    for label in result.labels:
+        agg = result.aggregates[label]
+        data = agg.as_json()
+        recall = data["recall"]["summary"].get("artifact")
+        if not agg.checkpoints or recall is None:
+            continue
+        tokens = agg.summary_tokens / agg.checkpoints
+        detail = (
+            f"{label}: artifact recall {recall:.0%} over {agg.checkpoints} checkpoint(s), "
+            f"{tokens:.0f} summary tokens (mean)"
+        )
+        points.append(Point(label, tokens, recall, detail))
+        truncation = data["recall"]["truncation"].get("artifact")
+        if truncation is not None:
+            floors.setdefault((tokens, truncation), []).append(label)
+        kept_whole.setdefault(round(agg.replaced_tokens / agg.checkpoints), []).append(label)
+    references = [
+        Reference(
+            "uncompacted" + (f" ({', '.join(labels)})" if len(kept_whole) > 1 else ""), 1.0, x
+        )
+        for x, labels in kept_whole.items()
+    ]
+    references += [
+        Reference(
+            "truncation floor" + (f" ({' = '.join(labels)})" if len(floors) > 1 else ""), y, x
+        )
+        for (x, y), labels in floors.items()
+    ]
+    references.append(Reference("no summary", 0.0, 0.0))
+    svg = render_svg(
+        points,
+        references,
+        x_title="summary tokens in the view in place of the replaced history (mean per checkpoint)",
+    )
+    return {"svg": svg, "points": len(points)}
+
+
+def html_context(result: EvalResult, notes: list[str], *, chart: bool = False) -> dict[str, Any]:
     checkpoints = []
     for record in result.kept:
         lost = [p for p in record["probes"] if not p["summary"]]
@@ -156,10 +203,12 @@ def html_context(result: EvalResult, notes: list[str]) -> dict[str, Any]:
         "notes": notes,
         "checkpoints": checkpoints,
         "summary": result.as_json(),
+        "tradeoff": _tradeoff(result) if chart else None,
     }
 
 
-def render_html(result: EvalResult, notes: list[str]) -> str:
+def render_html(result: EvalResult, notes: list[str], *, chart: bool = False) -> str:
+    """The page; ``chart``: with the trade-off chart after the table."""
     from importlib import resources
 
     from jinja2 import Environment, select_autoescape
@@ -168,4 +217,4 @@ def render_html(result: EvalResult, notes: list[str]) -> str:
         resources.files("transcript_tools.templates").joinpath("eval.html.j2").read_text("utf-8")
     )
     env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
-    return env.from_string(source).render(**html_context(result, notes))
+    return env.from_string(source).render(**html_context(result, notes, chart=chart))

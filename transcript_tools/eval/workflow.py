@@ -91,6 +91,7 @@ def eval_paths(
     judge: bool = False,
     out_dir: Path | None = None,
     html_path: Path | None = None,
+    chart: bool = False,
     warn: Callable[[str], None] = _quiet,
     error: Callable[[str], None] = _quiet,
     say: Callable[[str, bool], None] | None = None,
@@ -155,7 +156,7 @@ def eval_paths(
     if html_path is not None:
         from .render import render_html
 
-        html_path.write_text(render_html(result, notes), encoding="utf-8")
+        html_path.write_text(render_html(result, notes, chart=chart), encoding="utf-8")
     return done
 
 

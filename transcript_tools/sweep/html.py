@@ -1,7 +1,8 @@
 """The sweep's HTML report: one self-contained file (inline CSS and SVG, no scripts).
 
 The page: the headline numbers, a bar chart of summary calls per configuration,
-the summary table, and per sampled conversation its watermark curve with the
+the summary table, with ``chart`` the trade-off of recall against cost
+(``report_chart``), and per sampled conversation its watermark curve with the
 threshold lines, the recorded compactions and one row of trigger points per
 configuration. Geometry is computed here; ``templates/report.html.j2`` only lays
 it out. Templates are package resources (``transcript_tools.templates``).
@@ -19,8 +20,16 @@ from typing import Any
 import jinja2
 
 from ..engine.config import Measure
+from ..report_chart import Point, Reference, render_svg
 from .driver import ChartSample, SweepResult
-from .tables import cell, recall_note, sorted_rows, table_columns
+from .tables import (
+    RECALL_NOT_MEASURED,
+    cell,
+    recall_not_measured,
+    recall_note,
+    sorted_rows,
+    table_columns,
+)
 
 PALETTE = [
     "#1f77b4",
@@ -36,6 +45,10 @@ PALETTE = [
 ]
 WIDTH, PLOT_H, LEFT, RIGHT, TOP = 880, 190, 92, 16, 14
 RUG_ROW = 13
+# Money a row may carry (the cost model's columns, USD): the trade-off chart's x is then
+# money; without it, the mean view the model is sent with summaries.
+COST_KEY = "cost_per_conversation"
+ORIGINAL_COST_KEY = "original_cost_per_conversation"  # the recorded run's, same pricing
 
 
 def _template(name: str) -> jinja2.Template:
@@ -201,6 +214,14 @@ def _chart(
     return chart
 
 
+def _config_text(row: dict[str, Any]) -> str:
+    """A configuration in words: the bar chart's label, the trade-off chart's tooltip."""
+    return (
+        f"#{row['config']} ratio {row['trigger_token_ratio']:g} · max {_short(row['max_context_tokens'])} "
+        f"· debounce {row['debounce_turns']} · {row['mode']} · {row['measure']}"
+    )
+
+
 def _bars(rows: list[dict[str, Any]], colours: dict[int, int]) -> dict[str, Any]:
     top = max((r["summary_calls"] for r in rows), default=0) or 1
     height = 18
@@ -211,8 +232,7 @@ def _bars(rows: list[dict[str, Any]], colours: dict[int, int]) -> dict[str, Any]
             {
                 "y": 6 + n * height,
                 "w": round(520 * row["summary_calls"] / top, 1),
-                "label": f"#{row['config']} ratio {row['trigger_token_ratio']:g} · max {_short(row['max_context_tokens'])} "
-                f"· debounce {row['debounce_turns']} · {row['mode']} · {row['measure']}",
+                "label": _config_text(row),
                 "value": row["summary_calls"],
                 "color": PALETTE[colours[index]] if index in colours else "#9aa5b1",
             }
@@ -220,8 +240,84 @@ def _bars(rows: list[dict[str, Any]], colours: dict[int, int]) -> dict[str, Any]
     return {"height": 12 + len(rows) * height, "bars": bars}
 
 
+def _point_label(row: dict[str, Any]) -> str:
+    """A configuration on the chart: #n, then policy (when the row has one) · ratio ·
+    window · debounce."""
+    parts = [row.get("policy"), f"{row['trigger_token_ratio']:g}"]
+    parts += [_short(row["max_context_tokens"]), f"d{row['debounce_turns']}"]
+    return f"#{row['config']} " + "·".join(str(p) for p in parts if p)
+
+
+def _tradeoff(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The trade-off chart (``report_chart``) of the configurations with a recall figure:
+    x = cost per conversation where every one of them has it, else the mean view."""
+    measured = [r for r in rows if r["artifact_recall"] is not None]
+    money = bool(measured) and all(r.get(COST_KEY) is not None for r in measured)
+    key, original = (
+        (COST_KEY, ORIGINAL_COST_KEY)
+        if money
+        else ("view_mean_with_summaries", "view_mean_without_summaries")
+    )
+
+    def shown(value: float) -> str:
+        return f"${value:.4f} per conversation" if money else f"mean view {_short(value)}"
+
+    points = [
+        Point(
+            _point_label(r),
+            float(r[key]),
+            float(r["artifact_recall"]),
+            f"{_config_text(r)}: recall {r['artifact_recall']:.0%}, {shown(r[key])}",
+        )
+        for r in measured
+    ]
+    # Nothing replaced, nothing lost: the uncompacted run keeps every probe (100%).
+    runs = sorted(
+        {
+            (str(r.get("checkpoint", "turn")), float(r[original]))
+            for r in rows
+            if r.get(original) is not None
+        }
+    )
+    references = [
+        Reference("uncompacted run" + (f" ({unit})" if len(runs) > 1 else ""), 1.0, value)
+        for unit, value in runs
+    ]
+    references.append(Reference("no-summary floor: 0% by construction", 0.0))
+    unplotted: dict[str, list[str]] = {}
+    for r in sorted(rows, key=lambda r: r["config"]):  # in grid order, as numbered
+        reason = recall_not_measured(r)
+        if reason is not None:
+            unplotted.setdefault(RECALL_NOT_MEASURED[reason], []).append(f"#{r['config']}")
+    notes = [
+        f"Not plotted, no recall figure ({', '.join(names)}): {reason}."
+        for reason, names in unplotted.items()
+    ]
+    notes.append(
+        "The truncation floor (docs/eval.md, Floors) is not computed by the sweep: "
+        "tsum eval --html --chart draws it next to each summary."
+    )
+    return {
+        "svg": render_svg(
+            points,
+            references,
+            x_title="cost per conversation (USD)"
+            if money
+            else "mean view with summaries (tokens the model is sent per turn)",
+            x_unit="usd" if money else "tokens",
+        ),
+        "points": len(points),
+        "notes": notes,
+    }
+
+
 def render_report(
-    result: SweepResult, *, sort: str = "calls", title: str = "", max_configs: int = 10
+    result: SweepResult,
+    *,
+    sort: str = "calls",
+    title: str = "",
+    max_configs: int = 10,
+    chart: bool = False,
 ) -> str:
     rows, how = sorted_rows(result, sort)
     measures = [m for m in Measure if any(c.measure is m for c in result.configs)]
@@ -258,6 +354,7 @@ def render_report(
         table=table,
         bars=_bars(rows, colours),
         charts=charts,
+        tradeoff=_tradeoff(rows) if chart else None,
         shown=len(shown),
         total_calls=total_calls,
         legend_note=html.escape(result.summary_source),
@@ -270,5 +367,8 @@ def render_report(
     )
 
 
-def write_report(path: Path, result: SweepResult, *, sort: str = "calls", title: str = "") -> None:
-    path.write_text(render_report(result, sort=sort, title=title), encoding="utf-8")
+def write_report(
+    path: Path, result: SweepResult, *, sort: str = "calls", title: str = "", chart: bool = False
+) -> None:
+    """``chart``: add the trade-off chart (recall against cost, ``report_chart``)."""
+    path.write_text(render_report(result, sort=sort, title=title, chart=chart), encoding="utf-8")

@@ -67,6 +67,7 @@ def sweep_paths(
     report_path: str | Path | None = None,
     report_sample: int = DEFAULT_REPORT_SAMPLE,
     sort: str = DEFAULT_SORT,
+    chart: bool = False,
     title: str | None = None,
     warn: Callable[[str], None] = ignore,
     error: Callable[[str], None] = ignore,
@@ -131,7 +132,13 @@ def sweep_paths(
     if report is not None:
         from .html import write_report
 
-        write_report(report, result, sort=sort, title=" ".join(paths) if title is None else title)
+        write_report(
+            report,
+            result,
+            sort=sort,
+            title=" ".join(paths) if title is None else title,
+            chart=chart,
+        )
     return SweepRun(result, report)
 
 
