@@ -61,7 +61,11 @@ DESCRIPTION = (
 API_FILE = "api_conversation_history.json"
 UI_FILE = "ui_messages.json"
 PERSON_TAGS = ("<task>", "<feedback>", "<answer>", "<user_message>")
-TEXT_RESULT = re.compile(r"\[[^\]\n]{1,400}\] Result:")
+# Cline's text-protocol result: ``[name] Result:`` or ``[name for '<argument>'] Result:``
+# (``toolDescription`` in src/core/task); the argument is the command, path, regex or
+# question as given, so it can hold brackets and newlines (seen in mike4567/MRA04242026:
+# ``[search_files for 'from ['"]@/lib/x['"]'] Result:``, multi-line questions).
+TEXT_RESULT = re.compile(r"\[[\w.:-]{1,100}(?:\]| for '.*?'\]) Result:", re.DOTALL)
 COMPACTING_TOOLS = frozenset({"summarize_task", "condense"})
 
 
