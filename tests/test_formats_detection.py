@@ -67,6 +67,7 @@ FIXTURE_FORMATS = {
     "edge_cases_cline_text_results.api_conversation_history.json": "cline",
     "representative_gemini_stream.jsonl": "gemini-stream",
     "edge_cases_gemini_stream.jsonl": "gemini-stream",
+    "edge_cases_gemini_stream_cli_notice.jsonl": "gemini-stream",
     "representative_managed_agents.jsonl": "managed-agents",
     "edge_cases_managed_agents.json": "managed-agents",
 }
