@@ -7,6 +7,8 @@ import json
 import os
 import shutil
 import sqlite3
+import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ from transcript_tools.engine.formatting import format_messages_as_text
 from transcript_tools.engine.messages import INJECTED, UserMessage, starts_turn
 from transcript_tools.errors import InputError
 from transcript_tools.formats import detect_format, read_conversations, read_input
-from transcript_tools.formats.source import Source
+from transcript_tools.formats.source import FETCHED, Source
 
 
 def inspect_json(path: Path) -> list[dict[str, Any]]:
@@ -301,6 +303,69 @@ def test_storage_pieces_are_skipped_in_a_walk_and_refused_alone(tmp_path: Path) 
     os.remove(next((tmp_path / "storage" / "session").rglob("*.json")))
     assert not list(read_input(Source(str(message), warn=warnings.append), from_directory=True))
     assert len(warnings) == 1 and "storage/session/<project>/ses_x1.json" in warnings[0]
+
+
+def fake_pyarrow_fs(root: Path) -> types.ModuleType:
+    """Enough of pyarrow.fs for ``mem://<path>`` URLs over a local folder: what a Ray
+    worker meets for s3:// (pyarrow is not a test dependency)."""
+    fs = types.ModuleType("pyarrow.fs")
+
+    class FileType:
+        File, Directory, NotFound = "file", "directory", "not found"
+
+    class FileSelector:
+        def __init__(self, base_dir: str, allow_not_found: bool = False) -> None:
+            self.base_dir = base_dir
+
+    def info(path: Path) -> types.SimpleNamespace:
+        kind = FileType.File if path.is_file() else FileType.Directory
+        return types.SimpleNamespace(
+            base_name=path.name, type=kind if path.exists() else FileType.NotFound
+        )
+
+    class FileSystem:
+        @staticmethod
+        def from_uri(uri: str) -> tuple[FileSystem, str]:
+            assert uri.startswith("mem://"), uri
+            return FileSystem(), uri[len("mem://") :]
+
+        def get_file_info(self, what: Any) -> Any:
+            if isinstance(what, FileSelector):
+                folder = root / what.base_dir
+                return [info(p) for p in folder.iterdir()] if folder.is_dir() else []
+            return info(root / what)
+
+        def open_input_stream(self, path: str) -> Any:
+            return (root / path).open("rb")
+
+    fs.FileType, fs.FileSelector, fs.FileSystem = FileType, FileSelector, FileSystem  # type: ignore[attr-defined]
+    return fs
+
+
+def test_storage_folder_behind_a_url_reads_as_the_local_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # under --ray the session file's bytes come from Ray (FETCHED) and its messages and parts,
+    # files beside it, through source.read_sibling / list_siblings, as Cline's UI log does
+    session = write_storage(tmp_path / "storage")
+    fs = fake_pyarrow_fs(tmp_path)
+    monkeypatch.setitem(sys.modules, "pyarrow", types.SimpleNamespace(fs=fs))
+    monkeypatch.setitem(sys.modules, "pyarrow.fs", fs)
+    url = "mem://" + session.relative_to(tmp_path).as_posix()
+    monkeypatch.setitem(FETCHED, url, session.read_bytes())
+    (local,) = read_conversations(Source(str(session)))
+    (remote,) = read_conversations(Source(url))
+    assert len(remote.messages) == len(local.messages) > 4
+    assert format_messages_as_text(remote.messages, 500) == format_messages_as_text(
+        local.messages, 500
+    )
+    assert remote.warnings == local.warnings
+    # a message file behind a URL names its session file's URL
+    message = next((tmp_path / "storage" / "message").rglob("*.json"))
+    piece = "mem://" + message.relative_to(tmp_path).as_posix()
+    monkeypatch.setitem(FETCHED, piece, message.read_bytes())
+    with pytest.raises(InputError, match=f"read its session file \\({url}\\)"):
+        list(read_conversations(Source(piece)))
 
 
 def test_a_locked_database_is_read_as_last_committed_without_waiting(tmp_path: Path) -> None:
