@@ -57,6 +57,7 @@ FIXTURE_FORMATS = {
     "representative_opencode_ts.sql": "opencode-db",
     "representative_opencode_export.json": "opencode",
     "edge_cases_opencode_export.json": "opencode",
+    "edge_cases_opencode_shell_subtask.json": "opencode",
     "representative_continue.json": "continue",
     "edge_cases_continue.json": "continue",
     # ---- issue 26 items 2, 3, 5 (fmt-b)

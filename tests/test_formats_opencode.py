@@ -19,7 +19,15 @@ from corpus import FIXTURES, build_database
 
 from transcript_tools.cli.inspect_cmd import inspect_command
 from transcript_tools.engine.formatting import format_messages_as_text
-from transcript_tools.engine.messages import INJECTED, UserMessage, starts_turn
+from transcript_tools.engine.messages import (
+    INJECTED,
+    PERSON,
+    SYNTHETIC_MODEL,
+    AssistantMessage,
+    ToolResultMessage,
+    UserMessage,
+    starts_turn,
+)
 from transcript_tools.errors import InputError
 from transcript_tools.formats import detect_format, read_conversations, read_input
 from transcript_tools.formats.source import FETCHED, Source
@@ -85,6 +93,8 @@ def export_counts(path: Path) -> tuple[int, int, int]:
             prompts += bool(typed)
         elif info["role"] == "assistant" and not info.get("summary") and parts:
             steps = [p for p in parts if p["type"] == "step-finish"]
+            if not steps and info.get("modelID") == "":
+                continue  # OpenCode's shell wrote it (a command the person ran): no call
             calls += max(len(steps), 1)
             tokens += sum(total(p["tokens"]) for p in steps) if steps else total(info["tokens"])
     return prompts, calls, tokens
@@ -225,7 +235,12 @@ def test_ts_database_sessions_usage_and_children(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["representative_opencode_export.json", "edge_cases_opencode_export.json"]
+    "name",
+    [
+        "representative_opencode_export.json",
+        "edge_cases_opencode_export.json",
+        "edge_cases_opencode_shell_subtask.json",
+    ],
 )
 def test_export_inspect_agrees_with_an_independent_count(name: str) -> None:
     prompts, calls, tokens = export_counts(FIXTURES / name)
@@ -254,6 +269,38 @@ def test_export_left_out_parts_are_warnings() -> None:
         "messages[2]: assistant message with error 'ProviderAuthError' and no content left out",
         "messages[3]: user message with no text left out",
         "messages[4]: message of role 'critic' left out",
+    ]
+
+
+def test_shell_subtask_and_interrupted_calls_as_opencode_sends_them() -> None:
+    (conv,) = read_conversations(Source(str(FIXTURES / "edge_cases_opencode_shell_subtask.json")))
+    results = [m for m in conv.messages if isinstance(m, ToolResultMessage)]
+    # a call left pending is answered for the model as an interrupted one (toModelMessages)
+    assert [(r.tool_call_id, r.content, r.is_error) for r in results] == [
+        ("call_01", "[Tool execution was interrupted]", True),
+        ("01JSHELL", "2 failed, 40 passed", False),
+        ("call_02", "Both fail on a stale fixture path.", False),
+    ]
+    replies = [m for m in conv.messages if isinstance(m, AssistantMessage)]
+    # the shell's record of `!pytest -q` is no model call: no usage, none estimated
+    assert [r.model for r in replies] == [
+        "claude-sonnet-4-5",
+        SYNTHETIC_MODEL,
+        "claude-sonnet-4-5",
+        "claude-sonnet-4-5",
+    ]
+    assert replies[1].usage is None
+    users = [m for m in conv.messages if isinstance(m, UserMessage)]
+    # the shell's note and the subtask part are OpenCode's words; the @explore message is typed
+    assert [(u.origin, u.blocks[0].text[:12]) for u in users] == [  # type: ignore[union-attr]
+        (PERSON, "Run the test"),
+        (INJECTED, "The followin"),
+        (INJECTED, "The followin"),
+        (PERSON, "@explore who"),
+    ]
+    assert conv.warnings == [
+        "messages[5]: 1 tool output(s) OpenCode pruned (state.time.compacted; parts 1): read"
+        " whole, as first sent"
     ]
 
 
