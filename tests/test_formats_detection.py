@@ -66,6 +66,7 @@ FIXTURE_FORMATS = {
     "edge_cases_cline_ui_alone.ui_messages.json": "cline",
     "edge_cases_roo_code.api_conversation_history.json": "cline",
     "edge_cases_cline_text_results.api_conversation_history.json": "cline",
+    "edge_cases_roo_code_truncation.api_conversation_history.json": "cline",
     "representative_gemini_stream.jsonl": "gemini-stream",
     "edge_cases_gemini_stream.jsonl": "gemini-stream",
     "edge_cases_gemini_stream_cli_notice.jsonl": "gemini-stream",
