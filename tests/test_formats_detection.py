@@ -72,6 +72,7 @@ FIXTURE_FORMATS = {
     "edge_cases_gemini_stream_cli_notice.jsonl": "gemini-stream",
     "representative_managed_agents.jsonl": "managed-agents",
     "edge_cases_managed_agents.json": "managed-agents",
+    "edge_cases_managed_agents_stream.jsonl": "managed-agents",
 }
 
 # What detection says of the malformed fixtures: their format when the broken record is
