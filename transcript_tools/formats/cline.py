@@ -16,9 +16,9 @@ API history → messages:
   ``cached``; newer Cline), else none (estimated).
 - ``user`` messages are the task, feedback, tool results and notices in one:
   ``tool_result`` blocks → ToolResultMessages (one holding the person's ``<feedback>`` or
-  ``<answer>``, as Roo Code / Kilo Code send them, is the person's text); a text block ``[tool for '…'] Result: …``
-  answering a ``tool_use`` of the previous reply → that call's ToolResultMessage. The rest
-  is one user message: PERSON (starts a turn) if it is the first message or holds what the
+  ``<answer>``, as Roo Code / Kilo Code send them, is the person's text); a text block
+  ``[tool for '…'] Result: …`` answering a ``tool_use`` of the previous reply → that
+  call's ToolResultMessage. The rest is one user message: PERSON (starts a turn) if it is the first message or holds what the
   person typed (``<task>``, ``<feedback>``, ``<answer>``, ``<user_message>``); else the
   runtime's (``[TASK RESUMPTION]`` notices, ``<environment_details>``: INJECTED) or the
   environment's (``[ERROR] You did not use a tool…`` and other tool output: OBSERVATION).
@@ -66,6 +66,10 @@ DESCRIPTION = (
 API_FILE = "api_conversation_history.json"
 UI_FILE = "ui_messages.json"
 PERSON_TAGS = ("<task>", "<feedback>", "<answer>", "<user_message>")
+# What Roo Code / Kilo Code put in a tool_result when the person answers or gives feedback
+# (attemptCompletionTool, askFollowupQuestionTool); a task is never sent as a result, and a
+# file a tool read may well quote "<task>".
+RESULT_PERSON_TAGS = ("<feedback>", "<answer>")
 # Cline's text-protocol result: ``[name] Result:`` or ``[name for '<argument>'] Result:``
 # (``toolDescription`` in src/core/task); the argument is the command, path, regex or
 # question as given, so it can hold brackets and newlines (seen in mike4567/MRA04242026:
@@ -219,7 +223,7 @@ class _History:
         for raw in content if isinstance(content, list) else [content]:
             if isinstance(raw, dict) and raw.get("type") == "tool_result":
                 said = tool_result_text(raw.get("content"))
-                if any(tag in said for tag in PERSON_TAGS):
+                if any(tag in said for tag in RESULT_PERSON_TAGS):
                     # Roo Code / Kilo Code send the person's <feedback> / <answer> as the
                     # tool's result (attempt_completion, ask_followup_question): the person's
                     # words, as in Cline's text results below
