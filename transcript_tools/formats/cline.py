@@ -18,10 +18,11 @@ API history → messages:
   ``tool_result`` blocks → ToolResultMessages (one holding the person's ``<feedback>`` or
   ``<answer>``, as Roo Code / Kilo Code send them, is the person's text); a text block
   ``[tool for '…'] Result: …`` answering a ``tool_use`` of the previous reply → that
-  call's ToolResultMessage. The rest is one user message: PERSON (starts a turn) if it is the first message or holds what the
-  person typed (``<task>``, ``<feedback>``, ``<answer>``, ``<user_message>``); else the
-  runtime's (``[TASK RESUMPTION]`` notices, ``<environment_details>``: INJECTED) or the
-  environment's (``[ERROR] You did not use a tool…`` and other tool output: OBSERVATION).
+  call's ToolResultMessage. The rest is one user message: PERSON (starts a turn) if it is
+  the first message or holds what the person typed (``<task>``, ``<feedback>``,
+  ``<answer>``, ``<user_message>``); else the runtime's (``[TASK RESUMPTION]`` notices,
+  ``<environment_details>``: INJECTED) or the environment's (``[ERROR] You did not use a
+  tool…`` and other tool output: OBSERVATION).
 - Roo Code's sliding-window truncation (``src/core/context-management``) tags the
   messages it hides with ``truncationParent`` and inserts a marker (``isTruncationMarker``,
   "[Sliding window truncation: N messages hidden…]"): the marker is an INJECTED user
