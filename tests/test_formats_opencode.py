@@ -24,6 +24,7 @@ from transcript_tools.engine.messages import (
     PERSON,
     SYNTHETIC_MODEL,
     AssistantMessage,
+    TextBlock,
     ToolResultMessage,
     UserMessage,
     starts_turn,
@@ -298,6 +299,9 @@ def test_shell_subtask_and_interrupted_calls_as_opencode_sends_them() -> None:
         (INJECTED, "The followin"),
         (PERSON, "@explore who"),
     ]
+    # an attached text file is sent as the synthetic text parts beside it, not as a file
+    assert all(isinstance(b, TextBlock) for b in users[3].blocks)
+    assert "00001| FIXTURES" in users[3].blocks[-1].text  # type: ignore[union-attr]
     assert conv.warnings == [
         "messages[5]: 1 tool output(s) OpenCode pruned (state.time.compacted; parts 1): read"
         " whole, as first sent"

@@ -59,6 +59,9 @@ BOOKKEEPING_PARTS = frozenset({"snapshot", "patch", "agent", "retry", "step-star
 # same words as a synthetic text part, then an assistant message no model wrote
 # (``modelID: ""``, zero tokens: ``shell()`` in packages/opencode/src/session/prompt.ts).
 USER_RAN_TOOL = "The following tool was executed by the user"
+# A file or folder the person attached is read into synthetic text parts when the prompt is
+# made; toModelMessages then leaves the file part itself out.
+SENT_AS_TEXT = frozenset({"text/plain", "application/x-directory"})
 
 
 @dataclass(slots=True)
@@ -117,6 +120,8 @@ def _user(b: _Builder, msg: StoredMessage) -> None:
             blocks.append(TextBlock(_text(part)))
         elif kind == "file":
             mime = str(part.get("mime") or "")
+            if mime in SENT_AS_TEXT:
+                continue  # its content rides in the synthetic text parts beside it
             blocks.append(OtherBlock("image" if mime.startswith("image/") else "file", part))
         elif kind == "subtask":
             blocks.append(TextBlock(USER_RAN_TOOL))  # OpenCode's words, not typed
