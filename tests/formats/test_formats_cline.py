@@ -27,6 +27,10 @@ API = FIXTURES / "representative_cline.api_conversation_history.json"
 UI = FIXTURES / "representative_cline.ui_messages.json"
 ALONE = FIXTURES / "edge_cases_cline_ui_alone.ui_messages.json"
 ROO = FIXTURES / "edge_cases_roo_code.api_conversation_history.json"
+# newer Cline (modelInfo, metrics.tokens, tool_use with call_id answered by text results),
+# shaped on the real history of mike4567/MRA04242026 (tests/fixtures/formats/PROVENANCE.md)
+TEXT_RESULTS = FIXTURES / "edge_cases_cline_text_results.api_conversation_history.json"
+ROO_TRUNCATION = FIXTURES / "edge_cases_roo_code_truncation.api_conversation_history.json"
 
 
 def ui_count(path: Path, *, alone: bool = False) -> dict[str, int]:
@@ -120,6 +124,61 @@ def test_who_wrote_each_user_message() -> None:
     assert isinstance(conv.messages[comp.message_index], AssistantMessage)
     # what Cline appended to a tool's output rides on the result, never a message of its own
     assert "<environment_details>" in results[0].content
+
+
+def test_text_results_whose_argument_holds_brackets_or_newlines() -> None:
+    rows: list[dict[str, Any]] = json.loads(TEXT_RESULTS.read_text())
+    texts = [" ".join(b.get("text", "") for b in r["content"]) for r in rows]
+    tags = ("<task>", "<feedback>", "<answer>", "<user_message>")
+    person = sum(
+        r["role"] == "user" and any(t in x for t in tags) for r, x in zip(rows, texts, strict=True)
+    )
+    asked = [r["metrics"]["tokens"] for r in rows if r["role"] == "assistant"]
+    (info,), _ = inspect_json(TEXT_RESULTS)
+    assert (info["turns"], info["calls"], info["recorded_tokens"]) == (
+        person,
+        len(asked),
+        sum(t["prompt"] + t["completion"] for t in asked),
+    )
+    assert (person, len(asked)) == (4, 9)
+    (conv,) = read(TEXT_RESULTS)
+    results = [m for m in conv.messages if isinstance(m, ToolResultMessage)]
+    # [search_files for 'from ['"]…['"]'], [execute_command for '… [1, 2] …'] and
+    # [write_to_file for 'src/app/[id]/page.ts'] are results too; the question answered
+    # with <answer> and the two calls cut off by [TASK RESUMPTION] have none
+    assert [r.tool_call_id[-2:] for r in results] == ["01", "02", "03", "05", "07", "09"]
+    users = [m for m in conv.messages if isinstance(m, UserMessage)]
+    assert [m.origin for m in users] == [PERSON, PERSON, PERSON, INJECTED, PERSON]
+
+
+def test_roo_truncation_marker_and_feedback_sent_as_a_tool_result() -> None:
+    rows: list[dict[str, Any]] = json.loads(ROO_TRUNCATION.read_text())
+    said = [json.dumps(r["content"]) for r in rows]
+    person = sum(
+        r["role"] == "user" and ("<task>" in x or "<feedback>" in x)
+        for r, x in zip(rows, said, strict=True)
+    )
+    asked = [r["metrics"]["tokens"] for r in rows if r["role"] == "assistant"]
+    (info,), stderr = inspect_json(ROO_TRUNCATION)
+    assert (info["turns"], info["calls"], info["recorded_tokens"]) == (
+        person,
+        len(asked),
+        sum(t["prompt"] + t["completion"] for t in asked),
+    )
+    hidden = sum("truncationParent" in r for r in rows)
+    assert (person, hidden) == (2, 4)
+    assert (
+        f"{ROO_TRUNCATION}[5]: Roo Code's sliding-window truncation marker: kept as the"
+        f" runtime's notice; the {hidden} message(s) it hid" in stderr
+    )
+    (conv,) = read(ROO_TRUNCATION)
+    users = [m for m in conv.messages if isinstance(m, UserMessage)]
+    # Roo sends the person's <feedback> as attempt_completion's tool_result: a turn starts
+    assert [m.origin for m in users] == [PERSON, INJECTED, PERSON]
+    assert "<feedback>" in users[2].blocks[0].text  # type: ignore[union-attr]
+    results = [m for m in conv.messages if isinstance(m, ToolResultMessage)]
+    assert [r.tool_call_id for r in results] == ["toolu_t1", "toolu_t2"]
+    assert conv.compactions == []  # a truncation, not a summary: read whole
 
 
 def test_the_ui_log_alone() -> None:

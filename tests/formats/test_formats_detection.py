@@ -57,6 +57,7 @@ FIXTURE_FORMATS = {
     "representative_opencode_ts.sql": "opencode-db",
     "representative_opencode_export.json": "opencode",
     "edge_cases_opencode_export.json": "opencode",
+    "edge_cases_opencode_shell_subtask.json": "opencode",
     "representative_continue.json": "continue",
     "edge_cases_continue.json": "continue",
     # ---- issue 26 items 2, 3, 5 (fmt-b)
@@ -64,10 +65,14 @@ FIXTURE_FORMATS = {
     "representative_cline.ui_messages.json": "cline",
     "edge_cases_cline_ui_alone.ui_messages.json": "cline",
     "edge_cases_roo_code.api_conversation_history.json": "cline",
+    "edge_cases_cline_text_results.api_conversation_history.json": "cline",
+    "edge_cases_roo_code_truncation.api_conversation_history.json": "cline",
     "representative_gemini_stream.jsonl": "gemini-stream",
     "edge_cases_gemini_stream.jsonl": "gemini-stream",
+    "edge_cases_gemini_stream_cli_notice.jsonl": "gemini-stream",
     "representative_managed_agents.jsonl": "managed-agents",
     "edge_cases_managed_agents.json": "managed-agents",
+    "edge_cases_managed_agents_stream.jsonl": "managed-agents",
 }
 
 # What detection says of the malformed fixtures: their format when the broken record is

@@ -19,6 +19,8 @@ from transcript_tools.formats.source import Record, Source
 
 REPRESENTATIVE = FIXTURES / "representative_gemini_stream.jsonl"
 EDGE = FIXTURES / "edge_cases_gemini_stream.jsonl"
+# an excerpt of a real run (shun-shobon/gemicord log.jsonl: tests/fixtures/PROVENANCE.md)
+NOTICE = FIXTURES / "edge_cases_gemini_stream_cli_notice.jsonl"
 
 
 def events(path: Path) -> list[dict[str, Any]]:
@@ -43,6 +45,8 @@ def independent_count(path: Path) -> dict[str, dict[str, int]]:
         elif kind == "message" and ev["role"] == "user":
             out[session]["prompts"] += 1
             in_call = False
+        elif kind == "message" and ev["content"].startswith("The --prompt (-p) flag has been"):
+            continue  # the CLI's own notice, written before the model is called
         elif (kind == "message" and ev["role"] == "assistant") or kind == "tool_use":
             if not in_call:
                 out[session]["calls"] += 1
@@ -63,7 +67,7 @@ def inspect_json(*paths: Path, extra: tuple[str, ...] = ()) -> tuple[list[dict[s
     return json.loads(result.stdout), result.stderr
 
 
-@pytest.mark.parametrize("path", [REPRESENTATIVE, EDGE])
+@pytest.mark.parametrize("path", [REPRESENTATIVE, EDGE, NOTICE])
 def test_inspect_agrees_with_an_independent_count(path: Path) -> None:
     infos, _ = inspect_json(path)
     expected = independent_count(path)
@@ -93,6 +97,18 @@ def test_runs_chunks_and_results() -> None:
     errors = [m for m in first.messages if isinstance(m, ToolResultMessage) and m.is_error]
     assert [e.content for e in errors] == ["Directory is empty."]
     assert any("error event(s) left out" in w and "line 9" in w for w in first.warnings)
+
+
+def test_the_clis_deprecation_notice_is_no_model_text() -> None:
+    (info,), stderr = inspect_json(NOTICE)
+    assert (info["turns"], info["calls"], info["recorded_tokens"]) == (1, 2, 13374)
+    assert info["largest_context"] == {"tokens": 12821, "kind": "recorded"}
+    assert f"warning: {NOTICE}:3: the CLI's --prompt deprecation notice left out" in stderr
+    (conv,) = read(NOTICE)
+    first, last = [m for m in conv.messages if isinstance(m, AssistantMessage)]
+    assert [type(b).__name__ for b in first.blocks] == ["ToolUseBlock"]  # the notice is not in it
+    assert last.blocks[0].text.startswith("はい、現在のディレクトリ")  # type: ignore[union-attr]
+    assert last.usage is not None and last.usage.cache_read_tokens == 9598
 
 
 def test_a_failed_or_cut_off_run_is_a_warning() -> None:

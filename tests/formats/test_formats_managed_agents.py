@@ -24,6 +24,8 @@ from transcript_tools.errors import InputError
 
 REPRESENTATIVE = FIXTURES / "representative_managed_agents.jsonl"
 EDGE = FIXTURES / "edge_cases_managed_agents.json"
+# a saved stream that opted in to event deltas, with multi-agent thread events
+STREAM = FIXTURES / "edge_cases_managed_agents_stream.jsonl"
 
 
 def events(path: Path) -> list[dict[str, Any]]:
@@ -75,7 +77,7 @@ def inspect_json(path: Path) -> tuple[dict[str, Any], str]:
     return info, result.stderr
 
 
-@pytest.mark.parametrize("path", [REPRESENTATIVE, EDGE])
+@pytest.mark.parametrize("path", [REPRESENTATIVE, EDGE, STREAM])
 def test_inspect_agrees_with_an_independent_count(path: Path) -> None:
     info, _ = inspect_json(path)
     got = {"prompts": info["turns"], "calls": info["calls"], "tokens": info["recorded_tokens"]}
@@ -102,6 +104,24 @@ def test_the_outcome_is_the_task_and_results_are_observations() -> None:
     assert isinstance(call.blocks[-1], ToolUseBlock) and call.blocks[-1].name == "bash"
     assert call.usage is not None
     assert (call.usage.input_tokens, call.usage.cache_creation_tokens) == (4300, 3100)
+    assert not conv.warnings  # session.usage agrees with the calls
+
+
+def test_stream_previews_and_thread_events_are_left_out_with_their_line() -> None:
+    info, stderr = inspect_json(STREAM)
+    assert (info["turns"], info["calls"], info["recorded_tokens"]) == (1, 2, 2090)
+    for line, count, kind in [
+        (4, 1, "event_start"),
+        (5, 2, "event_delta"),
+        (11, 1, "session.thread_created"),
+        (15, 1, "session.thread_status_idle"),
+    ]:
+        assert f"{STREAM}:{line}: {count} event(s) of type '{kind}' left out" in stderr
+    (conv,) = read(STREAM)
+    first = conv.messages[1]
+    assert isinstance(first, AssistantMessage)
+    # the previewed text is read once, from the stored agent.message, not from its deltas
+    assert [b.text for b in first.blocks if hasattr(b, "text")] == ["Checking the job log."]
     assert not conv.warnings  # session.usage agrees with the calls
 
 

@@ -7,6 +7,8 @@ import json
 import os
 import shutil
 import sqlite3
+import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +19,19 @@ from click.testing import CliRunner
 from tests.support.corpus import FIXTURES, build_database
 from transcript_tools.cli.inspect_cmd import inspect_command
 from transcript_tools.engine.formatting import format_messages_as_text
-from transcript_tools.engine.messages import INJECTED, UserMessage, is_turn_start
+from transcript_tools.engine.messages import (
+    INJECTED,
+    PERSON,
+    SYNTHETIC_MODEL,
+    AssistantMessage,
+    TextBlock,
+    ToolResultMessage,
+    UserMessage,
+    is_turn_start,
+)
 from transcript_tools.errors import InputError
 from transcript_tools.formats import detect_format, read_conversations, read_input
-from transcript_tools.formats.source import Source
+from transcript_tools.formats.source import PREFETCHED_BYTES, Source
 
 
 def inspect_json(path: Path) -> list[dict[str, Any]]:
@@ -83,6 +94,8 @@ def export_counts(path: Path) -> tuple[int, int, int]:
             prompts += bool(typed)
         elif info["role"] == "assistant" and not info.get("summary") and parts:
             steps = [p for p in parts if p["type"] == "step-finish"]
+            if not steps and info.get("modelID") == "":
+                continue  # OpenCode's shell wrote it (a command the person ran): no call
             calls += max(len(steps), 1)
             tokens += sum(total(p["tokens"]) for p in steps) if steps else total(info["tokens"])
     return prompts, calls, tokens
@@ -223,7 +236,12 @@ def test_ts_database_sessions_usage_and_children(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["representative_opencode_export.json", "edge_cases_opencode_export.json"]
+    "name",
+    [
+        "representative_opencode_export.json",
+        "edge_cases_opencode_export.json",
+        "edge_cases_opencode_shell_subtask.json",
+    ],
 )
 def test_export_inspect_agrees_with_an_independent_count(name: str) -> None:
     prompts, calls, tokens = export_counts(FIXTURES / name)
@@ -252,6 +270,41 @@ def test_export_left_out_parts_are_warnings() -> None:
         "messages[2]: assistant message with error 'ProviderAuthError' and no content left out",
         "messages[3]: user message with no text left out",
         "messages[4]: message of role 'critic' left out",
+    ]
+
+
+def test_shell_subtask_and_interrupted_calls_as_opencode_sends_them() -> None:
+    (conv,) = read_conversations(Source(str(FIXTURES / "edge_cases_opencode_shell_subtask.json")))
+    results = [m for m in conv.messages if isinstance(m, ToolResultMessage)]
+    # a call left pending is answered for the model as an interrupted one (toModelMessages)
+    assert [(r.tool_call_id, r.content, r.is_error) for r in results] == [
+        ("call_01", "[Tool execution was interrupted]", True),
+        ("01JSHELL", "2 failed, 40 passed", False),
+        ("call_02", "Both fail on a stale fixture path.", False),
+    ]
+    replies = [m for m in conv.messages if isinstance(m, AssistantMessage)]
+    # the shell's record of `!pytest -q` is no model call: no usage, none estimated
+    assert [r.model for r in replies] == [
+        "claude-sonnet-4-5",
+        SYNTHETIC_MODEL,
+        "claude-sonnet-4-5",
+        "claude-sonnet-4-5",
+    ]
+    assert replies[1].usage is None
+    users = [m for m in conv.messages if isinstance(m, UserMessage)]
+    # the shell's note and the subtask part are OpenCode's words; the @explore message is typed
+    assert [(u.origin, u.blocks[0].text[:12]) for u in users] == [  # type: ignore[union-attr]
+        (PERSON, "Run the test"),
+        (INJECTED, "The followin"),
+        (INJECTED, "The followin"),
+        (PERSON, "@explore who"),
+    ]
+    # an attached text file is sent as the synthetic text parts beside it, not as a file
+    assert all(isinstance(b, TextBlock) for b in users[3].blocks)
+    assert "00001| FIXTURES" in users[3].blocks[-1].text  # type: ignore[union-attr]
+    assert conv.warnings == [
+        "messages[5]: 1 tool output(s) OpenCode pruned (state.time.compacted; parts 1): read"
+        " whole, as first sent"
     ]
 
 
@@ -301,6 +354,69 @@ def test_storage_pieces_are_skipped_in_a_walk_and_refused_alone(tmp_path: Path) 
     os.remove(next((tmp_path / "storage" / "session").rglob("*.json")))
     assert not list(read_input(Source(str(message), warn=warnings.append), from_directory=True))
     assert len(warnings) == 1 and "storage/session/<project>/ses_x1.json" in warnings[0]
+
+
+def fake_pyarrow_fs(root: Path) -> types.ModuleType:
+    """Enough of pyarrow.fs for ``mem://<path>`` URLs over a local folder: what a Ray
+    worker meets for s3:// (pyarrow is not a test dependency)."""
+    fs = types.ModuleType("pyarrow.fs")
+
+    class FileType:
+        File, Directory, NotFound = "file", "directory", "not found"
+
+    class FileSelector:
+        def __init__(self, base_dir: str, allow_not_found: bool = False) -> None:
+            self.base_dir = base_dir
+
+    def info(path: Path) -> types.SimpleNamespace:
+        kind = FileType.File if path.is_file() else FileType.Directory
+        return types.SimpleNamespace(
+            base_name=path.name, type=kind if path.exists() else FileType.NotFound
+        )
+
+    class FileSystem:
+        @staticmethod
+        def from_uri(uri: str) -> tuple[FileSystem, str]:
+            assert uri.startswith("mem://"), uri
+            return FileSystem(), uri[len("mem://") :]
+
+        def get_file_info(self, what: Any) -> Any:
+            if isinstance(what, FileSelector):
+                folder = root / what.base_dir
+                return [info(p) for p in folder.iterdir()] if folder.is_dir() else []
+            return info(root / what)
+
+        def open_input_stream(self, path: str) -> Any:
+            return (root / path).open("rb")
+
+    fs.FileType, fs.FileSelector, fs.FileSystem = FileType, FileSelector, FileSystem  # type: ignore[attr-defined]
+    return fs
+
+
+def test_storage_folder_behind_a_url_reads_as_the_local_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # under --ray the session file's bytes come from Ray (PREFETCHED_BYTES) and its messages and parts,
+    # files beside it, through source.read_sibling / list_siblings, as Cline's UI log does
+    session = write_storage(tmp_path / "storage")
+    fs = fake_pyarrow_fs(tmp_path)
+    monkeypatch.setitem(sys.modules, "pyarrow", types.SimpleNamespace(fs=fs))
+    monkeypatch.setitem(sys.modules, "pyarrow.fs", fs)
+    url = "mem://" + session.relative_to(tmp_path).as_posix()
+    monkeypatch.setitem(PREFETCHED_BYTES, url, session.read_bytes())
+    (local,) = read_conversations(Source(str(session)))
+    (remote,) = read_conversations(Source(url))
+    assert len(remote.messages) == len(local.messages) > 4
+    assert format_messages_as_text(remote.messages, 500) == format_messages_as_text(
+        local.messages, 500
+    )
+    assert remote.warnings == local.warnings
+    # a message file behind a URL names its session file's URL
+    message = next((tmp_path / "storage" / "message").rglob("*.json"))
+    piece = "mem://" + message.relative_to(tmp_path).as_posix()
+    monkeypatch.setitem(PREFETCHED_BYTES, piece, message.read_bytes())
+    with pytest.raises(InputError, match=f"read its session file \\({url}\\)"):
+        list(read_conversations(Source(piece)))
 
 
 def test_a_locked_database_is_read_as_last_committed_without_waiting(tmp_path: Path) -> None:

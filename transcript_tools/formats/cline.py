@@ -15,12 +15,18 @@ API history → messages:
   order), else the message's own ``metrics.tokens`` (``prompt``, ``completion``,
   ``cached``; newer Cline), else none (estimated).
 - ``user`` messages are the task, feedback, tool results and notices in one:
-  ``tool_result`` blocks → ToolResultMessages; a text block ``[tool for '…'] Result: …``
-  answering a ``tool_use`` of the previous reply → that call's ToolResultMessage. The rest
-  is one user message: PERSON (starts a turn) if it is the first message or holds what the
-  person typed (``<task>``, ``<feedback>``, ``<answer>``, ``<user_message>``); else the
-  runtime's (``[TASK RESUMPTION]`` notices, ``<environment_details>``: INJECTED) or the
-  environment's (``[ERROR] You did not use a tool…`` and other tool output: OBSERVATION).
+  ``tool_result`` blocks → ToolResultMessages (one holding the person's ``<feedback>`` or
+  ``<answer>``, as Roo Code / Kilo Code send them, is the person's text); a text block
+  ``[tool for '…'] Result: …`` answering a ``tool_use`` of the previous reply → that
+  call's ToolResultMessage. The rest is one user message: PERSON (starts a turn) if it is
+  the first message or holds what the person typed (``<task>``, ``<feedback>``,
+  ``<answer>``, ``<user_message>``); else the runtime's (``[TASK RESUMPTION]`` notices,
+  ``<environment_details>``: INJECTED) or the environment's (``[ERROR] You did not use a
+  tool…`` and other tool output: OBSERVATION).
+- Roo Code's sliding-window truncation (``src/core/context-management``) tags the
+  messages it hides with ``truncationParent`` and inserts a marker (``isTruncationMarker``,
+  "[Sliding window truncation: N messages hidden…]"): the marker is an INJECTED user
+  message and a warning; the hidden messages are read whole (as Cline's own truncation).
 - Recorded compactions: Roo Code / Kilo Code's condense summary (a message with
   ``isSummary: true``, kept as an INJECTED user message at its place), and Cline's
   ``summarize_task`` / ``condense`` tool calls (after their result).
@@ -61,7 +67,15 @@ DESCRIPTION = (
 API_FILE = "api_conversation_history.json"
 UI_FILE = "ui_messages.json"
 PERSON_TAGS = ("<task>", "<feedback>", "<answer>", "<user_message>")
-TEXT_RESULT = re.compile(r"\[[^\]\n]{1,400}\] Result:")
+# What Roo Code / Kilo Code put in a tool_result when the person answers or gives feedback
+# (attemptCompletionTool, askFollowupQuestionTool); a task is never sent as a result, and a
+# file a tool read may well quote "<task>".
+RESULT_PERSON_TAGS = ("<feedback>", "<answer>")
+# Cline's text-protocol result: ``[name] Result:`` or ``[name for '<argument>'] Result:``
+# (``toolDescription`` in src/core/task); the argument is the command, path, regex or
+# question as given, so it can hold brackets and newlines (seen in mike4567/MRA04242026:
+# ``[search_files for 'from ['"]@/lib/x['"]'] Result:``, multi-line questions).
+TEXT_RESULT = re.compile(r"\[[\w.:-]{1,100}(?:\]| for '.*?'\]) Result:", re.DOTALL)
 COMPACTING_TOOLS = frozenset({"summarize_task", "condense"})
 
 
@@ -153,6 +167,7 @@ class _History:
         self.open_calls: list[str] = []
         self.compactions: list[Compaction] = []
         self.compact_after = False
+        self.hidden: dict[Any, int] = {}  # Roo truncationId → messages tagged with it
 
     def add(self, i: int, record: Record) -> None:
         obj = record.obj
@@ -167,6 +182,17 @@ class _History:
             return
         warn = self.source.warner(record)
         content = obj["content"]
+        if obj.get("isTruncationMarker") is True:  # Roo's sliding window (either role)
+            hidden = self.hidden.get(obj.get("truncationId"), 0)
+            self.source.dropped(
+                record,
+                "Roo Code's sliding-window truncation marker: kept as the runtime's notice;"
+                f" the {hidden} message(s) it hid from later calls (truncationParent) are read"
+                " whole, not as a compaction",
+            )
+            self.out.append(UserMessage(tuple(blocks_from_anthropic(content, warn)), INJECTED))
+            self.open_calls = []
+            return
         if obj.get("isSummary") is True:  # Roo / Kilo condense: the runtime's summary
             self.compactions.append(Compaction(len(self.out), "cline:isSummary"))
             self.out.append(UserMessage(tuple(blocks_from_anthropic(content, warn)), INJECTED))
@@ -197,6 +223,13 @@ class _History:
         start = len(self.out)
         for raw in content if isinstance(content, list) else [content]:
             if isinstance(raw, dict) and raw.get("type") == "tool_result":
+                said = tool_result_text(raw.get("content"))
+                if any(tag in said for tag in RESULT_PERSON_TAGS):
+                    # Roo Code / Kilo Code send the person's <feedback> / <answer> as the
+                    # tool's result (attempt_completion, ask_followup_question): the person's
+                    # words, as in Cline's text results below
+                    rest.append(TextBlock(said))
+                    continue
                 call_id = str(raw.get("tool_use_id", ""))
                 if call_id in self.open_calls:
                     self.open_calls.remove(call_id)
@@ -322,6 +355,10 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
         yield conv
         return
     history = _History(api[0])
+    for record in api[1]:
+        parent = record.obj.get("truncationParent")
+        if parent is not None:
+            history.hidden[parent] = history.hidden.get(parent, 0) + 1
     for i, record in enumerate(api[1]):
         history.add(i, record)
     if ui is not None:

@@ -25,6 +25,10 @@ One JSON event per line, each with ``type`` and ``timestamp`` (gemini-cli
   sent to the model: left out, counted in one warning per conversation. A run whose
   ``result`` says ``status: "error"`` is named in a warning; a run with no ``result`` (cut
   off) keeps its calls without usage (estimated), with a warning.
+- The CLI's own notice that ``-p`` / ``--prompt`` is deprecated is written as an
+  ``assistant`` message before the model is called (``deprecateText`` in gemini-cli
+  ``packages/cli/src/nonInteractiveCli.ts``; seen in shun-shobon/gemicord's ``log.jsonl``):
+  the model never wrote or saw it, so it is left out with a warning naming its line.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ REQUIRED = {
     "result": ("status",),
 }
 DISTINCTIVE = frozenset({"init", "tool_use", "tool_result", "result"})
+PROMPT_FLAG_NOTICE = "The --prompt (-p) flag has been deprecated"
 
 
 def is_event(obj: dict[str, Any]) -> bool:
@@ -224,6 +229,10 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
             if obj["role"] == "user":
                 run.close()
                 run.messages.append(UserMessage((TextBlock(_content(obj)),)))
+            elif obj["role"] == "assistant" and _content(obj).startswith(PROMPT_FLAG_NOTICE):
+                source.dropped(
+                    record, "the CLI's --prompt deprecation notice left out (no model call)"
+                )
             elif obj["role"] == "assistant":
                 run.text(_content(obj))
             else:

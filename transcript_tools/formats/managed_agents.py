@@ -26,7 +26,10 @@ session, named by the file. Event types follow ``{domain}.{action}``:
 - Not messages: ``session.status_*`` / ``session.updated`` / ``session.error`` / other
   ``span.*`` events / ``user.interrupt`` / ``user.tool_confirmation`` (lifecycle and
   approvals, skipped silently); ``system.message`` → a system message. Any other type is
-  left out with one warning per type at its first line.
+  left out with one warning per type at its first line — among them the stream-only
+  previews ``event_start`` / ``event_delta`` of a saved stream that opted in to
+  ``event_deltas[]`` (never in the stored history: the events they preview follow them),
+  which detection accepts beside the ``{domain}.{action}`` events.
 """
 
 from __future__ import annotations
@@ -96,6 +99,8 @@ KNOWN = (
     | SILENT_TYPES
     | {SPAN_START, SPAN_END, USAGE, COMPACTED, "system.message"}
 )
+# Stream-only preview events (the events-and-streaming reference's "Event deltas").
+STREAM_ONLY = frozenset({"event_start", "event_delta"})
 # Events only this format has (a plain "user.message" could be anything's).
 DISTINCTIVE = (
     CALL_TYPES
@@ -121,7 +126,10 @@ def sniff(head: list[Record]) -> bool:
     events = _events(head)
     return (
         bool(events)
-        and all(isinstance(e.get("type"), str) and "." in e["type"] for e in events)
+        and all(
+            isinstance(e.get("type"), str) and ("." in e["type"] or e["type"] in STREAM_ONLY)
+            for e in events
+        )
         and any(e["type"] in DISTINCTIVE for e in events)
     )
 

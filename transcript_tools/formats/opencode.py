@@ -9,7 +9,9 @@
   file is read with its messages and parts from beside it; a message or part file is a
   piece of its session: in a directory walk that also holds the session file it is
   skipped silently (read through its session), otherwise it is an error naming the
-  session file to read.
+  session file to read. The files beside the session file are read with
+  ``source.read_sibling`` / ``list_siblings``, so a storage folder behind a URL (``--ray``
+  over ``s3://…``) reads as a local one.
 
 One session per file, named after its parent when it has one (``parent/child``). The
 mapping of messages and parts is ``opencode_session``'s.
@@ -26,7 +28,7 @@ import orjson
 from ..engine.messages import Conversation
 from ..errors import UnknownFormatError
 from .opencode_session import StoredMessage, build_conversation, session_name
-from .source import Record, Source
+from .source import Record, Source, list_siblings, read_sibling
 
 NAME = "opencode"
 DESCRIPTION = "OpenCode (TypeScript) sessions: `opencode export` JSON and storage/session/*/*.json"
@@ -81,13 +83,26 @@ def sniff(head: list[Record]) -> bool:
     return _is_export(obj) or _is_session_file(obj) or _piece(obj) is not None
 
 
-def _storage_root(path: str, depth: int) -> Path:
-    return Path(path).resolve().parents[depth]
+def _storage_root(path: str) -> str:
+    """``storage/`` of a session, message or part file (three folders up). A local path is
+    resolved first (a relative one has no parents to climb); a URL (``--ray``) by its path."""
+    if "://" in path:
+        return path.rsplit("/", 3)[0]
+    return str(Path(path).resolve().parents[2])
 
 
-def _load(path: Path, source: Source, warned: list[str]) -> dict[str, Any] | None:
+def _join(folder: str, *names: str) -> str:
+    return "/".join((folder, *names)) if "://" in folder else str(Path(folder, *names))
+
+
+def _load(path: str, warned: list[str]) -> dict[str, Any] | None:
+    # read_sibling, not open(): under --ray the storage folder may be a URL (s3://…)
     try:
-        value = orjson.loads(path.read_bytes())
+        data = read_sibling(path)
+        if data is None:
+            warned.append(f"{path}: not read (not a file); left out")
+            return None
+        value = orjson.loads(data)
     except (OSError, orjson.JSONDecodeError) as exc:
         warned.append(f"{path}: not read ({type(exc).__name__}); left out")
         return None
@@ -97,22 +112,26 @@ def _load(path: Path, source: Source, warned: list[str]) -> dict[str, Any] | Non
     return value
 
 
-def _stored_messages(
-    root: Path, session_id: str, source: Source
-) -> tuple[list[StoredMessage], list[str]]:
+def _json_files(folder: str) -> list[str]:
+    return [name for name in list_siblings(folder) if name.endswith(".json")]
+
+
+def _stored_messages(root: str, session_id: str) -> tuple[list[StoredMessage], list[str]]:
     warned: list[str] = []
     out: list[StoredMessage] = []
-    for message_file in sorted((root / "message" / session_id).glob("*.json")):
-        info = _load(message_file, source, warned)
+    messages = _join(root, "message", session_id)
+    for name in _json_files(messages):
+        info = _load(_join(messages, name), warned)
         if info is None:
             continue
-        ident = str(info.get("id") or message_file.stem)
+        ident = str(info.get("id") or name[: -len(".json")])
         parts: list[Any] = []
-        for part_file in sorted((root / "part" / ident).glob("*.json")):
-            part = _load(part_file, source, warned)
+        part_folder = _join(root, "part", ident)
+        for part_name in _json_files(part_folder):
+            part = _load(_join(part_folder, part_name), warned)
             if part is not None:
                 parts.append(part)
-        out.append(StoredMessage(info, parts, f"message/{session_id}/{message_file.name}"))
+        out.append(StoredMessage(info, parts, f"message/{session_id}/{name}"))
     return out, warned
 
 
@@ -138,25 +157,28 @@ def _from_session_file(obj: dict[str, Any], source: Source) -> Conversation:
             "an OpenCode storage session file read from stdin: its messages are files"
             " beside it (storage/message/<session id>/); give its path instead",
         )
-    root = _storage_root(source.path, 2)  # storage/session/<project>/<id>.json
-    stored, warned = _stored_messages(root, str(obj["id"]), source)
+    root = _storage_root(source.path)  # storage/session/<project>/<id>.json
+    stored, warned = _stored_messages(root, str(obj["id"]))
     conv = build_conversation(
         session_name(str(obj["id"]), obj.get("parentID")), source.display, NAME, stored
     )
     conv.warnings[:0] = warned
     if not stored:
-        conv.warnings.append(f"no message files under {root / 'message' / str(obj['id'])}")
+        conv.warnings.append(f"no message files under {_join(root, 'message', str(obj['id']))}")
     return conv
 
 
 def _refuse_piece(obj: dict[str, Any], kind: str, source: Source) -> None:
     session_id = str(obj["sessionID"])
-    depth = 1  # storage/message/<session>/<id>.json and storage/part/<message>/<id>.json
-    sessions: list[Path] = []
+    sessions: list[str] = []
     if source.path != "-":
-        root = _storage_root(source.path, depth + 1)
-        sessions = sorted((root / "session").glob(f"*/{session_id}.json"))
-    where = str(sessions[0]) if sessions else f"storage/session/<project>/{session_id}.json"
+        # storage/message/<session>/<id>.json and storage/part/<message>/<id>.json
+        root = _storage_root(source.path)
+        for project in list_siblings(_join(root, "session")):
+            session_file = _join(root, "session", project, f"{session_id}.json")
+            if read_sibling(session_file) is not None:
+                sessions.append(session_file)
+    where = sessions[0] if sessions else f"storage/session/<project>/{session_id}.json"
     raise StoragePieceError(
         source.display,
         f"an OpenCode storage {kind} file, one piece of session {session_id}: read its"

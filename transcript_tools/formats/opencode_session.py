@@ -34,6 +34,7 @@ from typing import Any
 from ..engine.messages import (
     INJECTED,
     PERSON,
+    SYNTHETIC_MODEL,
     AssistantMessage,
     Block,
     Compaction,
@@ -49,7 +50,18 @@ from ..engine.messages import (
 from .source import count_field
 
 COMPACTION_SOURCE = "opencode:summary"
-BOOKKEEPING_PARTS = frozenset({"snapshot", "patch", "agent", "retry", "subtask", "step-start"})
+# What OpenCode sends the model for a call left pending / running (an interrupted run):
+# toModelMessages in packages/opencode/src/session/message-v2.ts
+INTERRUPTED = "[Tool execution was interrupted]"
+BOOKKEEPING_PARTS = frozenset({"snapshot", "patch", "agent", "retry", "step-start"})
+# What the model is sent for a user message's ``subtask`` part (a command run by a
+# sub-agent): toModelMessages in message-v2.ts. OpenCode's shell (``!command``) writes the
+# same words as a synthetic text part, then an assistant message no model wrote
+# (``modelID: ""``, zero tokens: ``shell()`` in packages/opencode/src/session/prompt.ts).
+USER_RAN_TOOL = "The following tool was executed by the user"
+# A file or folder the person attached is read into synthetic text parts when the prompt is
+# made; toModelMessages then leaves the file part itself out.
+SENT_AS_TEXT = frozenset({"text/plain", "application/x-directory"})
 
 
 @dataclass(slots=True)
@@ -108,7 +120,11 @@ def _user(b: _Builder, msg: StoredMessage) -> None:
             blocks.append(TextBlock(_text(part)))
         elif kind == "file":
             mime = str(part.get("mime") or "")
+            if mime in SENT_AS_TEXT:
+                continue  # its content rides in the synthetic text parts beside it
             blocks.append(OtherBlock("image" if mime.startswith("image/") else "file", part))
+        elif kind == "subtask":
+            blocks.append(TextBlock(USER_RAN_TOOL))  # OpenCode's words, not typed
         elif kind == "compaction":
             b.conv.compactions.append(Compaction(len(b.conv.messages), COMPACTION_SOURCE))
             return  # the request for a compaction: the Compaction itself, not a message
@@ -144,6 +160,7 @@ def _assistant(b: _Builder, msg: StoredMessage) -> None:
     steps: list[tuple[list[Block], list[Message], Usage | None, bool]] = []
     blocks: list[Block] = []
     results: list[Message] = []
+    pruned: list[int] = []
     for i, part in enumerate(msg.parts):
         kind = part.get("type") if isinstance(part, dict) else None
         if kind == "text":
@@ -161,8 +178,13 @@ def _assistant(b: _Builder, msg: StoredMessage) -> None:
             status = state.get("status")
             if status == "completed":
                 results.append(ToolResultMessage(call_id, str(state.get("output") or "")))
+                timing = state.get("time")
+                if isinstance(timing, dict) and timing.get("compacted"):
+                    pruned.append(i)
             elif status == "error":
                 results.append(ToolResultMessage(call_id, str(state.get("error") or ""), True))
+            else:  # pending / running: OpenCode answers the call for the model (toModelMessages)
+                results.append(ToolResultMessage(call_id, INTERRUPTED, True))
         elif kind == "file":
             blocks.append(OtherBlock("file", part))
         elif kind == "step-finish":
@@ -172,6 +194,12 @@ def _assistant(b: _Builder, msg: StoredMessage) -> None:
             continue
         else:
             b.note(msg.where, f"part {i} of type {kind!r} left out")
+    if pruned:
+        b.note(
+            msg.where,
+            f"{len(pruned)} tool output(s) OpenCode pruned (state.time.compacted; parts"
+            f" {', '.join(map(str, pruned[:8]))}): read whole, as first sent",
+        )
     if blocks or results or not steps:
         steps.append((blocks, results, None, False))  # content after the last step-finish
     recorded = [s[2] for s in steps if s[3]]
@@ -191,6 +219,8 @@ def _assistant(b: _Builder, msg: StoredMessage) -> None:
         name = error.get("name") if isinstance(error, dict) else error
         b.note(msg.where, f"assistant message with error {name!r} and no content left out")
         return
+    if info.get("modelID") == "" and whole is None and not any(s[3] for s in steps):
+        model = SYNTHETIC_MODEL  # the shell's record of a command the person ran: no call
     for step_blocks, step_results, usage, _ in steps:
         if not step_blocks and not step_results and usage is None and len(steps) > 1:
             continue  # an empty tail after the last step

@@ -148,6 +148,25 @@ def read_sibling(path: str) -> bytes | None:
         return None
 
 
+def list_siblings(folder: str) -> list[str]:
+    """The names of the entries of a folder beside an input (OpenCode's storage keeps a
+    session's messages and parts in folders next to it), sorted, hidden ones left out; []
+    where there is none. Local or a URL, as ``read_sibling``."""
+    if "://" not in folder:
+        local = Path(folder)
+        names = [p.name for p in local.iterdir()] if local.is_dir() else []
+    else:
+        from pyarrow import fs  # a URL input runs under --ray, which brings pyarrow
+
+        try:
+            filesystem, inner = fs.FileSystem.from_uri(folder)
+            infos = filesystem.get_file_info(fs.FileSelector(inner, allow_not_found=True))
+        except (OSError, ValueError):
+            return []
+        names = [info.base_name for info in infos]
+    return sorted(n for n in names if not n.startswith("."))
+
+
 def read_bytes(path: str) -> bytes:
     fetched = PREFETCHED_BYTES.get(path)
     if fetched is not None:
