@@ -11,8 +11,9 @@ import orjson
 
 from ..errors import ConfigError, ExitCode, TsumError
 from ..providers.factory import build_executor, cache_only_failure, describe_stats
+from .policies_cmd import POLICY_HELP, PolicyParam
 from .provider_options import provider_options
-from .settings import config_option, format_option
+from .settings import WindowType, config_option, format_option
 
 EPILOG = """\b
 Examples:
@@ -39,6 +40,15 @@ the replaced text (truncation, N = the summary's length) and no summary at all."
     multiple=True,
     help="A summary model to compare (repeatable; with --provider).",
 )
+@click.option(
+    "--policy",
+    "policies",
+    type=PolicyParam(),
+    multiple=True,
+    help=POLICY_HELP + " Repeat to compare policies side by side: each action (summary or "
+    "pre-pass) is scored on what it took out of the view, looked for in the next view, beside "
+    "the floors and the uncompacted view (ceiling), with the views' API violations (docs/eval.md).",
+)
 @config_option
 @click.option(
     "--ratio",
@@ -47,7 +57,11 @@ the replaced text (truncation, N = the summary's length) and no summary at all."
     type=float,
     help="Fire when tokens >= max_context_tokens * ratio. [default: 0.75]",
 )
-@click.option("--max-context-tokens", type=int, help="The model's context window. [default: 32000]")
+@click.option(
+    "--max-context-tokens",
+    type=WindowType(),
+    help="The model's context window, or auto: the window the log records (Codex), else 32000. [default: 32000]",
+)
 @click.option(
     "--debounce",
     "--debounce-turns",
@@ -110,6 +124,7 @@ def eval_command(
     paths: tuple[str, ...],
     prompts: tuple[str, ...],
     models: tuple[str, ...],
+    policies: tuple[Any, ...],
     judge: bool,
     out_dir: Path | None,
     as_json: bool,
@@ -126,19 +141,29 @@ def eval_command(
     specs: list[str | None] = list(dict.fromkeys(prompts)) or [None]
     model_list: list[str | None] = list(dict.fromkeys(models)) or [opts.get("model")]
     labels: set[str] = set()
-    for spec in specs:
-        for model in model_list:
-            resolved = resolve(dict(opts), overrides={"prompt": spec, "summary_model": model})
-            settings, template = resolved.settings, resolved.template
-            executor = build_executor(resolved.provider)
-            label = template.name + (f"@{model}" if len(model_list) > 1 and model else "")
-            if label in labels:
-                raise ConfigError(
-                    f"--prompt {spec}: two templates named {template.name!r}; rename one"
+    policy_list: list[Any] = list(policies) or [None]
+    policy_mode = any_policy(policy_list)
+    for policy in policy_list:
+        for spec in specs:
+            for model in model_list:
+                overrides = {"prompt": spec, "summary_model": model}
+                resolved = resolve(dict(opts) | {"policy": policy}, overrides=overrides)
+                settings, template = resolved.settings, resolved.template
+                executor = build_executor(resolved.provider)
+                label = template.name + (f"@{model}" if len(model_list) > 1 and model else "")
+                if policy_mode:  # every row names its policy (and template, when several)
+                    label = policy_label(policy.name, label, template.name, len(specs) > 1)
+                if label in labels:
+                    raise ConfigError(
+                        f"--policy {policy.name}: two variants named {label!r}; rename one"
+                        if policy_mode
+                        else f"--prompt {spec}: two templates named {template.name!r}; rename one"
+                    )
+                labels.add(label)
+                variants.append(
+                    Variant(label, template, settings, executor, executor.provider.name)
                 )
-            labels.add(label)
-            variants.append(Variant(label, template, settings, executor, executor.provider.name))
-            resolved_variants.append(resolved)
+                resolved_variants.append(resolved)
     if resolved_variants[0].provider.get("batch"):
         _batch_prefill(list(paths), resolved_variants, silent)
 
@@ -166,13 +191,20 @@ def eval_command(
         error=lambda m: click.echo(m, err=True),
         on_checkpoint=records.write,
         judge=judge_obj,
+        policy_mode=policy_mode,
+        probe_tool_result_chars=probe_cap(opts) if policy_mode else None,
     )
     try:
         result = evaluation.run(list(paths))
     finally:
         records.close()
     notes.extend(result.notes)
-    if variants[0].provider_name == "offline" and len(variants) > 1:
+    if policy_mode:
+        notes.append(
+            "--policy: each action (summary or pre-pass) is scored on the probes of the messages it "
+            'took out of the view, looked for in the next view (docs/eval.md, "Policies")'
+        )
+    elif variants[0].provider_name == "offline" and len(variants) > 1:
         notes.append(
             "the offline provider is extractive: it copies the conversation whatever the template's "
             "instructions say (a template changes only what it is shown: the previous summary or not); "
@@ -193,7 +225,8 @@ def eval_command(
     if html_path is not None:
         from ..eval.render import render_html
 
-        html_path.write_text(render_html(result, notes), encoding="utf-8")
+        table = policy_table(result) if policy_mode else None
+        html_path.write_text(render_html(result, notes, table), encoding="utf-8")
     if as_json:
         click.echo(
             orjson.dumps(
@@ -201,6 +234,8 @@ def eval_command(
                 option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2,
             ).decode()
         )
+    elif policy_mode:
+        click.echo(policy_table(result), nl=False)
     else:
         from ..eval.render import render_text
 
@@ -218,6 +253,7 @@ def eval_command(
         for note in notes:
             click.echo(f"tsum: note: {note}", err=True)
         total = sum(a.checkpoints for a in result.aggregates.values())
+        total += sum(p.views for p in result.policies.values())  # --policy: scored actions
         stats = "; ".join(f"{v.label}: {describe_stats(v.executor.stats)}" for v in variants)
         click.echo(
             f"tsum: {result.files} file(s), {result.sessions} session(s), {total} scored checkpoint(s), "
@@ -238,6 +274,41 @@ def eval_command(
         if result.sessions == 0 and not result.errors:
             click.echo("tsum: error: no sessions found in the given paths", err=True)
         sys.exit(int(ExitCode.FAILED))
+
+
+def any_policy(policies: list[Any]) -> bool:
+    """Is a policy other than the seed's given? Then eval scores policies
+    (eval/policy_probes.py); ``--policy seed`` alone is the seed's eval, byte for byte."""
+    from ..engine.policy_engine import is_seed
+
+    return any(p is not None and not is_seed(p) for p in policies)
+
+
+def policy_label(policy: str, label: str, template: str, several_templates: bool) -> str:
+    """A variant's label under --policy: the policy, its template when several are
+    compared, and its model (``@model``) when several are."""
+    model = label[len(template) :]
+    return f"{policy}/{template}{model}" if several_templates else policy + model
+
+
+def probe_cap(opts: dict[str, Any]) -> int:
+    """The tool-result cut every policy's probes are drawn with: the seed's (or the one
+    given), whatever each policy's summarizer is shown (eval/evaluation.py)."""
+    from .settings import resolve
+
+    summary = resolve(dict(opts)).settings.summary
+    assert summary is not None
+    return summary.max_tool_result_chars
+
+
+def policy_table(result: Any) -> str:
+    from ..eval.policy_aggregate import render_policy_text
+
+    return render_policy_text(
+        {label: agg.as_json() for label, agg in result.policies.items()},
+        {label: result.aggregates[label].as_json() for label in result.labels},
+        result.failed,
+    )
 
 
 class _Sink:

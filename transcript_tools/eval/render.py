@@ -140,7 +140,8 @@ def _segments(text: str, needles: list[str]) -> list[tuple[str, bool]]:
     return out
 
 
-def html_context(result: EvalResult, notes: list[str]) -> dict[str, Any]:
+def html_context(result: EvalResult, notes: list[str], table: str | None = None) -> dict[str, Any]:
+    """The page's values; ``table``: the text table to show (default ``render_text``)."""
     checkpoints = []
     for record in result.kept:
         lost = [p for p in record["probes"] if not p["summary"]]
@@ -152,14 +153,14 @@ def html_context(result: EvalResult, notes: list[str]) -> dict[str, Any]:
         ]
         checkpoints.append({**record, "lost": lost, "blocks": blocks})
     return {
-        "table": render_text(result),
+        "table": render_text(result) if table is None else table,
         "notes": notes,
         "checkpoints": checkpoints,
         "summary": result.as_json(),
     }
 
 
-def render_html(result: EvalResult, notes: list[str]) -> str:
+def render_html(result: EvalResult, notes: list[str], table: str | None = None) -> str:
     from importlib import resources
 
     from jinja2 import Environment, select_autoescape
@@ -168,4 +169,4 @@ def render_html(result: EvalResult, notes: list[str]) -> str:
         resources.files("transcript_tools.templates").joinpath("eval.html.j2").read_text("utf-8")
     )
     env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
-    return env.from_string(source).render(**html_context(result, notes))
+    return env.from_string(source).render(**html_context(result, notes, table))
