@@ -184,9 +184,9 @@ def test_policy_seed_alone_is_the_seed_eval_byte_for_byte(tmp_path: Path) -> Non
 def test_policies_side_by_side_with_the_seed_and_a_policy_file(tmp_path: Path) -> None:
     path = tmp_path / "clear.toml"
     path.write_text(CLEAR)
-    result = run(
-        "eval", SAMPLES, "--policy", "seed", "--policy", str(path), "--out", str(tmp_path / "o")
-    )
+    html = tmp_path / "e.html"
+    out = ["--out", str(tmp_path / "o"), "--html", str(html)]
+    result = run("eval", SAMPLES, "--policy", "seed", "--policy", str(path), *out)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     names = [line.split()[0] for line in lines if line and not line.startswith((" ", "policy"))]
@@ -199,11 +199,15 @@ def test_policies_side_by_side_with_the_seed_and_a_policy_file(tmp_path: Path) -
     assert seed["violations"]["anthropic"]["views"] == seed["actions"]["summary"]
     assert seed["violations"]["openai"]["views"] == 0
     assert clear["recall"]["ceiling"]["artifact"] == 1.0
+    # the uncompacted views at the same actions break nothing: the seed's summary does
+    assert seed["uncompacted_violations"]["anthropic"] == 0
     records = [
         orjson.loads(line)
         for line in (tmp_path / "o" / "checkpoints.jsonl").read_bytes().splitlines()
     ]
     assert {r["label"] for r in records if r["kind"] == "policy-action"} == {"seed", "clear-small"}
+    page = html.read_text()
+    assert "uncompacted (ceiling)" in page and "clear-small" in page and "prepass #1" in page
 
 
 @pytest.fixture

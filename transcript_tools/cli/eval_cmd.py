@@ -141,7 +141,7 @@ def eval_command(
     specs: list[str | None] = list(dict.fromkeys(prompts)) or [None]
     model_list: list[str | None] = list(dict.fromkeys(models)) or [opts.get("model")]
     labels: set[str] = set()
-    policy_list: list[Any] = list(policies) or [None]
+    policy_list: list[Any] = list(dict.fromkeys(policies)) or [None]
     policy_mode = any_policy(policy_list)
     for policy in policy_list:
         for spec in specs:

@@ -58,6 +58,7 @@ class EvalResult:
     notes: list[str] = field(default_factory=list)
     failed: dict[str, int] = field(default_factory=dict)
     kept: list[dict[str, Any]] = field(default_factory=list)  # whole records, for HTML
+    kept_actions: list[dict[str, Any]] = field(default_factory=list)  # --policy: the same
     identical_summaries: bool | None = (
         None  # every variant wrote the same text at every shared checkpoint
     )
@@ -189,6 +190,8 @@ class Evaluation:
     def _policy_sink(self, result: EvalResult, label: str) -> Callable[[dict[str, Any]], None]:
         def sink(record: dict[str, Any]) -> None:
             result.policies[label].add(record)
+            if len(result.kept_actions) < KEEP_WHOLE:
+                result.kept_actions.append(record)
             if self.on_checkpoint is not None:
                 self.on_checkpoint(record)
 

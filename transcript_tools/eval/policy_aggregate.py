@@ -39,6 +39,8 @@ class PolicyAggregate:
     # api -> [views that break it, violations]
     violations: dict[str, list[int]] = field(default_factory=lambda: {a: [0, 0] for a in APIS})
     rules: dict[str, dict[str, int]] = field(default_factory=dict)
+    # api -> uncompacted views (at the same actions) that break it: the log's own share
+    uncompacted: dict[str, int] = field(default_factory=lambda: dict.fromkeys(APIS, 0))
     input_tokens: int = 0
     output_tokens: int = 0
 
@@ -61,6 +63,8 @@ class PolicyAggregate:
         for api, n in record["violations"].items():
             self.violations[api][0] += 1
             self.violations[api][1] += n
+        for api in record["uncompacted_violations"]:
+            self.uncompacted[api] += 1
         for api, rules in record["violation_rules"].items():
             mine = self.rules.setdefault(api, {})
             for rule, n in rules.items():
@@ -88,6 +92,7 @@ class PolicyAggregate:
                 }
                 for api, v in self.violations.items()
             },
+            "uncompacted_violations": dict(self.uncompacted),
             "summary_cost": {
                 "input_tokens": self.input_tokens,
                 "output_tokens": self.output_tokens,
@@ -123,22 +128,33 @@ def render_policy_text(
     )
     lines = [head]
 
-    def row(name: str, d: dict[str, Any] | None, recall: dict[str, Any], tokens: Any) -> str:
+    def row(
+        name: str,
+        d: dict[str, Any] | None,
+        recall: dict[str, Any],
+        tokens: Any,
+        broken: tuple[dict[str, int], int] | None = None,
+    ) -> str:
         actions = d["actions"] if d else {}
         probes = str(sum(d["probes"].values())) if d else ""
         text = f"{name:<{width}}"
         text += f"{actions.get('summary', ''):>10}{actions.get('prepass', ''):>9}{probes:>8}"
         text += f"{_pct(recall.get('artifact')):>10}{_pct(recall.get(REQUEST)):>9}"
         text += f"{'' if tokens is None else str(tokens):>10}"
-        if d:
-            n = sum(actions.values())
-            text += "".join(f"{d['violations'][api]['views']:>7}/{n:<3}" for api in APIS)
+        if broken is not None:  # (views that break each API, views)
+            text += "".join(f"{broken[0][api]:>7}/{broken[1]:<3}" for api in APIS)
         return text.rstrip()
 
     for label, d in policies.items():
-        lines.append(row(label, d, d["recall"]["view"], d["view_tokens_after_mean"]))
+        n = sum(d["actions"].values())
+        views = {api: v["views"] for api, v in d["violations"].items()}
+        lines.append(row(label, d, d["recall"]["view"], d["view_tokens_after_mean"], (views, n)))
         for variant, name in FLOOR_ROWS:
             tokens = d["uncompacted_tokens_mean"] if variant == "ceiling" else None
+            if variant == "ceiling":  # the uncompacted views at the same actions
+                ceiling = (d["uncompacted_violations"], n)
+                lines.append(row(name, None, d["recall"][variant], tokens, ceiling))
+                continue
             lines.append(row(name, None, d["recall"][variant], tokens))
     for label, d in recorded.items():
         lines.append(row(f"{label} (summary only)", None, d["recall"]["summary"], None))
@@ -174,7 +190,8 @@ def render_policy_text(
     lines.append("")
     lines.append(
         "view tok: mean estimated tokens of the view after each action (ceiling row: of the "
-        "uncompacted history); per API: views that break its rules / views (engine/validity.py)"
+        "uncompacted history); per API: views that break its rules / views (engine/validity.py); "
+        "ceiling row: the uncompacted views at the same actions (what the log itself breaks)"
     )
     broken = [
         f"  {label}: {api}: " + ", ".join(f"{rule} {n}" for rule, n in v["rules"].items())

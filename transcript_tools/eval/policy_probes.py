@@ -146,6 +146,8 @@ class ActionScorer:
             rows.append(probe.as_json() | {"carried": was_carried} | hits)
         self.alive = survivors if kind == SUMMARY else [*self.alive, *survivors]
         found = check_all([m for _, m in entries])
+        # the same rules on the uncompacted view: what the log itself already breaks
+        baseline = check_all(self.probes.messages[:history_end])
         record: dict[str, Any] = {
             "kind": "policy-action",
             "action": kind,
@@ -163,6 +165,7 @@ class ActionScorer:
             "violation_examples": {
                 api: [str(x) for x in v[:EXAMPLES]] for api, v in found.items() if v
             },
+            "uncompacted_violations": {api: len(v) for api, v in baseline.items() if v},
             "counts": counts,
             "recall": {v: recall_of(counts[v]) for v in POLICY_VARIANTS},
             "probes": rows,

@@ -156,6 +156,9 @@ def html_context(result: EvalResult, notes: list[str], table: str | None = None)
         "table": render_text(result) if table is None else table,
         "notes": notes,
         "checkpoints": checkpoints,
+        "policy_actions": [
+            {**a, "lost": [p for p in a["probes"] if not p["view"]]} for a in result.kept_actions
+        ],
         "summary": result.as_json(),
     }
 
