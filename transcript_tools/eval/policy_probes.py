@@ -101,17 +101,16 @@ class ActionScorer:
 
     def score(
         self, kind: str, turn: int, entries: Entries, history_end: int, extra: dict[str, Any]
-    ) -> dict[str, Any] | None:
-        """The record of one action whose next view is ``entries``; None when it took
-        nothing out of the view and carries nothing to look for."""
+    ) -> dict[str, Any]:
+        """The record of one action whose next view is ``entries`` (one that took nothing
+        out of the view — a summary while the window still holds the whole history — has
+        no probes, and its view is still checked)."""
         history = self.probes.messages
         verbatim = {i for i, m in entries if i is not None and history[i] is m}
         hidden = set(range(history_end)) - verbatim
         removed = sorted(hidden - self.hidden)
         self.hidden = hidden
         carried = self.alive if kind == SUMMARY else []
-        if not removed and not carried:
-            return None
         gone = set(removed)
         added = [(i, m) for i, m in entries if (i is None and kind == SUMMARY) or i in gone]
         added_ids = {id(m) for _, m in added}
@@ -279,9 +278,7 @@ async def policy_actions(
         }
         if isinstance(slot, PolicySlot):
             replaced = len(slot.replaced)  # a kept message's cut copy is the summary's
-        record = scorer.score(SUMMARY, summary["turn"], view_entries(slot), end, extra)
-        if record is not None:
-            on_record(record)
+        on_record(scorer.score(SUMMARY, summary["turn"], view_entries(slot), end, extra))
 
     def after_unit(_n: int) -> None:
         flush_prepass()
