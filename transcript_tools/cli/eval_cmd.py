@@ -20,10 +20,13 @@ Examples:
   tsum eval samples/ --prompt zh --prompt en
   tsum eval corpus/ --prompt prompts/a.j2 --prompt prompts/b.j2 --provider openai --out eval/ --html eval.html
   tsum eval corpus/ --provider anthropic --judge --cache-only     (CI: judged probes from the cache)
+  tsum eval corpus/ --policy seed --policy claude-code --policy clear-tool-uses --max-context-tokens auto
 
 Probes come from the part of the history each summary replaces (docs/eval.md). Every
 recall sits next to two floors computed with the same probes: the first N tokens of
-the replaced text (truncation, N = the summary's length) and no summary at all."""
+the replaced text (truncation, N = the summary's length) and no summary at all. With
+--policy, every action of each policy (summary or pre-pass) is scored in the next view,
+beside those floors and the uncompacted view (ceiling), with the views' API violations."""
 
 
 @click.command(epilog=EPILOG)
