@@ -181,6 +181,21 @@ def test_policy_seed_alone_is_the_seed_eval_byte_for_byte(tmp_path: Path) -> Non
     assert seed.stdout == plain.stdout and "policies" not in orjson.loads(plain.stdout)
 
 
+def test_policy_seed_with_flags_is_the_run_without_it(tmp_path: Path) -> None:
+    """The seed's policy is the seed's path, its flags a plain run's (cli/settings.resolve):
+    before, the flags made it a non-seed policy, run through PolicySlot."""
+    templates = ("--prompt", "zh", "--prompt", "en", "--json")
+    assert (
+        run("eval", SAMPLES, *templates, "--policy", "seed").stdout
+        == run("eval", SAMPLES, *templates).stdout
+    )
+    flags = ("--measure", "current", "--checkpoint", "call", "--silent")
+    run("replay", SAMPLES, *flags, "--out", str(tmp_path / "a"))
+    run("replay", SAMPLES, *flags, "--policy", "seed", "--out", str(tmp_path / "b"))
+    for name in ("decisions.jsonl", "summaries.jsonl", "slots.jsonl"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
 def test_policies_side_by_side_with_the_seed_and_a_policy_file(tmp_path: Path) -> None:
     path = tmp_path / "clear.toml"
     path.write_text(CLEAR)
