@@ -285,9 +285,7 @@ def resolve(
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    if opts.get("policy") is not None and not _is_seed(opts["policy"]):  # docs/policies.md
-        # (the seed's policy is the seed's path, its flags the flags of a run without one:
-        # `--policy seed --measure current` is `--measure current`, byte for byte)
+    if opts.get("policy") is not None:  # a compaction policy (docs/policies.md)
         from ..engine.policy_engine import policy_with_flags, with_policy
 
         policy = policy_with_flags(opts["policy"], explicit)
@@ -327,9 +325,3 @@ def resolve(
         values,
         bool(opts.get("skip_bad_lines")),
     )
-
-
-def _is_seed(policy: Any) -> bool:
-    from ..engine.policy_engine import is_seed
-
-    return bool(is_seed(policy))
