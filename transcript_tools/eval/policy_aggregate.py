@@ -190,8 +190,9 @@ def render_policy_text(
     lines.append("")
     lines.append(
         "view tok: mean estimated tokens of the view after each action (ceiling row: of the "
-        "uncompacted history); per API: views that break its rules / views (engine/validity.py); "
-        "ceiling row: the uncompacted views at the same actions (what the log itself breaks)"
+        "uncompacted history); per API: views that break a rule of it the log's own history keeps "
+        "(policy_engine.new_violations, as replay and sweep count them) / views; ceiling row: the "
+        "uncompacted views at the same actions that break one (what the log itself breaks)"
     )
     broken = [
         f"  {label}: {api}: " + ", ".join(f"{rule} {n}" for rule, n in v["rules"].items())
@@ -200,6 +201,6 @@ def render_policy_text(
         if v["views"]
     ]
     if broken:
-        lines.append("violations by rule (count over all views):")
+        lines.append("violations the compaction made, by rule (count over all views):")
         lines.extend(broken)
     return "\n".join(lines) + "\n"

@@ -34,6 +34,7 @@ from typing import Any
 from ..engine.drive import drive_conversation
 from ..engine.formatting import format_message
 from ..engine.messages import AssistantMessage, Conversation, Message, ToolUseBlock
+from ..engine.policy_engine import new_violations
 from ..engine.policy_slot import PolicySlot
 from ..engine.policy_slot import _ranges as ranges
 from ..engine.requests import SummaryOutcome, SummaryRequest
@@ -144,9 +145,11 @@ class ActionScorer:
                 pair[1] += 1
             rows.append(probe.as_json() | {"carried": was_carried} | hits)
         self.alive = survivors if kind == SUMMARY else [*self.alive, *survivors]
-        found = check_all([m for _, m in entries])
-        # the same rules on the uncompacted view: what the log itself already breaks
-        baseline = check_all(self.probes.messages[:history_end])
+        # what the compaction broke (rules the log's own history keeps), as replay and
+        # sweep count it, and what the uncompacted view itself breaks (the ceiling row)
+        history_view = list(self.probes.messages[:history_end])
+        found = new_violations(history_view, [m for _, m in entries])
+        baseline = check_all(history_view)
         record: dict[str, Any] = {
             "kind": "policy-action",
             "action": kind,
@@ -159,11 +162,9 @@ class ActionScorer:
             "removed": ranges(removed),
             "added_tokens": estimate_text_tokens(added_raw),
             "view_messages": len(entries),
-            "violations": {api: len(v) for api, v in found.items() if v},
-            "violation_rules": {api: _rule_counts(v) for api, v in found.items() if v},
-            "violation_examples": {
-                api: [str(x) for x in v[:EXAMPLES]] for api, v in found.items() if v
-            },
+            "violations": {api: len(lines) for api, lines in found.items()},
+            "violation_rules": {api: _rule_counts(lines) for api, lines in found.items()},
+            "violation_examples": {api: lines[:EXAMPLES] for api, lines in found.items()},
             "uncompacted_violations": {api: len(v) for api, v in baseline.items() if v},
             "counts": counts,
             "recall": {v: recall_of(counts[v]) for v in POLICY_VARIANTS},
@@ -218,10 +219,13 @@ def _dedup(pairs: list[tuple[Probe, bool]]) -> list[tuple[Probe, bool]]:
     return out
 
 
-def _rule_counts(found: list[Any]) -> dict[str, int]:
+def _rule_counts(lines: list[str]) -> dict[str, int]:
+    """Violations per rule code, from their lines (``validity.Violation.__str__``:
+    ``api: message N: rule: text``)."""
     out: dict[str, int] = {}
-    for violation in found:
-        out[violation.rule] = out.get(violation.rule, 0) + 1
+    for line in lines:
+        rule = line.split(": ", 3)[2]
+        out[rule] = out.get(rule, 0) + 1
     return out
 
 
