@@ -199,6 +199,7 @@ def eval_corpus(
     *,
     prompts: Sequence[str] = (),
     models: Sequence[str] = (),
+    policies: Sequence[Policy | str] = (),
     config: SummaryConfig | None = None,
     settings: ReplaySettings | None = None,
     run_settings: RunSettings | None = None,
@@ -215,7 +216,8 @@ def eval_corpus(
 ) -> EvalRun:
     """Score what survives each summary, per template in ``prompts`` (default: the run's
     own) and model in ``models`` (``tsum eval``). With ``out``: ``checkpoints.jsonl`` and
-    ``eval.json``; with ``html``: the HTML page (``chart``: with the trade-off chart). ``judge`` adds the model-judged grades."""
+    ``eval.json``; with ``html``: the HTML page (``chart``: with the trade-off chart). ``judge`` adds the model-judged grades; ``policies`` (``Policy`` values or preset names /
+    files, ``tsum eval --policy``) are scored side by side."""
     from .eval.workflow import eval_paths
 
     def variant(spec: str | None, model: str | None) -> RunSettings:
@@ -227,7 +229,18 @@ def eval_corpus(
 
     specs: list[str | None] = list(dict.fromkeys(prompts)) or [None]
     model_list: list[str | None] = list(dict.fromkeys(models)) or [options.get("model")]
-    variants = [(s, m, variant(s, m)) for s in specs for m in model_list]
+    from .engine.policy_engine import is_seed
+    from .settings import apply_policy
+
+    given = [p if isinstance(p, Policy) else resolve_policy(p) for p in policies]
+    policy_list: list[Policy | None] = list(given) or [None]
+    policy_mode = any(p is not None and not is_seed(p) for p in policy_list)
+    variants = [
+        (s, m, apply_policy(variant(s, m), p, {"prompt": s} if s else None))
+        for p in policy_list
+        for s in specs
+        for m in model_list
+    ]
     return eval_paths(
         _paths(paths),
         variants,
@@ -236,6 +249,9 @@ def eval_corpus(
         out_dir=Path(out) if out is not None else None,
         html_path=Path(html) if html is not None else None,
         chart=chart,
+        policy_names=[p.name for p in given for _ in specs for _ in model_list]
+        if policy_mode
+        else [],
         warn=warn,
         error=error or warn,
         say=lambda message, _important: warn(message),

@@ -321,14 +321,6 @@ def load_settings(
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    if policy is not None:
-        from .engine.policy_engine import policy_with_flags, with_policy
-
-        window_given = values.get("max_context_tokens") is not None  # flag, env or file
-        policy = policy_with_flags(policy, dict(flags or {}))
-        settings = with_policy(settings, policy, window_given=window_given)
-        if settings.summary is not None:  # the policy's template (or --prompt's)
-            template = template_from_config(settings.summary.summary_prompt, settings.template_name)
     concurrency = int(values.get("concurrency") or DEFAULT_CONCURRENCY)
     provider = {k: v for k, v in (provider_options or {}).items() if k in PROVIDER_OPTION_KEYS}
     for key, name in PROVIDER_ENV.items():
@@ -341,6 +333,27 @@ def load_settings(
         temperature=values.get("temperature"),
         concurrency=concurrency,
     )
-    return RunSettings(
+    run = RunSettings(
         settings, template, values.get("format"), provider, concurrency, values, skip_bad_lines
     )
+    return run if policy is None else apply_policy(run, policy, flags)
+
+
+def apply_policy(
+    run: RunSettings, policy: Policy | None, flags: Mapping[str, Any] | None = None
+) -> RunSettings:
+    """``run`` under a compaction policy (docs/policies.md): the policy's values replace the
+    seed's settings, but for those ``flags`` give (``policy_engine.policy_with_flags``);
+    the window stays the run's where it named one (flag, environment or file)."""
+    if policy is None:
+        return run
+    from .engine.policy_engine import policy_with_flags, with_policy
+    from .engine.prompt import template_from_config
+
+    window_given = run.values.get("max_context_tokens") is not None
+    policy = policy_with_flags(policy, dict(flags or {}))
+    settings = with_policy(run.settings, policy, window_given=window_given)
+    template = run.template
+    if settings.summary is not None:  # the policy's template (or --prompt's)
+        template = template_from_config(settings.summary.summary_prompt, settings.template_name)
+    return replace(run, settings=settings, template=template)

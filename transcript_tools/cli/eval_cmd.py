@@ -10,6 +10,7 @@ import click
 
 from ..engine.config import TurnPath
 from ..errors import ExitCode, TsumError
+from .policies_cmd import POLICY_HELP, PolicyParam
 from .provider_options import provider_options
 from .settings import DEFAULTS, WindowType, config_option, format_option, shown_default
 
@@ -18,10 +19,13 @@ Examples:
   tsum eval samples/ --prompt zh --prompt en
   tsum eval corpus/ --prompt prompts/a.j2 --prompt prompts/b.j2 --provider openai --out eval/ --html eval.html
   tsum eval corpus/ --provider anthropic --judge --cache-only     (CI: judged probes from the cache)
+  tsum eval corpus/ --policy seed --policy claude-code --policy clear-tool-uses --max-context-tokens auto
 
 Probes come from the part of the history each summary replaces (docs/eval.md). Every
 recall sits next to two floors computed with the same probes: the first N tokens of
-the replaced text (truncation, N = the summary's length) and no summary at all."""
+the replaced text (truncation, N = the summary's length) and no summary at all. With
+--policy, every action of each policy (summary or pre-pass) is scored in the next view,
+beside those floors and the uncompacted view (ceiling), with the views' API violations."""
 
 
 @click.command(epilog=EPILOG)
@@ -38,6 +42,15 @@ the replaced text (truncation, N = the summary's length) and no summary at all."
     "models",
     multiple=True,
     help="A summary model to compare (repeatable; with --provider).",
+)
+@click.option(
+    "--policy",
+    "policies",
+    type=PolicyParam(),
+    multiple=True,
+    help=POLICY_HELP + " Repeat to compare policies side by side: each action (summary or "
+    "pre-pass) is scored on what it took out of the view, looked for in the next view, beside "
+    "the floors and the uncompacted view (ceiling), with the views' API violations (docs/eval.md).",
 )
 @config_option
 @click.option(
@@ -130,6 +143,7 @@ def eval_command(
     paths: tuple[str, ...],
     prompts: tuple[str, ...],
     models: tuple[str, ...],
+    policies: tuple[Any, ...],
     judge: bool,
     out_dir: Path | None,
     as_json: bool,
@@ -146,11 +160,26 @@ def eval_command(
 
     specs: list[str | None] = list(dict.fromkeys(prompts)) or [None]
     model_list: list[str | None] = list(dict.fromkeys(models)) or [opts.get("model")]
+    from ..engine.policy_engine import is_seed
+
+    policy_list: list[Any] = list(dict.fromkeys(policies)) or [None]
+    # a policy other than the seed's: eval scores policies; --policy seed alone is the seed's eval
+    policy_mode = any(p is not None and not is_seed(p) for p in policy_list)
     variants = [
-        (spec, model, resolve(dict(opts), overrides={"prompt": spec, "summary_model": model}))
+        (
+            spec,
+            model,
+            resolve(
+                dict(opts) | {"policy": policy}, overrides={"prompt": spec, "summary_model": model}
+            ),
+        )
+        for policy in policy_list
         for spec in specs
         for model in model_list
     ]
+    policy_names = (
+        [p.name for p in policy_list for _ in specs for _ in model_list] if policy_mode else []
+    )
 
     def warn(message: str) -> None:
         if not silent:
@@ -168,12 +197,15 @@ def eval_command(
         out_dir=out_dir,
         html_path=html_path,
         chart=chart,
+        policy_names=policy_names,
         warn=warn,
         error=lambda m: click.echo(m, err=True),
         say=say,
     )
     if as_json:
         click.echo(done.to_json_text())
+    elif policy_mode:
+        click.echo(done.policy_table(), nl=False)
     else:
         from ..eval.render import render_text
 

@@ -29,6 +29,8 @@ from .checkpoints import (
     recorded_checkpoints,
     tsum_checkpoints,
 )
+from .policy_aggregate import PolicyAggregate
+from .policy_probes import ActionScorer, policy_actions
 from .probes import EXTRACTOR_VERSION
 from .score import ConversationProbes, score_checkpoint
 
@@ -58,14 +60,18 @@ class EvalResult:
     notes: list[str] = field(default_factory=list)
     failed: dict[str, int] = field(default_factory=dict)
     kept: list[dict[str, Any]] = field(default_factory=list)  # whole records, for HTML
+    kept_actions: list[dict[str, Any]] = field(default_factory=list)  # --policy: the same
     identical_summaries: bool | None = (
         None  # every variant wrote the same text at every shared checkpoint
     )
     extractor_version: int = EXTRACTOR_VERSION
     judged: dict[str, Any] | None = None
+    # ``--policy``: each policy's scored actions (eval/policy_probes.py); its label is
+    # then in ``policies``, not in ``aggregates`` (which keeps the recorded compactions)
+    policies: dict[str, PolicyAggregate] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "extractor_version": self.extractor_version,
             "files": self.files,
             "sessions": self.sessions,
@@ -73,9 +79,16 @@ class EvalResult:
             "notes": self.notes,
             "failed_summaries": self.failed,
             "identical_summaries": self.identical_summaries,
-            "variants": {label: self.aggregates[label].as_json() for label in self.labels},
+            "variants": {
+                label: self.aggregates[label].as_json()
+                for label in self.labels
+                if label not in self.policies
+            },
             "judged": self.judged,
         }
+        if self.policies:
+            out["policies"] = {label: agg.as_json() for label, agg in self.policies.items()}
+        return out
 
 
 def score_record(cp: SummaryReplacement, probes: ConversationProbes) -> dict[str, Any]:
@@ -101,6 +114,12 @@ class Evaluation:
     error: Callable[[str], None] = _log.error
     on_checkpoint: Callable[[dict[str, Any]], None] | None = None
     judge: Any = None  # eval.judge.Judge, or None
+    # ``--policy``: score every action of each variant's policy on what it took out of
+    # the view (eval/policy_probes.py) instead of each summary on what it replaced
+    policy_mode: bool = False
+    # the tool-result cut probes are drawn with, the same for every policy (a policy's
+    # own summarizer cap may be none at all); None: the first variant's
+    probe_tool_result_chars: int | None = None
 
     def run(self, paths: list[str]) -> EvalResult:
         from .._sync import run_sync  # also inside a running event loop (Jupyter)
@@ -116,6 +135,9 @@ class Evaluation:
         labels = [v.label for v in self.variants]
         result = EvalResult(labels, {label: Aggregate() for label in labels})
         result.failed = {label: 0 for label in labels}
+        if self.policy_mode:
+            result = EvalResult([], {}, policies={label: PolicyAggregate() for label in labels})
+            result.failed = {label: 0 for label in labels}
         reader = CorpusReader(
             fmt=self.fmt, skip_bad_lines=self.skip_bad_lines, warn=self.warn, error=self.error
         )
@@ -141,6 +163,8 @@ class Evaluation:
         settings0 = self.variants[0].settings
         cfg = settings0.summary
         max_tool = cfg.max_tool_result_chars if cfg is not None else 500
+        if self.probe_tool_result_chars is not None:
+            max_tool = self.probe_tool_result_chars
         probes = ConversationProbes(conv.messages, max_tool, compaction_message_indices(conv))
         by_turn: dict[int, set[str]] = {}
         for v in self.variants:
@@ -148,6 +172,12 @@ class Evaluation:
             engine = SessionEngine(
                 conv.session_id, settings, provider_name=v.provider_name, template=v.template
             )
+            if self.policy_mode:
+                scorer = ActionScorer(probes, v.label, conv.session_id, conv.path, max_tool)
+                result.failed[v.label] += await policy_actions(
+                    conv, engine, v.executor, scorer, self._policy_sink(result, v.label)
+                )
+                continue
             checkpoints, failed = await tsum_checkpoints(conv, engine, v.executor, v.label)
             result.failed[v.label] += failed
             for cp in checkpoints:
@@ -161,6 +191,16 @@ class Evaluation:
             if cp.label not in result.labels:
                 result.labels.append(cp.label)
             await self._emit(cp, probes, result, cp.label)
+
+    def _policy_sink(self, result: EvalResult, label: str) -> Callable[[dict[str, Any]], None]:
+        def sink(record: dict[str, Any]) -> None:
+            result.policies[label].add(record)
+            if len(result.kept_actions) < KEEP_WHOLE:
+                result.kept_actions.append(record)
+            if self.on_checkpoint is not None:
+                self.on_checkpoint(record)
+
+        return sink
 
     async def _emit(
         self, cp: SummaryReplacement, probes: ConversationProbes, result: EvalResult, label: str

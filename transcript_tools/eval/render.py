@@ -187,7 +187,10 @@ def _tradeoff(result: EvalResult) -> dict[str, Any]:
     return {"svg": svg, "points": len(points)}
 
 
-def html_context(result: EvalResult, notes: list[str], *, chart: bool = False) -> dict[str, Any]:
+def html_context(
+    result: EvalResult, notes: list[str], table: str | None = None, *, chart: bool = False
+) -> dict[str, Any]:
+    """The page's values; ``table``: the text table to show (default ``render_text``)."""
     checkpoints = []
     for record in result.kept:
         lost = [p for p in record["probes"] if not p["summary"]]
@@ -199,16 +202,21 @@ def html_context(result: EvalResult, notes: list[str], *, chart: bool = False) -
         ]
         checkpoints.append({**record, "lost": lost, "blocks": blocks})
     return {
-        "table": render_text(result),
+        "table": render_text(result) if table is None else table,
         "notes": notes,
         "checkpoints": checkpoints,
+        "policy_actions": [
+            {**a, "lost": [p for p in a["probes"] if not p["view"]]} for a in result.kept_actions
+        ],
         "summary": result.as_json(),
         "tradeoff": _tradeoff(result) if chart else None,
     }
 
 
-def render_html(result: EvalResult, notes: list[str], *, chart: bool = False) -> str:
-    """The page; ``chart``: with the trade-off chart after the table."""
+def render_html(
+    result: EvalResult, notes: list[str], table: str | None = None, *, chart: bool = False
+) -> str:
+    """The page; ``table``: the text table shown; ``chart``: the trade-off chart after it."""
     from importlib import resources
 
     from jinja2 import Environment, select_autoescape
@@ -217,4 +225,4 @@ def render_html(result: EvalResult, notes: list[str], *, chart: bool = False) ->
         resources.files("transcript_tools.templates").joinpath("eval.html.j2").read_text("utf-8")
     )
     env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
-    return env.from_string(source).render(**html_context(result, notes, chart=chart))
+    return env.from_string(source).render(**html_context(result, notes, table, chart=chart))

@@ -8,7 +8,7 @@ are the same in every variant; ``in_kept`` says which probes they still show).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -204,9 +204,14 @@ class ConversationProbes:
     def _truncate(self, start: int, end: int, budget: int) -> tuple[list[int], str]:
         """The whole blocks and the cut last block of the first ``budget`` estimated tokens
         of the formatted non-system messages[start:end]."""
+        return self.truncate_indices(range(start, end), budget)
+
+    def truncate_indices(self, indices: Iterable[int], budget: int) -> tuple[list[int], str]:
+        """``_truncate`` over the messages at ``indices`` (in that order): a policy's
+        action removes messages that need not be contiguous (eval/policy_probes.py)."""
         whole: list[int] = []
         used = 0
-        for index in range(start, end):
+        for index in indices:
             if isinstance(self.messages[index], SystemMessage):
                 continue
             n = self.block_tokens(index)

@@ -38,6 +38,18 @@ class EvalRun:
     variants: list[Variant]
     notes: list[str] = field(default_factory=list)
     judge: Any = None  # eval.judge.Judge, or None
+    policy_mode: bool = False  # tsum eval --policy: actions scored per policy
+
+    def policy_table(self) -> str:
+        """--policy: the per-policy table (eval/policy_aggregate.py)."""
+        from .policy_aggregate import render_policy_text
+
+        result = self.result
+        return render_policy_text(
+            {label: agg.as_json() for label, agg in result.policies.items()},
+            {label: result.aggregates[label].as_json() for label in result.labels},
+            result.failed,
+        )
 
     def as_json(self) -> dict[str, Any]:
         return self.result.as_json() | {"notes": self.notes}
@@ -60,6 +72,7 @@ class EvalRun:
     def summary_line(self) -> str:
         result = self.result
         total = sum(a.checkpoints for a in result.aggregates.values())
+        total += sum(p.views for p in result.policies.values())  # --policy: scored actions
         stats = "; ".join(f"{v.label}: {describe_stats(v.executor.stats)}" for v in self.variants)
         return (
             f"tsum: {result.files} file(s), {result.sessions} session(s), {total} scored checkpoint(s), "
@@ -92,22 +105,37 @@ def eval_paths(
     out_dir: Path | None = None,
     html_path: Path | None = None,
     chart: bool = False,
+    policy_names: Sequence[str] = (),
     warn: Callable[[str], None] = _quiet,
     error: Callable[[str], None] = _quiet,
     say: Callable[[str, bool], None] | None = None,
 ) -> EvalRun:
     """Score every variant's summaries over ``paths``. ``base`` (the settings without a
     variant's prompt or model) gives the judge's provider and the format; ``say`` gets
-    ``--batch``'s progress lines."""
+    ``--batch``'s progress lines. ``policy_names``: the compaction policy of each variant
+    (``tsum eval --policy``, at least one not the seed's): every action, summary or
+    pre-pass, is scored on what it took out of the view (eval/policy_probes.py), and every
+    row names its policy."""
     built: list[Variant] = []
     labels: set[str] = set()
     several_models = len({model for _, model, _ in variants}) > 1
-    for spec, model, run in variants:
+    several_templates = len({spec for spec, _, _ in variants}) > 1
+    policy_mode = bool(policy_names)
+    for number, (spec, model, run) in enumerate(variants):
         executor = build_executor(run.provider)
         template = run.template
         label = template.name + (f"@{model}" if several_models and model else "")
+        if policy_mode:  # every row names its policy (and template, when several)
+            policy = policy_names[number]
+            label = (
+                f"{policy}/{label}" if several_templates else policy + label[len(template.name) :]
+            )
         if label in labels:
-            raise ConfigError(f"--prompt {spec}: two templates named {template.name!r}; rename one")
+            raise ConfigError(
+                f"--policy {policy_names[number]}: two variants named {label!r}; rename one"
+                if policy_mode
+                else f"--prompt {spec}: two templates named {template.name!r}; rename one"
+            )
         labels.add(label)
         built.append(Variant(label, template, run.settings, executor, executor.provider.name))
     if variants[0][2].provider.get("batch"):
@@ -133,13 +161,21 @@ def eval_paths(
         error=error,
         on_checkpoint=records.write,
         judge=judge_obj,
+        policy_mode=policy_mode,
+        # one tool-result cut for every policy's probes: the seed's (or the one given)
+        probe_tool_result_chars=_probe_cap(base) if policy_mode else None,
     )
     try:
         result = evaluation.run(list(paths))
     finally:
         records.close()
     notes.extend(result.notes)
-    if built[0].provider_name == "offline" and len(built) > 1:
+    if policy_mode:
+        notes.append(
+            "--policy: each action (summary or pre-pass) is scored on the probes of the messages it "
+            'took out of the view, looked for in the next view (docs/eval.md, "Policies")'
+        )
+    elif built[0].provider_name == "offline" and len(built) > 1:
         notes.append(
             "the offline provider is extractive: it copies the conversation whatever the template's "
             "instructions say (a template changes only what it is shown: the previous summary or not); "
@@ -150,14 +186,23 @@ def eval_paths(
             f"all {len(built)} variants wrote identical summaries at every checkpoint: their columns are the same "
             "text scored twice, not a finding"
         )
-    done = EvalRun(result, built, notes, judge_obj)
+    done = EvalRun(result, built, notes, judge_obj, policy_mode)
     if out_dir is not None:
         (out_dir / "eval.json").write_bytes(orjson.dumps(done.as_json(), option=JSON_OPTIONS))
     if html_path is not None:
         from .render import render_html
 
-        html_path.write_text(render_html(result, notes, chart=chart), encoding="utf-8")
+        table = done.policy_table() if policy_mode else None
+        html_path.write_text(render_html(result, notes, table, chart=chart), encoding="utf-8")
     return done
+
+
+def _probe_cap(base: RunSettings) -> int:
+    """The tool-result cut every policy's probes are drawn with: the seed's (or the one
+    given), whatever each policy's summarizer is shown (eval/evaluation.py)."""
+    summary = base.settings.summary
+    assert summary is not None
+    return summary.max_tool_result_chars
 
 
 class _Records:

@@ -1,0 +1,273 @@
+"""``tsum eval --policy``: what survives each action of a policy, pre-pass or summary,
+looked for in the next view (eval/policy_probes.py, docs/eval.md "Policies")."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from click.testing import CliRunner, Result
+
+from tests.support.eval_fake_model import model_reply
+from tests.support.fake_llm_server import FakeLLMServer
+from transcript_tools.cli.main import cli
+from transcript_tools.engine.config import ReplaySettings, SummaryConfig
+from transcript_tools.engine.messages import (
+    AssistantMessage,
+    Conversation,
+    TextBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    UserMessage,
+)
+from transcript_tools.engine.policy_engine import with_policy
+from transcript_tools.engine.policy_toml import resolve_policy
+from transcript_tools.engine.requests import SummaryOutcome, SummaryRequest
+from transcript_tools.engine.session import SessionEngine
+from transcript_tools.eval.policy_probes import ActionScorer, policy_actions
+from transcript_tools.eval.score import ConversationProbes
+from transcript_tools.providers.base import SummaryResponse
+
+SAMPLES = str(Path(__file__).resolve().parents[2] / "samples")
+SUMMARY = "Fixing parse_month in src/app/dates.py; the person asked to keep the public API stable."
+
+
+def _call(call_id: str, name: str, args: dict[str, str]) -> AssistantMessage:
+    return AssistantMessage((ToolUseBlock(call_id, name, args),))
+
+
+MESSAGES = [
+    UserMessage(
+        (
+            TextBlock(
+                "Please fix the date parser in src/app/dates.py and keep the public API stable"
+            ),
+        )
+    ),
+    _call("c1", "bash", {"command": "pytest tests/test_dates.py"}),
+    ToolResultMessage(
+        "c1", "FAILED tests/test_dates.py::test_month - ValueError: month must be in 1..12"
+    ),
+    _call("c2", "read", {"file_path": "src/app/dates.py"}),
+    ToolResultMessage("c2", "def parse_month(text): needs python-dateutil 2.8.2"),
+    AssistantMessage((TextBlock("The bug is in `parse_month`; fixing it now."),)),
+    UserMessage((TextBlock("Also bump the version to 2.4.1 before you commit the change"),)),
+    _call("c3", "bash", {"command": "git commit -am fix"}),
+    ToolResultMessage("c3", "[main 1a2b3c4d] fix"),
+    AssistantMessage((TextBlock("Done."),)),
+]
+
+# A pre-pass policy: Anthropic's clear_tool_uses acting on any view, keeping 1 result.
+CLEAR = 'extends = "clear-tool-uses"\nname = "clear-small"\n[prepass]\ntrigger_tokens = 1\nkeep_newest = 1\n'
+# A summarizing one: LangChain's, firing once the view holds 8 messages, keeping 2.
+SUMMARIZE = (
+    'extends = "langchain"\nname = "summarize-small"\n[trigger]\nthreshold = "messages"\n'
+    'messages = 8\nunit = "turn"\n[keep]\nmessages = 2\n'
+)
+
+
+class _Stub:
+    """An executor whose every summary is ``SUMMARY`` (the scores are then hand-checkable)."""
+
+    def __init__(self) -> None:
+        self.requests: list[SummaryRequest] = []
+
+    async def execute(self, request: SummaryRequest) -> SummaryOutcome:
+        self.requests.append(request)
+        return SummaryOutcome(SummaryResponse(text=SUMMARY, model="stub"))
+
+
+def _actions(tmp_path: Path, text: str) -> list[dict[str, Any]]:
+    path = tmp_path / "policy.toml"
+    path.write_text(text)
+    policy = resolve_policy(str(path))
+    settings = with_policy(ReplaySettings(summary=SummaryConfig()), policy)
+    conv = Conversation("s", "s.jsonl", "native", list(MESSAGES))
+    probes = ConversationProbes(conv.messages, 500)
+    scorer = ActionScorer(probes, policy.name, "s", "s.jsonl", 500)
+    records: list[dict[str, Any]] = []
+    engine = SessionEngine("s", settings)
+    failed = asyncio.run(policy_actions(conv, engine, _Stub(), scorer, records.append))  # type: ignore[arg-type]
+    assert failed == 0
+    return records
+
+
+def _survival(record: dict[str, Any], variant: str = "view") -> dict[str, bool]:
+    return {f"{p['kind']}:{p['text']}": p[variant] for p in record["probes"]}
+
+
+def test_a_prepass_is_scored_on_the_tool_results_it_cleared(tmp_path: Path) -> None:
+    first, second = _actions(tmp_path, CLEAR)
+    # Call c2's result arrives: 2 tool results, the newest kept, message 2 cleared.
+    assert (first["action"], first["removed"], first["removed_messages"]) == (
+        "prepass",
+        [[2, 3]],
+        1,
+    )
+    assert _survival(first) == {
+        # still in the view: the bash call's argument "pytest tests/test_dates.py" (msg 1)
+        "path:tests/test_dates.py": True,
+        # only message 2 said it; its placeholder "[tool result cleared]" does not
+        "error:ValueError: month must be in 1..12": False,
+    }
+    assert _survival(first, "ceiling") == dict.fromkeys(_survival(first), True)
+    assert _survival(first, "none") == _survival(first)  # the placeholder carries nothing
+    assert first["freed_tokens"] == first["view_tokens_before"] - first["view_tokens_after"] > 0
+    # Call c3's result arrives: message 4 (the newest but one) is cleared; 2.8.2 was only there.
+    assert second["removed"] == [[4, 5]]
+    assert _survival(second) == {"version:2.8.2": False}
+    assert first["violations"] == second["violations"] == {}  # placeholders keep every pair
+
+
+def test_a_summary_is_scored_on_what_it_dropped_in_the_same_next_view(tmp_path: Path) -> None:
+    (summary,) = _actions(tmp_path, SUMMARIZE)
+    # After turn 1 the view holds 10 messages >= 8: everything but the last message is
+    # dropped (keeping 2 messages would split the c3 call from its result).
+    assert (summary["action"], summary["removed"], summary["view_messages"]) == (
+        "summary",
+        [[0, 9]],
+        2,
+    )
+    assert summary["summary"] == SUMMARY
+    view = _survival(summary)
+    assert view == {
+        # the summary names the file, parse_month, and 4 of the first request's key terms
+        "request:Please fix the date parser in src/app/dates.py and keep the public API stable": True,
+        "path:src/app/dates.py": True,
+        "symbol:parse_month": True,
+        # nothing in the summary or in "Done." carries these
+        "command:pytest tests/test_dates.py": False,
+        "path:tests/test_dates.py": False,
+        "error:ValueError: month must be in 1..12": False,
+        "version:2.8.2": False,
+        "request:Also bump the version to 2.4.1 before you commit the change": False,
+        "version:2.4.1": False,
+        "command:git commit -am fix": False,
+        "commit:1a2b3c4d": False,
+    }
+    # the truncation floor (the first tokens of the dropped text, as long as the summary)
+    # holds the first request and its path, not parse_month (message 5)
+    truncation = _survival(summary, "truncation")
+    assert [k for k, hit in truncation.items() if hit] == [
+        "request:Please fix the date parser in src/app/dates.py and keep the public API stable",
+        "path:src/app/dates.py",
+    ]
+    assert not any(_survival(summary, "none").values())  # "Done." alone carries nothing
+    assert all(_survival(summary, "ceiling").values())  # the uncompacted view has them all
+    assert summary["recall"]["view"]["artifact"] == round(2 / 9, 4)
+    assert summary["uncompacted_tokens"] > summary["view_tokens_after"]
+
+
+def test_a_later_summary_looks_again_for_what_an_earlier_one_carried(tmp_path: Path) -> None:
+    every_turn = SUMMARIZE.replace("messages = 8", "messages = 3")
+    first, second = _actions(tmp_path, every_turn)
+    assert first["removed"][0][0] == 0 and second["removed"][0][0] >= first["removed"][-1][1]
+    carried = {f"{p['kind']}:{p['text']}": p["view"] for p in second["probes"] if p["carried"]}
+    survived = {k for k, hit in _survival(first).items() if hit}
+    assert set(carried) == survived and carried and all(carried.values())
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_policy_seed_alone_is_the_seed_eval_byte_for_byte(tmp_path: Path) -> None:
+    plain = run("eval", SAMPLES, "--json")
+    seed = run("eval", SAMPLES, "--json", "--policy", "seed")
+    assert plain.exit_code == seed.exit_code == 0
+    assert seed.stdout == plain.stdout and "policies" not in orjson.loads(plain.stdout)
+
+
+def test_policy_seed_with_flags_is_the_run_without_it(tmp_path: Path) -> None:
+    """The seed's policy is the seed's path, its flags a plain run's (cli/settings.resolve):
+    before, the flags made it a non-seed policy, run through PolicySlot."""
+    templates = ("--prompt", "zh", "--prompt", "en", "--json")
+    assert (
+        run("eval", SAMPLES, *templates, "--policy", "seed").stdout
+        == run("eval", SAMPLES, *templates).stdout
+    )
+    flags = ("--measure", "current", "--checkpoint", "call", "--silent")
+    run("replay", SAMPLES, *flags, "--out", str(tmp_path / "a"))
+    run("replay", SAMPLES, *flags, "--policy", "seed", "--out", str(tmp_path / "b"))
+    for name in ("decisions.jsonl", "summaries.jsonl", "slots.jsonl"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_policies_side_by_side_with_the_seed_and_a_policy_file(tmp_path: Path) -> None:
+    path = tmp_path / "clear.toml"
+    path.write_text(CLEAR)
+    html = tmp_path / "e.html"
+    out = ["--out", str(tmp_path / "o"), "--html", str(html)]
+    result = run("eval", SAMPLES, "--policy", "seed", "--policy", str(path), *out)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    names = [line.split()[0] for line in lines if line and not line.startswith((" ", "policy"))]
+    assert names[:2] == ["seed", "clear-small"]
+    assert "  uncompacted (ceiling)" in result.stdout and "  truncation floor" in result.stdout
+    data = orjson.loads((tmp_path / "o" / "eval.json").read_bytes())
+    seed, clear = data["policies"]["seed"], data["policies"]["clear-small"]
+    assert seed["actions"]["summary"] > 0 and clear["actions"]["prepass"] > 0
+    # the seed's summary is a system message at the end of the view: Anthropic refuses it
+    assert seed["violations"]["anthropic"]["views"] == seed["actions"]["summary"]
+    assert seed["violations"]["openai"]["views"] == 0
+    assert clear["recall"]["ceiling"]["artifact"] == 1.0
+    # the uncompacted views at the same actions break nothing: the seed's summary does
+    assert seed["uncompacted_violations"]["anthropic"] == 0
+    records = [
+        orjson.loads(line)
+        for line in (tmp_path / "o" / "checkpoints.jsonl").read_bytes().splitlines()
+    ]
+    assert {r["label"] for r in records if r["kind"] == "policy-action"} == {"seed", "clear-small"}
+    page = html.read_text()
+    assert "uncompacted (ceiling)" in page and "clear-small" in page and "prepass #1" in page
+
+
+@pytest.fixture
+def network(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TSUM_OFFLINE", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+
+
+def test_claude_code_and_codex_through_the_openai_sdk(network: None, tmp_path: Path) -> None:
+    """End to end through the real openai SDK and the local fake server: both presets
+    summarize (a 34,500-token window leaves Claude Code's trigger 1,500 tokens; --ratio
+    sets Codex's ratio to 5%), each summary one HTTP call."""
+    args = [
+        "eval",
+        SAMPLES,
+        "--policy",
+        "claude-code",
+        "--policy",
+        "codex",
+        "--max-context-tokens",
+        "34500",
+        "--ratio",
+        "0.05",
+        "--provider",
+        "openai",
+        "--base-url",
+        "",
+        "--model",
+        "fake-model",
+        "--no-cache",
+        "--json",
+    ]
+    with FakeLLMServer(default=model_reply) as server:
+        args[args.index("--base-url") + 1] = server.openai_base_url
+        result = run(*args)
+        assert result.exit_code == 0, result.output
+        calls = server.count
+    data = orjson.loads(result.stdout)
+    policies = data["policies"]
+    assert list(policies) == ["claude-code", "codex"]
+    summaries = sum(p["actions"]["summary"] for p in policies.values())
+    assert calls == summaries and policies["claude-code"]["actions"]["summary"] > 0
+    assert policies["codex"]["actions"]["summary"] > 0
+    assert data["failed_summaries"] == {"claude-code": 0, "codex": 0}
+    for p in policies.values():
+        assert p["summary_cost"]["input_tokens"] > 0
+        assert p["recall"]["ceiling"]["artifact"] == 1.0
+        assert set(p["violations"]) == {"anthropic", "openai", "gemini", "strict"}

@@ -1,0 +1,206 @@
+"""Per policy: the scored actions pooled (eval/policy_probes.py), and their table.
+
+One row per policy — its next views' recall — and under it the two floors and the
+ceiling on the same probes (docs/eval.md "Policies"), with the views' sizes and the
+target APIs their views break (engine/validity.py), counted per API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engine.validity import APIS
+from .artifacts import ARTIFACT_KINDS, REQUEST
+from .policy_probes import ACTIONS, POLICY_VARIANTS
+from .score import recall_of
+
+FLOOR_ROWS = (
+    ("truncation", "  truncation floor"),
+    ("none", "  nothing added floor"),
+    ("ceiling", "  uncompacted (ceiling)"),
+)
+
+
+@dataclass(slots=True)
+class PolicyAggregate:
+    actions: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ACTIONS, 0))
+    counts: dict[str, dict[str, list[int]]] = field(
+        default_factory=lambda: {v: {} for v in POLICY_VARIANTS}
+    )
+    by_action: dict[str, dict[str, list[int]]] = field(
+        default_factory=lambda: {a: {} for a in ACTIONS}
+    )  # the view's counts, per kind of action
+    carried: list[int] = field(default_factory=lambda: [0, 0])  # [survived again, looked for]
+    removed_messages: int = 0
+    view_tokens_after: int = 0
+    uncompacted_tokens: int = 0
+    # api -> [views that break it, violations]
+    violations: dict[str, list[int]] = field(default_factory=lambda: {a: [0, 0] for a in APIS})
+    rules: dict[str, dict[str, int]] = field(default_factory=dict)
+    # api -> uncompacted views (at the same actions) that break it: the log's own share
+    uncompacted: dict[str, int] = field(default_factory=lambda: dict.fromkeys(APIS, 0))
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def views(self) -> int:
+        return sum(self.actions.values())
+
+    def add(self, record: dict[str, Any]) -> None:
+        self.actions[record["action"]] += 1
+        for variant in POLICY_VARIANTS:
+            _pool(self.counts[variant], record["counts"][variant])
+        _pool(self.by_action[record["action"]], record["counts"]["view"])
+        for probe in record["probes"]:
+            if probe["carried"]:
+                self.carried[0] += probe["view"]
+                self.carried[1] += 1
+        self.removed_messages += record["removed_messages"]
+        self.view_tokens_after += record.get("view_tokens_after") or 0
+        self.uncompacted_tokens += record.get("uncompacted_tokens") or 0
+        for api, n in record["violations"].items():
+            self.violations[api][0] += 1
+            self.violations[api][1] += n
+        for api in record["uncompacted_violations"]:
+            self.uncompacted[api] += 1
+        for api, rules in record["violation_rules"].items():
+            mine = self.rules.setdefault(api, {})
+            for rule, n in rules.items():
+                mine[rule] = mine.get(rule, 0) + n
+        usage = record.get("usage") or {}
+        self.input_tokens += int(usage.get("input_tokens") or 0)
+        self.output_tokens += int(usage.get("output_tokens") or 0)
+
+    def as_json(self) -> dict[str, Any]:
+        n = self.views
+        return {
+            "actions": dict(self.actions),
+            "probes": {k: pair[1] for k, pair in sorted(self.counts["view"].items()) if pair[1]},
+            "recall": {v: recall_of(self.counts[v]) for v in POLICY_VARIANTS},
+            "recall_by_action": {a: recall_of(self.by_action[a]) for a in ACTIONS},
+            "carried": {"looked_for": self.carried[1], "survived": self.carried[0]},
+            "removed_messages": self.removed_messages,
+            "view_tokens_after_mean": round(self.view_tokens_after / n, 1) if n else None,
+            "uncompacted_tokens_mean": round(self.uncompacted_tokens / n, 1) if n else None,
+            "violations": {
+                api: {
+                    "views": v[0],
+                    "violations": v[1],
+                    "rules": dict(sorted(self.rules.get(api, {}).items())),
+                }
+                for api, v in self.violations.items()
+            },
+            "uncompacted_violations": dict(self.uncompacted),
+            "summary_cost": {
+                "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens,
+            },
+        }
+
+
+def _pool(target: dict[str, list[int]], counts: dict[str, list[int]]) -> None:
+    for kind, (hit, n) in counts.items():
+        pair = target.setdefault(kind, [0, 0])
+        pair[0] += hit
+        pair[1] += n
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value * 100:.1f}%"
+
+
+def render_policy_text(
+    policies: dict[str, dict[str, Any]],
+    recorded: dict[str, dict[str, Any]],
+    failed: dict[str, int],
+) -> str:
+    """The policy table: ``policies`` label -> ``PolicyAggregate.as_json()``; ``recorded``
+    label -> the runtime's own compactions (``Aggregate.as_json()``), scored on their
+    summary text alone as without --policy."""
+    if not any(sum(d["actions"].values()) for d in policies.values()) and not recorded:
+        return "no policy acted: nothing to score (lower --max-context-tokens?)\n"
+    width = max(24, *(len(label) + 2 for label in (*policies, *recorded)))
+    head = (
+        f"{'policy':<{width}}{'summaries':>10}{'pre-pass':>9}{'probes':>8}{'artifact':>10}"
+        f"{'request':>9}{'view tok':>10}" + "".join(f"{api:>11}" for api in APIS)
+    )
+    lines = [head]
+
+    def row(
+        name: str,
+        d: dict[str, Any] | None,
+        recall: dict[str, Any],
+        tokens: Any,
+        broken: tuple[dict[str, int], int] | None = None,
+    ) -> str:
+        actions = d["actions"] if d else {}
+        probes = str(sum(d["probes"].values())) if d else ""
+        text = f"{name:<{width}}"
+        text += f"{actions.get('summary', ''):>10}{actions.get('prepass', ''):>9}{probes:>8}"
+        text += f"{_pct(recall.get('artifact')):>10}{_pct(recall.get(REQUEST)):>9}"
+        text += f"{'' if tokens is None else str(tokens):>10}"
+        if broken is not None:  # (views that break each API, views)
+            text += "".join(f"{broken[0][api]:>7}/{broken[1]:<3}" for api in APIS)
+        return text.rstrip()
+
+    for label, d in policies.items():
+        n = sum(d["actions"].values())
+        views = {api: v["views"] for api, v in d["violations"].items()}
+        lines.append(row(label, d, d["recall"]["view"], d["view_tokens_after_mean"], (views, n)))
+        for variant, name in FLOOR_ROWS:
+            tokens = d["uncompacted_tokens_mean"] if variant == "ceiling" else None
+            if variant == "ceiling":  # the uncompacted views at the same actions
+                ceiling = (d["uncompacted_violations"], n)
+                lines.append(row(name, None, d["recall"][variant], tokens, ceiling))
+                continue
+            lines.append(row(name, None, d["recall"][variant], tokens))
+    for label, d in recorded.items():
+        lines.append(row(f"{label} (summary only)", None, d["recall"]["summary"], None))
+        lines.append(row("  truncation floor", None, d["recall"]["truncation"], None))
+    lines.append("")
+    kinds = [k for k in ARTIFACT_KINDS if any(d["probes"].get(k) for d in policies.values())]
+    lines.append(f"{'artifact recall (view)':<{width}}" + "".join(f"{k:>11}" for k in kinds))
+    for label, d in policies.items():
+        recall = d["recall"]["view"]
+        lines.append(f"{label:<{width}}" + "".join(f"{_pct(recall.get(k)):>11}" for k in kinds))
+    lines.append("")
+    getters: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
+        (
+            "summary actions: artifact",
+            lambda d: _pct(d["recall_by_action"]["summary"].get("artifact")),
+        ),
+        (
+            "pre-pass actions: artifact",
+            lambda d: _pct(d["recall_by_action"]["prepass"].get("artifact")),
+        ),
+        (
+            "carried probes survived",
+            lambda d: f"{d['carried']['survived']}/{d['carried']['looked_for']}",
+        ),
+        (
+            "summary cost in/out",
+            lambda d: f"{d['summary_cost']['input_tokens']}/{d['summary_cost']['output_tokens']}",
+        ),
+    ]
+    for label, d in policies.items():
+        parts = "; ".join(f"{name} {get(d)}" for name, get in getters)
+        lines.append(f"{label}: {parts}; failed summaries {failed.get(label, 0)}")
+    lines.append("")
+    lines.append(
+        "view tok: mean estimated tokens of the view after each action (ceiling row: of the "
+        "uncompacted history); per API: views that break a rule of it the log's own history keeps "
+        "(policy_engine.new_violations, as replay and sweep count them) / views; ceiling row: the "
+        "uncompacted views at the same actions that break one (what the log itself breaks)"
+    )
+    broken = [
+        f"  {label}: {api}: " + ", ".join(f"{rule} {n}" for rule, n in v["rules"].items())
+        for label, d in policies.items()
+        for api, v in d["violations"].items()
+        if v["views"]
+    ]
+    if broken:
+        lines.append("violations the compaction made, by rule (count over all views):")
+        lines.extend(broken)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,300 @@
+"""What survives a compaction action, under any policy (docs/eval.md "Policies").
+
+A policy acts in two ways: a summary (the summarized span leaves the view, the summary
+comes in) and a pre-pass (old tool results are replaced by a placeholder, no LLM call).
+Both are scored the same way, so a pre-pass policy and a summarizing one stand on the
+same footing:
+
+* the probes are those of the history messages the action took out of the view — the
+  messages the previous view showed verbatim and the next one does not (dropped, or
+  shown as a placeholder or a cut copy); a summary also takes the previous summary out,
+  so the probes that survived earlier actions are looked for again (``carried``);
+* they are looked for in the NEXT view, ``slot.load_messages()`` right after the action
+  (summary + kept messages + placeholders + everything else the model still sees).
+
+Beside that ``view`` score, on the same probes: ``truncation`` (the next view with what
+the action added — summary or placeholders — swapped for the first N estimated tokens
+of the removed messages, N = the tokens of what it added), ``none`` (the next view with
+nothing added: what the rest of the view carries alone) and ``ceiling`` (the
+uncompacted view: the whole history up to the action).
+
+Actions are observed through the one loop's callbacks (engine/drive.py): ``appended``
+runs after a unit's pre-pass and before its summary is applied (the view right after
+the pre-pass), ``after_summary`` after a summary was applied, ``after_unit`` once the
+unit's decision record (with the pre-pass's ``"cleared"`` figures) is written. Each
+action is scored at once and only its record is kept (a view is never stored).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engine.drive import drive_conversation
+from ..engine.formatting import format_message
+from ..engine.messages import AssistantMessage, Conversation, Message, ToolUseBlock
+from ..engine.policy_engine import new_violations
+from ..engine.policy_slot import PolicySlot
+from ..engine.policy_slot import _ranges as ranges
+from ..engine.requests import SummaryOutcome, SummaryRequest
+from ..engine.session import SessionEngine
+from ..engine.tokens import estimate_text_tokens
+from ..engine.validity import check_all
+from ..providers.executor import SummaryExecutor
+from .haystack import Haystack, JoinedHaystack, MemoHaystack
+from .normalize import normalize
+from .probes import Probe
+from .score import ConversationProbes, recall_of, recalled
+
+SUMMARY = "summary"
+PREPASS = "prepass"
+ACTIONS = (SUMMARY, PREPASS)
+# the policy's next view, its two floors, and the ceiling (module docstring)
+POLICY_VARIANTS = ("view", "truncation", "none", "ceiling")
+EXAMPLES = 3  # violation lines kept per API in a record (the counts are all there)
+
+Entries = list[tuple[int | None, Message]]
+
+
+def view_entries(slot: Any) -> Entries:
+    """The view as (history index, message), a summary message with index None: the
+    policy's slot says it (``PolicySlot.view_entries``); the seed's ``ContextSlot`` view
+    is matched back to its history by identity (its messages are the history's own)."""
+    if isinstance(slot, PolicySlot):
+        return slot.view_entries()
+    where = {id(m): i for i, m in enumerate(slot.messages)}
+    return [(where.get(id(m)), m) for m in slot.load_messages()]
+
+
+@dataclass(slots=True)
+class ActionScorer:
+    """Scores each action of one replay of one conversation (module docstring)."""
+
+    probes: ConversationProbes
+    label: str
+    session: str
+    path: str
+    max_tool_result_chars: int
+    records: list[dict[str, Any]] = field(default_factory=list)
+    hidden: set[int] = field(default_factory=set)  # not shown verbatim by the latest view
+    alive: list[Probe] = field(default_factory=list)  # survivors, carried by the view's text
+    _history: dict[int, str] = field(default_factory=dict)  # index -> visible, normalized
+    _shown: dict[int, tuple[Message, str]] = field(default_factory=dict)  # id -> the same
+
+    def _norm(self, index: int | None, message: Message) -> str:
+        """``visible_text(message)``, normalized; once per history message, and once per
+        summary or placeholder copy (a view shows the same copies action after action)."""
+        if index is not None and self.probes.messages[index] is message:
+            text = self._history.get(index)
+            if text is None:
+                text = self._history[index] = normalize(
+                    visible_text(message, self.max_tool_result_chars)
+                )
+            return text
+        known = self._shown.get(id(message))
+        if known is None or known[0] is not message:
+            known = self._shown[id(message)] = (
+                message,
+                normalize(visible_text(message, self.max_tool_result_chars)),
+            )
+        return known[1]
+
+    def score(
+        self, kind: str, turn: int, entries: Entries, history_end: int, extra: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The record of one action whose next view is ``entries`` (one that took nothing
+        out of the view — a summary while the window still holds the whole history — has
+        no probes, and its view is still checked)."""
+        history = self.probes.messages
+        verbatim = {i for i, m in entries if i is not None and history[i] is m}
+        hidden = set(range(history_end)) - verbatim
+        removed = sorted(hidden - self.hidden)
+        self.hidden = hidden
+        carried = self.alive if kind == SUMMARY else []
+        gone = set(removed)
+        added = [(i, m) for i, m in entries if (i is None and kind == SUMMARY) or i in gone]
+        added_ids = {id(m) for _, m in added}
+        rest = MemoHaystack(
+            " ".join(p for i, m in entries if id(m) not in added_ids and (p := self._norm(i, m)))
+        )
+        added_raw = "\n\n".join(visible_text(m, self.max_tool_result_chars) for _, m in added)
+        view = JoinedHaystack(rest, normalize(added_raw))
+        whole, cut = self.probes.truncate_indices(removed, estimate_text_tokens(added_raw))
+        cut_text = " ".join([*(self.probes.norm_block(i) for i in whole), normalize(cut)])
+        truncation = JoinedHaystack(rest, cut_text.strip())
+        uncompacted: list[Haystack] = []  # the whole history, built only when asked
+        checked = _dedup([(p, False) for i in removed for p in self.probes.message_probes(i)])
+        seen = {(p.kind, p.key) for p, _ in checked}
+        checked += [(p, True) for p in carried if (p.kind, p.key) not in seen]
+        rows: list[dict[str, Any]] = []
+        counts: dict[str, dict[str, list[int]]] = {v: {} for v in POLICY_VARIANTS}
+        survivors: list[Probe] = []
+        for probe, was_carried in checked:
+            hits = {
+                "view": recalled(probe, view),
+                "truncation": recalled(probe, truncation),
+                "none": recalled(probe, rest),
+                "ceiling": self._in_history(probe, history_end, uncompacted),
+            }
+            if hits["view"]:
+                survivors.append(probe)
+            for variant, hit in hits.items():
+                pair = counts[variant].setdefault(probe.kind, [0, 0])
+                pair[0] += hit
+                pair[1] += 1
+            rows.append(probe.as_json() | {"carried": was_carried} | hits)
+        self.alive = survivors if kind == SUMMARY else [*self.alive, *survivors]
+        # what the compaction broke (rules the log's own history keeps), as replay and
+        # sweep count it, and what the uncompacted view itself breaks (the ceiling row)
+        history_view = list(self.probes.messages[:history_end])
+        found = new_violations(history_view, [m for _, m in entries])
+        baseline = check_all(history_view)
+        record: dict[str, Any] = {
+            "kind": "policy-action",
+            "action": kind,
+            "label": self.label,
+            "session": self.session,
+            "path": self.path,
+            "turn": turn,
+            "position": sum(1 for r in self.records if r["action"] == kind) + 1,
+            "removed_messages": len(removed),
+            "removed": ranges(removed),
+            "added_tokens": estimate_text_tokens(added_raw),
+            "view_messages": len(entries),
+            "violations": {api: len(lines) for api, lines in found.items()},
+            "violation_rules": {api: _rule_counts(lines) for api, lines in found.items()},
+            "violation_examples": {api: lines[:EXAMPLES] for api, lines in found.items()},
+            "uncompacted_violations": {api: len(v) for api, v in baseline.items() if v},
+            "counts": counts,
+            "recall": {v: recall_of(counts[v]) for v in POLICY_VARIANTS},
+            "probes": rows,
+            **extra,
+        }
+        self.records.append(record)
+        return record
+
+    def _in_history(self, probe: Probe, end: int, built: list[Haystack]) -> bool:
+        """Recalled by the uncompacted view (history[:end]): its own message first (a
+        substring of that view, so a hit there is a hit), the whole only if not."""
+        history = self.probes.messages
+        own = probe.message
+        if own < end and recalled(probe, Haystack(self._norm(own, history[own]))):
+            return True
+        if not built:
+            built.append(
+                Haystack(" ".join(p for i in range(end) if (p := self._norm(i, history[i]))))
+            )
+        return recalled(probe, built[0])
+
+
+def visible_text(message: Message, max_tool_result_chars: int) -> str:
+    """What the model sees of a view's message, as text: its formatted block (the
+    summarizer's format, tool results cut as the probes are) and the string arguments of
+    its tool calls, which that format leaves out but the probes draw commands and paths
+    from (eval/probes.py)."""
+    text = format_message(message, max_tool_result_chars)
+    if not isinstance(message, AssistantMessage):
+        return text
+    args: list[str] = []
+    for block in message.blocks:
+        if isinstance(block, ToolUseBlock):
+            value = block.input
+            if isinstance(value, dict):
+                args.extend(v for v in value.values() if isinstance(v, str))
+            elif isinstance(value, str):
+                args.append(value)
+    return " ".join([text, *args]) if args else text
+
+
+def _dedup(pairs: list[tuple[Probe, bool]]) -> list[tuple[Probe, bool]]:
+    """Each (kind, normalized text) once, the first kept (as ``ConversationProbes.probes``)."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for probe, carried in pairs:
+        ident = (probe.kind, probe.key)
+        if ident not in seen:
+            seen.add(ident)
+            out.append((probe, carried))
+    return out
+
+
+def _rule_counts(lines: list[str]) -> dict[str, int]:
+    """Violations per rule code, from their lines (``validity.Violation.__str__``:
+    ``api: message N: rule: text``)."""
+    out: dict[str, int] = {}
+    for line in lines:
+        rule = line.split(": ", 3)[2]
+        out[rule] = out.get(rule, 0) + 1
+    return out
+
+
+async def policy_actions(
+    conv: Conversation,
+    engine: SessionEngine,
+    executor: SummaryExecutor,
+    scorer: ActionScorer,
+    on_record: Callable[[dict[str, Any]], None],
+) -> int:
+    """Replay ``conv`` through ``engine`` (the one loop), scoring every action as it
+    happens; each record goes to ``on_record``. Returns the number of failed summaries."""
+    slot = engine.slot
+    failed = 0
+    replaced = 0  # PolicySlot.replaced grows exactly when a pre-pass clears something
+    prepass: dict[str, Any] | None = None
+
+    def appended(_n: int, _start: int, end: int) -> None:
+        nonlocal replaced, prepass
+        if isinstance(slot, PolicySlot) and len(slot.replaced) > replaced:
+            replaced = len(slot.replaced)
+            extra = {"view_tokens_after": slot.view_size()[1], **_uncompacted(slot, end)}
+            prepass = scorer.score(PREPASS, -1, view_entries(slot), end, extra)
+
+    def flush_prepass() -> None:
+        """The unit's pre-pass record, once its decision record (turn, the pre-pass's
+        ``"cleared"`` figures) is written: after its summary is applied, or at its end."""
+        nonlocal prepass
+        if prepass is not None:
+            decision = engine.decisions[-1]
+            cleared = decision.get("cleared") or {}
+            prepass["turn"] = decision["turn"]
+            prepass["view_tokens_before"] = cleared.get("view_tokens_before")
+            prepass["freed_tokens"] = cleared.get("freed_tokens")
+            on_record(prepass)
+        prepass = None
+
+    def after_summary(_request: SummaryRequest) -> None:
+        nonlocal failed, replaced
+        flush_prepass()
+        summary = engine.summaries[-1]
+        if summary["status"] != "ok":
+            failed += 1
+            return
+        end = len(slot.messages)
+        extra = {
+            "view_tokens_before": summary.get("view_tokens_before"),
+            "view_tokens_after": slot.view_size()[1],
+            **_uncompacted(slot, end),
+            "summary": summary["text"],
+            "model": summary.get("model"),
+            "usage": summary.get("usage"),
+            "prompt_sha256": summary.get("prompt_sha256"),
+        }
+        if isinstance(slot, PolicySlot):
+            replaced = len(slot.replaced)  # a kept message's cut copy is the summary's
+        on_record(scorer.score(SUMMARY, summary["turn"], view_entries(slot), end, extra))
+
+    def after_unit(_n: int) -> None:
+        flush_prepass()
+
+    async def execute(request: SummaryRequest, _left: int) -> SummaryOutcome:
+        return await executor.execute(request)
+
+    await drive_conversation(
+        conv, engine, execute, after_summary=after_summary, after_unit=after_unit, appended=appended
+    )
+    return failed
+
+
+def _uncompacted(slot: Any, end: int) -> dict[str, int]:
+    return {"uncompacted_tokens": slot.token_prefix(end)[end]}
