@@ -10,6 +10,7 @@ import click
 
 from ..errors import ConfigError, ExitCode, InputError, TsumError
 from ..terminal import echo, for_stream
+from .cost_options import cost_options, pricer_for
 from .provider_options import provider_options
 from .scale_options import refuse_summaries_on_ray, resolve_backend, scale_options
 from .settings import Resolved, resolve, summary_options
@@ -45,6 +46,7 @@ __all__ = ["exit_for", "replay_command", "replay_paths", "summary_options"]
     "--silent", is_flag=True, help="No progress bar, warnings or end-of-run summary on stderr."
 )
 @scale_options
+@cost_options
 def replay_command(
     paths: tuple[str, ...],
     out_dir: Path | None,
@@ -52,6 +54,8 @@ def replay_command(
     silent: bool,
     workers: int | None,
     ray_address: str | None,
+    cost: bool,
+    prices_file: str | None,
     **opts: Any,
 ) -> None:
     """Replay transcripts (files, directories, globs, or - for stdin) turn by turn through the checkpoint.
@@ -65,12 +69,21 @@ def replay_command(
             ray_address, "a replay that makes summary calls (add --dry-run for decisions only)"
         )
     backend = resolve_backend(resolved.values.get("workers"), ray_address)
-    result = replay_paths(list(paths), resolved, out_dir=out_dir, silent=silent, backend=backend)
+    pricer = pricer_for(cost, prices_file, resolved.provider.get("price_per_mtok"))
+    result = replay_paths(
+        list(paths), resolved, out_dir=out_dir, silent=silent, backend=backend, cost=pricer
+    )
     exit_for(result)
 
 
 def replay_paths(
-    paths: list[str], resolved: Resolved, *, out_dir: Path | None, silent: bool, backend: Any = None
+    paths: list[str],
+    resolved: Resolved,
+    *,
+    out_dir: Path | None,
+    silent: bool,
+    backend: Any = None,
+    cost: Any = None,
 ) -> ReplayResult:
     """The library's run with the CLI's stderr: warnings, errors, progress, the end-of-run line."""
     from ..replay.run import run_replay
@@ -108,6 +121,7 @@ def replay_paths(
         batch=batch_setup(resolved, silent) if resolved.provider.get("batch") else None,
         price_per_mtok=resolved.provider.get("price_per_mtok"),
         backend=backend,
+        cost=cost,
     )
 
 

@@ -18,6 +18,7 @@ from typing import IO, Any, Protocol, runtime_checkable
 
 import orjson
 
+from ..cost.prices import Pricer
 from ..engine.config import Checkpoint, Measure, ReplaySettings
 from ..engine.drive import drive_conversation, session_window, unit_bounds
 from ..engine.messages import (
@@ -85,6 +86,7 @@ class SessionResult:
     turns: int
     warnings: list[str] = field(default_factory=list)
     prompt_spool: IO[bytes] | None = None  # prompts.jsonl lines of this session, when spooled
+    cost: dict[str, Any] | None = None  # --cost: the session's costs.jsonl record
 
 
 PROMPT_SPOOL_MEMORY = 4 << 20  # bytes of prompts kept in memory before spilling to a temp file
@@ -102,11 +104,13 @@ async def replay_conversation(
     template: Any,
     *,
     spool_prompts: bool = False,
+    pricer: Pricer | None = None,
 ) -> SessionResult:
     """Run one conversation through the checkpoint, turn by turn.
 
     With ``spool_prompts`` the rendered prompts go to a temporary file as they are
-    made (``SessionResult.prompt_spool``) instead of staying in memory.
+    made (``SessionResult.prompt_spool``) instead of staying in memory. With ``pricer``
+    (--cost) the session is priced as replayed (``cost.meter``): ``SessionResult.cost``.
     """
     settings, window = session_window(conv, settings)
     engine = SessionEngine(
@@ -140,7 +144,20 @@ async def replay_conversation(
         # chain of summaries is what the run waits for at the end
         return await executor.execute(request, priority=-left)
 
-    await drive_conversation(conv, engine, execute, units=units, annotate=annotate)
+    meter = None
+    if pricer is not None:
+        from ..cost.meter import CostMeter
+
+        meter = CostMeter(conv, engine, pricer)
+        execute = meter.execute(execute)  # type: ignore[assignment]
+    await drive_conversation(
+        conv,
+        engine,
+        execute,
+        units=units,
+        annotate=annotate,
+        appended=None if meter is None else meter.appended,
+    )
     warnings = list(conv.warnings) + tool_oddities(conv.messages)
     if not conv.messages:
         warnings.append(
@@ -150,7 +167,9 @@ async def replay_conversation(
     if cadence:
         warnings.append(cadence)
     # person turns in both modes (with --checkpoint call, ``starts`` are the calls)
-    return SessionResult(conv, engine, len(engine.slot.units.turn_starts), warnings, spool)
+    turns = len(engine.slot.units.turn_starts)
+    cost = None if meter is None else {"session": conv.session_id, **meter.record()}
+    return SessionResult(conv, engine, turns, warnings, spool, cost)
 
 
 def fixed_cadence_warning(engine: SessionEngine) -> str | None:
@@ -287,6 +306,7 @@ class ReplayRun:
     warn: Callable[[str], None] = print
     error: Callable[[str], None] = print
     on_session: Callable[[SessionResult], None] | None = None
+    pricer: Pricer | None = None  # --cost: price each session as replayed
     stats: RunStats = field(default_factory=RunStats)
     _seen_ids: set[str] = field(default_factory=set)
 
@@ -395,6 +415,7 @@ class ReplayRun:
                             self.provider_name,
                             self.template,
                             spool_prompts=self.sink.spool_prompts,
+                            pricer=self.pricer,
                         )
                     )
                     task.add_done_callback(on_done)

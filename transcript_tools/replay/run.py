@@ -16,6 +16,7 @@ from typing import IO, Any
 
 from .._sync import run_sync
 from .._version import __version__
+from ..cost.prices import Pricer
 from ..engine.config import Checkpoint, ReplaySettings, TurnPath
 from ..engine.prompt import PromptTemplate, template_from_config
 from ..engine.requests import SUMMARY_MAX_TOKENS
@@ -126,6 +127,7 @@ def run_replay(
     batch: Callable[[Any], Any] | None = None,
     price_per_mtok: str | float | None = None,
     backend: Any = None,
+    cost: Pricer | None = None,
 ) -> ReplayResult:
     """Replay ``paths`` (files, directories, globs, ``-``) through the checkpoint.
 
@@ -140,7 +142,9 @@ def run_replay(
     calls through the provider's batch API in rounds (``cli.batch_cmd.BatchSetup``);
     ``price_per_mtok`` prices the run (batch vs synchronous) in the manifest and line.
     ``backend`` (``parallel.Backend``: ``--workers`` / ``--ray``) spreads a dry run's
-    files over processes or a Ray cluster, with the same outputs.
+    files over processes or a Ray cluster, with the same outputs. ``cost`` (--cost)
+    prices each session as replayed: ``costs.jsonl`` under ``out_dir``, a line in the
+    report (docs/cost.md); sessions then run here, not spread by ``backend``.
     """
     from .output_dir import OutputDirectory
     from .text_report import TextReport
@@ -170,7 +174,7 @@ def run_replay(
     info: dict[str, Any] | None = None
     sink: Sink
     if out_dir is not None:
-        out = OutputDirectory(out_dir, write_compressed=not settings.dry_run)
+        out = OutputDirectory(out_dir, write_compressed=not settings.dry_run, cost=cost is not None)
         if template is not None:
             # what the provider sends (its identity): None = the API's own default
             temperature = executor.provider.identity(None).get("temperature") if executor else None
@@ -193,6 +197,7 @@ def run_replay(
         warn=warn,
         error=error,
         on_session=on_session,
+        pricer=cost,
     )
     result = ReplayResult(RunStatus.OK, run.stats)
     batch_driver = batch(executor) if batch is not None and executor is not None else None
@@ -200,7 +205,7 @@ def run_replay(
     try:
         if batch_driver is not None:
             run_sync(lambda: batch_driver.run(run, list(paths), executor))
-        elif not _spread(run, paths, backend):
+        elif cost is not None or not _spread(run, paths, backend):
             run_sync(lambda: _run_and_close(run, list(paths), executor))
     except KeyboardInterrupt:
         state = "interrupted"

@@ -116,6 +116,10 @@ class TextReport:
             f"   next view (load_messages): {view_messages} messages, ~{_fmt_int(view_tokens)} tokens "
             f"(full history: {len(engine.slot.messages)} messages)\n"
         )
+        if result.cost is not None:
+            from ..cost.meter import cost_line
+
+            out(f"   {cost_line(result.cost)}\n")
         latest = engine.get_conversation_summary()
         if latest and self.show_summaries:
             last = next(s for s in reversed(engine.summaries) if s["status"] == "ok")
