@@ -67,7 +67,8 @@ def modeled_call(
     read, write, _fresh = rules.split(prompt, shared, gap_seconds)
     tokens = CallTokens(prompt, read, write, output)
     uncached = prompt - read
-    broken = 0 if new_tokens is None else max(0, uncached - new_tokens)
+    cacheless = rules.provider == "none"  # nothing is cached, so nothing can break
+    broken = 0 if new_tokens is None or cacheless else max(0, uncached - new_tokens)
     return tokens, broken
 
 
