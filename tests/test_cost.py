@@ -216,3 +216,19 @@ def test_replay_cost_writes_costs_jsonl_only_when_asked(tmp_path: Path) -> None:
         assert (tmp_path / "cost" / name).read_bytes() == (tmp_path / "plain" / name).read_bytes()
     report = run_cli("replay", sample, "--cost", "--price-per-mtok", "3/15")
     assert "cost $" in report.stdout and "[--price-per-mtok 3/15]" in report.stdout  # type: ignore[attr-defined]
+
+
+def test_sweep_cost_columns_only_when_asked_and_the_same_over_processes() -> None:
+    plain = run_cli("sweep", str(SAMPLES), "--json")
+    assert "cost_" not in plain.stdout  # type: ignore[attr-defined]
+    args = ("sweep", str(SAMPLES), "--json", "--cost", "--price-per-mtok", "3/15")
+    serial = orjson.loads(run_cli(*args).stdout)  # type: ignore[attr-defined]
+    spread = orjson.loads(run_cli(*args, "--workers", "2").stdout)  # type: ignore[attr-defined]
+    assert serial == spread
+    (row,) = [r for r in serial["configs"] if r["config"] == 1]
+    assert row["cost_priced_conversations"] == 3 and row["cost_usd"] > 0
+    assert 0 < row["cost_summarizer_share"] < 1
+    assert row["cost_change_vs_original"] < 0  # the sample's compaction saves input
+    assert row["cost_priced_by"] == ["--price-per-mtok 3/15"]
+    table = run_cli("sweep", str(SAMPLES), "--cost", "--price-per-mtok", "3/15").stdout  # type: ignore[attr-defined]
+    assert "$/conv" in table and "Prices: --price-per-mtok 3/15." in table

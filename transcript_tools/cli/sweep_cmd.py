@@ -15,6 +15,7 @@ from ..sweep.driver import CachedThenOffline, Sweep, config_grid
 from ..sweep.parallel import run_sweep
 from ..sweep.tables import SORT_KEYS, render_csv, render_json, render_table
 from ..terminal import echo
+from .cost_options import cost_options, pricer_for
 from .scale_options import refuse_summaries_on_ray, resolve_backend, scale_options
 from .settings import config_option, format_option, resolve
 
@@ -189,6 +190,7 @@ The output says which."""
 )
 @click.option("--silent", is_flag=True, help="No progress or end-of-run line on stderr.")
 @scale_options
+@cost_options
 def sweep_command(
     paths: tuple[str, ...],
     ratios: tuple[str, ...],
@@ -211,6 +213,8 @@ def sweep_command(
     silent: bool,
     workers: int | None,
     ray_address: str | None,
+    cost: bool,
+    prices_file: str | None,
     **opts: Any,
 ) -> None:
     """Evaluate every combination of trigger settings on every conversation (no LLM where none is needed)."""
@@ -257,6 +261,7 @@ def sweep_command(
         describe_executor=describe,
         summary_tokens=summary_tokens,
         price_per_mtok=price_per_mtok,
+        pricer=pricer_for(cost, prices_file, price_per_mtok),
         sample_size=report_sample if report_path else 0,
         fmt=resolved.fmt,
         skip_bad_lines=opts.get("skip_bad_lines", False),

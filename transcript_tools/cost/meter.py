@@ -151,3 +151,26 @@ def cost_line(record: dict[str, Any]) -> str:
         bar = "" if error is None else f", model error on the original {error:+.1%}"
         words += f"; original run {usd(original['usd'])} (Δ {record['delta_usd']:+.4f}{bar})"
     return words + f" [{'; '.join(policy['priced_by']) or 'no price'}]"
+
+
+@dataclass(slots=True)
+class _WholeHistory:
+    """A slot that never compacts: every call is sent the whole history."""
+
+    messages: list[Message]
+
+    def load_messages(self, upto: int | None = None) -> list[Message]:
+        return self.messages[: len(self.messages) if upto is None else upto]
+
+
+@dataclass(slots=True)
+class _Uncompacted:
+    slot: _WholeHistory
+
+
+def uncompacted_run(conv: Conversation, pricer: Pricer) -> RunCost:
+    """The conversation's cost when nothing is compacted (a configuration that never
+    fires): the recorded calls as recorded, the others modeled on the whole history."""
+    meter = CostMeter(conv, _Uncompacted(_WholeHistory(conv.messages)), pricer)
+    meter.appended(0, 0, len(conv.messages))
+    return meter.run

@@ -16,11 +16,14 @@ import time
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine.config import Checkpoint, SummaryConfig
 from ..engine.messages import Conversation, Message
 from ..engine.prompt import PromptTemplate
+
+if TYPE_CHECKING:
+    from ..cost.prices import Pricer
 from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from ..engine.rules import depends_on_summary_text, split_units, unit_turns
 from ..formats.corpus import CorpusReader
@@ -86,6 +89,7 @@ class Sweep:
     describe_executor: Callable[[], str] | None = None
     summary_tokens: int = SUMMARY_MAX_TOKENS
     price_per_mtok: float | None = None
+    pricer: Pricer | None = None  # --cost: price every configuration's run (cost/)
     sample_size: int = 0
     fmt: str | None = None
     skip_bad_lines: bool = False
@@ -94,6 +98,10 @@ class Sweep:
     on_conversation: Callable[[], None] | None = None
     # Session ids taken before these paths (one file of a parallel run: sweep/parallel.py)
     taken_ids: set[str] = field(default_factory=set)
+
+    def new_stats(self) -> list[ConfigStats]:
+        cost_on = self.pricer is not None
+        return [ConfigStats(c, self.price_per_mtok, cost_on=cost_on) for c in self.configs]
 
     def run(self, paths: Iterable[str]) -> SweepResult:
         from .._sync import run_sync  # also inside a running event loop (Jupyter)
@@ -107,9 +115,7 @@ class Sweep:
             from ..engine.prompt import template_from_config
 
             self.template = template_from_config(self.base.summary_prompt)
-        result = SweepResult(
-            self.configs, [ConfigStats(c, self.price_per_mtok) for c in self.configs]
-        )
+        result = SweepResult(self.configs, self.new_stats())
         reader = CorpusReader(
             fmt=self.fmt,
             skip_bad_lines=self.skip_bad_lines,
@@ -161,13 +167,22 @@ class Sweep:
         fires: list[list[int]] = []
         curves: dict[int, list[int]] = {}
         ever = False
+        uncompacted = original = None
+        if self.pricer is not None:
+            from ..cost.meter import uncompacted_run
+            from ..cost.original import recorded_run
+
+            uncompacted = uncompacted_run(conv, self.pricer)
+            original = recorded_run(conv, self.pricer)
         for i, cfg in enumerate(self.configs):
             turns, profile = profiled(cfg.checkpoint)
             # Until the first summary the engine's state is the profile's: a configuration
-            # that never fires on the profile never fires in the engine either.
-            if depends_on_summary_text(cfg.mode, cfg.measure, self.template) and simulate(
-                profile, cfg
-            ):
+            # that never fires on the profile never fires in the engine either. --cost
+            # needs the views of every configuration that fires: the engine's.
+            needs_engine = self.pricer is not None or depends_on_summary_text(
+                cfg.mode, cfg.measure, self.template
+            )
+            if needs_engine and simulate(profile, cfg):
                 if self.executor is None:
                     self.executor = _offline_executor()
                 outcome = await evaluate_engine(
@@ -180,13 +195,16 @@ class Sweep:
                     keep_recent_turns=self.keep_recent_turns,
                     executor=self.executor,
                     provider_name=self.provider_name,
+                    pricer=self.pricer,
                 )
                 result.engine_runs += 1
                 if keep and outcome.watermark is not None:
                     curves[i] = _per_turn(conv, turns, outcome.watermark, cfg.checkpoint)
             else:
                 outcome = evaluate_fast(profile, cfg)
+                outcome.cost = uncompacted  # never fires: nothing is compacted
                 result.fast_runs += 1
+            outcome.original_cost = original
             result.stats[i].add(outcome, profile)
             ever = ever or bool(outcome.fires)
             if keep:

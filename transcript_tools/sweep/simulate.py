@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine.config import Checkpoint, Measure, ReplaySettings, SlotMode, SummaryConfig
 from ..engine.drive import drive_conversation
@@ -44,6 +44,10 @@ from ..engine.rules import (
 )
 from ..engine.session import SessionEngine
 from ..engine.tokens import assumed_summary_tokens, estimate_text_tokens
+
+if TYPE_CHECKING:
+    from ..cost.model import RunCost
+    from ..cost.prices import Pricer
 
 # ---- the grid -----------------------------------------------------------------------------
 
@@ -110,6 +114,8 @@ class ConvResult:
     recall: tuple[int, int] | None = (
         None  # artifact probes (recalled, total): tsum eval, engine path
     )
+    cost: RunCost | None = None  # --cost: the run as this configuration makes it
+    original_cost: RunCost | None = None  # --cost: the original run, as recorded
 
 
 # ---- one conversation, computed once ------------------------------------------------------
@@ -381,8 +387,10 @@ async def evaluate_engine(
     keep_recent_turns: int,
     executor: Any,
     provider_name: str,
+    pricer: Pricer | None = None,
 ) -> ConvResult:
-    """Run the real engine (summaries applied) and measure the same figures."""
+    """Run the real engine (summaries applied) and measure the same figures; with
+    ``pricer`` (--cost) the run's cost too (``cost.meter``)."""
     settings = ReplaySettings(
         summary=cfg.summary_config(base),
         mode=cfg.mode,
@@ -409,11 +417,26 @@ async def evaluate_engine(
         return await executor.execute(request)
 
     units = [(start, start + len(messages)) for start, messages in turns]
+    meter = None
+    if pricer is not None:
+        from ..cost.meter import CostMeter
+
+        meter = CostMeter(conv, engine, pricer)
+        execute = meter.execute(execute)  # type: ignore[assignment]
     # the one loop replay and eval run too (engine/drive.py): the same turn path
-    await drive_conversation(conv, engine, execute, units=units, after_unit=measure)
+    await drive_conversation(
+        conv,
+        engine,
+        execute,
+        units=units,
+        after_unit=measure,
+        appended=None if meter is None else meter.appended,
+    )
     unit = "call" if cfg.checkpoint is Checkpoint.CALL else "turn"
     fires = [d[unit] for d in engine.decisions if d["decision"] in FIRED]
     result = ConvResult(turns=profile.turns, fires=fires, curve=curve)
+    if meter is not None:
+        result.cost = meter.run
     for summary in engine.summaries:
         result.prompt_chars += summary["prompt_chars"]
         result.prompt_tokens += estimate_text_tokens(engine.prompts[summary["prompt_sha256"]])

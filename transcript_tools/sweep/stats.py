@@ -95,6 +95,17 @@ class ConfigStats:
     recall_hits: int = 0  # tsum eval's artifact probes carried by the summaries (engine path)
     recall_total: int = 0
     recall_conversations: int = 0  # summarizing conversations whose summary text was scored
+    # --cost (cost/): money in micro-dollars, so that parts of a parallel sweep add up
+    cost_on: bool = False
+    cost_conversations: int = 0  # conversations every call of which has a price
+    cost_unpriced: int = 0
+    cost_micro_usd: int = 0
+    cost_summarizer_micro_usd: int = 0
+    cost_break_micro_usd: int = 0
+    cost_original_conversations: int = 0  # priced conversations with recorded usage
+    cost_original_micro_usd: int = 0
+    cost_policy_on_original_micro_usd: int = 0  # the same conversations' policy cost
+    cost_sources: Counter[str] = field(default_factory=Counter)
 
     def add(self, result: ConvResult, profile: Profile) -> None:
         self.conversations += 1
@@ -124,12 +135,56 @@ class ConfigStats:
             self.recall_hits += result.recall[0]
             self.recall_total += result.recall[1]
             self.recall_conversations += calls > 0
+        if self.cost_on:
+            self._add_cost(result)
         if profile.compaction_turns:
             self.compaction_convs += 1
             if result.fires:
                 self.compaction_delta[result.fires[0] - profile.compaction_turns[0]] += 1
             else:
                 self.compaction_missed += 1
+
+    def _add_cost(self, result: ConvResult) -> None:
+        run, original = result.cost, result.original_cost
+        usd = None if run is None else run.usd
+        if run is None or usd is None:
+            self.cost_unpriced += 1
+            return
+        micro = round(usd * 1e6)
+        self.cost_conversations += 1
+        self.cost_micro_usd += micro
+        self.cost_summarizer_micro_usd += round(run.summarizer_usd * 1e6)
+        self.cost_break_micro_usd += round(run.break_usd * 1e6)
+        self.cost_sources.update(run.sources())
+        if original is not None and original.calls and original.usd is not None:
+            self.cost_original_conversations += 1
+            self.cost_original_micro_usd += round(original.usd * 1e6)
+            self.cost_policy_on_original_micro_usd += micro
+
+    def cost_json(self) -> dict[str, Any]:
+        """The --cost figures (docs/cost.md): totals, per conversation, the summarizer's
+        and the cache breaks' shares, and the change against the original runs."""
+        total = self.cost_micro_usd / 1e6
+        n = self.cost_conversations
+        original = self.cost_original_micro_usd / 1e6
+        policy_on_original = self.cost_policy_on_original_micro_usd / 1e6
+        return {
+            "cost_usd": round(total, 4),
+            "cost_per_conversation_usd": round(total / n, 4) if n else None,
+            "cost_priced_conversations": n,
+            "cost_unpriced_conversations": self.cost_unpriced,
+            "cost_summarizer_share": round(self.cost_summarizer_micro_usd / self.cost_micro_usd, 4)
+            if self.cost_micro_usd
+            else None,
+            "cost_cache_break_share": round(self.cost_break_micro_usd / self.cost_micro_usd, 4)
+            if self.cost_micro_usd
+            else None,
+            "cost_original_usd": round(original, 4),
+            "cost_change_vs_original": round((policy_on_original - original) / original, 4)
+            if original
+            else None,
+            "cost_priced_by": sorted(self.cost_sources),
+        }
 
     def to_json(self) -> dict[str, Any]:
         n = self.conversations or 1
@@ -180,4 +235,6 @@ class ConfigStats:
         out["artifact_recall_not_measured"] = (
             None if missing is None else RECALL_NOT_MEASURED[missing]
         )
+        if self.cost_on:
+            out.update(self.cost_json())
         return out

@@ -119,6 +119,41 @@ COLUMNS: list[tuple[str, str]] = [
 ]
 
 
+# --cost (cost/, docs/cost.md): appended to the table when the rows carry them
+COST_KEY = "cost_per_conversation_usd"
+COST_COLUMNS: list[tuple[str, str]] = [
+    ("$/conv", COST_KEY),
+    ("$ total", "cost_usd"),
+    ("Δ$ orig", "cost_change_vs_original"),
+    ("sum$", "cost_summarizer_share"),
+    ("break$", "cost_cache_break_share"),
+]
+
+
+def _cost_cell(row: dict[str, Any], key: str) -> str:
+    value = row.get(key)
+    if value is None:
+        return "-"
+    if key in (COST_KEY, "cost_usd"):
+        return f"${value:.4f}"
+    if key == "cost_change_vs_original":
+        return f"{value:+.1%}"
+    return f"{value:.1%}"
+
+
+def cost_legend(rows: list[dict[str, Any]]) -> str:
+    sources = sorted({s for row in rows for s in row.get("cost_priced_by", [])})
+    return (
+        "\ncost (--cost): $/conv, $ total: what each configuration's runs cost, prompt tokens "
+        "split into cache reads, writes and fresh input by the provider's cache rules, "
+        "summarizer calls included; Δ$ orig: against the original runs as recorded (the "
+        "conversations with recorded usage); sum$: the summarizer's share; break$: the share "
+        "paid for re-sending what a compaction took out of the cache. Prices: "
+        + ("; ".join(sources) or "none")
+        + "."
+    )
+
+
 # Why a configuration has no recall figure (its table cell -> the reason): none of these
 # is a finding, so none is ever shown as 0% (issue 22 §5).
 RECALL_NOT_MEASURED: dict[str, str] = {
@@ -175,6 +210,8 @@ def cell(row: dict[str, Any], key: str) -> str:
     """One cell of the table: ``key`` of ``row`` (a ``sorted_rows`` row), as shown."""
     if key == "artifact_recall":
         return recall_cell(row)
+    if key.startswith("cost_"):
+        return _cost_cell(row, key)
     if key == "summarizing":
         return f"{row['summarizing_conversations']}/{row['conversations']}"
     if key == "first_range":
@@ -216,6 +253,8 @@ def table_columns(rows: list[dict[str, Any]]) -> tuple[list[tuple[str, str]], se
     if any("checkpoint" in row for row in rows):
         columns.insert(6, ("unit", "checkpoint"))
         left.add(6)
+    if any(COST_KEY in row for row in rows):  # --cost only: default tables unchanged
+        columns.extend(COST_COLUMNS)
     return columns, left
 
 
@@ -252,10 +291,11 @@ def render_table(result: SweepResult, sort: str = "calls") -> str:
         + (
             "unit call (--checkpoint call): the checkpoint runs after every model call; deb, 1st, over, "
             "mean and Δcompact count calls on those rows.\n"
-            if len(columns) > len(COLUMNS)
+            if any("checkpoint" in row for row in rows)
             else ""
         )
         + f"summaries: {result.summary_source}."
+        + (cost_legend(rows) if any(COST_KEY in row for row in rows) else "")
     )
     return "\n".join(lines) + "\n\n" + legend + "\n"
 
