@@ -221,7 +221,7 @@ def test_replay_cost_writes_costs_jsonl_only_when_asked(tmp_path: Path) -> None:
 def test_sweep_cost_columns_only_when_asked_and_the_same_over_processes() -> None:
     plain = run_cli("sweep", str(SAMPLES), "--json")
     assert "cost_" not in plain.stdout  # type: ignore[attr-defined]
-    args = ("sweep", str(SAMPLES), "--json", "--cost", "--price-per-mtok", "3/15")
+    args = ("sweep", str(SAMPLES), "--json", "--cost", "--price-per-mtok", "3")
     serial = orjson.loads(run_cli(*args).stdout)  # type: ignore[attr-defined]
     spread = orjson.loads(run_cli(*args, "--workers", "2").stdout)  # type: ignore[attr-defined]
     assert serial == spread
@@ -229,6 +229,6 @@ def test_sweep_cost_columns_only_when_asked_and_the_same_over_processes() -> Non
     assert row["cost_priced_conversations"] == 3 and row["cost_usd"] > 0
     assert 0 < row["cost_summarizer_share"] < 1
     assert row["cost_change_vs_original"] < 0  # the sample's compaction saves input
-    assert row["cost_priced_by"] == ["--price-per-mtok 3/15"]
-    table = run_cli("sweep", str(SAMPLES), "--cost", "--price-per-mtok", "3/15").stdout  # type: ignore[attr-defined]
-    assert "$/conv" in table and "Prices: --price-per-mtok 3/15." in table
+    assert row["cost_priced_by"] == ["--price-per-mtok 3.0"]
+    table = run_cli("sweep", str(SAMPLES), "--cost", "--price-per-mtok", "3").stdout  # type: ignore[attr-defined]
+    assert "$/conv" in table and "Prices: --price-per-mtok 3.0." in table
