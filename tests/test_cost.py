@@ -232,3 +232,31 @@ def test_sweep_cost_columns_only_when_asked_and_the_same_over_processes() -> Non
     assert row["cost_priced_by"] == ["--price-per-mtok 3.0"]
     table = run_cli("sweep", str(SAMPLES), "--cost", "--price-per-mtok", "3").stdout  # type: ignore[attr-defined]
     assert "$/conv" in table and "Prices: --price-per-mtok 3.0." in table
+
+
+def test_eval_cost_adds_recall_per_1000_retained_tokens() -> None:
+    plain = run_cli("eval", str(SAMPLES), "--json")
+    assert "retained" not in plain.stdout  # type: ignore[attr-defined]
+    doc = orjson.loads(run_cli("eval", str(SAMPLES), "--json", "--cost").stdout)  # type: ignore[attr-defined]
+    (variant,) = [v for v in doc["variants"].values() if v["checkpoints"] == 5]
+    # 5 checkpoints of long_session: kept probes / mean next view, per 1,000 tokens
+    assert 0 < variant["recall_per_1k_retained_tokens"] < 1000
+    assert variant["next_view_tokens_mean"] > 0
+    kept = variant["recall_per_1k_retained_tokens"] * variant["next_view_tokens_mean"] * 5 / 1000
+    assert kept == pytest.approx(round(kept), abs=0.01)  # a whole number of probes
+
+
+def test_check_fails_on_a_cost_increase_beyond_the_limit(tmp_path: Path) -> None:
+    sample, baseline = str(SAMPLES / "long_session.jsonl"), str(tmp_path / "base")
+    gate = ("--max-cost-increase", "0.05")
+    bless = run_cli(
+        "check", sample, "--baseline", baseline, "--update", *gate, "--price-per-mtok", "3/15"
+    )
+    assert bless.exit_code == 0 and (tmp_path / "base" / "costs.jsonl").is_file()  # type: ignore[attr-defined]
+    same = run_cli("check", sample, "--baseline", baseline, *gate, "--price-per-mtok", "3/15")
+    assert same.exit_code == 0 and "cost: $" in same.stderr  # type: ignore[attr-defined]
+    dearer = run_cli("check", sample, "--baseline", baseline, *gate, "--price-per-mtok", "6/30")
+    assert dearer.exit_code == 1, dearer.stderr  # type: ignore[attr-defined]
+    assert "+100.0%" in dearer.stderr and "FAILED, most of it in long_session" in dearer.stderr  # type: ignore[attr-defined]
+    ungated = run_cli("check", sample, "--baseline", baseline, "--price-per-mtok", "6/30")
+    assert ungated.exit_code == 0 and "cost:" not in ungated.stderr  # type: ignore[attr-defined]

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
+from ..cost.gate import COST_FILE, compare_costs, read_costs
 from ..diff.baseline import cache_only_message, cache_only_misses, seed_cache, update_baseline
 from ..diff.compare import ReplayOutput, RunDiff, diff_outputs, load_output
 from ..diff.render import (
@@ -31,6 +32,7 @@ from ..providers.factory import build_executor
 from ..providers.retry import public_url
 from ..replay.run import RunStatus
 from ..terminal import echo
+from .cost_options import pricer_for
 from .main import EXIT_CODES_HELP
 from .provider_options import provider_options
 from .replay_cmd import replay_paths
@@ -149,6 +151,13 @@ def diff_command(
     help="Fail when the summaries' artifact recall (tsum eval) drops by more than this "
     "(0.05 = five percentage points); the lost probes are named.",
 )
+@click.option(
+    "--max-cost-increase",
+    type=click.FloatRange(min=0),
+    help="Price the run (replay --cost) and fail when its cost exceeds the baseline's by "
+    "more than this share (0.05 = 5%); the baseline needs costs.jsonl (--update with this "
+    "option writes it). Prices: --price-per-mtok, else genai-prices (docs/cost.md).",
+)
 @click.pass_context
 def check_command(
     ctx: click.Context,
@@ -170,6 +179,7 @@ def check_command(
     """
     own = {name: opts.pop(name) for name in OWN_OPTIONS}
     max_drop = opts.pop("max_drop")
+    max_cost_increase = opts.pop("max_cost_increase")
     if own["as_json"] and own["markdown"]:
         raise ConfigError("--json and --markdown cannot be combined: choose one")
     if out_dir is not None and out_dir.resolve() == baseline_dir.resolve():
@@ -199,7 +209,7 @@ def check_command(
 
     with tempfile.TemporaryDirectory(prefix="tsum-check-") as tmp:
         fresh_dir = out_dir if out_dir is not None else Path(tmp) / "fresh"
-        replay_error = _replay(paths, fresh_dir, silent, resolved)
+        replay_error = _replay(paths, fresh_dir, silent, resolved, max_cost_increase)
         missing = cache_only_misses(fresh_dir) if opts.get("cache_only") else []
         fresh = None
         if replay_error is None or missing:
@@ -248,8 +258,9 @@ def check_command(
                     _render(diff, own["as_json"], own["markdown"], own["max_diff_lines"]), nl=False
                 )
             update_baseline(fresh_dir, baseline_dir)
-            if (fresh_dir / "eval.json").is_file():
-                shutil.copyfile(fresh_dir / "eval.json", baseline_dir / "eval.json")
+            for kept in ("eval.json", COST_FILE):  # the gates' stored figures
+                if (fresh_dir / kept).is_file():
+                    shutil.copyfile(fresh_dir / kept, baseline_dir / kept)
             if not silent:
                 if diff is None:
                     what = "written (new baseline)"
@@ -260,9 +271,17 @@ def check_command(
                 echo(f"tsum: baseline {baseline_dir} {what}", err=True)
             return
         assert diff is not None
+        costs = None
+        if max_cost_increase is not None:
+            costs = compare_costs(
+                read_costs(baseline_dir), read_costs(fresh_dir) or {}, max_cost_increase
+            )
         for line in scores.lines if scores is not None and not silent else ():
             click.echo(f"tsum: {line}", err=True)
-        if scores is not None and scores.failed and diff.identical:
+        for line in costs.lines if costs is not None and not silent else ():
+            click.echo(f"tsum: {line}", err=True)
+        gate_failed = (scores is not None and scores.failed) or (costs is not None and costs.failed)
+        if gate_failed and diff.identical:
             ctx.exit(int(ExitCode.DIFFERENCES))
         _finish(ctx, diff, own, silent)
 
@@ -272,10 +291,18 @@ class _ReplayFailed(TsumError):
 
 
 def _replay(
-    paths: tuple[str, ...], out: Path, silent: bool, resolved: Resolved
+    paths: tuple[str, ...],
+    out: Path,
+    silent: bool,
+    resolved: Resolved,
+    max_cost_increase: float | None = None,
 ) -> TsumError | None:
-    """Replay PATHS into OUT through the library, as ``tsum replay`` would; its failure, if any."""
-    result = replay_paths(list(paths), resolved, out_dir=out, silent=silent)
+    """Replay PATHS into OUT through the library, as ``tsum replay`` would (with --cost
+    when the cost gate is on); its failure, if any."""
+    pricer = pricer_for(
+        max_cost_increase is not None, None, resolved.provider.get("price_per_mtok")
+    )
+    result = replay_paths(list(paths), resolved, out_dir=out, silent=silent, cost=pricer)
     if result.status is RunStatus.OK:
         return None
     if result.status in (RunStatus.CACHE_MISS, RunStatus.ALL_SUMMARIES_FAILED):

@@ -106,6 +106,12 @@ the replaced text (truncation, N = the summary's length) and no summary at all."
     help="Write an HTML page: the table and checkpoints with the lost probes highlighted.",
 )
 @click.option("--silent", is_flag=True, help="No notes or end-of-run line on stderr.")
+@click.option(
+    "--cost",
+    is_flag=True,
+    help="Add recall per 1,000 retained tokens: the artifact probes the next view still "
+    "carries (summary or kept turns) per 1,000 of its estimated tokens (docs/cost.md).",
+)
 def eval_command(
     paths: tuple[str, ...],
     prompts: tuple[str, ...],
@@ -115,6 +121,7 @@ def eval_command(
     as_json: bool,
     html_path: Path | None,
     silent: bool,
+    cost: bool,
     **opts: Any,
 ) -> None:
     """Score what survives each summary: probes from the replaced history, per template."""
@@ -166,6 +173,7 @@ def eval_command(
         error=lambda m: click.echo(m, err=True),
         on_checkpoint=records.write,
         judge=judge_obj,
+        cost=cost,
     )
     try:
         result = evaluation.run(list(paths))

@@ -29,7 +29,7 @@ from .checkpoints import (
     recorded_checkpoints,
     tsum_checkpoints,
 )
-from .probes import EXTRACTOR_VERSION
+from .probes import ARTIFACT_KINDS, EXTRACTOR_VERSION
 from .score import ConversationProbes, score_checkpoint
 
 KEEP_WHOLE = 20  # scored checkpoints kept with their texts, for the HTML page
@@ -87,6 +87,22 @@ def score(cp: Checkpoint, probes: ConversationProbes) -> dict[str, Any]:
     return record
 
 
+def retained_recall(record: dict[str, Any], view_tokens: int) -> dict[str, Any]:
+    """The artifact probes the next view still carries (in the summary or the kept
+    turns) per 1,000 of its estimated tokens: the figure of NousResearch/hermes-agent's
+    compaction eval (recall at retained tokens), docs/cost.md."""
+    kept = sum(
+        1
+        for probe in record["probes"]
+        if probe["kind"] in ARTIFACT_KINDS and (probe["summary"] or probe["in_kept"])
+    )
+    return {
+        "retained_probes": kept,
+        "next_view_tokens": view_tokens,
+        "recall_per_1k_retained_tokens": round(kept / view_tokens * 1000, 4),
+    }
+
+
 @dataclass
 class Evaluation:
     """Runs the variants over a corpus (``run``), feeding records to ``on_checkpoint``."""
@@ -98,6 +114,7 @@ class Evaluation:
     error: Callable[[str], None] = print
     on_checkpoint: Callable[[dict[str, Any]], None] | None = None
     judge: Any = None  # eval.judge.Judge, or None
+    cost: bool = False  # --cost: each tsum checkpoint's recall per 1,000 retained tokens
 
     def run(self, paths: list[str]) -> EvalResult:
         return asyncio.run(self.run_async(paths))
@@ -161,6 +178,8 @@ class Evaluation:
         self, cp: Checkpoint, probes: ConversationProbes, result: EvalResult, label: str
     ) -> None:
         record = score(cp, probes)
+        if self.cost and cp.view_tokens:
+            record.update(retained_recall(record, cp.view_tokens))
         if self.judge is not None:
             record["judged"] = await self.judge.judge(cp, probes)
         result.aggregates[label].add(record)

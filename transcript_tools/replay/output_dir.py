@@ -37,7 +37,8 @@ DUMP_OPTIONS = orjson.OPT_SORT_KEYS
 _LINE_OPTIONS = DUMP_OPTIONS | orjson.OPT_APPEND_NEWLINE
 
 RECORD_FILES = ("decisions.jsonl", "summaries.jsonl", "prompts.jsonl", "slots.jsonl")
-COST_FILE = "costs.jsonl"  # --cost only: one record per session (cost/meter.py)
+from ..cost.gate import COST_FILE  # --cost only: one record per session (cost/meter.py)
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9._#@+-]+")
 
 
