@@ -28,6 +28,7 @@ from typing import IO, Any
 
 import orjson
 
+from ..cost.gate import COST_FILE
 from ..formats.inputs import OUTPUT_MARKER, unique_name
 from ..formats.native import write_messages
 from .driver import SessionResult
@@ -37,7 +38,7 @@ DUMP_OPTIONS = orjson.OPT_SORT_KEYS
 _LINE_OPTIONS = DUMP_OPTIONS | orjson.OPT_APPEND_NEWLINE
 
 RECORD_FILES = ("decisions.jsonl", "summaries.jsonl", "prompts.jsonl", "slots.jsonl")
-from ..cost.gate import COST_FILE  # --cost only: one record per session (cost/meter.py)
+# COST_FILE (cost.gate): --cost only, one record per session (cost/meter.py)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._#@+-]+")
 
