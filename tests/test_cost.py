@@ -260,3 +260,23 @@ def test_check_fails_on_a_cost_increase_beyond_the_limit(tmp_path: Path) -> None
     assert "+100.0%" in dearer.stderr and "FAILED, most of it in long_session" in dearer.stderr  # type: ignore[attr-defined]
     ungated = run_cli("check", sample, "--baseline", baseline, "--price-per-mtok", "6/30")
     assert ungated.exit_code == 0 and "cost:" not in ungated.stderr  # type: ignore[attr-defined]
+
+
+FORMATS = Path(__file__).resolve().parent / "fixtures" / "formats"
+
+
+def test_the_task_outcome_is_reported_beside_the_cost(tmp_path: Path) -> None:
+    from transcript_tools import api
+
+    tau2 = FORMATS / "representative_tau2_bench.json"
+    outcomes = [c.outcome for c in api.read(tau2)]
+    assert outcomes and all(o is not None and "reward" in o for o in outcomes)
+    out = tmp_path / "o"
+    result = run_cli("replay", str(tau2), "--cost", "--out", str(out))
+    assert result.exit_code == 0  # type: ignore[attr-defined]
+    records = [orjson.loads(x) for x in (out / "costs.jsonl").read_bytes().splitlines()]
+    assert [r["outcome"] for r in records] == outcomes
+    doc = orjson.loads(run_cli("sweep", str(tau2), "--cost", "--json").stdout)  # type: ignore[attr-defined]
+    row = doc["configs"][0]["cost_with_outcome"]
+    solved = sum(o["reward"] >= 1 for o in outcomes if o)
+    assert row["conversations"] == len(outcomes) and row["solved"] == solved

@@ -126,6 +126,8 @@ class CostMeter:
             if policy_usd is None or original_usd is None or not original.calls
             else round(policy_usd - original_usd, 6)
         )
+        if self.conv.outcome is not None:  # the original run's, beside what it cost
+            out["outcome"] = self.conv.outcome
         if original.calls:
             rebuilt = reconstructed_run(self.conv, self.sizes, self.pricer)
             carried = reconstructed_run(self.conv, self.sizes, self.pricer, carry_breaks=True)
@@ -147,9 +149,17 @@ def cost_line(record: dict[str, Any]) -> str:
         f"; summarizer {usd(policy['summarizer_usd'])}, cache breaks {usd(policy['cache_break_usd'])}"
     )
     if record.get("delta_usd") is not None:
-        error = record.get("model_error", {}).get("usd")
+        checked = record.get("model_error", {})
+        error = checked.get("usd")
         bar = "" if error is None else f", model error on the original {error:+.1%}"
+        if not checked.get("cache_recorded", True):
+            bar = ", the log records no cache use: the model's split is unchecked"
         words += f"; original run {usd(original['usd'])} (Δ {record['delta_usd']:+.4f}{bar})"
+    outcome = record.get("outcome")
+    if outcome is not None:
+        words += "; the original run's task outcome: " + ", ".join(
+            f"{key} {value}" for key, value in sorted(outcome.items())
+        )
     return words + f" [{'; '.join(policy['priced_by']) or 'no price'}]"
 
 

@@ -88,6 +88,9 @@ def model_error(recorded: RunCost, modeled: RunCost, carried: RunCost) -> dict[s
     does for calls after a compaction)."""
     rec, mod = recorded.tokens(), modeled.tokens()
     return {
+        # False: the log records no cache read or write at all (not whether the provider
+        # cached: e.g. tau2-bench's gpt-4o usage), so the split cannot be checked
+        "cache_recorded": bool(rec.cache_read or rec.cache_write),
         "usd": _usd_error(modeled, recorded),
         "usd_breaks_carried": _usd_error(carried, recorded),
         "prompt": _round(_relative(mod.prompt, rec.prompt)),

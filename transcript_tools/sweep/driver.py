@@ -205,6 +205,7 @@ class Sweep:
                 outcome.cost = uncompacted  # never fires: nothing is compacted
                 result.fast_runs += 1
             outcome.original_cost = original
+            outcome.task_outcome = conv.outcome
             result.stats[i].add(outcome, profile)
             ever = ever or bool(outcome.fires)
             if keep:

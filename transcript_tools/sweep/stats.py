@@ -106,6 +106,10 @@ class ConfigStats:
     cost_original_micro_usd: int = 0
     cost_policy_on_original_micro_usd: int = 0  # the same conversations' policy cost
     cost_sources: Counter[str] = field(default_factory=Counter)
+    cost_outcome_conversations: int = 0  # priced conversations whose log scores the task
+    cost_outcome_micro_usd: int = 0
+    cost_solved: int = 0  # of those, reward 1 (the original run's outcome)
+    cost_solved_micro_usd: int = 0
 
     def add(self, result: ConvResult, profile: Profile) -> None:
         self.conversations += 1
@@ -156,6 +160,13 @@ class ConfigStats:
         self.cost_summarizer_micro_usd += round(run.summarizer_usd * 1e6)
         self.cost_break_micro_usd += round(run.break_usd * 1e6)
         self.cost_sources.update(run.sources())
+        reward = (result.task_outcome or {}).get("reward")
+        if reward is not None:
+            self.cost_outcome_conversations += 1
+            self.cost_outcome_micro_usd += micro
+            if reward >= 1:
+                self.cost_solved += 1
+                self.cost_solved_micro_usd += micro
         if original is not None and original.calls and original.usd is not None:
             self.cost_original_conversations += 1
             self.cost_original_micro_usd += round(original.usd * 1e6)
@@ -184,6 +195,30 @@ class ConfigStats:
             if original
             else None,
             "cost_priced_by": sorted(self.cost_sources),
+            "cost_with_outcome": self._outcome_json(),
+        }
+
+    def _outcome_json(self) -> dict[str, Any] | None:
+        """Cost beside the task's recorded outcome (tau-bench reward): the ORIGINAL run's
+        outcome — a replay does not rerun the task, so "cheaper" here never says "and
+        still solved it", only what the solved and unsolved conversations cost."""
+        n, solved = self.cost_outcome_conversations, self.cost_solved
+        if not n:
+            return None
+        unsolved_usd = (self.cost_outcome_micro_usd - self.cost_solved_micro_usd) / 1e6
+        return {
+            "conversations": n,
+            "solved": solved,
+            "usd_per_conversation": round(self.cost_outcome_micro_usd / 1e6 / n, 4),
+            "usd_per_solved_conversation": round(self.cost_solved_micro_usd / 1e6 / solved, 4)
+            if solved
+            else None,
+            "usd_per_unsolved_conversation": round(unsolved_usd / (n - solved), 4)
+            if n > solved
+            else None,
+            "usd_per_solved_task": round(self.cost_outcome_micro_usd / 1e6 / solved, 4)
+            if solved
+            else None,
         }
 
     def to_json(self) -> dict[str, Any]:

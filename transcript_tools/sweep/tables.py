@@ -132,9 +132,11 @@ COST_COLUMNS: list[tuple[str, str]] = [
 
 def _cost_cell(row: dict[str, Any], key: str) -> str:
     value = row.get(key)
+    if key == "cost_with_outcome":
+        value = (value or {}).get("usd_per_solved_task")
     if value is None:
         return "-"
-    if key in (COST_KEY, "cost_usd"):
+    if key in (COST_KEY, "cost_usd", "cost_with_outcome"):
         return f"${value:.4f}"
     if key == "cost_change_vs_original":
         return f"{value:+.1%}"
@@ -148,9 +150,9 @@ def cost_legend(rows: list[dict[str, Any]]) -> str:
         "split into cache reads, writes and fresh input by the provider's cache rules, "
         "summarizer calls included; Δ$ orig: against the original runs as recorded (the "
         "conversations with recorded usage); sum$: the summarizer's share; break$: the share "
-        "paid for re-sending what a compaction took out of the cache. Prices: "
-        + ("; ".join(sources) or "none")
-        + "."
+        "paid for re-sending what a compaction took out of the cache; $/solved (where the "
+        "log scores its task: tau-bench reward): the cost per task the ORIGINAL run solved "
+        "(a replay does not rerun the task). Prices: " + ("; ".join(sources) or "none") + "."
     )
 
 
@@ -255,6 +257,8 @@ def table_columns(rows: list[dict[str, Any]]) -> tuple[list[tuple[str, str]], se
         left.add(6)
     if any(COST_KEY in row for row in rows):  # --cost only: default tables unchanged
         columns.extend(COST_COLUMNS)
+        if any(row.get("cost_with_outcome") for row in rows):  # a log that scores its task
+            columns.append(("$/solved", "cost_with_outcome"))
     return columns, left
 
 
