@@ -68,7 +68,7 @@ class CostMeter:
             view = self.engine.slot.load_messages(upto=i)
             usage = message.usage
             if usage is not None and _whole_history(view, history, i):
-                self.run.add(self.pricer, message.model, CallTokens.recorded(usage))
+                self.run.add(self.pricer, message.model, CallTokens.recorded(usage), at=i)
             else:
                 output = (
                     usage.output_tokens if usage is not None else estimate_message_tokens(message)
@@ -86,7 +86,7 @@ class CostMeter:
                     new_tokens=new if self._previous is not None else None,
                     survived=self._breaks.get(i),
                 )
-                self.run.add(self.pricer, message.model, tokens, broken=broken)
+                self.run.add(self.pricer, message.model, tokens, broken=broken, at=i, modeled=True)
             self._previous, self._previous_end = view, i
 
     def execute(self, inner: Execute) -> Execute:
@@ -132,6 +132,8 @@ class CostMeter:
             rebuilt = reconstructed_run(self.conv, self.sizes, self.pricer)
             carried = reconstructed_run(self.conv, self.sizes, self.pricer, carry_breaks=True)
             out["model_error"] = model_error(original, rebuilt, carried)
+            same = self.run.same_model_delta(carried)
+            out["delta_usd_same_model"] = None if same is None else round(same, 6)
         return out
 
 
@@ -154,7 +156,11 @@ def cost_line(record: dict[str, Any]) -> str:
         bar = "" if error is None else f", model error on the original {error:+.1%}"
         if not checked.get("cache_recorded", True):
             bar = ", the log records no cache use: the model's split is unchecked"
-        words += f"; original run {usd(original['usd'])} (Δ {record['delta_usd']:+.4f}{bar})"
+        same = record.get("delta_usd_same_model")
+        same_words = "" if same is None else f", same-model Δ {same:+.4f}"
+        words += (
+            f"; original run {usd(original['usd'])} (Δ {record['delta_usd']:+.4f}{same_words}{bar})"
+        )
     outcome = record.get("outcome")
     if outcome is not None:
         words += "; the original run's task outcome: " + ", ".join(

@@ -37,6 +37,8 @@ class PricedCall:
     source: str | None
     break_usd: float = 0.0  # what the call paid beyond a warm cache (a compaction's price)
     summarizer: bool = False
+    at: int = -1  # the call's message index in the history (-1: a summarizer call)
+    modeled: bool = False  # priced by the model, not from recorded usage
 
 
 def modeled_call(
@@ -96,6 +98,8 @@ class RunCost:
         *,
         broken: int = 0,
         summarizer: bool = False,
+        at: int = -1,
+        modeled: bool = False,
     ) -> None:
         quote = pricer.quote(model, tokens)
         break_usd = 0.0
@@ -110,6 +114,8 @@ class RunCost:
                 None if quote is None else quote.source,
                 break_usd,
                 summarizer,
+                at,
+                modeled,
             )
         )
 
@@ -134,6 +140,25 @@ class RunCost:
     @property
     def break_usd(self) -> float:
         return sum(c.break_usd for c in self.calls)
+
+    def same_model_delta(self, original: RunCost) -> float | None:
+        """This run's cost change against ``original`` (the model's reconstruction of the
+        original run, same model, same calls) over the calls this run priced by the model,
+        plus the summarizer: the change with the model's own bias cancelled (docs/cost.md).
+        None where a call has no price."""
+        by_index = {c.at: c.usd for c in original.calls if c.at >= 0}
+        delta = 0.0
+        for call in self.calls:
+            if call.summarizer:
+                if call.usd is None:
+                    return None
+                delta += call.usd
+            elif call.modeled and call.at in by_index:
+                before = by_index[call.at]
+                if call.usd is None or before is None:
+                    return None
+                delta += call.usd - before
+        return delta
 
     def sources(self) -> list[str]:
         return sorted({c.source for c in self.calls if c.source})

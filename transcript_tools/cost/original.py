@@ -20,10 +20,10 @@ from .tokens import CallTokens
 def recorded_run(conv: Conversation, pricer: Pricer) -> RunCost:
     """The calls whose usage the log recorded, priced from that usage."""
     run = RunCost()
-    for message in conv.messages:
+    for i, message in enumerate(conv.messages):
         if is_model_call(message) and message.usage is not None:
             assert isinstance(message, AssistantMessage)
-            run.add(pricer, message.model, CallTokens.recorded(message.usage))
+            run.add(pricer, message.model, CallTokens.recorded(message.usage), at=i)
     return run
 
 
@@ -72,7 +72,7 @@ def reconstructed_run(
             output=message.usage.output_tokens,
             survived=breaks.get(i),
         )
-        run.add(pricer, message.model, tokens)
+        run.add(pricer, message.model, tokens, at=i, modeled=True)
         previous = view
     return run
 

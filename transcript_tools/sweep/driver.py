@@ -167,13 +167,15 @@ class Sweep:
         fires: list[list[int]] = []
         curves: dict[int, list[int]] = {}
         ever = False
-        uncompacted = original = None
+        uncompacted = original = rebuilt = None
         if self.pricer is not None:
             from ..cost.meter import uncompacted_run
-            from ..cost.original import recorded_run
+            from ..cost.original import reconstructed_run, recorded_run
+            from ..cost.sizes import calibrate
 
             uncompacted = uncompacted_run(conv, self.pricer)
             original = recorded_run(conv, self.pricer)
+            rebuilt = reconstructed_run(conv, calibrate(conv), self.pricer, carry_breaks=True)
         for i, cfg in enumerate(self.configs):
             turns, profile = profiled(cfg.checkpoint)
             # Until the first summary the engine's state is the profile's: a configuration
@@ -204,7 +206,7 @@ class Sweep:
                 outcome = evaluate_fast(profile, cfg)
                 outcome.cost = uncompacted  # never fires: nothing is compacted
                 result.fast_runs += 1
-            outcome.original_cost = original
+            outcome.original_cost, outcome.rebuilt_cost = original, rebuilt
             outcome.task_outcome = conv.outcome
             result.stats[i].add(outcome, profile)
             ever = ever or bool(outcome.fires)

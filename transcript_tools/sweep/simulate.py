@@ -116,6 +116,7 @@ class ConvResult:
     )
     cost: RunCost | None = None  # --cost: the run as this configuration makes it
     original_cost: RunCost | None = None  # --cost: the original run, as recorded
+    rebuilt_cost: RunCost | None = None  # --cost: the original run, as the model prices it
     task_outcome: dict[str, Any] | None = None  # --cost: the log's task result (tau-bench)
 
 

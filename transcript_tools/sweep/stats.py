@@ -105,6 +105,7 @@ class ConfigStats:
     cost_original_conversations: int = 0  # priced conversations with recorded usage
     cost_original_micro_usd: int = 0
     cost_policy_on_original_micro_usd: int = 0  # the same conversations' policy cost
+    cost_same_model_delta_micro_usd: int = 0  # RunCost.same_model_delta, summed
     cost_sources: Counter[str] = field(default_factory=Counter)
     cost_outcome_conversations: int = 0  # priced conversations whose log scores the task
     cost_outcome_micro_usd: int = 0
@@ -171,6 +172,10 @@ class ConfigStats:
             self.cost_original_conversations += 1
             self.cost_original_micro_usd += round(original.usd * 1e6)
             self.cost_policy_on_original_micro_usd += micro
+            same = (
+                None if result.rebuilt_cost is None else run.same_model_delta(result.rebuilt_cost)
+            )
+            self.cost_same_model_delta_micro_usd += round((same or 0.0) * 1e6)
 
     def cost_json(self) -> dict[str, Any]:
         """The --cost figures (docs/cost.md): totals, per conversation, the summarizer's
@@ -193,6 +198,11 @@ class ConfigStats:
             "cost_original_usd": round(original, 4),
             "cost_change_vs_original": round((policy_on_original - original) / original, 4)
             if original
+            else None,
+            "cost_change_same_model": round(
+                self.cost_same_model_delta_micro_usd / self.cost_original_micro_usd, 4
+            )
+            if self.cost_original_micro_usd
             else None,
             "cost_priced_by": sorted(self.cost_sources),
             "cost_with_outcome": self._outcome_json(),

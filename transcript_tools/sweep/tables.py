@@ -125,6 +125,7 @@ COST_COLUMNS: list[tuple[str, str]] = [
     ("$/conv", COST_KEY),
     ("$ total", "cost_usd"),
     ("Δ$ orig", "cost_change_vs_original"),
+    ("Δ$ model", "cost_change_same_model"),
     ("sum$", "cost_summarizer_share"),
     ("break$", "cost_cache_break_share"),
 ]
@@ -138,7 +139,7 @@ def _cost_cell(row: dict[str, Any], key: str) -> str:
         return "-"
     if key in (COST_KEY, "cost_usd", "cost_with_outcome"):
         return f"${value:.4f}"
-    if key == "cost_change_vs_original":
+    if key in ("cost_change_vs_original", "cost_change_same_model"):
         return f"{value:+.1%}"
     return f"{value:.1%}"
 
@@ -149,7 +150,7 @@ def cost_legend(rows: list[dict[str, Any]]) -> str:
         "\ncost (--cost): $/conv, $ total: what each configuration's runs cost, prompt tokens "
         "split into cache reads, writes and fresh input by the provider's cache rules, "
         "summarizer calls included; Δ$ orig: against the original runs as recorded (the "
-        "conversations with recorded usage); sum$: the summarizer's share; break$: the share "
+        "conversations with recorded usage); Δ$ model: the same change with the model's own bias cancelled (each compacted call against the model's price of the original call); sum$: the summarizer's share; break$: the share "
         "paid for re-sending what a compaction took out of the cache; $/solved (where the "
         "log scores its task: tau-bench reward): the cost per task the ORIGINAL run solved "
         "(a replay does not rerun the task). Prices: " + ("; ".join(sources) or "none") + "."
