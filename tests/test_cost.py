@@ -121,8 +121,22 @@ def test_openai_rules_read_in_128_token_steps_and_write_nothing() -> None:
 
 
 def test_a_recorded_break_caps_what_any_policy_reads() -> None:
-    tokens, _ = modeled_call(BEFORE[0], BEFORE[1], sizes(), ANTHROPIC, output=0, survived=2000)  # type: ignore[arg-type]
+    tokens, broken = modeled_call(
+        BEFORE[0],
+        BEFORE[1],
+        sizes(),
+        ANTHROPIC,
+        output=0,
+        survived=2000,
+        new_tokens=700,  # type: ignore[arg-type]
+    )
     assert tokens == CallTokens(4200, 2000, 2200, 0)
+    assert broken == 0  # the original's own miss, not a compaction's
+    # the whole previous prompt is a prefix: the cache holds all of it, as recorded
+    whole, _ = modeled_call(
+        BEFORE[0], BEFORE[1], sizes(), ANTHROPIC, output=0, previous_prompt=3400
+    )  # type: ignore[arg-type]
+    assert whole == CallTokens(4200, 3400, 800, 0)
 
 
 def test_prices_come_from_genai_prices_with_their_source_and_date() -> None:

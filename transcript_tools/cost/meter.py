@@ -52,6 +52,7 @@ class CostMeter:
     _previous_end: int = 0
     _model: str | None = None
     _breaks: dict[int, int] = field(default_factory=dict)
+    _previous_prompt: int | None = None
 
     def __post_init__(self) -> None:
         self.sizes = calibrate(self.conv)
@@ -68,7 +69,8 @@ class CostMeter:
             view = self.engine.slot.load_messages(upto=i)
             usage = message.usage
             if usage is not None and _whole_history(view, history, i):
-                self.run.add(self.pricer, message.model, CallTokens.recorded(usage), at=i)
+                tokens = CallTokens.recorded(usage)
+                self.run.add(self.pricer, message.model, tokens, at=i)
             else:
                 output = (
                     usage.output_tokens if usage is not None else estimate_message_tokens(message)
@@ -85,9 +87,11 @@ class CostMeter:
                     output=output,
                     new_tokens=new if self._previous is not None else None,
                     survived=self._breaks.get(i),
+                    previous_prompt=self._previous_prompt,
                 )
                 self.run.add(self.pricer, message.model, tokens, broken=broken, at=i, modeled=True)
             self._previous, self._previous_end = view, i
+            self._previous_prompt = tokens.prompt
 
     def execute(self, inner: Execute) -> Execute:
         """``inner`` with every summarizer call it makes priced (fresh input: a summary

@@ -51,6 +51,8 @@ def modeled_call(
     new_tokens: int | None = None,
     gap_seconds: float | None = None,
     survived: int | None = None,
+    previous_prompt: int | None = None,
+    prompt_tokens: int | None = None,
 ) -> tuple[CallTokens, int]:
     """The call's tokens by kind, and its cache-break tokens: the uncached part beyond
     ``new_tokens`` (the messages appended since the previous call; None: no break).
@@ -58,19 +60,29 @@ def modeled_call(
     ``survived``: the original call found only this many tokens cached (a break the log
     recorded, :func:`original.recorded_breaks`): the same call of any policy finds at
     most as many — the break's causes (time, the agent rewriting its prompt, the
-    provider's eviction) do not depend on the policy."""
-    prompt = sizes.prompt(list(view))
+    provider's eviction) do not depend on the policy. ``previous_prompt``: the previous
+    call's whole prompt (the cache holds no more of it than that); ``prompt_tokens``: the
+    prompt's size where it is known (the recording's), else the sizes' sum."""
+    prompt = sizes.prompt(list(view)) if prompt_tokens is None else prompt_tokens
     shared = 0
     if previous is not None:
         n = shared_prefix(previous, view)
         shared = round(sizes.hidden + sum(sizes.of(m) for m in view[:n]))
+        if previous_prompt is not None:
+            # the whole previous prompt is a prefix of this one: the cache holds all of
+            # it, whatever the sizes say; else it cannot hold more than that prompt
+            shared = previous_prompt if n == len(previous) else min(shared, previous_prompt)
+    # what the views alone leave uncached: the compaction's part of a miss (a recorded
+    # break below is the original run's, paid by every policy alike)
+    view_read = rules.split(prompt, shared, gap_seconds)[0]
     if survived is not None:
         shared = survived if previous is None else min(shared, survived)
     read, write, _fresh = rules.split(prompt, shared, gap_seconds)
     tokens = CallTokens(prompt, read, write, output)
-    uncached = prompt - read
     cacheless = rules.provider == "none"  # nothing is cached, so nothing can break
-    broken = 0 if new_tokens is None or cacheless else max(0, uncached - new_tokens)
+    broken = 0
+    if new_tokens is not None and not cacheless:
+        broken = min(max(0, prompt - view_read - new_tokens), prompt - read)
     return tokens, broken
 
 

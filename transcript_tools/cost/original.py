@@ -57,7 +57,7 @@ def reconstructed_run(
     run = RunCost()
     restarts = original_starts(conv)
     breaks = recorded_breaks(conv) if carry_breaks else {}
-    previous = None
+    previous, previous_prompt = None, None
     for i, message in enumerate(conv.messages):
         if not is_model_call(message) or message.usage is None:
             continue
@@ -71,9 +71,11 @@ def reconstructed_run(
             rules_for(message.model),
             output=message.usage.output_tokens,
             survived=breaks.get(i),
+            previous_prompt=previous_prompt,
+            prompt_tokens=message.usage.input_tokens,
         )
         run.add(pricer, message.model, tokens, at=i, modeled=True)
-        previous = view
+        previous, previous_prompt = view, message.usage.input_tokens
     return run
 
 

@@ -88,4 +88,18 @@ def calibrate(conv: Conversation) -> Sizes:
     first, prompt0 = calls[0]
     head = max((r for r in restarts if r <= first), default=0)
     hidden = max(0, round(prompt0 - sum(by_id[id(m)] for m in messages[head:first])))
+    # After each restart the prompt begins anew: the messages before its first recorded
+    # call are what that call's prompt holds beyond the hidden prefix.
+    for restart in restarts:
+        if restart <= head:
+            continue
+        found = next(((i, p) for i, p in calls if i >= restart), None)
+        if found is None or any(restart < r <= found[0] for r in restarts):
+            continue
+        end, prompt = found
+        grown = sum(estimates[restart:end])
+        if grown > 0 and prompt > hidden:
+            scale = (prompt - hidden) / grown
+            for j in range(restart, end):
+                by_id[id(messages[j])] = scale * estimates[j]
     return Sizes(by_id, hidden, ratio, True)
