@@ -194,3 +194,23 @@ def uncompacted_run(conv: Conversation, pricer: Pricer) -> RunCost:
     meter = CostMeter(conv, _Uncompacted(_WholeHistory(conv.messages)), pricer)
     meter.appended(0, 0, len(conv.messages))
     return meter.run
+
+
+async def drive_priced(
+    conv: Conversation,
+    engine: Any,
+    execute: Execute | None,
+    pricer: Pricer | None,
+    **options: Any,
+) -> CostMeter | None:
+    """``engine.drive.drive_conversation`` (``options``: its keywords), with a
+    :class:`CostMeter` attached when ``pricer`` is given (--cost); the meter, or None."""
+    from ..engine.drive import drive_conversation
+
+    if pricer is None:
+        await drive_conversation(conv, engine, execute, **options)
+        return None
+    meter = CostMeter(conv, engine, pricer)
+    priced = None if execute is None else meter.execute(execute)
+    await drive_conversation(conv, engine, priced, appended=meter.appended, **options)
+    return meter

@@ -18,9 +18,10 @@ from typing import IO, Any, Protocol, runtime_checkable
 
 import orjson
 
+from ..cost.meter import drive_priced
 from ..cost.prices import Pricer
 from ..engine.config import Checkpoint, Measure, ReplaySettings
-from ..engine.drive import drive_conversation, session_window, unit_bounds
+from ..engine.drive import session_window, unit_bounds
 from ..engine.messages import (
     AssistantMessage,
     Conversation,
@@ -144,20 +145,8 @@ async def replay_conversation(
         # chain of summaries is what the run waits for at the end
         return await executor.execute(request, priority=-left)
 
-    meter = None
-    if pricer is not None:
-        from ..cost.meter import CostMeter
-
-        meter = CostMeter(conv, engine, pricer)
-        execute = meter.execute(execute)  # type: ignore[assignment]
-    await drive_conversation(
-        conv,
-        engine,
-        execute,
-        units=units,
-        annotate=annotate,
-        appended=None if meter is None else meter.appended,
-    )
+    # --cost: priced as it runs (cost/meter.py); the one loop otherwise (engine/drive.py)
+    meter = await drive_priced(conv, engine, execute, pricer, units=units, annotate=annotate)
     warnings = list(conv.warnings) + tool_oddities(conv.messages)
     if not conv.messages:
         warnings.append(

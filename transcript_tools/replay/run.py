@@ -20,6 +20,7 @@ from ..cost.prices import Pricer
 from ..engine.config import Checkpoint, ReplaySettings, TurnPath
 from ..engine.prompt import PromptTemplate, template_from_config
 from ..engine.requests import SUMMARY_MAX_TOKENS
+from ..errors import ConfigError
 from ..providers.base import Provider
 from ..providers.factory import (
     _executor_for,
@@ -149,6 +150,8 @@ def run_replay(
     from .output_dir import OutputDirectory
     from .text_report import TextReport
 
+    if cost is not None and batch is not None:
+        raise ConfigError("--cost does not price a --batch replay: drop one of the two")
     started = time.perf_counter()
     cfg = settings.summary
     if template is None and cfg is not None:

@@ -24,8 +24,8 @@ import bisect
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from ..cost.meter import drive_priced
 from ..engine.config import Checkpoint, Measure, ReplaySettings, SlotMode, SummaryConfig
-from ..engine.drive import drive_conversation
 from ..engine.formatting import MESSAGE_SEPARATOR, format_message
 from ..engine.messages import Conversation, Message
 from ..engine.prompt import PromptTemplate
@@ -419,21 +419,9 @@ async def evaluate_engine(
         return await executor.execute(request)
 
     units = [(start, start + len(messages)) for start, messages in turns]
-    meter = None
-    if pricer is not None:
-        from ..cost.meter import CostMeter
-
-        meter = CostMeter(conv, engine, pricer)
-        execute = meter.execute(execute)  # type: ignore[assignment]
-    # the one loop replay and eval run too (engine/drive.py): the same turn path
-    await drive_conversation(
-        conv,
-        engine,
-        execute,
-        units=units,
-        after_unit=measure,
-        appended=None if meter is None else meter.appended,
-    )
+    # the one loop replay and eval run too (engine/drive.py): the same turn path;
+    # with --cost priced as it runs (cost/meter.py)
+    meter = await drive_priced(conv, engine, execute, pricer, units=units, after_unit=measure)
     unit = "call" if cfg.checkpoint is Checkpoint.CALL else "turn"
     fires = [d[unit] for d in engine.decisions if d["decision"] in FIRED]
     result = ConvResult(turns=profile.turns, fires=fires, curve=curve)
