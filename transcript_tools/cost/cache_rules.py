@@ -4,7 +4,8 @@ Anthropic (platform.claude.com/docs/en/build-with-claude/prompt-caching): the ca
 holds a prompt's prefix up to a cache breakpoint; agents (Claude Code) mark the end of
 each prompt, so a call reads the prefix the previous call wrote and writes the rest, at
 1.25× the input price (5-minute lifetime, refreshed by each hit); a prefix shorter than
-the model's minimum (1,024 tokens; 2,048 for Haiku) is not cached at all.
+the model's minimum (1,024 tokens; 2,048 for Haiku; newer models range 512-4,096 and
+are taken as 1,024 here) is not cached at all.
 
 OpenAI (developers.openai.com/api/docs/guides/prompt-caching): caching is automatic for
 prompts of 1,024 tokens or more, a hit counts in 128-token steps of the longest prefix
