@@ -34,6 +34,7 @@ RENAMED = {
     "html_path": "html",
     "baseline_dir": "baseline",
     "old_dir": "old",
+    "prices_file": "prices",
     "new_dir": "new",
 }
 FUNCTIONS = {

@@ -110,6 +110,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("eval",),
     ("replay", "inspection"),
     ("parallel", "providers"),
+    ("cost",),
     ("formats",),
     ("engine",),
     ("errors", "terminal", "_sync", "_version", "templates", "report_chart"),

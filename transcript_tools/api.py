@@ -79,6 +79,8 @@ def replay_corpus(
     skip_bad_lines: bool = False,
     workers: int | None = None,
     ray: str | None = None,
+    cost: bool = False,
+    prices: str | Path | None = None,
     warn: Callable[[str], None] = ignore,
     error: Callable[[str], None] | None = None,
     on_session: Callable[[SessionResult], None] | None = None,
@@ -93,9 +95,12 @@ def replay_corpus(
     with the ``Provider`` protocol (no response cache unless ``cache`` is given);
     ``options`` are the call and cache options (``ProviderOptions``: model, cache,
     cache_only, batch…). With ``out`` the records are written as ``tsum replay --out``
-    writes them; without it each ``SessionResult`` is in ``result.sessions``. Bad input
+    writes them; without it each ``SessionResult`` is in ``result.sessions``. ``cost``
+    prices each session as replayed (``tsum replay --cost``; ``prices``: a JSON prices
+    file before genai-prices; docs/cost.md): ``SessionResult.cost``. Bad input
     does not raise: see ``result.status`` and ``result.stats.errors``.
     """
+    from .cost.prices import pricer_for
     from .parallel.pool import backend_for, refuse_summaries_on_ray
     from .replay.run import replay_paths
 
@@ -115,6 +120,7 @@ def replay_corpus(
         on_session=on_session,
         say=lambda message, _important: warn(message),
         backend=backend if (workers or ray or run.values.get("workers")) else None,
+        cost=pricer_for(cost, prices, run.provider.get("price_per_mtok")),
     )
 
 
@@ -142,6 +148,8 @@ def sweep_corpus(
     ray: str | None = None,
     summary_tokens: int | None = None,
     price_per_mtok: float | None = None,
+    cost: bool = False,
+    prices: str | Path | None = None,
     report: str | Path | None = None,
     chart: bool = False,
     report_sample: int | None = None,
@@ -153,7 +161,10 @@ def sweep_corpus(
     takes the run's own value. Summary text, where a schedule needs it, comes from the
     offline provider, or from ``provider``'s responses in ``cache`` (never an API call).
     ``report`` writes the HTML report (``chart``: with the trade-off chart). ``policies`` (``Policy`` values or preset names /
-    files, ``tsum sweep --policy``) make the compaction policy a grid dimension."""
+    files, ``tsum sweep --policy``) make the compaction policy a grid dimension. ``cost``
+    prices every configuration's runs (``tsum sweep --cost``; ``prices``: a JSON prices
+    file; docs/cost.md)."""
+    from .cost.prices import pricer_for
     from .sweep import workflow
 
     run = _run_settings(
@@ -185,6 +196,7 @@ def sweep_corpus(
         warn=warn,
         error=error or warn,
         price_per_mtok=price_per_mtok,
+        pricer=pricer_for(cost, prices, price_per_mtok),
         **_given(
             summary_tokens=summary_tokens,
             report_sample=report_sample,
@@ -208,6 +220,7 @@ def eval_corpus(
     out: str | Path | None = None,
     html: str | Path | None = None,
     chart: bool = False,
+    cost: bool = False,
     format: str | None = None,
     skip_bad_lines: bool = False,
     warn: Callable[[str], None] = ignore,
@@ -217,7 +230,8 @@ def eval_corpus(
     """Score what survives each summary, per template in ``prompts`` (default: the run's
     own) and model in ``models`` (``tsum eval``). With ``out``: ``checkpoints.jsonl`` and
     ``eval.json``; with ``html``: the HTML page (``chart``: with the trade-off chart). ``judge`` adds the model-judged grades; ``policies`` (``Policy`` values or preset names /
-    files, ``tsum eval --policy``) are scored side by side."""
+    files, ``tsum eval --policy``) are scored side by side; ``cost`` adds recall per 1,000
+    retained tokens (``tsum eval --cost``, docs/cost.md)."""
     from .eval.workflow import eval_paths
 
     def variant(spec: str | None, model: str | None) -> RunSettings:
@@ -252,6 +266,7 @@ def eval_corpus(
         policy_names=[p.name for p in given for _ in specs for _ in model_list]
         if policy_mode
         else [],
+        cost=cost,
         warn=warn,
         error=error or warn,
         say=lambda message, _important: warn(message),
@@ -265,6 +280,7 @@ def check(
     update: bool = False,
     out: str | Path | None = None,
     max_drop: float = 0.05,
+    max_cost_increase: float | None = None,
     context: int = 3,
     config: SummaryConfig | None = None,
     settings: ReplaySettings | None = None,
@@ -278,6 +294,7 @@ def check(
 ) -> CheckResult:
     """Replay ``paths`` and diff the outputs against the ``baseline`` directory (``tsum
     check``): ``result.diff`` (a ``RunDiff``), ``result.scores`` (the recall gate),
+    ``result.costs`` (the cost gate, with ``max_cost_increase``: docs/cost.md),
     ``result.failed``. ``update`` rewrites the baseline with this run's outputs."""
     from .diff.check import check_corpus
 
@@ -291,6 +308,7 @@ def check(
         update=update,
         out_dir=Path(out) if out is not None else None,
         max_drop=max_drop,
+        max_cost_increase=max_cost_increase,
         context=context,
         say=warn,
         error=warn,

@@ -60,6 +60,13 @@ from .settings import resolve, summary_options
     help="Fail when the summaries' artifact recall (tsum eval) drops by more than this "
     "(0.05 = five percentage points); the lost probes are named.",
 )
+@click.option(
+    "--max-cost-increase",
+    type=click.FloatRange(min=0),
+    help="Price the run (replay --cost) and fail when its cost exceeds the baseline's by "
+    "more than this share (0.05 = 5%); the baseline needs costs.jsonl (--update with this "
+    "option writes it). Prices: --price-per-mtok, else genai-prices (docs/cost.md).",
+)
 @click.pass_context
 def check_command(
     ctx: click.Context,
@@ -83,6 +90,7 @@ def check_command(
 
     own = {name: opts.pop(name) for name in OWN_OPTIONS}
     max_drop = opts.pop("max_drop")
+    max_cost_increase = opts.pop("max_cost_increase")
     if own["as_json"] and own["markdown"]:
         raise ConfigError("--json and --markdown cannot be combined: choose one")
     resolved = resolve(opts)  # a bad setting fails before anything is read or paid for
@@ -101,8 +109,11 @@ def check_command(
         update=update,
         out_dir=out_dir,
         max_drop=max_drop,
+        max_cost_increase=max_cost_increase,
         context=own["context"],
-        replay=lambda listed, out: replay_paths(listed, resolved, out_dir=out, silent=silent),
+        replay=lambda listed, out, cost: replay_paths(
+            listed, resolved, out_dir=out, silent=silent, cost=cost
+        ),
         say=say,
         error=lambda message: echo(message, err=True),
         on_update_diff=show,
@@ -112,11 +123,14 @@ def check_command(
     if result.updated is not None:
         say(result.updated)
         return
-    diff, scores = result.diff, result.scores
+    diff, scores, costs = result.diff, result.scores, result.costs
     assert diff is not None
     for line in scores.lines if scores is not None and not silent else ():
         click.echo(f"tsum: {line}", err=True)
-    if scores is not None and scores.failed and diff.identical:
+    for line in costs.lines if costs is not None and not silent else ():
+        click.echo(f"tsum: {line}", err=True)
+    gate_failed = (scores is not None and scores.failed) or (costs is not None and costs.failed)
+    if gate_failed and diff.identical:
         ctx.exit(int(ExitCode.DIFFERENCES))
     finish_diff(ctx, diff, own, silent)
 

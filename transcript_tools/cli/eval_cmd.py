@@ -139,6 +139,12 @@ beside those floors and the uncompacted view (ceiling), with the views' API viol
     "beside the floors and the uncompacted run.",
 )
 @click.option("--silent", is_flag=True, help="No notes or end-of-run line on stderr.")
+@click.option(
+    "--cost",
+    is_flag=True,
+    help="Add recall per 1,000 retained tokens: the artifact probes the next view still "
+    "carries (summary or kept turns) per 1,000 of its estimated tokens (docs/cost.md).",
+)
 def eval_command(
     paths: tuple[str, ...],
     prompts: tuple[str, ...],
@@ -150,6 +156,7 @@ def eval_command(
     html_path: Path | None,
     chart: bool,
     silent: bool,
+    cost: bool,
     **opts: Any,
 ) -> None:
     """Score what survives each summary: probes from the replaced history, per template."""
@@ -198,6 +205,7 @@ def eval_command(
         html_path=html_path,
         chart=chart,
         policy_names=policy_names,
+        cost=cost,
         warn=warn,
         error=lambda m: click.echo(m, err=True),
         say=say,

@@ -11,6 +11,7 @@ import click
 from ..engine.config import RunSettings
 from ..errors import ExitCode
 from ..terminal import echo
+from .cost_options import cost_options, pricer_for
 from .provider_options import provider_options
 from .scale_options import scale_options
 from .settings import resolve, summary_options
@@ -46,6 +47,7 @@ __all__ = ["exit_for", "replay_command", "replay_paths", "summary_options"]
     "--silent", is_flag=True, help="No progress bar, warnings or end-of-run summary on stderr."
 )
 @scale_options
+@cost_options
 def replay_command(
     paths: tuple[str, ...],
     out_dir: Path | None,
@@ -53,6 +55,8 @@ def replay_command(
     silent: bool,
     workers: int | None,
     ray_address: str | None,
+    cost: bool,
+    prices_file: str | None,
     **opts: Any,
 ) -> None:
     """Replay transcripts (files, directories, globs, or - for stdin) turn by turn through the checkpoint.
@@ -68,7 +72,10 @@ def replay_command(
             ray_address, "a replay that makes summary calls (add --dry-run for decisions only)"
         )
     backend = backend_for(resolved.values.get("workers"), ray_address)
-    result = replay_paths(list(paths), resolved, out_dir=out_dir, silent=silent, backend=backend)
+    pricer = pricer_for(cost, prices_file, resolved.provider.get("price_per_mtok"))
+    result = replay_paths(
+        list(paths), resolved, out_dir=out_dir, silent=silent, backend=backend, cost=pricer
+    )
     exit_for(result)
 
 
@@ -79,6 +86,7 @@ def replay_paths(
     out_dir: Path | None,
     silent: bool,
     backend: Any = None,
+    cost: Any = None,
 ) -> ReplayResult:
     """The library's run with the CLI's stderr: warnings, errors, progress, the end-of-run line."""
     from ..replay.run import replay_paths as run_paths
@@ -113,6 +121,7 @@ def replay_paths(
         on_end=on_end,
         say=say,
         backend=backend,
+        cost=cost,
     )
 
 

@@ -15,6 +15,7 @@ from ..errors import ExitCode
 from ..sweep.tables import SORT_KEYS, render_csv, render_json, render_table
 from ..sweep.workflow import DEFAULT_REPORT_SAMPLE, DEFAULT_SORT, sweep_paths
 from ..terminal import echo
+from .cost_options import cost_options, pricer_for
 from .scale_options import scale_options
 from .settings import config_option, format_option, resolve, shown_default
 
@@ -229,6 +230,7 @@ The output says which."""
 )
 @click.option("--silent", is_flag=True, help="No progress or end-of-run line on stderr.")
 @scale_options
+@cost_options
 def sweep_command(
     paths: tuple[str, ...],
     policies: tuple[str, ...],
@@ -253,6 +255,8 @@ def sweep_command(
     silent: bool,
     workers: int | None,
     ray_address: str | None,
+    cost: bool,
+    prices_file: str | None,
     **opts: Any,
 ) -> None:
     """Evaluate every combination of trigger settings on every conversation (no LLM where none is needed)."""
@@ -294,6 +298,7 @@ def sweep_command(
             ray=ray_address,
             summary_tokens=summary_tokens,
             price_per_mtok=price_per_mtok,
+            pricer=pricer_for(cost, prices_file, price_per_mtok),
             report_path=report_path,
             report_sample=report_sample,
             sort=sort,

@@ -3,7 +3,8 @@
 The steps, in the order that fails cheapest first: load the baseline (before paying for a
 replay), seed the response cache with its summaries (an unchanged prompt reproduces for
 free), replay into a fresh directory, name the responses ``--cache-only`` missed, diff,
-run eval's recall gate (docs/eval.md), and with ``update`` bless the fresh outputs.
+run eval's recall gate (docs/eval.md) and, with ``max_cost_increase``, the cost gate
+(``cost.gate``, docs/cost.md), and with ``update`` bless the fresh outputs.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..cost.gate import COST_FILE, compare_costs, read_costs
+from ..cost.prices import Pricer, pricer_for
 from ..engine.config import RunSettings
 from ..errors import ConfigError, TsumError
 from ..providers.cache import CacheMode
@@ -25,7 +28,8 @@ from .changes import RunDiff
 from .compare import ReplayOutput, diff_outputs, load_output
 from .render import verdict_line
 
-Replay = Callable[[list[str], Path], ReplayResult]
+# (paths, out, the pricer: with the cost gate the replay is priced, as replay --cost)
+Replay = Callable[[list[str], Path, Pricer | None], ReplayResult]
 
 
 def _quiet(_message: str) -> None:
@@ -39,14 +43,17 @@ class CheckResult:
 
     diff: RunDiff | None
     scores: Any = None  # eval.baseline.Comparison
+    costs: Any = None  # cost.gate.CostComparison (--max-cost-increase), or None
     updated: str | None = None  # with update: how the baseline changed, for the end line
 
     @property
     def failed(self) -> bool:
-        """Differences, or a recall drop past the gate on identical outputs."""
+        """Differences, or a recall drop or cost rise past its gate on identical outputs."""
         if self.updated is not None:
             return False
-        gate_failed = self.scores is not None and self.scores.failed
+        gate_failed = (self.scores is not None and self.scores.failed) or (
+            self.costs is not None and self.costs.failed
+        )
         return self.diff is None or not self.diff.identical or bool(gate_failed)
 
 
@@ -62,6 +69,7 @@ def check_corpus(
     update: bool = False,
     out_dir: Path | None = None,
     max_drop: float = 0.05,
+    max_cost_increase: float | None = None,
     context: int = 3,
     replay: Replay | None = None,
     say: Callable[[str], None] = _quiet,
@@ -72,7 +80,10 @@ def check_corpus(
 ) -> CheckResult:
     """Replay ``paths`` with ``run``'s settings and compare with ``baseline_dir``.
 
-    ``replay(paths, out)`` runs the replay (default: ``replay.run.replay_paths``, quiet);
+    ``replay(paths, out, pricer)`` runs the replay (default: ``replay.run.replay_paths``,
+    quiet), priced when ``max_cost_increase`` is given (a cost rise beyond that share of
+    the baseline's ``costs.jsonl`` fails like a recall drop; prices: --price-per-mtok,
+    else genai-prices);
     ``say`` gets the informational lines, ``error`` the replay's fatal one;
     ``on_update_diff`` sees the diff before ``update`` rewrites the baseline. Raises
     ``TsumError`` when nothing could be compared (``update_command`` /
@@ -83,8 +94,10 @@ def check_corpus(
         )
     if replay is None:
 
-        def replay(listed: list[str], out: Path) -> ReplayResult:
-            return replay_paths(listed, run, out_dir=out)
+        def replay(listed: list[str], out: Path, cost: Pricer | None) -> ReplayResult:
+            return replay_paths(listed, run, out_dir=out, cost=cost)
+
+    pricer = pricer_for(max_cost_increase is not None, None, run.provider.get("price_per_mtok"))
 
     baseline = None
     if baseline_dir.exists() or not update:
@@ -103,7 +116,7 @@ def check_corpus(
 
     with tempfile.TemporaryDirectory(prefix="tsum-check-") as tmp:
         fresh_dir = out_dir if out_dir is not None else Path(tmp) / "fresh"
-        replay_error = _replayed(replay(list(paths), fresh_dir), error)
+        replay_error = _replayed(replay(list(paths), fresh_dir, pricer), error)
         missing = cache_only_misses(fresh_dir) if run.provider.get("cache_only") else []
         fresh = None
         if replay_error is None or missing:
@@ -133,7 +146,12 @@ def check_corpus(
         )
         if not update:
             assert diff is not None
-            return CheckResult(diff, scores)
+            costs = None
+            if max_cost_increase is not None:
+                costs = compare_costs(
+                    read_costs(baseline_dir), read_costs(fresh_dir) or {}, max_cost_increase
+                )
+            return CheckResult(diff, scores, costs)
         _bless(fresh, fresh_dir, baseline_dir, diff, on_update_diff)
         if diff is None:
             what = "written (new baseline)"
@@ -163,8 +181,9 @@ def _bless(
     if diff is not None and on_update_diff is not None:
         on_update_diff(diff)
     update_baseline(fresh_dir, baseline_dir)
-    if (fresh_dir / "eval.json").is_file():
-        shutil.copyfile(fresh_dir / "eval.json", baseline_dir / "eval.json")
+    for kept in ("eval.json", COST_FILE):  # the gates' stored figures
+        if (fresh_dir / kept).is_file():
+            shutil.copyfile(fresh_dir / kept, baseline_dir / kept)
 
 
 def _replayed(result: ReplayResult, error: Callable[[str], None]) -> TsumError | None:

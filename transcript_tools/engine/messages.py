@@ -231,3 +231,6 @@ class Conversation:
     line: int | None = (
         None  # first line of this conversation in its file (multi-conversation files)
     )
+    # The task's result as the log records it (tau-bench: {"reward": 1.0}), where it does:
+    # the ORIGINAL run's outcome, reported beside its cost (docs/cost.md).
+    outcome: dict[str, Any] | None = None

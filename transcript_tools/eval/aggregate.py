@@ -35,6 +35,9 @@ class Aggregate:
     input_tokens: int = 0
     output_tokens: int = 0
     judged: dict[str, list[int]] = field(default_factory=dict)  # kind -> [sum of grades, n]
+    retained_checkpoints: int = 0  # eval --cost: checkpoints with a next-view size
+    retained_probes: int = 0
+    retained_view_tokens: int = 0
 
     def add(self, record: dict[str, Any]) -> None:
         self.checkpoints += 1
@@ -68,6 +71,10 @@ class Aggregate:
         usage = record.get("usage") or {}
         self.input_tokens += int(usage.get("input_tokens") or 0)
         self.output_tokens += int(usage.get("output_tokens") or 0)
+        if "next_view_tokens" in record:
+            self.retained_checkpoints += 1
+            self.retained_probes += record["retained_probes"]
+            self.retained_view_tokens += record["next_view_tokens"]
         for item in (record.get("judged") or {}).get("questions", []):
             if item.get("grade") is not None:
                 pair = self.judged.setdefault(item["kind"], [0, 0])
@@ -75,6 +82,17 @@ class Aggregate:
                 pair[1] += 1
 
     def as_json(self) -> dict[str, Any]:
+        out = self._as_json()
+        if self.retained_checkpoints:  # eval --cost only: default outputs unchanged
+            out["recall_per_1k_retained_tokens"] = round(
+                self.retained_probes / self.retained_view_tokens * 1000, 4
+            )
+            out["next_view_tokens_mean"] = round(
+                self.retained_view_tokens / self.retained_checkpoints, 1
+            )
+        return out
+
+    def _as_json(self) -> dict[str, Any]:
         n = self.checkpoints
         return {
             "checkpoints": n,

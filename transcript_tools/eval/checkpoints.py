@@ -52,6 +52,10 @@ class SummaryReplacement:
     # its tail); a probe from before it was never shown to the summarizer. None: unknown
     # (a summary read back from records), taken as the whole replaced part.
     shown: tuple[int, int] | None = None
+    # estimated tokens of the next view (``slot.view_size()`` after the summary): what the
+    # model still sees, for eval --cost's recall per 1,000 retained tokens. None: unknown
+    # (a recorded compaction). Not in ``head()``: records without --cost are unchanged.
+    view_tokens: int | None = None
 
     def head(self) -> dict[str, Any]:
         return {
@@ -108,6 +112,7 @@ async def tsum_checkpoints(
                 model=record.get("model"),
                 usage=record.get("usage"),
                 prompt_sha256=record.get("prompt_sha256"),
+                view_tokens=engine.slot.view_size()[1],
             )
         )
 

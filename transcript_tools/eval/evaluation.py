@@ -23,6 +23,7 @@ from ..errors import ConfigError
 from ..formats.corpus import CorpusReader
 from ..providers.executor import SummaryExecutor
 from .aggregate import Aggregate
+from .artifacts import ARTIFACT_KINDS
 from .checkpoints import (
     SummaryReplacement,
     compaction_message_indices,
@@ -102,6 +103,22 @@ def score_record(cp: SummaryReplacement, probes: ConversationProbes) -> dict[str
     return record
 
 
+def retained_recall(record: dict[str, Any], view_tokens: int) -> dict[str, Any]:
+    """The artifact probes the next view still carries (in the summary or the kept
+    turns) per 1,000 of its estimated tokens: the figure of NousResearch/hermes-agent's
+    compaction eval (recall at retained tokens), docs/cost.md."""
+    kept = sum(
+        1
+        for probe in record["probes"]
+        if probe["kind"] in ARTIFACT_KINDS and (probe["summary"] or probe["in_kept"])
+    )
+    return {
+        "retained_probes": kept,
+        "next_view_tokens": view_tokens,
+        "recall_per_1k_retained_tokens": round(kept / view_tokens * 1000, 4),
+    }
+
+
 @dataclass
 class Evaluation:
     """Runs the variants over a corpus (``run``), feeding records to ``on_checkpoint``."""
@@ -114,6 +131,7 @@ class Evaluation:
     error: Callable[[str], None] = _log.error
     on_checkpoint: Callable[[dict[str, Any]], None] | None = None
     judge: Any = None  # eval.judge.Judge, or None
+    cost: bool = False  # --cost: each tsum checkpoint's recall per 1,000 retained tokens
     # ``--policy``: score every action of each variant's policy on what it took out of
     # the view (eval/policy_probes.py) instead of each summary on what it replaced
     policy_mode: bool = False
@@ -206,6 +224,8 @@ class Evaluation:
         self, cp: SummaryReplacement, probes: ConversationProbes, result: EvalResult, label: str
     ) -> None:
         record = score_record(cp, probes)
+        if self.cost and cp.view_tokens:
+            record.update(retained_recall(record, cp.view_tokens))
         if self.judge is not None:
             record["judged"] = await self.judge.judge(cp, probes)
         result.aggregates[label].add(record)

@@ -79,6 +79,13 @@ def render_text(result: EvalResult) -> str:
             lambda d: f"{d['summary_cost']['input_tokens']}/{d['summary_cost']['output_tokens']}",
         ),
     ]
+    if any("recall_per_1k_retained_tokens" in d for d in data.values()):  # eval --cost
+        rows.append(
+            (
+                "probes per 1k retained",
+                lambda d: str(d.get("recall_per_1k_retained_tokens", "—")),
+            )
+        )
     judged_kinds = sorted({k for d in data.values() for k in (d["judged"] or {})})
     for kind in judged_kinds:
         rows.append(

@@ -106,6 +106,7 @@ def eval_paths(
     html_path: Path | None = None,
     chart: bool = False,
     policy_names: Sequence[str] = (),
+    cost: bool = False,
     warn: Callable[[str], None] = _quiet,
     error: Callable[[str], None] = _quiet,
     say: Callable[[str, bool], None] | None = None,
@@ -115,7 +116,8 @@ def eval_paths(
     ``--batch``'s progress lines. ``policy_names``: the compaction policy of each variant
     (``tsum eval --policy``, at least one not the seed's): every action, summary or
     pre-pass, is scored on what it took out of the view (eval/policy_probes.py), and every
-    row names its policy."""
+    row names its policy. ``cost`` (``tsum eval --cost``) adds each checkpoint's recall
+    per 1,000 retained tokens (docs/cost.md)."""
     built: list[Variant] = []
     labels: set[str] = set()
     several_models = len({model for _, model, _ in variants}) > 1
@@ -161,6 +163,7 @@ def eval_paths(
         error=error,
         on_checkpoint=records.write,
         judge=judge_obj,
+        cost=cost,
         policy_mode=policy_mode,
         # one tool-result cut for every policy's probes: the seed's (or the one given)
         probe_tool_result_chars=_probe_cap(base) if policy_mode else None,

@@ -155,6 +155,13 @@ def _simulator_only(msg: dict[str, Any]) -> bool:
     return msg.get("role") == "tool" and msg.get("requestor") == "user"
 
 
+def reward_outcome(reward: Any) -> dict[str, Any] | None:
+    """The task's reward as the benchmark scored it (1.0: the task was solved)."""
+    if isinstance(reward, bool) or not isinstance(reward, (int, float)):
+        return None
+    return {"reward": float(reward)}
+
+
 def _tau2(obj: dict[str, Any], record: Record, source: Source) -> Iterator[Conversation]:
     info = obj.get("info")
     agent = info.get("agent_info") if isinstance(info, dict) else None
@@ -176,6 +183,9 @@ def _tau2(obj: dict[str, Any], record: Record, source: Source) -> Iterator[Conve
             NAME,
             line=record.line,
         )
+        reward_info = sim.get("reward_info")
+        if isinstance(reward_info, dict):
+            conv.outcome = reward_outcome(reward_info.get("reward"))
         if isinstance(policy, str) and policy:
             conv.messages.append(SystemMessage(policy))
         hidden: list[int] = []
@@ -224,6 +234,7 @@ def _tau1(obj: dict[str, Any], record: Record, source: Source, index: int) -> Co
         NAME,
         line=record.line,
     )
+    conv.outcome = reward_outcome(obj.get("reward"))
     for j, msg in enumerate(obj["traj"]):
         try:
             if not isinstance(msg, dict):

@@ -1,7 +1,8 @@
 """Replaying one conversation: its engine run, its warnings, and what it counts.
 
 :func:`replay_conversation` runs one conversation through the one engine loop
-(``engine.drive.drive_conversation``) with every setting honoured (the window of
+(``engine.drive.drive_conversation``, priced by ``cost.meter.drive_priced`` with
+--cost) with every setting honoured (the window of
 ``--max-context-tokens auto``, the turn path, the unit); :mod:`.driver` schedules many
 of them over a corpus and delivers their results in input order.
 """
@@ -14,8 +15,10 @@ from typing import IO, Any
 
 import orjson
 
+from ..cost.meter import drive_priced
+from ..cost.prices import Pricer
 from ..engine.config import Checkpoint, Measure, ReplaySettings
-from ..engine.drive import drive_conversation, session_window, unit_bounds
+from ..engine.drive import session_window, unit_bounds
 from ..engine.messages import (
     AssistantMessage,
     Conversation,
@@ -79,6 +82,7 @@ class SessionResult:
     turns: int
     warnings: list[str] = field(default_factory=list)
     prompt_spool: IO[bytes] | None = None  # prompts.jsonl lines of this session, when spooled
+    cost: dict[str, Any] | None = None  # --cost: the session's costs.jsonl record
 
 
 PROMPT_SPOOL_MEMORY = 4 << 20  # bytes of prompts kept in memory before spilling to a temp file
@@ -96,11 +100,13 @@ async def replay_conversation(
     template: Any,
     *,
     spool_prompts: bool = False,
+    pricer: Pricer | None = None,
 ) -> SessionResult:
     """Run one conversation through the checkpoint, turn by turn.
 
     With ``spool_prompts`` the rendered prompts go to a temporary file as they are
-    made (``SessionResult.prompt_spool``) instead of staying in memory.
+    made (``SessionResult.prompt_spool``) instead of staying in memory. With ``pricer``
+    (--cost) the session is priced as replayed (``cost.meter``): ``SessionResult.cost``.
     """
     settings, window = session_window(conv, settings)
     engine = SessionEngine(
@@ -134,7 +140,8 @@ async def replay_conversation(
         # chain of summaries is what the run waits for at the end
         return await executor.execute(request, priority=-left)
 
-    await drive_conversation(conv, engine, execute, units=units, annotate=annotate)
+    # --cost: priced as it runs (cost/meter.py); the one loop otherwise (engine/drive.py)
+    meter = await drive_priced(conv, engine, execute, pricer, units=units, annotate=annotate)
     warnings = list(conv.warnings) + tool_oddities(conv.messages)
     if not conv.messages:
         warnings.append(
@@ -144,7 +151,9 @@ async def replay_conversation(
     if cadence:
         warnings.append(cadence)
     # person turns in both modes (with --checkpoint call, ``starts`` are the calls)
-    return SessionResult(conv, engine, len(engine.slot.units.turn_starts), warnings, spool)
+    turns = len(engine.slot.units.turn_starts)
+    cost = None if meter is None else {"session": conv.session_id, **meter.record()}
+    return SessionResult(conv, engine, turns, warnings, spool, cost)
 
 
 def fixed_cadence_warning(engine: SessionEngine) -> str | None:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from ..cost.prices import Pricer
 from ..engine.config import ReplaySettings
 from ..engine.messages import Conversation
 from ..formats.corpus import CorpusReader
@@ -119,6 +120,7 @@ class ReplayDriver:
     warn: Callable[[str], None] = logging.getLogger("transcript_tools").warning  # never stdout
     error: Callable[[str], None] = logging.getLogger("transcript_tools").error
     on_session: Callable[[SessionResult], None] | None = None
+    pricer: Pricer | None = None  # --cost: price each session as replayed
     stats: ReplayStats = field(default_factory=ReplayStats)
     _seen_ids: set[str] = field(default_factory=set)
 
@@ -227,6 +229,7 @@ class ReplayDriver:
                             self.provider_name,
                             self.template,
                             spool_prompts=self.sink.spool_prompts,
+                            pricer=self.pricer,
                         )
                     )
                     task.add_done_callback(on_done)

@@ -29,6 +29,7 @@ from typing import IO, Any
 
 import orjson
 
+from ..cost.gate import COST_FILE
 from ..engine.config import Checkpoint, ReplaySettings
 from ..engine.prompt import PromptTemplate
 from ..formats.inputs import OUTPUT_MARKER, unique_name
@@ -40,6 +41,7 @@ DUMP_OPTIONS = orjson.OPT_SORT_KEYS
 _LINE_OPTIONS = DUMP_OPTIONS | orjson.OPT_APPEND_NEWLINE
 
 RECORD_FILES = ("decisions.jsonl", "summaries.jsonl", "prompts.jsonl", "slots.jsonl")
+# COST_FILE (cost.gate): --cost only, one record per session (cost/meter.py)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._#@+-]+")
 
 
@@ -71,11 +73,13 @@ def write_records(files: Mapping[str, IO[bytes]], result: SessionResult) -> None
         )
     if engine.snapshots:
         files["slots.jsonl"].writelines(map(_dump_lines, engine.snapshots))
+    if result.cost is not None:
+        files[COST_FILE].write(dump_line(result.cost))
 
 
 def render_records(result: SessionResult) -> dict[str, bytes]:
     """``write_records`` into memory: the bytes of each record file the session adds to."""
-    memory = {name: io.BytesIO() for name in RECORD_FILES}
+    memory = {name: io.BytesIO() for name in (*RECORD_FILES, COST_FILE)}
     write_records(memory, result)
     return {name: buffer.getvalue() for name, buffer in memory.items() if buffer.tell()}
 
@@ -94,7 +98,7 @@ class OutputDirectory:
 
     spool_prompts = True
 
-    def __init__(self, root: str | Path, write_compressed: bool = True) -> None:
+    def __init__(self, root: str | Path, write_compressed: bool = True, cost: bool = False) -> None:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         # Marks the folder as tsum's output, so a later replay of a tree that holds
@@ -110,7 +114,8 @@ class OutputDirectory:
         for stale in ("manifest.json", "run.json"):
             (self.root / stale).unlink(missing_ok=True)
         self.files: dict[str, IO[bytes]] = {
-            name: open(self.root / name, "wb") for name in RECORD_FILES
+            name: open(self.root / name, "wb")
+            for name in (*RECORD_FILES, *((COST_FILE,) if cost else ()))
         }
         self._names: set[str] = set()
         self._aside = 0  # compressed files of sessions waiting for their turn

@@ -1,8 +1,7 @@
 """A replay run, orchestrated: inputs, executor, sinks, ``run.json``, the manifest, the status.
 
-The CLI (``tsum replay``, ``tsum check``) and the library front door
-(``transcript_tools.replay``) call ``run_replay`` alike; the CLI only parses
-options, prints, and maps ``ReplayResult.status`` to an exit code.
+The CLI (``tsum replay``, ``tsum check``) and the library front door call ``run_replay``
+alike; the CLI only parses options, prints, and maps the status to an exit code.
 """
 
 from __future__ import annotations
@@ -16,10 +15,11 @@ from typing import IO, Any
 
 from .._sync import run_sync
 from .._version import __version__
+from ..cost.prices import Pricer
 from ..engine.config import ReplaySettings, RunSettings, TurnPath
 from ..engine.prompt import PromptTemplate, template_from_config
 from ..engine.requests import SUMMARY_MAX_TOKENS
-from ..errors import TsumError
+from ..errors import ConfigError, TsumError
 from ..formats.corpus import ignore
 from ..providers.base import Provider
 from ..providers.factory import (
@@ -134,6 +134,7 @@ def run_replay(
     say: Callable[[str, bool], None] | None = None,
     price_per_mtok: str | float | None = None,
     backend: Any = None,
+    cost: Pricer | None = None,
 ) -> ReplayResult:
     """Replay ``paths`` (files, directories, globs, ``-``) through the checkpoint.
 
@@ -147,11 +148,15 @@ def run_replay(
     ``batch`` (``--batch``) sends the summary calls through the provider's batch API in
     rounds (``batch.BatchSetup``: ``batch_poll`` seconds apart, progress to ``say``);
     ``price_per_mtok`` prices the run (batch vs synchronous) in the manifest and line.
-    ``backend`` (``parallel.Backend``: ``--workers`` / ``--ray``) spreads a dry run's
-    files over processes or a Ray cluster, with the same outputs.
+    ``backend`` (``--workers`` / ``--ray``) spreads a dry run's files over processes or
+    a Ray cluster, same outputs. ``cost`` (--cost) prices each session as replayed, not
+    spread (``costs.jsonl``, a report line: docs/cost.md).
     """
     from .output_dir import OutputDirectory, run_info
     from .text_report import TextReport
+
+    if cost is not None and batch:
+        raise ConfigError("--cost does not price a --batch replay: drop one of the two")
 
     started = time.perf_counter()
     cfg = settings.summary
@@ -178,7 +183,7 @@ def run_replay(
     info: dict[str, Any] | None = None
     sink: Sink
     if out_dir is not None:
-        out = OutputDirectory(out_dir, write_compressed=not settings.dry_run)
+        out = OutputDirectory(out_dir, write_compressed=not settings.dry_run, cost=cost is not None)
         if template is not None:
             # what the provider sends (its identity): None = the API's own default
             temperature = executor.provider.identity(None).get("temperature") if executor else None
@@ -201,6 +206,7 @@ def run_replay(
         warn=warn,
         error=error,
         on_session=on_session,
+        pricer=cost,
     )
     result = ReplayResult(RunStatus.OK, run.stats)
     batch_driver = None
@@ -212,7 +218,7 @@ def run_replay(
     try:
         if batch_driver is not None:
             run_sync(lambda: batch_driver.run(run, list(paths)))
-        elif not _spread(run, paths, backend):
+        elif cost is not None or not _spread(run, paths, backend):
             run_sync(lambda: _run_and_close(run, list(paths), executor))
     except KeyboardInterrupt:
         state = "interrupted"
@@ -254,6 +260,7 @@ def replay_paths(
     on_end: Callable[[ReplayResult, str], None] | None = None,
     say: Callable[[str, bool], None] | None = None,
     backend: Any = None,
+    cost: Pricer | None = None,
 ) -> ReplayResult:
     """``run_replay`` with every setting from ``run`` (``settings.load_settings``)."""
     options = run.provider
@@ -278,6 +285,7 @@ def replay_paths(
         say=say,
         price_per_mtok=options.get("price_per_mtok"),
         backend=backend,
+        cost=cost,
     )
 
 

@@ -126,6 +126,10 @@ class TextReport:
         )
         if engine.settings.policy is not None:
             out(_policy_line(engine.settings.policy.name, engine.decisions, engine.summaries))
+        if result.cost is not None:
+            from ..cost.meter import cost_line
+
+            out(f"   {cost_line(result.cost)}\n")
         latest = engine.get_conversation_summary()
         if latest and self.show_summaries:
             last = next(s for s in reversed(engine.summaries) if s["status"] == "ok")

@@ -17,7 +17,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine.config import Checkpoint, SummaryConfig, TurnPath
 from ..engine.messages import Conversation, Message
@@ -34,6 +34,9 @@ from .simulate import (
     simulate,
 )
 from .stats import ConfigStats, config_grid, policy_grid
+
+if TYPE_CHECKING:
+    from ..cost.prices import Pricer
 
 _log = logging.getLogger("transcript_tools")
 
@@ -91,6 +94,7 @@ class Sweep:
     describe_executor: Callable[[], str] | None = None
     summary_tokens: int = SUMMARY_MAX_TOKENS
     price_per_mtok: float | None = None
+    pricer: Pricer | None = None  # --cost: price every configuration's run (cost/)
     sample_size: int = 0
     fmt: str | None = None
     skip_bad_lines: bool = False
@@ -100,6 +104,10 @@ class Sweep:
     on_conversation: Callable[[], None] | None = None
     # Session ids taken before these paths (one file of a parallel run: sweep/parallel.py)
     taken_ids: set[str] = field(default_factory=set)
+
+    def new_stats(self) -> list[ConfigStats]:
+        cost_on = self.pricer is not None
+        return [ConfigStats(c, self.price_per_mtok, cost_on=cost_on) for c in self.configs]
 
     def run(self, paths: Iterable[str]) -> SweepResult:
         from .._sync import run_sync  # also inside a running event loop (Jupyter)
@@ -113,9 +121,7 @@ class Sweep:
             from ..engine.prompt import template_from_config
 
             self.template = template_from_config(self.base.summary_prompt)
-        result = SweepResult(
-            self.configs, [ConfigStats(c, self.price_per_mtok) for c in self.configs]
-        )
+        result = SweepResult(self.configs, self.new_stats())
         reader = CorpusReader(
             fmt=self.fmt,
             skip_bad_lines=self.skip_bad_lines,
@@ -169,6 +175,15 @@ class Sweep:
         fires: list[list[int]] = []
         curves: dict[int, list[int]] = {}
         ever = False
+        uncompacted = original = rebuilt = None
+        if self.pricer is not None:
+            from ..cost.meter import uncompacted_run
+            from ..cost.original import reconstructed_run, recorded_run
+            from ..cost.sizes import calibrate
+
+            uncompacted = uncompacted_run(conv, self.pricer)
+            original = recorded_run(conv, self.pricer)
+            rebuilt = reconstructed_run(conv, calibrate(conv), self.pricer, carry_breaks=True)
         for i, grid_cfg in enumerate(self.configs):
             turns, profile = profiled(grid_cfg.checkpoint)
             cfg = grid_cfg.for_conversation(conv)  # --max-context-tokens auto: its window
@@ -176,10 +191,11 @@ class Sweep:
             # that never fires on the profile never fires in the engine either.
             # A policy runs the engine: its trigger and pre-pass are not the profile's
             # series, and its views are checked against the APIs (the seed's row too).
-            if cfg.policy is not None or (
-                depends_on_summary_text(cfg.mode, cfg.measure, self.template)
-                and simulate(profile, cfg)
-            ):
+            # --cost needs the views of every configuration that fires: the engine's.
+            needs_text = self.pricer is not None or depends_on_summary_text(
+                cfg.mode, cfg.measure, self.template
+            )
+            if cfg.policy is not None or (needs_text and simulate(profile, cfg)):
                 if self.executor is None:
                     self.executor = _offline_executor()
                 outcome = await evaluate_engine(
@@ -193,13 +209,17 @@ class Sweep:
                     executor=self.executor,
                     provider_name=self.provider_name,
                     path=self.path,
+                    pricer=self.pricer,
                 )
                 result.engine_runs += 1
                 if keep and outcome.watermark is not None:
                     curves[i] = _per_turn(conv, turns, outcome.watermark, cfg.checkpoint)
             else:
                 outcome = evaluate_fast(profile, cfg)
+                outcome.cost = uncompacted  # never fires: nothing is compacted
                 result.fast_runs += 1
+            outcome.original_cost, outcome.rebuilt_cost = original, rebuilt
+            outcome.task_outcome = conv.outcome
             result.stats[i].add(outcome, profile, limit=cfg.max_context_tokens)
             ever = ever or bool(outcome.fires)
             if keep:

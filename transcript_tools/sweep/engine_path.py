@@ -2,16 +2,17 @@
 session engine (summaries applied), measured like the fast path (``simulate.py``).
 
 Taken where the figures depend on summary text (``rules.depends_on_summary_text``) and
-for every ``--policy`` row, whose views are also checked against the target APIs.
+for every ``--policy`` row, whose views are also checked against the target APIs, and
+with ``--cost`` for every configuration that fires (its views priced: ``cost.meter``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..cost.meter import drive_priced
 from ..engine.config import Checkpoint, Measure, ReplaySettings, SlotMode, SummaryConfig, TurnPath
-from ..engine.drive import drive_conversation
 from ..engine.messages import Conversation, Message
 from ..engine.policy_engine import new_violations, with_policy
 from ..engine.prompt import PromptTemplate
@@ -20,6 +21,9 @@ from ..engine.rules import FIRED, fixed_cadence
 from ..engine.session import SessionEngine
 from ..engine.tokens import estimate_text_tokens
 from .simulate import ConfigOutcome, ConversationSeries, SweepConfig
+
+if TYPE_CHECKING:
+    from ..cost.prices import Pricer
 
 
 async def evaluate_engine(
@@ -34,9 +38,11 @@ async def evaluate_engine(
     executor: Any,
     provider_name: str,
     path: TurnPath = TurnPath.SYNC,
+    pricer: Pricer | None = None,
 ) -> ConfigOutcome:
     """Run the real engine (summaries applied) on the turn path ``path`` and measure the
-    same figures. ``cfg`` is the conversation's own (``SweepConfig.for_conversation``)."""
+    same figures. ``cfg`` is the conversation's own (``SweepConfig.for_conversation``);
+    with ``pricer`` (--cost) the run's cost too (``cost.meter``)."""
     settings = ReplaySettings(
         summary=cfg.summary_config(base),
         mode=cfg.mode,
@@ -75,11 +81,13 @@ async def evaluate_engine(
             checks.after_unit(engine)
 
     units = [(start, start + len(messages)) for start, messages in turns]
-    # the one loop replay and eval run too (engine/drive.py): the same turn path
-    await drive_conversation(
+    # the one loop replay and eval run too (engine/drive.py): the same turn path;
+    # with --cost priced as it runs (cost/meter.py)
+    meter = await drive_priced(
         conv,
         engine,
         execute,
+        pricer,
         units=units,
         after_unit=after_unit,
         after_summary=None if checks is None else lambda _request: checks.after_summary(engine),
@@ -87,6 +95,8 @@ async def evaluate_engine(
     unit = "call" if cfg.checkpoint is Checkpoint.CALL else "turn"
     fires = [d[unit] for d in engine.decisions if d["decision"] in FIRED]
     result = ConfigOutcome(turns=profile.turns, fires=fires, curve=curve)
+    if meter is not None:
+        result.cost = meter.run
     for summary in engine.summaries:
         result.prompt_chars += summary["prompt_chars"]
         result.prompt_tokens += estimate_text_tokens(engine.prompts[summary["prompt_sha256"]])

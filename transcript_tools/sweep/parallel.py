@@ -65,9 +65,7 @@ def run_sweep(sweep: Sweep, paths: list[str], backend: Backend) -> SweepResult:
             sweep, warn=_log.warning, error=_log.error, on_conversation=None, describe_executor=None
         )
     )
-    total = SweepResult(
-        sweep.configs, [ConfigStats(c, sweep.price_per_mtok) for c in sweep.configs]
-    )
+    total = SweepResult(sweep.configs, sweep.new_stats())
     heap: list[tuple[tuple[bool, bool, int, int], int, ChartSample]] = []
     for part in ordered_parts(job, items, backend):
         for kind, message in part.events:
@@ -84,7 +82,7 @@ def run_sweep(sweep: Sweep, paths: list[str], backend: Backend) -> SweepResult:
 
 # ConfigStats fields that are maxima; every other int is a sum, every Counter a histogram.
 _MAXIMA = {"peak_without", "peak_with"}
-_FIXED = {"config", "price_per_mtok"}
+_FIXED = {"config", "price_per_mtok", "cost_on"}
 
 
 def merge_config_stats(into: ConfigStats, part: ConfigStats) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine.config import (
     AUTO,
@@ -53,6 +53,9 @@ from ..engine.rules import (
 )
 from ..engine.session import SessionEngine
 from ..engine.tokens import assumed_summary_tokens, estimate_text_tokens
+
+if TYPE_CHECKING:
+    from ..cost.model import RunCost
 
 # ---- the grid -----------------------------------------------------------------------------
 
@@ -158,6 +161,10 @@ class ConfigOutcome:
     views_checked: int = 0
     violations: dict[str, int] = field(default_factory=dict)
     cleared: int = 0
+    cost: RunCost | None = None  # --cost: the run as this configuration makes it
+    original_cost: RunCost | None = None  # --cost: the original run, as recorded
+    rebuilt_cost: RunCost | None = None  # --cost: the original run, as the model prices it
+    task_outcome: dict[str, Any] | None = None  # --cost: the log's task result (tau-bench)
 
 
 # ---- one conversation, computed once ------------------------------------------------------

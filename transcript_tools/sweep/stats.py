@@ -144,6 +144,22 @@ class ConfigStats:
     views_checked: int = 0
     violations: Counter[str] = field(default_factory=Counter)
     cleared: int = 0
+    # --cost (cost/): money in micro-dollars, so that parts of a parallel sweep add up
+    cost_on: bool = False
+    cost_conversations: int = 0  # conversations every call of which has a price
+    cost_unpriced: int = 0
+    cost_micro_usd: int = 0
+    cost_summarizer_micro_usd: int = 0
+    cost_break_micro_usd: int = 0
+    cost_original_conversations: int = 0  # priced conversations with recorded usage
+    cost_original_micro_usd: int = 0
+    cost_policy_on_original_micro_usd: int = 0  # the same conversations' policy cost
+    cost_same_model_delta_micro_usd: int = 0  # RunCost.same_model_delta, summed
+    cost_sources: Counter[str] = field(default_factory=Counter)
+    cost_outcome_conversations: int = 0  # priced conversations whose log scores the task
+    cost_outcome_micro_usd: int = 0
+    cost_solved: int = 0  # of those, reward 1 (the original run's outcome)
+    cost_solved_micro_usd: int = 0
 
     def add(
         self, result: ConfigOutcome, profile: ConversationSeries, *, limit: int | None = None
@@ -181,6 +197,8 @@ class ConfigStats:
         self.views_checked += result.views_checked
         self.violations.update(result.violations)
         self.cleared += result.cleared
+        if self.cost_on:
+            self._add_cost(result)
         if profile.compaction_turns:
             self.compaction_convs += 1
             if result.fires:
@@ -202,6 +220,88 @@ class ConfigStats:
                 "never": self.compaction_missed,
                 "of": self.compaction_convs,
             },
+        }
+
+    def _add_cost(self, result: ConfigOutcome) -> None:
+        run, original = result.cost, result.original_cost
+        usd = None if run is None else run.usd
+        if run is None or usd is None:
+            self.cost_unpriced += 1
+            return
+        micro = round(usd * 1e6)
+        self.cost_conversations += 1
+        self.cost_micro_usd += micro
+        self.cost_summarizer_micro_usd += round(run.summarizer_usd * 1e6)
+        self.cost_break_micro_usd += round(run.break_usd * 1e6)
+        self.cost_sources.update(run.sources())
+        reward = (result.task_outcome or {}).get("reward")
+        if reward is not None:
+            self.cost_outcome_conversations += 1
+            self.cost_outcome_micro_usd += micro
+            if reward >= 1:
+                self.cost_solved += 1
+                self.cost_solved_micro_usd += micro
+        if original is not None and original.calls and original.usd is not None:
+            self.cost_original_conversations += 1
+            self.cost_original_micro_usd += round(original.usd * 1e6)
+            self.cost_policy_on_original_micro_usd += micro
+            same = (
+                None if result.rebuilt_cost is None else run.same_model_delta(result.rebuilt_cost)
+            )
+            self.cost_same_model_delta_micro_usd += round((same or 0.0) * 1e6)
+
+    def cost_json(self) -> dict[str, Any]:
+        """The --cost figures (docs/cost.md): totals, per conversation, the summarizer's
+        and the cache breaks' shares, and the change against the original runs."""
+        total = self.cost_micro_usd / 1e6
+        n = self.cost_conversations
+        original = self.cost_original_micro_usd / 1e6
+        policy_on_original = self.cost_policy_on_original_micro_usd / 1e6
+        return {
+            "cost_usd": round(total, 4),
+            "cost_per_conversation_usd": round(total / n, 4) if n else None,
+            "cost_priced_conversations": n,
+            "cost_unpriced_conversations": self.cost_unpriced,
+            "cost_summarizer_share": round(self.cost_summarizer_micro_usd / self.cost_micro_usd, 4)
+            if self.cost_micro_usd
+            else None,
+            "cost_cache_break_share": round(self.cost_break_micro_usd / self.cost_micro_usd, 4)
+            if self.cost_micro_usd
+            else None,
+            "cost_original_usd": round(original, 4),
+            "cost_change_vs_original": round((policy_on_original - original) / original, 4)
+            if original
+            else None,
+            "cost_change_same_model": round(
+                self.cost_same_model_delta_micro_usd / self.cost_original_micro_usd, 4
+            )
+            if self.cost_original_micro_usd
+            else None,
+            "cost_priced_by": sorted(self.cost_sources),
+            "cost_with_outcome": self._outcome_json(),
+        }
+
+    def _outcome_json(self) -> dict[str, Any] | None:
+        """Cost beside the task's recorded outcome (tau-bench reward): the ORIGINAL run's
+        outcome — a replay does not rerun the task, so "cheaper" here never says "and
+        still solved it", only what the solved and unsolved conversations cost."""
+        n, solved = self.cost_outcome_conversations, self.cost_solved
+        if not n:
+            return None
+        unsolved_usd = (self.cost_outcome_micro_usd - self.cost_solved_micro_usd) / 1e6
+        return {
+            "conversations": n,
+            "solved": solved,
+            "usd_per_conversation": round(self.cost_outcome_micro_usd / 1e6 / n, 4),
+            "usd_per_solved_conversation": round(self.cost_solved_micro_usd / 1e6 / solved, 4)
+            if solved
+            else None,
+            "usd_per_unsolved_conversation": round(unsolved_usd / (n - solved), 4)
+            if n > solved
+            else None,
+            "usd_per_solved_task": round(self.cost_outcome_micro_usd / 1e6 / solved, 4)
+            if solved
+            else None,
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -255,4 +355,6 @@ class ConfigStats:
         out["artifact_recall_not_measured"] = (
             None if missing is None else RECALL_NOT_MEASURED[missing]
         )
+        if self.cost_on:
+            out.update(self.cost_json())
         return out

@@ -121,6 +121,44 @@ COLUMNS: list[tuple[str, str]] = [
 ]
 
 
+# --cost (cost/, docs/cost.md): appended to the table when the rows carry them
+COST_KEY = "cost_per_conversation_usd"
+COST_COLUMNS: list[tuple[str, str]] = [
+    ("$/conv", COST_KEY),
+    ("$ total", "cost_usd"),
+    ("Δ$ orig", "cost_change_vs_original"),
+    ("Δ$ model", "cost_change_same_model"),
+    ("sum$", "cost_summarizer_share"),
+    ("break$", "cost_cache_break_share"),
+]
+
+
+def _cost_cell(row: dict[str, Any], key: str) -> str:
+    value = row.get(key)
+    if key == "cost_with_outcome":
+        value = (value or {}).get("usd_per_solved_task")
+    if value is None:
+        return "-"
+    if key in (COST_KEY, "cost_usd", "cost_with_outcome"):
+        return f"${value:.4f}"
+    if key in ("cost_change_vs_original", "cost_change_same_model"):
+        return f"{value:+.1%}"
+    return f"{value:.1%}"
+
+
+def cost_legend(rows: list[dict[str, Any]]) -> str:
+    sources = sorted({s for row in rows for s in row.get("cost_priced_by", [])})
+    return (
+        "\ncost (--cost): $/conv, $ total: what each configuration's runs cost, prompt tokens "
+        "split into cache reads, writes and fresh input by the provider's cache rules, "
+        "summarizer calls included; Δ$ orig: against the original runs as recorded (the "
+        "conversations with recorded usage); Δ$ model: the same change with the model's own bias cancelled (each compacted call against the model's price of the original call); sum$: the summarizer's share; break$: the share "
+        "paid for re-sending what a compaction took out of the cache; $/solved (where the "
+        "log scores its task: tau-bench reward): the cost per task the ORIGINAL run solved "
+        "(a replay does not rerun the task). Prices: " + ("; ".join(sources) or "none") + "."
+    )
+
+
 # Why a configuration has no recall figure (its table cell -> the reason): none of these
 # is a finding, so none is ever shown as 0% (issue 22 §5).
 RECALL_NOT_MEASURED: dict[str, str] = {
@@ -180,6 +218,8 @@ def cell(row: dict[str, Any], key: str) -> str:
     """One cell of the table: ``key`` of ``row`` (a ``sorted_rows`` row), as shown."""
     if key == "artifact_recall":
         return recall_cell(row)
+    if key.startswith("cost_"):
+        return _cost_cell(row, key)
     if key == "summarizing":
         return f"{row['summarizing_conversations']}/{row['conversations']}"
     if key == "first_range":
@@ -229,6 +269,10 @@ def table_columns(rows: list[dict[str, Any]]) -> tuple[list[tuple[str, str]], se
         columns.insert(1, ("policy", "policy"))
         left = {n + 1 if n >= 1 else n for n in left} | {1}
         columns += POLICY_COLUMNS
+    if any(COST_KEY in row for row in rows):  # --cost only: default tables unchanged
+        columns.extend(COST_COLUMNS)
+        if any(row.get("cost_with_outcome") for row in rows):  # a log that scores its task
+            columns.append(("$/solved", "cost_with_outcome"))
     return columns, left
 
 
@@ -295,10 +339,11 @@ def render_table(result: SweepTableSource, sort: str = "calls") -> str:
         + (
             "unit call (--checkpoint call): the checkpoint runs after every model call; deb, 1st, over, "
             "mean and Δcompact count calls on those rows.\n"
-            if len(columns) > len(COLUMNS)
+            if len([k for _, k in columns if not k.startswith("cost_")]) > len(COLUMNS)
             else ""
         )
         + f"summaries: {result.summary_source}."
+        + (cost_legend(rows) if any(COST_KEY in row for row in rows) else "")
     )
     return "\n".join(lines) + "\n\n" + legend + "\n"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine.config import AUTO, Checkpoint, Measure, RunSettings, SlotMode
 from ..engine.policy import Policy
@@ -21,6 +21,9 @@ from ..formats.corpus import ignore
 from ..parallel.pool import backend_for, refuse_summaries_on_ray
 from .driver import CachedThenOffline, Sweep, SweepResult, config_grid, policy_grid
 from .parallel import run_sweep
+
+if TYPE_CHECKING:
+    from ..cost.prices import Pricer
 
 DEFAULT_SORT = "calls"
 DEFAULT_REPORT_SAMPLE = 12  # conversations charted in the HTML report
@@ -64,6 +67,7 @@ def sweep_paths(
     ray: str | None = None,
     summary_tokens: int = SUMMARY_MAX_TOKENS,
     price_per_mtok: float | None = None,
+    pricer: Pricer | None = None,
     report_path: str | Path | None = None,
     report_sample: int = DEFAULT_REPORT_SAMPLE,
     sort: str = DEFAULT_SORT,
@@ -77,7 +81,8 @@ def sweep_paths(
 
     ``cache`` holds a non-offline provider's responses (``run.provider``); ``ray`` an
     address for Ray (``parallel.RAY_LOCAL``: a local one); ``report_path`` an HTML report
-    (``report_sample`` conversations charted, rows by ``sort``, ``title`` on top)."""
+    (``report_sample`` conversations charted, rows by ``sort``, ``title`` on top);
+    ``pricer`` (``--cost``) prices every configuration's runs (docs/cost.md)."""
     settings = run.settings
     base = settings.summary
     assert base is not None
@@ -116,6 +121,7 @@ def sweep_paths(
         describe_executor=executor.describe if executor is not None else None,
         summary_tokens=summary_tokens,
         price_per_mtok=price_per_mtok,
+        pricer=pricer,
         sample_size=report_sample if report_path else 0,
         fmt=run.fmt,
         skip_bad_lines=run.skip_bad_lines,

@@ -1,8 +1,9 @@
 """Token prices for the end-of-run cost line: batch (half price) vs synchronous.
 
-A small table of list prices, dated; ``--price-per-mtok`` overrides it and is the
-only source for any other model. Prices change: this table is a convenience, not
-an invoice.
+The model's list price comes from genai-prices' bundled table (``cost.prices``: dated,
+no network); ``--price-per-mtok`` overrides it and is the only source for a model the
+table lacks. The batch discount is the providers' documented rule (half price on both
+batch APIs), applied here, not looked up.
 """
 
 from __future__ import annotations
@@ -10,27 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...cost.prices import Pricer, parse_rates
 from ...engine.messages import Usage
-from ...errors import ConfigError
 
-PRICES_AS_OF = "2025-10"
-# USD per million tokens (input, output), synchronous list prices as of PRICES_AS_OF.
-KNOWN_PRICES: dict[str, tuple[float, float]] = {
-    "claude-haiku-4-5": (1.00, 5.00),
-    "claude-sonnet-4-5": (3.00, 15.00),
-    "claude-opus-4-1": (15.00, 75.00),
-    "gpt-4o-mini": (0.15, 0.60),
-    "gpt-4o": (2.50, 10.00),
-    "gpt-4.1-mini": (0.40, 1.60),
-}
-BATCH_DISCOUNT = 0.5  # both batch APIs: 50% of the synchronous price
+BATCH_DISCOUNT = 0.5  # both batch APIs: 50% of the synchronous price (docs/cost.md)
 
 
 @dataclass(frozen=True, slots=True)
 class Price:
     input_per_mtok: float
     output_per_mtok: float
-    source: str  # "--price-per-mtok" or "list price of MODEL as of DATE"
+    source: str  # "--price-per-mtok", or the genai-prices entry and date (cost/prices.py)
 
     def cost(self, usage: Usage) -> float:
         return (
@@ -39,16 +30,10 @@ class Price:
 
 
 def parse_price(spec: str) -> tuple[float, float]:
-    """``"3"`` (input and output alike) or ``"3/15"`` (input/output), USD per million tokens."""
-    try:
-        values = [float(part) for part in spec.split("/")]
-    except ValueError:
-        values = []
-    if len(values) not in (1, 2) or any(v < 0 or v != v for v in values):
-        raise ConfigError(
-            f"--price-per-mtok {spec!r}: give USD per million tokens, e.g. 3 or 3/15 (input/output)"
-        )
-    return (values[0], values[-1])
+    """``"3"`` (input and output alike) or ``"3/15"`` (input/output), USD per million
+    tokens (``cost.prices.parse_rates``; cache rates, if given, do not apply here)."""
+    rates = parse_rates(spec)
+    return (rates.input, rates.output)
 
 
 def price_for(model: str | None, spec: str | None) -> Price | None:
@@ -57,11 +42,11 @@ def price_for(model: str | None, spec: str | None) -> Price | None:
         return Price(inp, out, "--price-per-mtok")
     if not model:
         return None
-    for name in sorted(KNOWN_PRICES, key=len, reverse=True):  # dated ids: claude-haiku-4-5-2025...
-        if model == name or model.startswith(name + "-"):
-            inp, out = KNOWN_PRICES[name]
-            return Price(inp, out, f"list price of {name} as of {PRICES_AS_OF}")
-    return None
+    found = Pricer().list_rates(model)
+    if found is None:
+        return None
+    rates, source = found
+    return Price(rates.input, rates.output, source)
 
 
 def cost_report(usage: Usage, price: Price, *, batch: bool) -> tuple[str, dict[str, Any]]:

@@ -1,0 +1,80 @@
+"""check --max-cost-increase: the run's cost against the baseline's, as a CI gate.
+
+Both sides are ``costs.jsonl`` of a replay with --cost (one record per session,
+``cost/meter.py``). Sessions in both are compared by their policy cost; a relative
+increase beyond the limit fails the gate the way a recall drop does (docs/cost.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..errors import InputError
+
+COST_FILE = "costs.jsonl"
+
+
+@dataclass(slots=True)
+class CostComparison:
+    failed: bool = False
+    lines: list[str] = field(default_factory=list)
+
+
+def read_costs(directory: Path) -> dict[str, dict[str, Any]] | None:
+    """session -> its cost record; None when the directory has no costs.jsonl."""
+    path = directory / COST_FILE
+    if not path.is_file():
+        return None
+    out: dict[str, dict[str, Any]] = {}
+    for number, line in enumerate(path.read_bytes().splitlines(), 1):
+        try:
+            record = orjson.loads(line)
+            out[str(record["session"])] = record
+        except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+            raise InputError(str(path), number, f"not a cost record ({exc})") from None
+    return out
+
+
+def _total(records: dict[str, dict[str, Any]], sessions: list[str]) -> float | None:
+    values = [records[s]["policy"]["usd"] for s in sessions]
+    return None if any(v is None for v in values) else float(sum(values))
+
+
+def compare_costs(
+    old: dict[str, dict[str, Any]] | None,
+    new: dict[str, dict[str, Any]],
+    max_increase: float,
+) -> CostComparison:
+    """The gate's verdict and its lines (``cost: …``)."""
+    result = CostComparison()
+    if old is None:
+        result.lines.append(
+            f"cost: the baseline has no {COST_FILE} (bless it with --update and "
+            "--max-cost-increase): nothing compared"
+        )
+        return result
+    shared = sorted(set(old) & set(new))
+    before, after = _total(old, shared), _total(new, shared)
+    if not shared or before is None or after is None:
+        result.lines.append("cost: no session priced on both sides: nothing compared")
+        return result
+    change = (after - before) / before if before else (0.0 if after == before else float("inf"))
+    sources = sorted({s for r in new.values() for s in r["policy"].get("priced_by", [])})
+    words = (
+        f"cost: ${before:.4f} -> ${after:.4f} over {len(shared)} session(s) "
+        f"({change:+.1%}; limit +{max_increase:.1%}) [{'; '.join(sources) or 'no price'}]"
+    )
+    if change > max_increase:
+        result.failed = True
+        worst = sorted(
+            shared,
+            key=lambda s: (new[s]["policy"]["usd"] or 0) - (old[s]["policy"]["usd"] or 0),
+            reverse=True,
+        )[:3]
+        words += "; FAILED, most of it in " + ", ".join(worst)
+    result.lines.append(words)
+    return result
