@@ -20,10 +20,10 @@ given, replace the loaded ones. Names differ from the modules' (``replay``, ``sw
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
+from .arguments import given_only, run_settings_from
 from .engine.config import Checkpoint, Measure, ReplaySettings, RunSettings, SlotMode, SummaryConfig
 from .engine.messages import Conversation
 from .engine.policy import Policy
@@ -31,7 +31,6 @@ from .engine.policy_toml import resolve_policy
 from .formats.corpus import ignore
 from .providers.base import Provider
 from .providers.factory import ProviderOptions
-from .settings import load_settings
 
 if TYPE_CHECKING:
     from .diff.changes import RunDiff
@@ -104,7 +103,7 @@ def replay_corpus(
     from .parallel.pool import backend_for, refuse_summaries_on_ray
     from .replay.run import replay_paths
 
-    run = _run_settings(
+    run = run_settings_from(
         run_settings, config, settings, prompt, format, provider, options, dry_run, skip_bad_lines
     )
     if not run.settings.dry_run:
@@ -167,7 +166,7 @@ def sweep_corpus(
     from .cost.prices import pricer_for
     from .sweep import workflow
 
-    run = _run_settings(
+    run = run_settings_from(
         run_settings,
         config,
         settings,
@@ -197,7 +196,7 @@ def sweep_corpus(
         error=error or warn,
         price_per_mtok=price_per_mtok,
         pricer=pricer_for(cost, prices, price_per_mtok),
-        **_given(
+        **given_only(
             summary_tokens=summary_tokens,
             report_sample=report_sample,
             sort=sort,
@@ -236,7 +235,7 @@ def eval_corpus(
 
     def variant(spec: str | None, model: str | None) -> RunSettings:
         given: dict[str, Any] = {**options, "model": model or options.get("model")}
-        run = _run_settings(
+        run = run_settings_from(
             run_settings, config, settings, spec, format, provider, given, False, skip_bad_lines
         )
         return run
@@ -298,7 +297,7 @@ def check(
     ``result.failed``. ``update`` rewrites the baseline with this run's outputs."""
     from .diff.check import check_corpus
 
-    run = _run_settings(
+    run = run_settings_from(
         run_settings, config, settings, prompt, format, provider, options, False, skip_bad_lines
     )
     return check_corpus(
@@ -356,70 +355,6 @@ def diff_outputs(old: str | Path, new: str | Path, *, context: int = 3) -> RunDi
         new_label=str(new),
         context=context,
     )
-
-
-def _run_settings(
-    loaded: RunSettings | None,
-    config: SummaryConfig | None,
-    settings: ReplaySettings | None,
-    prompt: str | None,
-    format: str | None,
-    provider: str | Provider,
-    options: ProviderOptions | dict[str, Any],
-    dry_run: bool,
-    skip_bad_lines: bool,
-    workers: int | None = None,
-) -> RunSettings:
-    """The arguments over ``loaded`` (else over the defaults), typed objects winning."""
-    flags: dict[str, Any] = {
-        "prompt": prompt,
-        "format": format,
-        "workers": workers,
-        "provider": provider if isinstance(provider, str) and provider != "offline" else None,
-        "summary_model": options.get("model"),
-        "base_url": options.get("base_url"),
-        "temperature": options.get("temperature"),
-        "concurrency": options.get("concurrency"),
-    }
-    if loaded is not None:  # its template is kept unless a prompt is given
-        kept = {k: v for k, v in loaded.values.items() if k not in ("prompt", "summary_prompt")}
-        flags = {**kept, **{k: v for k, v in flags.items() if v is not None}}
-    run = load_settings(
-        flags,
-        env={},
-        read_file=False,
-        provider_options={**(loaded.provider if loaded else {}), **options},
-        dry_run=dry_run,
-        skip_bad_lines=skip_bad_lines,
-    )
-    if loaded is not None and prompt is None:
-        summary = run.settings.summary
-        if summary is not None:
-            summary = replace(summary, summary_prompt=loaded.template.source)
-        chosen = replace(run.settings, summary=summary, template_name=loaded.template.name)
-        run = replace(run, settings=chosen, template=loaded.template)
-    if not isinstance(provider, str):
-        run.provider["provider"] = provider
-    if settings is not None or config is not None:
-        chosen = settings or replace(run.settings, summary=config)
-        if config is not None:
-            chosen = replace(chosen, summary=config)  # else settings.summary, None included (N2)
-        chosen = replace(chosen, dry_run=dry_run or chosen.dry_run)
-        if options.get("model") is not None and chosen.summary is not None:  # as --model
-            chosen = replace(
-                chosen, summary=replace(chosen.summary, summary_model=options["model"])
-            )
-        template = None
-        if chosen.summary is not None:
-            from .engine.prompt import template_from_config
-
-            template = template_from_config(chosen.summary.summary_prompt, chosen.template_name)
-        run = replace(run, settings=chosen, template=template)
-    return run
-
-
-def _given(**values: Any) -> dict[str, Any]:
-    return {k: v for k, v in values.items() if v is not None}
 
 
 def _paths(paths: Paths) -> list[str]:

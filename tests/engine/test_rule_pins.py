@@ -49,7 +49,8 @@ from transcript_tools.eval.haystack import Haystack
 from transcript_tools.eval.probes import Probe
 from transcript_tools.eval.score import COVERAGE_THRESHOLD, ConversationProbes, covers, recall_of
 from transcript_tools.providers.base import SummaryResponse
-from transcript_tools.sweep.simulate import ConversationSeries, SweepConfig, decisions
+from transcript_tools.sweep.config import SweepConfig
+from transcript_tools.sweep.simulate import ConversationSeries, decisions
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 

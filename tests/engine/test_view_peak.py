@@ -18,7 +18,8 @@ from transcript_tools.engine.messages import (
 )
 from transcript_tools.engine.rules import last_call_end
 from transcript_tools.inspection import inspect_conversation
-from transcript_tools.sweep.simulate import SweepConfig, evaluate_fast, profile_conversation
+from transcript_tools.sweep.config import SweepConfig
+from transcript_tools.sweep.simulate import evaluate_fast, profile_conversation
 
 HUGE = "observation line\n" * 20_000  # far above any view before it
 

@@ -18,7 +18,7 @@ from transcript_tools.engine.messages import (
     Usage,
     UserMessage,
 )
-from transcript_tools.sweep.simulate import SweepConfig
+from transcript_tools.sweep.config import SweepConfig
 
 # one call: (recorded usage or None, tool call?, text size)
 call = st.tuples(

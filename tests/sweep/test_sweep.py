@@ -39,14 +39,10 @@ from transcript_tools.engine.rules import (
 )
 from transcript_tools.engine.session import SessionEngine
 from transcript_tools.errors import ConfigError
+from transcript_tools.sweep.config import SweepConfig
 from transcript_tools.sweep.driver import Sweep, _offline_executor, config_grid
 from transcript_tools.sweep.engine_path import evaluate_engine
-from transcript_tools.sweep.simulate import (
-    SweepConfig,
-    evaluate_fast,
-    profile_conversation,
-    simulate,
-)
+from transcript_tools.sweep.simulate import evaluate_fast, profile_conversation, simulate
 
 
 def engine_fires(conv: Conversation, cfg: SweepConfig, *, dry_run: bool) -> list[int]:

@@ -27,12 +27,9 @@ from transcript_tools.engine.prompt import load_template
 from transcript_tools.engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
 from transcript_tools.engine.rules import depends_on_summary_text, split_turns, split_units
 from transcript_tools.engine.tokens import estimate_text_tokens
+from transcript_tools.sweep.config import SweepConfig
 from transcript_tools.sweep.engine_path import evaluate_engine
-from transcript_tools.sweep.simulate import (
-    SweepConfig,
-    evaluate_fast,
-    profile_conversation,
-)
+from transcript_tools.sweep.simulate import evaluate_fast, profile_conversation
 
 SUMMARY = "Goal: ship the parser. Done: tests pass. Next: review. " * 3
 KEEP_RECENT_TURNS = 3

@@ -25,14 +25,9 @@ from ..engine.prompt import PromptTemplate
 from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from ..engine.rules import depends_on_summary_text, split_units, unit_turns
 from ..formats.corpus import CorpusReader
+from .config import SweepConfig
 from .engine_path import evaluate_engine
-from .simulate import (
-    ConversationSeries,
-    SweepConfig,
-    evaluate_fast,
-    profile_conversation,
-    simulate,
-)
+from .simulate import ConversationSeries, evaluate_fast, profile_conversation, simulate
 from .stats import ConfigStats, config_grid, policy_grid
 
 if TYPE_CHECKING:

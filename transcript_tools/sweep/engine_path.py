@@ -20,7 +20,8 @@ from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.rules import FIRED, fixed_cadence
 from ..engine.session import SessionEngine
 from ..engine.tokens import estimate_text_tokens
-from .simulate import ConfigOutcome, ConversationSeries, SweepConfig
+from .config import ConfigOutcome, SweepConfig
+from .simulate import ConversationSeries
 
 if TYPE_CHECKING:
     from ..cost.prices import Pricer

@@ -16,7 +16,8 @@ from typing import Any
 from ..engine.config import AUTO, Checkpoint, Measure, SlotMode, SummaryConfig
 from ..engine.policy import Policy
 from ..engine.policy_engine import policy_with_flags
-from .simulate import ConfigOutcome, ConversationSeries, SweepConfig
+from .config import ConfigOutcome, SweepConfig
+from .simulate import ConversationSeries
 from .tables import RECALL_NOT_MEASURED, recall_not_measured
 
 

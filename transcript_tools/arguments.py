@@ -1,0 +1,81 @@
+"""The library front door's typed arguments turned into a run's settings (``api.py``).
+
+One rule, the CLI's: arguments over ``run_settings`` (``settings.load_settings()``) over the
+defaults; a typed ``SummaryConfig`` / ``ReplaySettings`` wins over both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from .engine.config import ReplaySettings, RunSettings, SummaryConfig
+from .providers.base import Provider
+from .providers.factory import ProviderOptions
+from .settings import load_settings
+
+
+def run_settings_from(
+    loaded: RunSettings | None,
+    config: SummaryConfig | None,
+    settings: ReplaySettings | None,
+    prompt: str | None,
+    format: str | None,
+    provider: str | Provider,
+    options: ProviderOptions | dict[str, Any],
+    dry_run: bool,
+    skip_bad_lines: bool,
+    workers: int | None = None,
+) -> RunSettings:
+    """A library function's arguments over ``loaded`` (else over the defaults), the typed
+    ``config`` / ``settings`` objects winning: what ``tsum``'s flags are to the CLI."""
+    flags: dict[str, Any] = {
+        "prompt": prompt,
+        "format": format,
+        "workers": workers,
+        "provider": provider if isinstance(provider, str) and provider != "offline" else None,
+        "summary_model": options.get("model"),
+        "base_url": options.get("base_url"),
+        "temperature": options.get("temperature"),
+        "concurrency": options.get("concurrency"),
+    }
+    if loaded is not None:  # its template is kept unless a prompt is given
+        kept = {k: v for k, v in loaded.values.items() if k not in ("prompt", "summary_prompt")}
+        flags = {**kept, **{k: v for k, v in flags.items() if v is not None}}
+    run = load_settings(
+        flags,
+        env={},
+        read_file=False,
+        provider_options={**(loaded.provider if loaded else {}), **options},
+        dry_run=dry_run,
+        skip_bad_lines=skip_bad_lines,
+    )
+    if loaded is not None and prompt is None:
+        summary = run.settings.summary
+        if summary is not None:
+            summary = replace(summary, summary_prompt=loaded.template.source)
+        chosen = replace(run.settings, summary=summary, template_name=loaded.template.name)
+        run = replace(run, settings=chosen, template=loaded.template)
+    if not isinstance(provider, str):
+        run.provider["provider"] = provider
+    if settings is not None or config is not None:
+        chosen = settings or replace(run.settings, summary=config)
+        if config is not None:
+            chosen = replace(chosen, summary=config)  # else settings.summary, None included (N2)
+        chosen = replace(chosen, dry_run=dry_run or chosen.dry_run)
+        if options.get("model") is not None and chosen.summary is not None:  # as --model
+            chosen = replace(
+                chosen, summary=replace(chosen.summary, summary_model=options["model"])
+            )
+        template = None
+        if chosen.summary is not None:
+            from .engine.prompt import template_from_config
+
+            template = template_from_config(chosen.summary.summary_prompt, chosen.template_name)
+        run = replace(run, settings=chosen, template=template)
+    return run
+
+
+def given_only(**values: Any) -> dict[str, Any]:
+    """The keywords actually given (None: the callee's own default)."""
+    return {k: v for k, v in values.items() if v is not None}

@@ -1,0 +1,127 @@
+"""One point of the sweep's grid (``SweepConfig``) and what it gives on one conversation
+(``ConfigOutcome``): the values the fast path (``simulate.py``) and the engine path
+(``engine_path.py``) both produce and ``stats.py`` folds in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from ..engine.config import AUTO, Checkpoint, Measure, SlotMode, SummaryConfig
+from ..engine.drive import recorded_window
+from ..engine.messages import Conversation
+from ..engine.policy import Policy
+from ..engine.policy_engine import policy_threshold
+
+if TYPE_CHECKING:
+    from ..cost.model import RunCost
+
+# ---- the grid -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SweepConfig:
+    """One point of the grid: the trigger settings a sweep varies."""
+
+    trigger_token_ratio: float
+    max_context_tokens: int
+    debounce_turns: int
+    mode: SlotMode = SlotMode.FOCUSED
+    measure: Measure = Measure.CUMULATIVE
+    checkpoint: Checkpoint = Checkpoint.TURN  # --checkpoint call: debounce counts calls
+    # --max-context-tokens auto: per conversation the window its log records, else
+    # max_context_tokens (engine.drive.recorded_window, as replay and eval apply it)
+    auto_window: bool = False
+    # --policy: the compaction policy this point runs (its trigger values are the fields
+    # above); None: the seed's checkpoint, and no policy fields in any output
+    policy: Policy | None = None
+
+    @property
+    def threshold(self) -> float:
+        return self.max_context_tokens * self.trigger_token_ratio  # exactly SummaryConfig.threshold
+
+    @property
+    def label(self) -> str:
+        window = AUTO if self.auto_window else self.max_context_tokens
+        if self.policy is not None:
+            ratio = self.policy.trigger.threshold == "ratio"
+            return f"{self.policy.name} max={window}" + (
+                f" ratio={self.trigger_token_ratio:g}" if ratio else ""
+            )
+        return (
+            f"ratio={self.trigger_token_ratio:g} max={window} "
+            f"debounce={self.debounce_turns} {self.mode.value} {self.measure.value}"
+        ) + (" call" if self.checkpoint is Checkpoint.CALL else "")
+
+    def for_conversation(self, conv: Conversation) -> SweepConfig:
+        """The configuration one conversation runs: with auto, its own window."""
+        if not self.auto_window:
+            return self
+        window, _ = recorded_window(conv, self.max_context_tokens)
+        return replace(self, max_context_tokens=window, auto_window=False)
+
+    def summary_config(self, base: SummaryConfig) -> SummaryConfig:
+        return replace(
+            base,
+            trigger_token_ratio=self.trigger_token_ratio,
+            max_context_tokens=self.max_context_tokens,
+            debounce_turns=self.debounce_turns,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "trigger_token_ratio": self.trigger_token_ratio,
+            "max_context_tokens": self.max_context_tokens,
+            "debounce_turns": self.debounce_turns,
+            "mode": self.mode.value,
+            "measure": self.measure.value,
+            "threshold": self.threshold,
+        }
+        if self.checkpoint is Checkpoint.CALL:  # only then: default outputs unchanged
+            out["checkpoint"] = self.checkpoint.value
+        if self.auto_window:  # per conversation: no one window or threshold
+            out.update(max_context_tokens=AUTO, threshold=None)
+            out["max_context_tokens_default"] = self.max_context_tokens
+        if self.policy is not None:
+            out["policy"] = self.policy.name
+            trigger = self.policy.trigger
+            clamped = trigger.floor_tokens or trigger.ceiling_tokens
+            out["trigger"] = (
+                "ratio-clamped" if trigger.threshold == "ratio" and clamped else trigger.threshold
+            )
+            if self.policy.name != "seed":  # its own line (policy_engine.policy_threshold)
+                out["threshold"] = (
+                    None
+                    if self.auto_window
+                    else policy_threshold(self.policy, self.max_context_tokens)
+                )
+        return out
+
+
+@dataclass(slots=True)
+class ConfigOutcome:
+    """One configuration on one conversation (transient: folded into ConfigStats)."""
+
+    turns: int
+    fires: list[int]  # turns at which a summary call was made
+    prompt_chars: int = 0
+    prompt_tokens: int = 0
+    failed: int = 0
+    peak_with: int = 0  # view the model is sent, with this configuration's summaries
+    sum_with: int = 0
+    overflow: int = 0  # turns whose view (with summaries) exceeds max_context_tokens
+    fixed_cadence: bool = False
+    curve: list[int] | None = None  # per-turn view with summaries
+    watermark: list[int] | None = None  # per-turn watermark (engine path, current measure)
+    recall: tuple[int, int] | None = (
+        None  # artifact probes (recalled, total): tsum eval, engine path
+    )
+    # --policy: views checked after each action, those breaking each API, results cleared
+    views_checked: int = 0
+    violations: dict[str, int] = field(default_factory=dict)
+    cleared: int = 0
+    cost: RunCost | None = None  # --cost: the run as this configuration makes it
+    original_cost: RunCost | None = None  # --cost: the original run, as recorded
+    rebuilt_cost: RunCost | None = None  # --cost: the original run, as the model prices it
+    task_outcome: dict[str, Any] | None = None  # --cost: the log's task result (tau-bench)
