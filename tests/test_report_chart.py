@@ -181,15 +181,16 @@ def test_sweep_chart_uses_money_when_every_row_has_it() -> None:
     tokens = _tradeoff(rows)
     assert tokens["points"] == len(measured)
     for n, row in enumerate(measured):
-        row["cost_per_conversation"] = 0.01 + 0.005 * n
-        row["original_cost_per_conversation"] = 0.05
+        row["cost_per_conversation_usd"] = 0.01 + 0.005 * n
+        row["cost_original_usd"], row["cost_priced_conversations"] = 0.15, 3  # 0.05 each
     money = _tradeoff(rows)
     assert "cost per conversation (USD)" in money["svg"] and "$0.0" in money["svg"]
     assert "tokens the model is sent" not in money["svg"]
     # the cheapest configuration is on the front: its label is drawn
     cheapest = measured[0]
     assert f">#{cheapest['config']} " in money["svg"]
-    measured[-1]["cost_per_conversation"] = None  # one without money: tokens for all
+    assert "uncompacted run" in money["svg"]
+    measured[-1]["cost_per_conversation_usd"] = None  # one without money: tokens for all
     assert "cost per conversation" not in _tradeoff(rows)["svg"]
 
 

@@ -47,8 +47,10 @@ WIDTH, PLOT_H, LEFT, RIGHT, TOP = 880, 190, 92, 16, 14
 RUG_ROW = 13
 # Money a row may carry (the cost model's columns, USD): the trade-off chart's x is then
 # money; without it, the mean view the model is sent with summaries.
-COST_KEY = "cost_per_conversation"
-ORIGINAL_COST_KEY = "original_cost_per_conversation"  # the recorded run's, same pricing
+# sweep --cost's row keys (sweep/stats.py): USD per conversation as replayed, and the
+# original runs' total over the conversations priced (the same pricing)
+COST_KEY = "cost_per_conversation_usd"
+ORIGINAL_COST_KEY = "original_cost_per_conversation"
 
 
 def _template(name: str) -> jinja2.Template:
@@ -248,11 +250,18 @@ def _point_label(row: dict[str, Any]) -> str:
     return f"#{row['config']} " + "·".join(str(p) for p in parts if p)
 
 
+def _original_per_conversation(row: dict[str, Any]) -> float | None:
+    """The recorded runs' cost per priced conversation (sweep --cost), or None."""
+    total, priced = row.get("cost_original_usd"), row.get("cost_priced_conversations")
+    return total / priced if total is not None and priced else None
+
+
 def _tradeoff(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The trade-off chart (``report_chart``) of the configurations with a recall figure:
     x = cost per conversation where every one of them has it, else the mean view."""
     measured = [r for r in rows if r["artifact_recall"] is not None]
     money = bool(measured) and all(r.get(COST_KEY) is not None for r in measured)
+    rows = [{**r, ORIGINAL_COST_KEY: _original_per_conversation(r)} for r in rows]
     key, original = (
         (COST_KEY, ORIGINAL_COST_KEY)
         if money
