@@ -49,4 +49,6 @@ def main(paths: list[str]) -> None:
 
 
 if __name__ == "__main__":
+    if not sys.argv[1:] or sys.argv[1] in ("-h", "--help"):
+        sys.exit(f"usage: python {sys.argv[0]} PATH...  (e.g. ../shared/corpus/real/claude-code)")
     main(sys.argv[1:])
