@@ -213,3 +213,19 @@ def test_eval_chart_is_opt_in(eval_pages: tuple[str, str]) -> None:
     start = chart.index('<section id="tradeoff">')
     end = chart.index("</section>", start) + len("</section>")
     assert chart[:start].removesuffix("\n") + chart[end:] == plain
+
+
+def test_eval_chart_under_policies_has_one_point_per_policy(tmp_path: Path) -> None:
+    """--policy: the chart plots each policy's recall in the next view against that view's
+    size (eval/render._policy_tradeoff), not the seed-shaped per-template points."""
+    page = tmp_path / "policies.html"
+    args = ["eval", str(SAMPLES), "--policy", "seed", "--policy", "gemini-cli"]
+    args += ["--policy", "observation-masking", "--max-context-tokens", "4000"]
+    code, _, err = tsum(*args, "--silent", "--html", str(page), "--chart")
+    assert code == 0, err
+    html = page.read_text("utf-8")
+    chart = html[html.index('<section id="tradeoff">') :]
+    assert "tokens in the view after each action" in chart
+    for name in ("seed", "gemini-cli"):
+        assert f"{name}: artifact recall" in chart
+    assert "One point per policy" in chart and "truncation floor sits" not in chart

@@ -149,6 +149,43 @@ def _segments(text: str, needles: list[str]) -> list[tuple[str, bool]]:
     return out
 
 
+def _policy_tradeoff(result: EvalResult) -> dict[str, Any]:
+    """--policy: each policy's artifact recall in the next view against the tokens that
+    view holds (mean over its actions, summaries and pre-passes alike), beside the
+    uncompacted history (every probe: 100%) and no summary at all (0%)."""
+    points: list[Point] = []
+    kept_whole: list[float] = []
+    for label, agg in result.policies.items():
+        data = agg.as_json()
+        recall, tokens = data["recall"]["view"].get("artifact"), data["view_tokens_after_mean"]
+        if recall is None or tokens is None:
+            continue
+        actions = sum(data["actions"].values())
+        detail = (
+            f"{label}: artifact recall {recall:.0%} in the next view over {actions} action(s), "
+            f"{tokens:,.0f} tokens in that view (mean)"
+        )
+        points.append(Point(label, float(tokens), float(recall), detail))
+        if data["uncompacted_tokens_mean"] is not None:
+            kept_whole.append(float(data["uncompacted_tokens_mean"]))
+    references = [Reference("no summary, nothing kept", 0.0, 0.0)]
+    if kept_whole:  # the same logs under every policy: one uncompacted run (the mean)
+        references.insert(0, Reference("uncompacted", 1.0, sum(kept_whole) / len(kept_whole)))
+    svg = render_svg(
+        points,
+        references,
+        x_title="tokens in the view after each action (mean): summary, kept messages, placeholders",
+    )
+    caption = (
+        f"One point per policy with a recall figure ({len(points)}): its actions' artifact "
+        "recall in the next view against that view's size; the Pareto front (no other policy "
+        "keeps fewer tokens and more probes) is joined and labelled. Reference marks: the "
+        "uncompacted history (every probe kept, at its mean size) and no summary at all (0%). "
+        "The per-action floors are in the table above."
+    )
+    return {"svg": svg, "points": len(points), "caption": caption}
+
+
 def _tradeoff(result: EvalResult) -> dict[str, Any]:
     """Each variant's artifact recall against the tokens its summaries put in the view
     (mean per checkpoint), beside the floors of docs/eval.md "Floors": truncation, at the
@@ -216,7 +253,9 @@ def html_context(
             {**a, "lost": [p for p in a["probes"] if not p["view"]]} for a in result.kept_actions
         ],
         "summary": result.as_json(),
-        "tradeoff": _tradeoff(result) if chart else None,
+        "tradeoff": (_policy_tradeoff(result) if result.policies else _tradeoff(result))
+        if chart
+        else None,
     }
 
 
