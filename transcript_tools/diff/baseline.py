@@ -21,6 +21,7 @@ from pathlib import Path
 import orjson
 
 from ..engine.messages import Usage
+from ..engine.records import summary_failed, summary_ok
 from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryResponse
 from ..providers.base import Provider
 from ..providers.cache import ResponseCache, cache_key
@@ -92,7 +93,7 @@ def seed_cache(baseline: ReplayOutput, cache: ResponseCache, provider: Provider)
     for records in baseline.sessions.values():
         for summary in records.summaries.values():
             text = summary.get("text")
-            if summary["status"] != "ok" or not isinstance(text, str) or not text.strip():
+            if not summary_ok(summary) or not isinstance(text, str) or not text.strip():
                 continue
             usage = summary.get("usage")
             response = SummaryResponse(
@@ -128,9 +129,7 @@ def cache_only_misses(output_dir: str | Path) -> list[Missing]:
                 record = orjson.loads(line)
             except orjson.JSONDecodeError:
                 continue  # the diff reports a corrupt file; here only misses matter
-            if record.get("status") == "failed" and CACHE_ONLY_MARK in str(
-                record.get("error") or ""
-            ):
+            if summary_failed(record) and CACHE_ONLY_MARK in str(record.get("error") or ""):
                 missing.append(Missing(str(record.get("session")), int(record.get("turn") or 0)))
     return missing
 

@@ -19,6 +19,7 @@ from typing import Any
 from ..cost.gate import COST_FILE, compare_costs, read_costs
 from ..cost.prices import Pricer, pricer_for
 from ..engine.config import RunSettings
+from ..engine.records import summary_ok
 from ..errors import ConfigError, TsumError
 from ..providers.cache import CacheMode
 from ..providers.factory import build_executor
@@ -171,7 +172,7 @@ def _bless(
 ) -> None:
     """The fresh outputs become the baseline; never a run with failed summary calls."""
     failed = sum(
-        1 for r in fresh.sessions.values() for s in r.summaries.values() if s["status"] != "ok"
+        1 for r in fresh.sessions.values() for s in r.summaries.values() if not summary_ok(s)
     )
     if failed:
         raise TsumError(

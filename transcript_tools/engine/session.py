@@ -51,6 +51,7 @@ from .policy_engine import (
 )
 from .policy_slot import CompactionPlan, PolicySlot, summarized_span
 from .prompt import PromptTemplate, template_from_config
+from .records import SummaryStatus
 from .requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from .rules import (
     Decision,
@@ -326,7 +327,7 @@ class SessionEngine(TurnAccounting):
         }
         if response is None or not text.strip():
             # N3: record the failure, change nothing; the next eligible turn tries again
-            summary["status"] = "failed"
+            summary["status"] = SummaryStatus.FAILED
             summary["error"] = outcome.error or "empty summary"
             summary["text"] = None
             summary["usage"] = _usage_json(response.usage) if response and response.usage else None
@@ -334,7 +335,7 @@ class SessionEngine(TurnAccounting):
             record["error"] = summary["error"]
             self._finish(record, Decision.FAILED, pending.advance_after)
             return
-        summary["status"] = "ok"
+        summary["status"] = SummaryStatus.OK
         summary["error"] = None
         summary["text"] = text
         summary["usage"] = _usage_json(response.usage) if response.usage else None

@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from ..engine.messages import Conversation
+from ..engine.records import summary_failed, summary_ok
 from ..engine.rules import turn_starts
 from ..errors import TsumError
 from ..formats.corpus import CorpusReader
@@ -61,7 +62,7 @@ def score_replay_output(
     label = str((run.get("template") or {}).get("name") or "summary")
     by_session: dict[str, list[dict[str, Any]]] = {}
     for record in _read_jsonl(out_dir / "summaries.jsonl"):
-        if record.get("status") == "ok" and isinstance(record.get("text"), str):
+        if summary_ok(record) and isinstance(record.get("text"), str):
             by_session.setdefault(str(record["session"]), []).append(record)
     aggregate = Aggregate()
     checkpoints: list[dict[str, Any]] = []
@@ -119,7 +120,7 @@ def score_summaries(
     for summary in sorted(summaries, key=lambda r: int(r["turn"])):
         turn = int(summary["turn"])
         text = summary.get("text")
-        if summary.get("status", "ok") != "ok" or not isinstance(text, str) or turn >= len(starts):
+        if summary_failed(summary) or not isinstance(text, str) or turn >= len(starts):
             continue
         cut = starts[turn + 1 - keep] if turn + 1 > keep else 0
         end = starts[turn + 1] if turn + 1 < len(starts) else len(conv.messages)

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..engine.drive import drive_conversation
 from ..engine.messages import INJECTED, Conversation, TextBlock, UserMessage
+from ..engine.records import summary_ok
 from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.session import SessionEngine
 from ..engine.slot import ContextSlot
@@ -89,7 +90,7 @@ async def tsum_checkpoints(
         total = len(engine.slot.messages)  # F3: the prompt shows the newest of all of them
         shown = (total - len(request.messages or ()), total)
         record = engine.summaries[-1]
-        if record["status"] != "ok":
+        if not summary_ok(record):
             failed += 1
             return
         slot = engine.slot

@@ -37,6 +37,7 @@ from ..engine.messages import AssistantMessage, Conversation, Message, ToolUseBl
 from ..engine.policy_engine import new_violations
 from ..engine.policy_slot import PolicySlot
 from ..engine.policy_slot import _ranges as ranges
+from ..engine.records import summary_ok
 from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.session import SessionEngine
 from ..engine.tokens import estimate_text_tokens
@@ -267,7 +268,7 @@ async def policy_actions(
         nonlocal failed, replaced
         flush_prepass()
         summary = engine.summaries[-1]
-        if summary["status"] != "ok":
+        if not summary_ok(summary):
             failed += 1
             return
         end = len(slot.messages)

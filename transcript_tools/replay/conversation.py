@@ -26,6 +26,7 @@ from ..engine.messages import (
     ToolResultMessage,
     ToolUseBlock,
 )
+from ..engine.records import summary_ok
 from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from ..engine.rules import FIRED, Decision, compaction_turn, fixed_cadence
 from ..engine.session import ESTIMATED, SessionEngine
@@ -179,7 +180,7 @@ def fixed_cadence_warning(engine: SessionEngine) -> str | None:
 
 def session_counts(result: SessionResult) -> SessionCounts:
     engine = result.engine
-    ok = sum(1 for s in engine.summaries if s["status"] == "ok")
+    ok = sum(1 for s in engine.summaries if summary_ok(s))
     calls = engine.settings.checkpoint is Checkpoint.CALL
     return SessionCounts(
         result.conversation.session_id,

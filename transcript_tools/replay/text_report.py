@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from typing import IO, Any
 
+from ..engine.records import summary_ok
 from ..engine.rules import FIRED
 from ..engine.session import ESTIMATED
 from ..terminal import escape_controls
@@ -132,7 +133,7 @@ class TextReport:
             out(f"   {cost_line(result.cost)}\n")
         latest = engine.get_conversation_summary()
         if latest and self.show_summaries:
-            last = next(s for s in reversed(engine.summaries) if s["status"] == "ok")
+            last = next(s for s in reversed(engine.summaries) if summary_ok(s))
             out(f"   latest summary (turn {last['turn']}, {last['provider']}/{last['model']}):\n")
             for line in latest.splitlines():
                 out(f"   | {line}\n")
@@ -151,7 +152,7 @@ def _policy_line(
     (engine/validity.py; the seed's own system-at-the-end is one such view)."""
     cleared = [d["cleared"] for d in decisions if "cleared" in d]
     broken: dict[str, int] = {}
-    made = [s for s in summaries if s["status"] == "ok"]
+    made = [s for s in summaries if summary_ok(s)]
     for summary in made:
         for api in summary.get("violations", {}):
             broken[api] = broken.get(api, 0) + 1

@@ -16,6 +16,7 @@ from ..engine.config import Checkpoint, Measure, ReplaySettings, SlotMode, Summa
 from ..engine.messages import Conversation, Message
 from ..engine.policy_engine import new_violations, with_policy
 from ..engine.prompt import PromptTemplate
+from ..engine.records import summary_ok
 from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.rules import FIRED, fixed_cadence
 from ..engine.session import SessionEngine
@@ -101,7 +102,7 @@ async def evaluate_engine(
     for summary in engine.summaries:
         result.prompt_chars += summary["prompt_chars"]
         result.prompt_tokens += estimate_text_tokens(engine.prompts[summary["prompt_sha256"]])
-        result.failed += summary["status"] != "ok"
+        result.failed += not summary_ok(summary)
     result.fixed_cadence = fixed_cadence(
         [d["decision"] for d in engine.decisions], cfg.debounce_turns
     )
@@ -143,7 +144,7 @@ class ViewChecks:
     cleared: int = 0
 
     def after_summary(self, engine: SessionEngine) -> None:
-        if not engine.summaries or engine.summaries[-1]["status"] != "ok":
+        if not engine.summaries or not summary_ok(engine.summaries[-1]):
             return
         self.views += 1
         for api in new_violations(engine.slot.messages, engine.load_messages()):
