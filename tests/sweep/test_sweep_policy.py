@@ -75,3 +75,23 @@ def test_sweep_cli_policy_rows_and_seed_alone_is_the_plain_grid() -> None:
     assert names == ["codex", "seed"]
     bad = runner.invoke(cli, ["sweep", SAMPLES, "--policy", "nope"])
     assert bad.exit_code == 2 and "nope" in bad.output and "Traceback" not in bad.output
+
+
+def test_a_policy_rows_recall_is_evals_for_that_policy() -> None:
+    """One scorer for both (eval/policy_probes.ActionHooks): the sweep's recall of a policy
+    row is eval --policy's artifact recall in the next view, on the same logs."""
+    runner = CliRunner()
+    window = ["--max-context-tokens", "4000"]
+    sweep = runner.invoke(
+        cli, ["sweep", SAMPLES, "--json", "--policy", "codex,observation-masking", *window]
+    )
+    assert sweep.exit_code == 0, sweep.output
+    rows = {row["policy"]: row for row in json.loads(sweep.stdout)["configs"]}
+    args = ["eval", SAMPLES, "--json", "--silent", "--policy", "codex"]
+    evaluated = runner.invoke(cli, [*args, "--policy", "observation-masking", *window])
+    assert evaluated.exit_code == 0, evaluated.output
+    policies = json.loads(evaluated.stdout)["policies"]
+    for name in ("codex", "observation-masking"):
+        recall = policies[name]["recall"]["view"]["artifact"]
+        assert recall is not None and rows[name]["artifact_probes"] > 0
+        assert rows[name]["artifact_recall"] == round(recall, 4)

@@ -212,5 +212,12 @@ async def drive_priced(
         return None
     meter = CostMeter(conv, engine, pricer)
     priced = None if execute is None else meter.execute(execute)
-    await drive_conversation(conv, engine, priced, appended=meter.appended, **options)
+    also = options.pop("appended", None)  # the caller's own hook runs after the meter's
+
+    def appended(number: int, start: int, end: int) -> None:
+        meter.appended(number, start, end)
+        if also is not None:
+            also(number, start, end)
+
+    await drive_conversation(conv, engine, priced, appended=appended, **options)
     return meter

@@ -43,6 +43,7 @@ from ..engine.session import SessionEngine
 from ..engine.tokens import estimate_text_tokens
 from ..engine.validity import check_all
 from ..providers.executor import SummaryExecutor
+from .artifacts import REQUEST
 from .haystack import Haystack, JoinedHaystack, MemoHaystack
 from .normalize import normalize
 from .probes import Probe
@@ -230,46 +231,44 @@ def _rule_counts(lines: list[str]) -> dict[str, int]:
     return out
 
 
-async def policy_actions(
-    conv: Conversation,
-    engine: SessionEngine,
-    executor: SummaryExecutor,
-    scorer: ActionScorer,
-    on_record: Callable[[dict[str, Any]], None],
-) -> int:
-    """Replay ``conv`` through ``engine`` (the one loop), scoring every action as it
-    happens; each record goes to ``on_record``. Returns the number of failed summaries."""
-    slot = engine.slot
-    failed = 0
-    replaced = 0  # PolicySlot.replaced grows exactly when a pre-pass clears something
+@dataclass(slots=True)
+class ActionHooks:
+    """The ``drive_conversation`` callbacks that score every action of a policy as it
+    happens (``appended``, ``after_summary``, ``after_unit``); each record goes to
+    ``on_record``. The sweep chains them with its own measures (sweep/engine_path.py)."""
+
+    engine: SessionEngine
+    scorer: ActionScorer
+    on_record: Callable[[dict[str, Any]], None]
+    failed: int = 0
+    replaced: int = 0  # PolicySlot.replaced grows exactly when a pre-pass clears something
     prepass: dict[str, Any] | None = None
 
-    def appended(_n: int, _start: int, end: int) -> None:
-        nonlocal replaced, prepass
-        if isinstance(slot, PolicySlot) and len(slot.replaced) > replaced:
-            replaced = len(slot.replaced)
+    def appended(self, _n: int, _start: int, end: int) -> None:
+        slot = self.engine.slot
+        if isinstance(slot, PolicySlot) and len(slot.replaced) > self.replaced:
+            self.replaced = len(slot.replaced)
             extra = {"view_tokens_after": slot.view_size()[1], **_uncompacted(slot, end)}
-            prepass = scorer.score(PREPASS, -1, view_entries(slot), end, extra)
+            self.prepass = self.scorer.score(PREPASS, -1, view_entries(slot), end, extra)
 
-    def flush_prepass() -> None:
+    def flush_prepass(self) -> None:
         """The unit's pre-pass record, once its decision record (turn, the pre-pass's
         ``"cleared"`` figures) is written: after its summary is applied, or at its end."""
-        nonlocal prepass
+        prepass, self.prepass = self.prepass, None
         if prepass is not None:
-            decision = engine.decisions[-1]
+            decision = self.engine.decisions[-1]
             cleared = decision.get("cleared") or {}
             prepass["turn"] = decision["turn"]
             prepass["view_tokens_before"] = cleared.get("view_tokens_before")
             prepass["freed_tokens"] = cleared.get("freed_tokens")
-            on_record(prepass)
-        prepass = None
+            self.on_record(prepass)
 
-    def after_summary(_request: SummaryRequest) -> None:
-        nonlocal failed, replaced
-        flush_prepass()
+    def after_summary(self, _request: SummaryRequest) -> None:
+        self.flush_prepass()
+        engine, slot = self.engine, self.engine.slot
         summary = engine.summaries[-1]
         if not summary_ok(summary):
-            failed += 1
+            self.failed += 1
             return
         end = len(slot.messages)
         extra = {
@@ -282,19 +281,46 @@ async def policy_actions(
             "prompt_sha256": summary.get("prompt_sha256"),
         }
         if isinstance(slot, PolicySlot):
-            replaced = len(slot.replaced)  # a kept message's cut copy is the summary's
-        on_record(scorer.score(SUMMARY, summary["turn"], view_entries(slot), end, extra))
+            self.replaced = len(slot.replaced)  # a kept message's cut copy is the summary's
+        self.on_record(self.scorer.score(SUMMARY, summary["turn"], view_entries(slot), end, extra))
 
-    def after_unit(_n: int) -> None:
-        flush_prepass()
+    def after_unit(self, _n: int) -> None:
+        self.flush_prepass()
+
+
+async def policy_actions(
+    conv: Conversation,
+    engine: SessionEngine,
+    executor: SummaryExecutor,
+    scorer: ActionScorer,
+    on_record: Callable[[dict[str, Any]], None],
+) -> int:
+    """Replay ``conv`` through ``engine`` (the one loop), scoring every action as it
+    happens; each record goes to ``on_record``. Returns the number of failed summaries."""
+    hooks = ActionHooks(engine, scorer, on_record)
 
     async def execute(request: SummaryRequest, _left: int) -> SummaryOutcome:
         return await executor.execute(request)
 
     await drive_conversation(
-        conv, engine, execute, after_summary=after_summary, after_unit=after_unit, appended=appended
+        conv,
+        engine,
+        execute,
+        after_summary=hooks.after_summary,
+        after_unit=hooks.after_unit,
+        appended=hooks.appended,
     )
-    return failed
+    return hooks.failed
+
+
+def artifact_hits(record: dict[str, Any]) -> tuple[int, int]:
+    """(kept in the next view, probed) of one action record's artifact probes (the
+    person's requests left out, as the sweep's recall counts artifacts)."""
+    kept = total = 0
+    for kind, (hits, probed) in record["counts"]["view"].items():
+        if kind != REQUEST:
+            kept, total = kept + hits, total + probed
+    return kept, total
 
 
 def _uncompacted(slot: Any, end: int) -> dict[str, int]:

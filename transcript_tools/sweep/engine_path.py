@@ -63,6 +63,9 @@ async def evaluate_engine(
         template=template if settings.policy is None else None,
     )
     checks = ViewChecks() if cfg.policy is not None else None
+    # --policy: every action scored as eval --policy scores it (eval/policy_probes.py),
+    # the seed's row too, so every row's recall stands on the same footing
+    actions = _action_hooks(conv, engine, base, cfg) if cfg.policy is not None else None
     curve: list[int] = []
     peak = 0
     measured_end = profile.measured_end
@@ -81,6 +84,14 @@ async def evaluate_engine(
         measure(number)
         if checks is not None:
             checks.after_unit(engine)
+        if actions is not None:
+            actions.after_unit(number)
+
+    def after_summary(request: SummaryRequest) -> None:
+        if checks is not None:
+            checks.after_summary(engine)
+        if actions is not None:
+            actions.after_summary(request)
 
     units = [(start, start + len(messages)) for start, messages in turns]
     # the one loop replay and eval run too (engine/drive.py): the same turn path;
@@ -92,7 +103,8 @@ async def evaluate_engine(
         pricer,
         units=units,
         after_unit=after_unit,
-        after_summary=None if checks is None else lambda _request: checks.after_summary(engine),
+        after_summary=after_summary,
+        appended=None if actions is None else actions.appended,
     )
     unit = "call" if cfg.checkpoint is Checkpoint.CALL else "turn"
     fires = [d[unit] for d in engine.decisions if d["decision"] in FIRED]
@@ -114,7 +126,12 @@ async def evaluate_engine(
     result.overflow = sum(1 for v in curve if v > cfg.max_context_tokens)
     if cfg.measure is Measure.CURRENT:
         result.watermark = [d["watermark"] for d in engine.decisions]
-    if cfg.mode is SlotMode.FOCUSED and settings.policy is None:  # tsum eval, docs/eval.md
+    if actions is not None:
+        from ..eval.policy_probes import artifact_hits as action_hits
+
+        hits = [action_hits(record) for record in actions.scorer.records]
+        result.recall = (sum(h for h, _ in hits), sum(t for _, t in hits))
+    elif cfg.mode is SlotMode.FOCUSED:  # what the summaries carried (tsum eval, docs/eval.md)
         from ..eval.baseline import artifact_hits, score_summaries
 
         summaries, starts = engine.summaries, None
@@ -130,6 +147,22 @@ async def evaluate_engine(
         )
         result.recall = artifact_hits(scored)
     return result
+
+
+def _action_hooks(
+    conv: Conversation, engine: SessionEngine, base: SummaryConfig, cfg: SweepConfig
+) -> Any:
+    """eval --policy's scorer on this run: probes cut as the seed's summarizer is shown
+    tool results (``base.max_tool_result_chars``), whatever the policy's own cut."""
+    from ..eval.checkpoints import compaction_message_indices
+    from ..eval.policy_probes import ActionHooks, ActionScorer
+    from ..eval.score import ConversationProbes
+
+    cut = base.max_tool_result_chars
+    probes = ConversationProbes(conv.messages, cut, compaction_message_indices(conv))
+    assert cfg.policy is not None
+    scorer = ActionScorer(probes, cfg.policy.name, conv.session_id, conv.path, cut)
+    return ActionHooks(engine, scorer, lambda _record: None)
 
 
 @dataclass(slots=True)

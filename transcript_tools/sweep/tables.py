@@ -169,7 +169,6 @@ RECALL_NOT_MEASURED: dict[str, str] = {
         "every schedule came from the token series); tsum eval scores these summaries"
     ),
     "no probes": "not measured: the history the summaries replaced held no artifact to probe",
-    "eval": "not measured by the sweep under this policy: tsum eval --policy scores it",
 }
 
 
@@ -181,8 +180,7 @@ def recall_not_measured(row: dict[str, Any]) -> str | None:
         return None
     if not row["summary_calls"]:
         return "-"
-    if row.get("policy", "seed") != "seed":
-        return "eval"
+
     if row["mode"] == "full":
         return "full"
     return "no probes" if row["artifact_recall_conversations"] else "no text"
