@@ -47,7 +47,10 @@ def _policy(spec: str) -> Any:
     """One ``--policy`` value: a preset's name or a policy file (a bad one: usage error)."""
     from .policies_cmd import PolicyParam
 
-    return PolicyParam().convert(spec, None, None)
+    try:
+        return PolicyParam().convert(spec, None, None)
+    except click.BadParameter as exc:
+        raise click.BadParameter(exc.message, param_hint="'--policy'") from None
 
 
 def _choice(enum: Any) -> Callable[[str], Any]:

@@ -12,7 +12,7 @@ each as ``(history index, message as the model sees it)``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 
 from .messages import (
@@ -87,7 +87,7 @@ def prepass_selection(
     prepass: PrePass,
     names: dict[str, str],
     tokens: Tokens,
-    already: frozenset[int] | set[int],
+    already: Container[int],
 ) -> tuple[list[int], int]:
     """The history indices of the tool outputs the pre-pass clears now, and the tokens
     that frees; ``([], 0)`` when it would free less than ``min_freed_tokens``.

@@ -13,15 +13,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from .compaction import formatter_cap
 from .config import Checkpoint, Measure, ReplaySettings, SummaryConfig
 from .messages import Message
 from .policy import Policy, threshold_tokens
 from .requests import SUMMARY_MAX_TOKENS
 from .rules import Decision, skip_reason
 from .validity import check_all
-
-# A cap the formatter takes that no transcript reaches (a policy's 0: no cap).
-UNCAPPED_CHARS = 1 << 40
 
 
 def is_seed(policy: Policy) -> bool:
@@ -82,8 +80,8 @@ def with_policy(
         cfg,
         trigger_token_ratio=policy.trigger.ratio,
         debounce_turns=policy.trigger.debounce,
-        max_tool_result_chars=given.max_tool_result_chars or UNCAPPED_CHARS,
-        max_transcript_chars=given.max_transcript_chars or UNCAPPED_CHARS,
+        max_tool_result_chars=formatter_cap(given.max_tool_result_chars),
+        max_transcript_chars=formatter_cap(given.max_transcript_chars),
         summary_marker=policy.placement.marker,
         summary_prompt=load_template(template).source,  # a built-in name, or a file
     )

@@ -16,6 +16,7 @@ outputs without a policy stay byte-identical).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +34,14 @@ from .compaction import (
     without_inputs,
 )
 from .config import SlotMode
-from .messages import AssistantMessage, Message, SystemMessage, ToolResultMessage, UserMessage
+from .messages import (
+    PERSON,
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    UserMessage,
+)
 from .policy import Policy
 from .rules import UnitCounter
 from .tokens import estimate_message_tokens
@@ -71,6 +79,16 @@ class PolicySlot:
     _summary_tokens: tuple[int, ...] = ()
     _tokens_prefix: list[int] = field(default_factory=lambda: [0])
     _names: dict[str, str] = field(default_factory=dict)
+    # Running figures, so a unit costs what it appends, not the history's length:
+    # tokens the replacements at or after ``base`` saved, and those replacements in the
+    # order made ((made at, index, saved)); the history's tool outputs and first person
+    # message; the history index below which every tool output is settled (cleared, or
+    # never clearable: an excluded tool, a result no longer than its placeholder).
+    _saved: int = 0
+    _made: list[tuple[int, int, int]] = field(default_factory=list)
+    _outputs: list[int] = field(default_factory=list)
+    _first_person: int | None = None
+    _settled: int = 0
 
     # ---- the ContextSlot interface ---------------------------------------------------
 
@@ -87,9 +105,19 @@ class PolicySlot:
         return self.summary_text
 
     def append_messages(self, messages: list[Message]) -> None:
+        start = len(self.messages)
         self.units.extend(messages)
         self.messages.extend(messages)
         self._names.update(tool_names(messages))
+        for index, message in enumerate(messages, start):
+            if is_tool_output(message):
+                self._outputs.append(index)
+            elif (
+                self._first_person is None
+                and type(message) is UserMessage
+                and message.origin == PERSON
+            ):  # the task, as _new_head finds it
+                self._first_person = index
 
     def save(self) -> None:
         self.saves += 1
@@ -103,9 +131,6 @@ class PolicySlot:
     def tokens_between(self, start: int, end: int) -> int:
         prefix = self.token_prefix(end)
         return prefix[end] - prefix[start]
-
-    def dropped_tokens(self, start: int) -> int:  # the legacy dry-run estimate; unused here
-        return self.tokens_between(0, start)
 
     def shown(self, index: int, upto: int) -> Message:
         """History message ``index`` as a view over messages[:upto] shows it."""
@@ -135,13 +160,15 @@ class PolicySlot:
 
     def view_size(self, upto: int | None = None) -> tuple[int, int]:
         """(messages, estimated tokens) of the view over messages[:upto]: the appended
-        part from the prefix sums less what the pre-pass saved in it, the rest summed."""
+        part from the prefix sums less what the pre-pass saved in it (the running total,
+        less the replacements made after ``upto``), the head and kept messages summed."""
         end = len(self.messages) if upto is None else upto
         start = min(self.base, end)
-        tokens = self.tokens_between(start, end) + sum(self._summary_tokens)
-        for index, (_, made_at, size) in self.replaced.items():
-            if start <= index < end and made_at <= end:
-                tokens += size - self.tokens_between(index, index + 1)
+        tokens = self.tokens_between(start, end) + sum(self._summary_tokens) - self._saved
+        for made_at, _index, saved in reversed(self._made):
+            if made_at <= end:
+                break
+            tokens += saved  # not yet made in the view over messages[:upto]
         for index in (*self.head, *self.kept):
             entry = self.replaced.get(index)
             if entry is not None and entry[1] <= end:
@@ -182,7 +209,7 @@ class PolicySlot:
             message = self.messages[index]
             if keep.system and type(message) is SystemMessage:
                 found.append(index)
-            elif first_user and type(message) is UserMessage and message.origin == "person":
+            elif first_user and type(message) is UserMessage and message.origin == PERSON:
                 found.append(index)
                 first_user = False
         return found
@@ -190,15 +217,18 @@ class PolicySlot:
     def prepass(self, view_tokens: int) -> dict[str, Any] | None:
         """Run the pre-pass on the view; what it cleared, or None when it did nothing."""
         prepass = self.policy.prepass
-        region = self.region()
-        outputs = sum(1 for _, m in region if is_tool_output(m))
+        kept_outputs = sum(1 for i in self.kept if is_tool_output(self.messages[i]))
+        outputs = len(self._outputs) - bisect.bisect_left(self._outputs, self.base) + kept_outputs
         if not prepass_should_run(prepass, view_tokens, self.window, outputs):
             return None
         chosen, freed = prepass_selection(
-            region, prepass, self._names, estimate_message_tokens, set(self.replaced)
+            self._unsettled_region(), prepass, self._names, estimate_message_tokens, self.replaced
         )
         if not chosen:
             return None
+        # Every output older than the newest one cleared was cleared now or before, or
+        # can never be (the walk passed it after every protection was used up).
+        self._settled = chosen[-1] + 1
         end = len(self.messages)
         call_ids: set[str] = set()
         for index in chosen:
@@ -216,8 +246,30 @@ class PolicySlot:
             "freed_tokens": freed,
         }
 
+    def _unsettled_region(self) -> list[Entry]:
+        """The part of the region the pre-pass still has to walk: from the oldest output not
+        settled on (the whole region while a compaction keeps messages from before ``base``)."""
+        if self.kept:
+            return self.region()
+        end = len(self.messages)
+        keep = self.policy.keep
+        return [
+            (i, self.shown(i, end))
+            for i in range(max(self._settled, self.base), end)
+            if not (keep.system and type(self.messages[i]) is SystemMessage)
+            and not (keep.first_user and i == self._first_person)
+        ]
+
     def _replace(self, index: int, message: Message, made_at: int) -> None:
-        self.replaced[index] = (message, made_at, estimate_message_tokens(message))
+        size = estimate_message_tokens(message)
+        if index in self.replaced:  # replaced again: its earlier saving no longer holds
+            self._made = [m for m in self._made if m[1] != index]
+            self._saved = sum(m[2] for m in self._made)
+        self.replaced[index] = (message, made_at, size)
+        if index >= self.base:
+            saved = self.tokens_between(index, index + 1) - size
+            self._made.append((made_at, index, saved))
+            self._saved += saved
 
     def _clear_inputs(self, call_ids: set[str], end: int) -> int:
         freed = 0
@@ -264,6 +316,8 @@ class PolicySlot:
                 self._replace(index, message, end)
             self.kept.append(index)
         self.base = plan.history_end
+        self._made = [m for m in self._made if m[1] >= self.base]  # the rest is not appended
+        self._saved = sum(m[2] for m in self._made)
         self.summary_text = text
         self.summary = placed_summary(self.policy.placement, text)
         sizes = [estimate_message_tokens(m) for m in self.summary]

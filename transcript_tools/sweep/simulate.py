@@ -48,6 +48,7 @@ from ..engine.rules import (
     suffix_cut,
 )
 from ..engine.session import SessionEngine
+from ..engine.slot import ContextSlot
 from ..engine.tokens import assumed_summary_tokens, estimate_text_tokens
 from .config import ConfigOutcome, SweepConfig
 
@@ -189,6 +190,7 @@ def profile_conversation(
     units = [(start, start + len(messages)) for start, messages in turns]
     drive_without_summaries(conv, engine, units=units)
     slot = engine.slot
+    assert isinstance(slot, ContextSlot)  # the profile runs no policy (settings above)
     cost = [d["cost_so_far"] for d in engine.decisions]
     # the current measure; never below the estimated view (SessionEngine.current_context_tokens)
     view = [d["watermark"] for d in engine.decisions]
