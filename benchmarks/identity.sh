@@ -39,6 +39,9 @@ for c in "${corpora[@]}"; do
   {
     run "replay-text-$tag" tsum replay "$c" $extra
     run "replay-out-$tag" tsum replay "$c" --out "$out/out-$tag" --silent $extra
+    run "replay-out-c1-$tag" tsum replay "$c" -j 1 --out "$out/out-c1-$tag" --silent $extra
+    run "replay-dry-c1-$tag" tsum replay "$c" --dry-run -j 1 --out "$out/dry-c1-$tag" $extra
+    run "replay-dry-c8-$tag" tsum replay "$c" --dry-run -j 8 --out "$out/dry-c8-$tag" $extra
     run "replay-dry-j1-$tag" tsum replay "$c" --dry-run --workers 1 --out "$out/dry1-$tag" $extra
     run "replay-dry-j2-$tag" tsum replay "$c" --dry-run --workers 2 --out "$out/dry2-$tag" $extra
     run "replay-current-$tag" tsum replay "$c" --measure current --checkpoint call \

@@ -24,7 +24,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
 from .arguments import given_only, run_settings_from
-from .engine.config import Checkpoint, Measure, ReplaySettings, RunSettings, SlotMode, SummaryConfig
+from .engine.config import (
+    DEFAULT_DIFF_CONTEXT,
+    DEFAULT_MAX_DROP,
+    DEFAULT_PROVIDER,
+    Checkpoint,
+    Measure,
+    ReplaySettings,
+    RunSettings,
+    SlotMode,
+    SummaryConfig,
+)
 from .engine.messages import Conversation
 from .engine.policy import Policy
 from .engine.policy_toml import resolve_policy
@@ -71,7 +81,7 @@ def replay_corpus(
     settings: ReplaySettings | None = None,
     run_settings: RunSettings | None = None,
     prompt: str | None = None,
-    provider: str | Provider = "offline",
+    provider: str | Provider = DEFAULT_PROVIDER,
     out: str | Path | None = None,
     format: str | None = None,
     dry_run: bool = False,
@@ -137,7 +147,7 @@ def sweep_corpus(
     settings: ReplaySettings | None = None,
     run_settings: RunSettings | None = None,
     prompt: str | None = None,
-    provider: str = "offline",
+    provider: str = DEFAULT_PROVIDER,
     model: str | None = None,
     base_url: str | None = None,
     cache: str | Path | None = None,
@@ -214,7 +224,7 @@ def eval_corpus(
     config: SummaryConfig | None = None,
     settings: ReplaySettings | None = None,
     run_settings: RunSettings | None = None,
-    provider: str = "offline",
+    provider: str = DEFAULT_PROVIDER,
     judge: bool = False,
     out: str | Path | None = None,
     html: str | Path | None = None,
@@ -278,14 +288,14 @@ def check(
     *,
     update: bool = False,
     out: str | Path | None = None,
-    max_drop: float = 0.05,
+    max_drop: float = DEFAULT_MAX_DROP,
     max_cost_increase: float | None = None,
-    context: int = 3,
+    context: int = DEFAULT_DIFF_CONTEXT,
     config: SummaryConfig | None = None,
     settings: ReplaySettings | None = None,
     run_settings: RunSettings | None = None,
     prompt: str | None = None,
-    provider: str = "offline",
+    provider: str = DEFAULT_PROVIDER,
     format: str | None = None,
     skip_bad_lines: bool = False,
     warn: Callable[[str], None] = ignore,
@@ -344,7 +354,9 @@ def inspect_corpus(
     )
 
 
-def diff_outputs(old: str | Path, new: str | Path, *, context: int = 3) -> RunDiff:
+def diff_outputs(
+    old: str | Path, new: str | Path, *, context: int = DEFAULT_DIFF_CONTEXT
+) -> RunDiff:
     """Compare two replay outputs (``replay_corpus(..., out=DIR)`` or ``tsum replay --out``)."""
     from .diff import compare
 

@@ -15,10 +15,9 @@ from click.testing import CliRunner, Result
 
 from tests.support.fake_llm_server import FakeLLMServer, Reply, anthropic_message
 from transcript_tools.cli.main import cli
+from transcript_tools.engine.config import DEFAULT_TIMEOUT_S, LOCAL_TIMEOUT_S
 from transcript_tools.providers.factory import build_executor
 from transcript_tools.providers.retry import (
-    DEFAULT_TIMEOUT_S,
-    LOCAL_TIMEOUT_S,
     default_timeout,
     is_context_overflow,
     is_local_url,

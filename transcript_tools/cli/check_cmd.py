@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from ..diff.changes import RunDiff
+from ..engine.config import DEFAULT_MAX_DROP
 from ..errors import ConfigError, ExitCode
 from ..providers.retry import public_url
 from ..terminal import echo
@@ -55,7 +56,7 @@ from .settings import resolve, summary_options
 @click.option(
     "--max-drop",
     type=click.FloatRange(min=0, max=1),
-    default=0.05,
+    default=DEFAULT_MAX_DROP,
     show_default=True,
     help="Fail when the summaries' artifact recall (tsum eval) drops by more than this "
     "(0.05 = five percentage points); the lost probes are named.",

@@ -22,6 +22,7 @@ from ..diff.render import (
     render_text,
     verdict_line,
 )
+from ..engine.config import DEFAULT_DIFF_CONTEXT
 from ..errors import ConfigError, ExitCode
 from ..terminal import echo
 from .main import EXIT_CODES_HELP
@@ -44,7 +45,7 @@ def diff_output_options(func: F) -> F:
         click.option(
             "--context",
             type=click.IntRange(min=0),
-            default=3,
+            default=DEFAULT_DIFF_CONTEXT,
             show_default=True,
             help="Lines of context around each change in the unified diffs.",
         ),

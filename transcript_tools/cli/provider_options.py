@@ -15,7 +15,14 @@ from typing import Any, TypeVar
 
 import click
 
-from ..engine.config import DEFAULT_CONCURRENCY
+from ..engine.config import (
+    DEFAULT_BATCH_POLL,
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_PROVIDER,
+    DEFAULT_TIMEOUT_S,
+    LOCAL_TIMEOUT_S,
+)
 from .settings import LazyChoice
 
 __all__ = ["PROVIDER_OPTION_NAMES", "provider_options"]
@@ -55,7 +62,7 @@ def provider_options(func: F) -> F:
             "--provider",
             type=LazyChoice(_provider_names),
             metavar="[offline|anthropic|openai]",
-            default="offline",
+            default=DEFAULT_PROVIDER,
             show_default=True,
             envvar="TSUM_PROVIDER",
             show_envvar=True,
@@ -109,8 +116,9 @@ def provider_options(func: F) -> F:
             type=click.FloatRange(min=0, min_open=True),
             envvar="TSUM_TIMEOUT",
             show_envvar=True,
-            help="Seconds per summary call attempt. [default: 60; 600 when --base-url is on "
-            "this machine (localhost, 127.0.0.1, ::1): a CPU model is slow]",
+            help=f"Seconds per summary call attempt. [default: {DEFAULT_TIMEOUT_S:g}; "
+            f"{LOCAL_TIMEOUT_S:g} when --base-url is on this machine (localhost, 127.0.0.1, "
+            "::1): a CPU model is slow]",
         ),
         click.option(
             "--temperature",
@@ -124,7 +132,7 @@ def provider_options(func: F) -> F:
         click.option(
             "--max-attempts",
             type=click.IntRange(min=1),
-            default=4,
+            default=DEFAULT_MAX_ATTEMPTS,
             show_default=True,
             envvar="TSUM_MAX_ATTEMPTS",
             show_envvar=True,
@@ -141,7 +149,7 @@ def provider_options(func: F) -> F:
         click.option(
             "--batch-poll",
             type=click.FloatRange(min=0, min_open=True),
-            default=30.0,
+            default=DEFAULT_BATCH_POLL,
             show_default=True,
             envvar="TSUM_BATCH_POLL",
             show_envvar=True,

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ..engine.config import AUTO, Checkpoint, Measure, SlotMode, TurnPath
+from ..engine.config import AUTO, DEFAULT_PROVIDER, Checkpoint, Measure, SlotMode, TurnPath
 from ..engine.requests import SUMMARY_MAX_TOKENS
 from ..errors import ExitCode
 from ..sweep.tables import SORT_KEYS, render_csv, render_json, render_table
@@ -212,7 +212,7 @@ The output says which."""
 )
 @click.option(
     "--provider",
-    default="offline",
+    default=DEFAULT_PROVIDER,
     show_default=True,
     envvar="TSUM_PROVIDER",
     help="Where summary text comes from when needed: offline, or a provider whose responses are read "

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..cost.gate import COST_FILE, compare_costs, read_costs
 from ..cost.prices import Pricer, pricer_for
-from ..engine.config import RunSettings
+from ..engine.config import DEFAULT_DIFF_CONTEXT, DEFAULT_MAX_DROP, RunSettings
 from ..engine.records import summary_ok
 from ..errors import ConfigError, TsumError
 from ..providers.cache import CacheMode
@@ -69,9 +69,9 @@ def check_corpus(
     *,
     update: bool = False,
     out_dir: Path | None = None,
-    max_drop: float = 0.05,
+    max_drop: float = DEFAULT_MAX_DROP,
     max_cost_increase: float | None = None,
-    context: int = 3,
+    context: int = DEFAULT_DIFF_CONTEXT,
     replay: Replay | None = None,
     say: Callable[[str], None] = _quiet,
     error: Callable[[str], None] = _quiet,

@@ -18,6 +18,7 @@ import difflib
 from pathlib import Path
 from typing import Any
 
+from ..engine.config import DEFAULT_DIFF_CONTEXT
 from ..engine.rules import (
     FIRED,  # a checkpoint firing: a summary call (ok or failed), or a dry run's
 )
@@ -80,7 +81,7 @@ def diff_outputs(
     *,
     old_label: str = "old",
     new_label: str = "new",
-    context: int = 3,
+    context: int = DEFAULT_DIFF_CONTEXT,
 ) -> RunDiff:
     """Everything that differs between two loaded replay outputs."""
     template = None
@@ -150,7 +151,9 @@ def unit_of(old_run: dict[str, Any], new_run: dict[str, Any]) -> str:
     return "call" if both == {"call"} else "turn"
 
 
-def compare_dirs(old_dir: str | Path, new_dir: str | Path, *, context: int = 3) -> RunDiff:
+def compare_dirs(
+    old_dir: str | Path, new_dir: str | Path, *, context: int = DEFAULT_DIFF_CONTEXT
+) -> RunDiff:
     """Load both directories and diff them, labelled with the paths as given."""
     old, new = load_output(old_dir), load_output(new_dir)
     return diff_outputs(old, new, old_label=str(old_dir), new_label=str(new_dir), context=context)
@@ -313,7 +316,9 @@ def match_schedule(old: list[int], new: list[int]) -> list[ScheduleChange]:
     return sorted(changes, key=lambda c: min(t for t in (c.old_turn, c.new_turn) if t is not None))
 
 
-def unified_diff(old: str, new: str, old_name: str, new_name: str, context: int = 3) -> str:
+def unified_diff(
+    old: str, new: str, old_name: str, new_name: str, context: int = DEFAULT_DIFF_CONTEXT
+) -> str:
     """A unified diff (difflib) of two texts, one string, no trailing newline."""
     lines = difflib.unified_diff(
         old.splitlines(),

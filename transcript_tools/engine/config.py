@@ -12,11 +12,12 @@ from enum import StrEnum
 from typing import Any
 
 from ..errors import ConfigError
-from .policy import Policy
+from .policy import DEFAULT_DEBOUNCE_TURNS, DEFAULT_TRIGGER_RATIO, Policy
 
 AUTO = "auto"  # --max-context-tokens auto: the window the log records, else the default
 DEFAULT_SUMMARY_MARKER = "[上下文摘要]"  # the seed's filter_focused marker
-DEFAULT_MAX_TRANSCRIPT_CHARS = 30_000  # the seed: whole conversation text capped at 30K chars
+DEFAULT_MAX_TRANSCRIPT_CHARS = 30_000  # seed: "整段对话若超过 30K 字符，从前面截断"
+DEFAULT_MAX_TOOL_RESULT_CHARS = 500  # the seed's cut of one tool result in the transcript
 
 
 def _default_prompt() -> str:
@@ -29,12 +30,12 @@ def _default_prompt() -> str:
 class SummaryConfig:
     """F1. Defaults are the seed's; the last two fields make its constants configurable."""
 
-    trigger_token_ratio: float = 0.75
+    trigger_token_ratio: float = DEFAULT_TRIGGER_RATIO
     max_context_tokens: int = 32_000
     summary_prompt: str = field(default_factory=_default_prompt)
-    debounce_turns: int = 3
+    debounce_turns: int = DEFAULT_DEBOUNCE_TURNS
     summary_model: str | None = None
-    max_tool_result_chars: int = 500
+    max_tool_result_chars: int = DEFAULT_MAX_TOOL_RESULT_CHARS
     max_transcript_chars: int = DEFAULT_MAX_TRANSCRIPT_CHARS
     summary_marker: str = DEFAULT_SUMMARY_MARKER
 
@@ -117,6 +118,25 @@ class ReplaySettings:
 
 
 DEFAULT_CONCURRENCY = 8  # summary calls (and sessions) in flight at once
+
+# The provider options' defaults (RunSettings.provider). They are used by providers/ and
+# replay/batch.py; they live here, import-light, so that --help renders them without
+# importing the providers (tests/cli/test_startup.py).
+DEFAULT_PROVIDER = "offline"  # no network, no key: the README's first command
+DEFAULT_MAX_ATTEMPTS = 4  # per summary call: the first try and three retries
+DEFAULT_MAX_CONNECTIONS = 32  # an SDK client's HTTP connection pool
+DEFAULT_TIMEOUT_S = 60.0  # per attempt, against a hosted API
+# Against a server on this machine (llama.cpp, Ollama, vLLM, LM Studio on a CPU): with a
+# 135M model on 2 idle cores one summary took 10-73 s (issue 27), on 2 loaded cores over
+# 10 minutes; and a server with one slot queues tsum's concurrent calls, so the wait
+# counts too.
+LOCAL_TIMEOUT_S = 600.0
+DEFAULT_BATCH_POLL = 30.0  # seconds between two polls of a batch, at first (--batch-poll)
+
+# The workflows' own defaults, here for the same reason: the library's front door (api.py)
+# and the CLI show them without importing diff/ or eval/.
+DEFAULT_DIFF_CONTEXT = 3  # lines of context around each change in a unified diff
+DEFAULT_MAX_DROP = 0.05  # check: the artifact recall may drop by five percentage points
 
 
 @dataclass(frozen=True, slots=True)

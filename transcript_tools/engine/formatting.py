@@ -24,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
+from .config import DEFAULT_MAX_TOOL_RESULT_CHARS, DEFAULT_MAX_TRANSCRIPT_CHARS
 from .messages import (
     AssistantMessage,
     Block,
@@ -42,8 +43,6 @@ if TYPE_CHECKING:
     from .config import SummaryConfig
     from .prompt import PromptTemplate
 
-DEFAULT_MAX_TRANSCRIPT_CHARS = 30_000  # seed: "整段对话若超过 30K 字符，从前面截断"
-DEFAULT_MAX_TOOL_RESULT_CHARS = 500  # SummaryConfig.max_tool_result_chars default
 MESSAGE_SEPARATOR = "\n\n"  # seed: "每条消息一行，空行分隔"
 _ROLE_PREFIX = {AssistantMessage: "Assistant: ", UserMessage: "User: "}
 

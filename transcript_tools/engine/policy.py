@@ -31,6 +31,11 @@ INPUT_KINDS = ("history", "dropped", "dropped-tail", "since-last-summary")
 ROLES = ("system", "user", "assistant")
 POSITIONS = ("front", "end", "tail")
 
+# The seed's trigger (F1: trigger_token_ratio, debounce_turns): a policy's defaults, and
+# SummaryConfig's (engine/config.py imports them from here, the lower module).
+DEFAULT_TRIGGER_RATIO = 0.75
+DEFAULT_DEBOUNCE_TURNS = 3
+
 
 def _fail(key: str, text: str, value: Any) -> ConfigError:
     return ConfigError(f"{key}: {text}, got {value!r}")
@@ -89,14 +94,14 @@ class Trigger:
 
     measure: str = "cumulative"
     threshold: str = "ratio"
-    ratio: float = 0.75
+    ratio: float = DEFAULT_TRIGGER_RATIO  # the seed's
     tokens: int = 0
     reserve_tokens: int = 0
     floor_tokens: int = 0
     ceiling_tokens: int = 0
     every: int = 0
     messages: int = 0
-    debounce: int = 3
+    debounce: int = DEFAULT_DEBOUNCE_TURNS  # the seed's
     unit: str = "turn"
     window: int = 0
 

@@ -29,6 +29,7 @@ from typing import Any
 from ..errors import TsumError
 from .accounting import ESTIMATED, TurnAccounting
 from .config import (
+    DEFAULT_PROVIDER,
     DEFAULT_SUMMARY_MARKER,
     Checkpoint,
     Measure,
@@ -81,7 +82,7 @@ class SessionEngine(TurnAccounting):
     session_id: str
     # N2: an engine built without a SummaryConfig never summarizes.
     settings: ReplaySettings = field(default_factory=lambda: ReplaySettings(summary=None))
-    provider_name: str = "offline"
+    provider_name: str = DEFAULT_PROVIDER
     template: PromptTemplate | None = None
     turn_index: int = 0
     last_summary_turn: int = 0  # the seed: starts at 0

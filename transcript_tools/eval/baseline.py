@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from ..engine.config import DEFAULT_MAX_DROP
 from ..engine.messages import Conversation
 from ..engine.records import summary_failed, summary_ok
 from ..engine.rules import turn_starts
@@ -31,7 +32,6 @@ from .probes import EXTRACTOR_VERSION
 from .score import ConversationProbes
 
 SCORES_FILE = "eval.json"
-DEFAULT_MAX_DROP = 0.05
 LOST_SHOWN = 20
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.config import ReplaySettings, SlotMode
+from ..engine.config import DEFAULT_PROVIDER, ReplaySettings, SlotMode
 from ..engine.drive import session_window
 from ..engine.messages import Conversation
 from ..engine.prompt import PromptTemplate
@@ -48,7 +48,7 @@ class Variant:
     template: PromptTemplate
     settings: ReplaySettings
     executor: SummaryExecutor
-    provider_name: str = "offline"
+    provider_name: str = DEFAULT_PROVIDER
 
 
 @dataclass(slots=True)

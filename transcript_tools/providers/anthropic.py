@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..engine.config import DEFAULT_MAX_CONNECTIONS, DEFAULT_TIMEOUT_S
 from ..engine.requests import SummaryResponse
 from ..errors import ProviderConfigError
 from ..formats.anthropic_api import usage_from_anthropic
@@ -42,9 +43,9 @@ class AnthropicProvider(SdkProvider):
         *,
         model: str | None = None,
         base_url: str | None = None,
-        timeout: float = 60.0,
+        timeout: float = DEFAULT_TIMEOUT_S,
         temperature: float | None = None,
-        max_connections: int = 32,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
         require_key: bool = True,  # False with --cache-only: no request is ever sent
     ) -> None:
         key = os.environ.get(KEY_ENV, "").strip()

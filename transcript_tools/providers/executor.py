@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..engine.config import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
 from ..engine.messages import Usage
 from ..engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
 from ..errors import ProviderConfigError, ProviderError
@@ -94,8 +95,8 @@ class SummaryExecutor:
         *,
         cache: ResponseCache | None = None,
         cache_mode: CacheMode = CacheMode.READ_WRITE,
-        concurrency: int = 8,
-        timeout: float | None = 60.0,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        timeout: float | None = DEFAULT_TIMEOUT_S,
         retry: RetryPolicy | None = None,
         rng: random.Random | None = None,
         sleep: Sleep = asyncio.sleep,

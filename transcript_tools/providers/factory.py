@@ -56,12 +56,13 @@ def resolve_cache_mode(opts: Mapping[str, Any]) -> Any:
 
 
 def _limits(opts: Mapping[str, Any], base_url: str | None = None) -> tuple[int, float, int]:
+    from ..engine.config import DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS
     from ..providers.retry import default_timeout
 
-    concurrency = int(opts.get("concurrency") or 8)
+    concurrency = int(opts.get("concurrency") or DEFAULT_CONCURRENCY)
     # no --timeout: 60 s, or 600 s for a server on this machine (retry.default_timeout)
     timeout = float(opts.get("timeout") or default_timeout(base_url))
-    max_attempts = int(opts.get("max_attempts") or 4)
+    max_attempts = int(opts.get("max_attempts") or DEFAULT_MAX_ATTEMPTS)
     if concurrency < 1 or timeout <= 0 or max_attempts < 1:
         raise ProviderConfigError("--concurrency and --max-attempts must be >= 1, --timeout > 0")
     return concurrency, timeout, max_attempts

@@ -12,6 +12,7 @@ import os
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..engine.config import DEFAULT_MAX_CONNECTIONS, DEFAULT_TIMEOUT_S
 from ..engine.messages import Usage
 from ..engine.requests import SummaryResponse
 from ..errors import ProviderConfigError
@@ -49,9 +50,9 @@ class OpenAIProvider(SdkProvider):
         *,
         model: str | None = None,
         base_url: str | None = None,
-        timeout: float = 60.0,
+        timeout: float = DEFAULT_TIMEOUT_S,
         temperature: float | None = None,
-        max_connections: int = 32,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
         require_key: bool = True,  # False with --cache-only: no request is ever sent
     ) -> None:
         base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).strip()

@@ -18,6 +18,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any, ClassVar, Protocol, TypeVar
 
+from ..engine.config import DEFAULT_MAX_CONNECTIONS, DEFAULT_TIMEOUT_S
 from ..errors import ProviderConfigError
 from .base import Provider
 
@@ -132,9 +133,9 @@ def get_provider(
     *,
     model: str | None = None,
     base_url: str | None = None,
-    timeout: float = 60.0,
+    timeout: float = DEFAULT_TIMEOUT_S,
     temperature: float | None = None,
-    max_connections: int = 32,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
     require_key: bool = True,
 ) -> Provider:
     """Build a provider, or fail before any work with ``ProviderConfigError``.

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
+from ..engine.config import DEFAULT_MAX_ATTEMPTS, DEFAULT_TIMEOUT_S, LOCAL_TIMEOUT_S
 from ..errors import ProviderError
 
 # Statuses worth another attempt: the SDKs' own list (request timeout, lock
@@ -170,7 +171,7 @@ class RetryPolicy:
     the other half random.
     """
 
-    max_attempts: int = 4
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
     base_delay: float = 0.5
     max_delay: float = 20.0
     retry_after_cap: float = 60.0
@@ -221,14 +222,6 @@ def public_url(url: str) -> str:
     if parts.port is not None:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme.lower(), host.lower(), parts.path.rstrip("/"), "", ""))
-
-
-DEFAULT_TIMEOUT_S = 60.0  # per attempt, against a hosted API
-# Against a server on this machine (llama.cpp, Ollama, vLLM, LM Studio on a CPU): with a
-# 135M model on 2 idle cores one summary took 10-73 s (issue 27), on 2 loaded cores over
-# 10 minutes; and a server with one slot queues tsum's concurrent calls, so the wait
-# counts too.
-LOCAL_TIMEOUT_S = 600.0
 
 
 def is_local_url(url: str | None) -> bool:

@@ -33,6 +33,7 @@ import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
+from ..engine.config import DEFAULT_BATCH_POLL
 from ..engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
 from ..engine.rules import depends_on_summary_text
 from ..errors import ConfigError, ProviderError, TsumError
@@ -335,9 +336,6 @@ class _ResultsProvider:
         raise ProviderCallError(
             self._failed.get(key) or f"{self.name}: no batch result for this request"
         )
-
-
-DEFAULT_BATCH_POLL = 30.0  # seconds between two polls of a batch, at first (--batch-poll)
 
 
 class BatchSetup:

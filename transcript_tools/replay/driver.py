@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..cost.prices import Pricer
-from ..engine.config import ReplaySettings
+from ..engine.config import DEFAULT_PROVIDER, ReplaySettings
 from ..engine.messages import Conversation
 from ..formats.corpus import CorpusReader
 from ..formats.inputs import InputFile
@@ -109,7 +109,7 @@ class ReplayDriver:
     settings: ReplaySettings
     executor: SummaryExecutor | None
     sink: Sink
-    provider_name: str = "offline"
+    provider_name: str = DEFAULT_PROVIDER
     template: Any = None
     fmt: str | None = None
     skip_bad_lines: bool = False

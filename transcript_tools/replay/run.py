@@ -16,7 +16,7 @@ from typing import IO, Any
 from .._sync import run_sync
 from .._version import __version__
 from ..cost.prices import Pricer
-from ..engine.config import ReplaySettings, RunSettings, TurnPath
+from ..engine.config import DEFAULT_PROVIDER, ReplaySettings, RunSettings, TurnPath
 from ..engine.prompt import PromptTemplate, template_from_config
 from ..engine.requests import SUMMARY_MAX_TOKENS
 from ..errors import ConfigError, TsumError
@@ -117,7 +117,7 @@ def run_replay(
     settings: ReplaySettings,
     *,
     template: PromptTemplate | None = None,
-    provider: str | Provider = "offline",
+    provider: str | Provider = DEFAULT_PROVIDER,
     provider_options: Mapping[str, Any] | None = None,
     out_dir: str | Path | None = None,
     report: IO[str] | None = None,

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..engine.config import Checkpoint, SummaryConfig, TurnPath
+from ..engine.config import DEFAULT_PROVIDER, Checkpoint, SummaryConfig, TurnPath
 from ..engine.messages import Conversation, Message
 from ..engine.prompt import PromptTemplate
 from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
@@ -85,7 +85,7 @@ class Sweep:
     keep_recent_turns: int = 3
     path: TurnPath = TurnPath.SYNC  # the engine path's turn path (the schedule is the same)
     executor: Any = None  # engine path; None: the offline provider, built on first use
-    provider_name: str = "offline"
+    provider_name: str = DEFAULT_PROVIDER
     describe_executor: Callable[[], str] | None = None
     summary_tokens: int = SUMMARY_MAX_TOKENS
     price_per_mtok: float | None = None
