@@ -15,10 +15,12 @@ Loading lives in ``replay.read_output``, the records found in :mod:`.changes`, r
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ..engine.config import DEFAULT_DIFF_CONTEXT
+from ..engine.records import UnitKey
 from ..engine.rules import (
     FIRED,  # a checkpoint firing: a summary call (ok or failed), or a dry run's
 )
@@ -143,7 +145,7 @@ def diff_outputs(
     return RunDiff(old_label, new_label, template, settings, sessions, counts, tokens, other)
 
 
-def unit_of(old_run: dict[str, Any], new_run: dict[str, Any]) -> str:
+def unit_of(old_run: dict[str, Any], new_run: dict[str, Any]) -> UnitKey:
     """What both runs' records number: model calls when both checkpointed per call
     (``--checkpoint call``), else turns (runs checkpointing differently show that as a
     setting change)."""
@@ -250,7 +252,7 @@ def _diff_session(
     return None
 
 
-def _strip(decisions: dict[int, dict[str, Any]]) -> dict[int, dict[str, Any]]:
+def _strip(decisions: Mapping[int, Mapping[str, Any]]) -> dict[int, dict[str, Any]]:
     return {
         t: {k: v for k, v in d.items() if k not in EXPLAINED_FIELDS} for t, d in decisions.items()
     }
@@ -269,8 +271,15 @@ def _diff_summary(
     unit: str,
 ) -> SummaryChange | None:
     sa, sb = ra.summaries.get(turn, {}), rb.summaries.get(turn, {})
-    va = {"decision": ra.decisions[turn]["decision"], **{k: sa.get(k) for k in SUMMARY_FIELDS}}
-    vb = {"decision": rb.decisions[turn]["decision"], **{k: sb.get(k) for k in SUMMARY_FIELDS}}
+    # the fields diff compares and shows (SummaryChange.old / .new)
+    va: dict[str, Any] = {
+        "decision": ra.decisions[turn]["decision"],
+        **{k: sa.get(k) for k in SUMMARY_FIELDS},
+    }
+    vb: dict[str, Any] = {
+        "decision": rb.decisions[turn]["decision"],
+        **{k: sb.get(k) for k in SUMMARY_FIELDS},
+    }
     va["text"], vb["text"] = sa.get("text"), sb.get("text")
     changed = [k for k in SHOWN_FIELDS if va[k] != vb[k]]
     change = SummaryChange(turn, changed, va, vb)

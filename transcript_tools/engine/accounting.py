@@ -7,12 +7,13 @@ other half, the checkpoint and the summary it hands out, is in ``session.py``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Final
 
 from .config import Measure
 from .messages import SYNTHETIC_MODEL, AssistantMessage, Message, Usage
 from .policy_engine import policy_fields
 from .policy_slot import PolicySlot
+from .records import DecisionRecord
 from .requests import SUMMARY_MAX_TOKENS
 from .rules import estimated_summary_view, focused_window_start
 from .slot import ContextSlot
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
 # The decision field that marks a watermark estimated: a dry run under --measure current
 # wrote no summary, so its effect is assumed (the summary this many tokens long).
-ESTIMATED = "summary_tokens_assumed"
+ESTIMATED: Final = "summary_tokens_assumed"
 
 
 class TurnAccounting:
@@ -43,8 +44,8 @@ class TurnAccounting:
         _estimated_covered: int | None
 
     def _append_turn(
-        self, messages: list[Message], annotations: dict[str, Any] | None
-    ) -> dict[str, Any]:
+        self, messages: list[Message], annotations: DecisionRecord | None
+    ) -> DecisionRecord:
         # Hot path (once per turn): plain int sums, no Usage objects per call, and
         # estimated sizes from the slot's running prefix sums (never a re-count),
         # extended once per turn.
@@ -104,7 +105,7 @@ class TurnAccounting:
         estimated_from = watermark
         if current and self._estimated_covered is not None:
             watermark = self._estimated_view(watermark)
-        record: dict[str, Any] = {
+        record: DecisionRecord = {
             "session": self.session_id,
             "turn_tokens": input_tokens + output_tokens,
             "input_tokens": input_tokens,

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from typing import Any
 
 from .config import ReplaySettings, TurnPath
 from .messages import Conversation
+from .records import DecisionRecord, WindowFields
 from .requests import SummaryOutcome, SummaryRequest
 from .rules import unit_starts
 from .session import SessionEngine
@@ -36,7 +36,7 @@ def recorded_window(conv: Conversation, configured: int) -> tuple[int, str]:
 
 def session_window(
     conv: Conversation, settings: ReplaySettings
-) -> tuple[ReplaySettings, dict[str, Any] | None]:
+) -> tuple[ReplaySettings, WindowFields | None]:
     """``--max-context-tokens auto``: the settings with :func:`recorded_window`, and the
     record fields that say where it came from; ``None`` without auto (default records
     unchanged)."""
@@ -84,7 +84,7 @@ async def drive_conversation(
     execute: Execute | None,
     *,
     units: Sequence[tuple[int, int]] | None = None,
-    annotate: Callable[[int], dict[str, Any] | None] | None = None,
+    annotate: Callable[[int], DecisionRecord | None] | None = None,
     after_summary: Callable[[SummaryRequest], None] | None = None,
     after_unit: Callable[[int], None] | None = None,
     appended: Callable[[int, int, int], None] | None = None,

@@ -17,6 +17,7 @@ from .compaction import formatter_cap
 from .config import Checkpoint, Measure, ReplaySettings, SummaryConfig
 from .messages import Message
 from .policy import Policy, threshold_tokens
+from .records import PolicyFields
 from .requests import SUMMARY_MAX_TOKENS
 from .rules import Decision, skip_reason
 from .validity import check_all
@@ -188,6 +189,6 @@ def new_violations(history: list[Message], view: list[Message]) -> dict[str, lis
     return out
 
 
-def policy_fields(policy: Policy) -> dict[str, Any]:
+def policy_fields(policy: Policy) -> PolicyFields:
     """The fields every record of a run under ``policy`` carries."""
     return {"policy": policy.name}

@@ -43,6 +43,7 @@ from .messages import (
     UserMessage,
 )
 from .policy import Policy
+from .records import SummaryRecord
 from .rules import UnitCounter
 from .tokens import estimate_message_tokens
 
@@ -328,7 +329,7 @@ class PolicySlot:
         self.save()
 
 
-def summarized_span(plan: CompactionPlan) -> dict[str, Any]:
+def summarized_span(plan: CompactionPlan) -> SummaryRecord:
     """The record fields that say what a summary replaced (``summaries.jsonl``)."""
     dropped = [index for index, _ in plan.dropped]
     return {

@@ -22,9 +22,9 @@ the engine keeps none (an engine embedded in a long-running runtime).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ..errors import TsumError
 from .accounting import ESTIMATED, TurnAccounting
@@ -52,7 +52,13 @@ from .policy_engine import (
 )
 from .policy_slot import CompactionPlan, PolicySlot, summarized_span
 from .prompt import PromptTemplate, template_from_config
-from .records import SummaryStatus
+from .records import (
+    DecisionRecord,
+    SnapshotRecord,
+    SummaryRecord,
+    SummaryStatus,
+    UnitFields,
+)
 from .requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from .rules import (
     Decision,
@@ -70,7 +76,7 @@ __all__ = ["ESTIMATED", "SUMMARY_KEY", "SessionEngine"]
 class _Pending:
     turn: int
     request: SummaryRequest | None
-    record: dict[str, Any]
+    record: DecisionRecord
     advance_after: bool  # sync path: turn_index advances after the checkpoint
     plan: CompactionPlan | None = None  # under a policy: what the summary replaces
 
@@ -100,16 +106,16 @@ class SessionEngine(TurnAccounting):
     stream_units: int = 0  # units that went through submit_turn_stream + finalize_turn
     slot: ContextSlot | PolicySlot = field(init=False)
     memory: SessionMemory = field(default_factory=SessionMemory)
-    decisions: list[dict[str, Any]] = field(default_factory=list)
-    summaries: list[dict[str, Any]] = field(default_factory=list)
-    snapshots: list[dict[str, Any]] = field(default_factory=list)
+    decisions: list[DecisionRecord] = field(default_factory=list)
+    summaries: list[SummaryRecord] = field(default_factory=list)
+    snapshots: list[SnapshotRecord] = field(default_factory=list)
     prompts: dict[str, str] = field(default_factory=dict)
     # Where rendered prompts go: None keeps them in ``prompts``; the replay driver
     # spools them to a file instead (a long session renders thousands of them).
     prompt_sink: Callable[[str, str], None] | None = None
     # Where every record goes instead of the lists above: (kind, record) with kind
     # "decision", "summary", "snapshot" or "prompt" ({"sha256", "text"}).
-    record_sink: Callable[[str, dict[str, Any]], None] | None = None
+    record_sink: Callable[[str, Mapping[str, Any]], None] | None = None
     _prompt_shas: set[str] = field(default_factory=set)
     _pending: _Pending | None = None
     # The history's formatted blocks, kept between summaries: each message is formatted
@@ -143,7 +149,7 @@ class SessionEngine(TurnAccounting):
         return self.slot.load_messages()
 
     def submit_turn(
-        self, messages: list[Message], *, annotations: dict[str, Any] | None = None
+        self, messages: list[Message], *, annotations: DecisionRecord | None = None
     ) -> SummaryRequest | None:
         """Sync path: append the turn, then the checkpoint at ``turn_index`` (step 8.5)."""
         self._ensure_idle()
@@ -151,7 +157,7 @@ class SessionEngine(TurnAccounting):
         return self._checkpoint(self.turn_index, record, advance_after=True)
 
     def submit_turn_stream(
-        self, messages: list[Message], *, annotations: dict[str, Any] | None = None
+        self, messages: list[Message], *, annotations: DecisionRecord | None = None
     ) -> None:
         """Stream path, first half: the turn index advances here, before ``finalize_turn``."""
         self._ensure_idle()
@@ -186,7 +192,7 @@ class SessionEngine(TurnAccounting):
             )
 
     def _checkpoint(
-        self, turn: int, record: dict[str, Any], *, advance_after: bool
+        self, turn: int, record: DecisionRecord, *, advance_after: bool
     ) -> SummaryRequest | None:
         cfg = self.settings.summary
         since = turn - self.last_summary_turn
@@ -315,7 +321,7 @@ class SessionEngine(TurnAccounting):
                 self.prompts[sha] = request.prompt
         response = outcome.response
         text = response.text if response is not None else ""
-        summary: dict[str, Any] = {
+        summary: SummaryRecord = {
             "session": self.session_id,
             **self._index_fields(turn),
             "prompt_sha256": sha,
@@ -329,11 +335,11 @@ class SessionEngine(TurnAccounting):
         if response is None or not text.strip():
             # N3: record the failure, change nothing; the next eligible turn tries again
             summary["status"] = SummaryStatus.FAILED
-            summary["error"] = outcome.error or "empty summary"
+            error = summary["error"] = outcome.error or "empty summary"
             summary["text"] = None
             summary["usage"] = _usage_json(response.usage) if response and response.usage else None
             self._keep("summary", summary)
-            record["error"] = summary["error"]
+            record["error"] = error
             self._finish(record, Decision.FAILED, pending.advance_after)
             return
         summary["status"] = SummaryStatus.OK
@@ -368,24 +374,24 @@ class SessionEngine(TurnAccounting):
         )
         self._finish(record, Decision.SUMMARIZED, pending.advance_after)
 
-    def _index_fields(self, unit: int) -> dict[str, int]:
+    def _index_fields(self, unit: int) -> UnitFields:
         """``turn``; with ``--checkpoint call`` also ``call``, the unit the checkpoint
         counted (``turn`` is then the person turn the call belongs to)."""
         if self.settings.checkpoint is Checkpoint.TURN:
             return {"turn": unit}
         return {"turn": max(len(self.slot.units.turn_starts) - 1, 0), "call": unit}
 
-    def _keep(self, kind: str, record: dict[str, Any]) -> None:
+    def _keep(self, kind: str, record: DecisionRecord | SummaryRecord | SnapshotRecord) -> None:
         if self.record_sink is not None:
             self.record_sink(kind, record)
         elif kind == "decision":
-            self.decisions.append(record)
+            self.decisions.append(cast(DecisionRecord, record))
         elif kind == "summary":
-            self.summaries.append(record)
+            self.summaries.append(cast(SummaryRecord, record))
         else:
-            self.snapshots.append(record)
+            self.snapshots.append(cast(SnapshotRecord, record))
 
-    def _finish(self, record: dict[str, Any], decision: Decision, advance_after: bool) -> None:
+    def _finish(self, record: DecisionRecord, decision: Decision, advance_after: bool) -> None:
         record["decision"] = decision
         self._keep("decision", record)
         if advance_after:

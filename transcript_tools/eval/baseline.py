@@ -11,16 +11,20 @@ rescored from its own summaries, never compared number to number.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
-from ..engine.config import DEFAULT_MAX_DROP
+from ..engine.config import (
+    DEFAULT_KEEP_RECENT_TURNS,
+    DEFAULT_MAX_DROP,
+    DEFAULT_MAX_TOOL_RESULT_CHARS,
+)
 from ..engine.messages import Conversation
-from ..engine.records import summary_failed, summary_ok
+from ..engine.records import SummaryRecord, summary_failed, summary_ok
 from ..engine.rules import turn_starts
 from ..errors import TsumError
 from ..formats.corpus import CorpusReader
@@ -57,11 +61,14 @@ def score_replay_output(
     run = orjson.loads(run_path.read_bytes())
     if run.get("mode") != "focused" or run.get("dry_run"):
         return None
-    keep = int(run.get("keep_recent_turns") or 3)
-    max_tool = int((run.get("summary_config") or {}).get("max_tool_result_chars") or 500)
+    keep = int(run.get("keep_recent_turns") or DEFAULT_KEEP_RECENT_TURNS)
+    max_tool = int(
+        (run.get("summary_config") or {}).get("max_tool_result_chars")
+        or DEFAULT_MAX_TOOL_RESULT_CHARS
+    )
     label = str((run.get("template") or {}).get("name") or "summary")
-    by_session: dict[str, list[dict[str, Any]]] = {}
-    for record in _read_jsonl(out_dir / "summaries.jsonl"):
+    by_session: dict[str, list[SummaryRecord]] = {}
+    for record in cast(list[SummaryRecord], _read_jsonl(out_dir / "summaries.jsonl")):
         if summary_ok(record) and isinstance(record.get("text"), str):
             by_session.setdefault(str(record["session"]), []).append(record)
     aggregate = Aggregate()
@@ -71,21 +78,21 @@ def score_replay_output(
         summaries = by_session.get(conv.session_id)
         if not summaries:
             continue
-        for record in score_summaries(
+        for scored in score_summaries(
             conv, summaries, keep=keep, max_tool_result_chars=max_tool, label=label
         ):
-            aggregate.add(record)
+            aggregate.add(scored)
             checkpoints.append(
                 {
                     "session": conv.session_id,
                     "path": conv.path,
-                    "turn": record["turn"],
-                    "position": record["position"],
-                    "recall": record["recall"],
-                    "compression": record["compression"],
+                    "turn": scored["turn"],
+                    "position": scored["position"],
+                    "recall": scored["recall"],
+                    "compression": scored["compression"],
                     "probes": [
                         {k: p[k] for k in ("kind", "message", "turn", "text", "summary")}
-                        for p in record["probes"]
+                        for p in scored["probes"]
                     ],
                 }
             )
@@ -99,10 +106,10 @@ def score_replay_output(
 
 def score_summaries(
     conv: Conversation,
-    summaries: list[dict[str, Any]],
+    summaries: Sequence[SummaryRecord],
     *,
     keep: int,
-    max_tool_result_chars: int = 500,
+    max_tool_result_chars: int = DEFAULT_MAX_TOOL_RESULT_CHARS,
     label: str = "summary",
     starts: list[int] | None = None,
 ) -> list[dict[str, Any]]:

@@ -90,7 +90,8 @@ async def tsum_checkpoints(
         total = len(engine.slot.messages)  # F3: the prompt shows the newest of all of them
         shown = (total - len(request.messages or ()), total)
         record = engine.summaries[-1]
-        if not summary_ok(record):
+        text = record.get("text")
+        if not summary_ok(record) or text is None:
             failed += 1
             return
         slot = engine.slot
@@ -106,7 +107,7 @@ async def tsum_checkpoints(
                 conv.path,
                 record["turn"],
                 len(out) + 1,
-                record["text"],
+                text,
                 (0, cut),
                 (cut, len(engine.slot.messages)),
                 shown=shown,

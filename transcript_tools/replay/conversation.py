@@ -26,7 +26,7 @@ from ..engine.messages import (
     ToolResultMessage,
     ToolUseBlock,
 )
-from ..engine.records import summary_ok
+from ..engine.records import DecisionRecord, summary_ok, unit_key
 from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from ..engine.rules import FIRED, Decision, compaction_turn, fixed_cadence
 from ..engine.session import ESTIMATED, SessionEngine
@@ -127,8 +127,8 @@ async def replay_conversation(
     units = unit_bounds(conv, settings)  # turns, or calls (--checkpoint call)
     compactions = _compactions_at(conv, [start for start, _ in units])  # in the unit
 
-    def annotate(number: int) -> dict[str, Any] | None:
-        annotations = (
+    def annotate(number: int) -> DecisionRecord | None:
+        annotations: DecisionRecord | None = (
             {"recorded_compaction": compactions[number]} if number in compactions else None
         )
         if window is not None:
@@ -163,7 +163,7 @@ def fixed_cadence_warning(engine: SessionEngine) -> str | None:
     decisions = [d["decision"] for d in engine.decisions]
     if cfg is None or not fixed_cadence(decisions, cfg.debounce_turns):
         return None
-    unit = "call" if engine.settings.checkpoint is Checkpoint.CALL else "turn"
+    unit = unit_key(engine.settings.checkpoint)
     first = next(d[unit] for d in engine.decisions if d["decision"] in FIRED)
     hint = (
         " (the cumulative cost_so_far never goes down; --measure current follows the context size)"

@@ -11,10 +11,17 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
+from ..engine.records import (
+    DecisionRecord,
+    SnapshotRecord,
+    SummaryRecord,
+    UnitFields,
+    record_unit,
+)
 from ..errors import InputError, TsumError
 from .output_dir import RECORD_FILES
 
@@ -35,9 +42,11 @@ class DiffInputError(TsumError):
 
 @dataclass(slots=True)
 class SessionRecords:
-    decisions: dict[int, dict[str, Any]] = field(default_factory=dict)
-    summaries: dict[int, dict[str, Any]] = field(default_factory=dict)
-    slots: dict[int, dict[str, Any]] = field(default_factory=dict)
+    """One session's records, by the checkpoint's unit (the turn, or the call)."""
+
+    decisions: dict[int, DecisionRecord] = field(default_factory=dict)
+    summaries: dict[int, SummaryRecord] = field(default_factory=dict)
+    slots: dict[int, SnapshotRecord] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -153,13 +162,16 @@ def _add_record(
                 str(path), number, f"session {record['session']!r} has no decisions: corrupt output"
             )
         records = sessions[record["session"]] = SessionRecords()
-    table = {
+    # each file's records are its type (engine/records.py); _REQUIRED checked their keys
+    tables: dict[str, dict[int, Any]] = {
         "decisions.jsonl": records.decisions,
         "summaries.jsonl": records.summaries,
         "slots.jsonl": records.slots,
-    }[name]
+    }
+    table = tables[name]
     # the checkpoint's unit: the turn, or the call with --checkpoint call (several per turn)
-    unit, key = ("call", record["call"]) if "call" in record else ("turn", record["turn"])
+    unit = record_unit(cast(UnitFields, record))
+    key = record[unit]
     if key in table:
         raise InputError(
             str(path), number, f"session {record['session']!r} {unit} {key} appears twice"

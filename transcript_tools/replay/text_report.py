@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from typing import IO, Any
 
-from ..engine.records import summary_ok
+from ..engine.records import DecisionRecord, SummaryRecord, record_unit, summary_ok
 from ..engine.rules import FIRED
 from ..engine.session import ESTIMATED
 from ..terminal import escape_controls
@@ -50,7 +50,7 @@ class TextReport:
         sources = sorted({d["tokens"] for d in decisions} - {"none"}) or ["none"]
         fired = [d for d in decisions if d["decision"] in FIRED]
         out(f"== {conv.session_id}  ({conv.format}, {conv.path})\n")
-        unit = "call" if decisions and "call" in decisions[0] else "turn"  # --checkpoint call
+        unit = record_unit(decisions[0]) if decisions else "turn"  # --checkpoint call
         calls = f", {len(decisions)} calls" if unit == "call" else ""
         window = ""
         if decisions and "max_context_tokens_from" in decisions[0]:  # --max-context-tokens auto
@@ -140,14 +140,12 @@ class TextReport:
         out("\n")
 
 
-def _quiet_under_policy(decision: dict[str, Any]) -> tuple[str, ...]:
+def _quiet_under_policy(decision: DecisionRecord) -> tuple[str, ...]:
     # a pre-pass-only policy decides "disabled" at every unit: shown only where it cleared
     return ("disabled",) if "policy" in decision else ()
 
 
-def _policy_line(
-    name: str, decisions: list[dict[str, Any]], summaries: list[dict[str, Any]]
-) -> str:
+def _policy_line(name: str, decisions: list[DecisionRecord], summaries: list[SummaryRecord]) -> str:
     """--policy: what the policy's actions did, and the views that break an API's rules
     (engine/validity.py; the seed's own system-at-the-end is one such view)."""
     cleared = [d["cleared"] for d in decisions if "cleared" in d]

@@ -16,7 +16,7 @@ from ..engine.config import Checkpoint, Measure, ReplaySettings, SlotMode, Summa
 from ..engine.messages import Conversation, Message
 from ..engine.policy_engine import new_violations, with_policy
 from ..engine.prompt import PromptTemplate
-from ..engine.records import summary_ok
+from ..engine.records import summary_ok, unit_key
 from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.rules import FIRED, fixed_cadence
 from ..engine.session import SessionEngine
@@ -106,7 +106,7 @@ async def evaluate_engine(
         after_summary=after_summary,
         appended=None if actions is None else actions.appended,
     )
-    unit = "call" if cfg.checkpoint is Checkpoint.CALL else "turn"
+    unit = unit_key(cfg.checkpoint)
     fires = [d[unit] for d in engine.decisions if d["decision"] in FIRED]
     result = ConfigOutcome(turns=profile.turns, fires=fires, curve=curve)
     if meter is not None:
