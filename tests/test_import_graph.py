@@ -194,6 +194,18 @@ def test_edges_are_resolved() -> None:
     assert "transcript_tools.sweep.tables" in graph["transcript_tools.sweep.html"]
 
 
+MAX_MODULE_LINES = 400  # issue 23 §4: a module of one responsibility stays readable
+
+
+def test_no_module_is_over_400_lines() -> None:
+    sizes = {
+        module_name(path): len(path.read_text(encoding="utf-8").splitlines())
+        for path in ROOT.rglob("*.py")
+    }
+    assert len(sizes) > 100  # the walk found the package
+    assert {m: n for m, n in sizes.items() if n > MAX_MODULE_LINES} == {}
+
+
 if __name__ == "__main__":
     full = import_graph()
     for module in sorted(full):

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from transcript_tools import api
 from transcript_tools.cli.main import _load, cli
 from transcript_tools.diff import check as diff_check
-from transcript_tools.diff import compare
+from transcript_tools.diff import lineup
 from transcript_tools.engine.config import DEFAULT_BATCH_POLL
 from transcript_tools.eval import baseline
 from transcript_tools.providers.factory import build_executor
@@ -56,7 +56,7 @@ def test_check_and_diff_defaults_are_the_libraries() -> None:
     assert max_drop == default_of(baseline.compare_scores, "max_drop")
     context = option("diff", "context").default
     assert context == default_of(api.check, "context") == default_of(api.diff_outputs, "context")
-    assert context == default_of(compare.unified_diff, "context")
+    assert context == default_of(lineup.unified_diff, "context")
     assert context == default_of(diff_check.check_corpus, "context")
 
 

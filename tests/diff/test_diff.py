@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from transcript_tools.cli.main import EXIT_CODES_HELP, cli
-from transcript_tools.diff.compare import compare_dirs, match_schedule, unified_diff
+from transcript_tools.diff.compare import compare_dirs
+from transcript_tools.diff.lineup import match_schedule, unified_diff
 from transcript_tools.diff.render import _fence, render_markdown
 
 ROOT = Path(__file__).resolve().parents[2]

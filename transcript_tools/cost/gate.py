@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import orjson
 
 from ..errors import InputError
+from .records import CostRecord
 
 COST_FILE = "costs.jsonl"
 
@@ -24,12 +24,12 @@ class CostComparison:
     lines: list[str] = field(default_factory=list)
 
 
-def read_costs(directory: Path) -> dict[str, dict[str, Any]] | None:
+def read_costs(directory: Path) -> dict[str, CostRecord] | None:
     """session -> its cost record; None when the directory has no costs.jsonl."""
     path = directory / COST_FILE
     if not path.is_file():
         return None
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, CostRecord] = {}
     for number, line in enumerate(path.read_bytes().splitlines(), 1):
         try:
             record = orjson.loads(line)
@@ -39,14 +39,15 @@ def read_costs(directory: Path) -> dict[str, dict[str, Any]] | None:
     return out
 
 
-def _total(records: dict[str, dict[str, Any]], sessions: list[str]) -> float | None:
+def _total(records: dict[str, CostRecord], sessions: list[str]) -> float | None:
     values = [records[s]["policy"]["usd"] for s in sessions]
-    return None if any(v is None for v in values) else float(sum(values))
+    priced = [v for v in values if v is not None]
+    return None if len(priced) < len(values) else float(sum(priced))
 
 
 def compare_costs(
-    old: dict[str, dict[str, Any]] | None,
-    new: dict[str, dict[str, Any]],
+    old: dict[str, CostRecord] | None,
+    new: dict[str, CostRecord],
     max_increase: float,
 ) -> CostComparison:
     """The gate's verdict and its lines (``cost: …``)."""

@@ -22,6 +22,7 @@ from .cache_rules import rules_for
 from .model import RunCost, modeled_call
 from .original import model_error, reconstructed_run, recorded_breaks, recorded_run
 from .prices import Pricer
+from .records import CostRecord
 from .sizes import Sizes, calibrate, is_model_call
 from .tokens import CallTokens
 
@@ -119,11 +120,11 @@ class CostMeter:
             model = self._model  # a model no price list knows (the offline one): the agent's
         self.run.add(self.pricer, model, tokens, summarizer=True)
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> CostRecord:
         """The session's cost record: the policy's run, the original as recorded, the
         difference, and the model's own error on the original."""
         original = recorded_run(self.conv, self.pricer)
-        out: dict[str, Any] = {"policy": self.run.to_json(), "original": original.to_json()}
+        out: CostRecord = {"policy": self.run.to_json(), "original": original.to_json()}
         policy_usd, original_usd = self.run.usd, original.usd
         out["delta_usd"] = (
             None
@@ -141,7 +142,7 @@ class CostMeter:
         return out
 
 
-def cost_line(record: dict[str, Any]) -> str:
+def cost_line(record: CostRecord) -> str:
     """The replay report's words for a session's cost record."""
     policy, original = record["policy"], record["original"]
     t = policy["tokens"]

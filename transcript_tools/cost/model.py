@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from ..engine.messages import Message
 from .cache_rules import CacheRules
 from .prices import Pricer
+from .records import RunCostJson
 from .sizes import Sizes
 from .tokens import CallTokens
 
@@ -175,7 +175,7 @@ class RunCost:
     def sources(self) -> list[str]:
         return sorted({c.source for c in self.calls if c.source})
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RunCostJson:
         usd = self.usd
         return {
             "calls": sum(not c.summarizer for c in self.calls),

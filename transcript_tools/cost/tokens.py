@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..engine.messages import Usage
+from .records import TokensJson
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +37,7 @@ class CallTokens:
             self.output + other.output,
         )
 
-    def to_json(self) -> dict[str, int]:
+    def to_json(self) -> TokensJson:
         return {
             "prompt": self.prompt,
             "cache_read": self.cache_read,

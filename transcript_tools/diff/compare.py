@@ -8,13 +8,13 @@ holds timings. Whatever the structured comparison does not explain, a
 byte-for-byte comparison of every diffable file still reports, so "identical"
 means the diffable files are byte-identical.
 
-Loading lives in ``replay.read_output``, the records found in :mod:`.changes`, rendering
+Loading lives in ``replay.read_output``, the records found in :mod:`.changes`, the firings and texts lined
+up in :mod:`.lineup`, rendering
 (text, Markdown) in :mod:`.render`.
 """
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -36,11 +36,11 @@ from .changes import (
     DecisionChange,
     Delta,
     RunDiff,
-    ScheduleChange,
     SessionDiff,
     SettingChange,
     SummaryChange,
 )
+from .lineup import match_schedule, unified_diff
 
 __all__ = [
     "DIFFABLE_FILES",
@@ -49,8 +49,6 @@ __all__ = [
     "compare_dirs",
     "diff_outputs",
     "load_output",
-    "match_schedule",
-    "unified_diff",
 ]
 
 TOKEN_FIELDS = (
@@ -305,44 +303,6 @@ def _diff_summary(
             context,
         )
     return change if changed else None
-
-
-def match_schedule(old: list[int], new: list[int]) -> list[ScheduleChange]:
-    """Firings only on one side: a removed and an added firing between the same two
-    common firings pair up, in order, as "moved"; the rest are added / removed."""
-    common = sorted(set(old) & set(new))
-    only_old = sorted(set(old) - set(new))
-    only_new = sorted(set(new) - set(old))
-    bounds = [-1, *common, float("inf")]
-    changes: list[ScheduleChange] = []
-    for low, high in zip(bounds, bounds[1:], strict=False):
-        gap_old = [t for t in only_old if low < t < high]
-        gap_new = [t for t in only_new if low < t < high]
-        for o, n in zip(gap_old, gap_new, strict=False):
-            changes.append(ScheduleChange("moved", o, n))
-        changes.extend(ScheduleChange("removed", o, None) for o in gap_old[len(gap_new) :])
-        changes.extend(ScheduleChange("added", None, n) for n in gap_new[len(gap_old) :])
-    return sorted(changes, key=lambda c: min(t for t in (c.old_turn, c.new_turn) if t is not None))
-
-
-def unified_diff(
-    old: str, new: str, old_name: str, new_name: str, context: int = DEFAULT_DIFF_CONTEXT
-) -> str:
-    """A unified diff (difflib) of two texts, one string, no trailing newline."""
-    lines = difflib.unified_diff(
-        old.splitlines(),
-        new.splitlines(),
-        fromfile=old_name,
-        tofile=new_name,
-        n=context,
-        lineterm="",
-    )
-    text = "\n".join(lines)
-    if not text and old != new:  # only line endings or a final newline differ
-        text = (
-            f"--- {old_name}\n+++ {new_name}\n(differs only in line endings or the final newline)"
-        )
-    return text
 
 
 # ---- helpers -------------------------------------------------------------------------

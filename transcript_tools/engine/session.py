@@ -52,13 +52,7 @@ from .policy_engine import (
 )
 from .policy_slot import CompactionPlan, PolicySlot, summarized_span
 from .prompt import PromptTemplate, template_from_config
-from .records import (
-    DecisionRecord,
-    SnapshotRecord,
-    SummaryRecord,
-    SummaryStatus,
-    UnitFields,
-)
+from .records import DecisionRecord, SnapshotRecord, SummaryRecord, SummaryStatus, UnitFields
 from .requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
 from .rules import (
     Decision,

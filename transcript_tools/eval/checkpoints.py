@@ -27,6 +27,7 @@ from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.session import SessionEngine
 from ..engine.slot import ContextSlot
 from ..providers.executor import SummaryExecutor
+from .records import CheckpointRecord
 
 CLAUDE_CODE_CONTINUATION = "This session is being continued from a previous conversation"
 TSUM = "tsum"
@@ -58,7 +59,7 @@ class SummaryReplacement:
     # (a recorded compaction). Not in ``head()``: records without --cost are unchanged.
     view_tokens: int | None = None
 
-    def head(self) -> dict[str, Any]:
+    def head(self) -> CheckpointRecord:
         return {
             "kind": self.kind,
             "label": self.label,

@@ -14,7 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.config import DEFAULT_PROVIDER, ReplaySettings, SlotMode
+from ..engine.config import (
+    DEFAULT_MAX_TOOL_RESULT_CHARS,
+    DEFAULT_PROVIDER,
+    ReplaySettings,
+    SlotMode,
+)
 from ..engine.drive import session_window
 from ..engine.messages import Conversation
 from ..engine.prompt import PromptTemplate
@@ -33,6 +38,7 @@ from .checkpoints import (
 from .policy_aggregate import PolicyAggregate
 from .policy_probes import ActionScorer, policy_actions
 from .probes import EXTRACTOR_VERSION
+from .records import CheckpointRecord, PolicyActionRecord
 from .score import ConversationProbes, score_checkpoint
 
 _log = logging.getLogger("transcript_tools")
@@ -61,7 +67,7 @@ class EvalResult:
     notes: list[str] = field(default_factory=list)
     failed: dict[str, int] = field(default_factory=dict)
     kept: list[dict[str, Any]] = field(default_factory=list)  # whole records, for HTML
-    kept_actions: list[dict[str, Any]] = field(default_factory=list)  # --policy: the same
+    kept_actions: list[PolicyActionRecord] = field(default_factory=list)  # --policy: the same
     identical_summaries: bool | None = (
         None  # every variant wrote the same text at every shared checkpoint
     )
@@ -92,7 +98,7 @@ class EvalResult:
         return out
 
 
-def score_record(cp: SummaryReplacement, probes: ConversationProbes) -> dict[str, Any]:
+def score_record(cp: SummaryReplacement, probes: ConversationProbes) -> CheckpointRecord:
     """The checkpoint's record: who, where, the summary, and its scores."""
     record = cp.head()
     record.update(score_checkpoint(probes, replaced=cp.replaced, kept=cp.kept, summary=cp.summary))
@@ -103,7 +109,7 @@ def score_record(cp: SummaryReplacement, probes: ConversationProbes) -> dict[str
     return record
 
 
-def retained_recall(record: dict[str, Any], view_tokens: int) -> dict[str, Any]:
+def retained_recall(record: CheckpointRecord, view_tokens: int) -> CheckpointRecord:
     """The artifact probes the next view still carries (in the summary or the kept
     turns) per 1,000 of its estimated tokens: the figure of NousResearch/hermes-agent's
     compaction eval (recall at retained tokens), docs/cost.md."""
@@ -129,7 +135,7 @@ class Evaluation:
     # never stdout (a library's caller owns it): logging, unless a callback is given
     warn: Callable[[str], None] = _log.warning
     error: Callable[[str], None] = _log.error
-    on_checkpoint: Callable[[dict[str, Any]], None] | None = None
+    on_checkpoint: Callable[[CheckpointRecord | PolicyActionRecord], None] | None = None
     judge: Any = None  # eval.judge.Judge, or None
     cost: bool = False  # --cost: each tsum checkpoint's recall per 1,000 retained tokens
     # ``--policy``: score every action of each variant's policy on what it took out of
@@ -180,7 +186,7 @@ class Evaluation:
     async def _one(self, conv: Conversation, result: EvalResult, same: list[bool]) -> None:
         settings0 = self.variants[0].settings
         cfg = settings0.summary
-        max_tool = cfg.max_tool_result_chars if cfg is not None else 500
+        max_tool = cfg.max_tool_result_chars if cfg is not None else DEFAULT_MAX_TOOL_RESULT_CHARS
         if self.probe_tool_result_chars is not None:
             max_tool = self.probe_tool_result_chars
         probes = ConversationProbes(conv.messages, max_tool, compaction_message_indices(conv))
@@ -210,8 +216,8 @@ class Evaluation:
                 result.labels.append(cp.label)
             await self._emit(cp, probes, result, cp.label)
 
-    def _policy_sink(self, result: EvalResult, label: str) -> Callable[[dict[str, Any]], None]:
-        def sink(record: dict[str, Any]) -> None:
+    def _policy_sink(self, result: EvalResult, label: str) -> Callable[[PolicyActionRecord], None]:
+        def sink(record: PolicyActionRecord) -> None:
             result.policies[label].add(record)
             if len(result.kept_actions) < KEEP_WHOLE:
                 result.kept_actions.append(record)

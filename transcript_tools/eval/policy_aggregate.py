@@ -14,6 +14,7 @@ from typing import Any
 from ..engine.validity import APIS
 from .artifacts import ARTIFACT_KINDS, REQUEST
 from .policy_probes import ACTIONS, POLICY_VARIANTS
+from .records import PolicyActionRecord
 from .score import recall_of
 
 FLOOR_ROWS = (
@@ -48,7 +49,7 @@ class PolicyAggregate:
     def views(self) -> int:
         return sum(self.actions.values())
 
-    def add(self, record: dict[str, Any]) -> None:
+    def add(self, record: PolicyActionRecord) -> None:
         self.actions[record["action"]] += 1
         for variant in POLICY_VARIANTS:
             _pool(self.counts[variant], record["counts"][variant])

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, cast
 
 from ..engine.drive import drive_conversation
 from ..engine.formatting import format_message
@@ -47,13 +47,19 @@ from .artifacts import REQUEST
 from .haystack import Haystack, JoinedHaystack, MemoHaystack
 from .normalize import normalize
 from .probes import Probe
+from .records import PolicyActionRecord, PolicyProbeRow
 from .score import ConversationProbes, recall_of, recalled
 
 SUMMARY = "summary"
 PREPASS = "prepass"
 ACTIONS = (SUMMARY, PREPASS)
 # the policy's next view, its two floors, and the ceiling (module docstring)
-POLICY_VARIANTS = ("view", "truncation", "none", "ceiling")
+POLICY_VARIANTS: tuple[Literal["view", "truncation", "none", "ceiling"], ...] = (
+    "view",
+    "truncation",
+    "none",
+    "ceiling",
+)
 EXAMPLES = 3  # violation lines kept per API in a record (the counts are all there)
 
 Entries = list[tuple[int | None, Message]]
@@ -78,7 +84,7 @@ class ActionScorer:
     session: str
     path: str
     max_tool_result_chars: int
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[PolicyActionRecord] = field(default_factory=list)
     hidden: set[int] = field(default_factory=set)  # not shown verbatim by the latest view
     alive: list[Probe] = field(default_factory=list)  # survivors, carried by the view's text
     _history: dict[int, str] = field(default_factory=dict)  # index -> visible, normalized
@@ -103,8 +109,8 @@ class ActionScorer:
         return known[1]
 
     def score(
-        self, kind: str, turn: int, entries: Entries, history_end: int, extra: dict[str, Any]
-    ) -> dict[str, Any]:
+        self, kind: str, turn: int, entries: Entries, history_end: int, extra: PolicyActionRecord
+    ) -> PolicyActionRecord:
         """The record of one action whose next view is ``entries`` (one that took nothing
         out of the view — a summary while the window still holds the whole history — has
         no probes, and its view is still checked)."""
@@ -129,7 +135,7 @@ class ActionScorer:
         checked = _dedup([(p, False) for i in removed for p in self.probes.message_probes(i)])
         seen = {(p.kind, p.key) for p, _ in checked}
         checked += [(p, True) for p in carried if (p.kind, p.key) not in seen]
-        rows: list[dict[str, Any]] = []
+        rows: list[PolicyProbeRow] = []
         counts: dict[str, dict[str, list[int]]] = {v: {} for v in POLICY_VARIANTS}
         survivors: list[Probe] = []
         for probe, was_carried in checked:
@@ -145,14 +151,14 @@ class ActionScorer:
                 pair = counts[variant].setdefault(probe.kind, [0, 0])
                 pair[0] += hit
                 pair[1] += 1
-            rows.append(probe.as_json() | {"carried": was_carried} | hits)
+            rows.append(cast(PolicyProbeRow, probe.as_json() | {"carried": was_carried} | hits))
         self.alive = survivors if kind == SUMMARY else [*self.alive, *survivors]
         # what the compaction broke (rules the log's own history keeps), as replay and
         # sweep count it, and what the uncompacted view itself breaks (the ceiling row)
         history_view = list(self.probes.messages[:history_end])
         found = new_violations(history_view, [m for _, m in entries])
         baseline = check_all(history_view)
-        record: dict[str, Any] = {
+        record: PolicyActionRecord = {
             "kind": "policy-action",
             "action": kind,
             "label": self.label,
@@ -239,16 +245,19 @@ class ActionHooks:
 
     engine: SessionEngine
     scorer: ActionScorer
-    on_record: Callable[[dict[str, Any]], None]
+    on_record: Callable[[PolicyActionRecord], None]
     failed: int = 0
     replaced: int = 0  # PolicySlot.replaced grows exactly when a pre-pass clears something
-    prepass: dict[str, Any] | None = None
+    prepass: PolicyActionRecord | None = None
 
     def appended(self, _n: int, _start: int, end: int) -> None:
         slot = self.engine.slot
         if isinstance(slot, PolicySlot) and len(slot.replaced) > self.replaced:
             self.replaced = len(slot.replaced)
-            extra = {"view_tokens_after": slot.view_size()[1], **_uncompacted(slot, end)}
+            extra: PolicyActionRecord = {
+                "view_tokens_after": slot.view_size()[1],
+                **_uncompacted(slot, end),
+            }
             self.prepass = self.scorer.score(PREPASS, -1, view_entries(slot), end, extra)
 
     def flush_prepass(self) -> None:
@@ -267,15 +276,16 @@ class ActionHooks:
         self.flush_prepass()
         engine, slot = self.engine, self.engine.slot
         summary = engine.summaries[-1]
-        if not summary_ok(summary):
+        text = summary.get("text")
+        if not summary_ok(summary) or text is None:
             self.failed += 1
             return
         end = len(slot.messages)
-        extra = {
+        extra: PolicyActionRecord = {
             "view_tokens_before": summary.get("view_tokens_before"),
             "view_tokens_after": slot.view_size()[1],
             **_uncompacted(slot, end),
-            "summary": summary["text"],
+            "summary": text,
             "model": summary.get("model"),
             "usage": summary.get("usage"),
             "prompt_sha256": summary.get("prompt_sha256"),
@@ -293,7 +303,7 @@ async def policy_actions(
     engine: SessionEngine,
     executor: SummaryExecutor,
     scorer: ActionScorer,
-    on_record: Callable[[dict[str, Any]], None],
+    on_record: Callable[[PolicyActionRecord], None],
 ) -> int:
     """Replay ``conv`` through ``engine`` (the one loop), scoring every action as it
     happens; each record goes to ``on_record``. Returns the number of failed summaries."""
@@ -313,7 +323,7 @@ async def policy_actions(
     return hooks.failed
 
 
-def artifact_hits(record: dict[str, Any]) -> tuple[int, int]:
+def artifact_hits(record: PolicyActionRecord) -> tuple[int, int]:
     """(kept in the next view, probed) of one action record's artifact probes (the
     person's requests left out, as the sweep's recall counts artifacts)."""
     kept = total = 0
@@ -323,5 +333,5 @@ def artifact_hits(record: dict[str, Any]) -> tuple[int, int]:
     return kept, total
 
 
-def _uncompacted(slot: Any, end: int) -> dict[str, int]:
+def _uncompacted(slot: Any, end: int) -> PolicyActionRecord:
     return {"uncompacted_tokens": slot.token_prefix(end)[end]}

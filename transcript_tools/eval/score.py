@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Literal
 
 from ..engine.formatting import MESSAGE_SEPARATOR, format_message
 from ..engine.messages import PERSON, Message, SystemMessage, UserMessage, is_turn_start
@@ -20,10 +20,11 @@ from .artifacts import ARTIFACT_KINDS, CONSTRAINT, ERROR, PATH, REQUEST
 from .haystack import Haystack, JoinedHaystack, MemoHaystack
 from .normalize import normalize, squash
 from .probes import EXTRACTOR_VERSION, Probe, message_probes, request_probe
+from .records import CheckpointRecord, Counts, ProbeRow, Recall
 
 COVERAGE_THRESHOLD = 0.5  # requests and constraints: share of key terms the text must hold
 CJK_LANGUAGE_SHARE = 0.3  # CJK share of letters above which a text counts as CJK
-VARIANTS = ("summary", "truncation", "none")
+VARIANTS: tuple[Literal["summary", "truncation", "none"], ...] = ("summary", "truncation", "none")
 # A summary within 5% of the replaced part's length counts as not shorter: both are
 # estimates, and the replaced part's is a sum of per-message estimates (each rounded).
 NOT_SHORTER_SHARE = 0.95
@@ -284,7 +285,7 @@ def score_checkpoint(
     replaced: tuple[int, int],
     kept: tuple[int, int],
     summary: str,
-) -> dict[str, Any]:
+) -> CheckpointRecord:
     """Every probe of the replaced part, and whether each variant carries it.
 
     ``replaced``: the message range the summary replaces (its system messages stay in
@@ -297,7 +298,7 @@ def score_checkpoint(
     summary_h = Haystack(normalize(summary))
     truncation_h = conv.truncation_haystack(start, end, summary_tokens)
     kept_view: list[Haystack] = []  # built when a lost probe first asks for it
-    rows = []
+    rows: list[ProbeRow] = []
     tally: dict[str, list[int]] = {}  # kind -> [summary hits, truncation hits, probes]
     for probe in probes:
         in_summary = recalled(probe, summary_h) if summary_h else False
@@ -352,9 +353,9 @@ def score_checkpoint(
     }
 
 
-def recall_of(counts: dict[str, list[int]]) -> dict[str, float | None]:
+def recall_of(counts: Counts) -> Recall:
     """``artifact`` (all artifact kinds pooled), ``request``, and each kind: hits / probes."""
-    out: dict[str, float | None] = {}
+    out: Recall = {}
     hits = sum(counts[k][0] for k in counts if k in ARTIFACT_KINDS)
     total = sum(counts[k][1] for k in counts if k in ARTIFACT_KINDS)
     out["artifact"] = round(hits / total, 4) if total else None

@@ -19,6 +19,7 @@ from ..engine.config import RunSettings
 from ..errors import ConfigError
 from ..providers.factory import build_executor, cache_only_failure, describe_stats
 from .evaluation import EvalResult, Evaluation, Variant
+from .records import CheckpointRecord, PolicyActionRecord
 
 JSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
 
@@ -217,7 +218,7 @@ class _Records:
             out_dir.mkdir(parents=True, exist_ok=True)
             self.handle = open(out_dir / "checkpoints.jsonl", "wb")  # noqa: SIM115
 
-    def write(self, record: dict[str, Any]) -> None:
+    def write(self, record: CheckpointRecord | PolicyActionRecord) -> None:
         if self.handle is not None:
             self.handle.write(
                 orjson.dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)

@@ -17,6 +17,7 @@ import orjson
 
 from ..cost.meter import drive_priced
 from ..cost.prices import Pricer
+from ..cost.records import CostRecord
 from ..engine.config import Checkpoint, Measure, ReplaySettings
 from ..engine.drive import session_window, unit_bounds
 from ..engine.messages import (
@@ -83,7 +84,7 @@ class SessionResult:
     turns: int
     warnings: list[str] = field(default_factory=list)
     prompt_spool: IO[bytes] | None = None  # prompts.jsonl lines of this session, when spooled
-    cost: dict[str, Any] | None = None  # --cost: the session's costs.jsonl record
+    cost: CostRecord | None = None  # --cost: the session's costs.jsonl record
 
 
 PROMPT_SPOOL_MEMORY = 4 << 20  # bytes of prompts kept in memory before spilling to a temp file
@@ -153,7 +154,9 @@ async def replay_conversation(
         warnings.append(cadence)
     # person turns in both modes (with --checkpoint call, ``starts`` are the calls)
     turns = len(engine.slot.units.turn_starts)
-    cost = None if meter is None else {"session": conv.session_id, **meter.record()}
+    cost: CostRecord | None = (
+        None if meter is None else {"session": conv.session_id, **meter.record()}
+    )
     return SessionResult(conv, engine, turns, warnings, spool, cost)
 
 

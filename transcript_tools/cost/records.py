@@ -1,0 +1,43 @@
+"""The record ``--cost`` writes per session to ``costs.jsonl`` (docs/cost.md), typed once:
+cost/meter.py builds it, the replay report's line and check's cost gate (cost/gate.py)
+read it through these types, so mypy checks every key they name."""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+
+class TokensJson(TypedDict):
+    """A run's tokens by how they are billed (cost/tokens.py ``CallTokens``)."""
+
+    prompt: int
+    cache_read: int
+    cache_write: int
+    fresh: int
+    output: int
+
+
+class RunCostJson(TypedDict):
+    """One run's cost (cost/model.py ``RunCost.to_json``): the agent's calls, and the
+    summarizer's beside them."""
+
+    calls: int
+    summarizer_calls: int
+    tokens: TokensJson
+    summarizer_tokens: TokensJson
+    usd: float | None  # None: a call no price list knows
+    summarizer_usd: float
+    cache_break_usd: float  # what the prompt-cache breaks (compactions) cost
+    priced_by: list[str]  # the price sources used
+
+
+class CostRecord(TypedDict, total=False):
+    """One line of ``costs.jsonl``: a session under the run's policy, and as recorded."""
+
+    session: str
+    policy: RunCostJson
+    original: RunCostJson
+    delta_usd: float | None
+    delta_usd_same_model: float | None
+    outcome: dict[str, Any]  # the original run's task outcome, where the log records one
+    model_error: dict[str, Any]  # the cost model's own error on the original (cost/original.py)
