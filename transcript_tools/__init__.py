@@ -64,6 +64,14 @@ _EXPORTS = {
     "InspectResult": "inspection",
     "SessionInfo": "inspection",
     "Decision": "engine.rules",
+    # the records the workflows write (typed once: engine/records.py, eval/, cost/)
+    "DecisionRecord": "engine.records",
+    "SummaryRecord": "engine.records",
+    "SnapshotRecord": "engine.records",
+    "SummaryStatus": "engine.records",
+    "CheckpointRecord": "eval.records",
+    "PolicyActionRecord": "eval.records",
+    "CostRecord": "cost.records",
     # the engine and what it exchanges
     "SessionEngine": "engine.session",
     "SummaryRequest": "engine.requests",
@@ -103,10 +111,13 @@ __all__ = [
     "CacheMissError",
     "CheckResult",
     "Checkpoint",
+    "CheckpointRecord",
     "ConfigError",
     "ContextSlot",
     "Conversation",
+    "CostRecord",
     "Decision",
+    "DecisionRecord",
     "EvalRun",
     "ExitCode",
     "FocusedConfig",
@@ -115,6 +126,7 @@ __all__ = [
     "Measure",
     "Message",
     "OtherBlock",
+    "PolicyActionRecord",
     "PromptTemplate",
     "Provider",
     "ProviderConfigError",
@@ -122,19 +134,22 @@ __all__ = [
     "ProviderOptions",
     "ReplayResult",
     "ReplaySettings",
+    "ReplayStats",
     "RunDiff",
     "RunSettings",
-    "ReplayStats",
     "RunStatus",
     "SessionEngine",
     "SessionInfo",
     "SessionMemory",
     "SessionResult",
     "SlotMode",
+    "SnapshotRecord",
     "SummaryConfig",
     "SummaryOutcome",
+    "SummaryRecord",
     "SummaryRequest",
     "SummaryResponse",
+    "SummaryStatus",
     "SweepResult",
     "SystemMessage",
     "TemplateError",
@@ -183,6 +198,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
         replay_corpus,
         sweep_corpus,
     )
+    from .cost.records import CostRecord
     from .diff.changes import RunDiff
     from .diff.check import CheckResult
     from .engine.config import (
@@ -209,6 +225,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
         UserMessage,
     )
     from .engine.prompt import PromptTemplate, load_template
+    from .engine.records import DecisionRecord, SnapshotRecord, SummaryRecord, SummaryStatus
     from .engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
     from .engine.rules import Decision
     from .engine.session import SessionEngine
@@ -224,6 +241,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
         TsumError,
         UnknownFormatError,
     )
+    from .eval.records import CheckpointRecord, PolicyActionRecord
     from .eval.workflow import EvalRun
     from .inspection import InspectResult, SessionInfo
     from .providers.base import Provider
