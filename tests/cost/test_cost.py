@@ -294,3 +294,38 @@ def test_the_task_outcome_is_reported_beside_the_cost(tmp_path: Path) -> None:
     row = doc["configs"][0]["cost_with_outcome"]
     solved = sum(o["reward"] >= 1 for o in outcomes if o)
     assert row["conversations"] == len(outcomes) and row["solved"] == solved
+
+
+def test_the_change_held_by_compactions_a_policy_never_makes_is_named(tmp_path: Path) -> None:
+    """A pre-pass-only policy never summarizes: in a log the agent compacted, its prompts
+    keep growing where the original's shrank, so that conversation's part of Δ$ orig is
+    given apart from the rest (the two add up to the whole change)."""
+    eager = tmp_path / "eager.toml"  # clear-tool-uses, acting on a small fixture too
+    eager.write_text(
+        'extends = "clear-tool-uses"\nname = "eager-clear"\n'
+        "[prepass]\ntrigger_tokens = 1\nkeep_newest = 0\n",
+        encoding="utf-8",
+    )
+    compacted = str(FORMATS / "representative_codex.jsonl")  # codex:compacted, usage recorded
+    plain = str(FORMATS / "representative_claude_code.jsonl")  # no compaction recorded
+    args = ["sweep", compacted, plain, "--cost"]
+    data = orjson.loads(run_cli(*args, "--policy", str(eager), "--json").stdout)  # type: ignore[attr-defined]
+    (row,) = data["configs"]
+    missed = row["cost_missed_compaction"]
+    assert missed["conversations"] == 1 and missed["delta_usd"] > 0  # the Codex log
+    whole = row["cost_change_vs_original"] * row["cost_original_usd"]
+    assert missed["delta_usd"] + missed["delta_usd_elsewhere"] == pytest.approx(whole, abs=2e-4)
+    table = run_cli(*args, "--policy", str(eager)).stdout  # type: ignore[attr-defined]
+    assert "#1 eager-clear: 1 conversation(s) the agent compacted" in table
+    assert f"hold {missed['delta_usd']:+,.2f} USD" in table
+    # the seed's default never fires on these small logs: its views are the recorded
+    # history, priced as recorded, so the compaction it skips holds no change
+    seed = orjson.loads(run_cli(*args, "--json").stdout)  # type: ignore[attr-defined]
+    (row,) = seed["configs"]
+    assert row["summary_calls"] == 0
+    assert row["cost_missed_compaction"] == {
+        "conversations": 1,
+        "delta_usd": 0.0,
+        "delta_usd_elsewhere": 0.0,
+    }
+    assert "the agent compacted" not in run_cli(*args).stdout  # type: ignore[attr-defined]

@@ -156,6 +156,10 @@ class ConfigStats:
     cost_original_micro_usd: int = 0
     cost_policy_on_original_micro_usd: int = 0  # the same conversations' policy cost
     cost_same_model_delta_micro_usd: int = 0  # RunCost.same_model_delta, summed
+    # of those, the conversations the agent compacted and this configuration never does:
+    # their original prompts shrank at the compaction, this configuration's do not
+    cost_missed_conversations: int = 0
+    cost_missed_delta_micro_usd: int = 0
     cost_sources: Counter[str] = field(default_factory=Counter)
     cost_outcome_conversations: int = 0  # priced conversations whose log scores the task
     cost_outcome_micro_usd: int = 0
@@ -199,7 +203,7 @@ class ConfigStats:
         self.violations.update(result.violations)
         self.cleared += result.cleared
         if self.cost_on:
-            self._add_cost(result)
+            self._add_cost(result, missed=bool(profile.compaction_turns) and not result.fires)
         if profile.compaction_turns:
             self.compaction_convs += 1
             if result.fires:
@@ -223,7 +227,7 @@ class ConfigStats:
             },
         }
 
-    def _add_cost(self, result: ConfigOutcome) -> None:
+    def _add_cost(self, result: ConfigOutcome, *, missed: bool) -> None:
         run, original = result.cost, result.original_cost
         usd = None if run is None else run.usd
         if run is None or usd is None:
@@ -250,6 +254,9 @@ class ConfigStats:
                 None if result.rebuilt_cost is None else run.same_model_delta(result.rebuilt_cost)
             )
             self.cost_same_model_delta_micro_usd += round((same or 0.0) * 1e6)
+            if missed:
+                self.cost_missed_conversations += 1
+                self.cost_missed_delta_micro_usd += micro - round(original.usd * 1e6)
 
     def cost_json(self) -> dict[str, Any]:
         """The --cost figures (docs/cost.md): totals, per conversation, the summarizer's
@@ -280,6 +287,15 @@ class ConfigStats:
             else None,
             "cost_priced_by": sorted(self.cost_sources),
             "cost_with_outcome": self._outcome_json(),
+            "cost_missed_compaction": {
+                "conversations": self.cost_missed_conversations,
+                "delta_usd": round(self.cost_missed_delta_micro_usd / 1e6, 4),
+                "delta_usd_elsewhere": round(
+                    (policy_on_original - original) - self.cost_missed_delta_micro_usd / 1e6, 4
+                ),
+            }
+            if self.cost_missed_conversations
+            else None,
         }
 
     def _outcome_json(self) -> dict[str, Any] | None:

@@ -159,6 +159,26 @@ def cost_legend(rows: list[dict[str, Any]]) -> str:
     )
 
 
+def cost_notes(rows: list[dict[str, Any]]) -> str:
+    """Where a configuration never summarizes a conversation the agent compacted, its
+    Δ$ orig compares unlike runs: the original's prompts shrank at that compaction, this
+    configuration's kept growing (past the window, its over column says, where a runtime
+    would have had to compact). Say how much of the change those conversations hold."""
+    lines = []
+    for row in rows:
+        missed = row.get("cost_missed_compaction")
+        if missed and abs(missed["delta_usd"]) >= 0.005:  # the cents it shows
+            name = " ".join(str(p) for p in (f"#{row['config']}", row.get("policy")) if p)
+            lines.append(
+                f"\n{name}: "
+                f"{missed['conversations']} conversation(s) the agent compacted and this "
+                f"configuration never summarizes hold {missed['delta_usd']:+,.2f} USD of its "
+                f"change against the original runs; the other conversations "
+                f"{missed['delta_usd_elsewhere']:+,.2f} USD."
+            )
+    return "".join(lines)
+
+
 # Why a configuration has no recall figure (its table cell -> the reason): none of these
 # is a finding, so none is ever shown as 0% (issue 22 §5).
 RECALL_NOT_MEASURED: dict[str, str] = {
@@ -341,7 +361,7 @@ def render_table(result: SweepTableSource, sort: str = "calls") -> str:
             else ""
         )
         + f"summaries: {result.summary_source}."
-        + (cost_legend(rows) if any(COST_KEY in row for row in rows) else "")
+        + (cost_legend(rows) + cost_notes(rows) if any(COST_KEY in row for row in rows) else "")
     )
     return "\n".join(lines) + "\n\n" + legend + "\n"
 
