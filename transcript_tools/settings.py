@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .engine.config import (
     AUTO,
@@ -27,8 +27,10 @@ from .engine.config import (
     TurnPath,
     _int_at_least,
 )
-from .engine.policy import Policy
 from .errors import ConfigError
+
+if TYPE_CHECKING:  # only annotations: settings load without building the policy types
+    from .engine.policy import Policy
 
 log = logging.getLogger("transcript_tools")
 

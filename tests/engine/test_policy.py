@@ -12,12 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transcript_tools.engine import policy as P
-from transcript_tools.engine.config import (
-    DEFAULT_KEEP_RECENT_TURNS,
-    DEFAULT_MAX_TRANSCRIPT_CHARS,
-    DEFAULT_SUMMARY_MARKER,
-    SummaryConfig,
-)
+from transcript_tools.engine.config import SummaryConfig
 from transcript_tools.engine.policy_toml import (
     load_policy_file,
     parse_policy,
@@ -29,6 +24,11 @@ from transcript_tools.engine.policy_toml import (
 )
 from transcript_tools.engine.prompt import builtin_template_names, builtin_template_source
 from transcript_tools.engine.requests import SUMMARY_MAX_TOKENS
+from transcript_tools.engine.seed_defaults import (
+    DEFAULT_KEEP_RECENT_TURNS,
+    DEFAULT_MAX_TRANSCRIPT_CHARS,
+    DEFAULT_SUMMARY_MARKER,
+)
 from transcript_tools.errors import ConfigError
 
 # One row per row of issue 24's table (+ the seed): the presets tsum ships.

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from tests.support.fakes import CallCounter
 from transcript_tools.engine import formatting as transcript
 from transcript_tools.engine.formatting import (
-    DEFAULT_MAX_TRANSCRIPT_CHARS,
     format_message,
     format_messages_as_text,
 )
@@ -30,6 +29,7 @@ from transcript_tools.engine.messages import (
     UserImageMessage,
     UserMessage,
 )
+from transcript_tools.engine.seed_defaults import DEFAULT_MAX_TRANSCRIPT_CHARS
 
 FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"  # 👨‍👩‍👧‍👦, 7 code points
 FLAG_JP = "\U0001f1ef\U0001f1f5"  # 🇯🇵, 2 regional indicators

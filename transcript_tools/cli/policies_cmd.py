@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
@@ -63,6 +62,8 @@ def policies_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per preset.")
 def policies_list(as_json: bool) -> None:
     """List the presets: name, what it reproduces, when it acts."""
+    import json  # here: the --help of every command with --policy imports this module
+
     from ..engine.policy_toml import preset, preset_names, trigger_summary
 
     for name in preset_names():

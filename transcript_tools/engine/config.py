@@ -9,15 +9,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from .policy import DEFAULT_DEBOUNCE_TURNS, DEFAULT_TRIGGER_RATIO, Policy
+from .seed_defaults import (
+    DEFAULT_DEBOUNCE_TURNS,
+    DEFAULT_KEEP_RECENT_TURNS,
+    DEFAULT_MAX_CONTEXT_TOKENS,
+    DEFAULT_MAX_TOOL_RESULT_CHARS,
+    DEFAULT_MAX_TRANSCRIPT_CHARS,
+    DEFAULT_SUMMARY_MARKER,
+    DEFAULT_TRIGGER_RATIO,
+)
+
+if TYPE_CHECKING:  # only an annotation here: `tsum replay --help` need not build the policy types
+    from .policy import Policy
 
 AUTO = "auto"  # --max-context-tokens auto: the window the log records, else the default
-DEFAULT_SUMMARY_MARKER = "[上下文摘要]"  # the seed's filter_focused marker
-DEFAULT_MAX_TRANSCRIPT_CHARS = 30_000  # seed: "整段对话若超过 30K 字符，从前面截断"
-DEFAULT_MAX_TOOL_RESULT_CHARS = 500  # the seed's cut of one tool result in the transcript
 
 
 def _default_prompt() -> str:
@@ -31,7 +39,7 @@ class SummaryConfig:
     """F1. Defaults are the seed's; the last two fields make its constants configurable."""
 
     trigger_token_ratio: float = DEFAULT_TRIGGER_RATIO
-    max_context_tokens: int = 32_000
+    max_context_tokens: int = DEFAULT_MAX_CONTEXT_TOKENS
     summary_prompt: str = field(default_factory=_default_prompt)
     debounce_turns: int = DEFAULT_DEBOUNCE_TURNS
     summary_model: str | None = None
@@ -90,9 +98,6 @@ class Checkpoint(StrEnum):
 
     TURN = "turn"
     CALL = "call"
-
-
-DEFAULT_KEEP_RECENT_TURNS = 3  # = the default debounce: no turn since the last summary is dropped
 
 
 @dataclass(frozen=True, slots=True)

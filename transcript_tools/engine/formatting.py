@@ -24,7 +24,6 @@ from collections.abc import Iterator, Sequence
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
-from .config import DEFAULT_MAX_TOOL_RESULT_CHARS, DEFAULT_MAX_TRANSCRIPT_CHARS
 from .messages import (
     AssistantMessage,
     Block,
@@ -38,6 +37,7 @@ from .messages import (
     UserMessage,
 )
 from .rules import suffix_cut
+from .seed_defaults import DEFAULT_MAX_TOOL_RESULT_CHARS, DEFAULT_MAX_TRANSCRIPT_CHARS
 
 if TYPE_CHECKING:
     from .config import SummaryConfig

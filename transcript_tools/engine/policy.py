@@ -21,6 +21,14 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..errors import ConfigError
+from .seed_defaults import (
+    DEFAULT_DEBOUNCE_TURNS,
+    DEFAULT_KEEP_RECENT_TURNS,
+    DEFAULT_MAX_TOOL_RESULT_CHARS,
+    DEFAULT_MAX_TRANSCRIPT_CHARS,
+    DEFAULT_SUMMARY_MARKER,
+    DEFAULT_TRIGGER_RATIO,
+)
 
 MEASURES = ("cumulative", "current")
 THRESHOLDS = ("ratio", "tokens", "reserve", "every", "messages", "never")
@@ -30,11 +38,6 @@ KEEP_KINDS = ("turns", "messages", "tokens", "user-messages", "fraction", "none"
 INPUT_KINDS = ("history", "dropped", "dropped-tail", "since-last-summary")
 ROLES = ("system", "user", "assistant")
 POSITIONS = ("front", "end", "tail")
-
-# The seed's trigger (F1: trigger_token_ratio, debounce_turns): a policy's defaults, and
-# SummaryConfig's (engine/config.py imports them from here, the lower module).
-DEFAULT_TRIGGER_RATIO = 0.75
-DEFAULT_DEBOUNCE_TURNS = 3
 
 
 def _fail(key: str, text: str, value: Any) -> ConfigError:
@@ -197,7 +200,7 @@ class Keep:
     """
 
     kind: str = "turns"
-    turns: int = 3
+    turns: int = DEFAULT_KEEP_RECENT_TURNS
     messages: int = 0
     tokens: int = 0
     tokens_ratio: float = 0.0
@@ -244,8 +247,8 @@ class SummarizerInput:
 
     kind: str = "history"
     tail_tokens: int = 0
-    max_transcript_chars: int = 30_000
-    max_tool_result_chars: int = 500
+    max_transcript_chars: int = DEFAULT_MAX_TRANSCRIPT_CHARS
+    max_tool_result_chars: int = DEFAULT_MAX_TOOL_RESULT_CHARS
 
     def __post_init__(self) -> None:
         _choice("summarizer_input.kind", self.kind, INPUT_KINDS)
@@ -270,7 +273,7 @@ class Placement:
 
     role: str = "system"
     position: str = "tail"
-    marker: str = "[上下文摘要]"
+    marker: str = DEFAULT_SUMMARY_MARKER
     lead_in: str = ""
     acknowledgement: str = ""
 

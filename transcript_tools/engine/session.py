@@ -30,7 +30,6 @@ from ..errors import TsumError
 from .accounting import ESTIMATED, TurnAccounting
 from .config import (
     DEFAULT_PROVIDER,
-    DEFAULT_SUMMARY_MARKER,
     Checkpoint,
     Measure,
     ReplaySettings,
@@ -59,6 +58,7 @@ from .rules import (
     UnitCounter,
     skip_reason,
 )
+from .seed_defaults import DEFAULT_SUMMARY_MARKER
 from .slot import ContextSlot, FocusedConfig, SessionMemory
 from .tokens import assumed_summary_tokens
 

@@ -19,9 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .config import DEFAULT_KEEP_RECENT_TURNS, DEFAULT_SUMMARY_MARKER, SlotMode
+from .config import SlotMode
 from .messages import Message, SystemMessage
 from .rules import UnitCounter, focused_window_start
+from .seed_defaults import DEFAULT_KEEP_RECENT_TURNS, DEFAULT_SUMMARY_MARKER
 from .tokens import MESSAGE_OVERHEAD_TOKENS, estimate_message_tokens, estimate_text_tokens
 
 

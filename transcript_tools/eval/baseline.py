@@ -18,14 +18,11 @@ from typing import Any, cast
 
 import orjson
 
-from ..engine.config import (
-    DEFAULT_KEEP_RECENT_TURNS,
-    DEFAULT_MAX_DROP,
-    DEFAULT_MAX_TOOL_RESULT_CHARS,
-)
+from ..engine.config import DEFAULT_MAX_DROP
 from ..engine.messages import Conversation
 from ..engine.records import SummaryRecord, summary_failed, summary_ok
 from ..engine.rules import turn_starts
+from ..engine.seed_defaults import DEFAULT_KEEP_RECENT_TURNS, DEFAULT_MAX_TOOL_RESULT_CHARS
 from ..errors import TsumError
 from ..formats.corpus import CorpusReader
 from .aggregate import Aggregate

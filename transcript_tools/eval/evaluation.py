@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.config import (
-    DEFAULT_MAX_TOOL_RESULT_CHARS,
     DEFAULT_PROVIDER,
     ReplaySettings,
     SlotMode,
@@ -23,6 +22,7 @@ from ..engine.config import (
 from ..engine.drive import session_window
 from ..engine.messages import Conversation
 from ..engine.prompt import PromptTemplate
+from ..engine.seed_defaults import DEFAULT_MAX_TOOL_RESULT_CHARS
 from ..engine.session import SessionEngine
 from ..errors import ConfigError
 from ..formats.corpus import CorpusReader
