@@ -1,7 +1,7 @@
 """The package list only; everything else is in pyproject.toml.
 
 Discovered, never written by hand: a hand-written list dropped ``transcript_tools.eval``
-from every wheel while ``pip install -e`` (and so every test) still worked (issue 22 §1).
+from every wheel while ``pip install -e`` (and so every test) still worked.
 ``[tool.setuptools.packages.find]`` cannot say it alone: ``transcript_tools.prompts`` lives
 in the top-level ``prompts/`` folder (pyproject.toml's ``package-dir``), where no finder
 looks for it. tests/test_packaging.py checks the built wheel against the source tree.

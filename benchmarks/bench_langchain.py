@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tsum against LangChain's SummarizationMiddleware on the same 3,000-turn file (issue 11 §4).
+"""tsum against LangChain's SummarizationMiddleware on the same 3,000-turn file.
 
     pip install langchain            # not a tsum dependency; this script skips without it
     python benchmarks/bench_langchain.py [--repeat 5] [--file PATH]

@@ -10,7 +10,7 @@ feeds the next turn), so the ideal wall time is
 
 and the target is wall / ideal <= 1.25 at -j 8, 32 and 128, on two corpora:
 
-- ``uniform``: ``gen_corpus.py --conversations 200 --turns 30 --seed 7`` (issue 15);
+- ``uniform``: ``gen_corpus.py --conversations 200 --turns 30 --seed 7``;
 - ``mixed``: 200 conversations of 5 to 150 turns (``MIXED`` below), generated as one
   corpus per length and interleaved in a fixed order, a long one first.
 
@@ -338,7 +338,7 @@ class SleepProvider:
 
 def driver_cell(corpus: Path, name: str, jobs: int, *, old: bool) -> Cell:
     """``ReplayDriver`` as ``tsum replay --out`` drives it, with ``SleepProvider``; ``old``:
-    the window before issue 15 (``jobs`` sessions, no reorder buffer: the head blocks)."""
+    the window before the reorder buffer (``jobs`` sessions, no reorder buffer: the head blocks)."""
     import asyncio
     import resource
 
@@ -418,7 +418,9 @@ def main() -> int:
         "(no CPU-heavy SDK: shows the window, not the machine)",
     )
     parser.add_argument(
-        "--old", action="store_true", help="with --driver: also the window before issue 15"
+        "--old",
+        action="store_true",
+        help="with --driver: also the window before the reorder buffer",
     )
     args = parser.parse_args()
     if args.driver:

@@ -4,7 +4,7 @@
     python benchmarks/bench_scale.py                    # c2000x40: the 2-worker target
     python benchmarks/bench_scale.py --sizes 2000,20000 --ray --json scale.json
 
-Target (issue 16): ``--workers 2`` at least 1.7x faster than ``--workers 1`` on
+Target (docs/scale.md): ``--workers 2`` at least 1.7x faster than ``--workers 1`` on
 ``gen_corpus.py --conversations 2000 --turns 40 --seed 7``, same output bytes.
 
 Every command is a fresh ``tsum`` process (wall time and peak RSS from ``os.wait4`` in a

@@ -1,4 +1,5 @@
-"""Module moves of the package re-layout (issue 23 §3), applied as a codemod.
+"""Module moves of the package re-layout (35 flat modules into engine/, formats/, providers/,
+replay/, sweep/, diff/, eval/, parallel/, cli/), applied as a codemod.
 
     python benchmarks/relayout.py STEP [--dry-run]
     python benchmarks/relayout.py names OLD NEW NAME...   # after a split by whole functions

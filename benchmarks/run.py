@@ -495,7 +495,7 @@ def main() -> int:
             )
         )
 
-    # 4b. all local cores (issue 16; benchmarks/bench_scale.py has the details and Ray)
+    # 4b. all local cores (docs/scale.md; benchmarks/bench_scale.py has the details and Ray)
     print(f"sweep --workers 1 / 2, c{many_c}x40 ...", file=sys.stderr)
     walls: dict[str, list[float]] = {"1": [], "2": []}
     for _ in range(3):
@@ -526,7 +526,7 @@ def main() -> int:
         err = run_child([sys.executable, "-X", "importtime", *tsum_script(tsum), *argv], WORK)[2]
         sdks = sorted(_imported_sdks(err.decode(errors="replace")))
         rows.append(Row(f"{label}: LLM SDKs imported", ", ".join(sdks) or "none", "none", not sdks))
-    # Start-up against any click program's floor, interleaved in one run (issue 11 §4).
+    # Start-up against any click program's floor, interleaved in one run.
     click_walls: list[float] = []
     version_walls: list[float] = []
     help_walls: list[float] = []

@@ -1,4 +1,4 @@
-"""The library's front door (issue 11 §2): the README's code runs as written, also inside a
+"""The library's front door: the README's code runs as written, also inside a
 running event loop; library defaults follow the spec."""
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ dependency is a dependency). Imports by name at run time (``importlib.import_mod
 registry's built-ins) are not edges, by design. ``cli/`` is included: its lazy
 sub-command table loads modules by name, so ``cli.main`` imports none of them.
 
-The layers (``LAYERS``, top first) are the package layout of REVIEW.md §4: a module
+The layers (``LAYERS``, top first) are the package layout of docs/architecture.md: a module
 may import from its own layer or any layer below, never above. ``engine`` is the seed's
 I/O-free core; ``cli`` only consumes the library.
 
@@ -194,7 +194,7 @@ def test_edges_are_resolved() -> None:
     assert "transcript_tools.sweep.tables" in graph["transcript_tools.sweep.html"]
 
 
-MAX_MODULE_LINES = 400  # issue 23 §4: a module of one responsibility stays readable
+MAX_MODULE_LINES = 400  # a module of one responsibility stays readable
 
 
 def test_no_module_is_over_400_lines() -> None:

@@ -75,7 +75,7 @@ def test_estimates_follow_the_messages() -> None:
 def test_without_usage_the_largest_context_is_estimated() -> None:
     info = inspect_conversation(conversation("representative_swe_agent.traj"))
     assert info.recorded_tokens is None and info.estimate_error is None
-    # the view a model is called with: up to the last call (issue 12), not the final result
+    # the view a model is called with: up to the last call, not the final result
     conv = conversation("representative_swe_agent.traj")
     end = last_call_end(conv.messages)
     assert 0 < end < len(conv.messages)
@@ -197,7 +197,7 @@ def test_command_on_the_real_corpus() -> None:
 
 
 def test_command_with_the_wrong_format_warns_as_replay_does() -> None:
-    # issue 10 §2e: a Claude Code file read as Codex: every line named, and the empty session
+    # a Claude Code file read as Codex: every line named, and the empty session
     path = FIXTURES / "representative_claude_code.jsonl"
     result = invoke("--format", "codex", str(path))
     assert f"warning: {path}:2: 10 lines of unknown type 'user' skipped" in result.stderr

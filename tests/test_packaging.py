@@ -76,7 +76,7 @@ def source_modules() -> list[str]:
     return names
 
 
-DISTRIBUTION = "transcript-tools"  # "tsum" on the index is an unrelated project (issue 10 §6)
+DISTRIBUTION = "transcript-tools"  # "tsum" on the index is an unrelated project
 
 
 def test_wheel_carries_the_distribution_name(wheel: Path) -> None:
@@ -125,7 +125,7 @@ def test_wheel_contains_every_policy_preset(wheel: Path) -> None:
 
 
 def test_wheel_contains_every_module_of_the_source_tree(wheel: Path) -> None:
-    # issue 22 §1: transcript_tools.eval was missing from every wheel for a round.
+    # transcript_tools.eval was once missing from every wheel for a round.
     expected = source_files()
     assert "transcript_tools/eval/evaluation.py" in expected  # the walk sees subpackages
     assert "transcript_tools/templates/report.html.j2" in expected

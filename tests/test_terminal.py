@@ -1,4 +1,4 @@
-"""Terminal safety (issue 10 §3): transcript text never reaches a terminal as a control sequence."""
+"""Terminal safety: transcript text never reaches a terminal as a control sequence."""
 
 from __future__ import annotations
 

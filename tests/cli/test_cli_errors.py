@@ -1,5 +1,5 @@
 """An exception tsum did not expect: its own exit code and one line saying it is a bug
-(issue 22 §2), never exit 1, which a CI gate reads as "differences found"; the exit-code
+(docs/cli.md), never exit 1, which a CI gate reads as "differences found"; the exit-code
 table has one home (errors.ExitCode + EXIT_CODE_MEANINGS), shown by --help and docs/cli.md."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every default a command shows is the library's own (issue 23 §1: a default is defined
+"""Every default a command shows is the library's own (a default is defined
 once, and --help renders it from there): the option, the front door (api.py), the
 library function it calls and the object it builds all agree, so a literal restated in
 any one of them fails here."""

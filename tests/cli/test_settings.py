@@ -1,4 +1,4 @@
-"""Settings (issue 10 §4): command line > environment > settings file > default, for every key."""
+"""Settings (docs/configuration.md): command line > environment > settings file > default, for every key."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Start-up imports only what runs (issue 11 §4): subcommand modules load when invoked.
+"""Start-up imports only what runs: subcommand modules load when invoked.
 
 Timings live in benchmarks/run.py (ratio to ``python -c "import click"``); here, which
 modules a start-up imports, which is deterministic.

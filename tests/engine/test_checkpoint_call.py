@@ -1,4 +1,4 @@
-"""``--checkpoint call`` (DESIGN §4, issue 12 §2): the checkpoint after every model call;
+"""``--checkpoint call`` (docs/spec.md, "Checkpoint units"): the checkpoint after every model call;
 every rule that counts turns counts calls; records carry the turn and the call index."""
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ def test_config_file_key(tmp_path: Path) -> None:
 
 
 def test_max_context_tokens_auto_says_per_session_which_window(tmp_path: Path) -> None:
-    """issue 12: the window the log records (Codex: model_context_window), else the default."""
+    """``--max-context-tokens auto``: the window the log records (Codex: model_context_window), else the default."""
     codex = FIXTURES / "representative_codex.jsonl"
     sharegpt = FIXTURES / "representative_sharegpt.jsonl"
     out = tmp_path / "out"

@@ -1,4 +1,4 @@
-"""Rules the seed states that a mutation of the source must not survive (issue 10 §5).
+"""Rules the seed states that a mutation of the source must not survive.
 
 Each test names the mutation it catches; each was checked by applying the mutation.
 """
@@ -72,7 +72,8 @@ def test_request_carries_summary_model() -> None:
 
 
 def test_focused_view_keeps_the_system_messages() -> None:
-    """Mutation: the focused view drops the system messages (DESIGN §1: system messages +
+    """Mutation: the focused view drops the system messages (docs/spec.md, "The focused
+    view": system messages +
     the recent turns + the summary)."""
     e, p = engine(max_context_tokens=20, trigger_token_ratio=0.5), FakeProvider(["S"])
     system = SystemMessage("you are a careful agent")

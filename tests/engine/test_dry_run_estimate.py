@@ -1,4 +1,4 @@
-"""A dry run under ``--measure current`` estimates what its summaries would do (issue 22 §4).
+"""A dry run under ``--measure current`` estimates what its summaries would do.
 
 A dry run writes no summary, so under the current measure the view never shrinks and
 the watermark never drops: left alone it promised a summary every ``debounce_turns``

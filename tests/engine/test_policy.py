@@ -31,7 +31,7 @@ from transcript_tools.engine.seed_defaults import (
 )
 from transcript_tools.errors import ConfigError
 
-# One row per row of issue 24's table (+ the seed): the presets tsum ships.
+# The presets tsum ships, one row each (the seed first; sources in docs/policies.md).
 EXPECTED_PRESETS = {
     "seed",
     "claude-code",

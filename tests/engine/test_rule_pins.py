@@ -1,5 +1,5 @@
 """Rules a careless one-point edit could break with every other test still passing
-(issue 22 §6: the survivors of a mutation run over the spec's rules). Each test below
+(the survivors of a mutation run over the spec's rules). Each test below
 names the edit it fails under."""
 
 from __future__ import annotations

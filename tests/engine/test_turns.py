@@ -1,4 +1,4 @@
-"""One turn definition in every format (DESIGN §2 Turns, issue 12 §1): a turn starts at a
+"""One turn definition in every format (docs/spec.md, "Turns"): a turn starts at a
 message a person wrote (or the task statement); observations and injections never do."""
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def test_a_chat_without_agent_markers_keeps_every_user_message_a_turn(tmp_path) 
 
 
 def test_inspect_shows_turns_and_model_calls_side_by_side() -> None:
-    """issue 12 §1: the text-protocol and the tool-call run of one task: 1 turn, 4 calls."""
+    """The text-protocol and the tool-call run of one task: 1 turn, 4 calls."""
     from click.testing import CliRunner
 
     from transcript_tools.cli.main import cli

@@ -1,4 +1,4 @@
-"""A view is measured when a model is called with it (issue 12 §3): a message after the
+"""A view is measured when a model is called with it: a message after the
 last model call (a final observation after the agent submitted) never counts toward a
 peak -- sweep's peak columns, inspect's estimated largest context."""
 

@@ -27,7 +27,7 @@ def test_sweep_reports_recall_where_summaries_were_written() -> None:
     assert "recall" in table and f"{focused['artifact_recall']:.0%}" in table
 
 
-# ---- recall that was not measured is never 0% (issue 22 §5) ----------------------------
+# ---- recall that was not measured is never 0% ---------------------------------------
 
 RECORDED = Path(SAMPLES) / "long_session.jsonl"  # recorded usage: cumulative = token series
 ESTIMATED = Path(SAMPLES) / "chinese_migration.jsonl"  # no usage recorded: the engine runs

@@ -1,4 +1,4 @@
-"""Aider chat histories as unseen real ones are written (issue 22 §3e, §3f): answers to
+"""Aider chat histories as unseen real ones are written: answers to
 Aider's questions, mode switches, the /ask echo, the architect's handoff, bad UTF-8."""
 
 from __future__ import annotations

@@ -106,7 +106,7 @@ def test_claude_trace_takes_the_last_request_of_each_chain() -> None:
 
 def test_claude_trace_ignores_cache_control_and_counts_every_request() -> None:
     # request 2 repeats request 1 byte for byte (a retry: a second call); request 3 moves
-    # the cache breakpoint off the first message (issue 10 §2d)
+    # the cache breakpoint off the first message
     (conv,) = read(FIXTURES / "edge_cases_claude_trace.jsonl")
     assert [m.role for m in conv.messages] == [
         "system",

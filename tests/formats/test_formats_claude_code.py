@@ -112,7 +112,7 @@ def test_edge_cases_parallel_tools_images_init_compaction_rewind() -> None:
         "claude-code:compact_boundary",
         155321,
     )
-    # the summary is the runtime's message: it never starts a turn (issue 10 §2c)
+    # the summary is the runtime's message: it never starts a turn (docs/spec.md, "Turns")
     assert isinstance(msgs[13], UserMessage) and msgs[13].origin == INJECTED
     assert not is_turn_start(msgs[13])
     # the rewind drops the abandoned prompt and its answer
@@ -155,7 +155,7 @@ def test_malformed_skip_bad_lines_warns_and_goes_on() -> None:
     assert any(":5: truncated last line" in w for w in warnings)
 
 
-# ---- <synthetic> messages: written by Claude Code, not a model call (issue 10 §2b) --------
+# ---- <synthetic> messages: written by Claude Code, not a model call ----------------------
 SYNTHETIC = FIXTURES / "edge_cases_claude_code_synthetic.jsonl"
 SUMMARY_EVERY_TURN = ["--max-context-tokens", "8000", "--debounce", "1"]
 
@@ -194,7 +194,7 @@ def test_cost_so_far_does_not_depend_on_whether_summaries_were_written(tmp_path:
     assert [t["cost_so_far"] for t in full] == [t["cost_so_far"] for t in dry]
 
 
-# ---- a compaction summary is the runtime's, never the person's (issue 10 §2c) -------------
+# ---- a compaction summary is the runtime's, never the person's ----------------------------
 COMPACTED = FIXTURES / "edge_cases_claude_code_compact_summary.jsonl"
 
 
@@ -229,7 +229,7 @@ def test_compact_summary_is_not_among_the_goals_and_requests() -> None:
         assert "Add an RSS feed" in goals
 
 
-# ---- nothing is dropped or ignored without a word (issue 10 §2e) ---------------------------
+# ---- nothing is dropped or ignored without a word ------------------------------------------
 
 
 def test_odd_fields_and_types_are_warnings_naming_the_line() -> None:
@@ -319,7 +319,7 @@ def expected(path: Path) -> dict[str, object]:
     responses = {}  # message.id -> its last line, which has the final usage (gotcha a)
     tool_results = 0
     prompts = []
-    summaries = []  # compaction summaries: messages, never turns (issue 10 §2c)
+    summaries = []  # compaction summaries: messages, never turns (docs/spec.md, "Turns")
     compaction_turns = []  # prompts before each recorded compaction
     for e in chat:
         if e["type"] == "assistant":
@@ -436,7 +436,7 @@ def test_real_rewind_keeps_the_active_branch() -> None:
 def test_estimated_cost_so_far_does_not_depend_on_summaries_either(tmp_path: Path) -> None:
     """With no recorded usage every call is estimated, on the original run's history: the
     full replay (whose summaries shrink the focused view), the dry run and Full mode end
-    at the same cost_so_far, turn by turn (issue 10 §2b: 'never')."""
+    at the same cost_so_far, turn by turn ('never')."""
     stripped = tmp_path / "no_usage.jsonl"
     lines = [json.loads(x) for x in SYNTHETIC.read_text().splitlines()]
     for line in lines:

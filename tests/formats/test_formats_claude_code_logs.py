@@ -1,4 +1,4 @@
-"""Claude Code logs as unseen real sessions write them (issue 22 §3a–d): resume copies,
+"""Claude Code logs as unseen real sessions write them: resume copies,
 IDE context, queued prompts, non-string response ids."""
 
 from __future__ import annotations

@@ -100,7 +100,7 @@ def test_edge_cases_without_user_message_events() -> None:
     assert sum(is_turn_start(m) for m in msgs) == 2
 
 
-# ---- token_count before, or before and after, the items it counts (issue 10 §2a) --------
+# ---- token_count before, or before and after, the items it counts -------------------
 # Codex 0.34 writes each count once, BEFORE the call's items; 0.55–0.58 before and again
 # after them; 0.104 (representative_codex.jsonl) after them.
 ORDERINGS = [

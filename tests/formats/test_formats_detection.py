@@ -51,7 +51,7 @@ FIXTURE_FORMATS = {
     "edge_cases_aider_chat_notes.aider.chat.history.md": "aider-chat",
     "representative_aider.aider.llm.history": "aider-llm",
     "edge_cases_aider_llm.log": "aider-llm",
-    # issue 26 (fmt-a): OpenCode, Continue; a .sql fixture is built into its database first
+    # OpenCode, Continue; a .sql fixture is built into its database first
     "representative_opencode_go.sql": "opencode-db",
     "edge_cases_opencode_go.sql": "opencode-db",
     "representative_opencode_ts.sql": "opencode-db",
@@ -60,7 +60,7 @@ FIXTURE_FORMATS = {
     "edge_cases_opencode_shell_subtask.json": "opencode",
     "representative_continue.json": "continue",
     "edge_cases_continue.json": "continue",
-    # ---- issue 26 items 2, 3, 5 (fmt-b)
+    # ---- Cline / Roo Code / Kilo Code, Gemini CLI headless, managed agents
     "representative_cline.api_conversation_history.json": "cline",
     "representative_cline.ui_messages.json": "cline",
     "edge_cases_cline_ui_alone.ui_messages.json": "cline",
@@ -88,11 +88,11 @@ MALFORMED_FORMATS = {
     "malformed_sharegpt.jsonl": "sharegpt",
     "malformed_tau_bench.json": "tau-bench",
     "malformed_trajectory.traj": "trajectory",
-    # ---- issue 26 items 2, 3, 5 (fmt-b)
+    # ---- Cline / Roo Code / Kilo Code, Gemini CLI headless, managed agents
     "malformed_cline.api_conversation_history.json": "cline",
     "malformed_gemini_stream.jsonl": "gemini-stream",
     "malformed_managed_agents.jsonl": "managed-agents",
-    # ---- issue 22 §3 (readers)
+    # ---- the readers' variants found in unseen real logs
     "malformed_aider_chat_invalid_utf8.aider.chat.history.md": "aider-chat",
     "malformed_claude_code_impossible_usage.jsonl": "claude-code",
     "malformed_claude_code_numeric_id.jsonl": "claude-code",

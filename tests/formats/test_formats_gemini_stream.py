@@ -1,4 +1,4 @@
-"""Gemini CLI headless stream-json: runs, delta chunks, per-run stats, and detection (22 §3h)."""
+"""Gemini CLI headless stream-json: runs, delta chunks, per-run stats, and detection."""
 
 from __future__ import annotations
 
@@ -129,7 +129,7 @@ def test_a_broken_event_is_named_by_its_line() -> None:
     assert conv.format == "gemini-stream"
 
 
-# ---- issue 22 §3h: detection ----------------------------------------------------------
+# ---- detection (docs/formats.md, "Gemini CLI headless output") ------------------------
 
 
 def test_openai_never_takes_records_typed_as_stream_events() -> None:

@@ -1,4 +1,4 @@
-"""mini-swe-agent 2.x trajectories (issue 22 §3g): a format-error notice before the first
+"""mini-swe-agent 2.x trajectories: a format-error notice before the first
 recorded reply, and model calls the trajectory does not record."""
 
 from __future__ import annotations

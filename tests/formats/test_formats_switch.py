@@ -1,4 +1,4 @@
-"""A file whose records switch format part way (issue 22 §3j): one warning, at the line."""
+"""A file whose records switch format part way: one warning, at the line."""
 
 from __future__ import annotations
 

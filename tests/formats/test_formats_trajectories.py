@@ -63,7 +63,7 @@ def test_swe_agent_text_actions_become_tool_calls() -> None:
     )
     assert isinstance(msgs[4], ToolResultMessage) and msgs[4].tool_call_id == "action_1"
     # no action → the next user message is no tool result, but SWE-agent's format-error
-    # notice: the runtime's, never a turn (issue 12 §1)
+    # notice: the runtime's, never a turn (docs/spec.md, "Turns")
     assert msgs[6] == UserMessage((TextBlock("Please always end with a command."),), OBSERVATION)
     assert sum(is_turn_start(m) for m in msgs) == 1
 

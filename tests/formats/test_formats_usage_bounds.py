@@ -1,4 +1,4 @@
-"""Usage that cannot be true is a warning and ignored, like a non-number (issue 22 §3i)."""
+"""Usage that cannot be true is a warning and ignored, like a non-number."""
 
 from __future__ import annotations
 

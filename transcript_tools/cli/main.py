@@ -190,7 +190,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def tune_gc() -> None:
     """The tsum process's garbage-collector policy, around its own run (the library never
-    touches the collector: issue 11). A transcript is a great many small acyclic objects
+    touches the collector). A transcript is a great many small acyclic objects
     (messages, blocks, usage) built in bursts and kept for a whole session; with the
     default gen-0 threshold (700) the cyclic collector walks them again and again
     (benchmarks/PROFILE.md). Reference counting frees them as usual; the collector just

@@ -76,7 +76,7 @@ class TurnAccounting:
                 # No usage recorded: the call is estimated as the ORIGINAL run made it, on
                 # the whole history before it, never on tsum's own focused view: like a
                 # recorded call, an estimated one must not depend on whether tsum's
-                # summaries were written (issue 10 §2b: dry run and full replay agree).
+                # summaries were written (so a dry run and a full replay agree).
                 if prefix is None:
                     prefix = slot.token_prefix(start + len(messages))
                 before = prefix[index - 1]

@@ -93,8 +93,9 @@ class Measure(StrEnum):
 
 
 class Checkpoint(StrEnum):
-    """Where the checkpoint runs (DESIGN §4): after each user turn (the seed) or after
-    each model call (``--checkpoint call``: every rule that counts turns counts calls)."""
+    """Where the checkpoint runs (docs/spec.md, "Checkpoint units"): after each user turn
+    (the seed) or after each model call (``--checkpoint call``: every rule that counts turns
+    counts calls)."""
 
     TURN = "turn"
     CALL = "call"
@@ -132,9 +133,9 @@ DEFAULT_MAX_ATTEMPTS = 4  # per summary call: the first try and three retries
 DEFAULT_MAX_CONNECTIONS = 32  # an SDK client's HTTP connection pool
 DEFAULT_TIMEOUT_S = 60.0  # per attempt, against a hosted API
 # Against a server on this machine (llama.cpp, Ollama, vLLM, LM Studio on a CPU): with a
-# 135M model on 2 idle cores one summary took 10-73 s (issue 27), on 2 loaded cores over
-# 10 minutes; and a server with one slot queues tsum's concurrent calls, so the wait
-# counts too.
+# 135M model on 2 idle cores one summary took 10-73 s (CI's llama.cpp smoke test), on 2
+# loaded cores over 10 minutes; and a server with one slot queues tsum's concurrent calls,
+# so the wait counts too.
 LOCAL_TIMEOUT_S = 600.0
 DEFAULT_BATCH_POLL = 30.0  # seconds between two polls of a batch, at first (--batch-poll)
 

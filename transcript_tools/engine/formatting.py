@@ -1,7 +1,7 @@
 """``format_messages_as_text``: the conversation as the text that fills ``{messages}``.
 
-Rules (DESIGN §1, seed "消息格式化"), pinned by the golden snapshots in
-``tests/engine/__snapshots__/test_transcript/``:
+Rules (docs/spec.md, "format_messages_as_text"; seed "消息格式化"), pinned by the golden
+snapshots in ``tests/engine/__snapshots__/test_transcript/``:
 
 - one block per message, ``Role: text``, blocks separated by one blank line;
 - ``System:`` / ``User:`` / ``Assistant:``; the parts of a message (text blocks,
@@ -14,8 +14,8 @@ Rules (DESIGN §1, seed "消息格式化"), pinned by the golden snapshots in
   ``max_chars`` code points.
 
 Cost is O(the returned text), not O(history): messages are formatted newest first
-and formatting stops at the first one that no longer fits (DESIGN §3: no per-turn
-re-formatting of the whole history).
+and formatting stops at the first one that no longer fits (docs/spec.md, "Linear
+cost": no per-turn re-formatting of the whole history).
 """
 
 from __future__ import annotations

@@ -125,7 +125,7 @@ class SystemMessage:
     role = "system"
 
 
-# Who wrote a user-role message (DESIGN §2 Turns). Only a person (or the task
+# Who wrote a user-role message (docs/spec.md, "Turns"). Only a person (or the task
 # statement) starts a turn; observations and injections ride in the turn they answer.
 PERSON = "person"  # typed by a person, or the task statement
 OBSERVATION = (
@@ -166,7 +166,7 @@ class UserImageMessage:
 
 # The model of an assistant message the runtime wrote itself, not a model (Claude Code's
 # "<synthetic>": API errors, interrupts). It is not a model call: no usage is recorded
-# for it and none may be estimated (DESIGN §2 Turns: a turn's usage is its calls').
+# for it and none may be estimated (docs/spec.md, "Turns": a turn's usage is its calls').
 SYNTHETIC_MODEL = "<synthetic>"
 
 
@@ -196,7 +196,7 @@ Message = SystemMessage | UserMessage | UserImageMessage | AssistantMessage | To
 
 
 def is_turn_start(message: Message) -> bool:
-    """A turn starts at a message a person wrote, or the task statement (DESIGN §2 Turns).
+    """A turn starts at a message a person wrote, or the task statement (docs/spec.md, "Turns").
 
     Tool results, observations and runtime injections never start one."""
     if type(message) is UserMessage:

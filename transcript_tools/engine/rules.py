@@ -1,4 +1,4 @@
-"""The spec's rules as pure functions, one home each (DESIGN §2 "rules").
+"""The spec's rules as pure functions, one home each (docs/spec.md, "One home per rule").
 
 The session engine, the sweep's fast path, ``inspect`` and ``diff`` all call these;
 none of them re-derives a rule. No I/O, no state: plain values in, plain values out.
@@ -7,11 +7,12 @@ none of them re-derives a rule. No I/O, no state: plain values in, plain values 
   of the records; a ``StrEnum``, so JSON output is the plain string);
 - :func:`should_summarize` / :func:`skip_reason` -- the checkpoint (F2 + F6);
 - :func:`turn_starts` / :func:`extend_turn_starts` / :func:`split_turns` -- where
-  turns start (DESIGN §2 Turns);
+  turns start (docs/spec.md, "Turns");
 - :func:`is_model_call` / :func:`unit_starts` / :func:`split_units` /
   :class:`UnitCounter` -- where the checkpoint's units start: turns, or model calls
-  with ``--checkpoint call`` (DESIGN §4);
-- :func:`focused_window_start` -- the first message of the focused view (DESIGN §1);
+  with ``--checkpoint call`` (docs/spec.md, "Checkpoint units");
+- :func:`focused_window_start` -- the first message of the focused view (docs/spec.md,
+  "The focused view");
 - :func:`estimated_summary_view` -- that view's size after a summary not written (the
   sweep's fast path, a dry run under ``--measure current``);
 - :func:`suffix_cut` -- the 30K cut of the formatted conversation (seed "消息格式化");
@@ -97,7 +98,7 @@ def skip_reason(
     return None
 
 
-# ---- turns (DESIGN §2 Turns) ----------------------------------------------------------
+# ---- turns (docs/spec.md, "Turns") ---------------------------------------------------
 
 
 def extend_turn_starts(
@@ -134,7 +135,7 @@ def split_turns(messages: list[Message]) -> list[tuple[int, list[Message]]]:
     return [(start, messages[start:end]) for start, end in zip(starts, ends, strict=False)]
 
 
-# ---- checkpoint units (DESIGN §4 --checkpoint turn|call) ------------------------------
+# ---- checkpoint units, --checkpoint turn|call (docs/spec.md, "Checkpoint units") ------
 
 
 def is_model_call(message: Message) -> bool:
@@ -229,7 +230,7 @@ def compaction_turn(starts: Sequence[int], message_index: int) -> int:
     return max(bisect.bisect_right(starts, max(message_index - 1, 0)) - 1, 0)
 
 
-# ---- the focused view (DESIGN §1, our FocusedConfig) ----------------------------------
+# ---- the focused view, our FocusedConfig (docs/spec.md, "The focused view") ----------
 
 
 def focused_window_start(

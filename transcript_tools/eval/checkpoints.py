@@ -137,7 +137,7 @@ def _user_text(conv: Conversation, index: int) -> str | None:
 
 
 # Compactions whose summary the reader kept as the injected message at the compaction's
-# place (Roo Code / Kilo Code's condense summary, issue 26).
+# place (Roo Code / Kilo Code's condense summary).
 SUMMARY_AT_INDEX = frozenset({"cline:isSummary"})
 
 

@@ -24,18 +24,18 @@ from types import ModuleType
 
 from ..engine.messages import Conversation
 from ..errors import InputError, UnknownFormatError
-from . import (  # issue 26: OpenCode, Continue
+from . import (
     aider_history,
     aider_llm,
     anthropic,
     binary,
     claude_code,
-    cline,  # issue 26 (fmt-b)
+    cline,
     codex,
     continue_sessions,
     gemini,
-    gemini_stream,  # issue 26 (fmt-b)
-    managed_agents,  # issue 26 (fmt-b)
+    gemini_stream,
+    managed_agents,
     native,
     openai_chat,
     opencode,
@@ -48,15 +48,15 @@ from .source import Record, Source, decode_text, iter_records, read_bytes
 
 READERS: list[ModuleType] = [
     native,
-    cline,  # issue 26 (fmt-b): before anthropic, which could take its API history
-    managed_agents,  # issue 26 (fmt-b)
+    cline,  # before anthropic, which could take its API history
+    managed_agents,
     claude_code,
     codex,
     gemini,
-    # issue 26 (fmt-a): OpenCode exports/storage, Continue sessions
+    # OpenCode exports/storage, Continue sessions
     opencode,
     continue_sessions,
-    gemini_stream,  # issue 26 (fmt-b): before openai, which must never take it (22 §3h)
+    gemini_stream,  # before openai, which must never take it (docs/formats.md)
     anthropic,
     trajectories,
     tau_bench,
@@ -147,7 +147,7 @@ def read_conversations(source: Source, fmt: str | None = None) -> Iterator[Conve
 
 def _binary_reader(source: Source, data: bytes, forced: ModuleType | None) -> ModuleType | None:
     """The database reader for a SQLite file; an error for any other binary file; None
-    for text (issue 26: a binary file is named as what it is, never "invalid UTF-8")."""
+    for text (a binary file is named as what it is, never "invalid UTF-8")."""
     found = binary.kind(data)
     if found is None:
         if forced in DATABASE_READERS:

@@ -5,7 +5,7 @@ map and the files' contents (each followed by a canned assistant reply such as "
 will use that as the true, current contents of the files."), "I made those changes to
 the files." (+ "Ok."), command output it was asked to add ("I ran this command: ..."),
 lint and edit-failure reports it reflects back to the model. Only the person's prompts
-start a turn (DESIGN §2 Turns); the texts below say which is which.
+start a turn (docs/spec.md, "Turns"); the texts below say which is which.
 """
 
 from __future__ import annotations

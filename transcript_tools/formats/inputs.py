@@ -17,7 +17,7 @@ OUTPUT_MARKER = ".tsum-output"  # written by outputs.OutputDirectory
 # ``.aider.llm.history`` or ``<name>.aider.llm.history`` when renamed).
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".aider.chat.history.md", ".aider.llm.history")
 SKIPPED_SUFFIXES = (".meta.json",)
-# OpenCode's SQLite database keeps its fixed name (.opencode/opencode.db; issue 26)
+# OpenCode's SQLite database keeps its fixed name (.opencode/opencode.db)
 TRANSCRIPT_NAMES = ("opencode.db",)
 
 

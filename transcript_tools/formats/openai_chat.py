@@ -7,7 +7,7 @@ mini-swe-agent's ``.traj.json``). Usage per call is read from the assistant
 message's ``usage``, or nested in the saved response
 (``extra.response.usage`` / ``response.usage``).
 
-Turns (DESIGN §2): text-protocol agents (mini-swe-agent 1.x and the like) send the
+Turns (docs/spec.md, "Turns"): text-protocol agents (mini-swe-agent 1.x and the like) send the
 environment's output back as a ``user`` message with no tool call. Such a message is an
 observation, not a person: it never starts a turn. It is recognised after a model call by
 the agent's own marker — a ``trajectory_format`` naming mini-swe-agent (every user
@@ -77,7 +77,8 @@ FOREIGN_EVENT_TYPES = frozenset({"init", "tool_use", "tool_result", "result"})
 
 
 def _foreign(obj: dict[str, Any]) -> bool:
-    """A record no Chat Completions log holds: another format's event (issue 22 §3h)."""
+    """A record no Chat Completions log holds: another format's event (docs/formats.md:
+    "Gemini CLI headless output", Detection)."""
     kind = obj.get("type")
     return kind in FOREIGN_EVENT_TYPES or (kind == "message" and "delta" in obj)
 

@@ -124,7 +124,7 @@ def _swe_agent(history: list[Any], conv: Conversation, record: Record, source: S
             continue
         pending_action = None
         if isinstance(message, UserMessage) and seen_call:
-            # DESIGN §2 Turns: after the agent's first call every user message is the
+            # docs/spec.md, "Turns": after the agent's first call every user message is the
             # runtime's (format-error notices, observations without an action): no turn
             message = UserMessage(message.blocks, OBSERVATION)
         seen_call = seen_call or isinstance(message, AssistantMessage)
@@ -297,7 +297,7 @@ def _user(ev: dict[str, Any]) -> Message:
     for url in (args.get("image_urls") if isinstance(args, dict) else None) or ():
         blocks.append(OtherBlock("image", url))
     # OpenHands' evaluation harness answers the agent with a canned "user" message
-    # (fake_user_response_fn): the runtime's, so it never starts a turn (DESIGN §2)
+    # (fake_user_response_fn): the runtime's, so it never starts a turn (docs/spec.md, "Turns")
     origin = INJECTED if text.lstrip().startswith(OPENHANDS_AUTO_REPLY) else PERSON
     return UserMessage(tuple(blocks), origin)
 

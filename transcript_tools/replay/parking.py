@@ -3,7 +3,7 @@
 A session that ends before an earlier one has been written must wait (outputs are in
 input order). Kept as objects — its conversation, engine, snapshots — a long session
 at the head makes every session finished behind it cost memory, so the buffer must be
-small, and then reading stops and slots go idle (issue 15: on a corpus of short and
+small, and then reading stops and slots go idle (measured: on a corpus of short and
 long sessions at ``-j 8``, the last long conversation could not even be read until
 the head was written). A sink that can render a session (``Renderer``: the ``--out``
 directory, the text report) turns it into its output bytes as soon as it ends; the

@@ -180,7 +180,7 @@ def cost_notes(rows: list[dict[str, Any]]) -> str:
 
 
 # Why a configuration has no recall figure (its table cell -> the reason): none of these
-# is a finding, so none is ever shown as 0% (issue 22 §5).
+# is a finding, so none is ever shown as 0%.
 RECALL_NOT_MEASURED: dict[str, str] = {
     "-": "not measured: no summary fired",
     "full": "not measured: in Full mode a summary replaces nothing (nothing to probe)",

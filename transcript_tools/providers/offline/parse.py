@@ -49,7 +49,7 @@ _ROLE_NAMES = {
 }
 _LINE_START_RE = re.compile(r"^" + _ROLE_PREFIX, re.MULTILINE)
 TOOL_CALL_RE = re.compile(r"\[Tool: ([^\]\n]+)\]")
-# A user-role message a person did not write (DESIGN §2 Turns: observations, compaction
+# A user-role message a person did not write (docs/spec.md, "Turns": observations, compaction
 # summaries, reminders) is the role "runtime": never one of the person's requests. From
 # messages the origin says so; from a prompt's text alone only a known opening can.
 INJECTED_PREFIXES = ("This session is being continued from a previous conversation",)
