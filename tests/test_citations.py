@@ -42,6 +42,7 @@ _SECTION = r"(?<![\w.])\d{1,2}\s*§\s*\d"  # "22 §3h"
 UNREADABLE = re.compile("|".join((_DESIGN, _REVIEW, _ISSUE, _SECTION)))
 
 SPEC_CITATION = re.compile(r'docs/spec\.md,\s*"([^"]+)"')
+SPEC_LINK = re.compile(r"spec\.md#([\w-]+)")
 
 
 def _lines(path: Path) -> list[tuple[int, str]]:
@@ -81,6 +82,25 @@ def test_spec_citations_name_a_section_of_docs_spec() -> None:
     assert cited, "nothing cites docs/spec.md: the pattern no longer matches the comments"
     unknown = sorted(f"{where}: {name!r}" for where, name in cited if name not in sections)
     assert unknown == [], f"not a section of docs/spec.md: {unknown}"
+
+
+def _slug(heading: str) -> str:
+    """A heading's anchor as GitHub renders it: lower case, punctuation gone, spaces -> '-'."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_links_into_docs_spec_name_a_heading() -> None:
+    text = SPEC.read_text(encoding="utf-8")
+    anchors = {_slug(m.group(1)) for m in re.finditer(r"^#+\s+(.+)$", text, re.M)}
+    assert "where-the-seed-is-silent-tsums-decisions" in anchors  # the slug rule itself
+    linked = [
+        (f"{path.relative_to(ROOT)}:{number}", m.group(1))
+        for path in SOURCES
+        for number, line in _lines(path)
+        for m in SPEC_LINK.finditer(line)
+    ]
+    assert linked
+    assert [f"{where}: #{anchor}" for where, anchor in linked if anchor not in anchors] == []
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,5 @@
-"""Settings (docs/configuration.md): command line > environment > settings file > default, for every key."""
+"""Settings (docs/configuration.md): command line > environment > settings file > default,
+for every key."""
 
 from __future__ import annotations
 

@@ -214,7 +214,8 @@ def test_config_file_key(tmp_path: Path) -> None:
 
 
 def test_max_context_tokens_auto_says_per_session_which_window(tmp_path: Path) -> None:
-    """``--max-context-tokens auto``: the window the log records (Codex: model_context_window), else the default."""
+    """``--max-context-tokens auto``: the window the log records (Codex:
+    model_context_window), else the default."""
     codex = FIXTURES / "representative_codex.jsonl"
     sharegpt = FIXTURES / "representative_sharegpt.jsonl"
     out = tmp_path / "out"

@@ -79,7 +79,8 @@ def test_focused_view_keeps_system_recent_turns_then_the_summary() -> None:
 
 
 def test_no_turn_falls_between_the_summary_and_the_window() -> None:
-    """docs/spec.md, "The focused view": every turn after the one the latest summary covered stays in view."""
+    """docs/spec.md, "The focused view": every turn after the one the latest summary covered
+    stays in view."""
     slot = slot_with(3, keep=1)
     slot.set_summary("S")  # covers turns 0-2
     for i in range(3, 6):
