@@ -258,7 +258,8 @@ def test_baseline_responses_make_any_cache_reproduce_it(repo: Path) -> None:
 def test_seed_cache_prefers_the_blessed_text(repo: Path) -> None:
     from transcript_tools.diff.baseline import seed_cache
     from transcript_tools.diff.compare import load_output
-    from transcript_tools.engine.requests import SUMMARY_MAX_TOKENS, SummaryResponse
+    from transcript_tools.engine.requests import SummaryResponse
+    from transcript_tools.engine.seed_defaults import SUMMARY_MAX_TOKENS
     from transcript_tools.providers.cache import ResponseCache, cache_key
     from transcript_tools.providers.offline import OfflineProvider
 

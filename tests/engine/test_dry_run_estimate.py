@@ -30,8 +30,8 @@ from transcript_tools.engine.config import (
     SlotMode,
     SummaryConfig,
 )
-from transcript_tools.engine.requests import SUMMARY_MAX_TOKENS
 from transcript_tools.engine.rules import FIRED, skip_reason, split_units
+from transcript_tools.engine.seed_defaults import SUMMARY_MAX_TOKENS
 from transcript_tools.engine.session import ESTIMATED, SessionEngine
 from transcript_tools.sweep.config import SweepConfig
 from transcript_tools.sweep.simulate import profile_conversation

@@ -23,11 +23,11 @@ from transcript_tools.engine.policy_toml import (
     trigger_summary,
 )
 from transcript_tools.engine.prompt import builtin_template_names, builtin_template_source
-from transcript_tools.engine.requests import SUMMARY_MAX_TOKENS
 from transcript_tools.engine.seed_defaults import (
     DEFAULT_KEEP_RECENT_TURNS,
     DEFAULT_MAX_TRANSCRIPT_CHARS,
     DEFAULT_SUMMARY_MARKER,
+    SUMMARY_MAX_TOKENS,
 )
 from transcript_tools.errors import ConfigError
 

@@ -18,7 +18,8 @@ from transcript_tools.engine.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from transcript_tools.engine.requests import SUMMARY_MAX_TOKENS, SummaryResponse
+from transcript_tools.engine.requests import SummaryResponse
+from transcript_tools.engine.seed_defaults import SUMMARY_MAX_TOKENS
 from transcript_tools.engine.tokens import estimate_text_tokens
 from transcript_tools.providers.base import Provider
 from transcript_tools.providers.offline import OfflineProvider

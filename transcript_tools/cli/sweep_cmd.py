@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from ..engine.config import AUTO, DEFAULT_PROVIDER, Checkpoint, Measure, SlotMode, TurnPath
-from ..engine.requests import SUMMARY_MAX_TOKENS
+from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..errors import ExitCode
 from ..sweep.tables import SORT_KEYS, render_csv, render_json, render_table
 from ..sweep.workflow import DEFAULT_REPORT_SAMPLE, DEFAULT_SORT, sweep_paths

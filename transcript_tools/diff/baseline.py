@@ -22,7 +22,8 @@ import orjson
 
 from ..engine.messages import Usage
 from ..engine.records import summary_failed, summary_ok
-from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryResponse
+from ..engine.requests import SummaryResponse
+from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..providers.base import Provider
 from ..providers.cache import ResponseCache, cache_key
 from .changes import RunDiff

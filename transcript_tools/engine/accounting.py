@@ -14,8 +14,8 @@ from .messages import SYNTHETIC_MODEL, AssistantMessage, Message, Usage
 from .policy_engine import policy_fields
 from .policy_slot import PolicySlot
 from .records import DecisionRecord
-from .requests import SUMMARY_MAX_TOKENS
 from .rules import estimated_summary_view, focused_window_start
+from .seed_defaults import SUMMARY_MAX_TOKENS
 from .slot import ContextSlot
 from .tokens import assumed_summary_tokens
 

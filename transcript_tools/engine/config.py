@@ -19,6 +19,7 @@ from .seed_defaults import (
     DEFAULT_MAX_TOOL_RESULT_CHARS,
     DEFAULT_MAX_TRANSCRIPT_CHARS,
     DEFAULT_SUMMARY_MARKER,
+    DEFAULT_TEMPLATE,
     DEFAULT_TRIGGER_RATIO,
 )
 
@@ -31,7 +32,7 @@ AUTO = "auto"  # --max-context-tokens auto: the window the log records, else the
 def _default_prompt() -> str:
     from .prompt import builtin_template_source
 
-    return builtin_template_source("zh")
+    return builtin_template_source(DEFAULT_TEMPLATE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +111,7 @@ class ReplaySettings:
     keep_recent_turns: int = DEFAULT_KEEP_RECENT_TURNS
     path: TurnPath = TurnPath.SYNC
     measure: Measure = Measure.CUMULATIVE
-    template_name: str = "zh"
+    template_name: str = DEFAULT_TEMPLATE
     dry_run: bool = False
     checkpoint: Checkpoint = Checkpoint.TURN
     # --max-context-tokens auto: the log's own window where it records one (per session)

@@ -27,7 +27,9 @@ from .seed_defaults import (
     DEFAULT_MAX_TOOL_RESULT_CHARS,
     DEFAULT_MAX_TRANSCRIPT_CHARS,
     DEFAULT_SUMMARY_MARKER,
+    DEFAULT_TEMPLATE,
     DEFAULT_TRIGGER_RATIO,
+    SUMMARY_MAX_TOKENS,
 )
 
 MEASURES = ("cumulative", "current")
@@ -293,8 +295,8 @@ class SummarySpec:
     """How the summary is written: a template (built-in name or file) and the
     summary call's ``max_tokens`` (0: the runtime sets none; tsum then uses the seed's 1024)."""
 
-    template: str = "zh"
-    max_tokens: int = 1024
+    template: str = DEFAULT_TEMPLATE
+    max_tokens: int = SUMMARY_MAX_TOKENS
 
     def __post_init__(self) -> None:
         _text("summary.template", self.template)

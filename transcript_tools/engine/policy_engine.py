@@ -18,8 +18,8 @@ from .config import Checkpoint, Measure, ReplaySettings, SummaryConfig
 from .messages import Message
 from .policy import Policy, threshold_tokens
 from .records import PolicyFields
-from .requests import SUMMARY_MAX_TOKENS
 from .rules import Decision, skip_reason
+from .seed_defaults import SUMMARY_MAX_TOKENS
 from .validity import check_all
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TemplateError
+from .seed_defaults import DEFAULT_TEMPLATE
 
 TEMPLATE_VARIABLES = ("messages", "session_id", "turn", "previous_summary")
 BUILTIN_PACKAGE = "transcript_tools.prompts"
@@ -163,7 +164,7 @@ def _variables(source: str) -> set[str]:
 def load_template(spec: str | None) -> PromptTemplate:
     """``spec``: a built-in name (``zh``, ``en``), a path to a file, or None for the default."""
     if spec is None or spec in builtin_template_names():
-        name = spec or "zh"
+        name = spec or DEFAULT_TEMPLATE
         return PromptTemplate(name, builtin_template_source(name))
     path = Path(spec)
     if not path.is_file():

@@ -10,9 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .messages import Message, Usage
-from .seed_defaults import DEFAULT_MAX_TOOL_RESULT_CHARS, DEFAULT_MAX_TRANSCRIPT_CHARS
-
-SUMMARY_MAX_TOKENS = 1024  # the seed: LlmCycle with max_tokens = Some(1024)
+from .seed_defaults import (
+    DEFAULT_MAX_TOOL_RESULT_CHARS,
+    DEFAULT_MAX_TRANSCRIPT_CHARS,
+    SUMMARY_MAX_TOKENS,
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@
 as data, whose default part is the seed's) both take their defaults from here, so the
 two cannot drift, and ``config`` needs no ``policy`` at run time: ``tsum replay --help``
 renders these without building the policy types (benchmarks/run.py, start-up).
-Sources: docs/spec.md (F1, F2, F6, "消息格式化", filter_focused).
+Sources: docs/spec.md (F1, F2, F3, F6, "消息格式化", filter_focused).
 """
 
 from __future__ import annotations
@@ -18,3 +18,5 @@ DEFAULT_KEEP_RECENT_TURNS = 3
 DEFAULT_SUMMARY_MARKER = "[上下文摘要]"  # the seed's filter_focused marker
 DEFAULT_MAX_TRANSCRIPT_CHARS = 30_000  # seed: "整段对话若超过 30K 字符，从前面截断"
 DEFAULT_MAX_TOOL_RESULT_CHARS = 500  # the seed's cut of one tool result in the transcript
+SUMMARY_MAX_TOKENS = 1024  # F3: the summary call, LlmCycle with max_tokens = Some(1024)
+DEFAULT_TEMPLATE = "zh"  # F1 summary_prompt: the seed's short Chinese template (prompts/)

@@ -52,13 +52,13 @@ from .policy_engine import (
 from .policy_slot import CompactionPlan, PolicySlot, summarized_span
 from .prompt import PromptTemplate, template_from_config
 from .records import DecisionRecord, SnapshotRecord, SummaryRecord, SummaryStatus, UnitFields
-from .requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
+from .requests import SummaryOutcome, SummaryRequest
 from .rules import (
     Decision,
     UnitCounter,
     skip_reason,
 )
-from .seed_defaults import DEFAULT_SUMMARY_MARKER
+from .seed_defaults import DEFAULT_SUMMARY_MARKER, SUMMARY_MAX_TOKENS
 from .slot import ContextSlot, FocusedConfig, SessionMemory
 from .tokens import assumed_summary_tokens
 

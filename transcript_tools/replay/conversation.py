@@ -28,8 +28,9 @@ from ..engine.messages import (
     ToolUseBlock,
 )
 from ..engine.records import DecisionRecord, summary_ok, unit_key
-from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
+from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.rules import FIRED, Decision, compaction_turn, fixed_cadence
+from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..engine.session import ESTIMATED, SessionEngine
 from ..providers.executor import SummaryExecutor
 from .parking import SessionCounts

@@ -18,7 +18,7 @@ from .._version import __version__
 from ..cost.prices import Pricer
 from ..engine.config import DEFAULT_PROVIDER, ReplaySettings, RunSettings, TurnPath
 from ..engine.prompt import PromptTemplate, template_from_config
-from ..engine.requests import SUMMARY_MAX_TOKENS
+from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..errors import ConfigError, TsumError
 from ..formats.corpus import ignore
 from ..providers.base import Provider

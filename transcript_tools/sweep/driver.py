@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 from ..engine.config import DEFAULT_PROVIDER, Checkpoint, SummaryConfig, TurnPath
 from ..engine.messages import Conversation, Message
 from ..engine.prompt import PromptTemplate
-from ..engine.requests import SUMMARY_MAX_TOKENS, SummaryOutcome, SummaryRequest
+from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.rules import depends_on_summary_text, split_units, unit_turns
+from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..formats.corpus import CorpusReader
 from .config import SweepConfig
 from .engine_path import evaluate_engine

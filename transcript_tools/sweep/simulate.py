@@ -34,7 +34,6 @@ from ..engine.drive import drive_without_summaries
 from ..engine.formatting import MESSAGE_SEPARATOR, format_message
 from ..engine.messages import Conversation, Message
 from ..engine.prompt import PromptTemplate
-from ..engine.requests import SUMMARY_MAX_TOKENS
 from ..engine.rules import (
     FIRED,
     Decision,
@@ -47,6 +46,7 @@ from ..engine.rules import (
     split_units,
     suffix_cut,
 )
+from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..engine.session import SessionEngine
 from ..engine.slot import ContextSlot
 from ..engine.tokens import assumed_summary_tokens, estimate_text_tokens

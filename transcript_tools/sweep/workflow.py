@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..engine.config import AUTO, Checkpoint, Measure, RunSettings, SlotMode
 from ..engine.policy import Policy
 from ..engine.policy_engine import is_seed
-from ..engine.requests import SUMMARY_MAX_TOKENS
+from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..errors import ConfigError
 from ..formats.corpus import ignore
 from ..parallel.pool import backend_for, refuse_summaries_on_ray
