@@ -20,7 +20,13 @@ from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.tokens import MESSAGE_OVERHEAD_TOKENS, estimate_message_tokens
 from .cache_rules import rules_for
 from .model import RunCost, modeled_call
-from .original import model_error, reconstructed_run, recorded_breaks, recorded_run
+from .original import (
+    model_error,
+    one_hour_shares,
+    reconstructed_run,
+    recorded_breaks,
+    recorded_run,
+)
 from .prices import Pricer
 from .records import CostRecord
 from .sizes import Sizes, calibrate, is_model_call
@@ -53,11 +59,13 @@ class CostMeter:
     _previous_end: int = 0
     _model: str | None = None
     _breaks: dict[int, int] = field(default_factory=dict)
+    _one_hour: dict[int, float] = field(default_factory=dict)
     _previous_prompt: int | None = None
 
     def __post_init__(self) -> None:
         self.sizes = calibrate(self.conv)
         self._breaks = recorded_breaks(self.conv)
+        self._one_hour = one_hour_shares(self.conv)
 
     def appended(self, _number: int, start: int, end: int) -> None:
         history = self.conv.messages
@@ -90,6 +98,7 @@ class CostMeter:
                     survived=self._breaks.get(i),
                     previous_prompt=self._previous_prompt,
                 )
+                tokens = tokens.with_one_hour_share(self._one_hour[i])
                 self.run.add(self.pricer, message.model, tokens, broken=broken, at=i, modeled=True)
             self._previous, self._previous_end = view, i
             self._previous_prompt = tokens.prompt

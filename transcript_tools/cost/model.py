@@ -89,10 +89,13 @@ def modeled_call(
 def warm(tokens: CallTokens, broken: int) -> CallTokens:
     """The same call with its ``broken`` tokens read from the cache instead."""
     from_write = min(broken, tokens.cache_write)
+    left = tokens.cache_write - from_write
     return replace(
         tokens,
         cache_read=tokens.cache_read + broken,
-        cache_write=tokens.cache_write - from_write,
+        cache_write=left,
+        # the writes left keep the call's mix of lifetimes
+        cache_write_1h=round(tokens.cache_write_1h * left / tokens.cache_write) if left else 0,
     )
 
 

@@ -49,6 +49,26 @@ def recorded_breaks(conv: Conversation) -> dict[int, int]:
     return breaks
 
 
+def one_hour_shares(conv: Conversation) -> dict[int, float]:
+    """Message index of each model call -> the share of its cache writes a modeled call
+    puts at the 1-hour lifetime: the recorded call's own share, else (no usage, or it
+    wrote nothing) the latest recorded share before it, else 0. The agent picks the
+    lifetime per request (``cache_control.ttl``), not per policy, so a policy's call
+    writes at the lifetime the original call used (docs/cost.md, "Cache lifetimes")."""
+    shares: dict[int, float] = {}
+    share = 0.0
+    for i, message in enumerate(conv.messages):
+        if not is_model_call(message):
+            continue
+        usage = message.usage
+        if usage is not None and usage.cache_creation_tokens > 0:
+            share = min(usage.cache_write_1h_tokens, usage.cache_creation_tokens) / (
+                usage.cache_creation_tokens
+            )
+        shares[i] = share
+    return shares
+
+
 def reconstructed_run(
     conv: Conversation, sizes: Sizes, pricer: Pricer, *, carry_breaks: bool = False
 ) -> RunCost:
@@ -57,6 +77,7 @@ def reconstructed_run(
     run = RunCost()
     restarts = original_starts(conv)
     breaks = recorded_breaks(conv) if carry_breaks else {}
+    shares = one_hour_shares(conv)
     previous, previous_prompt = None, None
     for i, message in enumerate(conv.messages):
         if not is_model_call(message) or message.usage is None:
@@ -74,6 +95,7 @@ def reconstructed_run(
             previous_prompt=previous_prompt,
             prompt_tokens=message.usage.input_tokens,
         )
+        tokens = tokens.with_one_hour_share(shares[i])
         run.add(pricer, message.model, tokens, at=i, modeled=True)
         previous, previous_prompt = view, message.usage.input_tokens
     return run
@@ -98,6 +120,7 @@ def model_error(recorded: RunCost, modeled: RunCost, carried: RunCost) -> dict[s
         "prompt": _round(_relative(mod.prompt, rec.prompt)),
         "cache_read": _round(_relative(mod.cache_read, rec.cache_read)),
         "cache_write": _round(_relative(mod.cache_write, rec.cache_write)),
+        "cache_write_1h": _round(_relative(mod.cache_write_1h, rec.cache_write_1h)),
         "fresh": _round(_relative(mod.fresh, rec.fresh)),
     }
 

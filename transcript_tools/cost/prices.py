@@ -26,16 +26,21 @@ from .tokens import CallTokens
 # change with the day it is run. genai-prices' entries each say from when they apply.
 DEFAULT_PRICE_DATE = datetime.date(2026, 11, 1)
 OVERRIDE_FLAG = "--price-per-mtok"
+# A 1-hour cache write costs twice the base input price (a 5-minute one 1.25 times):
+# platform.claude.com/docs/en/about-claude/pricing, "Model pricing".
+ONE_HOUR_WRITE_FACTOR = 2.0
 
 
 @dataclass(frozen=True, slots=True)
 class Rates:
-    """USD per million tokens. Without cache rates an override prices cached tokens as input."""
+    """USD per million tokens. Without cache rates an override prices cached tokens as
+    input; ``cache_write`` is the 5-minute write, ``cache_write_1h`` the 1-hour one."""
 
     input: float
     output: float
     cache_read: float | None = None
     cache_write: float | None = None
+    cache_write_1h: float | None = None
 
     def cost(self, tokens: CallTokens) -> float:
         read = self.input if self.cache_read is None else self.cache_read
@@ -43,9 +48,18 @@ class Rates:
         return (
             tokens.fresh * self.input
             + tokens.cache_read * read
-            + tokens.cache_write * write
+            + (tokens.cache_write - tokens.cache_write_1h) * write
+            + tokens.cache_write_1h * self.one_hour_write()
             + tokens.output * self.output
         ) / 1_000_000
+
+    def one_hour_write(self) -> float:
+        """The 1-hour write rate: given, else Anthropic's 2x input where cache rates are
+        given (platform.claude.com/docs/en/about-claude/pricing: 5-minute writes 1.25x,
+        1-hour writes 2x the base input price), else input like every cached token."""
+        if self.cache_write_1h is not None:
+            return self.cache_write_1h
+        return self.input if self.cache_write is None else ONE_HOUR_WRITE_FACTOR * self.input
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +97,7 @@ def provider_of(model: str | None) -> str | None:
 
 def read_prices_file(path: str) -> dict[str, Rates]:
     """A JSON object: model name (or dated-id prefix) -> {"input", "output", optional
-    "cache_read", "cache_write"} in USD per million tokens."""
+    "cache_read", "cache_write", "cache_write_1h"} in USD per million tokens."""
     try:
         data = orjson.loads(Path(path).read_bytes())
     except (OSError, orjson.JSONDecodeError) as exc:
@@ -98,6 +112,7 @@ def read_prices_file(path: str) -> dict[str, Rates]:
                 float(entry["output"]),
                 None if entry.get("cache_read") is None else float(entry["cache_read"]),
                 None if entry.get("cache_write") is None else float(entry["cache_write"]),
+                None if entry.get("cache_write_1h") is None else float(entry["cache_write_1h"]),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ConfigError(
@@ -179,6 +194,7 @@ class Pricer:
             base("output_mtok") or 0.0,
             base("cache_read_mtok"),
             base("cache_write_mtok"),
+            base("cache_write_1h_mtok"),
         )
         return rates, self._library_source(found)
 
@@ -204,6 +220,8 @@ class Pricer:
                     input_tokens=tokens.prompt,
                     cache_read_tokens=tokens.cache_read,
                     cache_write_tokens=tokens.cache_write,
+                    # of cache_write_tokens, the 1-hour writes (genai-prices' own split)
+                    cache_write_1h_tokens=tokens.cache_write_1h or None,
                     output_tokens=tokens.output,
                 ),
                 model,

@@ -13,6 +13,7 @@ class TokensJson(TypedDict):
     prompt: int
     cache_read: int
     cache_write: int
+    cache_write_1h: int  # of cache_write, the writes with a 1-hour lifetime
     fresh: int
     output: int
 

@@ -72,12 +72,16 @@ class Usage:
     ``input_tokens`` is the whole prompt the call was sent (for Claude Code:
     input + cache creation + cache read); the cache fields say how much of it
     came from / went to the prompt cache and are informational.
+    ``cache_write_1h_tokens`` is the part of ``cache_creation_tokens`` written with a
+    1-hour lifetime (Anthropic's ``cache_creation.ephemeral_1h_input_tokens``), billed
+    at a higher rate than the 5-minute rest (docs/cost.md, "Cache lifetimes").
     """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_creation_tokens: int = 0
+    cache_write_1h_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -89,6 +93,7 @@ class Usage:
             self.output_tokens + other.output_tokens,
             self.cache_read_tokens + other.cache_read_tokens,
             self.cache_creation_tokens + other.cache_creation_tokens,
+            self.cache_write_1h_tokens + other.cache_write_1h_tokens,
         )
 
 

@@ -44,6 +44,7 @@ USAGE_FIELDS = (
     "output_tokens",
     "cache_creation_input_tokens",
     "cache_read_input_tokens",
+    "cache_creation",
 )
 
 
@@ -73,7 +74,25 @@ def usage_from_anthropic(usage: Any, warn: Warn | None = None) -> Usage | None:
         count_field(usage.get("output_tokens"), "usage.output_tokens", warn),
         read,
         created,
+        min(created, _one_hour_writes(usage.get("cache_creation"), warn)),
     )
+
+
+def _one_hour_writes(split: Any, warn: Warn | None) -> int:
+    """``usage.cache_creation.ephemeral_1h_input_tokens``: the cache writes with a 1-hour
+    lifetime (the rest, ``ephemeral_5m_input_tokens``, live 5 minutes and cost less:
+    platform.claude.com/docs/en/build-with-claude/prompt-caching#1-hour-cache-duration).
+    Absent (older logs, the SDK without the split): every write is a 5-minute one."""
+    if split is None:
+        return 0
+    if not isinstance(split, dict) and hasattr(split, "ephemeral_1h_input_tokens"):  # the SDK's
+        split = {"ephemeral_1h_input_tokens": split.ephemeral_1h_input_tokens}
+    if not isinstance(split, dict):
+        if warn is not None:
+            warn(f"usage.cache_creation is not an object ({type(split).__name__}); ignored")
+        return 0
+    field = "usage.cache_creation.ephemeral_1h_input_tokens"
+    return count_field(split.get("ephemeral_1h_input_tokens"), field, warn)
 
 
 def block_from_anthropic(block: Any) -> Block | None:
