@@ -297,7 +297,11 @@ def test_the_example_workflow_command_runs_keyless(
     monkeypatch.setenv("TSUM_PROMPT", "prompts/summary.zh.j2")
     result = run(*args)
     assert result.exit_code == 0, result.stderr
-    assert result.stdout == "### tsum: no differences (3 sessions, 5 summary firings)\n"
+    # the PR comment carries the recall gate's verdict under the diff (docs/ci.md)
+    assert result.stdout == (
+        "### tsum: no differences (3 sessions, 5 summary firings)\n\n#### Gates\n\n"
+        "- eval: artifact recall 86.4% -\\> 86.4% (-0.0%; allowed drop 5.0%): ok\n"
+    )
     assert (repo / "tsum-out" / "run.json").is_file()
     docs = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
     assert "examples/github-workflow.yml" in docs and "(cli.md#exit-codes)" in docs

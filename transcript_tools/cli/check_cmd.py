@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from ..diff.changes import RunDiff
+from ..diff.render import render_gates_markdown
 from ..engine.config import DEFAULT_MAX_DROP
 from ..errors import ConfigError, ExitCode
 from ..providers.retry import public_url
@@ -51,7 +52,10 @@ from .settings import resolve, summary_options
 @summary_options
 @provider_options
 @click.option(
-    "--silent", is_flag=True, help="No progress, replay summary or verdict line on stderr."
+    "--silent",
+    is_flag=True,
+    help="No progress, replay summary or verdict line on stderr; a failing gate's lines "
+    "still show.",
 )
 @click.option(
     "--max-drop",
@@ -124,16 +128,20 @@ def check_command(
     if result.updated is not None:
         say(result.updated)
         return
-    diff, scores, costs = result.diff, result.scores, result.costs
+    diff = result.diff
     assert diff is not None
-    for line in scores.lines if scores is not None and not silent else ():
-        click.echo(f"tsum: {line}", err=True)
-    for line in costs.lines if costs is not None and not silent else ():
-        click.echo(f"tsum: {line}", err=True)
-    gate_failed = (scores is not None and scores.failed) or (costs is not None and costs.failed)
-    if gate_failed and diff.identical:
+    for gate in result.gates:
+        if gate.failed or not silent:  # a failing gate speaks even under --silent
+            for line in gate.lines:
+                click.echo(f"tsum: {line}", err=True)
+    gates_md = ""
+    if own["markdown"]:  # stdout is the PR comment: the gates' verdicts belong in it
+        gates_md = render_gates_markdown([(g.failed, g.lines) for g in result.gates])
+    if result.gate_failed and diff.identical:
+        if gates_md:
+            echo(render_diff(diff, False, True, own["max_diff_lines"]) + gates_md, nl=False)
         ctx.exit(int(ExitCode.DIFFERENCES))
-    finish_diff(ctx, diff, own, silent)
+    finish_diff(ctx, diff, own, silent, appendix=gates_md)
 
 
 def _command(ctx: click.Context, *, drop: tuple[str, ...] = (), add: str = "") -> str:

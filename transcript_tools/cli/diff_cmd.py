@@ -72,8 +72,13 @@ def render_diff(diff: RunDiff, as_json: bool, markdown: bool, max_diff_lines: in
     return render_text(diff, max_diff_lines=max_diff_lines)
 
 
-def finish_diff(ctx: click.Context, diff: RunDiff, opts: dict[str, Any], silent: bool) -> None:
-    echo(render_diff(diff, opts["as_json"], opts["markdown"], opts["max_diff_lines"]), nl=False)
+def finish_diff(
+    ctx: click.Context, diff: RunDiff, opts: dict[str, Any], silent: bool, appendix: str = ""
+) -> None:
+    """The diff on stdout (then ``appendix``: check's gates in Markdown), the verdict
+    line on stderr, and the exit code."""
+    rendered = render_diff(diff, opts["as_json"], opts["markdown"], opts["max_diff_lines"])
+    echo(rendered + appendix, nl=False)
     if not silent:
         echo(verdict_line(diff), err=True)
     ctx.exit(int(ExitCode.OK if diff.identical else ExitCode.DIFFERENCES))

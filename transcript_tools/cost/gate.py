@@ -16,6 +16,10 @@ from ..errors import InputError
 from .records import CostRecord
 
 COST_FILE = "costs.jsonl"
+NO_BASELINE_COSTS = (
+    f"the baseline has no {COST_FILE} to compare the cost with "
+    "(bless one with --update and --max-cost-increase)"
+)
 
 
 @dataclass(slots=True)
@@ -50,18 +54,18 @@ def compare_costs(
     new: dict[str, CostRecord],
     max_increase: float,
 ) -> CostComparison:
-    """The gate's verdict and its lines (``cost: …``)."""
+    """The gate's verdict and its lines (``cost: …``). It fails closed: with nothing to
+    compare (no baseline costs, no session priced on both sides) it fails and says why."""
     result = CostComparison()
     if old is None:
-        result.lines.append(
-            f"cost: the baseline has no {COST_FILE} (bless it with --update and "
-            "--max-cost-increase): nothing compared"
-        )
+        result.failed = True
+        result.lines.append(f"cost: FAILED, {NO_BASELINE_COSTS}")
         return result
     shared = sorted(set(old) & set(new))
     before, after = _total(old, shared), _total(new, shared)
     if not shared or before is None or after is None:
-        result.lines.append("cost: no session priced on both sides: nothing compared")
+        result.failed = True
+        result.lines.append("cost: FAILED, no session priced on both sides: nothing compared")
         return result
     change = (after - before) / before if before else (0.0 if after == before else float("inf"))
     sources = sorted({s for r in new.values() for s in r["policy"].get("priced_by", [])})

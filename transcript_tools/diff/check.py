@@ -48,14 +48,20 @@ class CheckResult:
     updated: str | None = None  # with update: how the baseline changed, for the end line
 
     @property
+    def gates(self) -> list[Any]:
+        """The gates that ran (recall, then cost): each has ``failed`` and ``lines``."""
+        return [g for g in (self.scores, self.costs) if g is not None]
+
+    @property
+    def gate_failed(self) -> bool:
+        return any(g.failed for g in self.gates)
+
+    @property
     def failed(self) -> bool:
         """Differences, or a recall drop or cost rise past its gate on identical outputs."""
         if self.updated is not None:
             return False
-        gate_failed = (self.scores is not None and self.scores.failed) or (
-            self.costs is not None and self.costs.failed
-        )
-        return self.diff is None or not self.diff.identical or bool(gate_failed)
+        return self.diff is None or not self.diff.identical or self.gate_failed
 
 
 class ReplayFailed(TsumError):
@@ -100,6 +106,12 @@ def check_corpus(
 
     pricer = pricer_for(max_cost_increase is not None, None, run.provider.get("price_per_mtok"))
 
+    if max_cost_increase is not None and not update and baseline_dir.is_dir():
+        if read_costs(baseline_dir) is None:  # fail closed, and before paying for a replay
+            raise TsumError(
+                f"--max-cost-increase: {baseline_dir} has no {COST_FILE} to compare the "
+                f"cost with; bless one with: {update_command}"
+            )
     baseline = None
     if baseline_dir.exists() or not update:
         try:

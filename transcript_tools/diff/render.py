@@ -213,6 +213,18 @@ def render_markdown(
     return text
 
 
+def render_gates_markdown(gates: list[tuple[bool, list[str]]]) -> str:
+    """check's gates (recall, cost: each failed?, its lines) as a Markdown section after
+    the diff, so a PR comment made from stdout carries their verdicts."""
+    if not gates:
+        return ""
+    out = ["", "#### Gates", ""]
+    for failed, lines in gates:
+        mark = "**failed**: " if failed else ""
+        out.extend(f"- {mark}{_md(line)}" for line in lines)
+    return "\n".join(out) + "\n"
+
+
 def _md_session(session: SessionDiff, seen: SeenEdits, max_diff_lines: int) -> str:
     out = [
         "",

@@ -1,0 +1,67 @@
+"""check's gates fail closed and speak (docs/cost.md, "Outputs"): a failing cost gate
+shows its line under --silent, a baseline without costs is a one-line error, and
+--markdown carries the recall and cost gates' verdicts on stdout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from transcript_tools.cli.main import cli
+from transcript_tools.cost.gate import compare_costs
+
+SAMPLE = str(Path(__file__).resolve().parents[2] / "samples" / "long_session.jsonl")
+GATE = ("--max-cost-increase", "0.05")
+
+
+def run_cli(*args: str) -> Any:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def _bless(tmp_path: Path, *extra: str) -> str:
+    baseline = str(tmp_path / "base")
+    done = run_cli("check", SAMPLE, "--baseline", baseline, "--update", *extra)
+    assert done.exit_code == 0, done.stderr
+    return baseline
+
+
+def test_silent_still_shows_a_failing_cost_gate(tmp_path: Path) -> None:
+    baseline = _bless(tmp_path, *GATE, "--price-per-mtok", "3/15")
+    dearer = ("--price-per-mtok", "6/30")
+    quiet = run_cli("check", SAMPLE, "--baseline", baseline, *GATE, *dearer, "--silent")
+    assert quiet.exit_code == 1
+    (line,) = [x for x in quiet.stderr.splitlines() if x.startswith("tsum: cost:")]
+    assert "+100.0%" in line and "FAILED" in line
+    same = run_cli(
+        "check", SAMPLE, "--baseline", baseline, *GATE, "--price-per-mtok", "3/15", "--silent"
+    )
+    assert same.exit_code == 0 and same.stderr == ""  # a passing gate stays silent
+
+
+def test_a_baseline_without_costs_is_a_one_line_error(tmp_path: Path) -> None:
+    baseline = _bless(tmp_path)  # blessed without --max-cost-increase: no costs.jsonl
+    result = run_cli("check", SAMPLE, "--baseline", baseline, *GATE, "--price-per-mtok", "3/15")
+    assert result.exit_code == 3  # could not compare, never a pass
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("tsum: error: --max-cost-increase: ")
+    assert "has no costs.jsonl to compare the cost with; bless one with: tsum check" in line
+    assert "--update" in line and "--max-cost-increase 0.05" in line
+    # the gate itself fails closed where a library caller gives it nothing to compare
+    assert compare_costs(None, {}, 0.05).failed
+    assert compare_costs({}, {}, 0.05).failed
+
+
+def test_markdown_carries_both_gates_verdicts(tmp_path: Path) -> None:
+    baseline = _bless(tmp_path, *GATE, "--price-per-mtok", "3/15")
+    dearer = ("--price-per-mtok", "6/30")
+    result = run_cli("check", SAMPLE, "--baseline", baseline, *GATE, *dearer, "--markdown")
+    assert result.exit_code == 1
+    out = result.stdout
+    assert out.startswith("### tsum: no differences")
+    gates = out[out.index("#### Gates") :].splitlines()
+    assert any(x.startswith("- eval: artifact recall") and x.endswith(": ok") for x in gates), gates
+    assert any(x.startswith("- **failed**: cost: $") and "+100.0%" in x for x in gates), gates
+    plain = run_cli("check", SAMPLE, "--baseline", baseline, *GATE, "--price-per-mtok", "3/15")
+    assert "#### Gates" not in plain.stdout  # text output: the verdicts stay on stderr
