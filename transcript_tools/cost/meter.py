@@ -21,7 +21,9 @@ from ..engine.tokens import MESSAGE_OVERHEAD_TOKENS, estimate_message_tokens
 from .cache_rules import rules_for
 from .model import RunCost, modeled_call
 from .original import (
+    bill_json,
     model_error,
+    off_chain_run,
     one_hour_shares,
     reconstructed_run,
     recorded_breaks,
@@ -140,6 +142,13 @@ class CostMeter:
             if policy_usd is None or original_usd is None or not original.calls
             else round(policy_usd - original_usd, 6)
         )
+        bill = bill_json(original, off_chain_run(self.conv, self.pricer), self.conv)
+        if bill is not None and original.calls:
+            out["billed"] = bill
+            delta = out["delta_usd"]
+            out["delta_of_bill"] = (
+                None if delta is None or not bill["usd"] else round(delta / bill["usd"], 4)
+            )
         if self.conv.outcome is not None:  # the original run's, beside what it cost
             out["outcome"] = self.conv.outcome
         if original.calls:
@@ -174,6 +183,15 @@ def cost_line(record: CostRecord) -> str:
         same_words = "" if same is None else f", same-model Δ {same:+.4f}"
         words += (
             f"; original run {usd(original['usd'])} (Δ {record['delta_usd']:+.4f}{same_words}{bar})"
+        )
+    bill = record.get("billed")
+    if bill is not None and bill["off_chain_calls"]:
+        calls = ", ".join(f"{n} {kind}" for kind, n in bill["off_chain_calls"].items())
+        share = bill["replayed_share"]
+        words += (
+            f"; billed {usd(bill['usd'])} with {calls} call(s) the replay does not read"
+            f" (the replayed calls: {'-' if share is None else f'{share:.0%}'} of it"
+            f", Δ {record.get('delta_of_bill') or 0:+.1%} of the bill)"
         )
     outcome = record.get("outcome")
     if outcome is not None:

@@ -7,12 +7,14 @@ The original prompts are the whole history since the original agent last compact
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from ..engine.messages import AssistantMessage, Conversation
 from .cache_rules import rules_for
 from .model import RunCost, modeled_call
 from .prices import Pricer
+from .records import BillJson
 from .sizes import Sizes, is_model_call, original_starts
 from .tokens import CallTokens
 
@@ -25,6 +27,31 @@ def recorded_run(conv: Conversation, pricer: Pricer) -> RunCost:
             assert isinstance(message, AssistantMessage)
             run.add(pricer, message.model, CallTokens.recorded(message.usage), at=i)
     return run
+
+
+def off_chain_run(conv: Conversation, pricer: Pricer) -> RunCost:
+    """The billed calls the replay does not read (``Conversation.off_chain_calls``: inline
+    subagents, rewound branches), priced from their recorded usage. No policy changes
+    them: they are the same in every run's bill (docs/cost.md, "The whole bill")."""
+    run = RunCost()
+    for call in conv.off_chain_calls:
+        run.add(pricer, call.model, CallTokens.recorded(call.usage))
+    return run
+
+
+def bill_json(original: RunCost, off_chain: RunCost, conv: Conversation) -> BillJson | None:
+    """The whole bill of the original run: its replayed calls (``original``) and the
+    others, and the share of it the replayed calls cover; None where a call is unpriced."""
+    if original.usd is None or off_chain.usd is None:
+        return None
+    billed = original.usd + off_chain.usd
+    kinds = Counter(call.kind for call in conv.off_chain_calls)
+    return {
+        "usd": round(billed, 6),
+        "off_chain_usd": round(off_chain.usd, 6),
+        "off_chain_calls": {kind: kinds[kind] for kind in sorted(kinds)},
+        "replayed_share": None if not billed else round(original.usd / billed, 4),
+    }
 
 
 # A recorded read this far below the previous call's whole prompt is a cache break

@@ -32,6 +32,16 @@ class RunCostJson(TypedDict):
     priced_by: list[str]  # the price sources used
 
 
+class BillJson(TypedDict):
+    """The original run's whole bill (cost/original.py ``bill_json``): the replayed calls
+    and the billed calls the replay does not read (inline subagents, rewound branches)."""
+
+    usd: float
+    off_chain_usd: float
+    off_chain_calls: dict[str, int]  # kind (sidechain, rewound) -> calls
+    replayed_share: float | None  # the share of the bill the replayed calls cover
+
+
 class CostRecord(TypedDict, total=False):
     """One line of ``costs.jsonl``: a session under the run's policy, and as recorded."""
 
@@ -40,5 +50,7 @@ class CostRecord(TypedDict, total=False):
     original: RunCostJson
     delta_usd: float | None
     delta_usd_same_model: float | None
+    billed: BillJson  # the original run's whole bill
+    delta_of_bill: float | None  # delta_usd against the whole bill
     outcome: dict[str, Any]  # the original run's task outcome, where the log records one
     model_error: dict[str, Any]  # the cost model's own error on the original (cost/original.py)

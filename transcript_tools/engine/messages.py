@@ -222,6 +222,21 @@ class Compaction:
     summary: str | None = None
 
 
+SIDECHAIN = "sidechain"  # an inline subagent's (Task) call, logged beside the main chain
+REWOUND = "rewound"  # a call of a branch the person rewound (abandoned, but billed)
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class OffChainCall:
+    """A model call the log records and the provider billed, outside the messages the
+    replay reads (docs/cost.md, "The whole bill"): priced beside the replayed calls."""
+
+    model: str | None
+    usage: Usage
+    kind: str  # SIDECHAIN or REWOUND
+
+
 @dataclass(slots=True)
 class Conversation:
     """One session read from disk, already in the Message model."""
@@ -239,3 +254,5 @@ class Conversation:
     # The task's result as the log records it (tau-bench: {"reward": 1.0}), where it does:
     # the ORIGINAL run's outcome, reported beside its cost (docs/cost.md).
     outcome: dict[str, Any] | None = None
+    # billed calls the replay does not read (inline subagents, rewound branches)
+    off_chain_calls: list[OffChainCall] = field(default_factory=list)

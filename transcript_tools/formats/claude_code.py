@@ -37,7 +37,8 @@ JSON array (``logs/chat.json``) read alike. Mapping:
   never saw it again; a warning on the Conversation says how many messages went.
 - Skipped: sidechain entries (inline Task subagents) — except when the whole file is a
   sidechain (a subagent file ``agent-*.jsonl``), which replays as its own session, id
-  ``agentId`` or the file stem; ``summary``, ``file-history-snapshot``, ``progress``,
+  ``agentId`` or the file stem; their calls' usage, and that of a rewound branch's
+  responses, is kept as ``Conversation.off_chain_calls`` (``claude_code_billed``); ``summary``, ``file-history-snapshot``, ``progress``,
   other ``attachment``s, ``permission-mode``, ``last-prompt``, hook / ``system`` noise.
   Any other entry type is skipped with a warning (one per type, at its first line; a
   record of another format, one warning for all: ``switch``); an entry whose ``type`` is
@@ -69,6 +70,7 @@ from .anthropic_api import (
     user_message,
 )
 from .assembly import PendingAssistant, freeze_all
+from .claude_code_billed import BilledElsewhere
 from .claude_code_copies import Copies
 from .claude_code_queue import Queue
 from .claude_code_text import CONTINUATION_PREFIX, first_text, ide_only, is_prompt, response_id
@@ -131,6 +133,7 @@ class _Session:
         self.switch = FormatSwitch(NAME)
         self.queue = Queue(source)
         self.ide: tuple[list[Block], Record] | None = None  # IDE context waiting for its prompt
+        self.billed = BilledElsewhere()  # calls billed outside the replayed messages
 
     # -- entries ------------------------------------------------------------------------
 
@@ -149,6 +152,7 @@ class _Session:
                 self.conv.session_id = str(agent) if agent else self.conv.session_id
                 self.session_set = True
         if side and not self.sidechain_file:
+            self.billed.sidechain_entry(obj, self.source.warner(record))
             return
         if not self.session_set and isinstance(obj.get("sessionId"), str) and obj["sessionId"]:
             self.conv.session_id = obj["sessionId"]
@@ -341,6 +345,7 @@ class _Session:
         if dropped <= 0:
             return
         self.open = None
+        self.billed.dropped(self.out[keep:])
         del self.out[keep:]
         kept = {id(m) for m in self.out if isinstance(m, PendingAssistant)}
         self.responses = {k: v for k, v in self.responses.items() if id(v) in kept}
@@ -360,6 +365,7 @@ class _Session:
             noun = "entry" if count == 1 else "entries"
             self.source.dropped(first, f"{count} {noun} of unknown type {kind!r} skipped")
         self.conv.messages = freeze_all(self.out)
+        self.conv.off_chain_calls = self.billed.calls()
         return self.conv
 
 

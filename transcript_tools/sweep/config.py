@@ -124,4 +124,5 @@ class ConfigOutcome:
     cost: RunCost | None = None  # --cost: the run as this configuration makes it
     original_cost: RunCost | None = None  # --cost: the original run, as recorded
     rebuilt_cost: RunCost | None = None  # --cost: the original run, as the model prices it
+    off_chain_cost: RunCost | None = None  # --cost: billed calls the replay does not read
     task_outcome: dict[str, Any] | None = None  # --cost: the log's task result (tau-bench)

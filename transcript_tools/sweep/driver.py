@@ -171,15 +171,16 @@ class Sweep:
         fires: list[list[int]] = []
         curves: dict[int, list[int]] = {}
         ever = False
-        uncompacted = original = rebuilt = None
+        uncompacted = original = rebuilt = off_chain = None
         if self.pricer is not None:
             from ..cost.meter import uncompacted_run
-            from ..cost.original import reconstructed_run, recorded_run
+            from ..cost.original import off_chain_run, reconstructed_run, recorded_run
             from ..cost.sizes import calibrate
 
             uncompacted = uncompacted_run(conv, self.pricer)
             original = recorded_run(conv, self.pricer)
             rebuilt = reconstructed_run(conv, calibrate(conv), self.pricer, carry_breaks=True)
+            off_chain = off_chain_run(conv, self.pricer)
         for i, grid_cfg in enumerate(self.configs):
             turns, profile = profiled(grid_cfg.checkpoint)
             cfg = grid_cfg.for_conversation(conv)  # --max-context-tokens auto: its window
@@ -215,6 +216,7 @@ class Sweep:
                 outcome.cost = uncompacted  # never fires: nothing is compacted
                 result.fast_runs += 1
             outcome.original_cost, outcome.rebuilt_cost = original, rebuilt
+            outcome.off_chain_cost = off_chain
             outcome.task_outcome = conv.outcome
             result.stats[i].add(outcome, profile, limit=cfg.max_context_tokens)
             ever = ever or bool(outcome.fires)

@@ -154,6 +154,9 @@ class ConfigStats:
     cost_break_micro_usd: int = 0
     cost_original_conversations: int = 0  # priced conversations with recorded usage
     cost_original_micro_usd: int = 0
+    # beside those conversations' replayed calls, the billed calls the replay does not
+    # read (inline subagents, rewound branches): the same in every configuration's bill
+    cost_off_chain_micro_usd: int = 0
     cost_policy_on_original_micro_usd: int = 0  # the same conversations' policy cost
     cost_same_model_delta_micro_usd: int = 0  # RunCost.same_model_delta, summed
     # of those, the conversations the agent compacted and this configuration never does:
@@ -249,6 +252,8 @@ class ConfigStats:
         if original is not None and original.calls and original.usd is not None:
             self.cost_original_conversations += 1
             self.cost_original_micro_usd += round(original.usd * 1e6)
+            off_chain = None if result.off_chain_cost is None else result.off_chain_cost.usd
+            self.cost_off_chain_micro_usd += round((off_chain or 0.0) * 1e6)
             self.cost_policy_on_original_micro_usd += micro
             same = (
                 None if result.rebuilt_cost is None else run.same_model_delta(result.rebuilt_cost)
@@ -265,6 +270,8 @@ class ConfigStats:
         n = self.cost_conversations
         original = self.cost_original_micro_usd / 1e6
         policy_on_original = self.cost_policy_on_original_micro_usd / 1e6
+        # the whole bill of those runs: Δ is a share of what was billed (docs/cost.md)
+        billed = original + self.cost_off_chain_micro_usd / 1e6
         return {
             "cost_usd": round(total, 4),
             "cost_per_conversation_usd": round(total / n, 4) if n else None,
@@ -277,13 +284,13 @@ class ConfigStats:
             if self.cost_micro_usd
             else None,
             "cost_original_usd": round(original, 4),
-            "cost_change_vs_original": round((policy_on_original - original) / original, 4)
-            if original
+            "cost_billed_usd": round(billed, 4),
+            "cost_replayed_share": round(original / billed, 4) if billed else None,
+            "cost_change_vs_original": round((policy_on_original - original) / billed, 4)
+            if billed
             else None,
-            "cost_change_same_model": round(
-                self.cost_same_model_delta_micro_usd / self.cost_original_micro_usd, 4
-            )
-            if self.cost_original_micro_usd
+            "cost_change_same_model": round(self.cost_same_model_delta_micro_usd / 1e6 / billed, 4)
+            if billed
             else None,
             "cost_priced_by": sorted(self.cost_sources),
             "cost_with_outcome": self._outcome_json(),
