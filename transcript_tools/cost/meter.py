@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from ..engine.messages import AssistantMessage, Conversation, Message
 from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.tokens import MESSAGE_OVERHEAD_TOKENS, estimate_message_tokens
+from .breakpoints import placement_for
 from .cache_rules import rules_for
 from .model import RunCost, modeled_call
 from .original import (
@@ -62,9 +63,12 @@ class CostMeter:
     _model: str | None = None
     _breaks: dict[int, int] = field(default_factory=dict)
     _one_hour: dict[int, float] = field(default_factory=dict)
+    _policy: str | None = None  # the preset whose runtime places the cache breakpoints
     _previous_prompt: int | None = None
 
     def __post_init__(self) -> None:
+        policy = getattr(self.engine.slot, "policy", None)  # the seed's slot has none
+        self._policy = None if policy is None else str(policy.name)
         self.sizes = calibrate(self.conv)
         self._breaks = recorded_breaks(self.conv)
         self._one_hour = one_hour_shares(self.conv)
@@ -90,15 +94,17 @@ class CostMeter:
                 new = round(
                     sum(self.sizes.of(m) for m in history[self._previous_end : i] if id(m) in kept)
                 )
+                rules = rules_for(message.model)
                 tokens, broken = modeled_call(
                     self._previous,
                     view,
                     self.sizes,
-                    rules_for(message.model),
+                    rules,
                     output=output,
                     new_tokens=new if self._previous is not None else None,
                     survived=self._breaks.get(i),
                     previous_prompt=self._previous_prompt,
+                    breakpoints=placement_for(rules.provider, self._policy, self.conv.format),
                 )
                 tokens = tokens.with_one_hour_share(self._one_hour[i])
                 self.run.add(self.pricer, message.model, tokens, broken=broken, at=i, modeled=True)

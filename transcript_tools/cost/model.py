@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ..engine.messages import Message
+from .breakpoints import Breakpoints, served_prefix
 from .cache_rules import CacheRules
 from .prices import Pricer
 from .records import RunCostJson
@@ -53,6 +54,7 @@ def modeled_call(
     survived: int | None = None,
     previous_prompt: int | None = None,
     prompt_tokens: int | None = None,
+    breakpoints: Breakpoints | None = None,
 ) -> tuple[CallTokens, int]:
     """The call's tokens by kind, and its cache-break tokens: the uncached part beyond
     ``new_tokens`` (the messages appended since the previous call; None: no break).
@@ -62,12 +64,17 @@ def modeled_call(
     most as many — the break's causes (time, the agent rewriting its prompt, the
     provider's eviction) do not depend on the policy. ``previous_prompt``: the previous
     call's whole prompt (the cache holds no more of it than that); ``prompt_tokens``: the
-    prompt's size where it is known (the recording's), else the sizes' sum."""
+    prompt's size where it is known (the recording's), else the sizes' sum.
+    ``breakpoints``: the runtime's placement of Anthropic's cache breakpoints — the call
+    reads only an entry written at one of them (:mod:`breakpoints`); None: any message
+    boundary the previous prompt shares is read (OpenAI's automatic prefix caching)."""
     prompt = sizes.prompt(list(view)) if prompt_tokens is None else prompt_tokens
     shared = 0
     if previous is not None:
-        n = shared_prefix(previous, view)
-        shared = round(sizes.hidden + sum(sizes.of(m) for m in view[:n]))
+        n: int | None = shared_prefix(previous, view)
+        if breakpoints is not None:
+            n = served_prefix(breakpoints, previous, view, n or 0)
+        shared = 0 if n is None else round(sizes.hidden + sum(sizes.of(m) for m in view[:n]))
         if previous_prompt is not None:
             # the whole previous prompt is a prefix of this one: the cache holds all of
             # it, whatever the sizes say; else it cannot hold more than that prompt

@@ -11,6 +11,7 @@ from collections import Counter
 from typing import Any
 
 from ..engine.messages import AssistantMessage, Conversation
+from .breakpoints import placement_for
 from .cache_rules import rules_for
 from .model import RunCost, modeled_call
 from .prices import Pricer
@@ -112,15 +113,17 @@ def reconstructed_run(
         assert isinstance(message, AssistantMessage)
         head = max(r for r in restarts if r <= i)
         view = conv.messages[head:i]
+        rules = rules_for(message.model)
         tokens, _ = modeled_call(
             previous,
             view,
             sizes,
-            rules_for(message.model),
+            rules,
             output=message.usage.output_tokens,
             survived=breaks.get(i),
             previous_prompt=previous_prompt,
             prompt_tokens=message.usage.input_tokens,
+            breakpoints=placement_for(rules.provider, None, conv.format),
         )
         tokens = tokens.with_one_hour_share(shares[i])
         run.add(pricer, message.model, tokens, at=i, modeled=True)
