@@ -107,7 +107,16 @@ class CostMeter:
                     breakpoints=placement_for(rules.provider, self._policy, self.conv.format),
                 )
                 tokens = tokens.with_one_hour_share(self._one_hour[i])
-                self.run.add(self.pricer, message.model, tokens, broken=broken, at=i, modeled=True)
+                window = self.conv.context_window or self.pricer.context_window(message.model)
+                self.run.add(
+                    self.pricer,
+                    message.model,
+                    tokens,
+                    broken=broken,
+                    at=i,
+                    modeled=True,
+                    over_window=window is not None and tokens.prompt > window,
+                )
             self._previous, self._previous_end = view, i
             self._previous_prompt = tokens.prompt
 
@@ -189,6 +198,12 @@ def cost_line(record: CostRecord) -> str:
         same_words = "" if same is None else f", same-model Δ {same:+.4f}"
         words += (
             f"; original run {usd(original['usd'])} (Δ {record['delta_usd']:+.4f}{same_words}{bar})"
+        )
+    if policy.get("overflow_calls"):
+        words += (
+            f"; {policy['overflow_calls']} modeled call(s) over the model's window (up to "
+            f"{policy['overflow_max_prompt']:,} tokens) are {usd(policy['overflow_usd'])} of it:"
+            " views no runtime could have sent"
         )
     bill = record.get("billed")
     if bill is not None and bill["off_chain_calls"]:

@@ -40,6 +40,9 @@ class PricedCall:
     summarizer: bool = False
     at: int = -1  # the call's message index in the history (-1: a summarizer call)
     modeled: bool = False  # priced by the model, not from recorded usage
+    # a modeled prompt over the model's window: a view no runtime could have sent, so its
+    # price is no real cost — counted and named beside the total (docs/cost.md, "Overflow")
+    over_window: bool = False
 
 
 def modeled_call(
@@ -122,6 +125,7 @@ class RunCost:
         summarizer: bool = False,
         at: int = -1,
         modeled: bool = False,
+        over_window: bool = False,
     ) -> None:
         quote = pricer.quote(model, tokens)
         break_usd = 0.0
@@ -138,6 +142,7 @@ class RunCost:
                 summarizer,
                 at,
                 modeled,
+                over_window,
             )
         )
 
@@ -158,6 +163,11 @@ class RunCost:
     @property
     def summarizer_usd(self) -> float:
         return sum(c.usd or 0.0 for c in self.calls if c.summarizer)
+
+    @property
+    def overflow(self) -> list[PricedCall]:
+        """The modeled calls whose prompt is over the model's window."""
+        return [c for c in self.calls if c.over_window]
 
     @property
     def break_usd(self) -> float:
@@ -195,5 +205,8 @@ class RunCost:
             "usd": None if usd is None else round(usd, 6),
             "summarizer_usd": round(self.summarizer_usd, 6),
             "cache_break_usd": round(self.break_usd, 6),
+            "overflow_calls": len(self.overflow),
+            "overflow_usd": round(sum(c.usd or 0.0 for c in self.overflow), 6),
+            "overflow_max_prompt": max((c.tokens.prompt for c in self.overflow), default=0),
             "priced_by": self.sources(),
         }

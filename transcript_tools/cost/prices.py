@@ -198,6 +198,11 @@ class Pricer:
         )
         return rates, self._library_source(found)
 
+    def context_window(self, model: str | None) -> int | None:
+        """The model's input window as genai-prices lists it (``ModelInfo.context_window``);
+        None where it does not know the model or its window."""
+        return None if not model else _library_window(model, self.price_date)
+
     def _library_source(self, found: Any) -> str:
         return (
             f"genai-prices {_library_version()}: {found.provider.id}/{found.model.id}"
@@ -230,6 +235,13 @@ class Pricer:
             )
         except LookupError:
             return None
+
+
+@lru_cache(maxsize=256)
+def _library_window(model: str, price_date: datetime.date) -> int | None:
+    found = Pricer(price_date=price_date)._calc(model, CallTokens())
+    window = None if found is None else getattr(found.model, "context_window", None)
+    return window if isinstance(window, int) and window > 0 else None
 
 
 def pricer_for(

@@ -29,6 +29,9 @@ class RunCostJson(TypedDict):
     usd: float | None  # None: a call no price list knows
     summarizer_usd: float
     cache_break_usd: float  # what the prompt-cache breaks (compactions) cost
+    overflow_calls: int  # modeled calls over the model's window (in usd, flagged)
+    overflow_usd: float  # their price: no runtime could have sent them
+    overflow_max_prompt: int  # the largest of those prompts
     priced_by: list[str]  # the price sources used
 
 

@@ -49,6 +49,7 @@ def cost_notes(rows: list[dict[str, Any]]) -> str:
     would have had to compact). Say how much of the change those conversations hold."""
     lines = [_bill_note(rows[0])] if rows and rows[0].get("cost_replayed_share") else []
     for row in rows:
+        lines.append(_overflow_note(row))
         missed = row.get("cost_missed_compaction")
         if missed and abs(missed["delta_usd"]) >= 0.005:  # the cents it shows
             name = " ".join(str(p) for p in (f"#{row['config']}", row.get("policy")) if p)
@@ -73,4 +74,18 @@ def _bill_note(row: dict[str, Any]) -> str:
         f"replayed cover {share:.1%} of it (the rest: inline subagents and rewound "
         "branches, billed alike in every row; Δ$ orig and Δ$ model are shares of the "
         "whole bill)."
+    )
+
+
+def _overflow_note(row: dict[str, Any]) -> str:
+    """Modeled calls over their model's window are in $ total, but no runtime could have
+    sent them: how many, and what they add (docs/cost.md, "Overflow")."""
+    calls = row.get("cost_overflow_calls")
+    if not calls:
+        return ""
+    name = " ".join(str(p) for p in (f"#{row['config']}", row.get("policy")) if p)
+    return (
+        f"\n{name}: {calls:,} modeled call(s) over their model's window are "
+        f"{row['cost_overflow_usd']:,.2f} USD of its $ total: views no runtime could have "
+        "sent, priced at the base rates."
     )

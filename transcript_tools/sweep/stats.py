@@ -152,6 +152,8 @@ class ConfigStats:
     cost_micro_usd: int = 0
     cost_summarizer_micro_usd: int = 0
     cost_break_micro_usd: int = 0
+    cost_overflow_calls: int = 0  # modeled calls over the model's window (in the total)
+    cost_overflow_micro_usd: int = 0
     cost_original_conversations: int = 0  # priced conversations with recorded usage
     cost_original_micro_usd: int = 0
     # beside those conversations' replayed calls, the billed calls the replay does not
@@ -241,6 +243,8 @@ class ConfigStats:
         self.cost_micro_usd += micro
         self.cost_summarizer_micro_usd += round(run.summarizer_usd * 1e6)
         self.cost_break_micro_usd += round(run.break_usd * 1e6)
+        self.cost_overflow_calls += len(run.overflow)
+        self.cost_overflow_micro_usd += round(sum(c.usd or 0.0 for c in run.overflow) * 1e6)
         self.cost_sources.update(run.sources())
         reward = (result.task_outcome or {}).get("reward")
         if reward is not None:
@@ -283,6 +287,8 @@ class ConfigStats:
             "cost_cache_break_share": round(self.cost_break_micro_usd / self.cost_micro_usd, 4)
             if self.cost_micro_usd
             else None,
+            "cost_overflow_calls": self.cost_overflow_calls,
+            "cost_overflow_usd": round(self.cost_overflow_micro_usd / 1e6, 4),
             "cost_original_usd": round(original, 4),
             "cost_billed_usd": round(billed, 4),
             "cost_replayed_share": round(original / billed, 4) if billed else None,
