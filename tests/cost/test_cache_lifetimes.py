@@ -73,9 +73,9 @@ def _claude_code_log(tmp_path: Path) -> Path:
 
     lines = [
         line("user", "u1", None, {"role": "user", "content": "fix the bug " * 40}),
-        line("assistant", "a1", "u1", answer("looking", _usage(0, 0, 1000, 3000, 50), "m1")),
+        line("assistant", "a1", "u1", answer("looking", _usage(0, 0, 1200, 3600, 50), "m1")),
         line("user", "u2", "a1", {"role": "user", "content": "and the test " * 40}),
-        line("assistant", "a2", "u2", answer("done", _usage(0, 4000, 100, 300, 20), "m2")),
+        line("assistant", "a2", "u2", answer("done", _usage(0, 4800, 100, 300, 20), "m2")),
     ]
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
@@ -89,11 +89,11 @@ def test_modeled_calls_write_at_the_lifetime_the_original_call_used(tmp_path: Pa
     recorded = recorded_run(conv, pricer)
     rebuilt = reconstructed_run(conv, calibrate(conv), pricer)
     # the model reproduces both calls, lifetimes included
-    assert rebuilt.tokens() == recorded.tokens() == CallTokens(8400, 4000, 4400, 70, 3300)
-    # call 1: 1000 x 1.25 + 3000 x 2 + 50 x 5; call 2: 4000 x 0.1 + 100 x 1.25 + 300 x 2
-    # + 20 x 5 -> 7,500 + 1,225 per million
-    assert recorded.usd == pytest.approx(0.008725)
-    assert rebuilt.usd == pytest.approx(0.008725)
+    assert rebuilt.tokens() == recorded.tokens() == CallTokens(10000, 4800, 5200, 70, 3900)
+    # call 1: 1200 x 1.25 + 3600 x 2 + 50 x 5; call 2: 4800 x 0.1 + 100 x 1.25 + 300 x 2
+    # + 20 x 5 -> 8,950 + 1,305 per million
+    assert recorded.usd == pytest.approx(0.010255)
+    assert rebuilt.usd == pytest.approx(0.010255)
 
 
 def test_a_warm_cache_keeps_the_mix_of_lifetimes() -> None:

@@ -41,6 +41,7 @@ class Breakpoints:
     system: bool
     last_messages: int
     source: str
+    lookback_blocks: int | None = LOOKBACK_BLOCKS  # None: an entry is found at any distance
 
 
 CLAUDE_CODE = Breakpoints(
@@ -57,6 +58,9 @@ AUTOMATIC = Breakpoints(
     "automatic", True, 1, "platform.claude.com/docs/en/build-with-claude/prompt-caching"
 )
 RUNTIMES = {b.runtime: b for b in (CLAUDE_CODE, OPENCODE)}
+# DeepSeek persists each request's prefix at the end of its input (a unit a later request
+# must match whole), and a prefix common to requests (the system prompt): no lookback
+DEEPSEEK = Breakpoints("deepseek", True, 1, "api-docs.deepseek.com/guides/kv_cache", None)
 
 
 def breakpoints_for(policy: str | None, log_format: str | None) -> Breakpoints:
@@ -70,9 +74,12 @@ def breakpoints_for(policy: str | None, log_format: str | None) -> Breakpoints:
 
 
 def placement_for(provider: str, policy: str | None, log_format: str | None) -> Breakpoints | None:
-    """The placement a call of ``provider`` is priced under: Anthropic's caches only at
-    breakpoints; None for the others (OpenAI caches any prefix: cache_rules.py)."""
-    return breakpoints_for(policy, log_format) if provider == "anthropic" else None
+    """The placement a call of ``provider`` is priced under: Anthropic caches only at
+    the runtime's breakpoints, DeepSeek at each request's end; None for the others
+    (OpenAI and Gemini cache any prefix a recent request sent: cache_rules.py)."""
+    if provider == "anthropic":
+        return breakpoints_for(policy, log_format)
+    return DEEPSEEK if provider == "deepseek" else None
 
 
 def positions(placement: Breakpoints, view: Sequence[Message]) -> list[int]:
@@ -103,6 +110,11 @@ def served_prefix(
     best = None
     for entry in written:
         for mark in here:
-            if entry <= mark and sum(blocks(m) for m in view[entry:mark]) <= LOOKBACK_BLOCKS:
+            if entry <= mark and _within(placement, view[entry:mark]):
                 best = entry if best is None else max(best, entry)
     return best
+
+
+def _within(placement: Breakpoints, between: Sequence[Message]) -> bool:
+    limit = placement.lookback_blocks
+    return limit is None or sum(blocks(m) for m in between) <= limit

@@ -1,11 +1,21 @@
 """Which part of a prompt the provider's prompt cache serves, and what the rest costs.
 
 Anthropic (platform.claude.com/docs/en/build-with-claude/prompt-caching): the cache
-holds a prompt's prefix up to a cache breakpoint; agents (Claude Code) mark the end of
-each prompt, so a call reads the prefix the previous call wrote and writes the rest, at
-1.25× the input price (5-minute lifetime, refreshed by each hit); a prefix shorter than
-the model's minimum (1,024 tokens; 2,048 for Haiku; newer models range 512-4,096 and
-are taken as 1,024 here) is not cached at all.
+holds a prompt's prefix up to a cache breakpoint (where the entries are: breakpoints.py);
+what a call does not read up to its last breakpoint is written, at 1.25× the input price
+(5-minute lifetime, refreshed by each hit); a prefix shorter than the model's minimum
+(:func:`anthropic_minimum`) is not cached at all.
+
+Gemini 2.5 and newer (ai.google.dev/gemini-api/docs/caching, "Implicit caching", as of
+2026-10-13): implicit caching is on by default, a hit on a prefix a recent request sent
+is billed at the cache rate, with no write premium; the minimum is 2,048 tokens for
+Gemini 2.5 Flash and Pro, 4,096 for the newer models. Older Gemini models have no
+implicit caching.
+
+DeepSeek (api-docs.deepseek.com/guides/kv_cache): context caching on disk is on by
+default; each request persists its prefix at the end of its input (and output), and a
+later request reads only a persisted unit it fully matches (breakpoints.DEEPSEEK); a miss
+is billed as input, with no write premium.
 
 OpenAI (developers.openai.com/api/docs/guides/prompt-caching): caching is automatic for
 prompts of 1,024 tokens or more, a hit counts in 128-token steps of the longest prefix
@@ -18,7 +28,8 @@ Other providers: no cache; the prompt is fresh input.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 
 from .prices import provider_of
 
@@ -59,13 +70,48 @@ class CacheRules:
 ANTHROPIC = CacheRules("anthropic", 1024, 1, 300.0, True)
 ANTHROPIC_HAIKU = CacheRules("anthropic", 2048, 1, 300.0, True)
 OPENAI = CacheRules("openai", 1024, 128, 600.0, False)
+GEMINI = CacheRules("google", 2048, 1, None, False)
+DEEPSEEK = CacheRules("deepseek", 0, 1, None, False)
 NO_CACHE = CacheRules("none", 0, 1, None, False)
+
+# Anthropic's minimum cacheable prefix per model (the prompt-caching page's "Cache
+# limitations", quoted in github.com/anthropics/anthropic-sdk-python/issues/1194):
+# 4,096 for Opus 4.6, Opus 4.5 and Haiku 4.5; 2,048 for Haiku 3.5 and 3; 1,024 for the
+# others (Sonnet 4.6/4.5/4/3.7, Opus 4.1/4). genai-prices carries no minimum.
+ANTHROPIC_MINIMUMS = (
+    (("opus-4-6", "opus-4-5", "haiku-4-5"), 4096),
+    (("3-5-haiku", "3-haiku", "haiku-3"), 2048),
+)
+
+
+def anthropic_minimum(model: str | None) -> int:
+    name = (model or "").lower()
+    for keys, tokens in ANTHROPIC_MINIMUMS:
+        if any(key in name for key in keys):
+            return tokens
+    return ANTHROPIC.min_prefix_tokens
+
+
+def _gemini_rules(name: str) -> CacheRules:
+    """Implicit caching from Gemini 2.5 on: 2,048 tokens for 2.5, 4,096 after it."""
+    version = re.search(r"gemini-(\d+)(?:\.(\d+))?", name)
+    if version is None:
+        return NO_CACHE
+    major, minor = int(version.group(1)), int(version.group(2) or 0)
+    if (major, minor) < (2, 5):
+        return NO_CACHE
+    return GEMINI if (major, minor) == (2, 5) else replace(GEMINI, min_prefix_tokens=4096)
 
 
 def rules_for(model: str | None) -> CacheRules:
     provider = provider_of(model)
+    name = (model or "").lower()
     if provider == "anthropic":
-        return ANTHROPIC_HAIKU if "haiku" in (model or "") else ANTHROPIC
+        return replace(ANTHROPIC, min_prefix_tokens=anthropic_minimum(model))
     if provider == "openai":
         return OPENAI
+    if "gemini" in name:
+        return _gemini_rules(name)
+    if "deepseek" in name:
+        return DEEPSEEK
     return NO_CACHE
