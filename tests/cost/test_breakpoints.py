@@ -25,8 +25,10 @@ U1, A1, U2 = UserMessage.text("u1"), AssistantMessage.text("a1"), UserMessage.te
 A2, U3 = AssistantMessage.text("a2"), UserMessage.text("u3")
 A3, U4 = AssistantMessage.text("a3"), UserMessage.text("u4")
 SUMMARY = SystemMessage("[上下文摘要] the summary")  # the seed's placement: the tail
+SUMMARY_USER = UserMessage.text("the summary")  # placed right after the system prompt
 STEPS = [UserMessage.text(f"step {i}") for i in range(21)]  # one block each, 10 tokens
 SIZE = {S: 1000, U1: 500, A1: 300, U2: 400, A2: 200, U3: 100, A3: 50, U4: 60, SUMMARY: 150}
+SIZE[SUMMARY_USER] = 150
 SIZE.update({m: 10 for m in STEPS})
 
 
@@ -69,6 +71,11 @@ def test_an_entry_past_the_change_is_not_read() -> None:
     assert call(BEFORE, AFTER, CLAUDE_CODE) == CallTokens(3960, 3000, 960, 0)
     # OpenCode also wrote before the summary (its second-last message): 3,700 read
     assert call(BEFORE, AFTER, OPENCODE) == CallTokens(3960, 3700, 260, 0)
+    # the summary right after the system prompt: the previous prompt's end is a prefix of
+    # this one, so Claude Code reads it all (2000 + 1000 + 150 + 400 + 200 + 100)
+    before = [S, SUMMARY_USER, U2, A2, U3]
+    after = [*before, A3, U4]
+    assert call(before, after, CLAUDE_CODE) == CallTokens(3960, 3850, 110, 0)
 
 
 def test_a_growth_past_the_lookback_misses() -> None:
