@@ -73,6 +73,8 @@ FIXTURE_FORMATS = {
     "representative_managed_agents.jsonl": "managed-agents",
     "edge_cases_managed_agents.json": "managed-agents",
     "edge_cases_managed_agents_stream.jsonl": "managed-agents",
+    # ---- the newest Claude Code and the other readers' variants of unseen real logs
+    "edge_cases_claude_code_2_1_head.jsonl": "claude-code",
 }
 
 # What detection says of the malformed fixtures: their format when the broken record is

@@ -66,7 +66,7 @@ READERS: list[ModuleType] = [
 TEXT_READERS: list[ModuleType] = [aider_llm, aider_history]
 DATABASE_READERS: list[ModuleType] = [opencode_db]
 
-SNIFF_RECORDS = 8
+SNIFF_RECORDS = 8  # the first look; more when none of them tells (detect_head)
 SNIFF_TEXT_BYTES = 4096
 
 
@@ -93,6 +93,27 @@ def detect(head: list[Record]) -> ModuleType | None:
     return None
 
 
+def detect_head(records: Iterator[Record]) -> tuple[ModuleType | None, list[Record]]:
+    """The reader of a file and the records read to tell it. Where the first
+    ``SNIFF_RECORDS`` tell nothing, twice as many are read, and so on to the end of the
+    file: a log may open with more records of bookkeeping than the first look holds
+    (Claude Code 2.1 writes titles, modes and hook results before the first prompt).
+    A bad record met while looking further ends the look: the file is not one tsum can
+    tell."""
+    head = list(itertools.islice(records, SNIFF_RECORDS))
+    while True:
+        reader = detect(head)
+        if reader is not None:
+            return reader, head
+        try:
+            more = list(itertools.islice(records, len(head)))
+        except InputError:
+            return None, head
+        if not more:
+            return None, head
+        head.extend(more)
+
+
 def detect_text(data: bytes) -> ModuleType | None:
     head = data[:SNIFF_TEXT_BYTES]
     return next((r for r in TEXT_READERS if r.sniff_text(head)), None)
@@ -112,8 +133,11 @@ def read_conversations(source: Source, fmt: str | None = None) -> Iterator[Conve
         yield from text_reader.read_text(decode_text(source, data), source)
         return
     records = iter_records(source, data)
-    head = list(itertools.islice(records, SNIFF_RECORDS))
-    reader = forced or detect(head)
+    if forced is not None:
+        reader: ModuleType | None = forced
+        head = list(itertools.islice(records, SNIFF_RECORDS))
+    else:
+        reader, head = detect_head(records)
     if reader is None:
         raise UnknownFormatError(
             source.display,
@@ -201,6 +225,5 @@ def detect_format(source: Source) -> str | None:
     text_reader = detect_text(data)
     if text_reader is not None:
         return str(text_reader.NAME)
-    head = list(itertools.islice(iter_records(source, data), SNIFF_RECORDS))
-    reader = detect(head)
+    reader, _ = detect_head(iter_records(source, data))
     return reader.NAME if reader else None

@@ -38,7 +38,9 @@ JSON array (``logs/chat.json``) read alike. Mapping:
 - Skipped: sidechain entries (inline Task subagents) — except when the whole file is a
   sidechain (a subagent file ``agent-*.jsonl``), which replays as its own session, id
   ``agentId`` or the file stem; ``summary``, ``file-history-snapshot``, ``progress``,
-  other ``attachment``s, ``permission-mode``, ``last-prompt``, hook / ``system`` noise.
+  other ``attachment``s (hook results…), the session bookkeeping of 2.1 (``last-prompt``,
+  ``mode``, ``permission-mode``, ``ai-title``, ``custom-title``, ``agent-name``), hook /
+  ``system`` noise.
   Any other entry type is skipped with a warning (one per type, at its first line; a
   record of another format, one warning for all: ``switch``); an entry whose ``type`` is
   not a string, with a warning of its own.
@@ -80,6 +82,12 @@ DESCRIPTION = (
     "Claude Code session logs (~/.claude/projects/*/*.jsonl, or the same entries as a JSON array)"
 )
 
+# Session bookkeeping Claude Code 2.1 writes, often before the first prompt: the last
+# prompt and the titles (for `claude --resume`'s list), the input and permission modes.
+# Each names its session; none carries a message.
+BOOKKEEPING_TYPES = frozenset(
+    {"permission-mode", "last-prompt", "mode", "ai-title", "custom-title", "agent-name"}
+)
 # Entry types Claude Code writes (FORMATS.md); only user/assistant/system carry messages.
 KNOWN_TYPES = frozenset(
     {
@@ -91,26 +99,29 @@ KNOWN_TYPES = frozenset(
         "queue-operation",
         "progress",
         "attachment",
-        "permission-mode",
-        "last-prompt",
+        *BOOKKEEPING_TYPES,
     }
 )
 
 
 def sniff(head: list[Record]) -> bool:
-    for record in head:
-        obj = record.obj
-        kind = obj.get("type")
-        if kind in ("user", "assistant") and isinstance(obj.get("message"), dict):
-            if "sessionId" in obj or "parentUuid" in obj:
-                return True
-        elif kind == "summary" and "leafUuid" in obj:
-            return True
-        elif kind == "file-history-snapshot" and "snapshot" in obj:
-            return True
-        elif kind in ("system", "queue-operation", "progress") and "sessionId" in obj:
-            return True
-    return False
+    return any(_is_entry(record.obj) for record in head)
+
+
+def _is_entry(obj: dict[str, Any]) -> bool:
+    """A record only Claude Code writes: its type with the field that type carries."""
+    kind = obj.get("type")
+    if kind in ("user", "assistant") and isinstance(obj.get("message"), dict):
+        return "sessionId" in obj or "parentUuid" in obj
+    if kind == "summary":
+        return "leafUuid" in obj
+    if kind == "file-history-snapshot":
+        return "snapshot" in obj
+    if kind == "attachment":  # hook results, queued prompts, file and memory context
+        return isinstance(obj.get("attachment"), dict) and "sessionId" in obj
+    return kind in ("system", "queue-operation", "progress", *BOOKKEEPING_TYPES) and (
+        "sessionId" in obj
+    )
 
 
 class _Session:

@@ -1,0 +1,80 @@
+"""Claude Code logs as the newest versions (2.1.1xx-2.1.2xx) and unseen real sessions
+write them: bookkeeping before the first prompt, runtime notifications, warm-ups,
+results logged before their calls, sessions with no person."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support.corpus import FIXTURES, read
+from transcript_tools.engine.messages import PERSON, AssistantMessage, Conversation, UserMessage
+from transcript_tools.engine.rules import turn_starts
+from transcript_tools.formats import detect_format
+from transcript_tools.formats.source import Source
+
+
+def entries(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def one(path: Path, warnings: list[str]) -> Conversation:
+    (conv,) = read(path, warn=warnings.append)
+    return conv
+
+
+def calls(conv: Conversation) -> list[AssistantMessage]:
+    return [m for m in conv.messages if isinstance(m, AssistantMessage)]
+
+
+def usage_sum(rows: list[dict[str, object]]) -> int:
+    """Each response's recorded total, counted from the raw entries (the last line of an id)."""
+    by_id: dict[str, dict[str, int]] = {}
+    for row in rows:
+        msg = row.get("message")
+        if row.get("type") == "assistant" and isinstance(msg, dict):
+            by_id[msg["id"]] = msg["usage"]
+    return sum(
+        u["input_tokens"]
+        + u["cache_creation_input_tokens"]
+        + u["cache_read_input_tokens"]
+        + u["output_tokens"]
+        for u in by_id.values()
+    )
+
+
+# ---- bookkeeping before the first prompt (2.1.1xx) --------------------------------------
+
+
+def test_newest_head_is_detected_and_read_without_warnings() -> None:
+    path = FIXTURES / "edge_cases_claude_code_2_1_head.jsonl"
+    rows = entries(path)
+    first_user = next(i for i, r in enumerate(rows, 1) if r["type"] == "user")
+    assert first_user == 11  # ten records of bookkeeping and hooks come first
+    assert detect_format(Source(str(path))) == "claude-code"
+    warnings: list[str] = []
+    conv = one(path, warnings)
+    assert warnings == []  # no "unknown type 'mode'" / "'ai-title'"
+    prompts = [m for m in conv.messages if isinstance(m, UserMessage) and m.origin == PERSON]
+    assert len(prompts) == 1 and len(turn_starts(conv.messages)) == 1
+    assert len(calls(conv)) == sum(1 for r in rows if r["type"] == "assistant")
+    assert sum(m.usage.total_tokens for m in calls(conv) if m.usage) == usage_sum(rows)
+
+
+def test_detection_reads_on_until_a_record_tells(tmp_path: Path) -> None:
+    """Twelve records no reader claims, then a Claude Code prompt: detection looks past
+    the first eight."""
+    rows = entries(FIXTURES / "edge_cases_claude_code_2_1_head.jsonl")
+    prompt = next(r for r in rows if r["type"] == "user")
+    head = [{"type": "attachment", "attachment": {"type": "hook_success"}}] * 12
+    path = tmp_path / "late.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*head, prompt]))
+    assert detect_format(Source(str(path))) == "claude-code"
+
+
+def test_a_bad_record_ends_the_longer_look(tmp_path: Path) -> None:
+    """Past the first look, a broken line is not a reason to fail: the file is one tsum
+    cannot tell (skipped in a directory run), as before."""
+    path = tmp_path / "notes.jsonl"
+    path.write_text('{"kind": "note"}\n' * 9 + "not json\n" + '{"kind": "note"}\n')
+    assert detect_format(Source(str(path))) is None
