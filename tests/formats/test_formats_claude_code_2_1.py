@@ -8,7 +8,13 @@ import json
 from pathlib import Path
 
 from tests.support.corpus import FIXTURES, read
-from transcript_tools.engine.messages import PERSON, AssistantMessage, Conversation, UserMessage
+from transcript_tools.engine.messages import (
+    INJECTED,
+    PERSON,
+    AssistantMessage,
+    Conversation,
+    UserMessage,
+)
 from transcript_tools.engine.rules import turn_starts
 from transcript_tools.formats import detect_format
 from transcript_tools.formats.source import Source
@@ -78,3 +84,28 @@ def test_a_bad_record_ends_the_longer_look(tmp_path: Path) -> None:
     path = tmp_path / "notes.jsonl"
     path.write_text('{"kind": "note"}\n' * 9 + "not json\n" + '{"kind": "note"}\n')
     assert detect_format(Source(str(path))) is None
+
+
+# ---- runtime notices are not the person -------------------------------------------------
+
+
+def test_task_notifications_are_injected_not_turns() -> None:
+    path = FIXTURES / "edge_cases_claude_code_task_notification.jsonl"
+    rows = entries(path)
+    notices = [
+        r
+        for r in rows
+        if isinstance(r.get("origin"), dict) and r["origin"]["kind"] == "task-notification"
+    ]  # type: ignore[index]
+    typed = [
+        r for r in rows if isinstance(r.get("origin"), dict) and r["origin"]["kind"] == "human"
+    ]  # type: ignore[index]
+    assert (len(notices), len(typed)) == (2, 2)
+    warnings: list[str] = []
+    conv = one(path, warnings)
+    users = [m for m in conv.messages if isinstance(m, UserMessage)]
+    assert [m.origin for m in users] == [PERSON, INJECTED, INJECTED, PERSON]
+    assert len(turn_starts(conv.messages)) == len(typed)
+    # each notice is still sent to the model: its reply is a call of the same turn
+    assert len(calls(conv)) == sum(1 for r in rows if r["type"] == "assistant")
+    assert warnings == []

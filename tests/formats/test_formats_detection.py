@@ -75,6 +75,7 @@ FIXTURE_FORMATS = {
     "edge_cases_managed_agents_stream.jsonl": "managed-agents",
     # ---- the newest Claude Code and the other readers' variants of unseen real logs
     "edge_cases_claude_code_2_1_head.jsonl": "claude-code",
+    "edge_cases_claude_code_task_notification.jsonl": "claude-code",
 }
 
 # What detection says of the malformed fixtures: their format when the broken record is

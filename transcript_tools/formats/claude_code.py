@@ -23,6 +23,9 @@ JSON array (``logs/chat.json``) read alike. Mapping:
   dropped with a warning — never a turn of its own.
 - Queued prompts (``queue-operation``, ``queued_command`` attachments): the person's
   message where they were delivered (``claude_code_queue``).
+- Runtime notices on a user line of their own (``"origin": {"kind":
+  "task-notification"}``, ``<task-notification>`` text: a background task or a Monitor
+  event finished) → UserMessage with ``origin=INJECTED``: sent to the model, never a turn.
 - A re-logged copy of earlier entries (resume, 2.0.29–2.0.31) is not replayed again
   (``claude_code_copies``).
 - Compactions: ``system`` ``compact_boundary`` (``compactMetadata.preTokens``) and
@@ -72,7 +75,7 @@ from .anthropic_api import (
 )
 from .assembly import PendingAssistant, freeze_all
 from .claude_code_copies import Copies
-from .claude_code_queue import Queue
+from .claude_code_queue import RUNTIME_PREFIXES, Queue
 from .claude_code_text import CONTINUATION_PREFIX, first_text, ide_only, is_prompt, response_id
 from .source import Record, Source, session_stem
 from .switch import FormatSwitch
@@ -122,6 +125,16 @@ def _is_entry(obj: dict[str, Any]) -> bool:
     return kind in ("system", "queue-operation", "progress", *BOOKKEEPING_TYPES) and (
         "sessionId" in obj
     )
+
+
+def _runtime_notice(obj: dict[str, Any], blocks: list[Block]) -> bool:
+    """A user line the runtime wrote to tell the model something (a background task or
+    a Monitor event finished): ``origin.kind`` says so (2.1.1xx), or its text is the
+    notice itself, as when the same notice is queued (claude_code_queue)."""
+    origin = obj.get("origin")
+    if isinstance(origin, dict) and origin.get("kind") == "task-notification":
+        return True
+    return first_text(blocks).lstrip().startswith(RUNTIME_PREFIXES)
 
 
 class _Session:
@@ -276,6 +289,12 @@ class _Session:
             self._drop_ide()
             if flagged:
                 self._compaction("claude-code:isCompactSummary", None)
+            self.open = None
+            self.out.append(UserMessage(tuple(blocks), INJECTED))
+            return
+        if _runtime_notice(obj, blocks):
+            self.after_command = False
+            self._drop_ide()
             self.open = None
             self.out.append(UserMessage(tuple(blocks), INJECTED))
             return
