@@ -17,13 +17,14 @@ from typing import Any, Protocol
 
 from ..engine.messages import AssistantMessage, Conversation, Message
 from ..engine.requests import SummaryOutcome, SummaryRequest
+from ..engine.rules import is_model_call
 from ..engine.tokens import MESSAGE_OVERHEAD_TOKENS, estimate_message_tokens
 from .cache_rules import rules_for
 from .model import RunCost, modeled_call
 from .original import model_error, reconstructed_run, recorded_breaks, recorded_run
 from .prices import Pricer
 from .records import CostRecord
-from .sizes import Sizes, calibrate, is_model_call
+from .sizes import Sizes, calibrate
 from .tokens import CallTokens
 
 Execute = Callable[[SummaryRequest, int], Awaitable[SummaryOutcome]]
