@@ -13,11 +13,14 @@ from transcript_tools.engine.messages import (
     PERSON,
     AssistantMessage,
     Conversation,
+    ToolResultMessage,
+    ToolUseBlock,
     UserMessage,
 )
 from transcript_tools.engine.rules import turn_starts
 from transcript_tools.formats import detect_format
 from transcript_tools.formats.source import Source
+from transcript_tools.replay.conversation import tool_oddities
 
 
 def entries(path: Path) -> list[dict[str, object]]:
@@ -109,3 +112,44 @@ def test_task_notifications_are_injected_not_turns() -> None:
     # each notice is still sent to the model: its reply is a call of the same turn
     assert len(calls(conv)) == sum(1 for r in rows if r["type"] == "assistant")
     assert warnings == []
+
+
+# ---- a tool result logged before its call -----------------------------------------------
+
+
+def test_a_result_logged_before_its_call_follows_the_call() -> None:
+    path = FIXTURES / "edge_cases_claude_code_result_before_call.jsonl"
+    rows = entries(path)
+    uuids = [r["uuid"] for r in rows]
+    early = rows[3]  # its parent, the call's line, is the next line
+    assert uuids.index(early["parentUuid"]) == 4
+    warnings: list[str] = []
+    conv = one(path, warnings)
+    order = [
+        (type(m).__name__, [b.id for b in m.blocks if isinstance(b, ToolUseBlock)])
+        if isinstance(m, AssistantMessage)
+        else (type(m).__name__, m.tool_call_id if isinstance(m, ToolResultMessage) else None)
+        for m in conv.messages
+    ]
+    assert order == [
+        ("UserMessage", None),
+        ("AssistantMessage", ["toolu_01E1"]),
+        ("ToolResultMessage", "toolu_01E1"),
+        ("AssistantMessage", ["toolu_01E2"]),
+        ("ToolResultMessage", "toolu_01E2"),
+        ("AssistantMessage", []),
+    ]
+    assert tool_oddities(conv.messages) == [] and warnings == []
+
+
+def test_a_result_whose_call_never_comes_is_kept_with_a_warning(tmp_path: Path) -> None:
+    rows = entries(FIXTURES / "edge_cases_claude_code_result_before_call.jsonl")
+    path = tmp_path / "cut.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for i, r in enumerate(rows) if i != 4))
+    warnings: list[str] = []
+    conv = one(path, warnings)
+    assert isinstance(conv.messages[-1], ToolResultMessage)
+    assert warnings == [
+        f"warning: {path}:4: a tool result whose call (its parentUuid) is not in the log;"
+        " read at the end"
+    ]

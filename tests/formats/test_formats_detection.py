@@ -76,6 +76,7 @@ FIXTURE_FORMATS = {
     # ---- the newest Claude Code and the other readers' variants of unseen real logs
     "edge_cases_claude_code_2_1_head.jsonl": "claude-code",
     "edge_cases_claude_code_task_notification.jsonl": "claude-code",
+    "edge_cases_claude_code_result_before_call.jsonl": "claude-code",
 }
 
 # What detection says of the malformed fixtures: their format when the broken record is

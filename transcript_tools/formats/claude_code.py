@@ -13,7 +13,9 @@ JSON array (``logs/chat.json``) read alike. Mapping:
   warning). ``input_tokens`` = input + cache creation + cache read.
   ``<synthetic>`` entries (API errors, interrupts) keep their text and model name
   (``messages.SYNTHETIC_MODEL``): not a model call, so no usage and no estimate.
-- ``user`` lines with ``tool_result`` blocks → ToolResultMessage (never a new turn).
+- ``user`` lines with ``tool_result`` blocks → ToolResultMessage (never a new turn). A
+  result logged before the call it answers (its ``parentUuid`` names a line further
+  down) is placed after that call: the parent chain is the order.
 - A real prompt → UserMessage (or UserImageMessage for a lone image): starts a turn.
   Not prompts: ``isMeta`` lines (except the expanded prompt right after a slash command
   such as ``/init``, which is what the model answers), slash-command echoes and their
@@ -75,8 +77,9 @@ from .anthropic_api import (
 )
 from .assembly import PendingAssistant, freeze_all
 from .claude_code_copies import Copies
-from .claude_code_queue import RUNTIME_PREFIXES, Queue
+from .claude_code_queue import Queue
 from .claude_code_text import CONTINUATION_PREFIX, first_text, ide_only, is_prompt, response_id
+from .claude_code_types import KNOWN_TYPES, is_entry, runtime_notice
 from .source import Record, Source, session_stem
 from .switch import FormatSwitch
 
@@ -85,56 +88,9 @@ DESCRIPTION = (
     "Claude Code session logs (~/.claude/projects/*/*.jsonl, or the same entries as a JSON array)"
 )
 
-# Session bookkeeping Claude Code 2.1 writes, often before the first prompt: the last
-# prompt and the titles (for `claude --resume`'s list), the input and permission modes.
-# Each names its session; none carries a message.
-BOOKKEEPING_TYPES = frozenset(
-    {"permission-mode", "last-prompt", "mode", "ai-title", "custom-title", "agent-name"}
-)
-# Entry types Claude Code writes (FORMATS.md); only user/assistant/system carry messages.
-KNOWN_TYPES = frozenset(
-    {
-        "user",
-        "assistant",
-        "system",
-        "summary",
-        "file-history-snapshot",
-        "queue-operation",
-        "progress",
-        "attachment",
-        *BOOKKEEPING_TYPES,
-    }
-)
-
 
 def sniff(head: list[Record]) -> bool:
-    return any(_is_entry(record.obj) for record in head)
-
-
-def _is_entry(obj: dict[str, Any]) -> bool:
-    """A record only Claude Code writes: its type with the field that type carries."""
-    kind = obj.get("type")
-    if kind in ("user", "assistant") and isinstance(obj.get("message"), dict):
-        return "sessionId" in obj or "parentUuid" in obj
-    if kind == "summary":
-        return "leafUuid" in obj
-    if kind == "file-history-snapshot":
-        return "snapshot" in obj
-    if kind == "attachment":  # hook results, queued prompts, file and memory context
-        return isinstance(obj.get("attachment"), dict) and "sessionId" in obj
-    return kind in ("system", "queue-operation", "progress", *BOOKKEEPING_TYPES) and (
-        "sessionId" in obj
-    )
-
-
-def _runtime_notice(obj: dict[str, Any], blocks: list[Block]) -> bool:
-    """A user line the runtime wrote to tell the model something (a background task or
-    a Monitor event finished): ``origin.kind`` says so (2.1.1xx), or its text is the
-    notice itself, as when the same notice is queued (claude_code_queue)."""
-    origin = obj.get("origin")
-    if isinstance(origin, dict) and origin.get("kind") == "task-notification":
-        return True
-    return first_text(blocks).lstrip().startswith(RUNTIME_PREFIXES)
+    return any(is_entry(record.obj) for record in head)
 
 
 class _Session:
@@ -155,10 +111,23 @@ class _Session:
         self.switch = FormatSwitch(NAME)
         self.queue = Queue(source)
         self.ide: tuple[list[Block], Record] | None = None  # IDE context waiting for its prompt
+        self.seen: set[str] = set()  # the uuid of every entry read so far
+        # tool results logged before the call they answer, by the uuid of the call's line
+        self.early: dict[str, tuple[list[Message], Record]] = {}
 
     # -- entries ------------------------------------------------------------------------
 
     def add(self, record: Record) -> None:
+        self._entry(record)
+        uuid = record.obj.get("uuid")
+        if isinstance(uuid, str):
+            self.seen.add(uuid)
+            if self.early:
+                early = self.early.pop(uuid, None)
+                if early is not None:  # the call these results answer: they follow it
+                    self.out.extend(early[0])
+
+    def _entry(self, record: Record) -> None:
         obj = record.obj
         kind = obj.get("type")
         if type(kind) is not str or kind not in KNOWN_TYPES:
@@ -280,7 +249,14 @@ class _Session:
         if has_tool_result(content):
             self.after_command = False
             self._drop_ide()
-            self.out.extend(tool_results(content))  # the open response may still get lines
+            results: list[Message] = list(tool_results(content))
+            parent = obj.get("parentUuid")
+            if isinstance(parent, str) and parent not in self.seen:
+                # logged before its call (its parent): placed after the call when it comes
+                held = self.early.setdefault(parent, ([], record))[0]
+                held.extend(results)
+                return
+            self.out.extend(results)  # the open response may still get lines
             return
         blocks = blocks_from_anthropic(content, self.source.warner(record))
         flagged = obj.get("isCompactSummary") is True
@@ -292,7 +268,7 @@ class _Session:
             self.open = None
             self.out.append(UserMessage(tuple(blocks), INJECTED))
             return
-        if _runtime_notice(obj, blocks):
+        if runtime_notice(obj, blocks):
             self.after_command = False
             self._drop_ide()
             self.open = None
@@ -381,6 +357,12 @@ class _Session:
         )
 
     def finish(self) -> Conversation:
+        for results, record in self.early.values():
+            self.source.dropped(
+                record,
+                "a tool result whose call (its parentUuid) is not in the log; read at the end",
+            )
+            self.out.extend(results)
         self._delivered(self.queue.finish())
         self._drop_ide()
         self.copies.close()

@@ -1,0 +1,57 @@
+"""Which records are Claude Code's: the entry types it writes, the fields that tell its
+records from other formats' (detection), and the user lines its runtime writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine.messages import Block
+from .claude_code_queue import RUNTIME_PREFIXES
+from .claude_code_text import first_text
+
+# Session bookkeeping Claude Code 2.1 writes, often before the first prompt: the last
+# prompt and the titles (for `claude --resume`'s list), the input and permission modes.
+# Each names its session; none carries a message.
+BOOKKEEPING_TYPES = frozenset(
+    {"permission-mode", "last-prompt", "mode", "ai-title", "custom-title", "agent-name"}
+)
+# Entry types Claude Code writes (FORMATS.md); only user/assistant/system carry messages.
+KNOWN_TYPES = frozenset(
+    {
+        "user",
+        "assistant",
+        "system",
+        "summary",
+        "file-history-snapshot",
+        "queue-operation",
+        "progress",
+        "attachment",
+        *BOOKKEEPING_TYPES,
+    }
+)
+
+
+def is_entry(obj: dict[str, Any]) -> bool:
+    """A record only Claude Code writes: its type with the field that type carries."""
+    kind = obj.get("type")
+    if kind in ("user", "assistant") and isinstance(obj.get("message"), dict):
+        return "sessionId" in obj or "parentUuid" in obj
+    if kind == "summary":
+        return "leafUuid" in obj
+    if kind == "file-history-snapshot":
+        return "snapshot" in obj
+    if kind == "attachment":  # hook results, queued prompts, file and memory context
+        return isinstance(obj.get("attachment"), dict) and "sessionId" in obj
+    return kind in ("system", "queue-operation", "progress", *BOOKKEEPING_TYPES) and (
+        "sessionId" in obj
+    )
+
+
+def runtime_notice(obj: dict[str, Any], blocks: list[Block]) -> bool:
+    """A user line the runtime wrote to tell the model something (a background task or
+    a Monitor event finished): ``origin.kind`` says so (2.1.1xx), or its text is the
+    notice itself, as when the same notice is queued (claude_code_queue)."""
+    origin = obj.get("origin")
+    if isinstance(origin, dict) and origin.get("kind") == "task-notification":
+        return True
+    return first_text(blocks).lstrip().startswith(RUNTIME_PREFIXES)
