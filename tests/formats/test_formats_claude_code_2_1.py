@@ -153,3 +153,32 @@ def test_a_result_whose_call_never_comes_is_kept_with_a_warning(tmp_path: Path) 
         f"warning: {path}:4: a tool result whose call (its parentUuid) is not in the log;"
         " read at the end"
     ]
+
+
+# ---- 2.0's warm-up sidechain -------------------------------------------------------------
+
+
+def test_a_warm_up_at_the_top_does_not_make_the_file_a_sidechain() -> None:
+    path = FIXTURES / "edge_cases_claude_code_warmup_chat.json"
+    items = json.loads(path.read_text())
+    main = [e for e in items if e["isSidechain"] is False]
+    warm = [e for e in items if e["isSidechain"] is True]
+    assert [e["message"]["content"] for e in warm if e["type"] == "user"] == ["Warmup"]
+    warnings: list[str] = []
+    conv = one(path, warnings)
+    assert conv.session_id == main[0]["sessionId"]  # not the warm-up's agentId
+    assert len(turn_starts(conv.messages)) == sum(
+        1 for e in main if e["type"] == "user" and isinstance(e["message"]["content"], str)
+    )
+    assert len(calls(conv)) == sum(1 for e in main if e["type"] == "assistant")
+    assert sum(m.usage.total_tokens for m in calls(conv) if m.usage) == usage_sum(main)
+    assert len(warnings) == 1 and warnings[0].startswith(f"warning: {path}[0]: the warm-up")
+
+
+def test_a_subagent_file_of_only_a_warm_up_still_reads(tmp_path: Path) -> None:
+    items = json.loads((FIXTURES / "edge_cases_claude_code_warmup_chat.json").read_text())
+    path = tmp_path / "agent-5b1e9c2a.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in items[:2]))
+    warnings: list[str] = []
+    conv = one(path, warnings)
+    assert conv.session_id == "5b1e9c2a" and len(calls(conv)) == 1 and warnings == []

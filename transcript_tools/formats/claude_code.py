@@ -42,7 +42,9 @@ JSON array (``logs/chat.json``) read alike. Mapping:
   never saw it again; a warning on the Conversation says how many messages went.
 - Skipped: sidechain entries (inline Task subagents) — except when the whole file is a
   sidechain (a subagent file ``agent-*.jsonl``), which replays as its own session, id
-  ``agentId`` or the file stem; ``summary``, ``file-history-snapshot``, ``progress``,
+  ``agentId`` or the file stem; the first user/assistant entry that is not 2.0's warm-up
+  decides (a session's file leaves its warm-up out with a warning:
+  ``claude_code_sidechain``); ``summary``, ``file-history-snapshot``, ``progress``,
   other ``attachment``s (hook results…), the session bookkeeping of 2.1 (``last-prompt``,
   ``mode``, ``permission-mode``, ``ai-title``, ``custom-title``, ``agent-name``), hook /
   ``system`` noise.
@@ -77,7 +79,9 @@ from .anthropic_api import (
 )
 from .assembly import PendingAssistant, freeze_all
 from .claude_code_copies import Copies
+from .claude_code_order import ParentOrder
 from .claude_code_queue import Queue
+from .claude_code_sidechain import WarmUp
 from .claude_code_text import CONTINUATION_PREFIX, first_text, ide_only, is_prompt, response_id
 from .claude_code_types import KNOWN_TYPES, is_entry, runtime_notice
 from .source import Record, Source, session_stem
@@ -111,21 +115,14 @@ class _Session:
         self.switch = FormatSwitch(NAME)
         self.queue = Queue(source)
         self.ide: tuple[list[Block], Record] | None = None  # IDE context waiting for its prompt
-        self.seen: set[str] = set()  # the uuid of every entry read so far
-        # tool results logged before the call they answer, by the uuid of the call's line
-        self.early: dict[str, tuple[list[Message], Record]] = {}
+        self.warm_up = WarmUp()
+        self.order = ParentOrder()  # tool results logged before their call
 
     # -- entries ------------------------------------------------------------------------
 
     def add(self, record: Record) -> None:
         self._entry(record)
-        uuid = record.obj.get("uuid")
-        if isinstance(uuid, str):
-            self.seen.add(uuid)
-            if self.early:
-                early = self.early.pop(uuid, None)
-                if early is not None:  # the call these results answer: they follow it
-                    self.out.extend(early[0])
+        self.out.extend(self.order.read(record.obj.get("uuid")))  # results logged before it
 
     def _entry(self, record: Record) -> None:
         obj = record.obj
@@ -134,6 +131,8 @@ class _Session:
             self._unknown(kind, record)
             return
         self.switch.started = True
+        if self.warm_up.hold(obj, record):
+            return
         side = obj.get("isSidechain") is True
         if self.sidechain_file is None and kind in ("user", "assistant"):
             self.sidechain_file = side
@@ -141,6 +140,7 @@ class _Session:
                 agent = obj.get("agentId")
                 self.conv.session_id = str(agent) if agent else self.conv.session_id
                 self.session_set = True
+            self._settle_warm_up()
         if side and not self.sidechain_file:
             return
         if not self.session_set and isinstance(obj.get("sessionId"), str) and obj["sessionId"]:
@@ -250,13 +250,8 @@ class _Session:
             self.after_command = False
             self._drop_ide()
             results: list[Message] = list(tool_results(content))
-            parent = obj.get("parentUuid")
-            if isinstance(parent, str) and parent not in self.seen:
-                # logged before its call (its parent): placed after the call when it comes
-                held = self.early.setdefault(parent, ([], record))[0]
-                held.extend(results)
-                return
-            self.out.extend(results)  # the open response may still get lines
+            if not self.order.hold(obj.get("parentUuid"), results, record):
+                self.out.extend(results)  # the open response may still get lines
             return
         blocks = blocks_from_anthropic(content, self.source.warner(record))
         flagged = obj.get("isCompactSummary") is True
@@ -356,13 +351,21 @@ class _Session:
             f"{where}: the user went back to an earlier message; {dropped} messages of the abandoned branch dropped"
         )
 
+    def _settle_warm_up(self) -> None:
+        """The file's kind is decided: a subagent's file reads its warm-up (first), a
+        session's file leaves it out (claude_code_sidechain)."""
+        held = self.warm_up.release()
+        if not held:
+            return
+        if self.sidechain_file is not False:  # a subagent file, or nothing but the warm-up
+            for record in held:
+                self._entry(record)
+            return
+        self.source.dropped(held[0], WarmUp.left_out(held))
+
     def finish(self) -> Conversation:
-        for results, record in self.early.values():
-            self.source.dropped(
-                record,
-                "a tool result whose call (its parentUuid) is not in the log; read at the end",
-            )
-            self.out.extend(results)
+        self._settle_warm_up()
+        self.out.extend(self.order.finish(self.source))
         self._delivered(self.queue.finish())
         self._drop_ide()
         self.copies.close()
