@@ -162,6 +162,7 @@ def inspect_conversation(conv: Conversation) -> SessionInfo:
         )
         for c in conv.compactions
     )
+    empty = conv.empty_warning()
     return SessionInfo(
         path=conv.path,
         session_id=conv.session_id,
@@ -179,15 +180,8 @@ def inspect_conversation(conv: Conversation) -> SessionInfo:
         largest_context_kind="recorded" if calls else "estimated",
         context_window=conv.context_window,
         compactions=compactions,
-        warnings=tuple(conv.warnings) + _empty_warning(conv),
+        warnings=tuple(conv.warnings) + ((empty,) if empty else ()),
     )
-
-
-def _empty_warning(conv: Conversation) -> tuple[str, ...]:
-    # the same words as replay's: nothing read usually means the wrong --format
-    if conv.messages:
-        return ()
-    return (f"no messages read as {conv.format} (is the file in that format? see --format)",)
 
 
 def _stderr(message: str) -> None:

@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from click.testing import CliRunner
+
 from tests.support.corpus import FIXTURES, read
+from transcript_tools.cli.main import cli
 from transcript_tools.engine.messages import (
     INJECTED,
     PERSON,
@@ -182,3 +185,26 @@ def test_a_subagent_file_of_only_a_warm_up_still_reads(tmp_path: Path) -> None:
     warnings: list[str] = []
     conv = one(path, warnings)
     assert conv.session_id == "5b1e9c2a" and len(calls(conv)) == 1 and warnings == []
+
+
+# ---- a session with no person ------------------------------------------------------------
+
+
+def test_a_session_with_no_person_has_no_turn_and_says_why(tmp_path: Path) -> None:
+    path = FIXTURES / "edge_cases_claude_code_no_person.jsonl"
+    rows = entries(path)
+    assert all(r["isMeta"] for r in rows if r["type"] == "user")
+    assert {r["message"]["model"] for r in rows if r["type"] == "assistant"} == {"<synthetic>"}  # type: ignore[index]
+    result = CliRunner().invoke(cli, ["inspect", str(path), "--json"])
+    (info,) = json.loads(result.stdout)
+    assert (info["turns"], info["calls"], info["messages"]["assistant"]) == (0, 0, 0)
+    reason = (
+        "nothing to replay: no prompt a person wrote (2 isMeta prompts, sent by an SDK or the"
+        " runtime) and no model call (2 <synthetic> replies ('Not logged in · Please run"
+        " /login')); skipped"
+    )
+    assert info["warnings"] == [reason]
+    replay = CliRunner().invoke(cli, ["replay", str(path), "--dry-run"])
+    assert replay.exit_code == 0
+    assert f"warning: {path}: session {rows[0]['sessionId']}: {reason}" in replay.stderr
+    assert "0 turn(s)" in replay.stderr

@@ -234,3 +234,15 @@ class Conversation:
     # The task's result as the log records it (tau-bench: {"reward": 1.0}), where it does:
     # the ORIGINAL run's outcome, reported beside its cost (docs/cost.md).
     outcome: dict[str, Any] | None = None
+    # Why a session read has nothing to replay, where its reader can tell (no prompt a
+    # person wrote and no model call: an SDK session whose replies are all synthetic).
+    skipped: str | None = None
+
+    def empty_warning(self) -> str | None:
+        """What replay and inspect say of a conversation with no message: the reader's
+        reason, else that nothing was read (usually the wrong --format)."""
+        if self.messages:
+            return None
+        if self.skipped is not None:
+            return f"nothing to replay: {self.skipped}; skipped"
+        return f"no messages read as {self.format} (is the file in that format? see --format)"

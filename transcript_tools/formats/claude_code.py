@@ -51,6 +51,9 @@ JSON array (``logs/chat.json``) read alike. Mapping:
   Any other entry type is skipped with a warning (one per type, at its first line; a
   record of another format, one warning for all: ``switch``); an entry whose ``type`` is
   not a string, with a warning of its own.
+- A session with no prompt a person wrote and no model call (an SDK-driven session: every
+  prompt ``isMeta``, every reply ``<synthetic>`` "Not logged in") has nothing to replay:
+  no message, and ``Conversation.skipped`` says why.
 - A ``usage`` field that is not a number is a warning naming the line (a numeric string
   is read).
 """
@@ -83,7 +86,7 @@ from .claude_code_order import ParentOrder
 from .claude_code_queue import Queue
 from .claude_code_sidechain import WarmUp
 from .claude_code_text import CONTINUATION_PREFIX, first_text, ide_only, is_prompt, response_id
-from .claude_code_types import KNOWN_TYPES, is_entry, runtime_notice
+from .claude_code_types import KNOWN_TYPES, is_entry, nobody_there, runtime_notice
 from .source import Record, Source, session_stem
 from .switch import FormatSwitch
 
@@ -117,6 +120,7 @@ class _Session:
         self.ide: tuple[list[Block], Record] | None = None  # IDE context waiting for its prompt
         self.warm_up = WarmUp()
         self.order = ParentOrder()  # tool results logged before their call
+        self.meta_prompts = 0  # isMeta user lines left out
 
     # -- entries ------------------------------------------------------------------------
 
@@ -272,6 +276,7 @@ class _Session:
         if obj.get("isMeta") is True:
             # only the expanded prompt of a slash command (/init, custom commands) counts
             if not (self.after_command and first_text(blocks).strip()):
+                self.meta_prompts += 1
                 return
         elif not is_prompt(blocks):
             text = first_text(blocks).lstrip()
@@ -375,6 +380,9 @@ class _Session:
             noun = "entry" if count == 1 else "entries"
             self.source.dropped(first, f"{count} {noun} of unknown type {kind!r} skipped")
         self.conv.messages = freeze_all(self.out)
+        self.conv.skipped = nobody_there(self.conv.messages, self.meta_prompts)
+        if self.conv.skipped is not None:
+            self.conv.messages = []
         return self.conv
 
 

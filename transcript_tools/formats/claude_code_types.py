@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.messages import Block
+from ..engine.messages import (
+    PERSON,
+    SYNTHETIC_MODEL,
+    AssistantMessage,
+    Block,
+    Message,
+    UserImageMessage,
+    UserMessage,
+)
+from ..engine.rules import is_model_call
 from .claude_code_queue import RUNTIME_PREFIXES
 from .claude_code_text import first_text
 
@@ -55,3 +64,23 @@ def runtime_notice(obj: dict[str, Any], blocks: list[Block]) -> bool:
     if isinstance(origin, dict) and origin.get("kind") == "task-notification":
         return True
     return first_text(blocks).lstrip().startswith(RUNTIME_PREFIXES)
+
+
+def nobody_there(messages: list[Message], meta_prompts: int) -> str | None:
+    """Why a session has nothing to replay — no prompt a person wrote and no model call —
+    or None. An SDK that is not logged in sends ``isMeta`` prompts and gets only
+    ``<synthetic>`` replies ("Not logged in · Please run /login")."""
+    if not messages or any(is_model_call(m) for m in messages):
+        return None
+    if any(
+        isinstance(m, UserImageMessage) or (isinstance(m, UserMessage) and m.origin == PERSON)
+        for m in messages
+    ):
+        return None
+    synthetic = [m for m in messages if isinstance(m, AssistantMessage)]
+    said = first_text(list(synthetic[0].blocks)).strip() if synthetic else ""
+    replies = f"{len(synthetic)} {SYNTHETIC_MODEL} replies" + (f" ({said[:60]!r})" if said else "")
+    return (
+        f"no prompt a person wrote ({meta_prompts} isMeta prompts, sent by an SDK or the"
+        f" runtime) and no model call ({replies})"
+    )
