@@ -44,7 +44,7 @@ from . import (
     tau_bench,
     trajectories,
 )
-from .source import Record, Source, decode_text, iter_records, read_bytes
+from .source import Record, Source, decode_text, is_text_not_json, iter_records, read_bytes
 
 READERS: list[ModuleType] = [
     native,
@@ -68,6 +68,11 @@ DATABASE_READERS: list[ModuleType] = [opencode_db]
 
 SNIFF_RECORDS = 8  # the first look; more when none of them tells (detect_head)
 SNIFF_TEXT_BYTES = 4096
+NOT_A_TRANSCRIPT = "not a transcript tsum can read"
+TEXT_NOT_JSON = (
+    ": a text file, not JSON records, and no reader of text logs takes it; use --format"
+    " to force one"
+)
 
 
 def reader_names() -> list[str]:
@@ -132,6 +137,8 @@ def read_conversations(source: Source, fmt: str | None = None) -> Iterator[Conve
         assert text_reader is not None
         yield from text_reader.read_text(decode_text(source, data), source)
         return
+    if forced is None and is_text_not_json(data):
+        raise UnknownFormatError(source.display, None, NOT_A_TRANSCRIPT + TEXT_NOT_JSON)
     records = iter_records(source, data)
     if forced is not None:
         reader: ModuleType | None = forced
@@ -207,7 +214,7 @@ def read_input(
         if type(exc) is not UnknownFormatError:  # a binary file, a storage piece: say what
             source.warn(f"warning: {exc.location_text()} (skipped)")
             return
-        source.warn(f"warning: {source.display}: not a transcript tsum can read (skipped)")
+        source.warn(f"warning: {source.display}: {NOT_A_TRANSCRIPT} (skipped)")
 
 
 def detect_format(source: Source) -> str | None:
@@ -225,5 +232,7 @@ def detect_format(source: Source) -> str | None:
     text_reader = detect_text(data)
     if text_reader is not None:
         return str(text_reader.NAME)
+    if is_text_not_json(data):
+        return None
     reader, _ = detect_head(iter_records(source, data))
     return reader.NAME if reader else None
