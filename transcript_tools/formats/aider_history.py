@@ -24,7 +24,8 @@
   cache read/creation = cache hit/write (subsets of sent). A ``> Model:`` / ``> Main
   model:`` note names the model.
 - A note of several lines (a shell command with a multi-line ``git commit -m``) has ``>``
-  on its first line only (aider/io.py ``append_chat_history`` quotes the text once): the
+  on its first line only (``append_chat_history`` quotes the text once:
+  Aider-AI/aider:aider/io.py@0045641db758eb75f9f0ee2441d3516dc2187948): the
   plain lines right after a note, up to a blank line, are more of it, not a reply.
 - The model's reply is the plain text between a prompt and the next note or prompt.
   Text after a ``Tokens`` note in the same exchange is another call (Aider reflecting
