@@ -81,6 +81,7 @@ FIXTURE_FORMATS = {
     "edge_cases_claude_code_no_person.jsonl": "claude-code",
     "edge_cases_aider_chat_note_continuation.aider.chat.history.md": "aider-chat",
     "edge_cases_gemini_stream_two_runs.jsonl": "gemini-stream",
+    "edge_cases_managed_agents_raw.jsonl": "managed-agents",
 }
 
 # What detection says of the malformed fixtures: their format when the broken record is
