@@ -44,7 +44,8 @@ from . import (
     tau_bench,
     trajectories,
 )
-from .source import Record, Source, decode_text, is_text_not_json, iter_records, read_bytes
+from .prose import is_text_not_json
+from .source import Record, Source, decode_text, iter_records, read_bytes
 
 READERS: list[ModuleType] = [
     native,
