@@ -68,6 +68,9 @@ class SessionInfo:
     context_window: int | None
     compactions: tuple[CompactionInfo, ...]
     warnings: tuple[str, ...]
+    # What reading its file printed (``file:line: …``) while this session was read, or
+    # after the file's last session: on stderr as it came; in --json with the session's own.
+    file_warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         err = self.estimate_error
@@ -102,7 +105,7 @@ class SessionInfo:
                 }
                 for c in self.compactions
             ],
-            "warnings": list(self.warnings),
+            "warnings": [*self.file_warnings, *self.warnings],
         }
 
 
@@ -162,6 +165,7 @@ def inspect_conversation(conv: Conversation) -> SessionInfo:
         )
         for c in conv.compactions
     )
+    empty = conv.empty_warning()
     return SessionInfo(
         path=conv.path,
         session_id=conv.session_id,
@@ -179,15 +183,8 @@ def inspect_conversation(conv: Conversation) -> SessionInfo:
         largest_context_kind="recorded" if calls else "estimated",
         context_window=conv.context_window,
         compactions=compactions,
-        warnings=tuple(conv.warnings) + _empty_warning(conv),
+        warnings=tuple(conv.warnings) + ((empty,) if empty else ()),
     )
-
-
-def _empty_warning(conv: Conversation) -> tuple[str, ...]:
-    # the same words as replay's: nothing read usually means the wrong --format
-    if conv.messages:
-        return ()
-    return (f"no messages read as {conv.format} (is the file in that format? see --format)",)
 
 
 def _stderr(message: str) -> None:
@@ -213,18 +210,31 @@ class InspectRun:
     sessions: int = 0
 
     def __iter__(self) -> Iterator[SessionInfo]:
+        said: list[str] = []  # what reading a file printed since its last session
+
+        def warn(message: str) -> None:
+            self.warn(message)
+            said.append(message.removeprefix("warning: "))
+
         for item in expand_inputs(self.paths):
-            source = Source(item.path, skip_bad_lines=self.skip_bad_lines, warn=self.warn)
+            said.clear()
+            source = Source(item.path, skip_bad_lines=self.skip_bad_lines, warn=warn)
             read = 0  # files skipped as "not a transcript" are not counted
+            last: SessionInfo | None = None  # the file's latest session: later warnings join it
             try:
                 for conv in read_input(source, self.fmt, from_directory=item.from_directory):
                     read += 1
                     self.sessions += 1
-                    yield inspect_conversation(conv)
+                    last = inspect_conversation(conv)
+                    last.file_warnings.extend(said)
+                    said.clear()
+                    yield last
             except InputError as exc:
                 read += 1
                 self.failed += 1
                 self.error(exc)
+            if last is not None:
+                last.file_warnings.extend(said)
             self.files += bool(read)
 
 

@@ -283,3 +283,61 @@ def test_scoring_a_call_summary_uses_the_call_units() -> None:
     assert score_summaries(conv, summary, keep=1) == []  # one turn: nothing replaced
     scored = score_summaries(conv, summary, keep=1, starts=unit_starts(messages, Checkpoint.CALL))
     assert len(scored) == 1 and scored[0]["turn"] == 4
+
+
+# ---- one definition of a call: a run writes one decision per call inspect counts --------
+
+
+def test_a_turn_without_a_call_joins_the_next_calls_unit() -> None:
+    """A prompt nothing answered, the prompts before the first call, a trailing prompt:
+    no unit of their own (a decision row with no call, input_tokens 0)."""
+    messages: list[Message] = [
+        SystemMessage("sys"),  # 0
+        UserMessage.text("first, unanswered"),  # 1
+        UserMessage.text("second"),  # 2
+        call(1),  # 3
+        ToolResultMessage("c1", "out"),  # 4
+        UserMessage.text("third, unanswered"),  # 5
+        UserMessage.text("fourth"),  # 6
+        call(2, tool=False),  # 7
+        UserMessage.text("fifth, the log ends here"),  # 8
+    ]
+    assert unit_starts(messages, Checkpoint.CALL) == [0, 5]
+    assert turn_starts(messages) == [0, 2, 5, 6, 8]  # turn mode is unchanged
+    counter = UnitCounter(Checkpoint.CALL)
+    for message in messages:  # one by one, as a stream arrives
+        counter.extend([message])
+    assert counter.starts == [0, 5]
+    assert unit_starts([SystemMessage("sys"), UserMessage.text("hi")], Checkpoint.CALL) == []
+
+
+def test_replay_rows_are_the_calls_inspect_counts(tmp_path: Path) -> None:
+    path = tmp_path / "chat.jsonl"
+    rows = [
+        {"role": "user", "content": "first, unanswered"},
+        {"role": "user", "content": "second"},
+        {
+            "role": "assistant",
+            "content": "a",
+            "usage": {"prompt_tokens": 900, "completion_tokens": 9},
+        },
+        {"role": "user", "content": "third, unanswered"},
+        {"role": "user", "content": "fourth"},
+        {
+            "role": "assistant",
+            "content": "b",
+            "usage": {"prompt_tokens": 950, "completion_tokens": 7},
+        },
+        {"role": "user", "content": "fifth, the log ends here"},
+    ]
+    path.write_text(json.dumps({"messages": rows}) + "\n")
+    runner = CliRunner()
+    out = tmp_path / "out"
+    args = ["replay", str(path), "--dry-run", "--checkpoint", "call", "--out", str(out)]
+    assert runner.invoke(cli, args).exit_code == 0
+    decisions = [json.loads(x) for x in (out / "decisions.jsonl").read_text().splitlines()]
+    (info,) = json.loads(runner.invoke(cli, ["inspect", str(path), "--json"]).stdout)
+    assert info["calls"] == 2 == len(decisions)
+    assert [d["input_tokens"] for d in decisions] == [900, 950]
+    sweep = runner.invoke(cli, ["sweep", str(path), "--checkpoint", "call", "--json"])
+    assert sweep.exit_code == 0, sweep.output

@@ -73,6 +73,15 @@ FIXTURE_FORMATS = {
     "representative_managed_agents.jsonl": "managed-agents",
     "edge_cases_managed_agents.json": "managed-agents",
     "edge_cases_managed_agents_stream.jsonl": "managed-agents",
+    # ---- the newest Claude Code and the other readers' variants of unseen real logs
+    "edge_cases_claude_code_2_1_head.jsonl": "claude-code",
+    "edge_cases_claude_code_task_notification.jsonl": "claude-code",
+    "edge_cases_claude_code_result_before_call.jsonl": "claude-code",
+    "edge_cases_claude_code_warmup_chat.json": "claude-code",
+    "edge_cases_claude_code_no_person.jsonl": "claude-code",
+    "edge_cases_aider_chat_note_continuation.aider.chat.history.md": "aider-chat",
+    "edge_cases_gemini_stream_two_runs.jsonl": "gemini-stream",
+    "edge_cases_managed_agents_raw.jsonl": "managed-agents",
 }
 
 # What detection says of the malformed fixtures: their format when the broken record is

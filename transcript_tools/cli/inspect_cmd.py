@@ -88,7 +88,13 @@ def render_table(infos: list[SessionInfo]) -> str:
 
 @click.command("inspect")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per session.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print a JSON list, one object per session; its warnings are every warning the"
+    " text run prints for it (the file's, while it was read, and its own).",
+)
 @format_option
 @click.option("--skip-bad-lines", is_flag=True, help="Warn about unreadable lines and go on.")
 @config_option

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from ..engine.messages import AssistantMessage, Conversation, Message
 from ..engine.requests import SummaryOutcome, SummaryRequest
+from ..engine.rules import is_model_call
 from ..engine.tokens import MESSAGE_OVERHEAD_TOKENS, estimate_message_tokens
 from .breakpoints import placement_for
 from .cache_rules import rules_for
@@ -32,7 +33,7 @@ from .original import (
 )
 from .prices import Pricer
 from .records import CostRecord
-from .sizes import Sizes, calibrate, is_model_call
+from .sizes import Sizes, calibrate
 from .tokens import CallTokens
 
 Execute = Callable[[SummaryRequest, int], Awaitable[SummaryOutcome]]

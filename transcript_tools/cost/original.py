@@ -11,12 +11,13 @@ from collections import Counter
 from typing import Any
 
 from ..engine.messages import AssistantMessage, Conversation
+from ..engine.rules import is_model_call
 from .breakpoints import placement_for
 from .cache_rules import rules_for
 from .model import RunCost, modeled_call
 from .prices import Pricer
 from .records import BillJson
-from .sizes import Sizes, is_model_call, original_starts
+from .sizes import Sizes, original_starts
 from .tokens import CallTokens
 
 

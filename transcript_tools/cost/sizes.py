@@ -14,20 +14,10 @@ estimate times the conversation's overall ratio of real to estimated tokens.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeGuard
 
-from ..engine.messages import (
-    SYNTHETIC_MODEL,
-    AssistantMessage,
-    Conversation,
-    Message,
-)
+from ..engine.messages import Conversation, Message
+from ..engine.rules import is_model_call
 from ..engine.tokens import estimate_message_tokens, estimate_text_tokens
-
-
-def is_model_call(message: Message) -> TypeGuard[AssistantMessage]:
-    """An assistant message a model produced (engine/messages.py SYNTHETIC_MODEL)."""
-    return type(message) is AssistantMessage and message.model != SYNTHETIC_MODEL
 
 
 def original_starts(conv: Conversation) -> list[int]:

@@ -256,3 +256,15 @@ class Conversation:
     outcome: dict[str, Any] | None = None
     # billed calls the replay does not read (inline subagents, rewound branches)
     off_chain_calls: list[OffChainCall] = field(default_factory=list)
+    # Why a session read has nothing to replay, where its reader can tell (no prompt a
+    # person wrote and no model call: an SDK session whose replies are all synthetic).
+    skipped: str | None = None
+
+    def empty_warning(self) -> str | None:
+        """What replay and inspect say of a conversation with no message: the reader's
+        reason, else that nothing was read (usually the wrong --format)."""
+        if self.messages:
+            return None
+        if self.skipped is not None:
+            return f"nothing to replay: {self.skipped}; skipped"
+        return f"no messages read as {self.format} (is the file in that format? see --format)"

@@ -27,7 +27,7 @@ import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from .config import Checkpoint, Measure, SlotMode
 from .messages import SYNTHETIC_MODEL, AssistantMessage, Message, is_turn_start
@@ -138,8 +138,10 @@ def split_turns(messages: list[Message]) -> list[tuple[int, list[Message]]]:
 # ---- checkpoint units, --checkpoint turn|call (docs/spec.md, "Checkpoint units") ------
 
 
-def is_model_call(message: Message) -> bool:
-    """An assistant message a model produced (the runtime's synthetic ones are not calls)."""
+def is_model_call(message: Message) -> TypeGuard[AssistantMessage]:
+    """An assistant message a model produced (the runtime's synthetic ones are not calls).
+    The one definition of a call: ``inspect`` counts these, ``--checkpoint call`` makes a
+    unit of each, the cost meter prices them."""
     return type(message) is AssistantMessage and message.model != SYNTHETIC_MODEL
 
 
@@ -147,16 +149,21 @@ def is_model_call(message: Message) -> bool:
 class UnitCounter:
     """Incremental unit starts (the focused view's slot extends them as turns arrive).
 
-    Turn mode: the turn starts. Call mode: a unit also starts at each model call that
-    follows a completed call (the previous call and the tool results / observations
-    answering it), so every rule that counts turns counts calls; a unit never splits a
-    call from its results."""
+    Turn mode: the turn starts. Call mode: one unit per model call — the call, the tool
+    results / observations / injections answering it, and what led to it (the person's
+    prompt that starts a turn opens the unit of the call answering it). A unit never
+    splits a call from its results, and every unit holds exactly one call: messages no call
+    answers (a turn without a call, the prompts before the first call) join the next
+    call's unit, or the last unit when no call follows; a conversation without a call has
+    no unit. So every rule that counts turns counts calls, and a run writes one decision
+    per call ``inspect`` counts."""
 
     checkpoint: Checkpoint = Checkpoint.TURN
     starts: list[int] = field(default_factory=list)
     turn_starts: list[int] = field(default_factory=list)  # person turns, in both modes
     seen_person: bool = False
     call_open: bool = False  # the current unit already holds a model call
+    pending: int | None = None  # call mode: where the next unit starts once its call comes
     length: int = 0
 
     def extend(self, messages: Iterable[Message]) -> None:
@@ -171,17 +178,19 @@ class UnitCounter:
         index = self.length
         for message in messages:
             if index == 0:
-                starts.append(0)
                 turns.append(0)
+                self.pending = 0
             if is_turn_start(message):
                 if self.seen_person:
                     turns.append(index)
-                    if starts[-1] != index:
-                        starts.append(index)
-                    self.call_open = False
+                    if self.call_open and self.pending is None:
+                        self.pending = index  # a new turn: the next call's unit starts here
                 self.seen_person = True
             if is_model_call(message):
-                if self.call_open and starts[-1] != index:
+                if self.pending is not None:
+                    starts.append(self.pending)
+                    self.pending = None
+                elif self.call_open:
                     starts.append(index)
                 self.call_open = True
             index += 1

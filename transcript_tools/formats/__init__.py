@@ -44,6 +44,7 @@ from . import (
     tau_bench,
     trajectories,
 )
+from .prose import is_text_not_json
 from .source import Record, Source, decode_text, iter_records, read_bytes
 
 READERS: list[ModuleType] = [
@@ -66,8 +67,13 @@ READERS: list[ModuleType] = [
 TEXT_READERS: list[ModuleType] = [aider_llm, aider_history]
 DATABASE_READERS: list[ModuleType] = [opencode_db]
 
-SNIFF_RECORDS = 8
+SNIFF_RECORDS = 8  # the first look; more when none of them tells (detect_head)
 SNIFF_TEXT_BYTES = 4096
+NOT_A_TRANSCRIPT = "not a transcript tsum can read"
+TEXT_NOT_JSON = (
+    ": a text file, not JSON records, and no reader of text logs takes it; use --format"
+    " to force one"
+)
 
 
 def reader_names() -> list[str]:
@@ -93,6 +99,27 @@ def detect(head: list[Record]) -> ModuleType | None:
     return None
 
 
+def detect_head(records: Iterator[Record]) -> tuple[ModuleType | None, list[Record]]:
+    """The reader of a file and the records read to tell it. Where the first
+    ``SNIFF_RECORDS`` tell nothing, twice as many are read, and so on to the end of the
+    file: a log may open with more records of bookkeeping than the first look holds
+    (Claude Code 2.1 writes titles, modes and hook results before the first prompt).
+    A bad record met while looking further ends the look: the file is not one tsum can
+    tell."""
+    head = list(itertools.islice(records, SNIFF_RECORDS))
+    while True:
+        reader = detect(head)
+        if reader is not None:
+            return reader, head
+        try:
+            more = list(itertools.islice(records, len(head)))
+        except InputError:
+            return None, head
+        if not more:
+            return None, head
+        head.extend(more)
+
+
 def detect_text(data: bytes) -> ModuleType | None:
     head = data[:SNIFF_TEXT_BYTES]
     return next((r for r in TEXT_READERS if r.sniff_text(head)), None)
@@ -111,9 +138,14 @@ def read_conversations(source: Source, fmt: str | None = None) -> Iterator[Conve
         assert text_reader is not None
         yield from text_reader.read_text(decode_text(source, data), source)
         return
+    if forced is None and is_text_not_json(data):
+        raise UnknownFormatError(source.display, None, NOT_A_TRANSCRIPT + TEXT_NOT_JSON)
     records = iter_records(source, data)
-    head = list(itertools.islice(records, SNIFF_RECORDS))
-    reader = forced or detect(head)
+    if forced is not None:
+        reader: ModuleType | None = forced
+        head = list(itertools.islice(records, SNIFF_RECORDS))
+    else:
+        reader, head = detect_head(records)
     if reader is None:
         raise UnknownFormatError(
             source.display,
@@ -183,7 +215,7 @@ def read_input(
         if type(exc) is not UnknownFormatError:  # a binary file, a storage piece: say what
             source.warn(f"warning: {exc.location_text()} (skipped)")
             return
-        source.warn(f"warning: {source.display}: not a transcript tsum can read (skipped)")
+        source.warn(f"warning: {source.display}: {NOT_A_TRANSCRIPT} (skipped)")
 
 
 def detect_format(source: Source) -> str | None:
@@ -201,6 +233,7 @@ def detect_format(source: Source) -> str | None:
     text_reader = detect_text(data)
     if text_reader is not None:
         return str(text_reader.NAME)
-    head = list(itertools.islice(iter_records(source, data), SNIFF_RECORDS))
-    reader = detect(head)
+    if is_text_not_json(data):
+        return None
+    reader, _ = detect_head(iter_records(source, data))
     return reader.NAME if reader else None

@@ -23,6 +23,10 @@
   after it). It is attached to the reply before it: input = sent, output = received,
   cache read/creation = cache hit/write (subsets of sent). A ``> Model:`` / ``> Main
   model:`` note names the model.
+- A note of several lines (a shell command with a multi-line ``git commit -m``) has ``>``
+  on its first line only (``append_chat_history`` quotes the text once:
+  Aider-AI/aider:aider/io.py@0045641db758eb75f9f0ee2441d3516dc2187948): the
+  plain lines right after a note, up to a blank line, are more of it, not a reply.
 - The model's reply is the plain text between a prompt and the next note or prompt.
   Text after a ``Tokens`` note in the same exchange is another call (Aider reflecting
   lint errors or failed edits back to the model; the reflected message itself is only in
@@ -188,8 +192,12 @@ class _Session:
 def _sessions(text: str) -> Iterator[_Session]:
     session: _Session | None = None
     lines = text.split("\n")
+    in_note = False  # the line before was a ``>`` note (or more of one)
     for lineno, raw in enumerate(lines, 1):
         line = raw.rstrip("\r")
+        if in_note and line.strip() and not line.startswith((">", PROMPT, "# aider chat")):
+            continue  # more of a multi-line note: Aider prefixes only its first line
+        in_note = line.startswith("> ")  # not an edit block's ">>>>>>> REPLACE"
         header = SESSION.match(line)
         if header:
             if session is not None:

@@ -13,7 +13,9 @@ JSON array (``logs/chat.json``) read alike. Mapping:
   warning). ``input_tokens`` = input + cache creation + cache read.
   ``<synthetic>`` entries (API errors, interrupts) keep their text and model name
   (``messages.SYNTHETIC_MODEL``): not a model call, so no usage and no estimate.
-- ``user`` lines with ``tool_result`` blocks → ToolResultMessage (never a new turn).
+- ``user`` lines with ``tool_result`` blocks → ToolResultMessage (never a new turn). A
+  result logged before the call it answers (its ``parentUuid`` names a line further
+  down) is placed after that call: the parent chain is the order.
 - A real prompt → UserMessage (or UserImageMessage for a lone image): starts a turn.
   Not prompts: ``isMeta`` lines (except the expanded prompt right after a slash command
   such as ``/init``, which is what the model answers), slash-command echoes and their
@@ -23,6 +25,9 @@ JSON array (``logs/chat.json``) read alike. Mapping:
   dropped with a warning — never a turn of its own.
 - Queued prompts (``queue-operation``, ``queued_command`` attachments): the person's
   message where they were delivered (``claude_code_queue``).
+- Runtime notices on a user line of their own (``"origin": {"kind":
+  "task-notification"}``, ``<task-notification>`` text: a background task or a Monitor
+  event finished) → UserMessage with ``origin=INJECTED``: sent to the model, never a turn.
 - A re-logged copy of earlier entries (resume, 2.0.29–2.0.31) is not replayed again
   (``claude_code_copies``).
 - Compactions: ``system`` ``compact_boundary`` (``compactMetadata.preTokens``) and
@@ -37,12 +42,20 @@ JSON array (``logs/chat.json``) read alike. Mapping:
   never saw it again; a warning on the Conversation says how many messages went.
 - Skipped: sidechain entries (inline Task subagents) — except when the whole file is a
   sidechain (a subagent file ``agent-*.jsonl``), which replays as its own session, id
-  ``agentId`` or the file stem; their calls' usage, and that of a rewound branch's
-  responses, is kept as ``Conversation.off_chain_calls`` (``claude_code_billed``); ``summary``, ``file-history-snapshot``, ``progress``,
-  other ``attachment``s, ``permission-mode``, ``last-prompt``, hook / ``system`` noise.
+  ``agentId`` or the file stem; the first user/assistant entry that is not 2.0's warm-up
+  decides (a session's file leaves its warm-up out with a warning:
+  ``claude_code_sidechain``); the usage of sidechain calls, and that of a rewound branch's
+  responses, is kept as ``Conversation.off_chain_calls`` (``claude_code_billed``);
+  ``summary``, ``file-history-snapshot``, ``progress``, other ``attachment``s (hook
+  results…), the session bookkeeping of 2.1 (``last-prompt``, ``mode``,
+  ``permission-mode``, ``ai-title``, ``custom-title``, ``agent-name``), hook / ``system``
+  noise.
   Any other entry type is skipped with a warning (one per type, at its first line; a
   record of another format, one warning for all: ``switch``); an entry whose ``type`` is
   not a string, with a warning of its own.
+- A session with no prompt a person wrote and no model call (an SDK-driven session: every
+  prompt ``isMeta``, every reply ``<synthetic>`` "Not logged in") has nothing to replay:
+  no message, and ``Conversation.skipped`` says why.
 - A ``usage`` field that is not a number is a warning naming the line (a numeric string
   is read).
 """
@@ -72,8 +85,11 @@ from .anthropic_api import (
 from .assembly import PendingAssistant, freeze_all
 from .claude_code_billed import BilledElsewhere
 from .claude_code_copies import Copies
+from .claude_code_order import ParentOrder
 from .claude_code_queue import Queue
+from .claude_code_sidechain import WarmUp
 from .claude_code_text import CONTINUATION_PREFIX, first_text, ide_only, is_prompt, response_id
+from .claude_code_types import KNOWN_TYPES, is_entry, nobody_there, runtime_notice
 from .source import Record, Source, session_stem
 from .switch import FormatSwitch
 
@@ -82,37 +98,9 @@ DESCRIPTION = (
     "Claude Code session logs (~/.claude/projects/*/*.jsonl, or the same entries as a JSON array)"
 )
 
-# Entry types Claude Code writes (FORMATS.md); only user/assistant/system carry messages.
-KNOWN_TYPES = frozenset(
-    {
-        "user",
-        "assistant",
-        "system",
-        "summary",
-        "file-history-snapshot",
-        "queue-operation",
-        "progress",
-        "attachment",
-        "permission-mode",
-        "last-prompt",
-    }
-)
-
 
 def sniff(head: list[Record]) -> bool:
-    for record in head:
-        obj = record.obj
-        kind = obj.get("type")
-        if kind in ("user", "assistant") and isinstance(obj.get("message"), dict):
-            if "sessionId" in obj or "parentUuid" in obj:
-                return True
-        elif kind == "summary" and "leafUuid" in obj:
-            return True
-        elif kind == "file-history-snapshot" and "snapshot" in obj:
-            return True
-        elif kind in ("system", "queue-operation", "progress") and "sessionId" in obj:
-            return True
-    return False
+    return any(is_entry(record.obj) for record in head)
 
 
 class _Session:
@@ -134,16 +122,23 @@ class _Session:
         self.queue = Queue(source)
         self.ide: tuple[list[Block], Record] | None = None  # IDE context waiting for its prompt
         self.billed = BilledElsewhere()  # calls billed outside the replayed messages
-
-    # -- entries ------------------------------------------------------------------------
+        self.warm_up = WarmUp()
+        self.order = ParentOrder()  # tool results logged before their call
+        self.meta_prompts = 0  # isMeta user lines left out
 
     def add(self, record: Record) -> None:
+        self._entry(record)
+        self.out.extend(self.order.read(record.obj.get("uuid")))  # results logged before it
+
+    def _entry(self, record: Record) -> None:
         obj = record.obj
         kind = obj.get("type")
         if type(kind) is not str or kind not in KNOWN_TYPES:
             self._unknown(kind, record)
             return
         self.switch.started = True
+        if self.warm_up.hold(obj, record):
+            return
         side = obj.get("isSidechain") is True
         if self.sidechain_file is None and kind in ("user", "assistant"):
             self.sidechain_file = side
@@ -151,6 +146,7 @@ class _Session:
                 agent = obj.get("agentId")
                 self.conv.session_id = str(agent) if agent else self.conv.session_id
                 self.session_set = True
+            self._settle_warm_up()
         if side and not self.sidechain_file:
             self.billed.sidechain_entry(obj, self.source.warner(record))
             return
@@ -260,7 +256,9 @@ class _Session:
         if has_tool_result(content):
             self.after_command = False
             self._drop_ide()
-            self.out.extend(tool_results(content))  # the open response may still get lines
+            results: list[Message] = list(tool_results(content))
+            if not self.order.hold(obj.get("parentUuid"), results, record):
+                self.out.extend(results)  # the open response may still get lines
             return
         blocks = blocks_from_anthropic(content, self.source.warner(record))
         flagged = obj.get("isCompactSummary") is True
@@ -272,9 +270,16 @@ class _Session:
             self.open = None
             self.out.append(UserMessage(tuple(blocks), INJECTED))
             return
+        if runtime_notice(obj, blocks):
+            self.after_command = False
+            self._drop_ide()
+            self.open = None
+            self.out.append(UserMessage(tuple(blocks), INJECTED))
+            return
         if obj.get("isMeta") is True:
             # only the expanded prompt of a slash command (/init, custom commands) counts
             if not (self.after_command and first_text(blocks).strip()):
+                self.meta_prompts += 1
                 return
         elif not is_prompt(blocks):
             text = first_text(blocks).lstrip()
@@ -355,7 +360,22 @@ class _Session:
             f"{where}: the user went back to an earlier message; {dropped} messages of the abandoned branch dropped"
         )
 
+    def _settle_warm_up(self) -> None:
+        """A subagent's file reads its warm-up first; a session's leaves it out."""
+        held = self.warm_up.release()
+        if not held:
+            return
+        if self.sidechain_file is not False:  # a subagent file, or nothing but the warm-up
+            for record in held:
+                self._entry(record)
+            return
+        for record in held:  # left out of the replay, but billed like any sidechain call
+            self.billed.sidechain_entry(record.obj, self.source.warner(record))
+        self.source.dropped(held[0], WarmUp.left_out(held))
+
     def finish(self) -> Conversation:
+        self._settle_warm_up()
+        self.out.extend(self.order.finish(self.source))
         self._delivered(self.queue.finish())
         self._drop_ide()
         self.copies.close()
@@ -366,6 +386,9 @@ class _Session:
             self.source.dropped(first, f"{count} {noun} of unknown type {kind!r} skipped")
         self.conv.messages = freeze_all(self.out)
         self.conv.off_chain_calls = self.billed.calls()
+        self.conv.skipped = nobody_there(self.conv.messages, self.meta_prompts)
+        if self.conv.skipped is not None:
+            self.conv.messages = []
         return self.conv
 
 

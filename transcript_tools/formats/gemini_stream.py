@@ -3,7 +3,10 @@
 One JSON event per line, each with ``type`` and ``timestamp`` (gemini-cli
 ``packages/core/src/output/types.ts``):
 
-- ``init`` (``session_id``, ``model``) starts a run. Several runs can share a file (a
+- ``init`` (``session_id``, ``model``) starts a run; events written before a file's first
+  ``init`` with no ``result`` among them (a leading ``message``) belong to that run, while
+  events that end with a ``result`` before any ``init`` are a run of their own (the file
+  was cut at the front). Several runs can share a file (a
   script appending each run's output): consecutive runs with the same ``session_id``
   (``--resume``) continue one conversation, a new id starts the next. The conversation
   is named by its ``session_id``.
@@ -182,49 +185,23 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
             )
         yield current.conv
 
-    for record in records:
+    def cut_run(record: Record) -> None:
+        """Events no init started (the file was cut at the front): a run of its own."""
+        nonlocal current, run, count
+        count += 1
+        current = _Conversation(
+            Conversation(
+                conversation_id({}, source, count, record), source.display, NAME, line=record.line
+            ),
+            "",
+        )
+        run = _Run(record.line)
+
+    def event(record: Record) -> None:
         obj = record.obj
-        kind = obj.get("type")
+        kind = obj["type"]
         where = f"line {record.line}" if record.line is not None else f"[{record.item}]"
-        if not is_event(obj):
-            source.bad(
-                record.error(
-                    source.display,
-                    f"not a Gemini CLI stream-json event (type {kind!r} without its fields)",
-                )
-            )
-            continue
-        if kind == "init":
-            session = str(obj["session_id"])
-            if run is not None:
-                _unfinished(current, run)
-                end_run(None)
-            if current is None or current.session != session:
-                yield from finish()
-                count += 1
-                conv = Conversation(
-                    conversation_id(obj, source, count, record, ("session_id",)),
-                    source.display,
-                    NAME,
-                    line=record.line,
-                )
-                current = _Conversation(conv, session)
-            run = _Run(record.line)
-            model = obj.get("model") if isinstance(obj.get("model"), str) else None
-            continue
-        if current is None or run is None:
-            # events before any init (the file was cut at the front): one run of its own
-            count += 1
-            current = _Conversation(
-                Conversation(
-                    conversation_id({}, source, count, record),
-                    source.display,
-                    NAME,
-                    line=record.line,
-                ),
-                "",
-            )
-            run = _Run(record.line)
+        assert current is not None and run is not None
         if kind == "message":
             if obj["role"] == "user":
                 run.close()
@@ -263,6 +240,53 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
                     record, f"the run's {usage.total_tokens} tokens are not read: no model reply"
                 )
             end_run(usage)
+
+    early: list[Record] = []  # events before the first init, whose run is not known yet
+    for record in records:
+        obj = record.obj
+        kind = obj.get("type")
+        if not is_event(obj):
+            source.bad(
+                record.error(
+                    source.display,
+                    f"not a Gemini CLI stream-json event (type {kind!r} without its fields)",
+                )
+            )
+            continue
+        if kind == "init":
+            session = str(obj["session_id"])
+            if run is not None:
+                _unfinished(current, run)
+                end_run(None)
+            if current is None or current.session != session:
+                yield from finish()
+                count += 1
+                conv = Conversation(
+                    conversation_id(obj, source, count, record, ("session_id",)),
+                    source.display,
+                    NAME,
+                    line=record.line,
+                )
+                current = _Conversation(conv, session)
+            run = _Run(record.line)
+            model = obj.get("model") if isinstance(obj.get("model"), str) else None
+            for held in early:  # written before the init of their run (no result between)
+                event(held)
+            early.clear()
+            continue
+        if current is None or run is None:
+            if current is None and kind != "result":
+                early.append(record)  # the first run's init may still come
+                continue
+            cut_run(early[0] if early else record)
+            for held in early:
+                event(held)
+            early.clear()
+        event(record)
+    if early:  # no init came: the file was cut at the front
+        cut_run(early[0])
+        for held in early:
+            event(held)
     if run is not None:
         _unfinished(current, run)
         end_run(None)

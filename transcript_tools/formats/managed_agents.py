@@ -1,8 +1,9 @@
 """Anthropic managed-agent session event logs (Claude Managed Agents, ``/v1/sessions/{id}/events``).
 
-One event per JSONL line (``{"id", "type", "processed_at", ...}``), or the list endpoint's
-response saved whole (``{"data": [events…], "next_page": …}``); the whole file is one
-session, named by the file. Event types follow ``{domain}.{action}``:
+One event per JSONL line (``{"id", "type", "processed_at", ...}``) — or wrapped as a widely
+published exporter writes it, ``{"role", "kind", "time", "raw": {<the event>}}``, read
+inside ``raw`` — or the list endpoint's response saved whole (``{"data": [events…],
+"next_page": …}``); the whole file is one session, named by the file. Event types follow ``{domain}.{action}``:
 
 - ``user.message`` (``content`` blocks) → the person's message (PERSON, starts a turn);
   ``user.define_outcome`` → the task statement (its ``description``; the ``rubric`` is
@@ -116,10 +117,19 @@ DISTINCTIVE = (
 )
 
 
+def unwrap(obj: dict[str, Any]) -> dict[str, Any]:
+    """The API's event itself: a widely published exporter writes each one as
+    ``{"role", "kind", "time", "raw": {<the event>}}``; other records are the event."""
+    raw = obj.get("raw")
+    if "type" not in obj and isinstance(raw, dict) and isinstance(raw.get("type"), str):
+        return raw
+    return obj
+
+
 def _events(head: list[Record]) -> list[dict[str, Any]]:
     if len(head) == 1 and isinstance(head[0].obj.get("data"), list):  # the list endpoint's page
         return [e for e in head[0].obj["data"][:8] if isinstance(e, dict)]
-    return [r.obj for r in head]
+    return [unwrap(r.obj) for r in head]
 
 
 def sniff(head: list[Record]) -> bool:
@@ -270,7 +280,7 @@ class _Session:
 def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
     session: _Session | None = None
     for record in records:
-        obj = record.obj
+        obj = unwrap(record.obj)
         if session is None:
             session = _Session(
                 source, Conversation(session_stem(source), source.display, NAME, line=record.line)
@@ -288,6 +298,6 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
         if not isinstance(obj.get("type"), str):
             source.bad(record.error(source.display, "not a session event (no 'type')"))
             continue
-        session.add(record, obj)
+        session.add(record if obj is record.obj else Record(obj, record.line, record.item), obj)
     if session is not None:
         yield session.finish()

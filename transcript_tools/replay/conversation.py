@@ -146,10 +146,9 @@ async def replay_conversation(
     # --cost: priced as it runs (cost/meter.py); the one loop otherwise (engine/drive.py)
     meter = await drive_priced(conv, engine, execute, pricer, units=units, annotate=annotate)
     warnings = list(conv.warnings) + tool_oddities(conv.messages)
-    if not conv.messages:
-        warnings.append(
-            f"no messages read as {conv.format} (is the file in that format? see --format)"
-        )
+    empty = conv.empty_warning()
+    if empty is not None:
+        warnings.append(empty)
     cadence = fixed_cadence_warning(engine)
     if cadence:
         warnings.append(cadence)

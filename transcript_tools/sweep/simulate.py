@@ -200,11 +200,13 @@ def profile_conversation(
     # A focused view keeps the system messages before its window: what it drops when the
     # window starts at turn k is the non-system tokens before starts[k].
     dropped = [slot.dropped_tokens(start) for start in starts]
-    measured_end = last_call_end(conv.messages)
+    # (a conversation without a model call has no unit with --checkpoint call: the
+    # engine's slot then holds none of its messages)
+    measured_end = min(last_call_end(conv.messages), len(slot.messages))
     dropped_end = slot.dropped_tokens(measured_end)
     # peaks: the view a model is called with (never past the last call)
     peak_view = view
-    if measured_end < len(conv.messages):
+    if measured_end < len(conv.messages) and view:
         clipped = engine.current_context_tokens(measured_end)
         peak_view = [
             v if end <= measured_end else clipped for v, end in zip(view, history_end, strict=True)
