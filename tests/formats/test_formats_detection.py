@@ -73,6 +73,10 @@ FIXTURE_FORMATS = {
     "representative_managed_agents.jsonl": "managed-agents",
     "edge_cases_managed_agents.json": "managed-agents",
     "edge_cases_managed_agents_stream.jsonl": "managed-agents",
+    # ---- logs added later: SpecStory, pi, Crush, ATIF, OpenTelemetry, inspect_ai
+    "representative_specstory_cursor.md": "specstory",
+    "representative_specstory_classic.md": "specstory",
+    "edge_cases_specstory_claude_code.md": "specstory",
 }
 
 # What detection says of the malformed fixtures: their format when the broken record is

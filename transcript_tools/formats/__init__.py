@@ -41,6 +41,7 @@ from . import (
     opencode,
     opencode_db,
     sharegpt,
+    specstory,
     tau_bench,
     trajectories,
 )
@@ -63,7 +64,7 @@ READERS: list[ModuleType] = [
     sharegpt,
     openai_chat,
 ]
-TEXT_READERS: list[ModuleType] = [aider_llm, aider_history]
+TEXT_READERS: list[ModuleType] = [aider_llm, aider_history, specstory]
 DATABASE_READERS: list[ModuleType] = [opencode_db]
 
 SNIFF_RECORDS = 8
