@@ -77,6 +77,8 @@ FIXTURE_FORMATS = {
     "representative_specstory_cursor.md": "specstory",
     "representative_specstory_classic.md": "specstory",
     "edge_cases_specstory_claude_code.md": "specstory",
+    "representative_pi.jsonl": "pi",
+    "edge_cases_pi_v1.jsonl": "pi",
 }
 
 # What detection says of the malformed fixtures: their format when the broken record is

@@ -40,6 +40,7 @@ from . import (
     openai_chat,
     opencode,
     opencode_db,
+    pi,
     sharegpt,
     specstory,
     tau_bench,
@@ -51,6 +52,7 @@ READERS: list[ModuleType] = [
     native,
     cline,  # before anthropic, which could take its API history
     managed_agents,
+    pi,  # its session header and entry types are its own
     claude_code,
     codex,
     gemini,
