@@ -79,6 +79,7 @@ FIXTURE_FORMATS = {
     "edge_cases_specstory_claude_code.md": "specstory",
     "representative_pi.jsonl": "pi",
     "edge_cases_pi_v1.jsonl": "pi",
+    "representative_crush.sql": "crush",
 }
 
 # What detection says of the malformed fixtures: their format when the broken record is

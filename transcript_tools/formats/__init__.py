@@ -33,6 +33,7 @@ from . import (
     cline,
     codex,
     continue_sessions,
+    crush_db,
     gemini,
     gemini_stream,
     managed_agents,
@@ -47,6 +48,7 @@ from . import (
     trajectories,
 )
 from .source import Record, Source, decode_text, iter_records, read_bytes
+from .sqlite_file import read_tables
 
 READERS: list[ModuleType] = [
     native,
@@ -67,7 +69,7 @@ READERS: list[ModuleType] = [
     openai_chat,
 ]
 TEXT_READERS: list[ModuleType] = [aider_llm, aider_history, specstory]
-DATABASE_READERS: list[ModuleType] = [opencode_db]
+DATABASE_READERS: list[ModuleType] = [crush_db, opencode_db]  # opencode_db names any other
 
 SNIFF_RECORDS = 8
 SNIFF_TEXT_BYTES = 4096
@@ -158,11 +160,17 @@ def _binary_reader(source: Source, data: bytes, forced: ModuleType | None) -> Mo
         return None
     what, hint = found
     if what == binary.SQLITE and forced in (None, *DATABASE_READERS):
-        return forced or DATABASE_READERS[0]
+        return forced or database_reader(source, data)
     if what == binary.SQLITE:
         assert forced is not None
         hint = f"--format {forced.NAME} reads text; leave --format out or use opencode-db"
     raise binary.BinaryFileError(source.display, None, binary.describe(what, hint))
+
+
+def database_reader(source: Source, data: bytes) -> ModuleType:
+    """The reader of a SQLite database, from its tables (the last one names any other)."""
+    tables = read_tables(source, data)
+    return next((r for r in DATABASE_READERS if r.sniff_tables(tables)), DATABASE_READERS[-1])
 
 
 def _other_format(record: Record, reader: str) -> str | None:
@@ -197,10 +205,11 @@ def detect_format(source: Source) -> str | None:
         if found[0] != binary.SQLITE:
             return None
         try:
-            list(opencode_db.read_database(source, data))
+            database = database_reader(source, data)
+            list(database.read_database(source, data))
         except InputError:
             return None
-        return str(opencode_db.NAME)
+        return str(database.NAME)
     text_reader = detect_text(data)
     if text_reader is not None:
         return str(text_reader.NAME)
