@@ -80,6 +80,8 @@ FIXTURE_FORMATS = {
     "representative_pi.jsonl": "pi",
     "edge_cases_pi_v1.jsonl": "pi",
     "representative_crush.sql": "crush",
+    "representative_atif.json": "atif",
+    "edge_cases_atif_continuation.json": "atif",
 }
 
 # What detection says of the malformed fixtures: their format when the broken record is

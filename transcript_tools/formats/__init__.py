@@ -28,6 +28,7 @@ from . import (
     aider_history,
     aider_llm,
     anthropic,
+    atif,
     binary,
     claude_code,
     cline,
@@ -55,6 +56,7 @@ READERS: list[ModuleType] = [
     cline,  # before anthropic, which could take its API history
     managed_agents,
     pi,  # its session header and entry types are its own
+    atif,
     claude_code,
     codex,
     gemini,
