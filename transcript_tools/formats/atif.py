@@ -18,7 +18,9 @@ one JSON document, ``{"schema_version", "session_id", "trajectory_id", "agent", 
   ``llm_call_count`` above 1 means the step's metrics add up several calls: read as one
   call, with a warning. ``final_metrics.total_prompt_tokens`` is cross-checked.
 - Compaction: a trajectory summarized and continued in another file names it in
-  ``continued_trajectory_ref`` — a recorded compaction at its end. The continuation's
+  ``continued_trajectory_ref`` — a recorded compaction at its end.
+- A ``user`` step whose ``extra.origin`` is ``injected`` or ``observation`` (how tsum
+  writes them: formats/atif_write.py) is that, not a turn. The continuation's
   steps marked ``is_copied_context`` (and the summary handed over before them) are the
   context carried across: injected messages, not turns or calls (their metrics belong to
   the first file), after a recorded compaction at its start.
@@ -34,6 +36,7 @@ from typing import Any
 from ..engine.messages import (
     INJECTED,
     OBSERVATION,
+    PERSON,
     SYNTHETIC_MODEL,
     AssistantMessage,
     Block,
@@ -157,7 +160,10 @@ def _step(conv: Conversation, step: dict[str, Any], model: str | None, warn: War
         conv.messages.append(SystemMessage(_text(step.get("message"))))
         return 0
     if kind == "user":
-        conv.messages.append(UserMessage(tuple(_content(step.get("message")))))
+        extra = step.get("extra")
+        origin = extra.get("origin") if isinstance(extra, dict) else None
+        origin = origin if origin in (INJECTED, OBSERVATION) else PERSON
+        conv.messages.append(UserMessage(tuple(_content(step.get("message"))), origin))
         return 0
     if kind != "agent":
         warn(f"step {step.get('step_id')}: source {kind!r} left out")
