@@ -82,6 +82,9 @@ FIXTURE_FORMATS = {
     "representative_crush.sql": "crush",
     "representative_atif.json": "atif",
     "edge_cases_atif_continuation.json": "atif",
+    "representative_otel_genai.json": "otel",
+    "edge_cases_otel_claude_code_logs.jsonl": "otel",
+    "edge_cases_otel_gemini_cli.json": "otel",
 }
 
 # What detection says of the malformed fixtures: their format when the broken record is

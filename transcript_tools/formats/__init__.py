@@ -42,6 +42,7 @@ from . import (
     openai_chat,
     opencode,
     opencode_db,
+    otel,
     pi,
     sharegpt,
     specstory,
@@ -57,6 +58,7 @@ READERS: list[ModuleType] = [
     managed_agents,
     pi,  # its session header and entry types are its own
     atif,
+    otel,
     claude_code,
     codex,
     gemini,
