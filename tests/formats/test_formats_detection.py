@@ -85,6 +85,8 @@ FIXTURE_FORMATS = {
     "representative_otel_genai.json": "otel",
     "edge_cases_otel_claude_code_logs.jsonl": "otel",
     "edge_cases_otel_gemini_cli.json": "otel",
+    "representative_inspect.eval": "inspect-ai",
+    "edge_cases_inspect_compaction.json": "inspect-ai",
 }
 
 # What detection says of the malformed fixtures: their format when the broken record is

@@ -37,6 +37,7 @@ from . import (
     crush_db,
     gemini,
     gemini_stream,
+    inspect_ai_log,
     managed_agents,
     native,
     openai_chat,
@@ -59,6 +60,7 @@ READERS: list[ModuleType] = [
     pi,  # its session header and entry types are its own
     atif,
     otel,
+    inspect_ai_log,
     claude_code,
     codex,
     gemini,
@@ -74,6 +76,7 @@ READERS: list[ModuleType] = [
 ]
 TEXT_READERS: list[ModuleType] = [aider_llm, aider_history, specstory]
 DATABASE_READERS: list[ModuleType] = [crush_db, opencode_db]  # opencode_db names any other
+ARCHIVE_READERS: list[ModuleType] = [inspect_ai_log]  # ZIP archives: sniff_archive(data)
 
 SNIFF_RECORDS = 8
 SNIFF_TEXT_BYTES = 4096
@@ -163,12 +166,24 @@ def _binary_reader(source: Source, data: bytes, forced: ModuleType | None) -> Mo
             raise InputError(source.display, None, "not a SQLite database")
         return None
     what, hint = found
+    archive = _archive_reader(what, data, forced)
+    if archive is not None:
+        return archive
     if what == binary.SQLITE and forced in (None, *DATABASE_READERS):
         return forced or database_reader(source, data)
     if what == binary.SQLITE:
         assert forced is not None
         hint = f"--format {forced.NAME} reads text; leave --format out or use opencode-db"
     raise binary.BinaryFileError(source.display, None, binary.describe(what, hint))
+
+
+def _archive_reader(what: str, data: bytes, forced: ModuleType | None) -> ModuleType | None:
+    """The reader of a ZIP archive that is a log (an inspect_ai ``.eval``), or None."""
+    if what != binary.ZIP:
+        return None
+    if forced is not None:
+        return forced if forced in ARCHIVE_READERS else None
+    return next((r for r in ARCHIVE_READERS if r.sniff_archive(data)), None)
 
 
 def database_reader(source: Source, data: bytes) -> ModuleType:
@@ -206,6 +221,9 @@ def detect_format(source: Source) -> str | None:
     data = read_bytes(source.path)
     found = binary.kind(data)
     if found is not None:
+        archive = _archive_reader(found[0], data, None)
+        if archive is not None:
+            return str(archive.NAME)
         if found[0] != binary.SQLITE:
             return None
         try:
