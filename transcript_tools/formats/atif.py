@@ -50,6 +50,7 @@ from ..engine.messages import (
     Usage,
     UserMessage,
 )
+from .content_parts import parts_to_blocks, text_of
 from .source import Record, Source, Warn, count_field, session_stem
 
 NAME = "atif"
@@ -81,19 +82,11 @@ def usage_from_metrics(metrics: Any, warn: Warn) -> Usage | None:
 
 
 def _content(value: Any) -> list[Block]:
-    if isinstance(value, str):
-        return [TextBlock(value)] if value else []
-    out: list[Block] = []
-    for part in value if isinstance(value, list) else []:
-        if isinstance(part, dict) and part.get("type") == "text":
-            out.append(TextBlock(str(part.get("text") or "")))
-        elif isinstance(part, dict):
-            out.append(OtherBlock(str(part.get("type") or "unknown"), part))
-    return out
+    return parts_to_blocks(value)
 
 
 def _text(value: Any) -> str:
-    return "\n".join(b.text for b in _content(value) if isinstance(b, TextBlock))
+    return text_of(parts_to_blocks(value))
 
 
 def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:

@@ -37,15 +37,14 @@ from ..engine.messages import (
     Compaction,
     Conversation,
     Message,
-    OtherBlock,
     SystemMessage,
-    TextBlock,
     ToolResultMessage,
     ToolUseBlock,
     Usage,
     UserMessage,
 )
 from ..errors import InputError
+from .content_parts import PartNames, parts_to_blocks, text_of
 from .source import Record, Source, Warn, count_field
 
 NAME = "inspect-ai"
@@ -129,25 +128,15 @@ def usage_from_inspect(usage: Any, warn: Warn) -> Usage | None:
     return Usage(given if inclusive else given + read + written, output, read, written)
 
 
+INSPECT_PARTS = PartNames(thinking=("reasoning", "reasoning"))
+
+
 def _content(content: Any) -> list[Block]:
-    if isinstance(content, str):
-        return [TextBlock(content)] if content else []
-    out: list[Block] = []
-    for part in content if isinstance(content, list) else []:
-        if not isinstance(part, dict):
-            continue
-        kind = part.get("type")
-        if kind == "text":
-            out.append(TextBlock(str(part.get("text") or "")))
-        elif kind == "reasoning":
-            out.append(OtherBlock("thinking", part.get("reasoning")))
-        else:
-            out.append(OtherBlock(str(kind or "unknown"), part))
-    return out
+    return parts_to_blocks(content, INSPECT_PARTS)
 
 
 def _text(content: Any) -> str:
-    return "\n".join(b.text for b in _content(content) if isinstance(b, TextBlock))
+    return text_of(_content(content))
 
 
 def _message(raw: dict[str, Any], usage: Usage | None, warn: Warn) -> Message | None:

@@ -59,6 +59,7 @@ from ..engine.messages import (
 from ..errors import InputError
 from .anthropic_api import user_message
 from .binary import BinaryFileError
+from .content_parts import json_or_text
 from .opencode_session import StoredMessage, build_conversation, session_name
 from .source import Source
 from .sqlite_file import database_error, open_database, table_columns
@@ -141,15 +142,6 @@ def _json_parts(raw: Any, where: str, notes: list[str]) -> list[dict[str, Any]] 
     return [p for p in parts if isinstance(p, dict)]
 
 
-def _arguments(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            return raw
-    return raw
-
-
 def _go_message(row: sqlite3.Row, parts: list[dict[str, Any]], notes: list[str]) -> list[Message]:
     where = f"messages id={row['id']}"
     role = row["role"]
@@ -171,7 +163,7 @@ def _go_message(row: sqlite3.Row, parts: list[dict[str, Any]], notes: list[str])
         elif kind == "tool_call":
             name = str(data.get("name") or "unknown")
             blocks.append(
-                ToolUseBlock(str(data.get("id") or ""), name, _arguments(data.get("input")))
+                ToolUseBlock(str(data.get("id") or ""), name, json_or_text(data.get("input")))
             )
         elif kind == "tool_result":
             results.append(

@@ -52,6 +52,7 @@ from ..engine.messages import (
     UserMessage,
 )
 from .assembly import PendingAssistant, freeze_all
+from .content_parts import PartNames, json_or_text, parts_to_blocks
 from .otel_records import LOG, SPAN, Signal, is_export, signals
 from .source import Record, Source, Warn, count_field, session_stem
 
@@ -77,15 +78,6 @@ def _is(signal: Signal, agent: str, event: str) -> bool:
         return True
     service = str(signal.attrs.get("service.name") or "").replace("-", "_")
     return signal.name == event and agent in service
-
-
-def _json(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            return raw
-    return raw
 
 
 def _count(attrs: dict[str, Any], key: str, warn: Warn) -> int:
@@ -239,11 +231,11 @@ class _Builder:
         self.conv.compactions.append(Compaction(len(self.out), source, pre))
 
     def _call(self, s: Signal, warn: Warn) -> None:
-        for message in _new_input(_json(s.attrs.get("gen_ai.input.messages"))):
+        for message in _new_input(json_or_text(s.attrs.get("gen_ai.input.messages"))):
             if isinstance(message, ToolResultMessage) and message.tool_call_id in self.answered:
                 continue  # its execute_tool span came first
             self.out.append(message)
-        blocks = _output_blocks(_json(s.attrs.get("gen_ai.output.messages")))
+        blocks = _output_blocks(json_or_text(s.attrs.get("gen_ai.output.messages")))
         self.out.append(PendingAssistant(blocks, usage_of(s, warn), _model(s.attrs)))
 
     def _tool(self, s: Signal) -> None:
@@ -263,7 +255,7 @@ class _Builder:
         if last is not None and not any(
             isinstance(b, ToolUseBlock) and b.id == call_id for b in last.blocks
         ):
-            args = _json(
+            args = json_or_text(
                 a.get("gen_ai.tool.call.arguments", a.get("tool_input", a.get("function_args")))
             )
             last.blocks.append(ToolUseBlock(call_id, name, args))
@@ -274,22 +266,15 @@ class _Builder:
         self.out.append(ToolResultMessage(call_id, text, failed))
 
 
+OTEL_PARTS = PartNames(
+    text=("text", "content"),
+    thinking=("reasoning", "content"),
+    tool_call=("tool_call", "id", "name", "arguments"),
+)
+
+
 def _parts_text(parts: Any) -> list[Block]:
-    blocks: list[Block] = []
-    for part in parts if isinstance(parts, list) else []:
-        if not isinstance(part, dict):
-            continue
-        kind = part.get("type")
-        if kind == "text":
-            blocks.append(TextBlock(str(part.get("content") or "")))
-        elif kind == "reasoning":
-            blocks.append(OtherBlock("thinking", part.get("content")))
-        elif kind == "tool_call":
-            call_id, name = str(part.get("id") or ""), str(part.get("name") or "unknown")
-            blocks.append(ToolUseBlock(call_id, name, part.get("arguments")))
-        else:
-            blocks.append(OtherBlock(str(kind or "unknown"), part))
-    return blocks
+    return parts_to_blocks(parts if isinstance(parts, list) else [], OTEL_PARTS)
 
 
 def _output_blocks(messages: Any) -> list[Block]:

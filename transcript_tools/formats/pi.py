@@ -40,14 +40,13 @@ from ..engine.messages import (
     Compaction,
     Conversation,
     Message,
-    OtherBlock,
     TextBlock,
     ToolResultMessage,
-    ToolUseBlock,
     Usage,
     UserMessage,
 )
 from .anthropic_api import tool_result_text
+from .content_parts import PartNames, parts_to_blocks
 from .source import Record, Source, Warn, count_field, session_stem
 
 NAME = "pi"
@@ -93,24 +92,13 @@ def usage_from_pi(usage: Any, warn: Warn) -> Usage | None:
     return Usage(prompt, count_field(usage.get("output"), "usage.output", warn), read, written)
 
 
+PI_PARTS = PartNames(
+    thinking=("thinking", "thinking"), tool_call=("toolCall", "id", "name", "arguments")
+)
+
+
 def _blocks(content: Any) -> list[Block]:
-    if isinstance(content, str):
-        return [TextBlock(content)] if content else []
-    out: list[Block] = []
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text" and isinstance(block.get("text"), str):
-            out.append(TextBlock(block["text"]))
-        elif kind == "thinking":
-            out.append(OtherBlock("thinking", block.get("thinking") or ""))
-        elif kind == "toolCall":
-            name = str(block.get("name") or "unknown")
-            out.append(ToolUseBlock(str(block.get("id") or ""), name, block.get("arguments")))
-        else:
-            out.append(OtherBlock(str(kind or "unknown"), block))
-    return out
+    return parts_to_blocks(content, PI_PARTS)
 
 
 def _message(msg: dict[str, Any], record: Record, source: Source) -> Message | None:
