@@ -98,3 +98,10 @@ def test_totals_that_disagree_are_a_warning(tmp_path: Path) -> None:
     assert row["warnings"] == [
         "final_metrics.total_prompt_tokens is 9,999; the steps' prompt_tokens add up to 2,600"
     ]
+
+
+def test_forced_on_another_format_is_one_error_naming_the_line() -> None:
+    path = FIXTURES / "representative_pi.jsonl"
+    result = CliRunner().invoke(inspect_command, ["--format", "atif", str(path)])
+    assert result.exit_code != 0
+    assert f"{path}:1: not an ATIF trajectory (no 'steps' list)" in result.stderr

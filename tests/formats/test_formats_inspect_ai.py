@@ -91,3 +91,18 @@ def test_a_zip_that_is_not_an_eval_log_is_still_named(tmp_path: Path) -> None:
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("a.txt", "hello")
     assert detect_format(Source(str(path))) is None
+
+
+def test_forced_on_another_format_or_without_samples(tmp_path: Path) -> None:
+    path = FIXTURES / "representative_pi.jsonl"
+    result = CliRunner().invoke(inspect_command, ["--format", "inspect-ai", str(path)])
+    assert f"{path}:1: not an inspect_ai eval log (no 'eval')" in result.stderr
+    header_only = json.loads(LOG.read_text(encoding="utf-8"))
+    del header_only["samples"]
+    log = tmp_path / "header.json"
+    log.write_text(json.dumps(header_only), encoding="utf-8")
+    warned: list[str] = []
+    assert read(log, warn=warned.append) == []
+    assert warned == [
+        f"warning: {log}: an inspect_ai log without samples (logged with samples off?)"
+    ]

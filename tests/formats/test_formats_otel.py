@@ -141,3 +141,10 @@ def test_a_span_with_usage_and_no_operation_name_is_a_call(tmp_path: Path) -> No
     path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))
     row = inspect_json(path)
     assert (row["session_id"], row["calls"], row["recorded_tokens"]) == ("t1", 1, 15)
+
+
+def test_forced_on_another_format_is_one_error_naming_the_line() -> None:
+    path = FIXTURES / "representative_pi.jsonl"
+    result = CliRunner().invoke(inspect_command, ["--format", "otel", str(path)])
+    assert result.exit_code != 0
+    assert f"{path}:1: not an OTLP export" in result.stderr

@@ -73,6 +73,11 @@ def sniff_archive(data: bytes) -> bool:
 
 def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
     for record in records:
+        if not sniff([record]):
+            source.bad(record.error(source.display, "not an inspect_ai eval log (no 'eval')"))
+            continue
+        if not record.obj.get("samples"):
+            source.dropped(record, "an inspect_ai log without samples (logged with samples off?)")
         for sample in record.obj.get("samples") or []:
             if isinstance(sample, dict):
                 yield sample_conversation(sample, source, source.warner(record))

@@ -146,6 +146,10 @@ def _session_key(s: Signal) -> str:
 def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
     sessions: dict[str, list[Signal]] = {}
     for record in records:
+        if not is_export(record.obj):
+            why = "not an OTLP export (no 'resourceSpans' or 'resourceLogs' list)"
+            source.bad(record.error(source.display, why))
+            continue
         for signal in signals(record):
             sessions.setdefault(_session_key(signal) or session_stem(source), []).append(signal)
     for key, items in sessions.items():
