@@ -83,6 +83,7 @@ def replay_corpus(
     prompt: str | None = None,
     provider: str | Provider = DEFAULT_PROVIDER,
     out: str | Path | None = None,
+    out_format: str = "native",
     format: str | None = None,
     dry_run: bool = False,
     skip_bad_lines: bool = False,
@@ -104,7 +105,9 @@ def replay_corpus(
     with the ``Provider`` protocol (no response cache unless ``cache`` is given);
     ``options`` are the call and cache options (``ProviderOptions``: model, cache,
     cache_only, batch…). With ``out`` the records are written as ``tsum replay --out``
-    writes them; without it each ``SessionResult`` is in ``result.sessions``. ``cost``
+    writes them (``out_format="atif"``: ``compressed/<session>.json`` as ATIF
+    trajectories, ``--out-format``); without it each ``SessionResult`` is in
+    ``result.sessions``. ``cost``
     prices each session as replayed (``tsum replay --cost``; ``prices``: a JSON prices
     file before genai-prices; docs/cost.md): ``SessionResult.cost``. Bad input
     does not raise: see ``result.status`` and ``result.stats.errors``.
@@ -119,7 +122,7 @@ def replay_corpus(
     if not run.settings.dry_run:
         refuse_summaries_on_ray(ray, "a replay that makes summary calls")
     backend = backend_for(workers or run.values.get("workers"), ray)
-    return replay_paths(
+    result = replay_paths(
         _paths(paths),
         run,
         out_dir=out,
@@ -131,6 +134,11 @@ def replay_corpus(
         backend=backend if (workers or ray or run.values.get("workers")) else None,
         cost=pricer_for(cost, prices, run.provider.get("price_per_mtok")),
     )
+    if out_format != "native":
+        from .formats.atif_write import write_out_format
+
+        write_out_format(out, out_format)
+    return result
 
 
 def sweep_corpus(

@@ -82,6 +82,20 @@ FIXTURE_FORMATS = {
     "edge_cases_aider_chat_note_continuation.aider.chat.history.md": "aider-chat",
     "edge_cases_gemini_stream_two_runs.jsonl": "gemini-stream",
     "edge_cases_managed_agents_raw.jsonl": "managed-agents",
+    # ---- logs added later: SpecStory, pi, Crush, ATIF, OpenTelemetry, inspect_ai
+    "representative_specstory_cursor.md": "specstory",
+    "representative_specstory_classic.md": "specstory",
+    "edge_cases_specstory_claude_code.md": "specstory",
+    "representative_pi.jsonl": "pi",
+    "edge_cases_pi_v1.jsonl": "pi",
+    "representative_crush.sql": "crush",
+    "representative_atif.json": "atif",
+    "edge_cases_atif_continuation.json": "atif",
+    "representative_otel_genai.json": "otel",
+    "edge_cases_otel_claude_code_logs.jsonl": "otel",
+    "edge_cases_otel_gemini_cli.json": "otel",
+    "representative_inspect.eval": "inspect-ai",
+    "edge_cases_inspect_compaction.json": "inspect-ai",
 }
 
 # What detection says of the malformed fixtures: their format when the broken record is

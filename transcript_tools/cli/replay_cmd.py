@@ -39,6 +39,13 @@ __all__ = ["exit_for", "replay_command", "replay_paths", "summary_options"]
     help="Write JSONL records here instead of a report on stdout.",
 )
 @click.option(
+    "--out-format",
+    type=click.Choice(["native", "atif"]),
+    default="native",
+    show_default=True,
+    help="Format of compressed/<session>: tsum's native JSONL, or an ATIF trajectory (.json).",
+)
+@click.option(
     "--dry-run",
     is_flag=True,
     help="Decisions only: no summary calls (fired checkpoints are recorded as would_summarize).",
@@ -51,6 +58,7 @@ __all__ = ["exit_for", "replay_command", "replay_paths", "summary_options"]
 def replay_command(
     paths: tuple[str, ...],
     out_dir: Path | None,
+    out_format: str,
     dry_run: bool,
     silent: bool,
     workers: int | None,
@@ -76,6 +84,10 @@ def replay_command(
     result = replay_paths(
         list(paths), resolved, out_dir=out_dir, silent=silent, backend=backend, cost=pricer
     )
+    if out_format != "native":
+        from ..formats.atif_write import write_out_format
+
+        write_out_format(out_dir, out_format)
     exit_for(result)
 
 

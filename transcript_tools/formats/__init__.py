@@ -28,29 +28,40 @@ from . import (
     aider_history,
     aider_llm,
     anthropic,
+    atif,
     binary,
     claude_code,
     cline,
     codex,
     continue_sessions,
+    crush_db,
     gemini,
     gemini_stream,
+    inspect_ai_log,
     managed_agents,
     native,
     openai_chat,
     opencode,
     opencode_db,
+    otel,
+    pi,
     sharegpt,
+    specstory,
     tau_bench,
     trajectories,
 )
 from .prose import is_text_not_json
 from .source import Record, Source, decode_text, iter_records, read_bytes
+from .sqlite_file import read_tables
 
 READERS: list[ModuleType] = [
     native,
     cline,  # before anthropic, which could take its API history
     managed_agents,
+    pi,  # its session header and entry types are its own
+    atif,
+    otel,
+    inspect_ai_log,
     claude_code,
     codex,
     gemini,
@@ -64,8 +75,9 @@ READERS: list[ModuleType] = [
     sharegpt,
     openai_chat,
 ]
-TEXT_READERS: list[ModuleType] = [aider_llm, aider_history]
-DATABASE_READERS: list[ModuleType] = [opencode_db]
+TEXT_READERS: list[ModuleType] = [aider_llm, aider_history, specstory]
+DATABASE_READERS: list[ModuleType] = [crush_db, opencode_db]  # opencode_db names any other
+ARCHIVE_READERS: list[ModuleType] = [inspect_ai_log]  # ZIP archives: sniff_archive(data)
 
 SNIFF_RECORDS = 8  # the first look; more when none of them tells (detect_head)
 SNIFF_TEXT_BYTES = 4096
@@ -186,12 +198,30 @@ def _binary_reader(source: Source, data: bytes, forced: ModuleType | None) -> Mo
             raise InputError(source.display, None, "not a SQLite database")
         return None
     what, hint = found
+    archive = _archive_reader(what, data, forced)
+    if archive is not None:
+        return archive
     if what == binary.SQLITE and forced in (None, *DATABASE_READERS):
-        return forced or DATABASE_READERS[0]
+        return forced or database_reader(source, data)
     if what == binary.SQLITE:
         assert forced is not None
         hint = f"--format {forced.NAME} reads text; leave --format out or use opencode-db"
     raise binary.BinaryFileError(source.display, None, binary.describe(what, hint))
+
+
+def _archive_reader(what: str, data: bytes, forced: ModuleType | None) -> ModuleType | None:
+    """The reader of a ZIP archive that is a log (an inspect_ai ``.eval``), or None."""
+    if what != binary.ZIP:
+        return None
+    if forced is not None:
+        return forced if forced in ARCHIVE_READERS else None
+    return next((r for r in ARCHIVE_READERS if r.sniff_archive(data)), None)
+
+
+def database_reader(source: Source, data: bytes) -> ModuleType:
+    """The reader of a SQLite database, from its tables (the last one names any other)."""
+    tables = read_tables(source, data)
+    return next((r for r in DATABASE_READERS if r.sniff_tables(tables)), DATABASE_READERS[-1])
 
 
 def _other_format(record: Record, reader: str) -> str | None:
@@ -223,13 +253,17 @@ def detect_format(source: Source) -> str | None:
     data = read_bytes(source.path)
     found = binary.kind(data)
     if found is not None:
+        archive = _archive_reader(found[0], data, None)
+        if archive is not None:
+            return str(archive.NAME)
         if found[0] != binary.SQLITE:
             return None
         try:
-            list(opencode_db.read_database(source, data))
+            database = database_reader(source, data)
+            list(database.read_database(source, data))
         except InputError:
             return None
-        return str(opencode_db.NAME)
+        return str(database.NAME)
     text_reader = detect_text(data)
     if text_reader is not None:
         return str(text_reader.NAME)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..errors import UnknownFormatError
 
 SQLITE = "SQLite database"
+ZIP = "ZIP archive"  # an inspect_ai .eval log is one (formats/inspect_ai_log.py)
 
 # (signature, offset, what it is, a hint for reading it) — the longest prefixes first
 _SIGNATURES: tuple[tuple[bytes, int, str, str], ...] = (
@@ -24,7 +25,7 @@ _SIGNATURES: tuple[tuple[bytes, int, str, str], ...] = (
     (b"GIF89a", 0, "GIF image", ""),
     (b"WEBP", 8, "WebP image", ""),
     (b"%PDF-", 0, "PDF document", ""),
-    (b"PK\x03\x04", 0, "ZIP archive", "extract it first (unzip)"),
+    (b"PK\x03\x04", 0, ZIP, "extract it first (unzip)"),
     (b"\x28\xb5\x2f\xfd", 0, "zstd archive", "decompress it first (zstd -d)"),
     (b"BZh", 0, "bzip2 archive", "decompress it first (bunzip2)"),
     (b"\xfd7zXZ\x00", 0, "xz archive", "decompress it first (unxz)"),

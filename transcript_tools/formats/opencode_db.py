@@ -59,6 +59,7 @@ from ..engine.messages import (
 from ..errors import InputError
 from .anthropic_api import user_message
 from .binary import BinaryFileError
+from .content_parts import json_or_text
 from .opencode_session import StoredMessage, build_conversation, session_name
 from .source import Source
 from .sqlite_file import database_error, open_database, table_columns
@@ -84,15 +85,35 @@ def _has(tables: dict[str, set[str]], wanted: dict[str, set[str]]) -> bool:
     return all(name in tables and cols <= tables[name] for name, cols in wanted.items())
 
 
+def sniff_go_tables(tables: dict[str, set[str]]) -> bool:
+    return _has(tables, GO_TABLES)
+
+
+def sniff_tables(tables: dict[str, set[str]]) -> bool:
+    """Either OpenCode schema (the last database reader: it names any other database)."""
+    return _has(tables, GO_TABLES) or _has(tables, TS_TABLES)
+
+
 def read_database(source: Source, data: bytes) -> Iterator[Conversation]:
     """Every session of an OpenCode database (read whole, then the file is closed)."""
+    yield from _read(source, data, NAME, COMPACTION_SOURCE)
+
+
+def read_go_database(
+    source: Source, data: bytes, fmt: str, compaction_source: str
+) -> Iterator[Conversation]:
+    """The Go schema read as ``fmt`` (Crush keeps it: ``crush_db``)."""
+    yield from _read(source, data, fmt, compaction_source)
+
+
+def _read(source: Source, data: bytes, fmt: str, compaction_source: str) -> Iterator[Conversation]:
     try:
         with open_database(source, data) as db:
             db.row_factory = sqlite3.Row
             tables = table_columns(db)
             if _has(tables, GO_TABLES):
-                convs = _go_sessions(db, source, tables)
-            elif _has(tables, TS_TABLES):
+                convs = _go_sessions(db, source, tables, fmt, compaction_source)
+            elif _has(tables, TS_TABLES) and fmt == NAME:
                 convs = _ts_sessions(db, source, tables)
             else:
                 names = ", ".join(sorted(tables)) or "none"
@@ -121,20 +142,12 @@ def _json_parts(raw: Any, where: str, notes: list[str]) -> list[dict[str, Any]] 
     return [p for p in parts if isinstance(p, dict)]
 
 
-def _arguments(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            return raw
-    return raw
-
-
 def _go_message(row: sqlite3.Row, parts: list[dict[str, Any]], notes: list[str]) -> list[Message]:
     where = f"messages id={row['id']}"
     role = row["role"]
     blocks: list[Block] = []
     results: list[Message] = []
+    finish: dict[str, Any] = {}
     for i, part in enumerate(parts):
         kind, data = part.get("type"), part.get("data")
         data = data if isinstance(data, dict) else {}
@@ -150,7 +163,7 @@ def _go_message(row: sqlite3.Row, parts: list[dict[str, Any]], notes: list[str])
         elif kind == "tool_call":
             name = str(data.get("name") or "unknown")
             blocks.append(
-                ToolUseBlock(str(data.get("id") or ""), name, _arguments(data.get("input")))
+                ToolUseBlock(str(data.get("id") or ""), name, json_or_text(data.get("input")))
             )
         elif kind == "tool_result":
             results.append(
@@ -160,8 +173,17 @@ def _go_message(row: sqlite3.Row, parts: list[dict[str, Any]], notes: list[str])
                     data.get("is_error") is True,
                 )
             )
-        elif kind != "finish":
+        elif kind == "shell_command" and role == "user":
+            blocks.append(TextBlock(_shell_text(data)))
+        elif kind == "finish":
+            finish = data
+        else:
             notes.append(f"{where}: part {i} of type {kind!r} left out")
+    if role == "assistant" and not blocks and finish.get("reason") == "error":
+        notes.append(
+            f"{where}: an API error ({str(finish.get('message'))[:60]!r}), not a reply; left out"
+        )
+        return []
     if role == "user":
         if not blocks:
             notes.append(f"{where}: user message with no content left out")
@@ -178,6 +200,14 @@ def _go_message(row: sqlite3.Row, parts: list[dict[str, Any]], notes: list[str])
     return []
 
 
+def _shell_text(data: dict[str, Any]) -> str:
+    """A ``!`` command the person ran, as Crush sends it with the prompt
+    (charmbracelet/crush internal/message/content.go ``ToAIMessage``)."""
+    return (
+        f"$ {data.get('command')}\n{data.get('output') or ''}\n(exit code {data.get('exit_code')})"
+    )
+
+
 def _summary(row: sqlite3.Row, parts: list[dict[str, Any]]) -> Message:
     texts = [
         str(p["data"]["text"])
@@ -187,8 +217,18 @@ def _summary(row: sqlite3.Row, parts: list[dict[str, Any]]) -> Message:
     return UserMessage((TextBlock("\n".join(texts)),), INJECTED)
 
 
+def _is_summary(row: sqlite3.Row) -> bool:
+    """Crush marks every summary it wrote (``is_summary_message``); the session row names
+    only the last one."""
+    return "is_summary_message" in row.keys() and row["is_summary_message"] == 1
+
+
 def _go_sessions(
-    db: sqlite3.Connection, source: Source, tables: dict[str, set[str]]
+    db: sqlite3.Connection,
+    source: Source,
+    tables: dict[str, set[str]],
+    fmt: str,
+    compaction_source: str,
 ) -> list[Conversation]:
     cols = tables["sessions"]
     order = "created_at, rowid" if "created_at" in cols else "rowid"
@@ -207,14 +247,14 @@ def _go_sessions(
             empty.append(sid)
             continue
         summary_id = session["summary_message_id"] if "summary_message_id" in cols else None
-        conv = Conversation(session_name(sid, session["parent_session_id"]), source.display, NAME)
+        conv = Conversation(session_name(sid, session["parent_session_id"]), source.display, fmt)
         notes: list[str] = []
         for row in rows:
             parts = _json_parts(row["parts"], f"messages id={row['id']}", notes)
             if parts is None:
                 continue
-            if summary_id and row["id"] == summary_id:
-                conv.compactions.append(Compaction(len(conv.messages), COMPACTION_SOURCE))
+            if (summary_id and row["id"] == summary_id) or _is_summary(row):
+                conv.compactions.append(Compaction(len(conv.messages), compaction_source))
                 conv.messages.append(_summary(row, parts))
                 continue
             conv.messages.extend(_go_message(row, parts, notes))

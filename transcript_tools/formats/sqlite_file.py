@@ -82,3 +82,13 @@ def table_columns(connection: sqlite3.Connection) -> dict[str, set[str]]:
         name: {str(col[1]) for col in connection.execute(f'PRAGMA table_info("{name}")')}
         for name in tables
     }
+
+
+def read_tables(source: Source, data: bytes) -> dict[str, set[str]]:
+    """The tables of the database ``source`` names, and their columns (one ``InputError``
+    line when it cannot be read)."""
+    try:
+        with open_database(source, data) as db:
+            return table_columns(db)
+    except sqlite3.Error as exc:
+        raise database_error(source, exc) from None
