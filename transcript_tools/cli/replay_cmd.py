@@ -90,6 +90,7 @@ def replay_paths(
 ) -> ReplayResult:
     """The library's run with the CLI's stderr: warnings, errors, progress, the end-of-run line."""
     from ..replay.run import replay_paths as run_paths
+    from ..replay.tips import window_tip
 
     def warn(message: str) -> None:
         if not silent:
@@ -109,6 +110,8 @@ def replay_paths(
             progress.close()
         if not silent or state != "complete":
             echo(result.summary_line(state), err=True)
+        if not silent and (tip := window_tip(result.stats.model_room, resolved)) is not None:
+            echo(tip, err=True)
 
     return run_paths(
         paths,

@@ -19,7 +19,7 @@ from ..cost.meter import drive_priced
 from ..cost.prices import Pricer
 from ..cost.records import CostRecord
 from ..engine.config import Checkpoint, Measure, ReplaySettings
-from ..engine.drive import session_window, unit_bounds
+from ..engine.drive import model_room, session_window, unit_bounds
 from ..engine.messages import (
     AssistantMessage,
     Conversation,
@@ -197,4 +197,5 @@ def session_counts(result: SessionResult) -> SessionCounts:
         result.warnings,
         sum(1 for d in engine.decisions if ESTIMATED in d),
         engine.stream_units,
+        model_room(result.conversation),
     )

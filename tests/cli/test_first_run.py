@@ -1,0 +1,65 @@
+"""What a new user meets on a first run: the window tip, failed runs, help pages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+from click.testing import CliRunner, Result
+
+from transcript_tools.cli.main import cli
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def chat_log(path: Path, prompt_tokens: int, turns: int = 4) -> Path:
+    """A chat log whose every call records ``prompt_tokens`` of prompt."""
+    rows: list[object] = []
+    for n in range(turns):
+        rows.append({"role": "user", "content": f"question {n}"})
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": 10}
+        rows.append({"role": "assistant", "content": f"answer {n}", "usage": usage})
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    return path
+
+
+# ---- the window tip -------------------------------------------------------------------
+
+
+def test_tip_once_when_the_model_took_far_more_than_the_default_window(tmp_path: Path) -> None:
+    # two logs, both over 2 x 32,000: one tip line for the run, naming the largest
+    chat_log(tmp_path / "a.jsonl", 70_000)
+    chat_log(tmp_path / "b.jsonl", 65_000)
+    result = run("replay", str(tmp_path), "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    tips = [line for line in result.stderr.splitlines() if line.startswith("tsum: tip:")]
+    assert tips == [
+        "tsum: tip: these logs show a model taking up to 70,000 tokens of context, far over "
+        "the seed's default window of 32,000, so the checkpoint fires from the first turns; "
+        "for the model's own window try --max-context-tokens auto --measure current"
+    ]
+    assert "tsum: tip" not in result.stdout  # stdout stays the report alone
+
+
+def test_no_tip_when_the_default_window_fits(tmp_path: Path) -> None:
+    chat_log(tmp_path / "a.jsonl", 63_999)  # under 2 x 32,000
+    result = run("replay", str(tmp_path), "--dry-run")
+    assert result.exit_code == 0
+    assert "tsum: tip" not in result.stderr
+
+
+def test_no_tip_when_the_window_was_chosen(tmp_path: Path) -> None:
+    log = str(chat_log(tmp_path / "a.jsonl", 70_000))
+    for window in ("32000", "auto"):
+        result = run("replay", log, "--dry-run", "--max-context-tokens", window)
+        assert "tsum: tip" not in result.stderr, window
+    assert "tsum: tip" not in run("replay", log, "--dry-run", "--silent").stderr
+
+
+def test_tip_leaves_out_the_measure_already_chosen(tmp_path: Path) -> None:
+    log = str(chat_log(tmp_path / "a.jsonl", 70_000))
+    result = run("replay", log, "--dry-run", "--measure", "current")
+    tip = next(line for line in result.stderr.splitlines() if line.startswith("tsum: tip:"))
+    assert tip.endswith("try --max-context-tokens auto")
