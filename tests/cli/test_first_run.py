@@ -63,3 +63,35 @@ def test_tip_leaves_out_the_measure_already_chosen(tmp_path: Path) -> None:
     result = run("replay", log, "--dry-run", "--measure", "current")
     tip = next(line for line in result.stderr.splitlines() if line.startswith("tsum: tip:"))
     assert tip.endswith("try --max-context-tokens auto")
+
+
+# ---- failed runs print no results -----------------------------------------------------
+
+
+def test_eval_with_nothing_read_prints_the_error_and_no_table(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    for extra in ((), ("--json",)):
+        result = run("eval", str(bad), *extra)
+        assert result.exit_code == 3, extra  # bad input
+        assert result.stdout == "", extra  # no table, no advice to lower the ratio
+        assert f"error: {bad}:1: invalid JSON" in result.stderr
+        assert result.stderr.rstrip().endswith(
+            "tsum: error: no session could be read (the errors above say why): nothing to score"
+        )
+
+
+def test_sweep_with_nothing_read_prints_the_error_and_no_table(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    result = run("sweep", str(bad))
+    assert result.exit_code == 3
+    assert result.stdout == ""
+    assert result.stderr.rstrip().endswith(
+        "tsum: error: no conversations could be read (the errors above say why)"
+    )
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = run("sweep", str(empty))
+    assert result.exit_code == 3 and result.stdout == ""
+    assert "tsum: error: no conversations found in the given paths" in result.stderr

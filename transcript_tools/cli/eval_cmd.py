@@ -210,7 +210,9 @@ def eval_command(
         error=lambda m: click.echo(m, err=True),
         say=say,
     )
-    if as_json:
+    if done.result.sessions == 0:
+        pass  # nothing read: no table to print, only the error below
+    elif as_json:
         click.echo(done.to_json_text())
     elif policy_mode:
         click.echo(done.policy_table(), nl=False)

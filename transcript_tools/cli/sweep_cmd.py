@@ -314,10 +314,16 @@ def sweep_command(
         if progress is not None:
             progress.close()
     render = render_json if as_json else render_csv if as_csv else render_table
-    echo(render(done.result, sort), nl=False)
+    if done.result.conversations:  # nothing read: no table of zeros, only the error below
+        echo(render(done.result, sort), nl=False)
     if not silent:
         echo(done.summary_line(), err=True)
     if done.failed:
-        if done.result.conversations == 0 and not done.result.errors:
-            echo("tsum: error: no conversations found in the given paths", err=True)
+        if done.result.conversations == 0:
+            why = (
+                "could be read (the errors above say why)"
+                if done.result.errors
+                else "found in the given paths"
+            )
+            echo(f"tsum: error: no conversations {why}", err=True)
         sys.exit(int(ExitCode.FAILED))

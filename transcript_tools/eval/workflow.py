@@ -92,9 +92,13 @@ class EvalRun:
         """Why the evaluation failed (exit 1), or None; bad input was reported already."""
         if self.judge is not None and self.judge.cache_only_missing:
             return f"{self.judge.cache_only_missing} judged call(s) not in the cache (--cache-only)"
-        if self.result.sessions == 0 and not self.result.errors:
-            return "no sessions found in the given paths"
+        if self.result.sessions == 0:
+            return NO_SESSIONS if not self.result.errors else NONE_READ
         return "" if self.result.errors else None
+
+
+NO_SESSIONS = "no sessions found in the given paths"
+NONE_READ = "no session could be read (the errors above say why): nothing to score"
 
 
 def eval_paths(
