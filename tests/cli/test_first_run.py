@@ -95,3 +95,61 @@ def test_sweep_with_nothing_read_prints_the_error_and_no_table(tmp_path: Path) -
     result = run("sweep", str(empty))
     assert result.exit_code == 3 and result.stdout == ""
     assert "tsum: error: no conversations found in the given paths" in result.stderr
+
+
+# ---- help pages -----------------------------------------------------------------------
+
+
+def test_every_command_and_group_help_has_examples() -> None:
+    from transcript_tools.cli.docs import command_contexts
+
+    for ctx in command_contexts():
+        if ctx.parent is None:
+            continue  # `tsum --help` has its own "Typical use"
+        text = ctx.command.get_help(ctx)
+        assert "\nExamples:\n" in text.replace("  Examples:", "Examples:"), ctx.command_path
+        example = text.split("Examples:\n", 1)[1].splitlines()[0].strip()
+        assert example.startswith(f"{ctx.command_path} ") or example.startswith(
+            ctx.command_path.rsplit(" ", 1)[0]
+        ), ctx.command_path
+
+
+def test_format_help_lists_every_reader_whole() -> None:
+    from transcript_tools.cli.settings import FORMAT_NAMES
+    from transcript_tools.formats import reader_names
+
+    assert sorted(FORMAT_NAMES) == sorted(reader_names())
+    text = run("replay", "--help").stdout
+    flat = " ".join(text.split())  # the names whole, whatever the line breaks
+    for name in FORMAT_NAMES:
+        assert f" {name}," in flat or f" {name}." in flat, name
+    assert "\u2011" not in text  # the no-break hyphens print as "-"
+
+
+def test_prompt_help_shows_jinja_tags_as_typed() -> None:
+    text = " ".join(run("replay", "--help").stdout.split())
+    assert "{{{{" not in text
+    assert (
+        "Jinja if it has {{ }}, {% %} or {# #} tags, else the seed's plain {messages} form" in text
+    )
+
+
+def test_long_help_pages_group_their_options() -> None:
+    headings = [
+        "Input options:",
+        "Trigger options:",
+        "Policy and prompt options:",
+        "Provider options:",
+        "Output options:",
+        "Run options:",
+    ]
+    for command in ("replay", "check", "sweep", "eval"):
+        text = run(command, "--help").stdout
+        lines = text.splitlines()
+        present = [h for h in headings if h in lines]
+        assert present[:3] == ["Input options:", "Trigger options:", "Policy and prompt options:"]
+        assert "Options:" not in lines, command  # no flat list
+        assert "Other options:" not in lines, f"{command}: an option with no group (cli/help.py)"
+        assert "-h, --help" in text.split(present[-1])[1], command  # help in the last group
+    # a short page keeps click's one list
+    assert "Options:" in run("inspect", "--help").stdout.splitlines()

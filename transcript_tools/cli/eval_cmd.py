@@ -10,6 +10,7 @@ import click
 
 from ..engine.config import TurnPath
 from ..errors import ExitCode, TsumError
+from .help import TsumCommand
 from .policies_cmd import POLICY_HELP, PolicyParam
 from .provider_options import provider_options
 from .settings import DEFAULTS, WindowType, config_option, format_option, shown_default
@@ -28,7 +29,7 @@ the replaced text (truncation, N = the summary's length) and no summary at all. 
 beside those floors and the uncompacted view (ceiling), with the views' API violations."""
 
 
-@click.command(epilog=EPILOG)
+@click.command(cls=TsumCommand, epilog=EPILOG)
 @click.argument("paths", nargs=-1, required=True)
 @click.option(
     "--prompt",

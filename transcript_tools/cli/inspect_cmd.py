@@ -16,6 +16,7 @@ from ..errors import ExitCode, InputError
 from ..inspection import SessionInfo, inspect_paths
 from ..settings import settings_values
 from ..terminal import echo, escape_controls
+from .help import TsumCommand, examples
 from .scale_options import scale_options
 from .settings import config_option, explicit_options, format_option
 
@@ -86,7 +87,15 @@ def render_table(infos: list[SessionInfo]) -> str:
     return "\n".join(lines)
 
 
-@click.command("inspect")
+@click.command(
+    "inspect",
+    cls=TsumCommand,
+    epilog=examples(
+        "tsum inspect samples/",
+        "tsum inspect ~/.claude/projects/ --json > inventory.json",
+        "tsum inspect corpus/ --format codex --skip-bad-lines",
+    ),
+)
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per session.")
 @format_option

@@ -12,6 +12,7 @@ from ..engine.config import RunSettings
 from ..errors import ExitCode
 from ..terminal import echo
 from .cost_options import cost_options, pricer_for
+from .help import TsumCommand, examples
 from .provider_options import provider_options
 from .scale_options import scale_options
 from .settings import resolve, summary_options
@@ -26,8 +27,16 @@ __all__ = ["exit_for", "replay_command", "replay_paths", "summary_options"]
 
 
 @click.command(
-    epilog="Outputs with --out DIR: decisions.jsonl, summaries.jsonl, prompts.jsonl, slots.jsonl, "
-    "compressed/<session>.jsonl, run.json, manifest.json (see README)."
+    cls=TsumCommand,
+    epilog=examples(
+        "tsum replay samples/long_session.jsonl                  a readable report",
+        "tsum replay ~/.claude/projects/ --max-context-tokens 200000 --measure current",
+        "tsum replay corpus/ --out out/ --provider anthropic       JSONL records",
+        "tsum replay corpus/ --dry-run --workers 4                decisions only",
+    )
+    + "\n\n"
+    + "Outputs with --out DIR: decisions.jsonl, summaries.jsonl, prompts.jsonl, slots.jsonl, "
+    "compressed/<session>.jsonl, run.json, manifest.json (see README).",
 )
 @click.argument("paths", nargs=-1, required=True)
 @summary_options

@@ -16,6 +16,7 @@ from ..sweep.tables import SORT_KEYS, render_csv, render_json, render_table
 from ..sweep.workflow import DEFAULT_REPORT_SAMPLE, DEFAULT_SORT, sweep_paths
 from ..terminal import echo
 from .cost_options import cost_options, pricer_for
+from .help import TsumCommand
 from .scale_options import scale_options
 from .settings import config_option, format_option, resolve, shown_default
 
@@ -77,7 +78,7 @@ responses of a real provider (--provider NAME --cache FILE; misses fall back to 
 The output says which."""
 
 
-@click.command(epilog=EPILOG)
+@click.command(cls=TsumCommand, epilog=EPILOG)
 @click.argument("paths", nargs=-1, required=True)
 @click.option(
     "--policy",
