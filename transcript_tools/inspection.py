@@ -292,6 +292,9 @@ class InspectResult:
     files: int = 0
     failed: int = 0  # files that could not be read
 
+    def __repr__(self) -> str:  # counts, not every session's statistics
+        return f"<InspectResult {len(self.sessions)} session(s) in {self.files} file(s), {self.failed} failed>"
+
     @property
     def ok(self) -> bool:
         return not self.failed and bool(self.sessions)

@@ -234,3 +234,9 @@ class Conversation:
     # The task's result as the log records it (tau-bench: {"reward": 1.0}), where it does:
     # the ORIGINAL run's outcome, reported beside its cost (docs/cost.md).
     outcome: dict[str, Any] | None = None
+
+    def __repr__(self) -> str:  # counts, not every message's text
+        return (
+            f"<Conversation {self.session_id} ({self.format}, {self.path}): "
+            f"{len(self.messages)} message(s), {len(self.compactions)} compaction(s)>"
+        )

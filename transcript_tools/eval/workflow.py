@@ -41,6 +41,10 @@ class EvalRun:
     judge: Any = None  # eval.judge.Judge, or None
     policy_mode: bool = False  # tsum eval --policy: actions scored per policy
 
+    def __repr__(self) -> str:  # counts, not every kept record
+        line = self.summary_line().removeprefix("tsum: ")
+        return f"<EvalRun {line}; {len(self.result.errors)} error(s)>"
+
     def policy_table(self) -> str:
         """--policy: the per-policy table (eval/policy_aggregate.py)."""
         from .policy_aggregate import render_policy_text

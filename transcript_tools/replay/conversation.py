@@ -87,6 +87,14 @@ class SessionResult:
     prompt_spool: IO[bytes] | None = None  # prompts.jsonl lines of this session, when spooled
     cost: CostRecord | None = None  # --cost: the session's costs.jsonl record
 
+    def __repr__(self) -> str:  # the counts, not the engine's every record
+        conv = self.conversation
+        return (
+            f"<SessionResult {conv.session_id} ({conv.path}): {self.turns} turn(s), "
+            f"{len(conv.messages)} message(s), {len(self.engine.summaries)} summaries, "
+            f"{len(self.warnings)} warning(s)>"
+        )
+
 
 PROMPT_SPOOL_MEMORY = 4 << 20  # bytes of prompts kept in memory before spilling to a temp file
 

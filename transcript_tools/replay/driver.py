@@ -103,6 +103,18 @@ class ReplayStats:
     interrupted: bool = False
 
 
+class CollectingSink:
+    """A sink that keeps every session's result (library use: the caller reads them)."""
+
+    spool_prompts = False
+
+    def __init__(self) -> None:
+        self.results: list[SessionResult] = []
+
+    def write_session(self, result: SessionResult) -> None:
+        self.results.append(result)
+
+
 @dataclass
 class ReplayDriver:
     """Drives a whole corpus through ``replay_conversation`` into a sink."""

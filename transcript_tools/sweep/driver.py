@@ -75,6 +75,13 @@ class SweepResult:
     summary_source: str = ""
     elapsed: float = 0.0
 
+    def __repr__(self) -> str:  # counts, not every configuration's statistics
+        return (
+            f"<SweepResult {len(self.configs)} configuration(s) over {self.conversations} "
+            f"conversation(s) in {self.files} file(s), {self.turns} turn(s), "
+            f"{len(self.errors)} error(s), {self.warnings} warning(s)>"
+        )
+
 
 @dataclass
 class Sweep:
