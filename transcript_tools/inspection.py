@@ -308,9 +308,11 @@ def inspect_paths(
     backend: Backend | None = None,
     warn: Callable[[str], None] = _stderr,
     error: Callable[[InputError], None] | None = None,
+    on_session: Callable[[SessionInfo], None] | None = None,
 ) -> InspectResult:
     """Inspect ``paths`` (spread over ``backend`` when given); a session's own warnings
-    go to ``warn`` as they are found, naming its file and id."""
+    go to ``warn`` as they are found, naming its file and id; ``on_session`` gets each
+    session's statistics as they come (progress)."""
     run = InspectRun(list(paths), fmt=fmt, skip_bad_lines=skip_bad_lines, warn=warn)
     if error is not None:
         run.error = error
@@ -319,4 +321,6 @@ def inspect_paths(
         infos.append(info)
         for warning in info.warnings:
             warn(f"warning: {info.path}: session {info.session_id}: {warning}")
+        if on_session is not None:
+            on_session(info)
     return InspectResult(infos, run.files, run.failed)

@@ -82,6 +82,7 @@ OPTION_GROUPS: dict[str, tuple[str, ...]] = {
         "max_drop",
         "max_cost_increase",
         "silent",
+        "warnings_mode",
     ),
     "Run options": ("workers", "ray_address", "help"),
 }

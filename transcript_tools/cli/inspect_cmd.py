@@ -17,6 +17,7 @@ from ..inspection import SessionInfo, inspect_paths
 from ..settings import settings_values
 from ..terminal import echo, escape_controls
 from .help import TsumCommand, examples
+from .progress import RunStderr, warnings_option
 from .scale_options import scale_options
 from .settings import config_option, explicit_options, format_option
 
@@ -101,6 +102,7 @@ def render_table(infos: list[SessionInfo]) -> str:
 @format_option
 @click.option("--skip-bad-lines", is_flag=True, help="Warn about unreadable lines and go on.")
 @config_option
+@warnings_option
 @scale_options
 @click.pass_context
 def inspect_command(
@@ -110,6 +112,7 @@ def inspect_command(
     fmt: str | None,
     skip_bad_lines: bool,
     config_path: Path | None,
+    warnings_mode: str,
     workers: int | None,
     ray_address: str | None,
 ) -> None:
@@ -124,11 +127,10 @@ def inspect_command(
 
     from ..parallel.pool import backend_for
 
-    def error(exc: InputError) -> None:
-        echo(f"error: {exc.location_text()}", err=True)
+    stderr = RunStderr(list(paths), desc="inspect", silent=False, warnings_mode=warnings_mode)
 
-    def warn(message: str) -> None:
-        echo(message, err=True)
+    def error(exc: InputError) -> None:
+        stderr.error(f"error: {exc.location_text()}")
 
     # The settings file's format and workers apply here too (settings.PRECEDENCE).
     values = settings_values(
@@ -140,9 +142,11 @@ def inspect_command(
         fmt=values.get("format"),
         skip_bad_lines=skip_bad_lines,
         backend=backend,
-        warn=warn,
+        warn=stderr.warn,
         error=error,
+        on_session=lambda info: stderr.session(info.path),
     )
+    stderr.close()
     infos, run = done.sessions, done
     if as_json:
         click.echo(orjson.dumps([i.to_json() for i in infos], option=orjson.OPT_INDENT_2).decode())

@@ -119,6 +119,7 @@ def eval_paths(
     warn: Callable[[str], None] = _quiet,
     error: Callable[[str], None] = _quiet,
     say: Callable[[str, bool], None] | None = None,
+    on_session: Callable[[str], None] | None = None,
 ) -> EvalRun:
     """Score every variant's summaries over ``paths``. ``base`` (the settings without a
     variant's prompt or model) gives the judge's provider and the format; ``say`` gets
@@ -171,6 +172,7 @@ def eval_paths(
         warn=warn,
         error=error,
         on_checkpoint=records.write,
+        on_session=on_session,
         judge=judge_obj,
         cost=cost,
         policy_mode=policy_mode,

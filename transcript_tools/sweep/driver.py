@@ -104,7 +104,9 @@ class Sweep:
     # never stdout (a library's caller owns it): logging, unless a callback is given
     warn: Callable[[str], None] = _log.warning
     error: Callable[[str], None] = _log.error
-    on_conversation: Callable[[], None] | None = None
+    # after each conversation, with its file's path (None: a parallel part's, no path)
+    on_conversation: Callable[[str | None], None] | None = None
+    on_files: Callable[[int], None] | None = None  # files a parallel part finished
     # Session ids taken before these paths (one file of a parallel run: sweep/parallel.py)
     taken_ids: set[str] = field(default_factory=set)
 
@@ -136,7 +138,7 @@ class Sweep:
         for index, conv in enumerate(reader.conversations(paths)):
             await self._one(index, conv, result, heap)
             if self.on_conversation is not None:
-                self.on_conversation()
+                self.on_conversation(conv.path)
         stats = reader.stats
         result.files, result.errors, result.warnings = stats.files, stats.errors, stats.warnings
         result.samples = [s for _, _, s in sorted(heap, key=lambda item: item[2].profile.index)]
