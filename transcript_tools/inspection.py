@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .engine.composition import context_by_kind, context_overflows
 from .engine.messages import AssistantMessage, Conversation, SystemMessage, ToolUseBlock
 from .engine.rules import compaction_turn, is_model_call, last_call_end, split_turns
 from .engine.tokens import estimate_message_tokens
@@ -68,6 +69,9 @@ class SessionInfo:
     context_window: int | None
     compactions: tuple[CompactionInfo, ...]
     warnings: tuple[str, ...]
+    context_by_kind: dict[str, int]  # estimated tokens per kind (engine/composition.py)
+    commands: dict[str, int]  # slash commands the log records: /clear, /compact, ...
+    context_overflows: int  # calls that failed with "prompt is too long"
 
     def to_json(self) -> dict[str, Any]:
         err = self.estimate_error
@@ -103,6 +107,9 @@ class SessionInfo:
                 for c in self.compactions
             ],
             "warnings": list(self.warnings),
+            "context_by_kind": self.context_by_kind,
+            "commands": self.commands,
+            "context_overflows": self.context_overflows,
         }
 
 
@@ -180,6 +187,9 @@ def inspect_conversation(conv: Conversation) -> SessionInfo:
         context_window=conv.context_window,
         compactions=compactions,
         warnings=tuple(conv.warnings) + _empty_warning(conv),
+        context_by_kind=context_by_kind(messages),
+        commands=dict(conv.commands),
+        context_overflows=context_overflows(messages),
     )
 
 

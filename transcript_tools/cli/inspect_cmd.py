@@ -66,6 +66,28 @@ def _row(info: SessionInfo, base: str) -> list[str]:
     ]
 
 
+def render_context(infos: list[SessionInfo]) -> str:
+    """What fills the context over every session, and the commands and failures that
+    say the context ran out: /clear, /compact, "prompt is too long"."""
+    from ..engine.composition import shares
+
+    tokens: dict[str, int] = {}
+    commands = {"/clear": 0, "/compact": 0}
+    for info in infos:
+        for kind, count in info.context_by_kind.items():
+            tokens[kind] = tokens.get(kind, 0) + count
+        for name in commands:
+            commands[name] += info.commands.get(name, 0)
+    parts = ", ".join(f"{kind} {share:.1%}" for kind, share in shares(tokens).items())
+    overflows = sum(info.context_overflows for info in infos)
+    return (
+        f"what fills the context (estimated, {sum(tokens.values()):,} tokens of content): {parts}\n"
+        + "commands: "
+        + ", ".join(f"{name} {count}" for name, count in commands.items())
+        + f'; calls failed with "prompt is too long": {overflows}'
+    )
+
+
 def render_table(infos: list[SessionInfo]) -> str:
     paths = [i.path for i in infos if i.path != "-"]
     try:
@@ -123,6 +145,12 @@ def inspect_command(
     "est.err" compares tsum's estimate of each call's prompt with the recorded input
     tokens (median / p90 of the relative error); "max ctx" is the largest recorded
     input, or the largest estimated context ("est") when the log has no usage.
+
+    Below the table: what fills the context (the estimated tokens of tool results,
+    tool calls, assistant text, thinking, the person's text, attachments, runtime
+    injections and system prompts, as shares of all sessions' content), the /clear and
+    /compact commands the logs record, and the calls that failed with "prompt is too
+    long". --json gives them per session (context_by_kind, commands, context_overflows).
     """
 
     from ..parallel.pool import backend_for
@@ -152,6 +180,7 @@ def inspect_command(
         click.echo(orjson.dumps([i.to_json() for i in infos], option=orjson.OPT_INDENT_2).decode())
     elif infos:
         echo(render_table(infos))
+        echo(render_context(infos))
     failed = f", {run.failed} failed" if run.failed else ""
     echo(f"{len(infos)} sessions in {run.files} files{failed}", err=True)
     if run.failed or not infos:

@@ -234,6 +234,9 @@ class Conversation:
     # The task's result as the log records it (tau-bench: {"reward": 1.0}), where it does:
     # the ORIGINAL run's outcome, reported beside its cost (docs/cost.md).
     outcome: dict[str, Any] | None = None
+    # Slash commands the log records and the reader leaves out of the messages (Claude
+    # Code's /clear, /compact, /model ...): name -> how many times (tsum inspect)
+    commands: dict[str, int] = field(default_factory=dict)
 
     def __repr__(self) -> str:  # counts, not every message's text
         return (
