@@ -30,6 +30,8 @@ def test_a_kind_is_the_message_without_location_quotes_and_numbers() -> None:
     )
     line = "warning: t.json: simulations[3]: 6 calls left out (messages 16, 17, 20)"
     assert warning_kind(line) == "N calls left out (messages N, …)"
+    longer = "warning: t.json: simulations[0]: 16 calls left out (messages 13, 14, 15, … (8 more))"
+    assert warning_kind(longer) == warning_kind(line)
     assert warning_kind("warning: f.jsonl:12: 2 event(s) of type 'x' left out") == (
         "N event(s) of type … left out"
     )

@@ -41,6 +41,7 @@ _FIRST = re.compile(r"\(first: [^)]*\)")
 _NUMBERS = re.compile(r"\d+")
 _RUNS = re.compile(r"N(?:, N)+")
 _PLURAL_Y = re.compile(r"\b(\w+)ies\b")  # "1 canned reply", "2 canned replies": one kind
+_MORE = re.compile(r", … \(N more\)")  # a list cut short: "13, 14, … (8 more)"
 
 
 def warning_kind(message: str) -> str:
@@ -50,7 +51,8 @@ def warning_kind(message: str) -> str:
     while (part := _PART.match(text)) is not None:
         text = text[part.end() :]
     text = _FIRST.sub("(first: …)", _QUOTED.sub("…", text))
-    return _PLURAL_Y.sub(r"\1y", _RUNS.sub("N, …", _NUMBERS.sub("N", text)))
+    text = _MORE.sub("", _RUNS.sub("N, …", _NUMBERS.sub("N", text)))
+    return _PLURAL_Y.sub(r"\1y", text)
 
 
 def warnings_summary(messages: Iterable[str]) -> list[str]:
