@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import threading
 from pathlib import Path
 
 import orjson
@@ -61,6 +62,7 @@ def test_the_bar_counts_files_against_their_total(tmp_path: Path) -> None:
     for name in ("a", "b", "c"):
         (tmp_path / f"{name}.jsonl").write_text("{}\n")
     screen = Terminal()
+    threads = threading.active_count()
     stderr = RunStderr([str(tmp_path)], desc="replay", silent=False, stream=screen)
     assert stderr.bar is not None and stderr.bar.total == 3
     stderr.session("a.jsonl")
@@ -71,6 +73,7 @@ def test_the_bar_counts_files_against_their_total(tmp_path: Path) -> None:
     stderr.error("error: c.jsonl:1: invalid JSON")  # a failed file is done too
     assert stderr.bar.n == 2
     stderr.close()
+    assert threading.active_count() == threads  # no tqdm monitor thread left behind
     text = screen.getvalue()
     assert "replay:" in text and "/3 files" in text and "3 session(s), 1 warning(s)" in text
     assert "error: c.jsonl:1: invalid JSON\n" in text  # printed above the bar, whole

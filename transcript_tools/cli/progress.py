@@ -102,6 +102,9 @@ class RunStderr:
         if not silent and is_terminal(self.stream):
             from tqdm import tqdm
 
+            # no monitor thread: it outlives the bar by up to 10 s, and a live thread
+            # makes cli.main.exit_now take the interpreter's slow exit
+            tqdm.monitor_interval = 0
             self.bar = tqdm(
                 total=count_inputs(paths),
                 desc=desc,
