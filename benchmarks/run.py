@@ -316,6 +316,14 @@ def main() -> int:
         "--e2e", action="store_true", help="also tsum replay end to end vs the ideal (~3 min)"
     )
     args = parser.parse_args()
+    if not GEN.is_file():
+        # The generator lives outside the repository: a clone without it gets one line.
+        print(
+            f"benchmarks/run.py: error: the corpus generator {GEN} is not there; point "
+            "TSUM_BENCH_GEN at a copy of gen_corpus.py (../shared/bench/ beside the repository)",
+            file=sys.stderr,
+        )
+        return 2
     # In-process figures stand for `tsum replay`: the same process-wide GC policy as the
     # tsum command sets around its run (the library itself never touches the collector).
     from transcript_tools.cli.main import tune_gc

@@ -18,7 +18,8 @@ import transcript_tools as tt
 from transcript_tools.cli.main import _load
 from transcript_tools.providers.factory import ProviderOptions
 
-SHOWN_ONLY = {"silent", "as_json", "as_csv", "markdown", "max_diff_lines"}
+# how the command prints (the library hands every warning to its caller: `warn`)
+SHOWN_ONLY = {"silent", "as_json", "as_csv", "markdown", "max_diff_lines", "warnings_mode"}
 # the CLI's parameter name -> the function's keyword
 RENAMED = {
     "prompt_spec": "prompt",

@@ -104,7 +104,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 # Top first. A name is a module or a package (and everything in it); "" is the package root.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("cli",),
+    ("cli", "pytest_plugin"),
     ("", "api", "arguments", "settings"),
     ("sweep", "diff"),
     ("eval",),

@@ -113,7 +113,8 @@ def test_command_prints_a_table() -> None:
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0].split()[:3] == ["file", "session", "format"]
-    assert len(lines) == 3
+    assert len(lines) == 5  # the table, then what fills the context and the commands
+    assert lines[3].startswith("what fills the context") and lines[4].startswith("commands: ")
     assert "codex" in lines[1] and "53,960" in lines[1]
     assert "claude-code" in lines[2] and "52,708" in lines[2]
     assert result.stderr.strip() == "2 sessions in 2 files"
@@ -164,7 +165,7 @@ def test_command_skip_bad_lines_and_force_format(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0
     assert result.stderr.count("warning:") == 2
-    assert len(result.stdout.splitlines()) == 3
+    assert len(result.stdout.splitlines()) == 5  # table (2 sessions), context, commands
 
 
 def test_command_undetectable_file_given_directly_fails(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .engine.composition import context_by_kind, context_overflows
 from .engine.messages import AssistantMessage, Conversation, SystemMessage, ToolUseBlock
 from .engine.rules import compaction_turn, is_model_call, last_call_end, split_turns
 from .engine.tokens import estimate_message_tokens
@@ -68,6 +69,9 @@ class SessionInfo:
     context_window: int | None
     compactions: tuple[CompactionInfo, ...]
     warnings: tuple[str, ...]
+    context_by_kind: dict[str, int]  # estimated tokens per kind (engine/composition.py)
+    commands: dict[str, int]  # slash commands the log records: /clear, /compact, ...
+    context_overflows: int  # calls that failed with "prompt is too long"
     # What reading its file printed (``file:line: …``) while this session was read, or
     # after the file's last session: on stderr as it came; in --json with the session's own.
     file_warnings: list[str] = field(default_factory=list)
@@ -106,6 +110,9 @@ class SessionInfo:
                 for c in self.compactions
             ],
             "warnings": [*self.file_warnings, *self.warnings],
+            "context_by_kind": self.context_by_kind,
+            "commands": self.commands,
+            "context_overflows": self.context_overflows,
         }
 
 
@@ -184,6 +191,9 @@ def inspect_conversation(conv: Conversation) -> SessionInfo:
         context_window=conv.context_window,
         compactions=compactions,
         warnings=tuple(conv.warnings) + ((empty,) if empty else ()),
+        context_by_kind=context_by_kind(messages),
+        commands=dict(conv.commands),
+        context_overflows=context_overflows(messages),
     )
 
 
@@ -302,6 +312,9 @@ class InspectResult:
     files: int = 0
     failed: int = 0  # files that could not be read
 
+    def __repr__(self) -> str:  # counts, not every session's statistics
+        return f"<InspectResult {len(self.sessions)} session(s) in {self.files} file(s), {self.failed} failed>"
+
     @property
     def ok(self) -> bool:
         return not self.failed and bool(self.sessions)
@@ -315,9 +328,11 @@ def inspect_paths(
     backend: Backend | None = None,
     warn: Callable[[str], None] = _stderr,
     error: Callable[[InputError], None] | None = None,
+    on_session: Callable[[SessionInfo], None] | None = None,
 ) -> InspectResult:
     """Inspect ``paths`` (spread over ``backend`` when given); a session's own warnings
-    go to ``warn`` as they are found, naming its file and id."""
+    go to ``warn`` as they are found, naming its file and id; ``on_session`` gets each
+    session's statistics as they come (progress)."""
     run = InspectRun(list(paths), fmt=fmt, skip_bad_lines=skip_bad_lines, warn=warn)
     if error is not None:
         run.error = error
@@ -326,4 +341,6 @@ def inspect_paths(
         infos.append(info)
         for warning in info.warnings:
             warn(f"warning: {info.path}: session {info.session_id}: {warning}")
+        if on_session is not None:
+            on_session(info)
     return InspectResult(infos, run.files, run.failed)

@@ -286,7 +286,13 @@ def test_the_example_workflow_command_runs_keyless(
     import shlex
 
     workflow = (ROOT / "examples" / "github-workflow.yml").read_text(encoding="utf-8")
-    assert "actions/cache@" in workflow and "actions/upload-artifact@" in workflow
+    assert "actions/upload-artifact@" in workflow
+    # the response cache is saved whatever the check's outcome: a step of its own, always()
+    assert "actions/cache/restore@" in workflow and "actions/cache@" not in workflow
+    save = workflow.split("- name: Save the response cache", 1)[1].split("- name:", 1)[0]
+    assert "if: always()" in save and "uses: actions/cache/save@" in save
+    assert "key: ${{ steps.cache.outputs.cache-primary-key }}" in save
+    assert workflow.index("- name: Save the response cache") > workflow.index("- name: tsum check")
     line = re.search(r"^\s*(tsum check [^>\n]*)>", workflow, re.MULTILINE)
     assert line is not None
     args = shlex.split(line.group(1))[1:]

@@ -71,7 +71,8 @@ def independent_count(path: Path) -> dict[str, int]:
 
 
 def inspect_json(path: Path) -> tuple[dict[str, Any], str]:
-    result = CliRunner().invoke(inspect_command, ["--json", str(path)])
+    # every warning as it comes, each with its own line number (not the summary's first)
+    result = CliRunner().invoke(inspect_command, ["--json", "--warnings", "all", str(path)])
     assert result.exit_code == 0, result.output
     (info,) = json.loads(result.stdout)
     return info, result.stderr

@@ -11,6 +11,7 @@ import click
 
 from ..errors import ConfigError, ProviderError, TsumError
 from ..providers.cache import default_cache_path
+from .help import TsumGroupCommand, examples
 
 # ---- tsum batch -------------------------------------------------------------------------
 
@@ -33,12 +34,15 @@ _cache_option = click.option(
 )
 
 
-@click.group()
+@click.group(
+    cls=TsumGroupCommand,
+    epilog=examples("tsum batch list", "tsum batch list --all --json", "tsum batch cancel"),
+)
 def batch_group() -> None:
     """Batches sent by --batch: what is in flight, and stopping it."""
 
 
-@batch_group.command("list")
+@batch_group.command("list", epilog=examples("tsum batch list", "tsum batch list --all --json"))
 @_cache_option
 @click.option("--all", "show_all", is_flag=True, help="Also the batches whose results were read.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
@@ -59,7 +63,9 @@ def batch_list(cache: Path | None, show_all: bool, as_json: bool) -> None:
         )
 
 
-@batch_group.command("cancel")
+@batch_group.command(
+    "cancel", epilog=examples("tsum batch cancel", "tsum batch cancel msgbatch_01ABC...")
+)
 @click.argument("batch_id", required=False)
 @_cache_option
 def batch_cancel(batch_id: str | None, cache: Path | None) -> None:

@@ -14,6 +14,7 @@ import orjson
 
 from ..providers.cache import ResponseCache, default_cache_path
 from ..terminal import echo
+from .help import TsumGroupCommand, examples
 
 cache_option = click.option(
     "--cache",
@@ -29,19 +30,27 @@ def _resolve(cache_path: Path | None) -> Path:
     return (cache_path or default_cache_path()).expanduser()
 
 
-@click.group("cache")
+@click.group(
+    "cache",
+    cls=TsumGroupCommand,
+    epilog=examples(
+        "tsum cache stats", "tsum cache path", "tsum cache clear --cache ci-cache.sqlite3"
+    ),
+)
 def cache_group() -> None:
     """Inspect or clear the response cache."""
 
 
-@cache_group.command("path")
+@cache_group.command("path", epilog=examples("tsum cache path", "TSUM_HOME=/tmp/t tsum cache path"))
 @cache_option
 def path_command(cache_path: Path | None) -> None:
     """Print the cache file's path."""
     echo(str(_resolve(cache_path)))
 
 
-@cache_group.command("stats")
+@cache_group.command(
+    "stats", epilog=examples("tsum cache stats", "tsum cache stats --json --cache ci-cache.sqlite3")
+)
 @cache_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def stats_command(cache_path: Path | None, as_json: bool) -> None:
@@ -67,7 +76,9 @@ def stats_command(cache_path: Path | None, as_json: bool) -> None:
             echo(f"{row['provider']:<{width_p}}  {row['model']:<{width_m}}  {row['entries']}")
 
 
-@cache_group.command("clear")
+@cache_group.command(
+    "clear", epilog=examples("tsum cache clear", "tsum cache clear --cache ci-cache.sqlite3")
+)
 @cache_option
 def clear_command(cache_path: Path | None) -> None:
     """Delete every cached response (the next run pays for them again)."""

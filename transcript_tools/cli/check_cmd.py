@@ -20,13 +20,23 @@ from ..errors import ConfigError, ExitCode
 from ..providers.retry import public_url
 from ..terminal import echo
 from .diff_cmd import OWN_OPTIONS, diff_output_options, finish_diff, render_diff
+from .help import TsumCommand, examples
 from .main import EXIT_CODES_HELP
 from .provider_options import provider_options
 from .replay_cmd import replay_paths
 from .settings import resolve, summary_options
 
 
-@click.command(epilog=EXIT_CODES_HELP)
+@click.command(
+    cls=TsumCommand,
+    epilog=examples(
+        "tsum check tests/transcripts/ --baseline tests/baseline/ --cache-only",
+        "tsum check tests/transcripts/ --baseline tests/baseline/ --markdown > check.md",
+        "tsum check tests/transcripts/ --baseline tests/baseline/ --update   (bless)",
+    )
+    + "\n\n"
+    + EXIT_CODES_HELP,
+)
 @click.argument("paths", nargs=-1, required=True)
 @click.option(
     "--baseline",

@@ -25,6 +25,7 @@ from ..diff.render import (
 from ..engine.config import DEFAULT_DIFF_CONTEXT
 from ..errors import ConfigError, ExitCode
 from ..terminal import echo
+from .help import TsumCommand, examples
 from .main import EXIT_CODES_HELP
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -84,7 +85,16 @@ def finish_diff(
     ctx.exit(int(ExitCode.OK if diff.identical else ExitCode.DIFFERENCES))
 
 
-@click.command(epilog=EXIT_CODES_HELP)
+@click.command(
+    cls=TsumCommand,
+    epilog=examples(
+        "tsum diff before/ after/                       (two tsum replay --out directories)",
+        "tsum diff before/ after/ --markdown > diff.md",
+        "tsum diff before/ after/ --json",
+    )
+    + "\n\n"
+    + EXIT_CODES_HELP,
+)
 @click.argument("old_dir", type=click.Path(path_type=Path))
 @click.argument("new_dir", type=click.Path(path_type=Path))
 @diff_output_options

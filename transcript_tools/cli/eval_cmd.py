@@ -10,7 +10,9 @@ import click
 
 from ..engine.config import TurnPath
 from ..errors import ExitCode, TsumError
+from .help import TsumCommand
 from .policies_cmd import POLICY_HELP, PolicyParam
+from .progress import RunStderr, warnings_option
 from .provider_options import provider_options
 from .settings import DEFAULTS, WindowType, config_option, format_option, shown_default
 
@@ -28,7 +30,7 @@ the replaced text (truncation, N = the summary's length) and no summary at all. 
 beside those floors and the uncompacted view (ceiling), with the views' API violations."""
 
 
-@click.command(epilog=EPILOG)
+@click.command(cls=TsumCommand, epilog=EPILOG)
 @click.argument("paths", nargs=-1, required=True)
 @click.option(
     "--prompt",
@@ -139,6 +141,7 @@ beside those floors and the uncompacted view (ceiling), with the views' API viol
     "beside the floors and the uncompacted run.",
 )
 @click.option("--silent", is_flag=True, help="No notes or end-of-run line on stderr.")
+@warnings_option
 @click.option(
     "--cost",
     is_flag=True,
@@ -156,6 +159,7 @@ def eval_command(
     html_path: Path | None,
     chart: bool,
     silent: bool,
+    warnings_mode: str,
     cost: bool,
     **opts: Any,
 ) -> None:
@@ -188,29 +192,28 @@ def eval_command(
         [p.name for p in policy_list for _ in specs for _ in model_list] if policy_mode else []
     )
 
-    def warn(message: str) -> None:
-        if not silent:
-            click.echo(message, err=True)
-
-    def say(message: str, important: bool) -> None:
-        if important or not silent:
-            click.echo(message, err=True)
-
-    done = eval_paths(
-        list(paths),
-        variants,
-        resolve(dict(opts)),
-        judge=judge,
-        out_dir=out_dir,
-        html_path=html_path,
-        chart=chart,
-        policy_names=policy_names,
-        cost=cost,
-        warn=warn,
-        error=lambda m: click.echo(m, err=True),
-        say=say,
-    )
-    if as_json:
+    stderr = RunStderr(list(paths), desc="eval", silent=silent, warnings_mode=warnings_mode)
+    try:
+        done = eval_paths(
+            list(paths),
+            variants,
+            resolve(dict(opts)),
+            judge=judge,
+            out_dir=out_dir,
+            html_path=html_path,
+            chart=chart,
+            policy_names=policy_names,
+            cost=cost,
+            warn=stderr.warn,
+            error=stderr.error,
+            say=stderr.say,
+            on_session=stderr.session,
+        )
+    finally:
+        stderr.close()
+    if done.result.sessions == 0:
+        pass  # nothing read: no table to print, only the error below
+    elif as_json:
         click.echo(done.to_json_text())
     elif policy_mode:
         click.echo(done.policy_table(), nl=False)

@@ -12,6 +12,7 @@ import click
 from ..engine.config import RunSettings
 from ..errors import ConfigError, InputError
 from ..terminal import echo, for_stream
+from .help import TsumCommand, examples
 from .settings import resolve, summary_options
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -53,7 +54,14 @@ def history_at(
     raise InputError(path, None, "no conversations in this file")
 
 
-@click.command()
+@click.command(
+    cls=TsumCommand,
+    epilog=examples(
+        "tsum format samples/long_session.jsonl                 the last turn",
+        "tsum format samples/long_session.jsonl --turn 5",
+        "tsum format corpus/run.jsonl --session SESSION_ID --max-tool-result-chars 2000",
+    ),
+)
 @click.argument("file")
 @turn_options
 @summary_options

@@ -16,6 +16,8 @@ from ..errors import ExitCode, InputError
 from ..inspection import SessionInfo, inspect_paths
 from ..settings import settings_values
 from ..terminal import echo, escape_controls
+from .help import TsumCommand, examples
+from .progress import RunStderr, warnings_option
 from .scale_options import scale_options
 from .settings import config_option, explicit_options, format_option
 
@@ -64,6 +66,28 @@ def _row(info: SessionInfo, base: str) -> list[str]:
     ]
 
 
+def render_context(infos: list[SessionInfo]) -> str:
+    """What fills the context over every session, and the commands and failures that
+    say the context ran out: /clear, /compact, "prompt is too long"."""
+    from ..engine.composition import shares
+
+    tokens: dict[str, int] = {}
+    commands = {"/clear": 0, "/compact": 0}
+    for info in infos:
+        for kind, count in info.context_by_kind.items():
+            tokens[kind] = tokens.get(kind, 0) + count
+        for name in commands:
+            commands[name] += info.commands.get(name, 0)
+    parts = ", ".join(f"{kind} {share:.1%}" for kind, share in shares(tokens).items())
+    overflows = sum(info.context_overflows for info in infos)
+    return (
+        f"what fills the context (estimated, {sum(tokens.values()):,} tokens of content): {parts}\n"
+        + "commands: "
+        + ", ".join(f"{name} {count}" for name, count in commands.items())
+        + f'; calls failed with "prompt is too long": {overflows}'
+    )
+
+
 def render_table(infos: list[SessionInfo]) -> str:
     paths = [i.path for i in infos if i.path != "-"]
     try:
@@ -86,7 +110,15 @@ def render_table(infos: list[SessionInfo]) -> str:
     return "\n".join(lines)
 
 
-@click.command("inspect")
+@click.command(
+    "inspect",
+    cls=TsumCommand,
+    epilog=examples(
+        "tsum inspect samples/",
+        "tsum inspect ~/.claude/projects/ --json > inventory.json",
+        "tsum inspect corpus/ --format codex --skip-bad-lines",
+    ),
+)
 @click.argument("paths", nargs=-1, required=True)
 @click.option(
     "--json",
@@ -98,6 +130,7 @@ def render_table(infos: list[SessionInfo]) -> str:
 @format_option
 @click.option("--skip-bad-lines", is_flag=True, help="Warn about unreadable lines and go on.")
 @config_option
+@warnings_option
 @scale_options
 @click.pass_context
 def inspect_command(
@@ -107,6 +140,7 @@ def inspect_command(
     fmt: str | None,
     skip_bad_lines: bool,
     config_path: Path | None,
+    warnings_mode: str,
     workers: int | None,
     ray_address: str | None,
 ) -> None:
@@ -117,15 +151,20 @@ def inspect_command(
     "est.err" compares tsum's estimate of each call's prompt with the recorded input
     tokens (median / p90 of the relative error); "max ctx" is the largest recorded
     input, or the largest estimated context ("est") when the log has no usage.
+
+    Below the table: what fills the context (the estimated tokens of tool results,
+    tool calls, assistant text, thinking, the person's text, attachments, runtime
+    injections and system prompts, as shares of all sessions' content), the /clear and
+    /compact commands the logs record, and the calls that failed with "prompt is too
+    long". --json gives them per session (context_by_kind, commands, context_overflows).
     """
 
     from ..parallel.pool import backend_for
 
-    def error(exc: InputError) -> None:
-        echo(f"error: {exc.location_text()}", err=True)
+    stderr = RunStderr(list(paths), desc="inspect", silent=False, warnings_mode=warnings_mode)
 
-    def warn(message: str) -> None:
-        echo(message, err=True)
+    def error(exc: InputError) -> None:
+        stderr.error(f"error: {exc.location_text()}")
 
     # The settings file's format and workers apply here too (settings.PRECEDENCE).
     values = settings_values(
@@ -137,14 +176,17 @@ def inspect_command(
         fmt=values.get("format"),
         skip_bad_lines=skip_bad_lines,
         backend=backend,
-        warn=warn,
+        warn=stderr.warn,
         error=error,
+        on_session=lambda info: stderr.session(info.path),
     )
+    stderr.close()
     infos, run = done.sessions, done
     if as_json:
         click.echo(orjson.dumps([i.to_json() for i in infos], option=orjson.OPT_INDENT_2).decode())
     elif infos:
         echo(render_table(infos))
+        echo(render_context(infos))
     failed = f", {run.failed} failed" if run.failed else ""
     echo(f"{len(infos)} sessions in {run.files} files{failed}", err=True)
     if run.failed or not infos:

@@ -8,6 +8,7 @@ import click
 
 from ..errors import ConfigError
 from ..terminal import echo
+from .help import TsumGroupCommand, examples
 
 POLICY_HELP = (
     "Compaction policy: a preset (tsum policies list) or a TOML file, which may "
@@ -53,12 +54,19 @@ def policy_option(func: Any) -> Any:
     )(func)
 
 
-@click.group()
+@click.group(
+    cls=TsumGroupCommand,
+    epilog=examples(
+        "tsum policies list",
+        "tsum policies show claude-code",
+        "tsum replay samples/ --policy claude-code",
+    ),
+)
 def policies_group() -> None:
     """Compaction policies: the seed's and the presets of the leading agent runtimes."""
 
 
-@policies_group.command("list")
+@policies_group.command("list", epilog=examples("tsum policies list", "tsum policies list --json"))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per preset.")
 def policies_list(as_json: bool) -> None:
     """List the presets: name, what it reproduces, when it acts."""
@@ -79,7 +87,13 @@ def policies_list(as_json: bool) -> None:
             echo(f"{name}\t{policy.description}\t{trigger_summary(policy)}")
 
 
-@policies_group.command("show")
+@policies_group.command(
+    "show",
+    epilog=examples(
+        "tsum policies show codex",
+        "tsum policies show my_policy.toml             (its extends = NAME resolved)",
+    ),
+)
 @click.argument("spec", metavar="NAME|FILE")
 def policies_show(spec: str) -> None:
     """Print a policy's full TOML (a preset, or a file with its extends resolved)."""

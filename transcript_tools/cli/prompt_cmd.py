@@ -7,10 +7,18 @@ from typing import Any
 import click
 
 from .format_cmd import history_at, print_text, refuse_policy, turn_options
+from .help import TsumCommand, examples
 from .settings import resolve, summary_options
 
 
-@click.command()
+@click.command(
+    cls=TsumCommand,
+    epilog=examples(
+        "tsum prompt samples/incident_tool_result.json --prompt en",
+        "tsum prompt samples/long_session.jsonl --turn 5 --prompt my_prompt.j2",
+        "tsum prompt samples/long_session.jsonl --prompt claude-code    (a built-in template)",
+    ),
+)
 @click.argument("file")
 @turn_options
 @summary_options

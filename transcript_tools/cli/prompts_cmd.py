@@ -5,14 +5,18 @@ from __future__ import annotations
 import click
 
 from ..terminal import echo
+from .help import TsumGroupCommand, examples
 
 
-@click.group()
+@click.group(
+    cls=TsumGroupCommand,
+    epilog=examples("tsum prompts list", "tsum prompts show en > my_prompt.j2"),
+)
 def prompts_group() -> None:
     """The built-in summary prompt templates."""
 
 
-@prompts_group.command("list")
+@prompts_group.command("list", epilog=examples("tsum prompts list"))
 def prompts_list() -> None:
     """List built-in templates."""
     from ..engine.prompt import builtin_template_names, builtin_template_source
@@ -22,7 +26,9 @@ def prompts_list() -> None:
         echo(f"{name}\t{first[:70]}")
 
 
-@prompts_group.command("show")
+@prompts_group.command(
+    "show", epilog=examples("tsum prompts show zh", "tsum prompts show en > my_prompt.j2")
+)
 @click.argument("name")
 def prompts_show(name: str) -> None:
     """Print a built-in template's source."""

@@ -12,6 +12,8 @@ from ..engine.config import RunSettings
 from ..errors import ExitCode
 from ..terminal import echo
 from .cost_options import cost_options, pricer_for
+from .help import TsumCommand, examples
+from .progress import SUMMARY, RunStderr, session_path, warnings_option
 from .provider_options import provider_options
 from .scale_options import scale_options
 from .settings import resolve, summary_options
@@ -26,8 +28,16 @@ __all__ = ["exit_for", "replay_command", "replay_paths", "summary_options"]
 
 
 @click.command(
-    epilog="Outputs with --out DIR: decisions.jsonl, summaries.jsonl, prompts.jsonl, slots.jsonl, "
-    "compressed/<session>.jsonl, run.json, manifest.json (see README)."
+    cls=TsumCommand,
+    epilog=examples(
+        "tsum replay samples/long_session.jsonl                  a readable report",
+        "tsum replay ~/.claude/projects/ --max-context-tokens 200000 --measure current",
+        "tsum replay corpus/ --out out/ --provider anthropic       JSONL records",
+        "tsum replay corpus/ --dry-run --workers 4                decisions only",
+    )
+    + "\n\n"
+    + "Outputs with --out DIR: decisions.jsonl, summaries.jsonl, prompts.jsonl, slots.jsonl, "
+    "compressed/<session>.jsonl, run.json, manifest.json (see README).",
 )
 @click.argument("paths", nargs=-1, required=True)
 @summary_options
@@ -53,6 +63,7 @@ __all__ = ["exit_for", "replay_command", "replay_paths", "summary_options"]
 @click.option(
     "--silent", is_flag=True, help="No progress bar, warnings or end-of-run summary on stderr."
 )
+@warnings_option
 @scale_options
 @cost_options
 def replay_command(
@@ -65,6 +76,7 @@ def replay_command(
     ray_address: str | None,
     cost: bool,
     prices_file: str | None,
+    warnings_mode: str,
     **opts: Any,
 ) -> None:
     """Replay transcripts (files, directories, globs, or - for stdin) turn by turn through the checkpoint.
@@ -82,7 +94,13 @@ def replay_command(
     backend = backend_for(resolved.values.get("workers"), ray_address)
     pricer = pricer_for(cost, prices_file, resolved.provider.get("price_per_mtok"))
     result = replay_paths(
-        list(paths), resolved, out_dir=out_dir, silent=silent, backend=backend, cost=pricer
+        list(paths),
+        resolved,
+        out_dir=out_dir,
+        silent=silent,
+        backend=backend,
+        cost=pricer,
+        warnings_mode=warnings_mode,
     )
     if out_format != "native":
         from ..formats.atif_write import write_out_format
@@ -99,39 +117,31 @@ def replay_paths(
     silent: bool,
     backend: Any = None,
     cost: Any = None,
+    warnings_mode: str = SUMMARY,
 ) -> ReplayResult:
     """The library's run with the CLI's stderr: warnings, errors, progress, the end-of-run line."""
     from ..replay.run import replay_paths as run_paths
+    from ..replay.tips import window_tip
 
-    def warn(message: str) -> None:
-        if not silent:
-            echo(message, err=True)
-
-    def error(message: str) -> None:
-        echo(message, err=True)
-
-    def say(message: str, important: bool) -> None:
-        if important or not silent:
-            echo(message, err=True)
-
-    progress = _progress(silent)
+    stderr = RunStderr(paths, desc="replay", silent=silent, warnings_mode=warnings_mode)
 
     def on_end(result: ReplayResult, state: str) -> None:
-        if progress is not None:
-            progress.close()
+        stderr.close()
         if not silent or state != "complete":
             echo(result.summary_line(state), err=True)
+        if not silent and (tip := window_tip(result.stats.model_room, resolved)) is not None:
+            echo(tip, err=True)
 
     return run_paths(
         paths,
         resolved,
         out_dir=out_dir,
         report=None if out_dir is not None else sys.stdout,
-        warn=warn,
-        error=error,
-        on_session=(lambda _r: progress.update(1)) if progress is not None else None,
+        warn=stderr.warn,
+        error=stderr.error,
+        on_session=lambda done: stderr.session(session_path(done)),
         on_end=on_end,
-        say=say,
+        say=stderr.say,
         backend=backend,
         cost=cost,
     )
@@ -147,11 +157,3 @@ def exit_for(result: ReplayResult) -> None:
         echo(f"tsum: error: {result.message}", err=True)
     if result.status is not RunStatus.OK:
         sys.exit(int(ExitCode.FAILED))
-
-
-def _progress(silent: bool) -> Any:
-    if silent or not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    return tqdm(unit="session", file=sys.stderr, leave=False)

@@ -29,6 +29,7 @@ from ..engine.config import (
 )
 from ..settings import PRECEDENCE, PROVIDER_OPTION_KEYS, load_settings
 from ..terminal import echo
+from .help import unbroken
 
 # Every default --help shows, read from the config dataclasses that define it (the options
 # themselves default to None: a value not given leaves room for the environment and file).
@@ -63,6 +64,35 @@ class LazyChoice(click.Choice):
     @choices.setter
     def choices(self, value: Sequence[str]) -> None:
         return None  # click.Choice.__init__ sets it; the values come from _load
+
+
+# The readers' names, written here so that --help imports no reader; a test holds them
+# equal to formats.reader_names() (detection order there; here, to find one by name).
+FORMAT_NAMES = (
+    "aider-chat",
+    "aider-llm",
+    "anthropic",
+    "atif",
+    "claude-code",
+    "cline",
+    "codex",
+    "continue",
+    "crush",
+    "gemini-cli",
+    "gemini-stream",
+    "inspect-ai",
+    "managed-agents",
+    "native",
+    "openai",
+    "opencode",
+    "opencode-db",
+    "otel",
+    "pi",
+    "sharegpt",
+    "specstory",
+    "tau-bench",
+    "trajectory",
+)
 
 
 def format_names() -> list[str]:
@@ -128,8 +158,9 @@ format_option = click.option(
     type=LazyChoice(format_names),
     metavar="FORMAT",
     envvar="TSUM_FORMAT",
-    help="Force the input format instead of detecting it (native, openai, claude-code, codex, ...; "
-    "see `tsum inspect --help`).",
+    help="Force the input format instead of detecting it: "
+    + ", ".join(map(unbroken, FORMAT_NAMES))
+    + ".",
 )
 
 
@@ -182,7 +213,7 @@ def summary_options(func: Any) -> Any:
             "--prompt",
             "prompt_spec",
             envvar="TSUM_PROMPT",
-            help="Summary prompt: a built-in name (zh, en, ...: `tsum prompts list`) or a file (Jinja if it has {{{{ }}}} tags, else the seed's plain {{messages}} form). "
+            help="Summary prompt: a built-in name (zh, en, ...: `tsum prompts list`) or a file (Jinja if it has {{ }}, {% %} or {# #} tags, else the seed's plain {messages} form). "
             + shown_default("prompt"),
         ),
         click.option(

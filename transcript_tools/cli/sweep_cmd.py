@@ -16,6 +16,8 @@ from ..sweep.tables import SORT_KEYS, render_csv, render_json, render_table
 from ..sweep.workflow import DEFAULT_REPORT_SAMPLE, DEFAULT_SORT, sweep_paths
 from ..terminal import echo
 from .cost_options import cost_options, pricer_for
+from .help import TsumCommand
+from .progress import RunStderr, warnings_option
 from .scale_options import scale_options
 from .settings import config_option, format_option, resolve, shown_default
 
@@ -77,7 +79,7 @@ responses of a real provider (--provider NAME --cache FILE; misses fall back to 
 The output says which."""
 
 
-@click.command(epilog=EPILOG)
+@click.command(cls=TsumCommand, epilog=EPILOG)
 @click.argument("paths", nargs=-1, required=True)
 @click.option(
     "--policy",
@@ -232,6 +234,7 @@ The output says which."""
     help="Response cache to read summaries from (with --provider other than offline).",
 )
 @click.option("--silent", is_flag=True, help="No progress or end-of-run line on stderr.")
+@warnings_option
 @scale_options
 @cost_options
 def sweep_command(
@@ -256,6 +259,7 @@ def sweep_command(
     base_url: str | None,
     cache_path: Path | None,
     silent: bool,
+    warnings_mode: str,
     workers: int | None,
     ray_address: str | None,
     cost: bool,
@@ -283,15 +287,7 @@ def sweep_command(
         policies=_split(policies, "--policy", _policy),
     )
 
-    def warn(message: str) -> None:
-        if not silent:
-            echo(message, err=True)
-
-    progress = None
-    if not silent and sys.stderr.isatty():
-        from tqdm import tqdm
-
-        progress = tqdm(unit="conversation", file=sys.stderr, leave=False)
+    stderr = RunStderr(list(paths), desc="sweep", silent=silent, warnings_mode=warnings_mode)
     try:
         done = sweep_paths(
             list(paths),
@@ -306,18 +302,24 @@ def sweep_command(
             report_sample=report_sample,
             sort=sort,
             chart=chart,
-            warn=warn,
-            error=lambda m: echo(m, err=True),
-            on_conversation=(lambda: progress.update(1)) if progress is not None else None,
+            warn=stderr.warn,
+            error=stderr.error,
+            on_conversation=stderr.session,
+            on_files=stderr.files_done,
         )
     finally:
-        if progress is not None:
-            progress.close()
+        stderr.close()
     render = render_json if as_json else render_csv if as_csv else render_table
-    echo(render(done.result, sort), nl=False)
+    if done.result.conversations:  # nothing read: no table of zeros, only the error below
+        echo(render(done.result, sort), nl=False)
     if not silent:
         echo(done.summary_line(), err=True)
     if done.failed:
-        if done.result.conversations == 0 and not done.result.errors:
-            echo("tsum: error: no conversations found in the given paths", err=True)
+        if done.result.conversations == 0:
+            why = (
+                "could be read (the errors above say why)"
+                if done.result.errors
+                else "found in the given paths"
+            )
+            echo(f"tsum: error: no conversations {why}", err=True)
         sys.exit(int(ExitCode.FAILED))

@@ -103,6 +103,10 @@ class RunDiff:
     tokens: dict[str, Delta]
     other: list[str]
 
+    def __repr__(self) -> str:  # what differs, in counts
+        what = "identical" if self.identical else f"{len(self.sessions)} session(s) differ"
+        return f"<RunDiff {self.old_label} -> {self.new_label}: {what}, {len(self.settings)} setting(s) changed>"
+
     @property
     def identical(self) -> bool:
         return not (self.template or self.settings or self.sessions or self.other)

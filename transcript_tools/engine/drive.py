@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 
 from .config import ReplaySettings, TurnPath
-from .messages import Conversation
+from .messages import AssistantMessage, Conversation
 from .records import DecisionRecord, WindowFields
 from .requests import SummaryOutcome, SummaryRequest
 from .rules import unit_starts
@@ -32,6 +32,17 @@ def recorded_window(conv: Conversation, configured: int) -> tuple[int, str]:
     if conv.context_window:
         return conv.context_window, "log"
     return configured, "default"
+
+
+def model_room(conv: Conversation) -> int:
+    """The most context ``conv``'s model is known to have taken: the window its log records
+    (Codex), or else its largest recorded prompt (a call's ``input_tokens``); 0 when the
+    log records neither. A window set below it is not the model's (``tsum replay``'s tip)."""
+    largest = max(
+        (m.usage.input_tokens for m in conv.messages if type(m) is AssistantMessage and m.usage),
+        default=0,
+    )
+    return max(conv.context_window or 0, largest)
 
 
 def session_window(

@@ -268,3 +268,13 @@ class Conversation:
         if self.skipped is not None:
             return f"nothing to replay: {self.skipped}; skipped"
         return f"no messages read as {self.format} (is the file in that format? see --format)"
+
+    # Slash commands the log records and the reader leaves out of the messages (Claude
+    # Code's /clear, /compact, /model ...): name -> how many times (tsum inspect)
+    commands: dict[str, int] = field(default_factory=dict)
+
+    def __repr__(self) -> str:  # counts, not every message's text
+        return (
+            f"<Conversation {self.session_id} ({self.format}, {self.path}): "
+            f"{len(self.messages)} message(s), {len(self.compactions)} compaction(s)>"
+        )

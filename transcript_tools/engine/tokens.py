@@ -142,6 +142,11 @@ def _block_tokens(block: object) -> int:
     return 0
 
 
+def estimate_block_tokens(block: object) -> int:
+    """Estimated tokens of one content block (text, tool call, image, thinking, ...)."""
+    return _block_tokens(block)
+
+
 def assumed_summary_tokens(marker: str, summary_tokens: int) -> int:
     """Estimated tokens of the summary message ``{marker} {summary}`` when no summary text
     is at hand, the summary assumed ``summary_tokens`` long (by default the call's

@@ -136,6 +136,7 @@ class Evaluation:
     warn: Callable[[str], None] = _log.warning
     error: Callable[[str], None] = _log.error
     on_checkpoint: Callable[[CheckpointRecord | PolicyActionRecord], None] | None = None
+    on_session: Callable[[str], None] | None = None  # after each session, with its file's path
     judge: Any = None  # eval.judge.Judge, or None
     cost: bool = False  # --cost: each tsum checkpoint's recall per 1,000 retained tokens
     # ``--policy``: score every action of each variant's policy on what it took out of
@@ -170,6 +171,8 @@ class Evaluation:
             for conv in reader.conversations(paths):
                 result.sessions += 1
                 await self._one(conv, result, same)
+                if self.on_session is not None:
+                    self.on_session(conv.path)
         finally:
             for v in self.variants:
                 await v.executor.aclose()

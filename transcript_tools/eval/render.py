@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..report_chart import Point, Reference, render_svg
@@ -38,35 +39,46 @@ def _columns(result: EvalResult) -> list[tuple[str, str, str]]:
     return cols
 
 
-def render_text(result: EvalResult) -> str:
-    """The comparison table: recall per probe kind, each summary next to its floors."""
+@dataclass(slots=True)
+class RecallTable:
+    """The comparison table as cells: the text table and the HTML page both render it."""
+
+    columns: list[str]  # the value columns' headers (a floor's starts with spaces)
+    recall: list[tuple[str, list[str]]]  # (row name, cells): recall per probe kind
+    stats: list[tuple[str, list[str]]]  # (row name, cells): counts, under the summaries
+    notes: list[str] = field(default_factory=list)  # the lines after it ("" between blocks)
+
+
+def recall_table(result: EvalResult) -> RecallTable | None:
+    """Recall per probe kind, each summary next to its floors; None: nothing was scored."""
     data = {label: result.aggregates[label].as_json() for label in result.labels}
     cols = _columns(result)
-    lines: list[str] = []
     if not any(d["checkpoints"] for d in data.values()):
-        return "no checkpoint fired: nothing to score (lower --max-context-tokens or --ratio?)\n"
+        return None
     counts = {label: d["probes"] for label, d in data.items()}
     n = {k: max(c.get(k, 0) for c in counts.values()) for k in (*ARTIFACT_KINDS, REQUEST)}
     kinds = ["artifact", *[k for k in ARTIFACT_KINDS if n[k]], REQUEST]
-    width = max(12, *(len(c[0]) for c in cols))
-    header = f"{'recall':<22}" + "".join(f"{c[0]:>{width + 2}}" for c in cols)
-    lines.append(header)
+    table = RecallTable([c[0] for c in cols], [], [])
     for kind in kinds:
         total = sum(n[k] for k in ARTIFACT_KINDS) if kind == "artifact" else n[kind]
         name = (kind if kind in ("artifact", REQUEST) else f"  {kind}") + f" ({total})"
-        row = f"{name:<22}"
-        for _, label, variant in cols:
-            row += f"{_pct(data[label]['recall'][variant].get(kind)):>{width + 2}}"
-        lines.append(row)
+        cells = [_pct(data[label]["recall"][variant].get(kind)) for _, label, variant in cols]
+        table.recall.append((name, cells))
     for name, key, kind in (
         ("artifact, shorter only", "recall_where_shorter", "artifact"),
         ("artifact, shown only", "recall_where_shown", "artifact"),
         ("request, shown only", "recall_where_shown", REQUEST),
     ):
-        row = f"{name:<22}"
-        for _, label, variant in cols:
-            row += f"{_pct(data[label][key][variant].get(kind)):>{width + 2}}"
-        lines.append(row)
+        cells = [_pct(data[label][key][variant].get(kind)) for _, label, variant in cols]
+        table.recall.append((name, cells))
+    for name, get in _stat_rows(data):
+        cells = [get(data[label]) if variant == "summary" else "" for _, label, variant in cols]
+        table.stats.append((name, cells))
+    table.notes = _table_notes(data, cols)
+    return table
+
+
+def _stat_rows(data: dict[str, Any]) -> list[tuple[str, Callable[..., str]]]:
     rows: list[tuple[str, Callable[..., str]]] = [
         ("checkpoints", lambda d: str(d["checkpoints"])),
         ("probes", lambda d: str(sum(d["probes"].values()))),
@@ -91,12 +103,11 @@ def render_text(result: EvalResult) -> str:
         rows.append(
             (f"judged {kind} (0-5)", lambda d, k=kind: str((d["judged"] or {}).get(k, "—")))
         )
-    lines.append("")
-    for name, get in rows:
-        row = f"{name:<22}"
-        for _header, label, variant in cols:
-            row += f"{get(data[label]) if variant == 'summary' else '':>{width + 2}}"
-        lines.append(row)
+    return rows
+
+
+def _table_notes(data: dict[str, Any], cols: list[tuple[str, str, str]]) -> list[str]:
+    lines: list[str] = []
     unseen = [
         (label, d["probes_not_shown"], sum(d["probes"].values()))
         for label, d in data.items()
@@ -125,6 +136,27 @@ def render_text(result: EvalResult) -> str:
                 f"{ordinal} {_pct(item['summary'])} / {_pct(item['truncation'])} (n={item['checkpoints']})"
             )
         lines.append(f"  {label}: " + ("; ".join(parts) or "—"))
+    return lines
+
+
+NOTHING_SCORED = "no checkpoint fired: nothing to score (lower --max-context-tokens or --ratio?)"
+
+
+def render_text(result: EvalResult) -> str:
+    """The comparison table as text: recall per probe kind, each summary next to its floors."""
+    table = recall_table(result)
+    if table is None:
+        return NOTHING_SCORED + "\n"
+    width = max(12, *(len(c) for c in table.columns))
+
+    def row(name: str, cells: list[str]) -> str:
+        return f"{name:<22}" + "".join(f"{cell:>{width + 2}}" for cell in cells)
+
+    lines = [row("recall", table.columns)]
+    lines.extend(row(name, cells) for name, cells in table.recall)
+    lines.append("")
+    lines.extend(row(name, cells) for name, cells in table.stats)
+    lines.extend(table.notes)
     return "\n".join(lines) + "\n"
 
 
@@ -247,6 +279,9 @@ def html_context(
         checkpoints.append({**record, "lost": lost, "blocks": blocks})
     return {
         "table": render_text(result) if table is None else table,
+        # the standard table as cells (a <table>); --policy's own table stays text
+        "recall_table": recall_table(result) if table is None else None,
+        "nothing_scored": NOTHING_SCORED,
         "notes": notes,
         "checkpoints": checkpoints,
         "policy_actions": [

@@ -41,6 +41,10 @@ class EvalRun:
     judge: Any = None  # eval.judge.Judge, or None
     policy_mode: bool = False  # tsum eval --policy: actions scored per policy
 
+    def __repr__(self) -> str:  # counts, not every kept record
+        line = self.summary_line().removeprefix("tsum: ")
+        return f"<EvalRun {line}; {len(self.result.errors)} error(s)>"
+
     def policy_table(self) -> str:
         """--policy: the per-policy table (eval/policy_aggregate.py)."""
         from .policy_aggregate import render_policy_text
@@ -92,9 +96,13 @@ class EvalRun:
         """Why the evaluation failed (exit 1), or None; bad input was reported already."""
         if self.judge is not None and self.judge.cache_only_missing:
             return f"{self.judge.cache_only_missing} judged call(s) not in the cache (--cache-only)"
-        if self.result.sessions == 0 and not self.result.errors:
-            return "no sessions found in the given paths"
+        if self.result.sessions == 0:
+            return NO_SESSIONS if not self.result.errors else NONE_READ
         return "" if self.result.errors else None
+
+
+NO_SESSIONS = "no sessions found in the given paths"
+NONE_READ = "no session could be read (the errors above say why): nothing to score"
 
 
 def eval_paths(
@@ -111,6 +119,7 @@ def eval_paths(
     warn: Callable[[str], None] = _quiet,
     error: Callable[[str], None] = _quiet,
     say: Callable[[str, bool], None] | None = None,
+    on_session: Callable[[str], None] | None = None,
 ) -> EvalRun:
     """Score every variant's summaries over ``paths``. ``base`` (the settings without a
     variant's prompt or model) gives the judge's provider and the format; ``say`` gets
@@ -163,6 +172,7 @@ def eval_paths(
         warn=warn,
         error=error,
         on_checkpoint=records.write,
+        on_session=on_session,
         judge=judge_obj,
         cost=cost,
         policy_mode=policy_mode,

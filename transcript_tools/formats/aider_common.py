@@ -58,6 +58,21 @@ CANNED_REPLIES = frozenset(
 )
 
 
+# Aider logs what it printed to the terminal, colours included: rich's SGR sequences
+# (ESC [ 1 m, ESC [ 1 ; 33 m, ESC [ 0 m) around command output and lint messages. They are
+# formatting, not text: left in, "ESC[1mtests/x.py" reads as the identifier "1mtests/x.py".
+# ECMA-48 (5th ed., 5.4): a control sequence is ESC [, parameter bytes 0x30-0x3F,
+# intermediate bytes 0x20-0x2F and one final byte 0x40-0x7E; an OSC string runs from
+# ESC ] to BEL or ESC \; any other escape is ESC, intermediate bytes 0x20-0x2F and one
+# final byte 0x30-0x7E (ESC ( B: the ASCII character set).
+ANSI_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[ -/]*[0-~])")
+
+
+def strip_ansi(text: str) -> str:
+    """``text`` without terminal escape sequences (colours, cursor moves, titles)."""
+    return ANSI_ESCAPE.sub("", text) if "\x1b" in text else text
+
+
 def is_context(text: str) -> bool:
     return text.startswith(CONTEXT_PREFIXES)
 

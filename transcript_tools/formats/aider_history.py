@@ -53,7 +53,7 @@ from ..engine.messages import (
     UserMessage,
 )
 from ..errors import InputError
-from .aider_common import stem
+from .aider_common import stem, strip_ansi
 from .source import Source
 
 NAME = "aider-chat"
@@ -258,6 +258,7 @@ def _messages(session: _Session) -> list[Message]:
 
 
 def read_text(text: str, source: Source) -> Iterator[Conversation]:
+    text = strip_ansi(text)
     if not re.search(r"^(# aider chat started at |####( |$))", text, re.MULTILINE):
         # forced with --format on another kind of file: say so rather than read nonsense
         raise InputError(

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from ..engine.messages import AssistantMessage, Conversation, SystemMessage, TextBlock, UserMessage
 from ..errors import InputError
-from .aider_common import is_canned, is_context, stem, user_origin
+from .aider_common import is_canned, is_context, stem, strip_ansi, user_origin
 from .source import Source
 
 NAME = "aider-llm"
@@ -218,7 +218,7 @@ def _conversation(chain: _Chain, name: str, source: Source) -> Conversation:
 
 
 def read_text(text: str, source: Source) -> Iterator[Conversation]:
-    chains = _chains(_blocks(text, source), source)
+    chains = _chains(_blocks(strip_ansi(text), source), source)
     base = stem(source, SUFFIX)
     for index, chain in enumerate(chains, 1):
         yield _conversation(chain, f"{base}#{index}" if len(chains) > 1 else base, source)

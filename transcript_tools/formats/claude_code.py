@@ -62,6 +62,7 @@ JSON array (``logs/chat.json``) read alike. Mapping:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -94,6 +95,8 @@ from .source import Record, Source, session_stem
 from .switch import FormatSwitch
 
 NAME = "claude-code"
+# a slash command's record: <command-name>/clear</command-name> (Conversation.commands)
+COMMAND_NAME = re.compile(r"<command-name>\s*(/[\w:.-]+)\s*</command-name>")
 DESCRIPTION = (
     "Claude Code session logs (~/.claude/projects/*/*.jsonl, or the same entries as a JSON array)"
 )
@@ -284,6 +287,9 @@ class _Session:
         elif not is_prompt(blocks):
             text = first_text(blocks).lstrip()
             self.after_command = "<command-name>" in text or text.startswith("<command-message>")
+            if (command := COMMAND_NAME.search(text)) is not None:
+                commands = self.conv.commands
+                commands[command.group(1)] = commands.get(command.group(1), 0) + 1
             return
         self.after_command = False
         if ide_only(blocks):

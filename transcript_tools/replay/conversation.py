@@ -19,7 +19,7 @@ from ..cost.meter import drive_priced
 from ..cost.prices import Pricer
 from ..cost.records import CostRecord
 from ..engine.config import Checkpoint, Measure, ReplaySettings
-from ..engine.drive import session_window, unit_bounds
+from ..engine.drive import model_room, session_window, unit_bounds
 from ..engine.messages import (
     AssistantMessage,
     Conversation,
@@ -86,6 +86,14 @@ class SessionResult:
     warnings: list[str] = field(default_factory=list)
     prompt_spool: IO[bytes] | None = None  # prompts.jsonl lines of this session, when spooled
     cost: CostRecord | None = None  # --cost: the session's costs.jsonl record
+
+    def __repr__(self) -> str:  # the counts, not the engine's every record
+        conv = self.conversation
+        return (
+            f"<SessionResult {conv.session_id} ({conv.path}): {self.turns} turn(s), "
+            f"{len(conv.messages)} message(s), {len(self.engine.summaries)} summaries, "
+            f"{len(self.warnings)} warning(s)>"
+        )
 
 
 PROMPT_SPOOL_MEMORY = 4 << 20  # bytes of prompts kept in memory before spilling to a temp file
@@ -196,4 +204,5 @@ def session_counts(result: SessionResult) -> SessionCounts:
         result.warnings,
         sum(1 for d in engine.decisions if ESTIMATED in d),
         engine.stream_units,
+        model_room(result.conversation),
     )

@@ -98,8 +98,21 @@ class ReplayStats:
     estimated: int = 0  # decisions whose watermark is estimated (a dry run, --measure current)
     stream_units: int = 0  # units that went through submit_turn_stream + finalize_turn
     warnings: int = 0
+    model_room: int = 0  # the largest engine.drive.model_room of a session (the window tip)
     errors: list[str] = field(default_factory=list)
     interrupted: bool = False
+
+
+class CollectingSink:
+    """A sink that keeps every session's result (library use: the caller reads them)."""
+
+    spool_prompts = False
+
+    def __init__(self) -> None:
+        self.results: list[SessionResult] = []
+
+    def write_session(self, result: SessionResult) -> None:
+        self.results.append(result)
 
 
 @dataclass
@@ -294,5 +307,6 @@ class ReplayDriver:
         stats.would_summarize += counts.would_summarize
         stats.estimated += counts.estimated
         stats.stream_units += counts.stream_units
+        stats.model_room = max(stats.model_room, counts.model_room)
         for warning in counts.warnings:
             self._warn(f"warning: {counts.path}: session {counts.session_id}: {warning}")

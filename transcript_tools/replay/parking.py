@@ -44,6 +44,7 @@ class SessionCounts:
     warnings: list[str]
     estimated: int = 0  # decisions whose watermark is estimated (dry run, --measure current)
     stream_units: int = 0  # units that went through the stream path
+    model_room: int = 0  # engine.drive.model_room of the conversation (the window tip)
 
 
 @dataclass(slots=True)

@@ -30,7 +30,7 @@ from ..providers.factory import (
     resolve_cache_mode,
 )
 from .conversation import SessionResult
-from .driver import ReplayDriver, ReplayStats, Sink
+from .driver import CollectingSink, ReplayDriver, ReplayStats, Sink
 
 
 class RunStatus(StrEnum):
@@ -55,6 +55,10 @@ class ReplayResult:
     elapsed: float = 0.0
     sessions: list[SessionResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # batch rounds, cost: end of the line
+
+    def __repr__(self) -> str:  # counts, not every session's objects (library use)
+        line = self.summary_line().removeprefix("tsum: ")
+        return f"<ReplayResult {self.status}: {line}; {len(self.sessions)} session(s) kept>"
 
     @property
     def ok(self) -> bool:
@@ -98,18 +102,6 @@ class ReplayResult:
             + f" in {self.elapsed:.2f}s"
             + "".join(f"; {n}" for n in self.notes)
         )
-
-
-class CollectingSink:
-    """A sink that keeps every session's result (library use: the caller reads them)."""
-
-    spool_prompts = False
-
-    def __init__(self) -> None:
-        self.results: list[SessionResult] = []
-
-    def write_session(self, result: SessionResult) -> None:
-        self.results.append(result)
 
 
 def run_replay(

@@ -75,6 +75,13 @@ class SweepResult:
     summary_source: str = ""
     elapsed: float = 0.0
 
+    def __repr__(self) -> str:  # counts, not every configuration's statistics
+        return (
+            f"<SweepResult {len(self.configs)} configuration(s) over {self.conversations} "
+            f"conversation(s) in {self.files} file(s), {self.turns} turn(s), "
+            f"{len(self.errors)} error(s), {self.warnings} warning(s)>"
+        )
+
 
 @dataclass
 class Sweep:
@@ -97,7 +104,9 @@ class Sweep:
     # never stdout (a library's caller owns it): logging, unless a callback is given
     warn: Callable[[str], None] = _log.warning
     error: Callable[[str], None] = _log.error
-    on_conversation: Callable[[], None] | None = None
+    # after each conversation, with its file's path (None: a parallel part's, no path)
+    on_conversation: Callable[[str | None], None] | None = None
+    on_files: Callable[[int], None] | None = None  # files a parallel part finished
     # Session ids taken before these paths (one file of a parallel run: sweep/parallel.py)
     taken_ids: set[str] = field(default_factory=set)
 
@@ -129,7 +138,7 @@ class Sweep:
         for index, conv in enumerate(reader.conversations(paths)):
             await self._one(index, conv, result, heap)
             if self.on_conversation is not None:
-                self.on_conversation()
+                self.on_conversation(conv.path)
         stats = reader.stats
         result.files, result.errors, result.warnings = stats.files, stats.errors, stats.warnings
         result.samples = [s for _, _, s in sorted(heap, key=lambda item: item[2].profile.index)]

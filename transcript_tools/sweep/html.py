@@ -178,6 +178,11 @@ def _chart(
                     "label": f"#{i + 1} with its summaries",
                 }
             )
+    if len(series) < 2:  # one point draws no line: say why the chart is empty
+        after = f"; the watermark after it: {series[0]:,} tokens" if series else ""
+        chart.note = (
+            f"no curve: a curve joins two turns or more, this conversation has {p.turns}{after}"
+        )
     labelled: dict[str, Any] | None = None
     for value in visible:  # labels of lines closer than 11px share one line of text
         line = {"y": y(value), "label": f"threshold {_short(value)}"}
@@ -189,7 +194,8 @@ def _chart(
         chart.thresholds.append(line)
     hidden = [t for t in thresholds if t not in visible]
     if hidden:
-        chart.note = "thresholds above the chart: " + ", ".join(_short(t) for t in hidden)
+        above = "thresholds above the chart: " + ", ".join(_short(t) for t in hidden)
+        chart.note = f"{chart.note}; {above}" if chart.note else above
     for turn in p.compaction_turns:
         at = x(min(turn + 0.5, n - 1) if n > 1 else turn)
         right = at > WIDTH - RIGHT - 110  # near the right edge: label on the left of the line

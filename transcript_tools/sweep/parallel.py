@@ -62,7 +62,12 @@ def run_sweep(sweep: Sweep, paths: list[str], backend: Backend) -> SweepResult:
         sweep.template = template_from_config(sweep.base.summary_prompt)
     job = SweepJob(
         replace(
-            sweep, warn=_log.warning, error=_log.error, on_conversation=None, describe_executor=None
+            sweep,
+            warn=_log.warning,
+            error=_log.error,
+            on_conversation=None,
+            on_files=None,
+            describe_executor=None,
         )
     )
     total = SweepResult(sweep.configs, sweep.new_stats())
@@ -73,7 +78,9 @@ def run_sweep(sweep: Sweep, paths: list[str], backend: Backend) -> SweepResult:
         _merge_sweep(total, part.result, heap, sweep.sample_size)
         if sweep.on_conversation is not None:
             for _ in range(part.result.conversations):
-                sweep.on_conversation()
+                sweep.on_conversation(None)
+        if sweep.on_files is not None:
+            sweep.on_files(part.result.files)
     total.samples = [s for _, _, s in sorted(heap, key=lambda item: item[2].profile.index)]
     total.summary_source = sweep._source(total)
     total.elapsed = time.perf_counter() - started

@@ -75,7 +75,8 @@ def sweep_paths(
     title: str | None = None,
     warn: Callable[[str], None] = ignore,
     error: Callable[[str], None] = ignore,
-    on_conversation: Callable[[], None] | None = None,
+    on_conversation: Callable[[str | None], None] | None = None,
+    on_files: Callable[[int], None] | None = None,
 ) -> SweepRun:
     """Every combination of the axes over ``paths``; an empty axis is ``run``'s value.
 
@@ -128,6 +129,7 @@ def sweep_paths(
         warn=warn,
         error=error,
         on_conversation=on_conversation,
+        on_files=on_files,
     )
     try:
         result = run_sweep(sweep, list(paths), backend)

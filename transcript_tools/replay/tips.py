@@ -1,0 +1,34 @@
+"""Tips: one line on stderr when the seed's defaults do not fit the logs at hand.
+
+The seed's window (``max_context_tokens`` = 32,000, docs/spec.md F1) and its cumulative
+measure are the specification and stay the defaults; on a log whose model took far more
+context than that, they fire the checkpoint from the first turns, which says nothing
+about the log. The tip names the options that fit such a log instead.
+"""
+
+from __future__ import annotations
+
+from ..engine.config import Measure, RunSettings
+
+# "far larger": the model took at least this many times the configured window
+FAR_LARGER = 2
+
+
+def window_tip(model_room: int, run: RunSettings) -> str | None:
+    """The tip for a run whose logs show a model that took ``model_room`` tokens of
+    context (``engine.drive.model_room``, the largest over the run), or None when the
+    window was chosen (a flag, ``TSUM_MAX_CONTEXT_TOKENS``, a settings file, ``auto``) or fits."""
+    summary = run.settings.summary
+    if summary is None or run.values.get("max_context_tokens") is not None:
+        return None
+    window = summary.max_context_tokens
+    if model_room < FAR_LARGER * window:
+        return None
+    options = "--max-context-tokens auto"
+    if run.settings.measure is Measure.CUMULATIVE:
+        options += " --measure current"
+    return (
+        f"tsum: tip: these logs show a model taking up to {model_room:,} tokens of context, far "
+        f"over the seed's default window of {window:,}, so the checkpoint fires from the first "
+        f"turns; for the model's own window try {options}"
+    )
