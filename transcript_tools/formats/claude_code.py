@@ -69,6 +69,7 @@ from .anthropic_api import (
     user_message,
 )
 from .assembly import PendingAssistant, freeze_all
+from .claude_code_compactions import CompactionNotes
 from .claude_code_copies import Copies
 from .claude_code_queue import Queue
 from .claude_code_text import CONTINUATION_PREFIX, first_text, ide_only, is_prompt, response_id
@@ -131,6 +132,7 @@ class _Session:
         self.switch = FormatSwitch(NAME)
         self.queue = Queue(source)
         self.ide: tuple[list[Block], Record] | None = None  # IDE context waiting for its prompt
+        self.notes = CompactionNotes()  # version, model and trigger of each compaction
 
     # -- entries ------------------------------------------------------------------------
 
@@ -141,6 +143,7 @@ class _Session:
             self._unknown(kind, record)
             return
         self.switch.started = True
+        self.notes.entry(obj)
         side = obj.get("isSidechain") is True
         if self.sidechain_file is None and kind in ("user", "assistant"):
             self.sidechain_file = side
@@ -182,7 +185,12 @@ class _Session:
         elif kind == "system" and obj.get("subtype") == "compact_boundary":
             meta = obj.get("compactMetadata")
             pre = meta.get("preTokens") if isinstance(meta, dict) else None
-            self._compaction("claude-code:compact_boundary", pre if isinstance(pre, int) else None)
+            trigger, post = self.notes.boundary(meta)
+            self._compaction(
+                "claude-code:compact_boundary",
+                pre if isinstance(pre, int) else None,
+                Compaction(0, "", trigger=trigger, post_tokens=post),
+            )
         uuid = obj.get("uuid")
         if isinstance(uuid, str):
             self.pos[uuid] = len(self.out)
@@ -224,6 +232,7 @@ class _Session:
                 " id are still read as one response",
             )
         model = msg.get("model") if isinstance(msg.get("model"), str) else None
+        self.notes.model_call(model)
         usage = (
             None
             if model == SYNTHETIC_MODEL
@@ -274,6 +283,7 @@ class _Session:
                 return
         elif not is_prompt(blocks):
             text = first_text(blocks).lstrip()
+            self.notes.user_text(text, self.conv.compactions)
             self.after_command = "<command-name>" in text or text.startswith("<command-message>")
             return
         self.after_command = False
@@ -322,16 +332,25 @@ class _Session:
         count, first = self.unknown.get(kind, (0, record))
         self.unknown[kind] = (count + 1, first)
 
-    def _compaction(self, source: str, pre_tokens: int | None) -> None:
+    def _compaction(
+        self, source: str, pre_tokens: int | None, recorded: Compaction | None = None
+    ) -> None:
         self.open = None
         index = len(self.out)
         comps = self.conv.compactions
+        made = Compaction(
+            index,
+            source,
+            pre_tokens,
+            trigger=recorded.trigger if recorded else None,
+            post_tokens=recorded.post_tokens if recorded else None,
+        )
         if comps and comps[-1].message_index == index:
             # compact_boundary + its isCompactSummary are one compaction
             if comps[-1].pre_tokens is None and pre_tokens is not None:
-                comps[-1] = Compaction(index, source, pre_tokens)
+                comps[-1] = self.notes.made(made, len(comps) - 1)
             return
-        comps.append(Compaction(index, source, pre_tokens))
+        comps.append(self.notes.made(made, len(comps)))
 
     def _rewind(self, parent: Any, record: Record) -> None:
         if not isinstance(parent, str) or parent == self.tip or parent not in self.pos:
@@ -359,6 +378,7 @@ class _Session:
         for kind, (count, first) in self.unknown.items():
             noun = "entry" if count == 1 else "entries"
             self.source.dropped(first, f"{count} {noun} of unknown type {kind!r} skipped")
+        self.notes.settle(self.conv.compactions)
         self.conv.messages = freeze_all(self.out)
         return self.conv
 
