@@ -28,7 +28,9 @@ def test_claude_code_preset_fires_at_the_call_that_crosses_its_line(tmp_path: Pa
         version="2.1.112",
     )
     (row,) = fidelity_paths([str(log)]).rows
-    assert (row.policy, row.window, row.window_from) == ("claude-code", 200_000, "policy")
+    # the model's documented window (engine/windows.py); 2.1.x keeps the 33,000 buffer
+    assert (row.policy, row.window, row.window_from) == ("claude-code", 200_000, "model")
+    assert row.threshold == 167_000
     assert (row.recorded_call, row.predicted_call, row.outcome) == (3, 3, SAME)
     assert (row.recorded_tokens_before, row.recorded_tokens_after, row.recorded_post_tokens) == (
         167_250,
@@ -38,20 +40,34 @@ def test_claude_code_preset_fires_at_the_call_that_crosses_its_line(tmp_path: Pa
     assert row.summary_from == "log"
 
 
-def test_a_line_never_reached_is_never_and_one_call_off_is_within_one(tmp_path: Path) -> None:
-    # 2.0.x compacted near 156.5k: under claude-code's 167k line, so it never fires
+def test_the_preset_follows_the_release_that_wrote_the_log(tmp_path: Path) -> None:
+    # 2.0.x compacted at 156,513 (its 45,000 buffer: a 155,000 line). Followed, the preset
+    # fires after call 2 (156,400 + 50 + its result); as it is (33,000 for every
+    # release: 167,000) it never fires; 2.1.x keeps 167,000.
     meta = {"trigger": "auto", "preTokens": 156_513}
-    never = claude_code_log(tmp_path / "a.jsonl", [100_000, 156_400, 9_000], after=2, boundary=meta)
-    # the runtime compacted after call 2 while the line is first crossed after call 3
-    late = claude_code_log(
-        tmp_path / "b.jsonl", [160_000, 166_000, 168_000, 9_000], after=2, boundary=meta
+    log = claude_code_log(tmp_path / "a.jsonl", [100_000, 156_400, 9_000], after=2, boundary=meta)
+    (followed,) = fidelity_paths([str(log)]).rows
+    assert (followed.threshold, followed.predicted_call, followed.outcome) == (155_000, 2, SAME)
+    (as_is,) = fidelity_paths([str(log)], follow=False).rows
+    assert (as_is.threshold, as_is.predicted_call, as_is.outcome) == (167_000, None, NEVER)
+    newer = claude_code_log(
+        tmp_path / "b.jsonl", [100_000, 156_400, 9_000], after=2, boundary=meta, version="2.1.3"
     )
-    rows = fidelity_paths([str(never), str(late)]).rows
-    assert [(r.predicted_call, r.outcome) for r in rows] == [(None, NEVER), (None, NEVER)]
-    late2 = claude_code_log(
-        tmp_path / "c.jsonl", [160_000, 168_000, 169_000, 9_000], after=3, boundary=meta
+    (row,) = fidelity_paths([str(newer)]).rows
+    assert (row.threshold, row.outcome) == (167_000, NEVER)
+
+
+def test_one_call_early_is_within_one(tmp_path: Path) -> None:
+    # 2.1.x line 167,000: crossed after call 2 (168,000), the runtime compacted after 3
+    meta = {"trigger": "auto", "preTokens": 169_050}
+    log = claude_code_log(
+        tmp_path / "c.jsonl",
+        [160_000, 168_000, 169_000, 9_000],
+        after=3,
+        boundary=meta,
+        version="2.1.112",
     )
-    (row,) = fidelity_paths([str(late2)]).rows
+    (row,) = fidelity_paths([str(log)]).rows
     assert (row.recorded_call, row.predicted_call, row.outcome) == (3, 2, WITHIN_ONE)
 
 
@@ -72,20 +88,18 @@ def test_policy_option_replaces_the_runtime_preset(tmp_path: Path) -> None:
     meta = {"trigger": "auto", "preTokens": 150_050}
     log = claude_code_log(tmp_path / "s.jsonl", [100_000, 150_000, 9_000], after=2, boundary=meta)
     (row,) = fidelity_paths([str(log)], policy=preset("codex")).rows
-    # codex at 90% of its own (unset) window: the seed's 32,000 default, said as such
-    assert (row.policy, row.window, row.window_from, row.predicted_call) == (
-        "codex",
-        32_000,
-        "default",
-        1,
-    )
+    # codex at 90% of the Claude model's documented 200,000: 180,000, never reached
+    assert (row.policy, row.window, row.window_from) == ("codex", 200_000, "model")
+    assert (row.threshold, row.outcome) == (180_000, NEVER)
 
 
 def test_cli_json_keys_and_min_agreement_gate(tmp_path: Path) -> None:
     meta = {"trigger": "auto", "preTokens": 156_513}
     log = claude_code_log(tmp_path / "a.jsonl", [100_000, 156_400, 9_000], after=2, boundary=meta)
     runner = CliRunner()
-    done = runner.invoke(cli, ["fidelity", str(log), "--json"])
+    followed = runner.invoke(cli, ["fidelity", str(log), "--min-agreement", "1"])
+    assert followed.exit_code == 0, followed.output
+    done = runner.invoke(cli, ["fidelity", str(log), "--json", "--as-is"])
     assert done.exit_code == 0, done.output
     data = json.loads(done.stdout)
     (row,) = data["compactions"]
@@ -106,8 +120,8 @@ def test_cli_json_keys_and_min_agreement_gate(tmp_path: Path) -> None:
     ):
         assert key in row
     assert data["summary"][-1]["agreement"] == 0.0
-    gated = runner.invoke(cli, ["fidelity", str(log), "--min-agreement", "0.9"])
+    gated = runner.invoke(cli, ["fidelity", str(log), "--as-is", "--min-agreement", "0.9"])
     assert gated.exit_code == 1
     assert "under --min-agreement 90%" in gated.stderr
-    text = runner.invoke(cli, ["fidelity", str(log)])
-    assert "never" in text.stdout and "200,000 (policy)" in text.stdout
+    text = runner.invoke(cli, ["fidelity", str(log), "--as-is"])
+    assert "never" in text.stdout and "200,000 (model)" in text.stdout

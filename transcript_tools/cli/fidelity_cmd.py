@@ -28,6 +28,7 @@ ROW_COLUMNS = (
     "model",
     "trigger",
     "window",
+    "line",
     "rec call",
     "pred call",
     "rec before",
@@ -72,6 +73,7 @@ def _row(row: FidelityRow, base: str) -> list[str]:
         escape_controls(row.model or "?"),
         row.trigger or "?",
         f"{row.window:,} ({row.window_from})",
+        "-" if row.threshold is None else f"{row.threshold:,.0f}",
         str(row.recorded_call),
         _number(row.predicted_call) if row.predicted_call is not None else "never",
         _number(row.recorded_tokens_before),
@@ -144,6 +146,12 @@ def as_json(result: FidelityResult) -> dict[str, Any]:
     help="Exit 1 when fewer than this share (0-1) of the automatic compactions whose runtime "
     "version is known are fired within one call (also when none is).",
 )
+@click.option(
+    "--as-is",
+    is_flag=True,
+    help="Replay the presets as they are, not following the runtime release and model "
+    "each compaction records.",
+)
 @format_option
 @click.option("--skip-bad-lines", is_flag=True, help="Warn about unreadable lines and go on.")
 @config_option
@@ -154,6 +162,7 @@ def fidelity_command(
     policy: Any,
     json_out: bool,
     min_agreement: float | None,
+    as_is: bool,
     fmt: str | None,
     skip_bad_lines: bool,
     config_path: Path | None,
@@ -171,6 +180,7 @@ def fidelity_command(
         policy=policy,
         fmt=values.get("format"),
         skip_bad_lines=skip_bad_lines,
+        follow=not as_is,
         warn=lambda m: echo(m, err=True),
         error=lambda m: echo(m, err=True),
     )

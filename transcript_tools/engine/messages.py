@@ -238,6 +238,10 @@ class Conversation:
     messages: list[Message] = field(default_factory=list)
     compactions: list[Compaction] = field(default_factory=list)
     context_window: int | None = None  # model's window if the log records it (Codex)
+    # the version of the runtime that wrote the log, where it says (Claude Code entries'
+    # ``version``, Codex ``session_meta.cli_version``): presets follow it
+    # (engine/runtime_policy.py)
+    runtime_version: str | None = None
     warnings: list[str] = field(default_factory=list)
     line: int | None = (
         None  # first line of this conversation in its file (multi-conversation files)

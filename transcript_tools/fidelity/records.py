@@ -34,6 +34,7 @@ class FidelityRow:
     policy: str
     window: int  # the context window the policy was replayed with
     window_from: str  # where that window came from (docs/fidelity.md, "The window")
+    threshold: float | None  # the policy's token line at that window (None: not a token form)
     recorded_call: int  # 1-based model call the compaction followed (as tsum inspect counts)
     predicted_call: int | None  # the call after which the policy first fires; None: never
     recorded_tokens_before: int | None
@@ -78,6 +79,7 @@ class FidelityRow:
             "policy": self.policy,
             "window": self.window,
             "window_from": self.window_from,
+            "threshold": None if self.threshold is None else round(self.threshold),
             "recorded_call": self.recorded_call,
             "predicted_call": self.predicted_call,
             "outcome": self.outcome,

@@ -26,14 +26,14 @@ from ..engine.messages import (
     is_turn_start,
 )
 from ..engine.policy import Policy
-from ..engine.policy_engine import with_policy
+from ..engine.policy_engine import policy_threshold, with_policy
 from ..engine.policy_slot import PolicySlot
 from ..engine.rules import Decision, UnitCounter, is_model_call
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..engine.session import SessionEngine
 from ..engine.tokens import assumed_summary_tokens, estimate_message_tokens
 from .records import FidelityRow
-from .window import resolve_window
+from .window import replay_policy
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,11 +46,13 @@ class _Stretch:
     end: int
 
 
-def compaction_rows(conv: Conversation, policy: Policy) -> list[FidelityRow]:
-    """One row per recorded compaction of ``conv`` (none: no rows)."""
+def compaction_rows(
+    conv: Conversation, preset: Policy, *, follow: bool = True
+) -> list[FidelityRow]:
+    """One row per recorded compaction of ``conv`` (none: no rows); ``follow``: the preset
+    follows the runtime release that wrote each part of the log (fidelity/window.py)."""
     if not conv.compactions:
         return []
-    window, window_from = resolve_window(conv, policy)
     messages = conv.messages
     calls = [0]  # calls[i]: model calls in messages[:i]
     for message in messages:
@@ -59,6 +61,7 @@ def compaction_rows(conv: Conversation, policy: Policy) -> list[FidelityRow]:
     rows: list[FidelityRow] = []
     start = 0
     for comp in conv.compactions:
+        policy, window, window_from = replay_policy(conv, comp, preset, follow=follow)
         end = min(comp.message_index, len(messages))
         head = tuple(m for m in messages[:start] if type(m) is SystemMessage)
         stretch = _Stretch(head, start, end)
@@ -76,6 +79,7 @@ def compaction_rows(conv: Conversation, policy: Policy) -> list[FidelityRow]:
                 policy=policy.name,
                 window=window,
                 window_from=window_from,
+                threshold=policy_threshold(policy, window),
                 recorded_call=calls[end],
                 predicted_call=predicted,
                 recorded_tokens_before=_tokens_before(messages, start, end, comp),

@@ -1,21 +1,26 @@
-"""The context window a policy is replayed with on one log, and where it came from.
+"""The policy and window one recorded compaction is replayed with.
 
-The order of ``--max-context-tokens auto`` (engine/drive.py ``recorded_window``): the
-window the log records (Codex's ``model_context_window``), else the policy's own
-``trigger.window``, else the seed's default, said as such (docs/fidelity.md, "The window").
+The preset follows the release and model that wrote that part of the log
+(engine/runtime_policy.py; ``follow=False`` keeps it as it is), and the window is
+``--max-context-tokens auto``'s (engine/drive.py ``recorded_window``): the log's own,
+else the model's documented window, else the policy's, else the seed's default — named
+on every row (docs/fidelity.md, "The window").
 """
 
 from __future__ import annotations
 
-from ..engine.messages import Conversation
+from ..engine.drive import recorded_window
+from ..engine.messages import Compaction, Conversation
 from ..engine.policy import Policy
+from ..engine.runtime_policy import follow_runtime
 from ..engine.seed_defaults import DEFAULT_MAX_CONTEXT_TOKENS
 
 
-def resolve_window(conv: Conversation, policy: Policy) -> tuple[int, str]:
-    """(window, source): ``log``, ``policy`` or ``default``."""
-    if conv.context_window:
-        return conv.context_window, "log"
-    if policy.trigger.window:
-        return policy.trigger.window, "policy"
-    return DEFAULT_MAX_CONTEXT_TOKENS, "default"
+def replay_policy(
+    conv: Conversation, comp: Compaction, policy: Policy, *, follow: bool = True
+) -> tuple[Policy, int, str]:
+    """(the policy, its window, where the window came from) for ``comp``."""
+    if follow:
+        policy = follow_runtime(policy, comp.version or conv.runtime_version, comp.model)
+    window, source = recorded_window(conv, DEFAULT_MAX_CONTEXT_TOKENS, policy.trigger.window)
+    return policy, window, source

@@ -53,11 +53,13 @@ def fidelity_paths(
     policy: Policy | str | None = None,
     fmt: str | None = None,
     skip_bad_lines: bool = False,
+    follow: bool = True,
     warn: Callable[[str], None] = ignore,
     error: Callable[[str], None] = ignore,
 ) -> FidelityResult:
     """The fidelity rows of every recorded compaction under ``paths``; ``policy``: a preset
-    name or a policy file for every log (None: each log's runtime's preset)."""
+    name or a policy file for every log (None: each log's runtime's preset); ``follow``:
+    presets follow the runtime release and model each compaction records."""
     chosen = resolve_policy(policy) if isinstance(policy, str) else policy
     reader = CorpusReader(fmt=fmt, skip_bad_lines=skip_bad_lines, warn=warn, error=error)
     result = FidelityResult([])
@@ -75,6 +77,6 @@ def fidelity_paths(
                 skipped[conv.format] = skipped.get(conv.format, 0) + 1
                 continue
             used = preset(name)
-        result.rows.extend(compaction_rows(conv, used))
+        result.rows.extend(compaction_rows(conv, used, follow=follow))
     result.files, result.failed = reader.stats.files, reader.stats.failed_files
     return result

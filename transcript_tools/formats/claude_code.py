@@ -379,6 +379,7 @@ class _Session:
             noun = "entry" if count == 1 else "entries"
             self.source.dropped(first, f"{count} {noun} of unknown type {kind!r} skipped")
         self.notes.settle(self.conv.compactions)
+        self.conv.runtime_version = self.notes.version
         self.conv.messages = freeze_all(self.out)
         return self.conv
 

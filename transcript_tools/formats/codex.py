@@ -161,7 +161,7 @@ class _Rollout:
 
     def _meta(self, payload: dict[str, Any]) -> None:
         if isinstance(payload.get("cli_version"), str):
-            self.version = payload["cli_version"]
+            self.version = self.conv.runtime_version = payload["cli_version"]
         if not self.session_set and isinstance(payload.get("id"), str):
             self.conv.session_id = payload["id"]
             self.session_set = True

@@ -13,6 +13,8 @@ from ..engine.drive import recorded_window
 from ..engine.messages import Conversation
 from ..engine.policy import Policy
 from ..engine.policy_engine import policy_threshold
+from ..engine.runtime_policy import follow_runtime
+from ..engine.windows import conversation_model
 
 if TYPE_CHECKING:
     from ..cost.model import RunCost
@@ -58,8 +60,12 @@ class SweepConfig:
         """The configuration one conversation runs: with auto, its own window."""
         if not self.auto_window:
             return self
-        window, _ = recorded_window(conv, self.max_context_tokens)
-        return replace(self, max_context_tokens=window, auto_window=False)
+        policy = self.policy
+        if policy is not None:  # the preset of the log's runtime release (as replay)
+            policy = follow_runtime(policy, conv.runtime_version, conversation_model(conv))
+        policy_window = policy.trigger.window if policy is not None else 0
+        window, _ = recorded_window(conv, self.max_context_tokens, policy_window)
+        return replace(self, max_context_tokens=window, auto_window=False, policy=policy)
 
     def summary_config(self, base: SummaryConfig) -> SummaryConfig:
         return replace(
