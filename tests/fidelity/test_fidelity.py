@@ -41,17 +41,19 @@ def test_claude_code_preset_fires_at_the_call_that_crosses_its_line(tmp_path: Pa
 
 
 def test_the_preset_follows_the_release_that_wrote_the_log(tmp_path: Path) -> None:
-    # 2.0.x compacted at 156,513 (its 45,000 buffer: a 155,000 line). Followed, the preset
-    # fires after call 2 (156,400 + 50 + its result); as it is (33,000 for every
-    # release: 167,000) it never fires; 2.1.x keeps 167,000.
-    meta = {"trigger": "auto", "preTokens": 156_513}
-    log = claude_code_log(tmp_path / "a.jsonl", [100_000, 156_400, 9_000], after=2, boundary=meta)
+    # 2.0.x's 45,000 buffer: a 155,000 line. The measure after call n is its prompt +
+    # output (50) + its tool result sized from the log's growth (3,000 tokens between
+    # the calls for about 460 estimated: a few thousand). Followed, the preset fires
+    # after call 2 (153,050 + the result); as it is (33,000 for every release: 167,000)
+    # it never fires; a 2.1.x log keeps 167,000.
+    meta = {"trigger": "auto", "preTokens": 155_800}
+    log = claude_code_log(tmp_path / "a.jsonl", [150_000, 153_000, 9_000], after=2, boundary=meta)
     (followed,) = fidelity_paths([str(log)]).rows
     assert (followed.threshold, followed.predicted_call, followed.outcome) == (155_000, 2, SAME)
     (as_is,) = fidelity_paths([str(log)], follow=False).rows
     assert (as_is.threshold, as_is.predicted_call, as_is.outcome) == (167_000, None, NEVER)
     newer = claude_code_log(
-        tmp_path / "b.jsonl", [100_000, 156_400, 9_000], after=2, boundary=meta, version="2.1.3"
+        tmp_path / "b.jsonl", [150_000, 153_000, 9_000], after=2, boundary=meta, version="2.1.3"
     )
     (row,) = fidelity_paths([str(newer)]).rows
     assert (row.threshold, row.outcome) == (167_000, NEVER)
@@ -86,7 +88,7 @@ def test_codex_rows_compare_kept_person_messages(tmp_path: Path) -> None:
 
 def test_policy_option_replaces_the_runtime_preset(tmp_path: Path) -> None:
     meta = {"trigger": "auto", "preTokens": 150_050}
-    log = claude_code_log(tmp_path / "s.jsonl", [100_000, 150_000, 9_000], after=2, boundary=meta)
+    log = claude_code_log(tmp_path / "s.jsonl", [149_000, 150_000, 9_000], after=2, boundary=meta)
     (row,) = fidelity_paths([str(log)], policy=preset("codex")).rows
     # codex at 90% of the Claude model's documented 200,000: 180,000, never reached
     assert (row.policy, row.window, row.window_from) == ("codex", 200_000, "model")
@@ -94,8 +96,8 @@ def test_policy_option_replaces_the_runtime_preset(tmp_path: Path) -> None:
 
 
 def test_cli_json_keys_and_min_agreement_gate(tmp_path: Path) -> None:
-    meta = {"trigger": "auto", "preTokens": 156_513}
-    log = claude_code_log(tmp_path / "a.jsonl", [100_000, 156_400, 9_000], after=2, boundary=meta)
+    meta = {"trigger": "auto", "preTokens": 155_800}
+    log = claude_code_log(tmp_path / "a.jsonl", [150_000, 153_000, 9_000], after=2, boundary=meta)
     runner = CliRunner()
     followed = runner.invoke(cli, ["fidelity", str(log), "--min-agreement", "1"])
     assert followed.exit_code == 0, followed.output

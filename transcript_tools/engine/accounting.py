@@ -143,12 +143,14 @@ class TurnAccounting:
         """
         slot = self.slot
         view = slot.view_size(end)[1]
-        if self._anchor_tokens is None:
-            return view
+        if self._anchor_tokens is None:  # the size model's hidden prefix (engine/sizes.py)
+            return view + (slot.hidden_tokens if isinstance(slot, PolicySlot) else 0)
         end = len(slot.messages) if end is None else end
         since = slot.tokens_between(self._anchor_end, end)
-        # Never below the estimated view itself: after the original agent compacted, its
-        # recorded prompts no longer hold the history tsum's slot still has.
+        # Never below the view itself: after the original agent compacted, its recorded
+        # prompts no longer hold the history tsum's slot still has. (Its messages only: a
+        # log that restarted unmarked, an older Claude Code's continuation, would put the
+        # hidden prefix twice into a view the slot still holds whole.)
         return max(self._anchor_tokens + since + view - slot.tokens_between(0, end), view)
 
     def _estimated_view(self, view: int) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..cost.sizes import Sizes, calibrate
+from ..cost.sizes import calibrate
 from ..engine.config import Checkpoint, ReplaySettings, SummaryConfig
 from ..engine.drive import drive_without_summaries, unit_bounds
 from ..engine.messages import (
@@ -31,6 +31,7 @@ from ..engine.policy_slot import PolicySlot
 from ..engine.rules import Decision, UnitCounter, is_model_call
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..engine.session import SessionEngine
+from ..engine.sizes import ESTIMATES, SizeModel
 from ..engine.tokens import assumed_summary_tokens, estimate_message_tokens
 from .records import FidelityRow
 from .window import replay_policy
@@ -57,7 +58,8 @@ def compaction_rows(
     calls = [0]  # calls[i]: model calls in messages[:i]
     for message in messages:
         calls.append(calls[-1] + is_model_call(message))
-    sizes = calibrate(conv)
+    measured = calibrate(conv)
+    sizes = SizeModel(measured.by_id, measured.hidden) if measured.calibrated else ESTIMATES
     rows: list[FidelityRow] = []
     start = 0
     for comp in conv.compactions:
@@ -65,7 +67,7 @@ def compaction_rows(
         end = min(comp.message_index, len(messages))
         head = tuple(m for m in messages[:start] if type(m) is SystemMessage)
         stretch = _Stretch(head, start, end)
-        fired = _first_fire(conv, stretch, policy, window)
+        fired = _first_fire(conv, stretch, policy, window, sizes)
         predicted = None if fired is None else calls[fired]
         after, kept, summary_from = _view_after(conv, stretch, comp, policy, window, sizes)
         rows.append(
@@ -100,14 +102,16 @@ def _stretch_conversation(conv: Conversation, stretch: _Stretch) -> Conversation
     return Conversation(conv.session_id, conv.path, conv.format, messages)
 
 
-def _first_fire(conv: Conversation, stretch: _Stretch, policy: Policy, window: int) -> int | None:
+def _first_fire(
+    conv: Conversation, stretch: _Stretch, policy: Policy, window: int, sizes: SizeModel
+) -> int | None:
     """The log index just after the unit at whose checkpoint the policy first fires on
     the stretch (a dry run), or None when it never does."""
     part = _stretch_conversation(conv, stretch)
     settings = with_policy(
         ReplaySettings(summary=SummaryConfig(max_context_tokens=window), dry_run=True), policy
     )
-    engine = SessionEngine(conv.session_id, settings=settings)
+    engine = SessionEngine(conv.session_id, settings=settings, sizes=sizes)
     bounds = unit_bounds(part, settings)
     drive_without_summaries(part, engine, units=bounds)
     shift = stretch.start - len(stretch.head)  # a stretch index -> a log index
@@ -136,36 +140,28 @@ def _view_after(
     comp: Compaction,
     policy: Policy,
     window: int,
-    sizes: Sizes,
+    sizes: SizeModel,
 ) -> tuple[int | None, int, str]:
     """(the next call's prompt as the policy predicts it had it compacted at the recorded
-    call, the person's messages it kept, where its summary text came from)."""
+    call, the person's messages it kept, where its summary text came from): the policy's
+    own view and size model (engine/policy_slot.py, engine/sizes.py), the hidden prefix,
+    and what the log adds before that call."""
     if not policy.summarizes:
         return None, 0, "none"
     part = _stretch_conversation(conv, stretch)
-    checkpoint = Checkpoint(policy.trigger.unit)
-    slot = PolicySlot(policy, window, units=UnitCounter(checkpoint))
+    slot = PolicySlot(policy, window, sizes, units=UnitCounter(Checkpoint(policy.trigger.unit)))
     slot.append_messages(part.messages)
     if policy.prepass.kind != "none":
-        slot.prepass(slot.view_size()[1])
+        slot.prepass(slot.view_size()[1] + slot.hidden_tokens)
     plan = slot.plan()
     text = _summary_text(conv, comp)
-    slot.set_summary(text or "", plan)
-    summary_sizes = [estimate_message_tokens(m) for m in slot.summary]
-    if text is None:  # a dry run's summary: SUMMARY_MAX_TOKENS long (the sweep's rule)
-        body = 1 if policy.placement.lead_in else 0
-        summary_sizes[body] = assumed_summary_tokens(slot.marker, SUMMARY_MAX_TOKENS)
-    total = float(sizes.hidden + sum(summary_sizes))
-    for index, shown in slot.view_entries():
-        if index is None:
-            continue  # the summary, counted above
-        original = part.messages[index]
-        # a history message sized from the recorded growth; a cut copy by its estimate
-        total += sizes.of(original) if shown is original else estimate_message_tokens(shown)
-    for message in _until_next_call(conv, comp):
-        total += estimate_message_tokens(message)
+    # without the runtime's text, a dry run's summary: SUMMARY_MAX_TOKENS long
+    assumed = None if text else assumed_summary_tokens(slot.marker, SUMMARY_MAX_TOKENS)
+    slot.set_summary(text or "", plan, assumed_tokens=assumed)
+    total = slot.hidden_tokens + slot.view_size()[1]
+    total += sum(estimate_message_tokens(m) for m in _until_next_call(conv, comp))
     kept = sum(1 for index, _ in plan.kept if is_turn_start(part.messages[index]))
-    return round(total), kept, "assumed" if text is None else "log"
+    return total, kept, "log" if text else "assumed"
 
 
 def _until_next_call(conv: Conversation, comp: Compaction) -> list[Message]:
