@@ -38,6 +38,9 @@ class SweepConfig:
     # --policy: the compaction policy this point runs (its trigger values are the fields
     # above); None: the seed's checkpoint, and no policy fields in any output
     policy: Policy | None = None
+    # auto, once resolved for one conversation: where its window came from
+    # (engine/windows.py: log, model, policy, default)
+    window_from: str | None = None
 
     @property
     def threshold(self) -> float:
@@ -64,8 +67,10 @@ class SweepConfig:
         if policy is not None:  # the preset of the log's runtime release (as replay)
             policy = follow_runtime(policy, conv.runtime_version, conversation_model(conv))
         policy_window = policy.trigger.window if policy is not None else 0
-        window, _ = recorded_window(conv, self.max_context_tokens, policy_window)
-        return replace(self, max_context_tokens=window, auto_window=False, policy=policy)
+        window, source = recorded_window(conv, self.max_context_tokens, policy_window)
+        return replace(
+            self, max_context_tokens=window, auto_window=False, policy=policy, window_from=source
+        )
 
     def summary_config(self, base: SummaryConfig) -> SummaryConfig:
         return replace(

@@ -260,6 +260,12 @@ def cell(row: dict[str, Any], key: str) -> str:
         return f"{row[key]:.1f}"
     if key == "summarizer_input_tokens_estimated" and row.get("summarizer_cost") is not None:
         return f"{_k(row[key])} ${row['summarizer_cost']:.2f}"
+    if key == "max_context_tokens" and row.get("max_context_tokens_used"):
+        used = row["max_context_tokens_used"]  # auto: the one window it found, or "mixed"
+        if len(used) > 1:
+            return "auto (mixed)"
+        window, source = next(iter(used)).split(" ", 1)
+        return f"auto={_k(int(window))} {source}"
     if key == "checkpoint":  # absent on turn configurations (default outputs unchanged)
         return str(row.get(key, "turn"))
     if key in (
