@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..cost.sizes import calibrate
 from ..engine.config import Checkpoint, ReplaySettings, SummaryConfig
 from ..engine.drive import drive_without_summaries, unit_bounds
 from ..engine.messages import (
@@ -33,6 +32,7 @@ from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..engine.session import SessionEngine
 from ..engine.sizes import ESTIMATES, SizeModel
 from ..engine.tokens import assumed_summary_tokens, estimate_message_tokens
+from ..replay.sizes import log_sizes
 from .records import FidelityRow
 from .window import replay_policy
 
@@ -58,8 +58,7 @@ def compaction_rows(
     calls = [0]  # calls[i]: model calls in messages[:i]
     for message in messages:
         calls.append(calls[-1] + is_model_call(message))
-    measured = calibrate(conv)
-    sizes = SizeModel(measured.by_id, measured.hidden) if measured.calibrated else ESTIMATES
+    sizes = log_sizes(conv) or ESTIMATES
     rows: list[FidelityRow] = []
     start = 0
     for comp in conv.compactions:

@@ -14,11 +14,14 @@ from ..engine.messages import Conversation
 from ..engine.sizes import SizeModel
 
 
-def policy_sizes(conv: Conversation, settings: ReplaySettings) -> SizeModel | None:
-    """The size model of ``conv`` when ``settings`` run a policy, else None."""
-    if settings.policy is None:
-        return None
+def log_sizes(conv: Conversation) -> SizeModel | None:
+    """The size model of ``conv``'s recording; None when it records no usage."""
     measured = calibrate(conv)
     if not measured.calibrated:
         return None
     return SizeModel(measured.by_id, measured.hidden)
+
+
+def policy_sizes(conv: Conversation, settings: ReplaySettings) -> SizeModel | None:
+    """The size model of ``conv`` when ``settings`` run a policy, else None."""
+    return None if settings.policy is None else log_sizes(conv)

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,18 @@ if TYPE_CHECKING:
     from ..cost.model import RunCost
 
 # ---- the grid -----------------------------------------------------------------------------
+
+
+def auto_window_cell(row: dict[str, Any], short: Callable[[Any], str]) -> str:
+    """The table's ``max_ctx`` cell: the window, or on an auto row the one window it found
+    (``auto=258k (log)``), or ``auto (mixed)`` (``max_context_tokens_used``)."""
+    used = row.get("max_context_tokens_used")
+    if not used:
+        return short(row["max_context_tokens"])
+    if len(used) > 1:
+        return "auto (mixed)"
+    window, source = next(iter(used)).split(" ", 1)
+    return f"auto={short(int(window))} {source}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import orjson
+
+from .config import auto_window_cell
 
 
 class _ConfigFigures(Protocol):
@@ -193,9 +195,8 @@ RECALL_NOT_MEASURED: dict[str, str] = {
 
 
 def recall_not_measured(row: dict[str, Any]) -> str | None:
-    """The RECALL_NOT_MEASURED key of a configuration (a ``ConfigStats.to_json`` row)
-    without a recall figure, or None when it has one: artifact probes were scored on summary
-    text (engine path)."""
+    """The RECALL_NOT_MEASURED key of a row (``ConfigStats.to_json``) without a recall
+    figure, or None when it has one: artifact probes scored on summary text (engine path)."""
     if row["artifact_probes"]:
         return None
     if not row["summary_calls"]:
@@ -260,12 +261,6 @@ def cell(row: dict[str, Any], key: str) -> str:
         return f"{row[key]:.1f}"
     if key == "summarizer_input_tokens_estimated" and row.get("summarizer_cost") is not None:
         return f"{_k(row[key])} ${row['summarizer_cost']:.2f}"
-    if key == "max_context_tokens" and row.get("max_context_tokens_used"):
-        used = row["max_context_tokens_used"]  # auto: the one window it found, or "mixed"
-        if len(used) > 1:
-            return "auto (mixed)"
-        window, source = next(iter(used)).split(" ", 1)
-        return f"auto={_k(int(window))} {source}"
     if key == "checkpoint":  # absent on turn configurations (default outputs unchanged)
         return str(row.get(key, "turn"))
     if key in (
@@ -322,11 +317,12 @@ def _agreement_cell(row: dict[str, Any]) -> str:
     return f"{agree['same']}/{agree['within_one']}/{agree['never']} of {agree['of']}"
 
 
-POLICY_CELLS = {
+POLICY_CELLS: dict[str, Callable[[dict[str, Any]], str]] = {
     "policy": lambda row: str(row["policy"]),
     "tool_results_cleared": lambda row: _k(row["tool_results_cleared"]),
     "violations": _violations_cell,
     "compaction_agreement": _agreement_cell,
+    "max_context_tokens": lambda row: auto_window_cell(row, _k),  # auto: the windows it found
 }
 
 
