@@ -71,3 +71,17 @@ def test_the_seed_never_reads_a_size_model() -> None:
     drive_without_summaries(conv, with_model)
     drive_without_summaries(conv, without)
     assert with_model.decisions == without.decisions
+
+
+def test_codex_budgets_the_persons_messages_by_their_text() -> None:
+    # Codex counts a kept user message's text (approx_token_count: openai/codex
+    # codex-rs/core/src/truncate.rs), so a growth-sized 30,000 does not crowd it out
+    messages: list[Message] = []
+    for i in range(3):
+        messages.append(UserMessage.text(f"request {i}"))
+        messages.append(AssistantMessage.text("done"))
+    billed = {id(m): 30_000.0 for m in messages if isinstance(m, UserMessage)}
+    slot = PolicySlot(preset("codex"), 258_400, SizeModel(billed, 0), units=UnitCounter())
+    slot.append_messages(messages)
+    plan = slot.plan()
+    assert [i for i, _ in plan.kept] == [0, 2, 4]  # all three, each a few tokens of text

@@ -312,7 +312,11 @@ class PolicySlot:
     def plan(self) -> CompactionPlan:
         """What a summary made now keeps, drops and is given (decided at the request)."""
         region = self.region()
-        plan = keep_plan(region, self.policy.keep, self.window, self.sizes.of)
+        # Codex budgets the person's messages by their text (approx_token_count, bytes / 4:
+        # openai/codex codex-rs/core/src/truncate.rs), not by what they were billed
+        text = self.policy.keep.kind == "user-messages"
+        sized = estimate_message_tokens if text else self.sizes.of
+        plan = keep_plan(region, self.policy.keep, self.window, sized)
         dropped = tuple(region[p] for p in plan.dropped)
         given = summarizer_messages(
             self.policy.summarizer_input,
