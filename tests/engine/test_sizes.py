@@ -11,6 +11,7 @@ from transcript_tools.engine.messages import (
     Message,
     ToolResultMessage,
     ToolUseBlock,
+    Usage,
     UserMessage,
 )
 from transcript_tools.engine.policy_engine import with_policy
@@ -85,3 +86,26 @@ def test_codex_budgets_the_persons_messages_by_their_text() -> None:
     slot.append_messages(messages)
     plan = slot.plan()
     assert [i for i, _ in plan.kept] == [0, 2, 4]  # all three, each a few tokens of text
+
+
+def _recorded(prompt: int) -> AssistantMessage:
+    return AssistantMessage((ToolUseBlock("t", "read", {}),), Usage(prompt, 0))
+
+
+def test_the_view_floors_the_measure_only_after_a_recorded_compaction() -> None:
+    # The log's messages were billed 50,000 each, but the last call's prompt says 60,000:
+    # its runtime dropped part of them (Codex drops earlier reasoning). Until a recorded
+    # compaction the recorded prompt is the measure; after one, tsum's slot still holds
+    # what the runtime compacted away, and the view is the floor.
+    first = UserMessage.text("go")
+    big = AssistantMessage.text("thinking")
+    call = _recorded(60_000)
+    billed = {id(first): 50_000.0, id(big): 50_000.0}
+    conv = Conversation("s", "p", "native", [first, big, call])
+    engine = _engine("claude-code", SizeModel(billed, 0))
+    drive_without_summaries(conv, engine)
+    assert engine.decisions[-1]["watermark"] == 60_000
+    restarted = _engine("claude-code", SizeModel(billed, 0, frozenset({id(big)})))
+    drive_without_summaries(conv, restarted)
+    floor = 50_000 + 50_000 + estimate_message_tokens(call)
+    assert restarted.decisions[-1]["watermark"] == floor

@@ -94,6 +94,7 @@ class PolicySlot:
     _outputs: list[int] = field(default_factory=list)
     _first_person: int | None = None
     _settled: int = 0
+    restarted: bool = False  # a message the size model marks as a restart was appended
 
     # ---- the ContextSlot interface ---------------------------------------------------
 
@@ -114,6 +115,9 @@ class PolicySlot:
         self.units.extend(messages)
         self.messages.extend(messages)
         self._names.update(tool_names(messages))
+        restarts = self.sizes.restarts
+        if restarts and not self.restarted:
+            self.restarted = any(id(m) in restarts for m in messages)
         for index, message in enumerate(messages, start):
             if is_tool_output(message):
                 self._outputs.append(index)

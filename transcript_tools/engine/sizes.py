@@ -32,6 +32,10 @@ class SizeModel:
 
     by_id: Mapping[int, float] = field(default_factory=dict)
     hidden: int = 0
+    # The first message after each compaction the log records (by identity): from there
+    # the recorded prompts restart, and the current measure needs the view as its floor
+    # (engine/accounting.py current_context_tokens)
+    restarts: frozenset[int] = frozenset()
 
     def of(self, message: Message) -> int:
         """``message``'s size: recorded where the log sized it, else its estimate."""

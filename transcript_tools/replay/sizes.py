@@ -19,7 +19,11 @@ def log_sizes(conv: Conversation) -> SizeModel | None:
     measured = calibrate(conv)
     if not measured.calibrated:
         return None
-    return SizeModel(measured.by_id, measured.hidden)
+    messages = conv.messages
+    restarts = frozenset(
+        id(messages[c.message_index]) for c in conv.compactions if c.message_index < len(messages)
+    )
+    return SizeModel(measured.by_id, measured.hidden, restarts)
 
 
 def policy_sizes(conv: Conversation, settings: ReplaySettings) -> SizeModel | None:
