@@ -108,7 +108,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("", "api", "arguments", "settings"),
     ("sweep", "diff"),
     ("eval",),
-    ("replay", "inspection"),
+    ("replay", "inspection", "fidelity"),
     ("parallel", "providers"),
     ("cost",),
     ("formats",),

@@ -39,6 +39,7 @@ _EXPORTS = {
     "eval_corpus": "api",
     "check": "api",
     "inspect_corpus": "api",
+    "fidelity_corpus": "api",
     "diff_outputs": "api",
     "load_settings": "settings",
     "format_messages_as_text": "engine.formatting",
@@ -62,6 +63,7 @@ _EXPORTS = {
     "EvalRun": "eval.workflow",
     "CheckResult": "diff.check",
     "InspectResult": "inspection",
+    "FidelityResult": "fidelity",
     "SessionInfo": "inspection",
     "Decision": "engine.rules",
     # the records the workflows write (typed once: engine/records.py, eval/, cost/)
@@ -122,6 +124,7 @@ __all__ = [
     "ExitCode",
     "FocusedConfig",
     "InputError",
+    "FidelityResult",
     "InspectResult",
     "Measure",
     "Message",
@@ -165,6 +168,7 @@ __all__ = [
     "check",
     "diff_outputs",
     "eval_corpus",
+    "fidelity_corpus",
     "format_messages_as_text",
     "inspect_corpus",
     "load_settings",
@@ -193,6 +197,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
         check,
         diff_outputs,
         eval_corpus,
+        fidelity_corpus,
         inspect_corpus,
         read_corpus,
         replay_corpus,
@@ -243,6 +248,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     )
     from .eval.records import CheckpointRecord, PolicyActionRecord
     from .eval.workflow import EvalRun
+    from .fidelity import FidelityResult
     from .inspection import InspectResult, SessionInfo
     from .providers.base import Provider
     from .providers.factory import ProviderOptions

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from .diff.check import CheckResult
     from .errors import InputError
     from .eval.workflow import EvalRun
+    from .fidelity import FidelityResult
     from .inspection import InspectResult
     from .replay.conversation import SessionResult
     from .replay.run import ReplayResult
@@ -359,6 +360,29 @@ def inspect_corpus(
         backend=backend_for(workers, ray) if workers or ray else None,
         warn=warn,
         error=error or (lambda exc: warn(f"error: {exc.location_text()}")),
+    )
+
+
+def fidelity_corpus(
+    paths: Paths,
+    *,
+    policy: str | Policy | None = None,
+    format: str | None = None,
+    skip_bad_lines: bool = False,
+    warn: Callable[[str], None] = ignore,
+) -> FidelityResult:
+    """Every compaction the logs under ``paths`` record against ``policy``'s replay of the
+    same log (``tsum fidelity``; None: each log's runtime's preset): the call it first
+    fires after, the next prompt's size, the person's messages kept (docs/fidelity.md)."""
+    from .fidelity import fidelity_paths
+
+    return fidelity_paths(
+        _paths(paths),
+        policy=policy,
+        fmt=format,
+        skip_bad_lines=skip_bad_lines,
+        warn=warn,
+        error=warn,
     )
 
 

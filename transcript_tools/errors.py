@@ -21,7 +21,9 @@ class ExitCode(IntEnum):
 # spans: Markdown in docs/cli.md, never broken over two lines in --help).
 EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.OK: "success; no differences (`diff`, `check`)",
-    ExitCode.DIFFERENCES: "differences found (`diff`, `check`)",
+    ExitCode.DIFFERENCES: (
+        "differences found (`diff`, `check`); agreement under `--min-agreement` (`fidelity`)"
+    ),
     ExitCode.USAGE: (
         "usage error: bad option, configuration or template, unknown provider, missing key or model"
     ),

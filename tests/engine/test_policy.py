@@ -54,7 +54,12 @@ CITED = [
     ("claude-code", "trigger.reserve_tokens", 20_000 + 13_000),  # min(max_out, 20k) + 13k buffer
     ("claude-code", "summary.max_tokens", 20_000),
     ("claude-code-microcompact", "prepass.keep_newest", 5),
-    ("claude-code-microcompact", "prepass.min_results", 12),
+    ("claude-code-microcompact", "prepass.min_results", 10),  # cachedMicrocompact TRIGGER_THRESHOLD
+    (
+        "claude-code-microcompact",
+        "prepass.only_tools",
+        ("Read", "Bash", "PowerShell", "Grep", "Glob", "WebSearch", "WebFetch", "Edit", "Write"),
+    ),  # COMPACTABLE_TOOLS
     ("codex", "trigger.ratio", 9 / 10),  # context_window * 9 / 10
     ("codex", "keep.tokens", 20_000),  # COMPACT_USER_MESSAGE_MAX_TOKENS
     ("codex", "keep.kind", "user-messages"),
@@ -73,6 +78,14 @@ CITED = [
     ("gemini-cli", "trigger.ratio", 0.5),  # DEFAULT_COMPRESSION_TOKEN_THRESHOLD
     ("gemini-cli", "keep.fraction", 0.3),  # COMPRESSION_PRESERVE_THRESHOLD
     ("gemini-cli", "placement.role", "user"),
+    ("gemini-cli", "trigger.window", 1_048_576),  # tokenLimit() (tokenLimits.ts:20,35)
+    ("gemini-cli", "prepass.protect_tokens", 50_000),  # DEFAULT_TOOL_PROTECTION_THRESHOLD
+    ("gemini-cli", "prepass.min_freed_tokens", 30_000),  # toolOutputMaskingService.ts:26
+    ("gemini-cli", "prepass.keep_newest", 1),  # protectLatestTurn
+    ("gemini-cli", "placement.acknowledgement", "Got it. Thanks for the additional context!"),
+    ("cline", "keep.at_least", True),  # findCutIndex: until cumulative >= 20,000
+    ("cline", "keep.latest_turn", True),  # cut = min(candidate, lastTurnStartIndex)
+    ("inspect-ai", "trigger.window", 128_000),  # DEFAULT_CONTEXT_WINDOW
     ("cline", "trigger.ratio", 0.9 * 0.9),  # COMPACTION_TRIGGER_RATIO x CONTEXT_WINDOW_INPUT_RATIO
     ("cline", "keep.tokens", 20_000),  # DEFAULT_PRESERVE_RECENT_TOKENS
     ("cline", "summarizer_input.max_tool_result_chars", 2_000),  # TOOL_RESULT_CHAR_LIMIT

@@ -159,9 +159,16 @@ def test_codex_cuts_the_oldest_kept_user_message_to_its_budget() -> None:
     kept = [slot.shown(i, len(conv.messages)) for i in slot.kept]
     assert len(kept) == 3
     assert all(isinstance(m, UserMessage) for m in kept)
-    assert sum(size(m) for m in kept) <= budget + size(UserMessage.text("x"))
+    # Codex cuts the middle of the oldest kept one (truncate_text: "Truncate the middle
+    # ... preserving the beginning and the end", openai/codex codex-rs/core/src/truncate.rs)
+    # and says how much went; the note rides beyond the budget, as Codex's marker does
     first_text = kept[0].blocks[0].text  # type: ignore[union-attr]
-    assert len(first_text) < len(conv.messages[1].blocks[0].text)  # type: ignore[union-attr]
+    original = conv.messages[slot.kept[0]].blocks[0].text  # type: ignore[union-attr]
+    head = first_text.partition("…")[0]
+    note = "…" + first_text.split("…")[1] + "…"
+    assert note.endswith(" tokens truncated…")
+    assert original.startswith(head) and original.endswith(first_text.rsplit("…", 1)[1])
+    assert sum(size(m) for m in kept) <= budget + size(UserMessage.text(note))
 
 
 def test_opencode_keeps_the_last_two_turns_and_places_an_assistant_summary_after_them() -> None:
@@ -202,7 +209,7 @@ def test_gemini_cli_keeps_the_newest_thirty_percent_from_a_turn_start() -> None:
     assert isinstance(slot, PolicySlot)
     shown = slot.load_messages(upto=end)
     assert isinstance(shown[1], UserMessage) and isinstance(shown[2], AssistantMessage)
-    assert shown[2].blocks[0].text.startswith("Understood")  # type: ignore[union-attr]
+    assert shown[2].blocks[0].text.startswith("Got it.")  # chatCompressionService.ts:438  # type: ignore[union-attr]
 
 
 def test_cline_keeps_a_tail_of_twenty_thousand_tokens_and_summarizes_only_the_rest() -> None:
@@ -290,14 +297,40 @@ def test_observation_masking_keeps_ten_observations() -> None:
     assert all(text.startswith("out") for text in shown[4:])
 
 
-def test_microcompact_waits_for_more_than_twelve_results_then_keeps_five() -> None:
-    conv = conversation(13)
+def _named(conv: Conversation, names: dict[str, str]) -> Conversation:
+    """``conv`` with the tool calls whose id ``names`` lists renamed (their results keep
+    their ids)."""
+    messages: list[Message] = []
+    for message in conv.messages:
+        if isinstance(message, AssistantMessage):
+            blocks = tuple(
+                ToolUseBlock(b.id, names.get(b.id, b.name), b.input)
+                if isinstance(b, ToolUseBlock)
+                else b
+                for b in message.blocks
+            )
+            message = AssistantMessage(blocks, message.usage, message.model)
+        messages.append(message)
+    return replace(conv, messages=messages)
+
+
+def test_microcompact_waits_for_more_than_ten_results_then_clears_only_built_in_tools() -> None:
+    # Claude Code clears only COMPACTABLE_TOOLS (Read, Bash, Grep, Glob, WebSearch,
+    # WebFetch, Edit, Write; git.orcs.to/orcs-oss/orcs-code@1e72fc94
+    # src/services/compact/microCompact.ts): an MCP tool's result stays; the count that
+    # triggers it is 10 (the reconstructed cachedMicrocompact.ts TRIGGER_THRESHOLD)
+    base = conversation(13)
+    names = {f"c{i}": "Bash" for i in range(13)}
+    names["c0"] = "mcp__github__get_issue"
+    conv = _named(base, names)
     engine = run("claude-code-microcompact", conv, 32_000)
     cleared = [d for d in engine.decisions if "cleared" in d]
-    # the 13th result comes in turn 12's first call unit: 2 call units a turn
-    assert cleared and cleared[0]["call"] == 2 * 12
+    # the 11th result comes in turn 10's first call unit: 2 call units a turn
+    assert cleared and cleared[0]["call"] == 2 * 10
     shown = results_shown(engine)
-    assert shown.count("[old tool result cleared]") == 8
+    # 13 results, 5 newest kept, the MCP one (the oldest) kept: 7 cleared
+    assert shown.count("[old tool result cleared]") == 7
+    assert not shown[0].startswith("[old")
 
 
 def test_opencode_prune_frees_only_more_than_twenty_thousand_tokens() -> None:

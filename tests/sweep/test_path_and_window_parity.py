@@ -117,6 +117,12 @@ def test_sweep_auto_needs_no_engine_run(tmp_path: Path) -> None:
     auto, fixed = doc["configs"]
     assert auto["max_context_tokens"] == "auto" and auto["threshold"] is None
     assert auto["summary_calls"] < fixed["summary_calls"]
+    # auto names the windows it found: the Codex log's own; the sample names no model
+    # the table knows, so the configured default, said as such
+    assert auto["max_context_tokens_used"] == {"258400 (log)": 1, "32000 (default)": 1}
+    assert "max_context_tokens_used" not in fixed
+    table = invoke("sweep", CODEX, "--max-context-tokens", "auto", "--ratio", "0.3").stdout
+    assert "auto=258k (log)" in table
 
 
 @pytest.mark.parametrize("source", [CODEX, LONG], ids=["codex", "long_session"])

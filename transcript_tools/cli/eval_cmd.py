@@ -65,8 +65,9 @@ beside those floors and the uncompacted view (ceiling), with the views' API viol
 @click.option(
     "--max-context-tokens",
     type=WindowType(),
-    help="The model's context window, or auto: the window the log records (Codex), else "
-    f"{DEFAULTS['max_context_tokens']}. " + shown_default("max_context_tokens"),
+    help="The model's context window, or auto: the window the log records (Codex), else its "
+    f"model's documented window, else the policy's, else {DEFAULTS['max_context_tokens']}. "
+    + shown_default("max_context_tokens"),
 )
 @click.option(
     "--debounce",

@@ -116,6 +116,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Per session: format, turns, messages, tokens, compactions.",
     ),
     "policies": ("policies_cmd", "policies_group", "The compaction policies: list, show NAME."),
+    "fidelity": (
+        "fidelity_cmd",
+        "fidelity_command",
+        "Each compaction the logs record against the policy's replay.",
+    ),
     "cache": ("cache_cmd", "cache_group", "Inspect or clear the response cache."),
     "diff": (
         "diff_cmd",

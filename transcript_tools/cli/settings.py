@@ -182,7 +182,9 @@ def summary_options(func: Any) -> Any:
         click.option(
             "--max-context-tokens",
             type=WindowType(),
-            help=f"The model's context window, or auto: the window the log records (Codex), else {DEFAULTS['max_context_tokens']}. "
+            help="The model's context window, or auto: the window the log records (Codex), else its "
+            f"model's documented window, else the policy's, else {DEFAULTS['max_context_tokens']}; "
+            "a preset then follows the log's runtime release. "
             + shown_default("max_context_tokens"),
         ),
         click.option(

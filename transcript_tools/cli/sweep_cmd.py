@@ -104,8 +104,9 @@ The output says which."""
     "max_tokens",
     multiple=True,
     metavar="N|auto[,...]",
-    help="max_context_tokens values; auto: the window each log records (Codex), else the "
-    "default. " + shown_default("max_context_tokens", "config or "),
+    help="max_context_tokens values; auto: the window each log records (Codex), else its "
+    "model's documented window, else the policy's, else the default. "
+    + shown_default("max_context_tokens", "config or "),
 )
 @click.option(
     "--debounce",

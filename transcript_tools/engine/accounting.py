@@ -143,13 +143,21 @@ class TurnAccounting:
         """
         slot = self.slot
         view = slot.view_size(end)[1]
-        if self._anchor_tokens is None:
-            return view
+        if self._anchor_tokens is None:  # the size model's hidden prefix (engine/sizes.py)
+            return view + (slot.hidden_tokens if isinstance(slot, PolicySlot) else 0)
         end = len(slot.messages) if end is None else end
         since = slot.tokens_between(self._anchor_end, end)
-        # Never below the estimated view itself: after the original agent compacted, its
-        # recorded prompts no longer hold the history tsum's slot still has.
-        return max(self._anchor_tokens + since + view - slot.tokens_between(0, end), view)
+        anchored = self._anchor_tokens + since + view - slot.tokens_between(0, end)
+        # Never below the view itself: after the original agent compacted, its recorded
+        # prompts no longer hold the history tsum's slot still has. (Its messages only: a
+        # log that restarted unmarked, an older Claude Code's continuation, would put the
+        # hidden prefix twice into a view the slot still holds whole.) Under a size model
+        # only once a recorded compaction is in the slot: before it the recorded prompt is
+        # exact, and the billed sizes of what a runtime later dropped from its prompt
+        # (Codex's earlier reasoning) would overstate the floor.
+        if isinstance(slot, PolicySlot) and slot.sizes.by_id and not slot.restarted:
+            return anchored
+        return max(anchored, view)
 
     def _estimated_view(self, view: int) -> int:
         """A dry run's watermark after a would-be summary: the view without summaries

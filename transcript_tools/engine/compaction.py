@@ -120,6 +120,8 @@ def prepass_selection(
         call_id = message.tool_call_id if type(message) is ToolResultMessage else ""
         if names.get(call_id) in prepass.exclude_tools:
             continue
+        if prepass.only_tools and names.get(call_id) not in prepass.only_tools:
+            continue
         if size <= placeholder_size:
             continue  # clearing it frees nothing
         chosen.append(index)
@@ -157,13 +159,20 @@ def _suffix(region: Sequence[Entry], start: int) -> KeepPlan:
     return KeepPlan(tuple(region[start:]), tuple(range(start)))
 
 
-def _token_tail_start(region: Sequence[Entry], budget: int, tokens: Tokens, floor: int) -> int:
-    """The first position of the newest messages (from ``floor`` on) within ``budget``."""
+def _token_tail_start(
+    region: Sequence[Entry], budget: int, tokens: Tokens, floor: int, at_least: bool = False
+) -> int:
+    """The first position of the newest messages (from ``floor`` on) within ``budget``;
+    ``at_least``: up to and including the message that reaches it (Cline walks back
+    "until cumulative >= preserveRecentTokens")."""
     total = 0
     start = len(region)
     while start > floor:
         size = tokens(region[start - 1][1])
-        if total + size > budget:
+        if at_least:
+            if total >= budget:
+                break
+        elif total + size > budget:
             break
         total += size
         start -= 1
@@ -189,11 +198,18 @@ def _turn_start(region: Sequence[Entry], turns: int) -> int:
 
 
 def _cut_user_message(message: UserMessage, budget: int, size: int) -> UserMessage:
-    """The message's text cut to about ``budget`` of its ``size`` tokens (keep its end:
-    the newest words of a long request are the ones a handoff needs)."""
+    """The message's text cut to about ``budget`` of its ``size`` tokens in the middle:
+    its beginning and its end stay, joined by a note of what was cut, as Codex's
+    ``truncate_text`` does ("Truncate the middle … preserving the beginning and the
+    end": openai/codex codex-rs/core/src/truncate.rs, ``truncate_with_token_budget``)."""
     text = "".join(b.text for b in message.blocks if type(b) is TextBlock)
-    chars = max(1, len(text) * budget // max(size, 1))
-    return UserMessage((TextBlock(text[-chars:]),), message.origin)
+    chars = max(2, len(text) * budget // max(size, 1))
+    if chars >= len(text):
+        return UserMessage((TextBlock(text),), message.origin)
+    head, tail = chars // 2, chars - chars // 2
+    cut = max(size - budget, 0)
+    middle = f"…{cut} tokens truncated…"
+    return UserMessage((TextBlock(text[:head] + middle + text[-tail:]),), message.origin)
 
 
 def keep_plan(region: Sequence[Entry], keep: Keep, window: int, tokens: Tokens) -> KeepPlan:
@@ -231,10 +247,16 @@ def keep_plan(region: Sequence[Entry], keep: Keep, window: int, tokens: Tokens) 
         start = 0
     start = max(start, 0)
     if budget is not None:  # a token budget caps the tail (or is the whole rule)
-        start = _token_tail_start(region, budget, tokens, start)
+        start = _token_tail_start(region, budget, tokens, start, keep.at_least)
+    if keep.latest_turn:  # the latest person turn stays whole (Cline: min(cut, lastTurnStart))
+        start = min(start, _turn_start(region, 1) if _has_turn(region) else start)
     if keep.pairs_intact:
         start = _orphan_free(region, start)
     return _suffix(region, start)
+
+
+def _has_turn(region: Sequence[Entry]) -> bool:
+    return any(is_turn_start(message) for _, message in region)
 
 
 def _fraction_start(region: Sequence[Entry], fraction: float, tokens: Tokens) -> int:

@@ -18,20 +18,22 @@ from .messages import AssistantMessage, Conversation
 from .records import DecisionRecord, WindowFields
 from .requests import SummaryOutcome, SummaryRequest
 from .rules import unit_starts
+from .runtime_policy import follow_runtime
 from .session import SessionEngine
+from .windows import conversation_model, resolve_window
 
 # (request, units left after this one) -> its outcome; the units left let a pool run the
 # session with the longest chain of summaries ahead first.
 Execute = Callable[[SummaryRequest, int], Awaitable[SummaryOutcome]]
 
 
-def recorded_window(conv: Conversation, configured: int) -> tuple[int, str]:
+def recorded_window(conv: Conversation, configured: int, policy_window: int = 0) -> tuple[int, str]:
     """``--max-context-tokens auto`` for one conversation: the window its log records
-    (``"log"``: Codex's ``model_context_window``), else ``configured`` (``"default"``).
-    The one rule replay, eval and the sweep (fast and engine path) apply."""
-    if conv.context_window:
-        return conv.context_window, "log"
-    return configured, "default"
+    (``"log"``: Codex's ``model_context_window``), else its model's documented window
+    (``"model"``), else the policy's own (``"policy"``), else ``configured``
+    (``"default"``): engine/windows.py. The one rule replay, eval, the sweep (fast and
+    engine path) and ``tsum fidelity`` apply."""
+    return resolve_window(conv.context_window, conversation_model(conv), policy_window, configured)
 
 
 def model_room(conv: Conversation) -> int:
@@ -48,14 +50,23 @@ def model_room(conv: Conversation) -> int:
 def session_window(
     conv: Conversation, settings: ReplaySettings
 ) -> tuple[ReplaySettings, WindowFields | None]:
-    """``--max-context-tokens auto``: the settings with :func:`recorded_window`, and the
-    record fields that say where it came from; ``None`` without auto (default records
-    unchanged)."""
+    """``--max-context-tokens auto``: the settings with :func:`recorded_window` and the
+    policy following the log's runtime release (engine/runtime_policy.py), and the record
+    fields that say which window and where it came from; ``None`` without auto (default
+    records unchanged)."""
     cfg = settings.summary
     if not settings.auto_window or cfg is None:
         return settings, None
-    window, source = recorded_window(conv, cfg.max_context_tokens)
-    if source == "log":
+    policy = settings.policy
+    if policy is not None:
+        followed = follow_runtime(policy, conv.runtime_version, conversation_model(conv))
+        if followed != policy:
+            settings = replace(settings, policy=followed)
+        policy = followed
+    window, source = recorded_window(
+        conv, cfg.max_context_tokens, policy.trigger.window if policy is not None else 0
+    )
+    if window != cfg.max_context_tokens:
         cfg = replace(cfg, max_context_tokens=window)
         settings = replace(settings, summary=cfg)
     return settings, {

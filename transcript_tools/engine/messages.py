@@ -220,6 +220,17 @@ class Compaction:
     # the runtime's summary text where the log keeps it apart from the messages (Codex's
     # ``compacted`` item); None: not recorded there (tsum eval scores it when present)
     summary: str | None = None
+    # What the runtime recorded about it (None: not recorded). ``trigger``: "auto" or
+    # "manual" (a manual one has no threshold to predict); ``post_tokens``: the context
+    # size the runtime reports after it (Claude Code ``compactMetadata.postTokens``);
+    # ``version`` / ``model``: the runtime's version and the model in use when it
+    # compacted; ``kept_messages``: the user messages the runtime kept verbatim (Codex
+    # ``replacement_history``). Read by ``tsum fidelity`` (docs/fidelity.md).
+    trigger: str | None = None
+    post_tokens: int | None = None
+    version: str | None = None
+    model: str | None = None
+    kept_messages: int | None = None
 
 
 SIDECHAIN = "sidechain"  # an inline subagent's (Task) call, logged beside the main chain
@@ -247,6 +258,10 @@ class Conversation:
     messages: list[Message] = field(default_factory=list)
     compactions: list[Compaction] = field(default_factory=list)
     context_window: int | None = None  # model's window if the log records it (Codex)
+    # the version of the runtime that wrote the log, where it says (Claude Code entries'
+    # ``version``, Codex ``session_meta.cli_version``): presets follow it
+    # (engine/runtime_policy.py)
+    runtime_version: str | None = None
     warnings: list[str] = field(default_factory=list)
     line: int | None = (
         None  # first line of this conversation in its file (multi-conversation files)

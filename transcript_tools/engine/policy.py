@@ -141,7 +141,8 @@ class PrePass:
     ``kind = "clear-tool-results"`` replaces the content of old tool results with
     ``placeholder``, except: the ``keep_newest`` newest, those within the newest
     ``protect_tokens`` tokens of tool output, those in the last ``protect_turns``
-    units, and those of ``exclude_tools``. It runs when the view is at least
+    units, and those of ``exclude_tools``; with ``only_tools`` set, only those tools'
+    outputs are cleared at all (Claude Code's built-in compactable tools). It runs when the view is at least
     ``trigger_tokens``, or window × ``trigger_ratio`` (both 0: every unit), and holds
     more than ``min_results`` tool results,
     and changes nothing unless it frees at least ``min_freed_tokens``.
@@ -159,6 +160,7 @@ class PrePass:
     placeholder: str = "[tool result cleared]"
     exclude_tools: tuple[str, ...] = ()
     clear_inputs: bool = False
+    only_tools: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _choice("prepass.kind", self.kind, PREPASS_KINDS)
@@ -179,6 +181,10 @@ class PrePass:
         ):
             raise _fail("prepass.exclude_tools", "must be a list of tool names", self.exclude_tools)
         _flag("prepass.clear_inputs", self.clear_inputs)
+        if not isinstance(self.only_tools, tuple) or not all(
+            isinstance(t, str) for t in self.only_tools
+        ):
+            raise _fail("prepass.only_tools", "must be a list of tool names", self.only_tools)
         if self.kind != "none" and not self.placeholder:
             raise _fail(
                 "prepass.placeholder",
@@ -199,6 +205,10 @@ class Keep:
     [floor_tokens, ceiling_tokens]; with ``turns`` / ``messages`` it caps the tail.
     ``pairs_intact``: never split a tool call from its result. ``system``: keep the
     system messages. ``first_user``: also keep the first user message (the task).
+    ``at_least``: the token walk keeps the message that crosses the budget too, so the
+    tail is at least the budget (Cline's ``findCutIndex``), not at most.
+    ``latest_turn``: never cut inside the latest person turn: it is kept whole, whatever
+    its size (Cline's ``lastTurnStartIndex``).
     """
 
     kind: str = "turns"
@@ -212,6 +222,8 @@ class Keep:
     pairs_intact: bool = True
     system: bool = True
     first_user: bool = False
+    at_least: bool = False
+    latest_turn: bool = False
 
     def __post_init__(self) -> None:
         _choice("keep.kind", self.kind, KEEP_KINDS)
@@ -219,7 +231,7 @@ class Keep:
             _int(f"keep.{name}", getattr(self, name))
         _fraction("keep.tokens_ratio", self.tokens_ratio, zero=True)
         _fraction("keep.fraction", self.fraction, zero=True)
-        for name in ("pairs_intact", "system", "first_user"):
+        for name in ("pairs_intact", "system", "first_user", "at_least", "latest_turn"):
             _flag(f"keep.{name}", getattr(self, name))
         if self.kind == "turns" and self.turns < 1:
             raise _fail("keep.turns", "must be >= 1 with kind = turns", self.turns)

@@ -45,6 +45,7 @@ from .messages import (
 from .policy import Policy
 from .records import SummaryRecord
 from .rules import UnitCounter
+from .sizes import ESTIMATES, SizeModel
 from .tokens import estimate_message_tokens
 
 
@@ -65,6 +66,9 @@ class PolicySlot:
 
     policy: Policy
     window: int
+    # tokens as billed where the log recorded them (engine/sizes.py); every size, the
+    # budgets and thresholds it is compared with, reads it
+    sizes: SizeModel = ESTIMATES
     slot_id: str = "main"
     mode: SlotMode = SlotMode.FOCUSED
     messages: list[Message] = field(default_factory=list)
@@ -90,6 +94,7 @@ class PolicySlot:
     _outputs: list[int] = field(default_factory=list)
     _first_person: int | None = None
     _settled: int = 0
+    restarted: bool = False  # a message the size model marks as a restart was appended
 
     # ---- the ContextSlot interface ---------------------------------------------------
 
@@ -110,6 +115,9 @@ class PolicySlot:
         self.units.extend(messages)
         self.messages.extend(messages)
         self._names.update(tool_names(messages))
+        restarts = self.sizes.restarts
+        if restarts and not self.restarted:
+            self.restarted = any(id(m) in restarts for m in messages)
         for index, message in enumerate(messages, start):
             if is_tool_output(message):
                 self._outputs.append(index)
@@ -126,7 +134,7 @@ class PolicySlot:
     def token_prefix(self, upto: int) -> list[int]:
         prefix = self._tokens_prefix
         while len(prefix) <= upto:
-            prefix.append(prefix[-1] + estimate_message_tokens(self.messages[len(prefix) - 1]))
+            prefix.append(prefix[-1] + self.sizes.of(self.messages[len(prefix) - 1]))
         return prefix
 
     def tokens_between(self, start: int, end: int) -> int:
@@ -223,7 +231,7 @@ class PolicySlot:
         if not prepass_should_run(prepass, view_tokens, self.window, outputs):
             return None
         chosen, freed = prepass_selection(
-            self._unsettled_region(), prepass, self._names, estimate_message_tokens, self.replaced
+            self._unsettled_region(), prepass, self._names, self.sizes.of, self.replaced
         )
         if not chosen:
             return None
@@ -261,8 +269,21 @@ class PolicySlot:
             and not (keep.first_user and i == self._first_person)
         ]
 
-    def _replace(self, index: int, message: Message, made_at: int) -> None:
-        size = estimate_message_tokens(message)
+    @property
+    def hidden_tokens(self) -> int:
+        """What every prompt carries besides the messages (the size model's; 0 without)."""
+        return self.sizes.hidden
+
+    def _copy_size(self, original: Message, copy: Message) -> int:
+        """A copy cut from a log message (inputs cleared, a message cut short): the
+        original's billed size scaled by how much of its estimate the copy keeps."""
+        estimate = estimate_message_tokens(original)
+        return round(self.sizes.of(original) * estimate_message_tokens(copy) / max(estimate, 1))
+
+    def _replace(
+        self, index: int, message: Message, made_at: int, original: Message | None = None
+    ) -> None:
+        size = self.sizes.of(message) if original is None else self._copy_size(original, message)
         if index in self.replaced:  # replaced again: its earlier saving no longer holds
             self._made = [m for m in self._made if m[1] != index]
             self._saved = sum(m[2] for m in self._made)
@@ -280,8 +301,14 @@ class PolicySlot:
                 getattr(b, "id", None) in call_ids for b in message.blocks
             ):
                 lighter = without_inputs(message, call_ids)
-                freed += estimate_message_tokens(message) - estimate_message_tokens(lighter)
-                self._replace(index, lighter, end)
+                original = self.messages[index]
+                before = (
+                    self.sizes.of(message)
+                    if message is original
+                    else self._copy_size(original, message)
+                )
+                freed += before - self._copy_size(original, lighter)
+                self._replace(index, lighter, end, original)
         return freed
 
     # ---- the summary -----------------------------------------------------------------
@@ -289,14 +316,18 @@ class PolicySlot:
     def plan(self) -> CompactionPlan:
         """What a summary made now keeps, drops and is given (decided at the request)."""
         region = self.region()
-        plan = keep_plan(region, self.policy.keep, self.window, estimate_message_tokens)
+        # Codex budgets the person's messages by their text (approx_token_count, bytes / 4:
+        # openai/codex codex-rs/core/src/truncate.rs), not by what they were billed
+        text = self.policy.keep.kind == "user-messages"
+        sized = estimate_message_tokens if text else self.sizes.of
+        plan = keep_plan(region, self.policy.keep, self.window, sized)
         dropped = tuple(region[p] for p in plan.dropped)
         given = summarizer_messages(
             self.policy.summarizer_input,
             self.messages,
             self.load_messages(),
             [*self.summary, *(m for _, m in dropped)],
-            estimate_message_tokens,
+            self.sizes.of,
         )
         return CompactionPlan(
             plan.kept, dropped, tuple(given), len(self.messages), self.view_size()[1]
@@ -314,14 +345,14 @@ class PolicySlot:
         self.kept = []
         for index, message in plan.kept:
             if message is not self.shown(index, end):  # a cut copy (keep.kind user-messages)
-                self._replace(index, message, end)
+                self._replace(index, message, end, self.messages[index])
             self.kept.append(index)
         self.base = plan.history_end
         self._made = [m for m in self._made if m[1] >= self.base]  # the rest is not appended
         self._saved = sum(m[2] for m in self._made)
         self.summary_text = text
         self.summary = placed_summary(self.policy.placement, text)
-        sizes = [estimate_message_tokens(m) for m in self.summary]
+        sizes = [self.sizes.of(m) for m in self.summary]  # new text: its estimate
         if assumed_tokens is not None:
             body = 1 if self.policy.placement.lead_in else 0
             sizes[body] = assumed_tokens

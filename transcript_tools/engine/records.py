@@ -51,7 +51,9 @@ class WindowFields(TypedDict, total=False):
     """``--max-context-tokens auto``: the window a session ran with, and where from."""
 
     max_context_tokens: int
-    max_context_tokens_from: str  # "log" (the log records one) or "default"
+    # "log" (the log records one), "model" (its model's documented window), "policy"
+    # (the policy's trigger.window) or "default" (engine/windows.py)
+    max_context_tokens_from: str
 
 
 class PolicyFields(TypedDict, total=False):

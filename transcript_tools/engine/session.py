@@ -59,6 +59,7 @@ from .rules import (
     skip_reason,
 )
 from .seed_defaults import DEFAULT_SUMMARY_MARKER, SUMMARY_MAX_TOKENS
+from .sizes import ESTIMATES, SizeModel
 from .slot import ContextSlot, FocusedConfig, SessionMemory
 from .tokens import assumed_summary_tokens
 
@@ -98,6 +99,9 @@ class SessionEngine(TurnAccounting):
     # estimated the way the sweep estimates it (rules.estimated_summary_view).
     _estimated_covered: int | None = None
     stream_units: int = 0  # units that went through submit_turn_stream + finalize_turn
+    # A policy's size model (engine/sizes.py): billed sizes where the log recorded them;
+    # None: estimates (the seed's path never reads it)
+    sizes: SizeModel | None = None
     slot: ContextSlot | PolicySlot = field(init=False)
     memory: SessionMemory = field(default_factory=SessionMemory)
     decisions: list[DecisionRecord] = field(default_factory=list)
@@ -122,7 +126,7 @@ class SessionEngine(TurnAccounting):
         policy = self.settings.policy
         if policy is not None:  # engine/policy_slot.py: the view a policy makes
             window = (cfg or SummaryConfig()).max_context_tokens
-            self.slot = PolicySlot(policy, window, units=units)
+            self.slot = PolicySlot(policy, window, self.sizes or ESTIMATES, units=units)
         else:
             self.slot = ContextSlot(
                 mode=self.settings.mode,

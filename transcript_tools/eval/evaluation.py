@@ -27,6 +27,7 @@ from ..engine.session import SessionEngine
 from ..errors import ConfigError
 from ..formats.corpus import CorpusReader
 from ..providers.executor import SummaryExecutor
+from ..replay.sizes import policy_sizes
 from .aggregate import Aggregate
 from .artifacts import ARTIFACT_KINDS
 from .checkpoints import (
@@ -197,7 +198,11 @@ class Evaluation:
         for v in self.variants:
             settings, _ = session_window(conv, v.settings)  # --max-context-tokens auto
             engine = SessionEngine(
-                conv.session_id, settings, provider_name=v.provider_name, template=v.template
+                conv.session_id,
+                settings,
+                provider_name=v.provider_name,
+                template=v.template,
+                sizes=policy_sizes(conv, settings),  # a policy measures in billed tokens
             )
             if self.policy_mode:
                 scorer = ActionScorer(probes, v.label, conv.session_id, conv.path, max_tool)

@@ -2,62 +2,22 @@
 
 One file is one session, read in file order (``sessionId`` alternates inside resumed
 files; ``parentUuid`` forks are normal for parallel tool calls). The same entries as a
-JSON array (``logs/chat.json``) read alike. Mapping:
+JSON array (``logs/chat.json``) read alike. What each entry becomes — turns,
+observations, injections, queued prompts, warm-ups, resume copies, bookkeeping, usage,
+compactions — is docs/formats.md, "Claude Code"; in short:
 
-- ``assistant`` lines → AssistantMessage. One API response is logged as several lines
-  sharing ``message.id`` (one content block each, usage repeated, final ``output_tokens``
-  on the last), sometimes with tool results logged between them: the lines of one id are
-  merged into ONE message (blocks in order) with the usage of the last line, so each
-  response is counted once — also when its lines come back further down (they join the
-  message where it first was). A ``message.id`` that is not a string is normalized (one
-  warning). ``input_tokens`` = input + cache creation + cache read.
-  ``<synthetic>`` entries (API errors, interrupts) keep their text and model name
-  (``messages.SYNTHETIC_MODEL``): not a model call, so no usage and no estimate.
-- ``user`` lines with ``tool_result`` blocks → ToolResultMessage (never a new turn). A
-  result logged before the call it answers (its ``parentUuid`` names a line further
-  down) is placed after that call: the parent chain is the order.
-- A real prompt → UserMessage (or UserImageMessage for a lone image): starts a turn.
-  Not prompts: ``isMeta`` lines (except the expanded prompt right after a slash command
-  such as ``/init``, which is what the model answers), slash-command echoes and their
-  output (``<command-name>``, ``<local-command-stdout>`` ...), interrupt markers, bare
-  ``<system-reminder>`` text. IDE context alone on a line (``<ide_opened_file>`` …) joins
-  the prompt just before it (if nothing came after that yet) or the next one; else it is
-  dropped with a warning — never a turn of its own.
-- Queued prompts (``queue-operation``, ``queued_command`` attachments): the person's
-  message where they were delivered (``claude_code_queue``).
-- Runtime notices on a user line of their own (``"origin": {"kind":
-  "task-notification"}``, ``<task-notification>`` text: a background task or a Monitor
-  event finished) → UserMessage with ``origin=INJECTED``: sent to the model, never a turn.
-- A re-logged copy of earlier entries (resume, 2.0.29–2.0.31) is not replayed again
-  (``claude_code_copies``).
-- Compactions: ``system`` ``compact_boundary`` (``compactMetadata.preTokens``) and
-  ``isCompactSummary`` user entries → Conversation.compactions, one per compaction. The
-  summary text itself is kept as a UserMessage with ``origin=INJECTED``: Claude Code sends
-  it to the model as a user message, but the runtime wrote it, so it never starts a turn
-  and is never a request of the person (it rides in the turn it compacted). A
-  continuation text without the flag (older versions, first line of a continued file) is
-  mapped the same way but is not a recorded compaction.
-- Rewinds (a prompt whose ``parentUuid`` points back before the current tip, i.e. the
-  user edited an earlier message): the abandoned branch is dropped, because the model
-  never saw it again; a warning on the Conversation says how many messages went.
-- Skipped: sidechain entries (inline Task subagents) — except when the whole file is a
-  sidechain (a subagent file ``agent-*.jsonl``), which replays as its own session, id
-  ``agentId`` or the file stem; the first user/assistant entry that is not 2.0's warm-up
-  decides (a session's file leaves its warm-up out with a warning:
-  ``claude_code_sidechain``); the usage of sidechain calls, and that of a rewound branch's
-  responses, is kept as ``Conversation.off_chain_calls`` (``claude_code_billed``);
-  ``summary``, ``file-history-snapshot``, ``progress``, other ``attachment``s (hook
-  results…), the session bookkeeping of 2.1 (``last-prompt``, ``mode``,
-  ``permission-mode``, ``ai-title``, ``custom-title``, ``agent-name``), hook / ``system``
-  noise.
-  Any other entry type is skipped with a warning (one per type, at its first line; a
-  record of another format, one warning for all: ``switch``); an entry whose ``type`` is
-  not a string, with a warning of its own.
-- A session with no prompt a person wrote and no model call (an SDK-driven session: every
-  prompt ``isMeta``, every reply ``<synthetic>`` "Not logged in") has nothing to replay:
-  no message, and ``Conversation.skipped`` says why.
-- A ``usage`` field that is not a number is a warning naming the line (a numeric string
-  is read).
+- ``assistant`` lines → AssistantMessage, the lines of one ``message.id`` merged into ONE
+  message with the usage of the last line (each response counted once);
+  ``input_tokens`` = input + cache creation + cache read. ``<synthetic>`` replies are
+  no call.
+- ``user`` lines: tool results (ordered by the parent chain), a real prompt (a turn), or
+  text the runtime wrote (compaction summaries, task notifications: ``INJECTED``); the
+  helper modules ``claude_code_*`` each own one of these rules.
+- Rewinds (a prompt whose ``parentUuid`` points back before the current tip): the
+  abandoned branch is dropped with a warning; its responses, and sidechain calls, stay
+  billed as ``Conversation.off_chain_calls`` (``claude_code_billed``).
+- An entry type this reader does not know is skipped with a warning (one per type, at
+  its first line; ``claude_code_types.KNOWN_TYPES`` lists the known ones).
 """
 
 from __future__ import annotations
@@ -85,6 +45,7 @@ from .anthropic_api import (
 )
 from .assembly import PendingAssistant, freeze_all
 from .claude_code_billed import BilledElsewhere
+from .claude_code_compactions import CompactionNotes
 from .claude_code_copies import Copies
 from .claude_code_order import ParentOrder
 from .claude_code_queue import Queue
@@ -128,6 +89,7 @@ class _Session:
         self.warm_up = WarmUp()
         self.order = ParentOrder()  # tool results logged before their call
         self.meta_prompts = 0  # isMeta user lines left out
+        self.notes = CompactionNotes()  # version, model and trigger of each compaction
 
     def add(self, record: Record) -> None:
         self._entry(record)
@@ -142,6 +104,7 @@ class _Session:
         self.switch.started = True
         if self.warm_up.hold(obj, record):
             return
+        self.notes.entry(obj)
         side = obj.get("isSidechain") is True
         if self.sidechain_file is None and kind in ("user", "assistant"):
             self.sidechain_file = side
@@ -185,7 +148,12 @@ class _Session:
         elif kind == "system" and obj.get("subtype") == "compact_boundary":
             meta = obj.get("compactMetadata")
             pre = meta.get("preTokens") if isinstance(meta, dict) else None
-            self._compaction("claude-code:compact_boundary", pre if isinstance(pre, int) else None)
+            trigger, post = self.notes.boundary(meta)
+            self._compaction(
+                "claude-code:compact_boundary",
+                pre if isinstance(pre, int) else None,
+                Compaction(0, "", trigger=trigger, post_tokens=post),
+            )
         uuid = obj.get("uuid")
         if isinstance(uuid, str):
             self.pos[uuid] = len(self.out)
@@ -227,6 +195,7 @@ class _Session:
                 " id are still read as one response",
             )
         model = msg.get("model") if isinstance(msg.get("model"), str) else None
+        self.notes.model_call(model)
         usage = (
             None
             if model == SYNTHETIC_MODEL
@@ -286,6 +255,7 @@ class _Session:
                 return
         elif not is_prompt(blocks):
             text = first_text(blocks).lstrip()
+            self.notes.user_text(text, self.conv.compactions)
             self.after_command = "<command-name>" in text or text.startswith("<command-message>")
             if (command := COMMAND_NAME.search(text)) is not None:
                 commands = self.conv.commands
@@ -337,16 +307,25 @@ class _Session:
         count, first = self.unknown.get(kind, (0, record))
         self.unknown[kind] = (count + 1, first)
 
-    def _compaction(self, source: str, pre_tokens: int | None) -> None:
+    def _compaction(
+        self, source: str, pre_tokens: int | None, recorded: Compaction | None = None
+    ) -> None:
         self.open = None
         index = len(self.out)
         comps = self.conv.compactions
+        made = Compaction(
+            index,
+            source,
+            pre_tokens,
+            trigger=recorded.trigger if recorded else None,
+            post_tokens=recorded.post_tokens if recorded else None,
+        )
         if comps and comps[-1].message_index == index:
             # compact_boundary + its isCompactSummary are one compaction
             if comps[-1].pre_tokens is None and pre_tokens is not None:
-                comps[-1] = Compaction(index, source, pre_tokens)
+                comps[-1] = self.notes.made(made, len(comps) - 1)
             return
-        comps.append(Compaction(index, source, pre_tokens))
+        comps.append(self.notes.made(made, len(comps)))
 
     def _rewind(self, parent: Any, record: Record) -> None:
         if not isinstance(parent, str) or parent == self.tip or parent not in self.pos:
@@ -390,6 +369,8 @@ class _Session:
         for kind, (count, first) in self.unknown.items():
             noun = "entry" if count == 1 else "entries"
             self.source.dropped(first, f"{count} {noun} of unknown type {kind!r} skipped")
+        self.notes.settle(self.conv.compactions)
+        self.conv.runtime_version = self.notes.version
         self.conv.messages = freeze_all(self.out)
         self.conv.off_chain_calls = self.billed.calls()
         self.conv.skipped = nobody_there(self.conv.messages, self.meta_prompts)

@@ -101,6 +101,7 @@ class _Rollout:
         self.conv = Conversation(session_stem(source), source.display, NAME)
         self.out: list[Message | PendingAssistant] = []
         self.model: str | None = None
+        self.version: str | None = None  # session_meta.cli_version
         self.call: PendingAssistant | None = None  # one model call's output items
         self.latest: PendingAssistant | None = None  # the latest call, open or not
         self.waiting: Usage | None = None  # a count that came before its call's items
@@ -146,6 +147,7 @@ class _Rollout:
         elif kind == "compacted":
             message = payload.get("message")
             self._compaction("codex:compacted", message if isinstance(message, str) else None)
+            self._kept(payload.get("replacement_history"))
 
     def _unknown(self, kind: Any, record: Record) -> None:
         if not isinstance(kind, str):  # a broken line: say which
@@ -158,6 +160,8 @@ class _Rollout:
         self.unknown[kind] = (count + 1, first)
 
     def _meta(self, payload: dict[str, Any]) -> None:
+        if isinstance(payload.get("cli_version"), str):
+            self.version = self.conv.runtime_version = payload["cli_version"]
         if not self.session_set and isinstance(payload.get("id"), str):
             self.conv.session_id = payload["id"]
             self.session_set = True
@@ -311,6 +315,9 @@ class _Rollout:
             target.usage = usage if target.usage is None else target.usage + usage
 
     def _compaction(self, source: str, summary: str | None = None) -> None:
+        # Between a tool output and the next call the turn was still running: only the
+        # automatic check compacts there (a /compact comes between turns).
+        mid_turn = bool(self.out) and isinstance(self.out[-1], ToolResultMessage)
         self._input()
         index = len(self.out)
         comps = self.conv.compactions
@@ -320,7 +327,31 @@ class _Rollout:
             if summary is not None and comps[-1].summary is None:
                 comps[-1] = replace(comps[-1], summary=summary)
             return
-        comps.append(Compaction(index, source, self.last_call_tokens, summary))
+        comps.append(
+            Compaction(
+                index,
+                source,
+                self.last_call_tokens,
+                summary,
+                trigger="auto" if mid_turn else None,
+                version=self.version,
+                model=self.model,
+            )
+        )
+
+    def _kept(self, history: Any) -> None:
+        """The user messages a ``compacted`` item's ``replacement_history`` kept."""
+        comps = self.conv.compactions
+        if not comps or not isinstance(history, list):
+            return
+        kept = sum(
+            1
+            for item in history
+            if isinstance(item, dict)
+            and item.get("type") == "message"
+            and item.get("role") == "user"
+        )
+        comps[-1] = replace(comps[-1], kept_messages=kept)
 
     def finish(self) -> Conversation:
         if self.saw_user_event:

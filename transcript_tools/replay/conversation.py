@@ -34,6 +34,7 @@ from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..engine.session import ESTIMATED, SessionEngine
 from ..providers.executor import SummaryExecutor
 from .parking import SessionCounts
+from .sizes import policy_sizes
 
 
 def tool_oddities(messages: list[Message]) -> list[str]:
@@ -121,7 +122,11 @@ async def replay_conversation(
     """
     settings, window = session_window(conv, settings)
     engine = SessionEngine(
-        conv.session_id, settings, provider_name=provider_name, template=template
+        conv.session_id,
+        settings,
+        provider_name=provider_name,
+        template=template,
+        sizes=policy_sizes(conv, settings),
     )
     spool: IO[bytes] | None = None
     if spool_prompts:

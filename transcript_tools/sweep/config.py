@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -13,11 +14,25 @@ from ..engine.drive import recorded_window
 from ..engine.messages import Conversation
 from ..engine.policy import Policy
 from ..engine.policy_engine import policy_threshold
+from ..engine.runtime_policy import follow_runtime
+from ..engine.windows import conversation_model
 
 if TYPE_CHECKING:
     from ..cost.model import RunCost
 
 # ---- the grid -----------------------------------------------------------------------------
+
+
+def auto_window_cell(row: dict[str, Any], short: Callable[[Any], str]) -> str:
+    """The table's ``max_ctx`` cell: the window, or on an auto row the one window it found
+    (``auto=258k (log)``), or ``auto (mixed)`` (``max_context_tokens_used``)."""
+    used = row.get("max_context_tokens_used")
+    if not used:
+        return short(row["max_context_tokens"])
+    if len(used) > 1:
+        return "auto (mixed)"
+    window, source = next(iter(used)).split(" ", 1)
+    return f"auto={short(int(window))} {source}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +51,9 @@ class SweepConfig:
     # --policy: the compaction policy this point runs (its trigger values are the fields
     # above); None: the seed's checkpoint, and no policy fields in any output
     policy: Policy | None = None
+    # auto, once resolved for one conversation: where its window came from
+    # (engine/windows.py: log, model, policy, default)
+    window_from: str | None = None
 
     @property
     def threshold(self) -> float:
@@ -58,8 +76,14 @@ class SweepConfig:
         """The configuration one conversation runs: with auto, its own window."""
         if not self.auto_window:
             return self
-        window, _ = recorded_window(conv, self.max_context_tokens)
-        return replace(self, max_context_tokens=window, auto_window=False)
+        policy = self.policy
+        if policy is not None:  # the preset of the log's runtime release (as replay)
+            policy = follow_runtime(policy, conv.runtime_version, conversation_model(conv))
+        policy_window = policy.trigger.window if policy is not None else 0
+        window, source = recorded_window(conv, self.max_context_tokens, policy_window)
+        return replace(
+            self, max_context_tokens=window, auto_window=False, policy=policy, window_from=source
+        )
 
     def summary_config(self, base: SummaryConfig) -> SummaryConfig:
         return replace(

@@ -227,7 +227,9 @@ class Sweep:
             outcome.original_cost, outcome.rebuilt_cost = original, rebuilt
             outcome.off_chain_cost = off_chain
             outcome.task_outcome = conv.outcome
-            result.stats[i].add(outcome, profile, limit=cfg.max_context_tokens)
+            result.stats[i].add(
+                outcome, profile, limit=cfg.max_context_tokens, window_from=cfg.window_from
+            )
             ever = ever or bool(outcome.fires)
             if keep:
                 if cfg.checkpoint is Checkpoint.CALL:  # the report charts turns

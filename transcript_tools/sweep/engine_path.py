@@ -21,6 +21,7 @@ from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.rules import FIRED, fixed_cadence
 from ..engine.session import SessionEngine
 from ..engine.tokens import estimate_text_tokens
+from ..replay.sizes import policy_sizes
 from .config import ConfigOutcome, SweepConfig
 from .simulate import ConversationSeries
 
@@ -61,6 +62,7 @@ async def evaluate_engine(
         provider_name=provider_name,
         # a policy's own template (with_policy put it in the SummaryConfig)
         template=template if settings.policy is None else None,
+        sizes=policy_sizes(conv, settings),  # a policy measures in billed tokens
     )
     checks = ViewChecks() if cfg.policy is not None else None
     # --policy: every action scored as eval --policy scores it (eval/policy_probes.py),

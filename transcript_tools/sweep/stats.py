@@ -137,6 +137,8 @@ class ConfigStats:
     compaction_delta: Counter[int] = field(
         default_factory=Counter
     )  # first trigger - compaction turn
+    # --max-context-tokens auto: conversations by the window they ran with and its source
+    windows: Counter[str] = field(default_factory=Counter)
 
     recall_hits: int = 0  # tsum eval's artifact probes carried by the summaries (engine path)
     recall_total: int = 0
@@ -172,11 +174,18 @@ class ConfigStats:
     cost_solved_micro_usd: int = 0
 
     def add(
-        self, result: ConfigOutcome, profile: ConversationSeries, *, limit: int | None = None
+        self,
+        result: ConfigOutcome,
+        profile: ConversationSeries,
+        *,
+        limit: int | None = None,
+        window_from: str | None = None,
     ) -> None:
         """Fold in one conversation; ``limit``: its window (``--max-context-tokens auto``),
-        else the configuration's."""
+        else the configuration's; ``window_from``: where auto found it."""
         self.conversations += 1
+        if window_from is not None and limit is not None:
+            self.windows[f"{limit} ({window_from})"] += 1
         self.turns += profile.turns
         calls = len(result.fires)
         self.calls += calls
@@ -338,6 +347,8 @@ class ConfigStats:
         n = self.conversations or 1
         turns = self.turns or 1
         out: dict[str, Any] = self.config.to_json()
+        if self.config.auto_window:  # which windows auto found (engine/windows.py)
+            out["max_context_tokens_used"] = dict(sorted(self.windows.items()))
         out.update(
             conversations=self.conversations,
             turns=self.turns,

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import orjson
 
+from .config import auto_window_cell
 from .cost_table import COST_COLUMNS, COST_KEY, cost_cell, cost_legend, cost_notes
 
 
@@ -137,9 +138,8 @@ RECALL_NOT_MEASURED: dict[str, str] = {
 
 
 def recall_not_measured(row: dict[str, Any]) -> str | None:
-    """The RECALL_NOT_MEASURED key of a configuration (a ``ConfigStats.to_json`` row)
-    without a recall figure, or None when it has one: artifact probes were scored on summary
-    text (engine path)."""
+    """The RECALL_NOT_MEASURED key of a row (``ConfigStats.to_json``) without a recall
+    figure, or None when it has one: artifact probes scored on summary text (engine path)."""
     if row["artifact_probes"]:
         return None
     if not row["summary_calls"]:
@@ -260,11 +260,12 @@ def _agreement_cell(row: dict[str, Any]) -> str:
     return f"{agree['same']}/{agree['within_one']}/{agree['never']} of {agree['of']}"
 
 
-POLICY_CELLS = {
+POLICY_CELLS: dict[str, Callable[[dict[str, Any]], str]] = {
     "policy": lambda row: str(row["policy"]),
     "tool_results_cleared": lambda row: _k(row["tool_results_cleared"]),
     "violations": _violations_cell,
     "compaction_agreement": _agreement_cell,
+    "max_context_tokens": lambda row: auto_window_cell(row, _k),  # auto: the windows it found
 }
 
 

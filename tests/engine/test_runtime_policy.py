@@ -1,0 +1,68 @@
+"""Presets that follow the runtime release and model; the window auto resolves."""
+
+from __future__ import annotations
+
+import pytest
+
+from transcript_tools.engine.policy import threshold_tokens
+from transcript_tools.engine.policy_toml import preset
+from transcript_tools.engine.runtime_policy import follow_runtime, parse_version
+from transcript_tools.engine.windows import documented_window, resolve_window
+
+
+@pytest.mark.parametrize(
+    ("version", "reserve"),
+    [
+        # 1.0.x logs of the shared corpus fire between 154,424 and 155,202 (a 45K buffer);
+        # /context printed 45.0k in 2.0.x (anthropics/claude-code#10266, #11781) and 33k
+        # in 2.1.x (anthropics/claude-code#23409)
+        ("1.0.56", 45_000),
+        ("2.0.26", 45_000),
+        ("2.0.77", 45_000),
+        ("2.1.0", 33_000),
+        ("2.1.112", 33_000),
+        (None, 33_000),  # unknown release: the preset as it is
+    ],
+)
+def test_claude_code_buffer_by_release(version: str | None, reserve: int) -> None:
+    policy = follow_runtime(preset("claude-code"), version, "claude-sonnet-4-5-20250929")
+    assert policy.trigger.reserve_tokens == reserve
+    assert threshold_tokens(policy.trigger, 200_000) == 200_000 - reserve
+
+
+def test_claude_code_one_million_model_and_only_unmodified_presets_follow() -> None:
+    policy = follow_runtime(preset("claude-code"), "2.1.112", "claude-sonnet-4-5[1m]")
+    assert (policy.trigger.window, policy.trigger.reserve_tokens) == (1_000_000, 33_000)
+    from dataclasses import replace
+
+    changed = replace(preset("claude-code"), description="mine")
+    assert follow_runtime(changed, "2.0.26", None) is changed
+    assert follow_runtime(preset("codex"), "0.104.0", "gpt-5.3-codex") == preset("codex")
+
+
+@pytest.mark.parametrize(
+    ("version", "ratio"),
+    [("0.9.0", 0.7), ("0.17.1", 0.7), ("0.18.0", 0.5), ("0.49.0-preview.0", 0.5)],
+)
+def test_gemini_cli_ratio_by_release(version: str, ratio: float) -> None:
+    # 0.7 (google-gemini/gemini-cli#5721), 0.5 from google-gemini/gemini-cli#13517
+    assert follow_runtime(preset("gemini-cli"), version, "gemini-2.5-pro").trigger.ratio == ratio
+
+
+def test_version_parse() -> None:
+    assert parse_version("0.104.0-alpha.1") == (0, 104, 0)
+    assert parse_version("2.1.112") == (2, 1, 112)
+    assert parse_version("unknown") is None
+    assert parse_version(None) is None
+
+
+def test_window_order_log_model_policy_default() -> None:
+    assert resolve_window(258_400, "gpt-5.3-codex", 200_000, 32_000) == (258_400, "log")
+    assert resolve_window(None, "claude-opus-4-1-20250805", 0, 32_000) == (200_000, "model")
+    assert resolve_window(None, "gemini-2.5-pro", 0, 32_000) == (1_048_576, "model")
+    assert resolve_window(None, "my-local-llama", 200_000, 32_000) == (200_000, "policy")
+    assert resolve_window(None, None, 0, 32_000) == (32_000, "default")
+    assert documented_window("openrouter/anthropic/claude-sonnet-4") == 200_000  # last segment
+    assert documented_window("my-local-llama") is None
+    assert documented_window("anthropic/claude-sonnet-4") == 200_000
+    assert documented_window("gpt-5.3-codex") == 272_000

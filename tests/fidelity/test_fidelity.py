@@ -1,0 +1,129 @@
+"""tsum fidelity: recorded compactions against the replay of the runtime's preset."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from tests.support.compaction_logs import claude_code_log, codex_log
+from transcript_tools.cli.main import cli
+from transcript_tools.engine.policy_toml import preset
+from transcript_tools.fidelity import fidelity_paths
+from transcript_tools.fidelity.records import NEVER, SAME, WITHIN_ONE
+
+
+def test_claude_code_preset_fires_at_the_call_that_crosses_its_line(tmp_path: Path) -> None:
+    # claude-code's line on a 200k window: 200,000 - 33,000 = 167,000. The measure after
+    # call n is its prompt + output (50) + the tool result after it; call 3 (167,200 +
+    # 50 + its result) is the first at or over the line, and the runtime compacted after
+    # call 3: the same call.
+    meta = {"trigger": "auto", "preTokens": 167_250, "postTokens": 7_000}
+    log = claude_code_log(
+        tmp_path / "s.jsonl",
+        [100_000, 150_000, 167_200, 12_000],
+        after=3,
+        boundary=meta,
+        version="2.1.112",
+    )
+    (row,) = fidelity_paths([str(log)]).rows
+    # the model's documented window (engine/windows.py); 2.1.x keeps the 33,000 buffer
+    assert (row.policy, row.window, row.window_from) == ("claude-code", 200_000, "model")
+    assert row.threshold == 167_000
+    assert (row.recorded_call, row.predicted_call, row.outcome) == (3, 3, SAME)
+    assert (row.recorded_tokens_before, row.recorded_tokens_after, row.recorded_post_tokens) == (
+        167_250,
+        12_000,
+        7_000,
+    )
+    assert row.summary_from == "log"
+
+
+def test_the_preset_follows_the_release_that_wrote_the_log(tmp_path: Path) -> None:
+    # 2.0.x's 45,000 buffer: a 155,000 line. The measure after call n is its prompt +
+    # output (50) + its tool result sized from the log's growth (3,000 tokens between
+    # the calls for about 460 estimated: a few thousand). Followed, the preset fires
+    # after call 2 (153,050 + the result); as it is (33,000 for every release: 167,000)
+    # it never fires; a 2.1.x log keeps 167,000.
+    meta = {"trigger": "auto", "preTokens": 155_800}
+    log = claude_code_log(tmp_path / "a.jsonl", [150_000, 153_000, 9_000], after=2, boundary=meta)
+    (followed,) = fidelity_paths([str(log)]).rows
+    assert (followed.threshold, followed.predicted_call, followed.outcome) == (155_000, 2, SAME)
+    (as_is,) = fidelity_paths([str(log)], follow=False).rows
+    assert (as_is.threshold, as_is.predicted_call, as_is.outcome) == (167_000, None, NEVER)
+    newer = claude_code_log(
+        tmp_path / "b.jsonl", [150_000, 153_000, 9_000], after=2, boundary=meta, version="2.1.3"
+    )
+    (row,) = fidelity_paths([str(newer)]).rows
+    assert (row.threshold, row.outcome) == (167_000, NEVER)
+
+
+def test_one_call_early_is_within_one(tmp_path: Path) -> None:
+    # 2.1.x line 167,000: crossed after call 2 (168,000), the runtime compacted after 3
+    meta = {"trigger": "auto", "preTokens": 169_050}
+    log = claude_code_log(
+        tmp_path / "c.jsonl",
+        [160_000, 168_000, 169_000, 9_000],
+        after=3,
+        boundary=meta,
+        version="2.1.112",
+    )
+    (row,) = fidelity_paths([str(log)]).rows
+    assert (row.recorded_call, row.predicted_call, row.outcome) == (3, 2, WITHIN_ONE)
+
+
+def test_codex_rows_compare_kept_person_messages(tmp_path: Path) -> None:
+    # codex: 90% of the 258,400 window the log records = 232,560; call 2 (232,600 + 20
+    # output + its result) crosses it; replacement_history kept 1 user message, the
+    # preset keeps the one person message (20k budget)
+    log = codex_log(tmp_path / "r.jsonl", [100_000, 232_600, 30_000], after=2, kept=1)
+    (row,) = fidelity_paths([str(log)]).rows
+    assert (row.window, row.window_from) == (258_400, "log")
+    assert (row.predicted_call, row.recorded_call) == (2, 2)
+    assert (row.recorded_kept_messages, row.predicted_kept_messages) == (1, 1)
+    assert row.summary_from == "assumed"  # the compacted item's message is empty
+    assert row.recorded_tokens_after == 30_000
+
+
+def test_policy_option_replaces_the_runtime_preset(tmp_path: Path) -> None:
+    meta = {"trigger": "auto", "preTokens": 150_050}
+    log = claude_code_log(tmp_path / "s.jsonl", [149_000, 150_000, 9_000], after=2, boundary=meta)
+    (row,) = fidelity_paths([str(log)], policy=preset("codex")).rows
+    # codex at 90% of the Claude model's documented 200,000: 180,000, never reached
+    assert (row.policy, row.window, row.window_from) == ("codex", 200_000, "model")
+    assert (row.threshold, row.outcome) == (180_000, NEVER)
+
+
+def test_cli_json_keys_and_min_agreement_gate(tmp_path: Path) -> None:
+    meta = {"trigger": "auto", "preTokens": 155_800}
+    log = claude_code_log(tmp_path / "a.jsonl", [150_000, 153_000, 9_000], after=2, boundary=meta)
+    runner = CliRunner()
+    followed = runner.invoke(cli, ["fidelity", str(log), "--min-agreement", "1"])
+    assert followed.exit_code == 0, followed.output
+    done = runner.invoke(cli, ["fidelity", str(log), "--json", "--as-is"])
+    assert done.exit_code == 0, done.output
+    data = json.loads(done.stdout)
+    (row,) = data["compactions"]
+    for key in (
+        "runtime",
+        "version",
+        "model",
+        "trigger",
+        "recorded_call",
+        "predicted_call",
+        "recorded_tokens_before",
+        "recorded_tokens_after",
+        "predicted_tokens_after",
+        "recorded_kept_messages",
+        "predicted_kept_messages",
+        "window",
+        "window_from",
+    ):
+        assert key in row
+    assert data["summary"][-1]["agreement"] == 0.0
+    gated = runner.invoke(cli, ["fidelity", str(log), "--as-is", "--min-agreement", "0.9"])
+    assert gated.exit_code == 1
+    assert "under --min-agreement 90%" in gated.stderr
+    text = runner.invoke(cli, ["fidelity", str(log), "--as-is"])
+    assert "never" in text.stdout and "200,000 (model)" in text.stdout

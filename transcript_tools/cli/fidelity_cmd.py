@@ -1,0 +1,206 @@
+"""``tsum fidelity PATH...``: each recorded compaction against the policy's replay.
+
+stdout carries the table and the per-runtime summary (or ``--json``); warnings and
+bad-input errors go to stderr. Exit code 1 when the agreement is under
+``--min-agreement``, 3 when a file failed or no session was read.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+import orjson
+
+from ..errors import ExitCode
+from ..fidelity import FidelityResult, FidelityRow, RuntimeSummary, fidelity_paths
+from ..settings import settings_values
+from ..terminal import echo, escape_controls
+from .policies_cmd import policy_option
+from .settings import config_option, explicit_options, format_option
+
+ROW_COLUMNS = (
+    "file",
+    "runtime",
+    "version",
+    "model",
+    "trigger",
+    "window",
+    "line",
+    "rec call",
+    "pred call",
+    "rec before",
+    "rec after",
+    "pred after",
+    "size err",
+    "kept rec/pred",
+)
+SUMMARY_COLUMNS = (
+    "runtime",
+    "compactions",
+    "scored",
+    "same",
+    "within one",
+    "off",
+    "never",
+    "unobserved",
+    "agreement",
+    "median size err",
+)
+
+
+def _number(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def _row(row: FidelityRow, base: str) -> list[str]:
+    rel = os.path.relpath(row.path, base) if base else row.path
+    kept = (
+        "-"
+        if row.recorded_kept_messages is None
+        else f"{row.recorded_kept_messages}/{_number(row.predicted_kept_messages)}"
+    )
+    return [
+        escape_controls(rel if len(rel) <= 40 else "…" + rel[-39:]),
+        row.runtime,
+        row.version or "?",
+        escape_controls(row.model or "?"),
+        row.trigger or "?",
+        f"{row.window:,} ({row.window_from})",
+        "-" if row.threshold is None else f"{row.threshold:,.0f}",
+        str(row.recorded_call),
+        _number(row.predicted_call) if row.predicted_call is not None else "never",
+        _number(row.recorded_tokens_before),
+        _number(row.recorded_tokens_after),
+        _number(row.predicted_tokens_after),
+        "-" if row.size_error is None else f"{row.size_error:+.0%}",
+        kept,
+    ]
+
+
+def _summary_row(summary: RuntimeSummary) -> list[str]:
+    data = summary.to_json()
+    counts = [str(data[k]) for k in ("compactions", "scored", "same", "within-one", "off")]
+    rest = [str(data[k]) for k in ("never", "unobserved")]
+    return [
+        summary.runtime,
+        *counts,
+        *rest,
+        _share(summary.agreement),
+        _share(summary.median_size_error),
+    ]
+
+
+def _table(header: tuple[str, ...], rows: list[list[str]]) -> str:
+    cells = [list(header), *rows]
+    widths = [max(len(r[c]) for r in cells) for c in range(len(header))]
+    return "\n".join(
+        "  ".join(
+            cell.ljust(w) if c == 0 else cell.rjust(w)
+            for c, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in cells
+    )
+
+
+def render(result: FidelityResult) -> str:
+    """The rows, then the summary per runtime and version, per runtime, and overall."""
+    paths = [r.path for r in result.rows]
+    base = os.path.dirname(os.path.commonpath(paths)) if len(set(paths)) > 1 else ""
+    by_version = result.summaries(by_version=True)[:-1]
+    summaries = [*by_version, *result.summaries()]
+    return (
+        _table(ROW_COLUMNS, [_row(r, base) for r in result.rows])
+        + "\n\n"
+        + _table(SUMMARY_COLUMNS, [_summary_row(s) for s in summaries])
+    )
+
+
+def as_json(result: FidelityResult) -> dict[str, Any]:
+    return {
+        "compactions": [r.to_json() for r in result.rows],
+        "summary": [s.to_json() for s in result.summaries()],
+        "by_version": [s.to_json() for s in result.summaries(by_version=True)[:-1]],
+    }
+
+
+@click.command("fidelity")
+@click.argument("paths", nargs=-1, required=True)
+@policy_option
+@click.option(
+    "--json",
+    "json_out",
+    is_flag=True,
+    help="Print one JSON object: compactions, summary, by_version.",
+)
+@click.option(
+    "--min-agreement",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Exit 1 when fewer than this share (0-1) of the automatic compactions whose runtime "
+    "version is known are fired within one call (also when none is).",
+)
+@click.option(
+    "--as-is",
+    is_flag=True,
+    help="Replay the presets as they are, not following the runtime release and model "
+    "each compaction records.",
+)
+@format_option
+@click.option("--skip-bad-lines", is_flag=True, help="Warn about unreadable lines and go on.")
+@config_option
+@click.pass_context
+def fidelity_command(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    policy: Any,
+    json_out: bool,
+    min_agreement: float | None,
+    as_is: bool,
+    fmt: str | None,
+    skip_bad_lines: bool,
+    config_path: Path | None,
+) -> None:
+    """Each compaction the logs record against the policy's replay of the same log: the
+    call after which it first fires, the next call's prompt after it, and (Codex) the
+    person's messages kept. Without --policy each log is replayed with the preset of its
+    own runtime (docs/fidelity.md).
+
+    PATH is a file, a directory (searched for *.jsonl, *.json, *.traj) or - for stdin.
+    """
+    values = settings_values(explicit_options({"fmt": fmt}, ctx), config=config_path)
+    result = fidelity_paths(
+        list(paths),
+        policy=policy,
+        fmt=values.get("format"),
+        skip_bad_lines=skip_bad_lines,
+        follow=not as_is,
+        warn=lambda m: echo(m, err=True),
+        error=lambda m: echo(m, err=True),
+    )
+    if json_out:
+        click.echo(orjson.dumps(as_json(result), option=orjson.OPT_INDENT_2).decode())
+    elif result.rows:
+        echo(render(result))
+    failed = f", {result.failed} failed" if result.failed else ""
+    echo(
+        f"{len(result.rows)} recorded compactions in {result.sessions} sessions,"
+        f" {result.files} files{failed}",
+        err=True,
+    )
+    if result.failed or not result.sessions:
+        ctx.exit(int(ExitCode.FAILED))
+    if min_agreement is not None:
+        agreement = result.agreement
+        if agreement is None or agreement < min_agreement:
+            echo(
+                f"tsum: agreement {_share(agreement)} is under --min-agreement {min_agreement:.0%}",
+                err=True,
+            )
+            ctx.exit(int(ExitCode.DIFFERENCES))

@@ -1,0 +1,72 @@
+"""Presets that follow the runtime: a preset's values by the log's runtime version and model.
+
+A runtime's compaction rule moved with its releases; a log records which release wrote
+it. :func:`follow_runtime` gives, for the unmodified preset of that runtime, the values
+that release used (each with its source); any other policy — a file, a preset changed by
+a flag — is returned as it is. ``--max-context-tokens auto`` (engine/drive.py
+``session_window``) and ``tsum fidelity`` apply it; without them no preset changes
+(docs/policies.md, "Presets that follow the runtime").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import TypeVar
+
+from .policy import Policy
+
+# Claude Code's autocompact buffer below its window, by release. /context printed
+# "Autocompact buffer: 45.0k tokens (22.5%)" in 2.0.x (anthropics/claude-code#10266,
+# 2.0.x, 2025-10-24; #11781, v2.0.42) and "33k tokens (16.5%)" in 2.1.x
+# (anthropics/claude-code#23409, claude-opus-4-6, 2026-02-05) — the 33,000 of
+# min(max output, 20,000) + 13,000 (docs/policies.md). The 1.0.x logs of the shared
+# corpus fire between 154,424 and 155,202 tokens of a 200K window: the same 45K buffer.
+CLAUDE_CODE_BUFFERS: tuple[tuple[tuple[int, ...], int], ...] = (
+    ((2, 1), 33_000),  # 2.1.0 and later
+    ((0,), 45_000),  # 1.0.x and 2.0.x
+)
+# Gemini CLI's DEFAULT_COMPRESSION_TOKEN_THRESHOLD: 0.7 (google-gemini/gemini-cli#5721,
+# "by default we auto-compress at 70%"), 0.5 from google-gemini/gemini-cli#13517
+# (merged 2025-11-20; the first release after it taken as 0.18.0, unverified).
+GEMINI_CLI_RATIOS: tuple[tuple[tuple[int, ...], float], ...] = (
+    ((0, 18), 0.5),
+    ((0,), 0.7),
+)
+
+_T = TypeVar("_T")
+_VERSION = re.compile(r"(\d+(?:\.\d+)*)")
+
+
+def parse_version(text: str | None) -> tuple[int, ...] | None:
+    """``"2.1.112"`` -> (2, 1, 112); ``"0.104.0-alpha.1"`` -> (0, 104, 0); None if none."""
+    if not text:
+        return None
+    found = _VERSION.search(text)
+    return tuple(int(p) for p in found.group(1).split(".")) if found else None
+
+
+def _by_version(table: tuple[tuple[tuple[int, ...], _T], ...], version: tuple[int, ...]) -> _T:
+    for since, value in table:
+        if version >= since:
+            return value
+    return table[-1][1]
+
+
+def follow_runtime(policy: Policy, version: str | None, model: str | None) -> Policy:
+    """``policy`` with the values of the runtime release that wrote the log, where
+    ``policy`` is that runtime's unmodified preset and the release is known."""
+    from .policy_toml import preset, preset_names
+
+    if policy.name not in preset_names() or policy != preset(policy.name):
+        return policy
+    release = parse_version(version)
+    trigger = policy.trigger
+    if policy.name == "claude-code":
+        if model and model.strip().lower().endswith("[1m]"):
+            trigger = replace(trigger, window=1_000_000)
+        if release is not None:
+            trigger = replace(trigger, reserve_tokens=_by_version(CLAUDE_CODE_BUFFERS, release))
+    elif policy.name == "gemini-cli" and release is not None:
+        trigger = replace(trigger, ratio=_by_version(GEMINI_CLI_RATIOS, release))
+    return policy if trigger == policy.trigger else replace(policy, trigger=trigger)

@@ -1,0 +1,13 @@
+"""``tsum fidelity``: the logs' own compactions as ground truth for the policies' replay."""
+
+from .records import FidelityRow, RuntimeSummary, summarize
+from .workflow import RUNTIME_PRESETS, FidelityResult, fidelity_paths
+
+__all__ = [
+    "RUNTIME_PRESETS",
+    "FidelityResult",
+    "FidelityRow",
+    "RuntimeSummary",
+    "fidelity_paths",
+    "summarize",
+]

@@ -1,0 +1,82 @@
+"""``tsum fidelity``: every recorded compaction of a corpus against a policy's replay.
+
+Without a policy each log is replayed with the preset of its own runtime
+(``RUNTIME_PRESETS``); a log of a runtime that has none is skipped with a warning (once
+per format). The rows, the per-runtime summaries and the agreement a CI gate compares
+with ``--min-agreement`` (docs/fidelity.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..engine.policy import Policy
+from ..engine.policy_toml import preset, resolve_policy
+from ..formats.corpus import CorpusReader, ignore
+from .records import FidelityRow, RuntimeSummary, summarize
+from .replay import compaction_rows
+
+# A log's format -> the preset of the runtime that wrote it.
+RUNTIME_PRESETS = {
+    "claude-code": "claude-code",
+    "codex": "codex",
+    "gemini-cli": "gemini-cli",
+    "opencode": "opencode",
+    "opencode-db": "opencode",
+    "cline": "cline",
+    "aider-chat": "aider",
+    "aider-llm": "aider",
+}
+
+
+@dataclass(slots=True)
+class FidelityResult:
+    rows: list[FidelityRow]
+    files: int = 0
+    failed: int = 0
+    sessions: int = 0
+    skipped_formats: dict[str, int] = field(default_factory=dict)  # no preset: sessions
+
+    def summaries(self, *, by_version: bool = False) -> list[RuntimeSummary]:
+        return summarize(self.rows, by_version=by_version)
+
+    @property
+    def agreement(self) -> float | None:
+        """Share of the scored compactions (automatic, version known) fired within one call."""
+        return summarize(self.rows)[-1].agreement
+
+
+def fidelity_paths(
+    paths: list[str],
+    *,
+    policy: Policy | str | None = None,
+    fmt: str | None = None,
+    skip_bad_lines: bool = False,
+    follow: bool = True,
+    warn: Callable[[str], None] = ignore,
+    error: Callable[[str], None] = ignore,
+) -> FidelityResult:
+    """The fidelity rows of every recorded compaction under ``paths``; ``policy``: a preset
+    name or a policy file for every log (None: each log's runtime's preset); ``follow``:
+    presets follow the runtime release and model each compaction records."""
+    chosen = resolve_policy(policy) if isinstance(policy, str) else policy
+    reader = CorpusReader(fmt=fmt, skip_bad_lines=skip_bad_lines, warn=warn, error=error)
+    result = FidelityResult([])
+    for conv in reader.conversations(paths):
+        result.sessions += 1
+        if not conv.compactions:
+            continue
+        used = chosen
+        if used is None:
+            name = RUNTIME_PRESETS.get(conv.format)
+            if name is None:
+                skipped = result.skipped_formats
+                if conv.format not in skipped:
+                    warn(f"warning: {conv.path}: no preset for {conv.format} logs (use --policy)")
+                skipped[conv.format] = skipped.get(conv.format, 0) + 1
+                continue
+            used = preset(name)
+        result.rows.extend(compaction_rows(conv, used, follow=follow))
+    result.files, result.failed = reader.stats.files, reader.stats.failed_files
+    return result
