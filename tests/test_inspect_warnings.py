@@ -16,8 +16,10 @@ FILES = sorted(p for p in FIXTURES.iterdir() if p.is_file() and p.suffix != ".sq
 
 
 def _printed(path: Path) -> list[str]:
-    """The warnings of the text run, each as --json words it."""
-    result = CliRunner().invoke(cli, ["inspect", str(path), "--skip-bad-lines"])
+    """The warnings of the text run (each one, not the summary), as --json words them."""
+    result = CliRunner().invoke(
+        cli, ["inspect", str(path), "--skip-bad-lines", "--warnings", "all"]
+    )
     out = []
     for line in result.stderr.splitlines():
         if not line.startswith("warning: "):
