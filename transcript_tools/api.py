@@ -5,11 +5,10 @@ Each works from a script, a test or a notebook, also inside a running event loop
 types; nothing here prints. The CLI runs the same library code (``replay.run``,
 ``sweep.workflow``, ``eval.workflow``, ``diff.check``, ``inspection``).
 
-Settings: the arguments given, over the defaults of the config dataclasses. To get what
-the CLI gets (flags > ``TSUM_*`` > tsum.toml > default), pass
-``run_settings=load_settings(...)``. Typed ``config`` / ``settings`` objects, when
-given, replace the loaded ones. Names differ from the modules' (``replay``, ``sweep``,
-``diff``): importing a submodule sets the package attribute of its name.
+Settings: the arguments given, over the config dataclasses' defaults; what the CLI gets
+(flags > ``TSUM_*`` > tsum.toml > default) is ``run_settings=load_settings(...)``; typed
+``config`` / ``settings`` objects replace the loaded ones. Names differ from the
+modules' (importing a submodule sets the package attribute of its name).
 
 >>> import transcript_tools as tt
 >>> result = tt.replay_corpus(["samples/long_session.jsonl"], tt.SummaryConfig(max_context_tokens=20_000))
@@ -63,9 +62,8 @@ def read_corpus(
     skip_bad_lines: bool = False,
     warn: Callable[[str], None] = ignore,
 ) -> Iterator[Conversation]:
-    """The conversations in ``paths`` (files, directories, globs, ``-``), format detected
-    unless ``format`` is given, streamed one at a time. A file that cannot be read raises
-    ``InputError`` naming the file and line."""
+    """The conversations in ``paths`` (files, directories, globs, ``-``), streamed; a file
+    that cannot be read raises ``InputError`` naming the file and line."""
     from .formats import read_input
     from .formats.inputs import expand_inputs
     from .formats.source import Source
@@ -106,13 +104,9 @@ def replay_corpus(
     with the ``Provider`` protocol (no response cache unless ``cache`` is given);
     ``options`` are the call and cache options (``ProviderOptions``: model, cache,
     cache_only, batch…). With ``out`` the records are written as ``tsum replay --out``
-    writes them (``out_format="atif"``: ``compressed/<session>.json`` as ATIF
-    trajectories, ``--out-format``); without it each ``SessionResult`` is in
-    ``result.sessions``. ``cost``
-    prices each session as replayed (``tsum replay --cost``; ``prices``: a JSON prices
-    file before genai-prices; docs/cost.md): ``SessionResult.cost``. Bad input
-    does not raise: see ``result.status`` and ``result.stats.errors``.
-    """
+    writes them (``out_format="atif"``: ATIF trajectories); without it each
+    ``SessionResult`` is in ``result.sessions``. ``cost``: ``--cost`` (docs/cost.md).
+    Bad input does not raise: see ``result.status`` and ``result.stats.errors``."""
     from .cost.prices import pricer_for
     from .parallel.pool import backend_for, refuse_summaries_on_ray
     from .replay.run import replay_paths
@@ -135,7 +129,7 @@ def replay_corpus(
         backend=backend if (workers or ray or run.values.get("workers")) else None,
         cost=pricer_for(cost, prices, run.provider.get("price_per_mtok")),
     )
-    if out_format != "native":
+    if out is not None and out_format != "native":
         from .formats.atif_write import write_out_format
 
         write_out_format(out, out_format)
@@ -371,9 +365,8 @@ def fidelity_corpus(
     skip_bad_lines: bool = False,
     warn: Callable[[str], None] = ignore,
 ) -> FidelityResult:
-    """Every compaction the logs under ``paths`` record against ``policy``'s replay of the
-    same log (``tsum fidelity``; None: each log's runtime's preset): the call it first
-    fires after, the next prompt's size, the person's messages kept (docs/fidelity.md)."""
+    """Each recorded compaction against ``policy``'s replay (None: the log's runtime's
+    preset), as ``tsum fidelity`` reports it (docs/fidelity.md)."""
     from .fidelity import fidelity_paths
 
     return fidelity_paths(

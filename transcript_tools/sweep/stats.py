@@ -134,9 +134,8 @@ class ConfigStats:
     fixed_cadence: int = 0
     compaction_convs: int = 0
     compaction_missed: int = 0  # a recorded compaction, and this configuration never fired
-    compaction_delta: Counter[int] = field(
-        default_factory=Counter
-    )  # first trigger - compaction turn
+    # first trigger - compaction turn
+    compaction_delta: Counter[int] = field(default_factory=Counter)
     # --max-context-tokens auto: conversations by the window they ran with and its source
     windows: Counter[str] = field(default_factory=Counter)
 
