@@ -113,7 +113,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cost",),
     ("formats",),
     ("engine",),
-    ("errors", "terminal", "_sync", "_version", "templates", "report_chart"),
+    ("errors", "terminal", "_sync", "_version", "templates", "report_chart", "untrusted"),
 )
 
 

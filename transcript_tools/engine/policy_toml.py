@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..untrusted import check_file_path
 from .policy import PART_TYPES, PARTS, Policy, part_fields
 
 PRESETS_PACKAGE = "transcript_tools.engine.presets"
@@ -133,8 +134,15 @@ def load_policy_file(path: Path) -> Policy:
         table = _loads(text, str(path)).get("tool", {}).get("tsum", {}).get("policy")
         if table is None:
             raise ConfigError(f"{path}: no [tool.tsum.policy] table")
-        return policy_from_table(table, f"{path} [tool.tsum.policy]", default_name="pyproject")
-    return parse_policy(text, str(path), default_name=path.stem)
+        policy = policy_from_table(table, f"{path} [tool.tsum.policy]", default_name="pyproject")
+    else:
+        policy = parse_policy(text, str(path), default_name=path.stem)
+    from .prompt import builtin_template_names
+
+    if policy.summary.template not in builtin_template_names():
+        # a policy file may come from a pull request (transcript_tools/untrusted.py)
+        check_file_path(str(path), "summary.template", policy.summary.template)
+    return policy
 
 
 def resolve_policy(spec: str) -> Policy:
