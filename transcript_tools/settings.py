@@ -122,12 +122,13 @@ def _without_policy(table: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    import tomllib  # only when a settings file exists: `tsum --help` stays light
+    from .engine.policy_toml import loads_toml  # only when a settings file exists
 
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML ({exc})") from None
+    return loads_toml(text, str(path))
 
 
 def _checked(table: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -350,7 +351,8 @@ def load_settings(
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    concurrency = int(values.get("concurrency") or DEFAULT_CONCURRENCY)
+    concurrency = values.get("concurrency") or DEFAULT_CONCURRENCY
+    _int_at_least("concurrency", concurrency, 1, "must be >= 1")
     provider = {k: v for k, v in (provider_options or {}).items() if k in PROVIDER_OPTION_KEYS}
     for key, name in PROVIDER_ENV.items():
         if provider.get(key) is None and (value := _from_env(name, env)) is not None:

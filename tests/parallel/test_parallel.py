@@ -136,7 +136,7 @@ def test_workers_option_and_config_key(corpus: Path, tmp_path: Path) -> None:
     config.write_text("workers = 0\n")
     result = invoke("sweep", str(corpus), "--config", str(config))
     assert result.exit_code == 2
-    assert result.stderr.strip() == "tsum: error: workers must be an integer >= 1, got 0"
+    assert result.stderr.strip() == "tsum: error: workers must be an integer from 1 to 4096, got 0"
     result = invoke("replay", str(corpus), "--dry-run", "--workers", "0")
     assert result.exit_code == 2 and "--workers" in result.stderr
 

@@ -73,9 +73,17 @@ def validate(cfg: SummaryConfig) -> None:
         raise ConfigError("summary_model must be a model name or unset")
 
 
+# The largest integer a setting may hold: the outputs are JSON written by orjson, which
+# refuses integers beyond 64 bits (orjson's README, "int"), so a larger one is a usage
+# error before the run, never a failure writing run.json after it.
+MAX_SETTING_INT = 2**63 - 1
+
+
 def _int_at_least(name: str, value: Any, low: int, text: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise ConfigError(f"{name} {text}, got {value!r}")
+    if value > MAX_SETTING_INT:
+        raise ConfigError(f"{name} must be at most {MAX_SETTING_INT} (2^63-1), got {value}")
 
 
 class SlotMode(StrEnum):

@@ -44,6 +44,7 @@ from . import (
     tau_bench,
     trajectories,
 )
+from .bounds import MAX_NESTING_DEPTH, check_nesting
 from .source import Record, Source, decode_text, iter_records, read_bytes
 
 READERS: list[ModuleType] = [
@@ -99,7 +100,19 @@ def detect_text(data: bytes) -> ModuleType | None:
 
 
 def read_conversations(source: Source, fmt: str | None = None) -> Iterator[Conversation]:
-    """Read one file (or ``-``) into conversations, detecting its format unless ``fmt`` is given."""
+    """Read one file (or ``-``) into conversations, detecting its format unless ``fmt`` is
+    given. A value nested too deep is an error for this file (formats/bounds.py)."""
+    try:
+        for conv in _read_conversations(source, fmt):
+            check_nesting(conv, source.display)
+            yield conv
+    except RecursionError:  # a reader walking a value nested deeper than Python recurses
+        raise InputError(
+            source.display, None, f"a JSON value nested too deep to read (over {MAX_NESTING_DEPTH})"
+        ) from None
+
+
+def _read_conversations(source: Source, fmt: str | None) -> Iterator[Conversation]:
     data = read_bytes(source.path)
     forced = get_reader(fmt) if fmt else None
     database = _binary_reader(source, data, forced)

@@ -41,6 +41,11 @@ BATCH_BYTES = 1 << 20  # input bytes per batch: amortizes the per-task cost of a
 BATCH_FILES = 64
 
 
+# More processes than this is a typo, not a machine: the pool would fail to start them
+# (``multiprocessing`` sizes C ints by the count) long after the run began.
+MAX_WORKERS = 4096
+
+
 def default_workers() -> int:
     """The cores this process may use (``os.process_cpu_count`` from Python 3.13)."""
     count = getattr(os, "process_cpu_count", None)
@@ -70,9 +75,9 @@ def backend_for(workers: Any, ray_address: str | None) -> Backend:
     """``workers`` as the settings rule resolved it (flags > TSUM_WORKERS > file), else the
     machine's cores; Ray at ``ray_address`` (``RAY_LOCAL``: a local Ray) when given."""
     if workers is not None and (
-        isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
+        isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS
     ):
-        raise ConfigError(f"workers must be an integer >= 1, got {workers!r}")
+        raise ConfigError(f"workers must be an integer from 1 to {MAX_WORKERS}, got {workers!r}")
     if ray_address is not None:
         from .ray_data import import_ray
 
