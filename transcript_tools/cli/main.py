@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from typing import Any
 
 import click
 
 from .._version import __version__
-from ..errors import EXIT_CODE_MEANINGS, ExitCode, TsumError
+from ..errors import EXIT_CODE_MEANINGS, ExitCode, Terminated, TsumError
 from ..terminal import echo
 
 SETTINGS_HELP = """\b
@@ -70,6 +71,9 @@ class TsumGroup(click.Group):
             show_traceback(ctx)
             echo(f"tsum: error: {exc}", err=True)
             ctx.exit(int(exc.exit_code))
+        except Terminated:
+            echo("tsum: terminated (SIGTERM)", err=True)
+            ctx.exit(int(ExitCode.TERMINATED))
         except KeyboardInterrupt:
             echo("tsum: interrupted", err=True)
             ctx.exit(int(ExitCode.INTERRUPTED))
@@ -201,6 +205,13 @@ def tune_gc() -> None:
     gc.set_threshold(50_000, 20, 100)
 
 
+def _terminated(_signum: int, _frame: object) -> None:
+    """SIGTERM handled as Ctrl-C is (``Terminated``), instead of dying on the spot and
+    leaving the process pool's workers behind."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends tsum at once
+    raise Terminated()
+
+
 def main() -> None:
     tune_gc()
     for stream in (sys.stdout, sys.stderr):
@@ -210,8 +221,12 @@ def main() -> None:
             and (stream.encoding or "").lower().replace("-", "") != "utf8"
         ):
             stream.reconfigure(errors="backslashreplace")
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         cli.main(prog_name="tsum")
+    except Terminated:  # outside a command (e.g. during start-up)
+        echo("tsum: terminated (SIGTERM)", err=True)
+        sys.exit(int(ExitCode.TERMINATED))
     except KeyboardInterrupt:  # raised outside a command (e.g. during start-up)
         echo("tsum: interrupted", err=True)
         sys.exit(int(ExitCode.INTERRUPTED))

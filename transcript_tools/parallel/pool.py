@@ -194,13 +194,26 @@ _JOB: Any = None  # the job of this worker process (installed once, not sent per
 def _install(job: FileJob) -> None:
     global _JOB
     _JOB = job
-    # Ctrl-C goes to the whole process group: the driver stops the pool and says so once;
-    # workers must not each print a traceback.
+    # Ctrl-C goes to the whole process group, and so may SIGTERM (systemd, a CI cancel):
+    # the driver stops the pool and says so once; workers must not each print a traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def _run(items: list[InputFile], taken: set[str]) -> Any:
     return _JOB.run(items, taken)
+
+
+def _end_workers(pool: ProcessPoolExecutor) -> None:
+    """Kill the pool's worker processes now (they ignore SIGINT and SIGTERM), so that none
+    outlives the driver. ``_processes`` is the executor's own table of them (CPython's
+    Lib/concurrent/futures/process.py; 3.14 adds ``terminate_workers`` for this)."""
+    processes = getattr(pool, "_processes", None) or {}
+    for process in list(processes.values()):
+        if process.is_alive():
+            process.kill()
+    for process in list(processes.values()):
+        process.join(timeout=5)
 
 
 class _Pool:
@@ -235,6 +248,9 @@ class _Pool:
             while window:
                 batch, future = window.popleft()
                 yield batch, future.result()
+        except BaseException:  # Ctrl-C, SIGTERM, an error: the batches in flight are moot
+            _end_workers(pool)
+            raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None
