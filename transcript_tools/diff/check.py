@@ -9,14 +9,13 @@ run eval's recall gate (docs/eval.md) and, with ``max_cost_increase``, the cost 
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..cost.gate import COST_FILE, compare_costs, read_costs
+from ..cost.gate import compare_costs, read_costs
 from ..cost.prices import Pricer, pricer_for
 from ..engine.config import DEFAULT_DIFF_CONTEXT, DEFAULT_MAX_DROP, RunSettings
 from ..engine.records import summary_ok
@@ -138,13 +137,19 @@ def check_corpus(
         assert fresh is not None
         from ..eval.baseline import gate  # tsum eval's recall gate (docs/eval.md)
 
-        scores = gate(
-            list(paths),
-            fresh_dir,
-            baseline_dir if baseline else None,
-            max_drop=max_drop,
-            fmt=run.fmt,
-        )
+        try:
+            scores = gate(
+                list(paths),
+                fresh_dir,
+                baseline_dir if baseline else None,
+                max_drop=max_drop,
+                fmt=run.fmt,
+            )
+        except TsumError as exc:  # the baseline's stored scores are torn
+            if not update:
+                raise
+            say(f"tsum: warning: baseline scores unreadable, they will be replaced: {exc}")
+            scores = gate(list(paths), fresh_dir, None, max_drop=max_drop, fmt=run.fmt)
         if not update:
             assert diff is not None
             costs = None
@@ -181,10 +186,7 @@ def _bless(
         )
     if diff is not None and on_update_diff is not None:
         on_update_diff(diff)
-    update_baseline(fresh_dir, baseline_dir)
-    for kept in ("eval.json", COST_FILE):  # the gates' stored figures
-        if (fresh_dir / kept).is_file():
-            shutil.copyfile(fresh_dir / kept, baseline_dir / kept)
+    update_baseline(fresh_dir, baseline_dir)  # with the gates' stored figures (GATE_FILES)
 
 
 def _replayed(result: ReplayResult, error: Callable[[str], None]) -> TsumError | None:
