@@ -28,8 +28,9 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ),
     ExitCode.FAILED: (
         "could not run: bad input, cache miss with `--cache-only`, zero sessions processed, "
-        "every summary call of the run failed, a missing, corrupt or incompatible output "
-        "directory or baseline (`diff`, `check`)"
+        "every summary call of the run failed, an output that cannot be written (no such "
+        "folder, read-only or full disk), a missing, corrupt, incomplete or incompatible "
+        "output directory or baseline (`diff`, `check`)"
     ),
     ExitCode.INTERNAL: "internal error: a bug in tsum (`tsum --debug ...` shows the traceback)",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C); everything already written is kept",

@@ -12,6 +12,7 @@ import click
 from .._version import __version__
 from ..errors import EXIT_CODE_MEANINGS, ExitCode, Terminated, TsumError
 from ..terminal import echo
+from ..writable import write_failure
 
 SETTINGS_HELP = """\b
 Settings (every command): command line > environment (TSUM_*)
@@ -83,6 +84,11 @@ class TsumGroup(click.Group):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             ctx.exit(int(ExitCode.BROKEN_PIPE))
+        except OSError as exc:  # a full or read-only disk is not a bug in tsum
+            show_traceback(ctx)
+            line = write_failure(exc)
+            echo(f"tsum: error: {line}" if line else internal_error_line(exc), err=True)
+            ctx.exit(int(ExitCode.FAILED if line else ExitCode.INTERNAL))
         except Exception as exc:
             show_traceback(ctx)
             echo(internal_error_line(exc), err=True)

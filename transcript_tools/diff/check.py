@@ -23,6 +23,7 @@ from ..errors import ConfigError, TsumError
 from ..providers.cache import CacheMode
 from ..providers.factory import build_executor
 from ..replay.run import ReplayResult, RunStatus, replay_paths
+from ..writable import check_output_dir
 from .baseline import cache_only_message, cache_only_misses, seed_cache, update_baseline
 from .changes import RunDiff
 from .compare import ReplayOutput, diff_outputs, load_output
@@ -92,6 +93,10 @@ def check_corpus(
         raise ConfigError(
             "--out must not be the --baseline directory (use --update to rewrite the baseline)"
         )
+    if out_dir is not None:
+        check_output_dir(out_dir, "--out")  # before paying for a replay
+    if update:
+        check_output_dir(baseline_dir.parent, "--baseline")  # renamed into place there
     if replay is None:
 
         def replay(listed: list[str], out: Path, cost: Pricer | None) -> ReplayResult:

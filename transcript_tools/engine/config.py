@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from ..writable import MAX_SETTING_INT
 from .seed_defaults import (
     DEFAULT_DEBOUNCE_TURNS,
     DEFAULT_KEEP_RECENT_TURNS,
@@ -71,12 +72,6 @@ def validate(cfg: SummaryConfig) -> None:
         not isinstance(cfg.summary_model, str) or not cfg.summary_model
     ):
         raise ConfigError("summary_model must be a model name or unset")
-
-
-# The largest integer a setting may hold: the outputs are JSON written by orjson, which
-# refuses integers beyond 64 bits (orjson's README, "int"), so a larger one is a usage
-# error before the run, never a failure writing run.json after it.
-MAX_SETTING_INT = 2**63 - 1
 
 
 def _int_at_least(name: str, value: Any, low: int, text: str) -> None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..errors import ConfigError
-from .config import MAX_SETTING_INT
+from ..writable import MAX_SETTING_INT
 from .seed_defaults import (
     DEFAULT_DEBOUNCE_TURNS,
     DEFAULT_KEEP_RECENT_TURNS,
