@@ -69,6 +69,19 @@ def check_output_file(path: str | Path, option: str) -> None:
         raise ConfigError(f"{option} {path}: not writable (read-only or no access)")
 
 
+def drop_links(folder: Path, names: tuple[str, ...] | None = None) -> None:
+    """Remove the symlinks among ``names`` in ``folder`` (all of its entries: None), never
+    their targets: a folder tsum writes in (an output, a baseline: it may come from a pull
+    request) must not redirect tsum's writes and deletes outside it
+    (``compressed -> ../elsewhere``). tsum then writes its own files in their place."""
+    if not folder.is_dir() or folder.is_symlink():
+        return
+    entries = folder.iterdir() if names is None else (folder / name for name in names)
+    for entry in list(entries):
+        if entry.is_symlink():
+            entry.unlink()
+
+
 def write_failure(exc: OSError) -> str | None:
     """The one line for an output that could not be written mid-run, or None when
     ``exc`` is not a destination's error."""

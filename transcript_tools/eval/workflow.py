@@ -18,7 +18,7 @@ import orjson
 from ..engine.config import RunSettings
 from ..errors import ConfigError
 from ..providers.factory import build_executor, cache_only_failure, describe_stats
-from ..writable import check_output_dir, check_output_file
+from ..writable import check_output_dir, check_output_file, drop_links
 from .evaluation import EvalResult, Evaluation, Variant
 from .records import CheckpointRecord, PolicyActionRecord
 
@@ -221,6 +221,7 @@ class _Records:
         self.handle = None
         if out_dir is not None:
             out_dir.mkdir(parents=True, exist_ok=True)
+            drop_links(out_dir, ("checkpoints.jsonl", "eval.json"))  # never written through
             self.handle = open(out_dir / "checkpoints.jsonl", "wb")  # noqa: SIM115
 
     def write(self, record: CheckpointRecord | PolicyActionRecord) -> None:

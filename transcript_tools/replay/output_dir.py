@@ -34,7 +34,7 @@ from ..engine.config import Checkpoint, ReplaySettings
 from ..engine.prompt import PromptTemplate
 from ..formats.inputs import OUTPUT_MARKER, unique_name
 from ..formats.native import write_messages
-from ..writable import check_output_dir
+from ..writable import check_output_dir, drop_links
 from .conversation import SessionResult
 from .parking import Rendered
 
@@ -42,6 +42,8 @@ DUMP_OPTIONS = orjson.OPT_SORT_KEYS
 _LINE_OPTIONS = DUMP_OPTIONS | orjson.OPT_APPEND_NEWLINE
 
 RECORD_FILES = ("decisions.jsonl", "summaries.jsonl", "prompts.jsonl", "slots.jsonl")
+# Every name tsum writes or deletes under --out (a symlink there is never followed)
+OWN_FILES = (*RECORD_FILES, COST_FILE, "run.json", "manifest.json", OUTPUT_MARKER, "compressed")
 PARTIAL_MANIFEST = b'{\n  "status": "running"\n}\n'  # replaced when the run ends
 # COST_FILE (cost.gate): --cost only, one record per session (cost/meter.py)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._#@+-]+")
@@ -104,6 +106,8 @@ class OutputDirectory:
         self.root = Path(root)
         check_output_dir(self.root, "--out")  # a one-line refusal, before any work
         self.root.mkdir(parents=True, exist_ok=True)
+        drop_links(self.root, OWN_FILES)
+        drop_links(self.root / "compressed")
         # Marks the folder as tsum's output, so a later replay of a tree that holds
         # it does not read its JSONL back as transcripts.
         (self.root / OUTPUT_MARKER).write_bytes(b"written by tsum replay\n")

@@ -73,6 +73,7 @@ def load_output(root: str | Path) -> ReplayOutput:
         what = "is a file, not a directory" if root.exists() else "no such directory"
         raise DiffInputError(f"{root}: {what} (expected the --out directory of tsum replay)")
     _refuse_partial(root)
+    _refuse_links(root)
     run_path = root / RUN_FILE
     if not run_path.is_file():
         raise DiffInputError(
@@ -130,6 +131,19 @@ def load_output(root: str | Path) -> ReplayOutput:
             f"{root}: zero sessions in decisions.jsonl: nothing to compare (never a pass)"
         )
     return ReplayOutput(root, run, sessions, digests, offsets)
+
+
+def _refuse_links(root: Path) -> None:
+    """A file of ours that is a symlink is never read through: a baseline comes from the
+    repository, so from a pull request, and its links could point anywhere."""
+    compressed = root / "compressed"
+    inside = sorted(compressed.iterdir()) if compressed.is_dir() else []
+    for path in (*(root / name for name in DIFFABLE_FILES), compressed, *inside):
+        if path.is_symlink():
+            raise DiffInputError(
+                f"{path}: a symlink; tsum does not follow links in an output or baseline "
+                "directory (rewrite it with tsum replay --out or check --update)"
+            )
 
 
 def _refuse_partial(root: Path) -> None:
