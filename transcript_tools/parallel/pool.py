@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from ..formats.inputs import InputFile, expand_inputs
+from ..formats.inputs import InputFile, NameSet, expand_inputs
 from . import RAY_LOCAL
 from .job import FileJob
 
@@ -139,7 +139,7 @@ def batches(items: Iterable[InputFile]) -> Iterator[list[InputFile]]:
 
 def ordered_parts(job: FileJob, items: list[InputFile], backend: Backend) -> Iterator[Any]:
     """Each batch's part, in input order, with session ids as one process would give."""
-    seen: set[str] = set()
+    seen = SeenNames()
     if backend.ray is not None:
         from .ray_data import ray_map, ray_rerun
 
@@ -152,8 +152,8 @@ def ordered_parts(job: FileJob, items: list[InputFile], backend: Backend) -> Ite
     try:
         for batch, part in results:
             if job.names_sessions:
-                if not seen.isdisjoint(part.names):
-                    part = rerun(job, batch, collision_seed(part.names, seen))
+                if not seen.names.isdisjoint(part.names):
+                    part = rerun(job, batch, seen.collision_seed(part.names))
                 seen.update(part.names)
             yield part
     finally:
@@ -165,25 +165,39 @@ def ordered_parts(job: FileJob, items: list[InputFile], backend: Backend) -> Ite
 _NUMBERED = re.compile(r"^(.*)#\d+$")
 
 
-def collision_seed(names: Iterable[str], seen: set[str]) -> set[str]:
-    """The earlier names a batch's sessions could collide with (a small part of ``seen``).
+class SeenNames:
+    """The session names of the batches merged so far, indexed by the name each could
+    have been numbered from: a batch's collision seed is then a lookup, not a scan of
+    every earlier name (200,000 files in folders reusing names were quadratic)."""
 
-    A session first named ``x`` probes ``x``, ``x#2``, ``x#3``... (``unique_name``), and
-    its original id is its worker-given name or a prefix of it ending before a ``#``.
-    Every earlier name of one of those forms is in the seed; others are never probed.
-    """
-    prefixes: set[str] = set()
-    for name in names:
-        prefixes.add(name)
-        for i, ch in enumerate(name):
-            if ch == "#":
-                prefixes.add(name[:i])
-    seed = set()
-    for name in seen:
-        match = _NUMBERED.match(name)
-        if name in prefixes or (match is not None and match.group(1) in prefixes):
-            seed.add(name)
-    return seed
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self._by_base: dict[str, list[str]] = {}
+
+    def update(self, names: Iterable[str]) -> None:
+        for name in names:
+            if name in self.names:
+                continue
+            self.names.add(name)
+            self._by_base.setdefault(name, []).append(name)
+            match = _NUMBERED.match(name)
+            if match is not None:
+                self._by_base.setdefault(match.group(1), []).append(name)
+
+    def collision_seed(self, names: Iterable[str]) -> NameSet:
+        """The earlier names a batch's sessions could collide with (a small part).
+
+        A session first named ``x`` probes ``x``, ``x#2``, ``x#3``... (``unique_name``),
+        and its original id is its worker-given name or a prefix of it ending before a
+        ``#``. Every earlier name of one of those forms is in the seed; others are never
+        probed."""
+        prefixes: set[str] = set()
+        for name in names:
+            prefixes.add(name)
+            for i, ch in enumerate(name):
+                if ch == "#":
+                    prefixes.add(name[:i])
+        return NameSet(n for prefix in prefixes for n in self._by_base.get(prefix, ()))
 
 
 # ---- the local process pool -----------------------------------------------------------

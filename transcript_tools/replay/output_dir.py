@@ -32,7 +32,7 @@ import orjson
 from ..cost.gate import COST_FILE
 from ..engine.config import Checkpoint, ReplaySettings
 from ..engine.prompt import PromptTemplate
-from ..formats.inputs import OUTPUT_MARKER, unique_name
+from ..formats.inputs import OUTPUT_MARKER, NameSet, unique_name
 from ..formats.native import write_messages
 from ..writable import check_output_dir, drop_links
 from .conversation import SessionResult
@@ -126,7 +126,7 @@ class OutputDirectory:
             name: open(self.root / name, "wb")
             for name in (*RECORD_FILES, *((COST_FILE,) if cost else ()))
         }
-        self._names: set[str] = set()
+        self._names: set[str] = NameSet()
         self._aside = 0  # compressed files of sessions waiting for their turn
 
     def write_run_info(self, info: dict[str, Any]) -> None:
