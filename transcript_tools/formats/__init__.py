@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
 from collections.abc import Iterator
 from types import ModuleType
 
@@ -45,7 +46,7 @@ from . import (
     trajectories,
 )
 from .bounds import MAX_NESTING_DEPTH, check_nesting
-from .source import Record, Source, decode_text, iter_records, read_bytes
+from .source import PREFETCHED_BYTES, Record, Source, decode_text, iter_records, read_bytes
 
 READERS: list[ModuleType] = [
     native,
@@ -113,8 +114,10 @@ def read_conversations(source: Source, fmt: str | None = None) -> Iterator[Conve
 
 
 def _read_conversations(source: Source, fmt: str | None) -> Iterator[Conversation]:
-    data = read_bytes(source.path)
     forced = get_reader(fmt) if fmt else None
+    data = _sqlite_header(source)
+    if data is None:
+        data = read_bytes(source.path)
     database = _binary_reader(source, data, forced)
     if database is not None:
         yield from database.read_database(source, data)
@@ -156,6 +159,19 @@ def _read_conversations(source: Source, fmt: str | None) -> Iterator[Conversatio
             source.display,
             f"unexpected JSON structure for {reader.NAME} ({type(exc).__name__}: {exc})",
         ) from None
+
+
+def _sqlite_header(source: Source) -> bytes | None:
+    """The first bytes of a local SQLite file, or None for anything else: a database is
+    told by its header and its tables (SQLite reads the pages it needs), never read whole
+    (a 500 MB database of another program was, only to be refused)."""
+    path = source.path
+    if path == "-" or path in PREFETCHED_BYTES or not os.path.isfile(path):
+        return None
+    with open(path, "rb") as handle:
+        head = handle.read(binary.SNIFF_BYTES)
+    found = binary.kind(head)
+    return head if found is not None and found[0] == binary.SQLITE else None
 
 
 def _binary_reader(source: Source, data: bytes, forced: ModuleType | None) -> ModuleType | None:
@@ -201,16 +217,15 @@ def read_input(
 
 def detect_format(source: Source) -> str | None:
     """The name of the detected format of a file, or None."""
+    data = _sqlite_header(source)
+    if data is not None:
+        return str(opencode_db.NAME) if opencode_db.is_opencode_database(source, data) else None
     data = read_bytes(source.path)
     found = binary.kind(data)
     if found is not None:
         if found[0] != binary.SQLITE:
             return None
-        try:
-            list(opencode_db.read_database(source, data))
-        except InputError:
-            return None
-        return str(opencode_db.NAME)
+        return str(opencode_db.NAME) if opencode_db.is_opencode_database(source, data) else None
     text_reader = detect_text(data)
     if text_reader is not None:
         return str(text_reader.NAME)

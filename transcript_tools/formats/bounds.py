@@ -11,7 +11,9 @@ goes on.
 from __future__ import annotations
 
 import os
-from typing import Any
+import stat
+import sys
+from typing import Any, BinaryIO
 
 from ..engine.messages import (
     AssistantMessage,
@@ -56,6 +58,63 @@ def record_too_large(path: str, line: int | None, limit: int) -> InputError:
         f"a record of more than {limit:,} bytes (the limit per record; "
         f"{MAX_RECORD_BYTES_ENV}=<bytes> raises it)",
     )
+
+
+# How long a FIFO named on the command line may stay without a writer: a process
+# substitution (<(cmd)) connects at once; a FIFO nobody writes to would block forever.
+FIFO_WAIT_SECONDS = 10.0
+_CHUNK = 1 << 20
+
+
+def read_stream(handle: BinaryIO, display: str, limit: int) -> bytes:
+    """All of ``handle`` (stdin, a FIFO, a device, a file larger than ``limit``), refusing
+    to read past ``limit`` bytes without a newline: ``/dev/zero`` or endless newline-less
+    input ends in this error, not in MemoryError."""
+    chunks: list[bytes] = []
+    run = 0  # bytes since the last newline
+    while chunk := handle.read(_CHUNK):
+        newline = chunk.rfind(b"\n")
+        run = len(chunk) - newline - 1 if newline >= 0 else run + len(chunk)
+        if run > limit:
+            raise record_too_large(display, None, limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def read_local(path: str) -> bytes:
+    """A local file's bytes (``-``: stdin). What may never end (stdin, a FIFO, a device)
+    or is larger than one record may be is read by ``read_stream``, with its bound."""
+    limit = max_record_bytes()
+    if path == "-":
+        return read_stream(sys.stdin.buffer, "-", limit)
+    info = os.stat(path)
+    if stat.S_ISFIFO(info.st_mode):
+        with open_fifo(path) as fifo:
+            return read_stream(fifo, path, limit)
+    if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+        with open(path, "rb") as handle:
+            return read_stream(handle, path, limit)
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def open_fifo(path: str, wait: float | None = None) -> BinaryIO:
+    """A FIFO opened for reading once a writer is there; an error after ``wait`` seconds
+    (default ``FIFO_WAIT_SECONDS``) without one (a blocking open would wait forever)."""
+    import fcntl
+    import select
+
+    wait = FIFO_WAIT_SECONDS if wait is None else wait
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    readable, _, _ = select.select([fd], [], [], wait)
+    if not readable:
+        os.close(fd)
+        raise InputError(
+            path, None, f"a FIFO nobody wrote to in {wait:g} s (start its writer first)"
+        )
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    return os.fdopen(fd, "rb")
 
 
 def too_deep(value: Any, limit: int = MAX_NESTING_DEPTH) -> bool:
