@@ -28,7 +28,7 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ),
     ExitCode.FAILED: (
         "could not run: bad input, cache miss with `--cache-only`, zero sessions processed, "
-        "every summary call of the run failed, an output that cannot be written (no such "
+        "every summary call of the run failed or its provider failed 5 in a row, an output that cannot be written (no such "
         "folder, read-only or full disk), a missing, corrupt, incomplete or incompatible "
         "output directory or baseline (`diff`, `check`)"
     ),

@@ -134,6 +134,10 @@ DEFAULT_CONCURRENCY = 8  # summary calls (and sessions) in flight at once
 # importing the providers (tests/cli/test_startup.py).
 DEFAULT_PROVIDER = "offline"  # no network, no key: the README's first command
 DEFAULT_MAX_ATTEMPTS = 4  # per summary call: the first try and three retries
+# A provider whose summary calls failed this many times in a row (each after its retries)
+# is down for the run: no more calls to it (a hung server at the local-server timeout
+# would otherwise be retried at every turn, hours for one corpus).
+DEFAULT_BREAKER_FAILURES = 5
 DEFAULT_MAX_CONNECTIONS = 32  # an SDK client's HTTP connection pool
 DEFAULT_TIMEOUT_S = 60.0  # per attempt, against a hosted API
 # Against a server on this machine (llama.cpp, Ollama, vLLM, LM Studio on a CPU): with a
