@@ -40,20 +40,15 @@ def test_a_dead_server_is_called_n_times_then_never_again(
     caplog.set_level(logging.WARNING, logger="transcript_tools")
     with FakeLLMServer(default=down) as server:
         result = replay(server, "-j", "1", "--out", str(tmp_path / "out"))
-        assert (
-            server.count == DEFAULT_BREAKER_FAILURES
-        )  # 5; before the breaker, every eligible turn: 13
+        # 5 requests; before the breaker, one at every eligible turn: 13
+        assert server.count == DEFAULT_BREAKER_FAILURES
     assert result.exit_code == 3
     warning = f"tsum: warning: openai: {DEFAULT_BREAKER_FAILURES} summary calls failed in a row"
     assert len([r for r in caplog.records if warning in r.getMessage()]) == 1  # said once
-    assert (
-        result.stderr.strip()
-        .splitlines()[-1]
-        .startswith(
-            f"tsum: error: openai: {DEFAULT_BREAKER_FAILURES} summary calls failed in a row (last: "
-        )
-    )
-    assert "no more calls to it in this run" in result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("tsum: error: all 13 summary call(s) failed (first: openai: HTTP 500")
+    assert f"; openai: {DEFAULT_BREAKER_FAILURES} summary calls failed in a row (last: " in last
+    assert last.endswith("no more calls to it in this run; see summaries.jsonl")
 
 
 def test_a_success_resets_the_count(network: None) -> None:

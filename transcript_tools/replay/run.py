@@ -342,12 +342,12 @@ def _set_status(result: ReplayResult, executor: Any, out_dir: str | Path | None)
         stats.summaries_failed and not stats.summaries_ok
     ):
         # N3 keeps sessions going; a run with no summary (bad key) or its provider down fails
-        first = _first_error(Path(out_dir)) if out_dir is not None and not down else None
+        first = _first_error(Path(out_dir)) if out_dir is not None else None
         result.status = RunStatus.ALL_SUMMARIES_FAILED
-        result.message = down or (
-            f"all {stats.summaries_failed} summary call(s) failed"
-            + (f" (first: {first})" if first else "")
-        ) + "; see summaries.jsonl" * (out_dir is not None)
+        failed = f"all {stats.summaries_failed} summary call(s) failed"
+        parts = [failed + (f" (first: {first})" if first else "")] * (not stats.summaries_ok)
+        result.message = "; ".join([*parts, *([str(down)] if down else [])])
+        result.message += "; see summaries.jsonl" * (out_dir is not None)
     elif stats.errors:
         result.status = RunStatus.INPUT_ERRORS
         result.message = f"{len(stats.errors)} input(s) could not be read"
