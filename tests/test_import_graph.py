@@ -113,7 +113,16 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cost",),
     ("formats",),
     ("engine",),
-    ("errors", "terminal", "_sync", "_version", "templates", "report_chart"),
+    (
+        "errors",
+        "terminal",
+        "_sync",
+        "_version",
+        "templates",
+        "report_chart",
+        "untrusted",
+        "writable",
+    ),
 )
 
 

@@ -15,6 +15,7 @@ class ExitCode(IntEnum):
     INTERNAL = 4  # an unexpected exception: a bug in tsum, never read as "differences found"
     INTERRUPTED = 130  # Ctrl-C
     BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a pipeline cut short
+    TERMINATED = 143  # 128 + SIGTERM: timeout(1), systemd, a container stop, a CI cancel
 
 
 # What each code means, in the words `tsum --help` and docs/cli.md's table show (`code`
@@ -29,13 +30,23 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ),
     ExitCode.FAILED: (
         "could not run: bad input, cache miss with `--cache-only`, zero sessions processed, "
-        "every summary call of the run failed, a missing, corrupt or incompatible output "
-        "directory or baseline (`diff`, `check`)"
+        "every summary call of the run failed or its provider failed 5 in a row, an output that cannot be written (no such "
+        "folder, read-only or full disk), a missing, corrupt, incomplete or incompatible "
+        "output directory or baseline (`diff`, `check`)"
     ),
     ExitCode.INTERNAL: "internal error: a bug in tsum (`tsum --debug ...` shows the traceback)",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C); everything already written is kept",
     ExitCode.BROKEN_PIPE: "stdout was closed by its reader (`tsum ... | head`)",
+    ExitCode.TERMINATED: (
+        "terminated (SIGTERM: `timeout`, a CI cancel); stopped as on Ctrl-C, workers ended"
+    ),
 }
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the run is (``cli.main`` installs the handler): a
+    ``KeyboardInterrupt``, so every path that stops cleanly on Ctrl-C (the pool's workers
+    ended, the manifest marked interrupted) does the same here."""
 
 
 class TsumError(Exception):

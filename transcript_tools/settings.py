@@ -28,6 +28,7 @@ from .engine.config import (
     _int_at_least,
 )
 from .errors import ConfigError
+from .untrusted import check_file_endpoint, check_file_path
 
 if TYPE_CHECKING:  # only annotations: settings load without building the policy types
     from .engine.policy import Policy
@@ -88,6 +89,11 @@ def merge_settings(explicit: dict[str, Any], file_values: dict[str, Any]) -> dic
 
 def load_config_file(path: Path | None = None) -> dict[str, Any]:
     """Settings from ``path``, else ./tsum.toml, else ``[tool.tsum]`` of ./pyproject.toml."""
+    return _config_file(path)[1]
+
+
+def _config_file(path: Path | None) -> tuple[Path | None, dict[str, Any]]:
+    """``load_config_file``'s settings and the file they came from (None: no file)."""
     if path is None:
         for candidate, section in (
             (Path("tsum.toml"), None),
@@ -99,14 +105,14 @@ def load_config_file(path: Path | None = None) -> dict[str, Any]:
                 if section and table:
                     table = _without_policy(table)
                 if table:
-                    return _checked(table, candidate)
-        return {}
+                    return candidate, _checked(table, candidate)
+        return None, {}
     if not path.is_file():
         raise ConfigError(f"{path}: no such config file")
     data = _read_toml(path)
     if path.name == "pyproject.toml":
         data = _without_policy(data.get("tool", {}).get("tsum", {}))
-    return _checked(data, path)
+    return path, _checked(data, path)
 
 
 def _without_policy(table: dict[str, Any]) -> dict[str, Any]:
@@ -116,12 +122,13 @@ def _without_policy(table: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    import tomllib  # only when a settings file exists: `tsum --help` stays light
+    from .engine.policy_toml import loads_toml  # only when a settings file exists
 
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML ({exc})") from None
+    return loads_toml(text, str(path))
 
 
 def _checked(table: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -130,6 +137,11 @@ def _checked(table: dict[str, Any], path: Path) -> dict[str, Any]:
         raise ConfigError(
             f"{path}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(CONFIG_KEYS))})"
         )
+    if isinstance(table.get("prompt"), str):
+        from .engine.prompt import builtin_template_names
+
+        if table["prompt"] not in builtin_template_names():
+            check_file_path(str(path), "prompt", table["prompt"])
     if "prompt" in table and "summary_prompt" in table:
         raise ConfigError(
             f"{path}: set prompt (a built-in name or a file) or summary_prompt (the text), not both"
@@ -266,7 +278,23 @@ def settings_values(
         config = env[CONFIG_ENV]
     if not read_file and config is None:
         return merge_settings(explicit, {})
-    return merge_settings(explicit, load_config_file(Path(config) if config else None))
+    path, file_values = _config_file(Path(config) if config else None)
+    if file_values.get("base_url") is not None and explicit.get("base_url") is None:
+        provider = explicit.get("provider") or file_values.get("provider") or "offline"
+        check_file_endpoint(str(path), file_values.get("base_url"), _key_env(provider), env)
+    return merge_settings(explicit, file_values)
+
+
+def _key_env(provider: str) -> str | None:
+    """The environment variable holding ``provider``'s key (None: unknown, or keyless)."""
+    from .errors import ProviderConfigError
+    from .providers.registry import provider_class
+
+    try:
+        key_env: str | None = provider_class(provider).key_env
+        return key_env
+    except ProviderConfigError:
+        return None  # reported where the provider is built
 
 
 def load_settings(
@@ -323,7 +351,8 @@ def load_settings(
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    concurrency = int(values.get("concurrency") or DEFAULT_CONCURRENCY)
+    concurrency = values.get("concurrency") or DEFAULT_CONCURRENCY
+    _int_at_least("concurrency", concurrency, 1, "must be >= 1")
     provider = {k: v for k, v in (provider_options or {}).items() if k in PROVIDER_OPTION_KEYS}
     for key, name in PROVIDER_ENV.items():
         if provider.get(key) is None and (value := _from_env(name, env)) is not None:

@@ -12,7 +12,7 @@ from transcript_tools import inspection
 from transcript_tools.engine.config import SummaryConfig
 from transcript_tools.formats.inputs import InputFile, unique_name
 from transcript_tools.parallel import pool as parallel
-from transcript_tools.parallel.pool import Backend, batches, collision_seed, plan
+from transcript_tools.parallel.pool import Backend, SeenNames, batches, plan
 from transcript_tools.replay import parallel as replay_parallel
 from transcript_tools.sweep import parallel as sweep_parallel
 from transcript_tools.sweep.driver import Sweep, config_grid
@@ -107,7 +107,9 @@ def test_session_ids_renamed_across_files_as_one_process(tmp_path: Path) -> None
     # x, x#2 taken by earlier files; this batch's own x, x, x#2 must skip them all
     names = ["x", "x#2", "x#3"]
     seen = {"x", "x#2", "x#4", "other", "y#2"}
-    seed = collision_seed(names, seen)
+    index = SeenNames()
+    index.update(seen)
+    seed = index.collision_seed(names)
     assert seed == {"x", "x#2", "x#4"}
     taken: set[str] = set(seen)
     expected = [unique_name(n, taken, "#") for n in ("x", "x", "x#2")]
@@ -136,7 +138,7 @@ def test_workers_option_and_config_key(corpus: Path, tmp_path: Path) -> None:
     config.write_text("workers = 0\n")
     result = invoke("sweep", str(corpus), "--config", str(config))
     assert result.exit_code == 2
-    assert result.stderr.strip() == "tsum: error: workers must be an integer >= 1, got 0"
+    assert result.stderr.strip() == "tsum: error: workers must be an integer from 1 to 4096, got 0"
     result = invoke("replay", str(corpus), "--dry-run", "--workers", "0")
     assert result.exit_code == 2 and "--workers" in result.stderr
 

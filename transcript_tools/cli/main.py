@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from typing import Any
 
 import click
 
 from .._version import __version__
-from ..errors import EXIT_CODE_MEANINGS, ExitCode, TsumError
+from ..errors import EXIT_CODE_MEANINGS, ExitCode, Terminated, TsumError
 from ..terminal import echo
+from ..writable import write_failure
 
 SETTINGS_HELP = """\b
 Settings (every command): command line > environment (TSUM_*)
@@ -70,6 +72,9 @@ class TsumGroup(click.Group):
             show_traceback(ctx)
             echo(f"tsum: error: {exc}", err=True)
             ctx.exit(int(exc.exit_code))
+        except Terminated:
+            echo("tsum: terminated (SIGTERM)", err=True)
+            ctx.exit(int(ExitCode.TERMINATED))
         except KeyboardInterrupt:
             echo("tsum: interrupted", err=True)
             ctx.exit(int(ExitCode.INTERRUPTED))
@@ -79,6 +84,11 @@ class TsumGroup(click.Group):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             ctx.exit(int(ExitCode.BROKEN_PIPE))
+        except OSError as exc:  # a full or read-only disk is not a bug in tsum
+            show_traceback(ctx)
+            line = write_failure(exc)
+            echo(f"tsum: error: {line}" if line else internal_error_line(exc), err=True)
+            ctx.exit(int(ExitCode.FAILED if line else ExitCode.INTERNAL))
         except Exception as exc:
             show_traceback(ctx)
             echo(internal_error_line(exc), err=True)
@@ -206,6 +216,13 @@ def tune_gc() -> None:
     gc.set_threshold(50_000, 20, 100)
 
 
+def _terminated(_signum: int, _frame: object) -> None:
+    """SIGTERM handled as Ctrl-C is (``Terminated``), instead of dying on the spot and
+    leaving the process pool's workers behind."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends tsum at once
+    raise Terminated()
+
+
 def main() -> None:
     tune_gc()
     for stream in (sys.stdout, sys.stderr):
@@ -215,8 +232,12 @@ def main() -> None:
             and (stream.encoding or "").lower().replace("-", "") != "utf8"
         ):
             stream.reconfigure(errors="backslashreplace")
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         cli.main(prog_name="tsum")
+    except Terminated:  # outside a command (e.g. during start-up)
+        echo("tsum: terminated (SIGTERM)", err=True)
+        sys.exit(int(ExitCode.TERMINATED))
     except KeyboardInterrupt:  # raised outside a command (e.g. during start-up)
         echo("tsum: interrupted", err=True)
         sys.exit(int(ExitCode.INTERRUPTED))

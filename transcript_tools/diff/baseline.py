@@ -20,10 +20,12 @@ from pathlib import Path
 
 import orjson
 
+from ..cost.gate import COST_FILE
 from ..engine.messages import Usage
 from ..engine.records import summary_failed, summary_ok
 from ..engine.requests import SummaryResponse
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
+from ..eval.baseline import SCORES_FILE
 from ..providers.base import Provider
 from ..providers.cache import ResponseCache, cache_key
 from .changes import RunDiff
@@ -40,40 +42,77 @@ class Missing:
     turn: int
 
 
-def update_baseline(fresh: str | Path, baseline: str | Path) -> None:
-    """Make ``baseline`` hold exactly the diffable files of ``fresh`` (an explicit bless).
+# The gates' stored figures, blessed with the records (eval's recall, the cost gate's).
+GATE_FILES = (SCORES_FILE, COST_FILE)
 
-    Each file is copied next to its target and renamed over it, so an
-    interruption leaves every file whole; files of ours that the fresh run
-    does not have (stale compressed transcripts, a manifest) are removed.
-    Other files in the baseline directory (a README) are left alone.
+
+def update_baseline(fresh: str | Path, baseline: str | Path) -> None:
+    """Make ``baseline`` hold exactly the diffable files of ``fresh`` and the gates'
+    figures (``GATE_FILES``): an explicit bless, written as a whole.
+
+    The new baseline is built in a directory beside it (``.NAME.tsum-new``) and renamed
+    over it: a kill at any point leaves the old baseline or the new one, never a mix of
+    the two (or, in the instant between the two renames, none: ``check`` then fails, and
+    ``--update`` puts the old one back before it writes). Files of ours the fresh run does not have (stale compressed
+    transcripts, a manifest) are gone; other files of the baseline directory (a README)
+    are carried over, symlinks as symlinks, never followed. Leftovers of an update that
+    was killed are removed first, so ``--update`` always repairs.
     """
     fresh, baseline = Path(fresh), Path(baseline)
-    baseline.mkdir(parents=True, exist_ok=True)
-    wanted = [name for name in DIFFABLE_FILES if (fresh / name).is_file()]
-    compressed = (
-        sorted(p.name for p in (fresh / "compressed").glob("*.jsonl"))
-        if (fresh / "compressed").is_dir()
-        else []
-    )
-    if compressed:
-        (baseline / "compressed").mkdir(exist_ok=True)
-    for name in [*wanted, *(f"compressed/{c}" for c in compressed)]:
-        target = baseline / name
-        tmp = target.with_name(f".{target.name}.tsum-tmp")
-        shutil.copyfile(fresh / name, tmp)
-        os.replace(tmp, target)
-    for name in DIFFABLE_FILES:
-        if name not in wanted:
-            (baseline / name).unlink(missing_ok=True)
-    (baseline / "manifest.json").unlink(missing_ok=True)
-    old_compressed = baseline / "compressed"
-    if old_compressed.is_dir():
-        for path in old_compressed.glob("*.jsonl"):
-            if path.name not in compressed:
-                path.unlink()
-        if not any(old_compressed.iterdir()):
-            old_compressed.rmdir()
+    new, old = _beside(baseline, "new"), _beside(baseline, "old")
+    if old.is_dir() and not (baseline.exists() or baseline.is_symlink()):
+        os.rename(old, baseline)  # killed between the two renames: the old one is whole
+    for leftover in (new, old):
+        _remove(leftover)
+    new.mkdir(parents=True)
+    (new / "compressed").mkdir()
+    for name in (*DIFFABLE_FILES, *GATE_FILES):
+        if (fresh / name).is_file():
+            shutil.copyfile(fresh / name, new / name)
+    if (fresh / "compressed").is_dir():
+        for path in sorted((fresh / "compressed").glob("*.jsonl")):
+            shutil.copyfile(path, new / "compressed" / path.name)
+    if baseline.is_dir() and not baseline.is_symlink():
+        _carry_over(baseline, new)
+    if not any((new / "compressed").iterdir()):
+        (new / "compressed").rmdir()
+    if baseline.exists() or baseline.is_symlink():
+        os.rename(baseline, old)
+    os.rename(new, baseline)
+    _remove(old)
+
+
+def _beside(baseline: Path, what: str) -> Path:
+    return baseline.parent / f".{baseline.name}.tsum-{what}"
+
+
+def _remove(path: Path) -> None:
+    """Delete ``path``; a symlink is unlinked, never followed (shutil.rmtree does not
+    follow the links inside a tree either)."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)
+
+
+def _carry_over(baseline: Path, new: Path) -> None:
+    """The baseline's files that are not tsum's (a README, notes) into ``new``."""
+    ours = {*DIFFABLE_FILES, *GATE_FILES, "manifest.json", "compressed"}
+    for entry in sorted(baseline.iterdir()):
+        if entry.name not in ours:
+            _copy_entry(entry, new / entry.name)
+    compressed = baseline / "compressed"
+    if compressed.is_dir() and not compressed.is_symlink():
+        for entry in sorted(compressed.iterdir()):
+            if not entry.name.endswith(".jsonl"):
+                _copy_entry(entry, new / "compressed" / entry.name)
+
+
+def _copy_entry(source: Path, target: Path) -> None:
+    if source.is_dir() and not source.is_symlink():
+        shutil.copytree(source, target, symlinks=True)
+    else:
+        shutil.copy2(source, target, follow_symlinks=False)
 
 
 def seed_cache(baseline: ReplayOutput, cache: ResponseCache, provider: Provider) -> int:

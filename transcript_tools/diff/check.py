@@ -9,7 +9,6 @@ run eval's recall gate (docs/eval.md) and, with ``max_cost_increase``, the cost 
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from ..errors import ConfigError, TsumError
 from ..providers.cache import CacheMode
 from ..providers.factory import build_executor
 from ..replay.run import ReplayResult, RunStatus, replay_paths
+from ..writable import check_output_dir
 from .baseline import cache_only_message, cache_only_misses, seed_cache, update_baseline
 from .changes import RunDiff
 from .compare import ReplayOutput, diff_outputs, load_output
@@ -99,6 +99,10 @@ def check_corpus(
         raise ConfigError(
             "--out must not be the --baseline directory (use --update to rewrite the baseline)"
         )
+    if out_dir is not None:
+        check_output_dir(out_dir, "--out")  # before paying for a replay
+    if update:
+        check_output_dir(baseline_dir.parent, "--baseline")  # renamed into place there
     if replay is None:
 
         def replay(listed: list[str], out: Path, cost: Pricer | None) -> ReplayResult:
@@ -150,13 +154,19 @@ def check_corpus(
         assert fresh is not None
         from ..eval.baseline import gate  # tsum eval's recall gate (docs/eval.md)
 
-        scores = gate(
-            list(paths),
-            fresh_dir,
-            baseline_dir if baseline else None,
-            max_drop=max_drop,
-            fmt=run.fmt,
-        )
+        try:
+            scores = gate(
+                list(paths),
+                fresh_dir,
+                baseline_dir if baseline else None,
+                max_drop=max_drop,
+                fmt=run.fmt,
+            )
+        except TsumError as exc:  # the baseline's stored scores are torn
+            if not update:
+                raise
+            say(f"tsum: warning: baseline scores unreadable, they will be replaced: {exc}")
+            scores = gate(list(paths), fresh_dir, None, max_drop=max_drop, fmt=run.fmt)
         if not update:
             assert diff is not None
             costs = None
@@ -193,10 +203,7 @@ def _bless(
         )
     if diff is not None and on_update_diff is not None:
         on_update_diff(diff)
-    update_baseline(fresh_dir, baseline_dir)
-    for kept in ("eval.json", COST_FILE):  # the gates' stored figures
-        if (fresh_dir / kept).is_file():
-            shutil.copyfile(fresh_dir / kept, baseline_dir / kept)
+    update_baseline(fresh_dir, baseline_dir)  # with the gates' stored figures (GATE_FILES)
 
 
 def _replayed(result: ReplayResult, error: Callable[[str], None]) -> TsumError | None:

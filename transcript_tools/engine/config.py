@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from ..writable import MAX_SETTING_INT
 from .seed_defaults import (
     DEFAULT_DEBOUNCE_TURNS,
     DEFAULT_KEEP_RECENT_TURNS,
@@ -76,6 +77,8 @@ def validate(cfg: SummaryConfig) -> None:
 def _int_at_least(name: str, value: Any, low: int, text: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise ConfigError(f"{name} {text}, got {value!r}")
+    if value > MAX_SETTING_INT:
+        raise ConfigError(f"{name} must be at most {MAX_SETTING_INT} (2^63-1), got {value}")
 
 
 class SlotMode(StrEnum):
@@ -131,6 +134,10 @@ DEFAULT_CONCURRENCY = 8  # summary calls (and sessions) in flight at once
 # importing the providers (tests/cli/test_startup.py).
 DEFAULT_PROVIDER = "offline"  # no network, no key: the README's first command
 DEFAULT_MAX_ATTEMPTS = 4  # per summary call: the first try and three retries
+# A provider whose summary calls failed this many times in a row (each after its retries)
+# is down for the run: no more calls to it (a hung server at the local-server timeout
+# would otherwise be retried at every turn, hours for one corpus).
+DEFAULT_BREAKER_FAILURES = 5
 DEFAULT_MAX_CONNECTIONS = 32  # an SDK client's HTTP connection pool
 DEFAULT_TIMEOUT_S = 60.0  # per attempt, against a hosted API
 # Against a server on this machine (llama.cpp, Ollama, vLLM, LM Studio on a CPU): with a

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..errors import ConfigError
+from ..writable import MAX_SETTING_INT
 from .seed_defaults import (
     DEFAULT_DEBOUNCE_TURNS,
     DEFAULT_KEEP_RECENT_TURNS,
@@ -54,6 +55,8 @@ def _choice(key: str, value: Any, choices: tuple[str, ...]) -> None:
 def _int(key: str, value: Any, low: int = 0) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise _fail(key, f"must be an integer >= {low}", value)
+    if value > MAX_SETTING_INT:
+        raise _fail(key, f"must be at most {MAX_SETTING_INT} (2^63-1)", value)
 
 
 def _fraction(key: str, value: Any, *, zero: bool = False) -> None:

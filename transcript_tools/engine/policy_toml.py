@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..untrusted import check_file_path
 from .policy import PART_TYPES, PARTS, Policy, part_fields
 
 PRESETS_PACKAGE = "transcript_tools.engine.presets"
@@ -48,12 +49,12 @@ def preset(name: str) -> Policy:
 
 def _load_preset(name: str, chain: tuple[str, ...]) -> Policy:
     text = resources.files(PRESETS_PACKAGE).joinpath(f"{name}.toml").read_text(encoding="utf-8")
-    return policy_from_table(_loads(text, f"preset {name}"), f"preset {name}", name, chain)
+    return policy_from_table(loads_toml(text, f"preset {name}"), f"preset {name}", name, chain)
 
 
 def parse_policy(text: str, source: str, *, default_name: str = "custom") -> Policy:
     """A policy from TOML ``text``; ``source`` names it in errors (a path, ``preset x``)."""
-    return policy_from_table(_loads(text, source), source, default_name)
+    return policy_from_table(loads_toml(text, source), source, default_name)
 
 
 def policy_from_table(
@@ -114,13 +115,16 @@ def _value(key: str, annotation: Any, value: Any) -> Any:
     return value
 
 
-def _loads(text: str, source: str) -> dict[str, Any]:
+def loads_toml(text: str, source: str) -> dict[str, Any]:
+    """A TOML document (a settings or policy file), or one ``ConfigError`` line naming it."""
     import tomllib
 
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: invalid TOML ({exc})") from None
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        raise ConfigError(f"{source}: invalid TOML (arrays or tables nested too deep)") from None
 
 
 def load_policy_file(path: Path) -> Policy:
@@ -130,11 +134,18 @@ def load_policy_file(path: Path) -> Policy:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read policy ({exc})") from None
     if path.name == "pyproject.toml":
-        table = _loads(text, str(path)).get("tool", {}).get("tsum", {}).get("policy")
+        table = loads_toml(text, str(path)).get("tool", {}).get("tsum", {}).get("policy")
         if table is None:
             raise ConfigError(f"{path}: no [tool.tsum.policy] table")
-        return policy_from_table(table, f"{path} [tool.tsum.policy]", default_name="pyproject")
-    return parse_policy(text, str(path), default_name=path.stem)
+        policy = policy_from_table(table, f"{path} [tool.tsum.policy]", default_name="pyproject")
+    else:
+        policy = parse_policy(text, str(path), default_name=path.stem)
+    from .prompt import builtin_template_names
+
+    if policy.summary.template not in builtin_template_names():
+        # a policy file may come from a pull request (transcript_tools/untrusted.py)
+        check_file_path(str(path), "summary.template", policy.summary.template)
+    return policy
 
 
 def resolve_policy(spec: str) -> Policy:

@@ -91,12 +91,18 @@ class PromptTemplate:
             return self.source.replace("{messages}", messages)
         template = _compile(self.name, self.source)
         try:
-            return template.render(
+            return _render_bounded(
+                template,
                 messages=messages,
                 session_id=session_id,
                 turn=turn,
                 previous_summary=previous_summary,
             )
+        except RenderTimeout:
+            raise TemplateError(
+                f"prompt {self.name}: rendering took over {RENDER_SECONDS:g} s "
+                "(a loop too large for a prompt); tsum stops it"
+            ) from None
         except Exception as exc:  # jinja raises many types: sandbox, undefined, type errors
             raise TemplateError(
                 f"prompt {self.name}: cannot render ({type(exc).__name__}: {exc})"
@@ -120,6 +126,35 @@ class PromptTemplate:
                 f"prompt {self.name}: the template never uses `messages`, so summaries see no conversation"
             ]
         return []
+
+
+# The sandbox bounds what a template may reach, not how long it runs: two nested
+# range(99999) loops would hang the run at start-up (``check`` renders once). A render
+# gets this long, on the main thread, where a timer signal can stop it.
+RENDER_SECONDS = 10.0
+
+
+class RenderTimeout(Exception):
+    """The render ran past ``RENDER_SECONDS``."""
+
+
+def _render_bounded(template: Any, **values: Any) -> str:
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return str(template.render(**values))  # no timer signal off the main thread
+
+    def expired(_signum: int, _frame: object) -> None:
+        raise RenderTimeout()
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, RENDER_SECONDS)
+    try:
+        return str(template.render(**values))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _environment() -> Any:

@@ -25,6 +25,7 @@ from ..engine.rules import turn_starts
 from ..engine.seed_defaults import DEFAULT_KEEP_RECENT_TURNS, DEFAULT_MAX_TOOL_RESULT_CHARS
 from ..errors import TsumError
 from ..formats.corpus import CorpusReader
+from ..writable import drop_links
 from .aggregate import Aggregate
 from .artifacts import ARTIFACT_KINDS
 from .checkpoints import TSUM, SummaryReplacement, compaction_message_indices
@@ -150,6 +151,7 @@ def artifact_hits(records: list[CheckpointRecord]) -> tuple[int, int]:
 
 
 def write_scores(scores: dict[str, Any], out_dir: Path) -> None:
+    drop_links(out_dir, (SCORES_FILE,))  # never written through a link
     (out_dir / SCORES_FILE).write_bytes(
         orjson.dumps(scores, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
     )

@@ -18,6 +18,7 @@ import orjson
 from ..engine.config import RunSettings
 from ..errors import ConfigError
 from ..providers.factory import build_executor, cache_only_failure, describe_stats
+from ..writable import check_output_dir, check_output_file, drop_links
 from .evaluation import EvalResult, Evaluation, Variant
 from .records import CheckpointRecord, PolicyActionRecord
 
@@ -128,6 +129,10 @@ def eval_paths(
     pre-pass, is scored on what it took out of the view (eval/policy_probes.py), and every
     row names its policy. ``cost`` (``tsum eval --cost``) adds each checkpoint's recall
     per 1,000 retained tokens (docs/cost.md)."""
+    if out_dir is not None:
+        check_output_dir(out_dir, "--out")  # before any work, not after it
+    if html_path is not None:
+        check_output_file(html_path, "--html")
     built: list[Variant] = []
     labels: set[str] = set()
     several_models = len({model for _, model, _ in variants}) > 1
@@ -226,6 +231,7 @@ class _Records:
         self.handle = None
         if out_dir is not None:
             out_dir.mkdir(parents=True, exist_ok=True)
+            drop_links(out_dir, ("checkpoints.jsonl", "eval.json"))  # never written through
             self.handle = open(out_dir / "checkpoints.jsonl", "wb")  # noqa: SIM115
 
     def write(self, record: CheckpointRecord | PolicyActionRecord) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
 from collections.abc import Iterator
 from types import ModuleType
 
@@ -50,8 +51,9 @@ from . import (
     tau_bench,
     trajectories,
 )
+from .bounds import MAX_NESTING_DEPTH, check_nesting
 from .prose import is_text_not_json
-from .source import Record, Source, decode_text, iter_records, read_bytes
+from .source import PREFETCHED_BYTES, Record, Source, decode_text, iter_records, read_bytes
 from .sqlite_file import read_tables
 
 READERS: list[ModuleType] = [
@@ -138,9 +140,23 @@ def detect_text(data: bytes) -> ModuleType | None:
 
 
 def read_conversations(source: Source, fmt: str | None = None) -> Iterator[Conversation]:
-    """Read one file (or ``-``) into conversations, detecting its format unless ``fmt`` is given."""
-    data = read_bytes(source.path)
+    """Read one file (or ``-``) into conversations, detecting its format unless ``fmt`` is
+    given. A value nested too deep is an error for this file (formats/bounds.py)."""
+    try:
+        for conv in _read_conversations(source, fmt):
+            check_nesting(conv, source.display)
+            yield conv
+    except RecursionError:  # a reader walking a value nested deeper than Python recurses
+        raise InputError(
+            source.display, None, f"a JSON value nested too deep to read (over {MAX_NESTING_DEPTH})"
+        ) from None
+
+
+def _read_conversations(source: Source, fmt: str | None) -> Iterator[Conversation]:
     forced = get_reader(fmt) if fmt else None
+    data = _sqlite_header(source)
+    if data is None:
+        data = read_bytes(source.path)
     database = _binary_reader(source, data, forced)
     if database is not None:
         yield from database.read_database(source, data)
@@ -187,6 +203,19 @@ def read_conversations(source: Source, fmt: str | None = None) -> Iterator[Conve
             source.display,
             f"unexpected JSON structure for {reader.NAME} ({type(exc).__name__}: {exc})",
         ) from None
+
+
+def _sqlite_header(source: Source) -> bytes | None:
+    """The first bytes of a local SQLite file, or None for anything else: a database is
+    told by its header and its tables (SQLite reads the pages it needs), never read whole
+    (a 500 MB database of another program was, only to be refused)."""
+    path = source.path
+    if path == "-" or path in PREFETCHED_BYTES or not os.path.isfile(path):
+        return None
+    with open(path, "rb") as handle:
+        head = handle.read(binary.SNIFF_BYTES)
+    found = binary.kind(head)
+    return head if found is not None and found[0] == binary.SQLITE else None
 
 
 def _binary_reader(source: Source, data: bytes, forced: ModuleType | None) -> ModuleType | None:
@@ -250,6 +279,9 @@ def read_input(
 
 def detect_format(source: Source) -> str | None:
     """The name of the detected format of a file, or None."""
+    data = _sqlite_header(source)
+    if data is not None:
+        return str(opencode_db.NAME) if opencode_db.is_opencode_database(source, data) else None
     data = read_bytes(source.path)
     found = binary.kind(data)
     if found is not None:
@@ -258,12 +290,12 @@ def detect_format(source: Source) -> str | None:
             return str(archive.NAME)
         if found[0] != binary.SQLITE:
             return None
+        if not opencode_db.is_opencode_database(source, data):  # tables only, no rows
+            return None
         try:
-            database = database_reader(source, data)
-            list(database.read_database(source, data))
+            return str(database_reader(source, data).NAME)
         except InputError:
             return None
-        return str(database.NAME)
     text_reader = detect_text(data)
     if text_reader is not None:
         return str(text_reader.NAME)

@@ -31,7 +31,7 @@ _SIGNATURES: tuple[tuple[bytes, int, str, str], ...] = (
     (b"\xfd7zXZ\x00", 0, "xz archive", "decompress it first (unxz)"),
     (b"\x7fELF", 0, "ELF executable", ""),
 )
-_SNIFF_BYTES = 4096
+SNIFF_BYTES = 4096  # what kind() looks at
 
 
 class BinaryFileError(UnknownFormatError):
@@ -48,7 +48,7 @@ def kind(data: bytes) -> tuple[str, str] | None:
             if what == "WebP image" and data[:4] != b"RIFF":
                 continue
             return what, hint
-    head = data[:_SNIFF_BYTES]
+    head = data[:SNIFF_BYTES]
     if b"\x00" in head:
         try:
             head.decode("utf-16" if head[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8")

@@ -15,7 +15,7 @@ from typing import Protocol
 from ..engine.messages import Conversation
 from ..errors import InputError
 from . import read_input
-from .inputs import InputFile, expand_inputs, unique_name
+from .inputs import InputFile, NameSet, expand_inputs, unique_name
 from .source import Source
 
 
@@ -48,7 +48,7 @@ class CorpusReader:
     skip_bad_lines: bool = False
     warn: Callable[[str], None] = ignore
     error: Callable[[str], None] = ignore
-    seen_ids: set[str] = field(default_factory=set)  # ids taken so far: later ones get #2…
+    seen_ids: set[str] = field(default_factory=NameSet)  # ids taken so far: later ones get #2…
     stats: ReadCounts = field(default_factory=CorpusCounts)
 
     def conversations(

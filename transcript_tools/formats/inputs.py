@@ -86,11 +86,29 @@ def _one_per_task_folder(found: list[str]) -> list[str]:
     ]
 
 
+class NameSet(set[str]):
+    """Names taken so far, remembering how far each name's numbering got: the k-th copy
+    of a name then costs one probe, not k (20,000 files sharing one session id were
+    quadratic). Names are only ever added, so every number below the remembered one is
+    taken for good."""
+
+    __slots__ = ("numbered",)
+
+    def __init__(self, names: Iterable[str] = ()) -> None:
+        super().__init__(names)
+        self.numbered: dict[tuple[str, str], int] = {}
+
+
 def unique_name(name: str, taken: set[str], sep: str) -> str:
-    """``name``, or ``name{sep}2``, ``name{sep}3``… whichever is not taken yet (then taken)."""
-    candidate, n = name, 1
+    """``name``, or ``name{sep}2``, ``name{sep}3``… whichever is not taken yet (then taken).
+    A ``NameSet`` starts where the name's numbering got to (same result, O(1))."""
+    numbered = taken.numbered if isinstance(taken, NameSet) else None
+    n = numbered.get((name, sep), 1) if numbered is not None else 1
+    candidate = name if n == 1 else f"{name}{sep}{n}"
     while candidate in taken:
         n += 1
         candidate = f"{name}{sep}{n}"
     taken.add(candidate)
+    if numbered is not None:
+        numbered[(name, sep)] = n
     return candidate

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from ..errors import InputError
+from .bounds import max_record_bytes, read_local, record_too_large
 
 WHOLE_FILE_SUFFIXES = (".json", ".traj")
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -171,10 +172,8 @@ def read_bytes(path: str) -> bytes:
     fetched = PREFETCHED_BYTES.get(path)
     if fetched is not None:
         return fetched
-    if path == "-":
-        return sys.stdin.buffer.read()
     try:
-        return Path(path).read_bytes()
+        return read_local(path)  # bounded where the input may never end (formats/bounds.py)
     except FileNotFoundError:
         raise InputError(path, None, "no such file") from None
     except IsADirectoryError:
@@ -211,6 +210,8 @@ def iter_records(source: Source, data: bytes) -> Iterator[Record]:
 
 def _iter_whole_file(source: Source, data: bytes) -> Iterator[Record]:
     path = source.display
+    if len(data) > (limit := max_record_bytes()):  # one document: parsed as one record
+        raise record_too_large(path, None, limit)
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -279,12 +280,18 @@ def _iter_lines(source: Source, data: bytes) -> Iterator[Record]:
     decode_error = orjson.JSONDecodeError
     find = data.find
     size = len(data)
+    limit = max_record_bytes()
     pos = 0
     lineno = 0
     while pos < size:
         end = find(b"\n", pos)
         if end == -1:
             end = size
+        if end - pos > limit:  # refused before parsing: about 4x its size in memory
+            source.bad(record_too_large(source.display, lineno + 1, limit))
+            pos = end + 1
+            lineno += 1
+            continue
         raw = data[pos:end]
         pos = end + 1
         lineno += 1

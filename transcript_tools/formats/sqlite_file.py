@@ -79,7 +79,7 @@ def table_columns(connection: sqlite3.Connection) -> dict[str, set[str]]:
         for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
     ]
     return {
-        name: {str(col[1]) for col in connection.execute(f'PRAGMA table_info("{name}")')}
+        name: {str(col[1]) for col in connection.execute(f"PRAGMA table_info({_quoted(name)})")}
         for name in tables
     }
 
@@ -92,3 +92,9 @@ def read_tables(source: Source, data: bytes) -> dict[str, set[str]]:
             return table_columns(db)
     except sqlite3.Error as exc:
         raise database_error(source, exc) from None
+
+
+def _quoted(name: str) -> str:
+    """An SQL identifier, its quotes doubled (https://sqlite.org/lang_keywords.html): a
+    table named ``x")`` is a name, never SQL."""
+    return '"' + name.replace('"', '""') + '"'

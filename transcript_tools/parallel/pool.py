@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from ..formats.inputs import InputFile, expand_inputs
+from ..formats.inputs import InputFile, NameSet, expand_inputs
 from . import RAY_LOCAL
 from .job import FileJob
 
@@ -39,6 +39,11 @@ if TYPE_CHECKING:  # the pool's modules load when a pool starts (not for a run t
 
 BATCH_BYTES = 1 << 20  # input bytes per batch: amortizes the per-task cost of a pool
 BATCH_FILES = 64
+
+
+# More processes than this is a typo, not a machine: the pool would fail to start them
+# (``multiprocessing`` sizes C ints by the count) long after the run began.
+MAX_WORKERS = 4096
 
 
 def default_workers() -> int:
@@ -70,9 +75,9 @@ def backend_for(workers: Any, ray_address: str | None) -> Backend:
     """``workers`` as the settings rule resolved it (flags > TSUM_WORKERS > file), else the
     machine's cores; Ray at ``ray_address`` (``RAY_LOCAL``: a local Ray) when given."""
     if workers is not None and (
-        isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
+        isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS
     ):
-        raise ConfigError(f"workers must be an integer >= 1, got {workers!r}")
+        raise ConfigError(f"workers must be an integer from 1 to {MAX_WORKERS}, got {workers!r}")
     if ray_address is not None:
         from .ray_data import import_ray
 
@@ -134,7 +139,7 @@ def batches(items: Iterable[InputFile]) -> Iterator[list[InputFile]]:
 
 def ordered_parts(job: FileJob, items: list[InputFile], backend: Backend) -> Iterator[Any]:
     """Each batch's part, in input order, with session ids as one process would give."""
-    seen: set[str] = set()
+    seen = SeenNames()
     if backend.ray is not None:
         from .ray_data import ray_map, ray_rerun
 
@@ -147,8 +152,8 @@ def ordered_parts(job: FileJob, items: list[InputFile], backend: Backend) -> Ite
     try:
         for batch, part in results:
             if job.names_sessions:
-                if not seen.isdisjoint(part.names):
-                    part = rerun(job, batch, collision_seed(part.names, seen))
+                if not seen.names.isdisjoint(part.names):
+                    part = rerun(job, batch, seen.collision_seed(part.names))
                 seen.update(part.names)
             yield part
     finally:
@@ -160,25 +165,39 @@ def ordered_parts(job: FileJob, items: list[InputFile], backend: Backend) -> Ite
 _NUMBERED = re.compile(r"^(.*)#\d+$")
 
 
-def collision_seed(names: Iterable[str], seen: set[str]) -> set[str]:
-    """The earlier names a batch's sessions could collide with (a small part of ``seen``).
+class SeenNames:
+    """The session names of the batches merged so far, indexed by the name each could
+    have been numbered from: a batch's collision seed is then a lookup, not a scan of
+    every earlier name (200,000 files in folders reusing names were quadratic)."""
 
-    A session first named ``x`` probes ``x``, ``x#2``, ``x#3``... (``unique_name``), and
-    its original id is its worker-given name or a prefix of it ending before a ``#``.
-    Every earlier name of one of those forms is in the seed; others are never probed.
-    """
-    prefixes: set[str] = set()
-    for name in names:
-        prefixes.add(name)
-        for i, ch in enumerate(name):
-            if ch == "#":
-                prefixes.add(name[:i])
-    seed = set()
-    for name in seen:
-        match = _NUMBERED.match(name)
-        if name in prefixes or (match is not None and match.group(1) in prefixes):
-            seed.add(name)
-    return seed
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self._by_base: dict[str, list[str]] = {}
+
+    def update(self, names: Iterable[str]) -> None:
+        for name in names:
+            if name in self.names:
+                continue
+            self.names.add(name)
+            self._by_base.setdefault(name, []).append(name)
+            match = _NUMBERED.match(name)
+            if match is not None:
+                self._by_base.setdefault(match.group(1), []).append(name)
+
+    def collision_seed(self, names: Iterable[str]) -> NameSet:
+        """The earlier names a batch's sessions could collide with (a small part).
+
+        A session first named ``x`` probes ``x``, ``x#2``, ``x#3``... (``unique_name``),
+        and its original id is its worker-given name or a prefix of it ending before a
+        ``#``. Every earlier name of one of those forms is in the seed; others are never
+        probed."""
+        prefixes: set[str] = set()
+        for name in names:
+            prefixes.add(name)
+            for i, ch in enumerate(name):
+                if ch == "#":
+                    prefixes.add(name[:i])
+        return NameSet(n for prefix in prefixes for n in self._by_base.get(prefix, ()))
 
 
 # ---- the local process pool -----------------------------------------------------------
@@ -189,13 +208,26 @@ _JOB: Any = None  # the job of this worker process (installed once, not sent per
 def _install(job: FileJob) -> None:
     global _JOB
     _JOB = job
-    # Ctrl-C goes to the whole process group: the driver stops the pool and says so once;
-    # workers must not each print a traceback.
+    # Ctrl-C goes to the whole process group, and so may SIGTERM (systemd, a CI cancel):
+    # the driver stops the pool and says so once; workers must not each print a traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def _run(items: list[InputFile], taken: set[str]) -> Any:
     return _JOB.run(items, taken)
+
+
+def _end_workers(pool: ProcessPoolExecutor) -> None:
+    """Kill the pool's worker processes now (they ignore SIGINT and SIGTERM), so that none
+    outlives the driver. ``_processes`` is the executor's own table of them (CPython's
+    Lib/concurrent/futures/process.py; 3.14 adds ``terminate_workers`` for this)."""
+    processes = getattr(pool, "_processes", None) or {}
+    for process in list(processes.values()):
+        if process.is_alive():
+            process.kill()
+    for process in list(processes.values()):
+        process.join(timeout=5)
 
 
 class _Pool:
@@ -230,6 +262,9 @@ class _Pool:
             while window:
                 batch, future = window.popleft()
                 yield batch, future.result()
+        except BaseException:  # Ctrl-C, SIGTERM, an error: the batches in flight are moot
+            _end_workers(pool)
+            raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..engine.config import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
+from ..engine.config import DEFAULT_BREAKER_FAILURES, DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
 from ..engine.messages import Usage
 from ..engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
 from ..errors import ProviderConfigError, ProviderError
@@ -100,6 +100,7 @@ class SummaryExecutor:
         retry: RetryPolicy | None = None,
         rng: random.Random | None = None,
         sleep: Sleep = asyncio.sleep,
+        breaker: int | None = DEFAULT_BREAKER_FAILURES,
     ) -> None:
         if concurrency < 1:
             raise ProviderConfigError(f"--concurrency must be at least 1, not {concurrency}")
@@ -124,6 +125,11 @@ class SummaryExecutor:
         self._inflight: dict[str, asyncio.Future[SummaryResponse | None]] = {}
         # Errors every later call would repeat (bad key, kill switch), per model.
         self._fatal: dict[str, str] = {}
+        # The circuit breaker: after ``breaker`` failed calls in a row the provider is down
+        # for the run; ``circuit_open`` says so (the run then fails, exit 3).
+        self.breaker = breaker
+        self._failed_in_a_row = 0
+        self.circuit_open: str | None = None
 
     @property
     def fatal_error(self) -> str | None:
@@ -201,7 +207,7 @@ class SummaryExecutor:
     async def _call_in_slot(self, request: SummaryRequest, model: str) -> SummaryOutcome:
         # Checked after the wait for a slot: calls queued behind the one that
         # hit a bad key must not repeat it.
-        fatal = self._fatal.get(model)
+        fatal = self._fatal.get(model) or self.circuit_open
         if fatal is not None:
             self.stats.failures += 1
             return SummaryOutcome(None, error=fatal, attempts=0)
@@ -219,11 +225,13 @@ class SummaryExecutor:
             else:
                 if response.usage is not None:
                     self.stats.usage = self.stats.usage + response.usage
+                self._failed_in_a_row = 0
                 return SummaryOutcome(response, attempts=attempt)
             if isinstance(error, ProviderCallError) and error.fatal:
                 self._fatal.setdefault(model, str(error))
             if not self.retry.should_retry(error, attempt):
                 self.stats.failures += 1
+                self._count_failure(error)
                 return SummaryOutcome(None, error=str(error), attempts=attempt)
             self.stats.retries += 1
             retry_after = getattr(error, "retry_after", None)
@@ -236,6 +244,16 @@ class SummaryExecutor:
                 error,
             )
             await self._sleep(delay)  # cancellable: Ctrl-C is not delayed by backoff
+
+    def _count_failure(self, error: ProviderError) -> None:
+        """One more failed call in a row; at ``breaker`` of them, stop calling."""
+        self._failed_in_a_row += 1
+        if self.breaker and self._failed_in_a_row >= self.breaker and self.circuit_open is None:
+            self.circuit_open = (
+                f"{self.provider.name}: {self._failed_in_a_row} summary calls failed in a row "
+                f"(last: {error}); no more calls to it in this run"
+            )
+            log.warning("tsum: warning: %s", self.circuit_open)
 
     async def _complete(self, request: SummaryRequest, model: str) -> SummaryResponse:
         complete_request = getattr(self.provider, "complete_request", None)

@@ -15,9 +15,11 @@ importing ``transcript_tools`` or listing the providers never imports an SDK.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from importlib import import_module
 from types import ModuleType, SimpleNamespace
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -82,6 +84,10 @@ class SdkProvider:
         self._api_key = api_key  # private, never in repr, identity or messages
         self._model = model
         self._base_url = base_url
+        # Endpoints differing only by query (?api-version=…, a tenant) answer differently:
+        # the query is part of the cache identity, hashed, for it may hold a secret.
+        query = urlsplit(base_url).query
+        self._query_sha256 = hashlib.sha256(query.encode()).hexdigest() if query else None
         self._timeout = timeout
         # a float whatever the source (a settings file's `temperature = 0` is an int):
         # the cache key must not tell 0 from 0.0
@@ -103,13 +109,16 @@ class SdkProvider:
         return self._model
 
     def identity(self, model: str | None) -> dict[str, Any]:
-        return {
+        identity = {
             "provider": self.name,
             "api": self.api,
             "base_url": public_url(self._base_url),
             "model": model or self._model,
             "temperature": self._temperature,  # None = the API's (or server's) default
         }
+        if self._query_sha256 is not None:  # absent without a query: keys as before
+            identity["base_url_query_sha256"] = self._query_sha256
+        return identity
 
     # -- the SDK-specific parts ------------------------------------------------------------
 
@@ -192,11 +201,26 @@ class SdkProvider:
             ) from None
         except sdk.APIResponseValidationError:
             raise ProviderCallError(f"{self.name}: malformed response") from None
-        except ValueError:  # a 200 whose body is not JSON (broken proxy or server)
+        except orjson.JSONDecodeError:  # a 200 whose body is not JSON (broken proxy or server)
             raise ProviderCallError(f"{self.name}: malformed response (invalid JSON)") from None
+        except ValueError as exc:  # the SDK or its transport refused the request itself
+            raise ProviderCallError(
+                f"{self.name}: the request could not be sent to {public_url(self._base_url)} "
+                f"({type(exc).__name__}: {_without_secrets(str(exc), self._base_url)})",
+                fatal=True,  # every later call would fail the same way
+            ) from None
         except getattr(sdk, self.base_error_name) as exc:
             raise ProviderCallError(f"{self.name}: {type(exc).__name__}") from None
         return self._response(raw, requested)
+
+
+def _without_secrets(text: str, base_url: str) -> str:
+    """``text`` without the base URL's user, password or query (they may be secrets)."""
+    parts = urlsplit(base_url)
+    for secret in (parts.username, parts.password, parts.query):
+        if secret:
+            text = text.replace(secret, "***")
+    return text[:300]
 
 
 def http_client(sdk: ModuleType, limits: Any, timeout: float) -> Any:

@@ -20,7 +20,7 @@ from ..cost.prices import Pricer
 from ..engine.config import DEFAULT_PROVIDER, ReplaySettings
 from ..engine.messages import Conversation
 from ..formats.corpus import CorpusReader
-from ..formats.inputs import InputFile
+from ..formats.inputs import InputFile, NameSet
 from ..providers.executor import SummaryExecutor
 from .conversation import SessionResult, replay_conversation, session_counts
 from .parking import Parked, ParkFile, Rendered, SessionCounts, discard_parked
@@ -135,7 +135,7 @@ class ReplayDriver:
     on_session: Callable[[SessionResult], None] | None = None
     pricer: Pricer | None = None  # --cost: price each session as replayed
     stats: ReplayStats = field(default_factory=ReplayStats)
-    _seen_ids: set[str] = field(default_factory=set)
+    _seen_ids: set[str] = field(default_factory=NameSet)
 
     def conversations(
         self, paths: list[str] | list[InputFile]

@@ -32,8 +32,9 @@ import orjson
 from ..cost.gate import COST_FILE
 from ..engine.config import Checkpoint, ReplaySettings
 from ..engine.prompt import PromptTemplate
-from ..formats.inputs import OUTPUT_MARKER, unique_name
+from ..formats.inputs import OUTPUT_MARKER, NameSet, unique_name
 from ..formats.native import write_messages
+from ..writable import check_output_dir, drop_links
 from .conversation import SessionResult
 from .parking import Rendered
 
@@ -41,6 +42,9 @@ DUMP_OPTIONS = orjson.OPT_SORT_KEYS
 _LINE_OPTIONS = DUMP_OPTIONS | orjson.OPT_APPEND_NEWLINE
 
 RECORD_FILES = ("decisions.jsonl", "summaries.jsonl", "prompts.jsonl", "slots.jsonl")
+# Every name tsum writes or deletes under --out (a symlink there is never followed)
+OWN_FILES = (*RECORD_FILES, COST_FILE, "run.json", "manifest.json", OUTPUT_MARKER, "compressed")
+PARTIAL_MANIFEST = b'{\n  "status": "running"\n}\n'  # replaced when the run ends
 # COST_FILE (cost.gate): --cost only, one record per session (cost/meter.py)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._#@+-]+")
 
@@ -100,7 +104,10 @@ class OutputDirectory:
 
     def __init__(self, root: str | Path, write_compressed: bool = True, cost: bool = False) -> None:
         self.root = Path(root)
+        check_output_dir(self.root, "--out")  # a one-line refusal, before any work
         self.root.mkdir(parents=True, exist_ok=True)
+        drop_links(self.root, OWN_FILES)
+        drop_links(self.root / "compressed")
         # Marks the folder as tsum's output, so a later replay of a tree that holds
         # it does not read its JSONL back as transcripts.
         (self.root / OUTPUT_MARKER).write_bytes(b"written by tsum replay\n")
@@ -111,13 +118,15 @@ class OutputDirectory:
                 old.unlink()
         if write_compressed:
             self.compressed.mkdir(exist_ok=True)
-        for stale in ("manifest.json", "run.json"):
-            (self.root / stale).unlink(missing_ok=True)
+        (self.root / "run.json").unlink(missing_ok=True)
+        # Until close() writes the real one, the folder says it is partial: a run killed,
+        # or stopped by a full disk, leaves a directory `tsum diff` calls incomplete.
+        (self.root / "manifest.json").write_bytes(PARTIAL_MANIFEST)
         self.files: dict[str, IO[bytes]] = {
             name: open(self.root / name, "wb")
             for name in (*RECORD_FILES, *((COST_FILE,) if cost else ()))
         }
-        self._names: set[str] = set()
+        self._names: set[str] = NameSet()
         self._aside = 0  # compressed files of sessions waiting for their turn
 
     def write_run_info(self, info: dict[str, Any]) -> None:

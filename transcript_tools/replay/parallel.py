@@ -17,7 +17,7 @@ from typing import Any
 
 from ..engine.config import ReplaySettings
 from ..formats.corpus import CorpusReader
-from ..formats.inputs import InputFile
+from ..formats.inputs import InputFile, NameSet
 from ..parallel.job import ERROR, SESSION, WARN
 from ..parallel.pool import Backend, ordered_parts, plan
 from .conversation import replay_conversation, session_counts
@@ -62,7 +62,7 @@ class ReplayJob:
             skip_bad_lines=self.skip_bad_lines,
             warn=lambda m: events.append((WARN, m)),
             error=lambda m: events.append((ERROR, m)),
-            seen_ids=set(taken),
+            seen_ids=NameSet(taken),
         )
         report = TextReport(io.StringIO(), show_summaries=self.show_summaries)
         names: set[str] = set()

@@ -27,6 +27,7 @@ from .output_dir import RECORD_FILES
 
 SUPPORTED_OUTPUT_FORMATS = (1,)
 RUN_FILE = "run.json"
+MANIFEST_FILE = "manifest.json"  # not diffable; its status says whether the run finished
 DIFFABLE_FILES = (*RECORD_FILES, RUN_FILE)  # plus compressed/*.jsonl; never manifest.json
 _REQUIRED: dict[str, dict[str, type]] = {
     "decisions.jsonl": {"session": str, "turn": int, "decision": str},
@@ -71,6 +72,8 @@ def load_output(root: str | Path) -> ReplayOutput:
     if not root.is_dir():
         what = "is a file, not a directory" if root.exists() else "no such directory"
         raise DiffInputError(f"{root}: {what} (expected the --out directory of tsum replay)")
+    _refuse_partial(root)
+    _refuse_links(root)
     run_path = root / RUN_FILE
     if not run_path.is_file():
         raise DiffInputError(
@@ -128,6 +131,37 @@ def load_output(root: str | Path) -> ReplayOutput:
             f"{root}: zero sessions in decisions.jsonl: nothing to compare (never a pass)"
         )
     return ReplayOutput(root, run, sessions, digests, offsets)
+
+
+def _refuse_links(root: Path) -> None:
+    """A file of ours that is a symlink is never read through: a baseline comes from the
+    repository, so from a pull request, and its links could point anywhere."""
+    compressed = root / "compressed"
+    inside = sorted(compressed.iterdir()) if compressed.is_dir() else []
+    for path in (*(root / name for name in DIFFABLE_FILES), compressed, *inside):
+        if path.is_symlink():
+            raise DiffInputError(
+                f"{path}: a symlink; tsum does not follow links in an output or baseline "
+                "directory (rewrite it with tsum replay --out or check --update)"
+            )
+
+
+def _refuse_partial(root: Path) -> None:
+    """A run that did not end well (killed, interrupted, a full disk) is incomplete: its
+    missing sessions are not "removed". ``manifest.json`` says so (``OutputDirectory``
+    writes a partial one first); a baseline has none and is whole by construction."""
+    manifest = root / MANIFEST_FILE
+    if not manifest.is_file():
+        return
+    try:
+        status = orjson.loads(manifest.read_bytes()).get("status", "complete")
+    except (orjson.JSONDecodeError, AttributeError):
+        status = "unreadable"  # torn by a kill while it was written
+    if status != "complete":  # no status at all: a manifest some other way made, read as is
+        raise DiffInputError(
+            f"{root}: incomplete output directory ({MANIFEST_FILE}: status {status}): the run "
+            "did not finish; rerun it before comparing"
+        )
 
 
 def _parse_line(path: Path, number: int, line: bytes, name: str) -> dict[str, Any]:

@@ -330,16 +330,16 @@ def _set_status(result: ReplayResult, executor: Any, out_dir: str | Path | None)
     missing = cache_only_failure(executor.stats) if executor is not None else None
     if missing:
         result.status, result.message = RunStatus.CACHE_MISS, missing
-    elif stats.summaries_failed and not stats.summaries_ok:
-        # N3 keeps each session going, but a run in which no summary call succeeded
-        # (bad endpoint, model or key) must not pass CI silently.
+    elif (down := getattr(executor, "circuit_open", None)) or (
+        stats.summaries_failed and not stats.summaries_ok
+    ):
+        # N3 keeps sessions going; a run with no summary (bad key) or its provider down fails
         first = _first_error(Path(out_dir)) if out_dir is not None else None
         result.status = RunStatus.ALL_SUMMARIES_FAILED
-        result.message = (
-            f"all {stats.summaries_failed} summary call(s) failed"
-            + (f" (first: {first})" if first else "")
-            + "; see summaries.jsonl" * (out_dir is not None)
-        )
+        failed = f"all {stats.summaries_failed} summary call(s) failed"
+        parts = [failed + (f" (first: {first})" if first else "")] * (not stats.summaries_ok)
+        result.message = "; ".join([*parts, *([str(down)] if down else [])])
+        result.message += "; see summaries.jsonl" * (out_dir is not None)
     elif stats.errors:
         result.status = RunStatus.INPUT_ERRORS
         result.message = f"{len(stats.errors)} input(s) could not be read"

@@ -8,7 +8,7 @@ from typing import IO, Any
 from ..engine.records import DecisionRecord, SummaryRecord, record_unit, summary_ok
 from ..engine.rules import FIRED
 from ..engine.session import ESTIMATED
-from ..terminal import escape_controls
+from ..terminal import escaper
 from .conversation import SessionResult
 from .parking import Rendered
 
@@ -37,13 +37,15 @@ class TextReport:
         return Rendered({"report": text.getvalue().encode("utf-8", "surrogatepass")})
 
     def write_rendered(self, session_id: str, rendered: Rendered) -> None:
-        self.stream.write(rendered.records.get("report", b"").decode("utf-8", "surrogatepass"))
+        text = rendered.records.get("report", b"").decode("utf-8", "surrogatepass")
+        self.stream.write(escaper(self.stream)(text))  # controls already escaped: a no-op
 
     def write_session(self, result: SessionResult) -> None:
         write = self.stream.write
+        escape = escaper(self.stream)
 
         def out(text: str) -> None:
-            write(escape_controls(text))
+            write(escape(text))
 
         conv, engine = result.conversation, result.engine
         decisions = engine.decisions

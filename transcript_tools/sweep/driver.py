@@ -26,6 +26,7 @@ from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.rules import depends_on_summary_text, split_units, unit_turns
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..formats.corpus import CorpusReader
+from ..formats.inputs import NameSet
 from .config import SweepConfig
 from .engine_path import evaluate_engine
 from .simulate import ConversationSeries, evaluate_fast, profile_conversation, simulate
@@ -108,7 +109,7 @@ class Sweep:
     on_conversation: Callable[[str | None], None] | None = None
     on_files: Callable[[int], None] | None = None  # files a parallel part finished
     # Session ids taken before these paths (one file of a parallel run: sweep/parallel.py)
-    taken_ids: set[str] = field(default_factory=set)
+    taken_ids: set[str] = field(default_factory=NameSet)
 
     def new_stats(self) -> list[ConfigStats]:
         cost_on = self.pricer is not None

@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from ..formats.inputs import InputFile
+from ..formats.inputs import InputFile, NameSet
 from ..parallel.job import ERROR, WARN
 from ..parallel.pool import Backend, ordered_parts, plan
 from .driver import ChartSample, Sweep, SweepResult
@@ -39,7 +39,7 @@ class SweepJob:
 
     def run(self, items: list[InputFile], taken: set[str]) -> SweepPart:
         events: list[tuple[str, str]] = []
-        ids = set(taken)
+        ids = NameSet(taken)
         sweep = replace(
             self.sweep,
             warn=lambda m: events.append((WARN, m)),

@@ -19,6 +19,7 @@ from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..errors import ConfigError
 from ..formats.corpus import ignore
 from ..parallel.pool import backend_for, refuse_summaries_on_ray
+from ..writable import check_output_file
 from .driver import CachedThenOffline, Sweep, SweepResult, config_grid, policy_grid
 from .parallel import run_sweep
 
@@ -84,6 +85,8 @@ def sweep_paths(
     address for Ray (``parallel.RAY_LOCAL``: a local one); ``report_path`` an HTML report
     (``report_sample`` conversations charted, rows by ``sort``, ``title`` on top);
     ``pricer`` (``--cost``) prices every configuration's runs (docs/cost.md)."""
+    if report_path is not None:
+        check_output_file(report_path, "--report")  # before the sweep, not after it
     settings = run.settings
     base = settings.summary
     assert base is not None

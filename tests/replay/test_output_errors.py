@@ -1,0 +1,101 @@
+"""An output that cannot be written is not a bug (transcript_tools/writable.py): a
+destination that cannot work is refused before the work (exit 2), a write that fails
+mid-run is one line (exit 3, never 4), and the directory it leaves says it is partial,
+so ``tsum diff`` calls it incomplete instead of reporting its sessions removed."""
+
+from __future__ import annotations
+
+import errno
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from transcript_tools.cli.main import cli
+from transcript_tools.replay.output_dir import OutputDirectory
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, [*args], catch_exceptions=False)
+
+
+def one_error(result: Result) -> str:
+    errors = [line for line in result.stderr.splitlines() if line.startswith("tsum: error: ")]
+    assert len(errors) == 1 and "Traceback" not in result.stderr, result.stderr
+    return errors[0]
+
+
+def test_a_report_whose_folder_does_not_exist_is_refused_before_the_sweep(tmp_path: Path) -> None:
+    report = tmp_path / "no-such-folder" / "report.html"
+    result = run("sweep", str(SAMPLES), "--report", str(report))
+    assert result.exit_code == 2
+    assert one_error(result) == (
+        f"tsum: error: --report {report}: its folder {report.parent} does not exist"
+    )
+    assert result.stdout == ""  # nothing computed
+
+
+def test_an_out_directory_under_a_file_is_refused_before_the_replay(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    for command in ("replay", "eval"):
+        result = run(command, str(SAMPLES), "--out", str(tmp_path / "file" / "out"))
+        assert result.exit_code == 2, result.stderr
+        assert one_error(result).endswith(f"{tmp_path / 'file'} is not a directory")
+
+
+def test_a_full_disk_is_one_line_and_exit_3(tmp_path: Path) -> None:
+    result = run("sweep", str(SAMPLES), "--report", "/dev/full")  # ENOSPC on every write
+    assert result.exit_code == 3
+    assert one_error(result) == (
+        "tsum: error: No space left on device (an output could not be written)"
+    )
+
+
+def test_a_write_failing_mid_run_leaves_a_directory_diff_calls_incomplete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    complete = tmp_path / "complete"
+    assert run("replay", str(SAMPLES), "--out", str(complete)).exit_code == 0
+    sessions = 0
+
+    def full_after_one(real):  # type: ignore[no-untyped-def]
+        def write(self: OutputDirectory, *args: object) -> None:
+            nonlocal sessions
+            sessions += 1
+            if sessions > 1:
+                raise OSError(errno.ENOSPC, "No space left on device", str(self.root / "x"))
+            real(self, *args)
+
+        return write
+
+    for method in ("write_session", "write_rendered"):  # in order, or after waiting
+        monkeypatch.setattr(
+            OutputDirectory, method, full_after_one(getattr(OutputDirectory, method))
+        )
+    partial = tmp_path / "partial"
+    result = run("replay", str(SAMPLES), "--out", str(partial))
+    assert result.exit_code == 3
+    assert one_error(result) == (
+        f"tsum: error: {partial / 'x'}: No space left on device (an output could not be written)"
+    )
+    assert json.loads((partial / "manifest.json").read_text())["status"] == "failed"
+    diff = run("diff", str(complete), str(partial))
+    assert diff.exit_code == 3
+    assert one_error(diff) == (
+        f"tsum: error: {partial}: incomplete output directory (manifest.json: status failed): "
+        "the run did not finish; rerun it before comparing"
+    )
+    assert "removed" not in diff.stdout + diff.stderr
+
+
+def test_a_run_killed_before_its_end_is_incomplete(tmp_path: Path) -> None:
+    """What a kill -9 leaves: the manifest written when the directory was opened."""
+    complete, killed = tmp_path / "complete", tmp_path / "killed"
+    assert run("replay", str(SAMPLES), "--out", str(complete)).exit_code == 0
+    OutputDirectory(killed)  # opened, never closed
+    assert json.loads((killed / "manifest.json").read_text()) == {"status": "running"}
+    diff = run("diff", str(complete), str(killed))
+    assert diff.exit_code == 3 and "incomplete output directory" in one_error(diff)
