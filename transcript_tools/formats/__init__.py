@@ -247,6 +247,16 @@ def _archive_reader(what: str, data: bytes, forced: ModuleType | None) -> Module
     return next((r for r in ARCHIVE_READERS if r.sniff_archive(data)), None)
 
 
+def _database_name(source: Source, data: bytes) -> str | None:
+    """Crush or OpenCode, told by the database's tables and columns (no row is read)."""
+    if not opencode_db.is_opencode_database(source, data):
+        return None
+    try:
+        return str(database_reader(source, data).NAME)
+    except InputError:
+        return None
+
+
 def database_reader(source: Source, data: bytes) -> ModuleType:
     """The reader of a SQLite database, from its tables (the last one names any other)."""
     tables = read_tables(source, data)
@@ -281,7 +291,7 @@ def detect_format(source: Source) -> str | None:
     """The name of the detected format of a file, or None."""
     data = _sqlite_header(source)
     if data is not None:
-        return str(opencode_db.NAME) if opencode_db.is_opencode_database(source, data) else None
+        return _database_name(source, data)
     data = read_bytes(source.path)
     found = binary.kind(data)
     if found is not None:
@@ -290,12 +300,7 @@ def detect_format(source: Source) -> str | None:
             return str(archive.NAME)
         if found[0] != binary.SQLITE:
             return None
-        if not opencode_db.is_opencode_database(source, data):  # tables only, no rows
-            return None
-        try:
-            return str(database_reader(source, data).NAME)
-        except InputError:
-            return None
+        return _database_name(source, data)
     text_reader = detect_text(data)
     if text_reader is not None:
         return str(text_reader.NAME)
