@@ -28,6 +28,7 @@ from ..engine.policy import Policy
 from ..engine.policy_engine import policy_threshold, with_policy
 from ..engine.policy_slot import PolicySlot
 from ..engine.rules import Decision, UnitCounter, is_model_call
+from ..engine.runtime_policy import reinjected_tokens
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..engine.session import SessionEngine
 from ..engine.sizes import ESTIMATES, SizeModel
@@ -58,17 +59,21 @@ def compaction_rows(
     calls = [0]  # calls[i]: model calls in messages[:i]
     for message in messages:
         calls.append(calls[-1] + is_model_call(message))
-    sizes = log_sizes(conv) or ESTIMATES
     rows: list[FidelityRow] = []
     start = 0
     for comp in conv.compactions:
         policy, window, window_from = replay_policy(conv, comp, preset, follow=follow)
+        version = comp.version or conv.runtime_version
+        reinjected = reinjected_tokens(preset, version) if follow else 0
         end = min(comp.message_index, len(messages))
         head = tuple(m for m in messages[:start] if type(m) is SystemMessage)
         stretch = _Stretch(head, start, end)
+        # the prompt to predict is not evidence of the hidden prefix (docs/fidelity.md, "Sizes")
+        sizes = log_sizes(conv, frozenset({comp.message_index})) or ESTIMATES
         fired = _first_fire(conv, stretch, policy, window, sizes)
         predicted = None if fired is None else calls[fired]
         after, kept, summary_from = _view_after(conv, stretch, comp, policy, window, sizes)
+        after = None if after is None else after + reinjected
         rows.append(
             FidelityRow(
                 path=conv.path,
