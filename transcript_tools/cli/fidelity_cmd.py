@@ -18,6 +18,7 @@ from ..errors import ExitCode
 from ..fidelity import FidelityResult, FidelityRow, RuntimeSummary, fidelity_paths
 from ..settings import settings_values
 from ..terminal import echo, escape_controls
+from .help import TsumCommand, examples
 from .policies_cmd import policy_option
 from .settings import config_option, explicit_options, format_option
 
@@ -130,7 +131,15 @@ def as_json(result: FidelityResult) -> dict[str, Any]:
     }
 
 
-@click.command("fidelity")
+@click.command(
+    "fidelity",
+    cls=TsumCommand,
+    epilog=examples(
+        "tsum fidelity ~/.claude/projects",
+        "tsum fidelity logs/ --json > fidelity.json",
+        "tsum fidelity logs/ --policy codex --min-agreement 0.9",
+    ),
+)
 @click.argument("paths", nargs=-1, required=True)
 @policy_option
 @click.option(
