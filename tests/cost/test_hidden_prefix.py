@@ -10,11 +10,15 @@ from transcript_tools.engine.messages import (
     Compaction,
     Conversation,
     TextBlock,
+    ToolResultMessage,
+    ToolUseBlock,
     Usage,
     UserMessage,
 )
 from transcript_tools.engine.policy_toml import preset
-from transcript_tools.engine.runtime_policy import reinjected_tokens
+from transcript_tools.engine.reinjection import Reinjection, reinjected_tokens
+from transcript_tools.engine.runtime_policy import CLAUDE_CODE_REINJECTION, reinjection
+from transcript_tools.engine.sizes import SizeModel
 
 
 def _continued() -> Conversation:
@@ -56,10 +60,30 @@ def test_a_fresh_log_keeps_its_first_prompt_as_the_prefix() -> None:
     assert calibrate(conv).hidden == round(40_000 - calibrate(conv).of(conv.messages[0]))
 
 
-def test_claude_code_reinjects_files_from_2_0_on() -> None:
-    claude = preset("claude-code")
-    assert reinjected_tokens(claude, "2.0.1") == 25_000  # 5 files of at most 5,000 tokens
-    assert reinjected_tokens(claude, "2.1.112") == 25_000
-    assert reinjected_tokens(claude, "1.0.56") == 0  # no rule claimed for 1.0.x
-    assert reinjected_tokens(claude, None) == 0
-    assert reinjected_tokens(preset("codex"), "2.0.1") == 0
+def _read(call: str, path: str) -> AssistantMessage:
+    return AssistantMessage((ToolUseBlock(call, "Read", {"file_path": path}),))
+
+
+def test_the_most_recently_read_files_are_reinjected_each_up_to_its_cap() -> None:
+    results = [ToolResultMessage(c, "text") for c in ("1", "2", "3", "4")]
+    messages = [
+        _read("1", "a.py"),
+        results[0],
+        _read("2", "b.py"),
+        results[1],
+        _read("3", "c.py"),
+        results[2],
+        _read("4", "a.py"),  # read again: now the most recent
+        results[3],
+    ]
+    sizes = SizeModel({id(r): s for r, s in zip(results, (100, 7_000, 40, 300), strict=True)})
+    rule = Reinjection(files=2, file_tokens=5_000, tool="Read", path="file_path")
+    assert reinjected_tokens(messages, sizes, rule) == 40 + 300  # c.py, then a.py's latest read
+    three = Reinjection(files=3, file_tokens=5_000, tool="Read", path="file_path")
+    assert reinjected_tokens(messages, sizes, three) == 5_000 + 40 + 300  # b.py capped
+    assert reinjected_tokens(messages[:1], sizes, rule) == 0  # a read without its result
+
+
+def test_only_claude_codes_own_preset_reinjects() -> None:
+    assert reinjection(preset("claude-code")) == CLAUDE_CODE_REINJECTION
+    assert reinjection(preset("codex")) is None

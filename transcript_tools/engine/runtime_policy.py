@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import TypeVar
 
 from .policy import Policy
+from .reinjection import Reinjection
 
 # Claude Code's autocompact buffer below its window, by release. /context printed
 # "Autocompact buffer: 45.0k tokens (22.5%)" in 2.0.x (anthropics/claude-code#10266,
@@ -33,16 +34,10 @@ GEMINI_CLI_RATIOS: tuple[tuple[tuple[int, ...], float], ...] = (
     ((0, 18), 0.5),
     ((0,), 0.7),
 )
-# What Claude Code writes into its prompt after compacting besides the summary: recently
-# read files (up to 5, at most 5,000 tokens each: 25,000), re-read from disk, so no log
-# holds them. On the 2.0.1 and 2.0.5 logs of docs/fidelity.md's validation set the first
-# call after each of the 5 automatic compactions read 35-36K from the cache (the prefix)
-# and wrote 27-30K: the summary (3-5K) and 24-26K more, the budget full. The 1.0.x logs
-# wrote 8.6K, 13.4K (1.0.56) and 28.5K (1.0.69) more: no rule is claimed for them.
-CLAUDE_CODE_REINJECTED: tuple[tuple[tuple[int, ...], int], ...] = (
-    ((2, 0), 25_000),
-    ((0,), 0),
-)
+# What Claude Code writes into its prompt after compacting besides the summary: the most
+# recently read files, re-read from disk (up to 5 of at most 5,000 tokens each; the files
+# Claude Code re-injects: docs/fidelity.md, "Sizes"). Validated on the 2.0.76 logs there.
+CLAUDE_CODE_REINJECTION = Reinjection(files=5, file_tokens=5_000, tool="Read", path="file_path")
 
 _T = TypeVar("_T")
 _VERSION = re.compile(r"(\d+(?:\.\d+)*)")
@@ -82,13 +77,11 @@ def follow_runtime(policy: Policy, version: str | None, model: str | None) -> Po
     return policy if trigger == policy.trigger else replace(policy, trigger=trigger)
 
 
-def reinjected_tokens(policy: Policy, version: str | None) -> int:
-    """The tokens the runtime adds to its prompt after compacting beyond its summary (the
-    files Claude Code re-injects), where ``policy`` is that runtime's unmodified preset and
-    the release is known; else 0."""
+def reinjection(policy: Policy) -> Reinjection | None:
+    """The files the runtime re-injects after compacting, where ``policy`` is that
+    runtime's unmodified preset; else None."""
     from .policy_toml import preset, preset_names
 
-    release = parse_version(version)
-    if release is None or policy.name != "claude-code" or policy.name not in preset_names():
-        return 0
-    return _by_version(CLAUDE_CODE_REINJECTED, release) if policy == preset(policy.name) else 0
+    if policy.name != "claude-code" or policy.name not in preset_names():
+        return None
+    return CLAUDE_CODE_REINJECTION if policy == preset(policy.name) else None

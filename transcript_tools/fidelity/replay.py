@@ -27,8 +27,9 @@ from ..engine.messages import (
 from ..engine.policy import Policy
 from ..engine.policy_engine import policy_threshold, with_policy
 from ..engine.policy_slot import PolicySlot
+from ..engine.reinjection import reinjected_tokens
 from ..engine.rules import Decision, UnitCounter, is_model_call
-from ..engine.runtime_policy import reinjected_tokens
+from ..engine.runtime_policy import reinjection
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..engine.session import SessionEngine
 from ..engine.sizes import ESTIMATES, SizeModel
@@ -63,13 +64,13 @@ def compaction_rows(
     start = 0
     for comp in conv.compactions:
         policy, window, window_from = replay_policy(conv, comp, preset, follow=follow)
-        version = comp.version or conv.runtime_version
-        reinjected = reinjected_tokens(preset, version) if follow else 0
         end = min(comp.message_index, len(messages))
         head = tuple(m for m in messages[:start] if type(m) is SystemMessage)
         stretch = _Stretch(head, start, end)
         # the prompt to predict is not evidence of the hidden prefix (docs/fidelity.md, "Sizes")
         sizes = log_sizes(conv, frozenset({comp.message_index})) or ESTIMATES
+        files = reinjection(preset) if follow else None
+        reinjected = 0 if files is None else reinjected_tokens(messages[:end], sizes, files)
         fired = _first_fire(conv, stretch, policy, window, sizes)
         predicted = None if fired is None else calls[fired]
         after, kept, summary_from = _view_after(conv, stretch, comp, policy, window, sizes)
