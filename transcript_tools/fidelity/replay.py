@@ -35,6 +35,7 @@ from ..engine.session import SessionEngine
 from ..engine.sizes import ESTIMATES, SizeModel
 from ..engine.tokens import assumed_summary_tokens, estimate_message_tokens
 from ..replay.sizes import log_sizes
+from .fates import person_fates
 from .records import FidelityRow
 from .window import replay_policy
 
@@ -96,6 +97,9 @@ def compaction_rows(
                 summary_from=summary_from,
                 recorded_kept_messages=comp.kept_messages,
                 predicted_kept_messages=kept if comp.kept_messages is not None else None,
+                recorded_person_fates=None
+                if comp.kept_texts is None
+                else person_fates(messages[start:end], comp.kept_texts, messages[end:]),
             )
         )
         start = end
