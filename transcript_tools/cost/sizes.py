@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..engine.messages import Conversation, Message
+from ..engine.messages import INJECTED, Conversation, Message, UserMessage
 from ..engine.rules import is_model_call
 from ..engine.tokens import estimate_message_tokens, estimate_text_tokens
 
@@ -46,7 +46,10 @@ class Sizes:
         return round(self.hidden + sum(self.of(m) for m in view))
 
 
-def calibrate(conv: Conversation) -> Sizes:
+def calibrate(conv: Conversation, unseen: frozenset[int] = frozenset()) -> Sizes:
+    """``conv``'s sizes; ``unseen``: restarts (message indices) whose first prompt is not
+    read as evidence of the hidden prefix (tsum fidelity predicts a compaction's next
+    prompt without it)."""
     messages = conv.messages
     estimates = [estimate_message_tokens(m) for m in messages]
     restarts = original_starts(conv)
@@ -75,21 +78,54 @@ def calibrate(conv: Conversation) -> Sizes:
         scale = real / sum(estimates[start:end])
         for j in range(start, end):
             by_id[id(messages[j])] = scale * estimates[j]
-    first, prompt0 = calls[0]
-    head = max((r for r in restarts if r <= first), default=0)
-    hidden = max(0, round(prompt0 - sum(by_id[id(m)] for m in messages[head:first])))
-    # After each restart the prompt begins anew: the messages before its first recorded
-    # call are what that call's prompt holds beyond the hidden prefix.
-    for restart in restarts:
-        if restart <= head:
-            continue
-        found = next(((i, p) for i, p in calls if i >= restart), None)
-        if found is None or any(restart < r <= found[0] for r in restarts):
-            continue
-        end, prompt = found
+    firsts = _restart_calls(restarts, calls)
+    # What each restart's first prompt holds beyond its messages is the hidden prefix, plus,
+    # at the start of a log that continues an earlier session, that session's history and
+    # re-injected files (docs/fidelity.md, "Sizes"). The smallest bound is the prefix every
+    # prompt carries; the rest belongs to the messages before that call.
+    excess = {
+        restart: _prefix_bound(messages, restart, end, prompt, by_id)
+        for restart, (end, prompt) in firsts.items()
+    }
+    seen = [e for restart, e in excess.items() if restart not in unseen] or list(excess.values())
+    hidden = max(0, round(min(seen)))
+    head = min(firsts)
+    for restart, (end, prompt) in firsts.items():
         grown = sum(estimates[restart:end])
+        if restart == head and round(excess[head]) <= hidden:
+            continue  # the prefix is read from this prompt: its messages stay as sized
         if grown > 0 and prompt > hidden:
             scale = (prompt - hidden) / grown
             for j in range(restart, end):
                 by_id[id(messages[j])] = scale * estimates[j]
     return Sizes(by_id, hidden, ratio, True)
+
+
+def _restart_calls(restarts: list[int], calls: list[tuple[int, int]]) -> dict[int, tuple[int, int]]:
+    """Each restart's first recorded call (its index and prompt), where one comes before
+    the next restart."""
+    out: dict[int, tuple[int, int]] = {}
+    for restart in restarts:
+        found = next(((i, p) for i, p in calls if i >= restart), None)
+        if found is not None and not any(restart < r <= found[0] for r in restarts):
+            out[restart] = found
+    return out
+
+
+def _prefix_bound(
+    messages: list[Message], restart: int, end: int, prompt: int, by_id: dict[int, float]
+) -> float:
+    """What the prompt of the call at ``end`` (a restart's first) can hold of the hidden
+    prefix: the prompt less the messages since ``restart``; where the restart opens with
+    the runtime's summary (after a compaction, or a log that continues an earlier session)
+    no more than the part the call read from the provider's cache, if it read any — the
+    summary and what follows are new, only the runtime's own prefix is shared with an
+    earlier prompt (Claude Code 2.0.1/2.0.5: about 36K read after every automatic
+    compaction; docs/fidelity.md, "Sizes")."""
+    bound = prompt - sum(by_id[id(m)] for m in messages[restart:end])
+    opening = messages[restart]
+    if type(opening) is not UserMessage or opening.origin != INJECTED:
+        return bound
+    usage = getattr(messages[end], "usage", None)
+    read = 0 if usage is None else usage.cache_read_tokens
+    return min(bound, read) if read > 0 else bound

@@ -231,6 +231,9 @@ class Compaction:
     version: str | None = None
     model: str | None = None
     kept_messages: int | None = None
+    # the text of the person's messages among them (the runtime's injected context left
+    # out): what the agent's own view kept of each earlier one (fidelity/fates.py)
+    kept_texts: tuple[str, ...] | None = None
 
 
 SIDECHAIN = "sidechain"  # an inline subagent's (Task) call, logged beside the main chain

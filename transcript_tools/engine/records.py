@@ -81,6 +81,7 @@ class DecisionRecord(UnitFields, WindowFields, PolicyFields, total=False):
     summary_tokens_assumed: int  # a dry run's --measure current estimate
     watermark_without_summaries: int
     cleared: dict[str, Any]  # what the policy's pre-pass cleared in this unit
+    overflow: int  # --policy: tokens the view left over the window (engine/overflow.py)
 
 
 class SummaryRecord(UnitFields, PolicyFields, total=False):

@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import TypeVar
 
 from .policy import Policy
+from .reinjection import Reinjection
 
 # Claude Code's autocompact buffer below its window, by release. /context printed
 # "Autocompact buffer: 45.0k tokens (22.5%)" in 2.0.x (anthropics/claude-code#10266,
@@ -33,6 +34,10 @@ GEMINI_CLI_RATIOS: tuple[tuple[tuple[int, ...], float], ...] = (
     ((0, 18), 0.5),
     ((0,), 0.7),
 )
+# What Claude Code writes into its prompt after compacting besides the summary: the most
+# recently read files, re-read from disk (up to 5 of at most 5,000 tokens each; the files
+# Claude Code re-injects: docs/fidelity.md, "Sizes"). Validated on the 2.0.76 logs there.
+CLAUDE_CODE_REINJECTION = Reinjection(files=5, file_tokens=5_000, tool="Read", path="file_path")
 
 _T = TypeVar("_T")
 _VERSION = re.compile(r"(\d+(?:\.\d+)*)")
@@ -70,3 +75,13 @@ def follow_runtime(policy: Policy, version: str | None, model: str | None) -> Po
     elif policy.name == "gemini-cli" and release is not None:
         trigger = replace(trigger, ratio=_by_version(GEMINI_CLI_RATIOS, release))
     return policy if trigger == policy.trigger else replace(policy, trigger=trigger)
+
+
+def reinjection(policy: Policy) -> Reinjection | None:
+    """The files the runtime re-injects after compacting, where ``policy`` is that
+    runtime's unmodified preset; else None."""
+    from .policy_toml import preset, preset_names
+
+    if policy.name != "claude-code" or policy.name not in preset_names():
+        return None
+    return CLAUDE_CODE_REINJECTION if policy == preset(policy.name) else None

@@ -1,22 +1,19 @@
 """One session's turn loop and the summary checkpoint (the seed's "step 8.5").
 
-The engine does no I/O: when the checkpoint fires it hands out a
-``SummaryRequest``; the driver executes it however it likes (inline, a
-concurrent pool, the response cache) and gives back a ``SummaryOutcome`` with
-``complete_summary``. Both turn paths are here:
+The engine does no I/O: when the checkpoint fires it hands out a ``SummaryRequest``;
+the driver executes it however it likes (inline, a concurrent pool, the response
+cache) and gives back a ``SummaryOutcome`` with ``complete_summary``. Both turn paths:
 
-* sync: ``submit_turn`` — checkpoint at the current ``turn_index``, which
-  advances after it (step 9);
+* sync: ``submit_turn`` — checkpoint at the current ``turn_index``, then +1 (step 9);
 * stream: ``submit_turn_stream`` advances ``turn_index`` at once, and
   ``finalize_turn`` runs the checkpoint with ``turn_index - 1`` (saturating) for
   BOTH the debounce check and the assignment — the seed fixes only the
   assignment, and without the same correction in the check the stream path
   fires one turn early.
 
-Records (plain dicts, ready for JSONL) accumulate in ``decisions``,
-``summaries``, ``snapshots``; rendered prompts in ``prompts`` (by sha256) — unless
-the caller gives a ``record_sink``: then each record goes there as it is made and
-the engine keeps none (an engine embedded in a long-running runtime).
+Records (plain dicts, ready for JSONL) accumulate in ``decisions``, ``summaries``,
+``snapshots``; rendered prompts in ``prompts`` (by sha256) — unless the caller gives a
+``record_sink``: each record goes there as it is made, the engine keeps none.
 """
 
 from __future__ import annotations
@@ -42,6 +39,7 @@ from .formatting import (
     formatted_blocks,
 )
 from .messages import Message, Usage
+from .overflow import mark_overflow
 from .policy_engine import (
     new_violations,
     policy_fields,
@@ -391,6 +389,8 @@ class SessionEngine(TurnAccounting):
 
     def _finish(self, record: DecisionRecord, decision: Decision, advance_after: bool) -> None:
         record["decision"] = decision
+        if isinstance(self.slot, PolicySlot):
+            mark_overflow(record, self.slot)
         self._keep("decision", record)
         if advance_after:
             self.turn_index += 1  # step 9

@@ -44,6 +44,8 @@ class FidelityRow:
     summary_from: str  # "log": the runtime's own summary text; "assumed": its size assumed
     recorded_kept_messages: int | None = None  # Codex: user messages of replacement_history
     predicted_kept_messages: int | None = None
+    # Codex: each earlier person message kept / partly / dropped / resupplied (fates.py)
+    recorded_person_fates: dict[str, int] | None = None
 
     @property
     def outcome(self) -> str:
@@ -91,6 +93,7 @@ class FidelityRow:
             "summary_from": self.summary_from,
             "recorded_kept_messages": self.recorded_kept_messages,
             "predicted_kept_messages": self.predicted_kept_messages,
+            "recorded_person_fates": self.recorded_person_fates,
         }
 
 

@@ -27,12 +27,15 @@ from ..engine.messages import (
 from ..engine.policy import Policy
 from ..engine.policy_engine import policy_threshold, with_policy
 from ..engine.policy_slot import PolicySlot
+from ..engine.reinjection import reinjected_tokens
 from ..engine.rules import Decision, UnitCounter, is_model_call
+from ..engine.runtime_policy import reinjection
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..engine.session import SessionEngine
 from ..engine.sizes import ESTIMATES, SizeModel
 from ..engine.tokens import assumed_summary_tokens, estimate_message_tokens
 from ..replay.sizes import log_sizes
+from .fates import person_fates
 from .records import FidelityRow
 from .window import replay_policy
 
@@ -58,7 +61,6 @@ def compaction_rows(
     calls = [0]  # calls[i]: model calls in messages[:i]
     for message in messages:
         calls.append(calls[-1] + is_model_call(message))
-    sizes = log_sizes(conv) or ESTIMATES
     rows: list[FidelityRow] = []
     start = 0
     for comp in conv.compactions:
@@ -66,9 +68,14 @@ def compaction_rows(
         end = min(comp.message_index, len(messages))
         head = tuple(m for m in messages[:start] if type(m) is SystemMessage)
         stretch = _Stretch(head, start, end)
+        # the prompt to predict is not evidence of the hidden prefix (docs/fidelity.md, "Sizes")
+        sizes = log_sizes(conv, frozenset({comp.message_index})) or ESTIMATES
+        files = reinjection(preset) if follow else None
+        reinjected = 0 if files is None else reinjected_tokens(messages[:end], sizes, files)
         fired = _first_fire(conv, stretch, policy, window, sizes)
         predicted = None if fired is None else calls[fired]
         after, kept, summary_from = _view_after(conv, stretch, comp, policy, window, sizes)
+        after = None if after is None else after + reinjected
         rows.append(
             FidelityRow(
                 path=conv.path,
@@ -90,6 +97,9 @@ def compaction_rows(
                 summary_from=summary_from,
                 recorded_kept_messages=comp.kept_messages,
                 predicted_kept_messages=kept if comp.kept_messages is not None else None,
+                recorded_person_fates=None
+                if comp.kept_texts is None
+                else person_fates(messages[start:end], comp.kept_texts, messages[end:]),
             )
         )
         start = end

@@ -28,8 +28,8 @@ Each line is ``{"timestamp", "type", "payload"}``. Mapping:
   billed total, which is checked against the log's final ``total_token_usage``.
 - ``model_context_window`` → Conversation.context_window; ``compacted`` and its
   ``context_compacted`` event → one Compaction (``pre_tokens`` = the last call's total).
-  The ``replacement_history`` is not replayed: tsum keeps the full history and marks where
-  Codex compacted.
+  The ``replacement_history`` is not replayed (tsum keeps the full history and marks where
+  Codex compacted); its person messages' text is kept on the Compaction.
 - A line of another ``type`` is skipped with a warning (one per type, at its first line;
   a ``type`` that is not a string, a warning of its own); a token count that is not a
   number is a warning naming the line (a numeric string is read). Event and item kinds
@@ -62,6 +62,7 @@ from .codex_items import int_value as _int
 from .codex_items import output as _output
 from .codex_items import reasoning as _reasoning
 from .codex_items import text as _text
+from .codex_items import user_texts as _user_texts
 from .source import Record, Source, Warn, count_field, session_stem
 from .switch import FormatSwitch
 
@@ -340,18 +341,14 @@ class _Rollout:
         )
 
     def _kept(self, history: Any) -> None:
-        """The user messages a ``compacted`` item's ``replacement_history`` kept."""
+        """The user messages a ``compacted`` item's ``replacement_history`` kept, and the
+        text of the person's among them (Codex's injected context left out)."""
         comps = self.conv.compactions
         if not comps or not isinstance(history, list):
             return
-        kept = sum(
-            1
-            for item in history
-            if isinstance(item, dict)
-            and item.get("type") == "message"
-            and item.get("role") == "user"
-        )
-        comps[-1] = replace(comps[-1], kept_messages=kept)
+        texts = _user_texts(history)
+        person = tuple(t for t in texts if not t.lstrip().startswith(INJECTION_PREFIXES))
+        comps[-1] = replace(comps[-1], kept_messages=len(texts), kept_texts=person)
 
     def finish(self) -> Conversation:
         if self.saw_user_event:

@@ -69,3 +69,13 @@ def output(payload: dict[str, Any]) -> tuple[str, bool]:
     if isinstance(output, list):
         return text(content_blocks(output)), False
     return ("" if output is None else str(output)), False
+
+
+def user_texts(history: list[Any]) -> list[str]:
+    """The text of each user message of a ``compacted`` item's ``replacement_history``
+    (its parts were read, and warned of, as items already)."""
+    return [
+        text(content_blocks(item.get("content"), lambda _: None))
+        for item in history
+        if isinstance(item, dict) and item.get("type") == "message" and item.get("role") == "user"
+    ]

@@ -33,6 +33,7 @@ from ..engine.rules import FIRED, Decision, compaction_turn, fixed_cadence
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..engine.session import ESTIMATED, SessionEngine
 from ..providers.executor import SummaryExecutor
+from .degenerate import every_unit_warning, overflow_warning
 from .parking import SessionCounts
 from .sizes import policy_sizes
 
@@ -162,9 +163,8 @@ async def replay_conversation(
     empty = conv.empty_warning()
     if empty is not None:
         warnings.append(empty)
-    cadence = fixed_cadence_warning(engine)
-    if cadence:
-        warnings.append(cadence)
+    cadence = fixed_cadence_warning(engine) or every_unit_warning(engine)
+    warnings.extend(w for w in (cadence, overflow_warning(engine)) if w)
     # person turns in both modes (with --checkpoint call, ``starts`` are the calls)
     turns = len(engine.slot.units.turn_starts)
     cost: CostRecord | None = (

@@ -14,9 +14,10 @@ from ..engine.messages import Conversation
 from ..engine.sizes import SizeModel
 
 
-def log_sizes(conv: Conversation) -> SizeModel | None:
-    """The size model of ``conv``'s recording; None when it records no usage."""
-    measured = calibrate(conv)
+def log_sizes(conv: Conversation, unseen: frozenset[int] = frozenset()) -> SizeModel | None:
+    """The size model of ``conv``'s recording; None when it records no usage. ``unseen``:
+    restarts whose first prompt is not read for the hidden prefix (``calibrate``)."""
+    measured = calibrate(conv, unseen)
     if not measured.calibrated:
         return None
     messages = conv.messages
