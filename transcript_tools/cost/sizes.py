@@ -8,7 +8,10 @@ between them: that growth is spread over those messages in proportion to their
 estimates, and what the first call's prompt holds beyond its messages is the hidden
 prefix every prompt of the conversation starts with. A stretch the recording cannot
 size (no usage, or a prompt that shrank: the original agent compacted) is sized by its
-estimate times the conversation's overall ratio of real to estimated tokens.
+estimate times the conversation's overall ratio of real to estimated tokens. Text the log
+never sent (a summary, a placeholder the replay wrote) is sized by its plain estimate,
+as the engine's size model sizes it (engine/sizes.py): one size per text, in the view
+and as the summarizer's output alike — a sanitized log's ratio (7x) is its own text's.
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ def original_starts(conv: Conversation) -> list[int]:
 
 @dataclass(slots=True)
 class Sizes:
-    """Real-token sizes by message identity, the hidden prefix, and the ratio for text
-    no recording sized (a summary written by the replay)."""
+    """Real-token sizes by message identity (every message of the log), the hidden
+    prefix, and the log's ratio of recorded to estimated tokens (for its own unsized
+    stretches); anything else — text the replay wrote — is its plain estimate."""
 
     by_id: dict[int, float]
     hidden: int
@@ -37,10 +41,10 @@ class Sizes:
 
     def of(self, message: Message) -> float:
         size = self.by_id.get(id(message))
-        return self.ratio * estimate_message_tokens(message) if size is None else size
+        return estimate_message_tokens(message) if size is None else size
 
     def of_text(self, text: str) -> float:
-        return self.ratio * estimate_text_tokens(text)
+        return estimate_text_tokens(text)
 
     def prompt(self, view: list[Message]) -> int:
         return round(self.hidden + sum(self.of(m) for m in view))
