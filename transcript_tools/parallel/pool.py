@@ -253,6 +253,7 @@ class _Pool:
     def map(self, work: Iterator[list[InputFile]]) -> Iterator[tuple[list[InputFile], Any]]:
         pool = self._start()
         window: deque[tuple[list[InputFile], Future[Any]]] = deque()
+        stopped = False
         try:
             for batch in work:
                 window.append((batch, pool.submit(_run, batch, set())))
@@ -263,10 +264,13 @@ class _Pool:
                 batch, future = window.popleft()
                 yield batch, future.result()
         except BaseException:  # Ctrl-C, SIGTERM, an error: the batches in flight are moot
+            stopped = True
             _end_workers(pool)
             raise
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            # A worker killed while writing its result leaves the executor's manager thread
+            # waiting for the rest of it forever: after a kill, never join that thread.
+            pool.shutdown(wait=not stopped, cancel_futures=True)
             self.pool = None
 
     def rerun(self, job: FileJob, batch: list[InputFile], taken: set[str]) -> Any:
