@@ -57,6 +57,24 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         'first = i == start or all(role(view[j]) == "system" for j in range(start, i))',
         "or -> and",
     ): "view[start] is never a system message, so all(...) is false for i > start, true for i == start",
+    **{
+        (
+            "transcript_tools/cost/cache_rules.py",
+            'NO_CACHE = CacheRules("none", 0, 1, None, False)',
+            c,
+        ): ("split returns (0, 0, prompt) for provider none before reading any other field")
+        for c in ("0 -> 1", "1 -> 2", "False -> True")
+    },
+    (
+        "transcript_tools/cost/cache_rules.py",
+        "shared = 0 if expired else min(shared, prompt)",
+        "0 -> 1",
+    ): "a 1-token prefix is below every caching provider's minimum (1,024): read 0 either way",
+    (
+        "transcript_tools/cost/meter.py",
+        "_previous_end: int = 0",
+        "0 -> 1",
+    ): "read only once _previous is set, and both are set together after the first call",
 }
 
 COMPARE_SWAPS: dict[type, type] = {
@@ -387,16 +405,24 @@ def main() -> None:
     parser.add_argument("--show", action="store_true", help="print each survivor")
     parser.add_argument("--line", type=int, help="only the mutants of this line")
     parser.add_argument("--table", type=Path, help="only print the table of a --json file")
+    parser.add_argument(
+        "--survivors",
+        type=Path,
+        help="only the mutants a --json file says survived (a re-run after new tests)",
+    )
     args = parser.parse_args()
     if args.table:
         _table(json.loads(line) for line in args.table.read_text().splitlines())
         return
     files = module_files(args.targets)
+    again = _survivors(args.survivors) if args.survivors else None
     coverage = line_map(files, args.tests)
     outcomes: list[Outcome] = []
     for path in files:
         for mutant in mutants(path):
             if args.line is not None and not mutant.line <= args.line <= mutant.end_line:
+                continue
+            if again is not None and _key(asdict(mutant)) not in again:
                 continue
             outcome = _outcome(mutant, path, coverage, args.timeout)
             outcomes.append(outcome)
@@ -434,11 +460,24 @@ def _report(outcomes: list[Outcome]) -> None:
     _table(_as_json(o) for o in outcomes)
 
 
+def _key(outcome: dict[str, Any]) -> tuple[str, int, int, str]:
+    return (outcome["module"], outcome["start"], outcome["end"], outcome["change"])
+
+
+def _survivors(path: Path) -> set[tuple[str, int, int, str]]:
+    """The mutants whose latest outcome in a --json file is survived or uncovered."""
+    latest = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        outcome = json.loads(line)
+        latest[_key(outcome)] = outcome["status"]
+    return {key for key, status in latest.items() if status in ("survived", "uncovered")}
+
+
 def _table(outcomes: Iterable[dict[str, Any]]) -> None:
     """Per module: killed (a timeout counts), survived (uncovered included), equivalent;
     the score is killed / (mutants - equivalent). The last outcome of a mutant counts."""
     latest = {
-        (o["module"], o["start"], o["end"], o["change"]): "equivalent"
+        _key(o): "equivalent"
         if (o["module"], o["source_line"], o["change"]) in EQUIVALENT
         else o["status"]
         for o in outcomes

@@ -11,12 +11,13 @@ docstring.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from transcript_tools.cost.cache_rules import ANTHROPIC, rules_for
-from transcript_tools.cost.gate import compare_costs
-from transcript_tools.cost.meter import CostMeter
+from transcript_tools.cost.gate import compare_costs, read_costs
+from transcript_tools.cost.meter import CostMeter, cost_line, uncompacted_run
 from transcript_tools.cost.model import modeled_call
 from transcript_tools.cost.original import BREAK_SLACK_TOKENS, recorded_breaks
 from transcript_tools.cost.prices import Pricer, Rates
@@ -32,6 +33,7 @@ from transcript_tools.engine.messages import (
     UserMessage,
 )
 from transcript_tools.engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
+from transcript_tools.errors import InputError
 
 SONNET = "claude-sonnet-4-5"
 
@@ -190,3 +192,281 @@ def test_a_summarizer_call_is_all_fresh_input_with_no_cache_read() -> None:
     assert call.tokens == CallTokens(2_000, 0, 0, 300)
     assert call.tokens.fresh == 2_000
     assert call.usd == pytest.approx((2_000 * 3 + 300 * 15) / 1e6)
+
+
+# ---- the cache rules' figures, at their boundaries -------------------------------------
+# Anthropic: a cached prefix of at least 1,024 tokens (2,048 for Haiku), read to the
+# token, 5 minutes of life; OpenAI: 1,024 tokens, hits in 128-token steps, no write
+# premium, 5-10 minutes (600 s taken). Sources: cost/cache_rules.py's docstring.
+
+
+def test_anthropic_caches_a_prefix_of_1024_tokens_read_to_the_token() -> None:
+    rules = rules_for(SONNET)
+    assert rules.split(2_000, 1_024) == (1_024, 976, 0)  # the minimum itself is cached
+    assert rules.split(2_000, 1_023) == (0, 2_000, 0)  # below it: nothing read, all written
+    assert rules.split(2_000, 1_025) == (1_025, 975, 0)  # read to the token, no steps
+    assert rules.split(1_024, 0) == (0, 1_024, 0)  # a 1,024-token prompt is written
+    assert rules.split(1_023, 0) == (0, 0, 1_023)  # a shorter one is not: fresh input
+    assert rules.split(5_000, 4_000, 300.0) == (4_000, 1_000, 0)  # 5 minutes: still cached
+    assert rules.split(5_000, 4_000, 300.5) == (0, 5_000, 0)  # then gone
+
+
+def test_haiku_caches_a_prefix_of_2048_tokens() -> None:
+    rules = rules_for("claude-3-5-haiku-20241022")
+    assert rules.split(3_000, 2_048) == (2_048, 952, 0)
+    assert rules.split(3_000, 2_047) == (0, 3_000, 0)  # a Sonnet would read 2,047
+    assert rules.split(3_000, 2_049) == (2_049, 951, 0)
+    assert rules.split(2_047, 0) == (0, 0, 2_047)
+    assert rules.split(5_000, 4_000, 300.0) == (4_000, 1_000, 0)
+    assert rules.split(5_000, 4_000, 300.5) == (0, 5_000, 0)
+
+
+def test_openai_reads_in_128_token_steps_from_1024_and_writes_nothing() -> None:
+    rules = rules_for("gpt-4o")
+    assert rules.split(2_000, 1_100) == (1_024, 0, 976)  # 8 steps of 128; the rest fresh
+    assert rules.split(2_000, 1_023) == (0, 0, 2_000)  # 7 steps = 896: below the minimum
+    assert rules.split(2_000, 1_152) == (1_152, 0, 848)  # 9 steps
+    assert rules.split(3_000, 2_000, 600.0) == (1_920, 0, 1_080)  # 10 minutes: still cached
+    assert rules.split(3_000, 2_000, 600.5) == (0, 0, 3_000)
+
+
+def test_other_providers_cache_nothing() -> None:
+    assert rules_for("llama-3-70b").split(5_000, 4_000, 1.0) == (0, 0, 5_000)
+    assert rules_for(None).split(5_000, 4_000) == (0, 0, 5_000)
+
+
+# ---- the cost gate's edges -------------------------------------------------------------
+
+
+def _priced(**usd: float | None) -> dict[str, CostRecord]:
+    return {
+        name: {"session": name, "policy": {"usd": value, "priced_by": []}}  # type: ignore[misc]
+        for name, value in usd.items()
+    }
+
+
+def test_the_cost_gate_compares_only_sessions_priced_on_both_sides() -> None:
+    nothing = "cost: no session priced on both sides: nothing compared"
+    assert compare_costs(_priced(a=1.0), _priced(b=1.0), 0.1).lines == [nothing]  # none shared
+    assert compare_costs(_priced(a=1.0), _priced(a=None), 0.1).lines == [nothing]
+    assert compare_costs(_priced(a=None), _priced(a=1.0), 0.1).lines == [nothing]
+    assert compare_costs(_priced(a=1.0), _priced(a=None), 0.1).failed is False
+
+
+def test_the_cost_gate_from_a_zero_baseline() -> None:
+    """$0 -> $0 is no change; $0 -> any cost is an unbounded increase."""
+    same = compare_costs(_priced(a=0.0), _priced(a=0.0), 0.0)
+    assert same.failed is False
+    assert "(+0.0%; limit +0.0%)" in same.lines[0]
+    grew = compare_costs(_priced(a=0.0), _priced(a=0.5), 10.0)
+    assert grew.failed is True
+    assert "(+inf%; limit +1000.0%)" in grew.lines[0]
+
+
+def test_a_failed_cost_gate_names_the_three_sessions_that_grew_most() -> None:
+    """Sorted by their own increase (new - old), largest first, at most three."""
+    old = _priced(a=1.0, b=1.0, c=0.0, d=2.0)
+    new = _priced(a=1.5, b=3.0, c=0.25, d=2.1)  # increases 0.5, 2.0, 0.25, 0.1
+    result = compare_costs(old, new, 0.1)
+    assert result.failed is True
+    assert result.lines[0].endswith("; FAILED, most of it in b, a, c")
+
+
+def test_a_bad_cost_record_is_reported_with_its_line(tmp_path: Path) -> None:
+    (tmp_path / "costs.jsonl").write_text('{"session": "a", "policy": {"usd": 1}}\nnot json\n')
+    with pytest.raises(InputError) as caught:
+        read_costs(tmp_path)
+    assert caught.value.line == 2
+    assert read_costs(tmp_path / "missing") is None
+
+
+# ---- a call as recorded, and when the recording is used --------------------------------
+
+
+def test_recorded_cache_parts_never_exceed_the_prompt() -> None:
+    """A log's cache read is capped at the prompt, its cache write at what the read
+    leaves: 1,000 tokens reading 800 and "creating" 500 wrote 200 (``CallTokens.recorded``)."""
+    assert CallTokens.recorded(Usage(1_000, 10, 800, 500)) == CallTokens(1_000, 800, 200, 10)
+    assert CallTokens.recorded(Usage(1_000, 10, 1_500, 0)) == CallTokens(1_000, 1_000, 0, 10)
+    assert CallTokens.recorded(Usage(1_000, 10, 300, 200)) == CallTokens(1_000, 300, 200, 10)
+
+
+def _two_recorded_calls() -> Conversation:
+    messages: list[Message] = [
+        UserMessage.text("fix the bug"),
+        AssistantMessage((TextBlock("looking"),), Usage(3_000, 50, 0, 3_000), SONNET),
+        UserMessage.text("and the test"),
+        AssistantMessage((TextBlock("done"),), Usage(3_500, 20, 3_000, 500), SONNET),
+    ]
+    return Conversation("c", "c.jsonl", "test", messages)
+
+
+@dataclass
+class _Shortened:
+    """A slot whose view before each call leaves out the newest message (a compaction
+    that is still a prefix of the history)."""
+
+    messages: list[Message]
+
+    def load_messages(self, upto: int | None = None) -> list[Message]:
+        return self.messages[: (len(self.messages) if upto is None else upto) - 1]
+
+
+def test_a_call_sent_the_whole_history_is_priced_from_its_recorded_usage() -> None:
+    """Uncompacted, each call's prompt is the whole history before it: its tokens are the
+    recorded ones (3,000 written; then 3,000 read and 500 written), not modeled."""
+    conv = _two_recorded_calls()
+    run = uncompacted_run(conv, Pricer.from_options("3/15"))
+    assert [(c.tokens, c.modeled, c.at) for c in run.calls] == [
+        (CallTokens(3_000, 0, 3_000, 50), False, 1),
+        (CallTokens(3_500, 3_000, 500, 20), False, 3),
+    ]
+
+
+def test_a_call_sent_less_than_the_whole_history_is_modeled() -> None:
+    """A view that is only a prefix of the history (one message short) is not the
+    original prompt, even though every message it holds is the history's own."""
+    conv = _two_recorded_calls()
+    engine = _Engine(_Shortened(conv.messages))  # type: ignore[arg-type]
+    meter = CostMeter(conv, engine, Pricer.from_options("3/15"))
+    meter.appended(0, 0, len(conv.messages))
+    assert [(c.modeled, c.at) for c in meter.run.calls] == [(True, 1), (True, 3)]
+
+
+# ---- the meter's summarizer calls: what is counted, at which model's price -------------
+
+HAIKU = "claude-3-5-haiku-20241022"
+TABLE = Pricer(table={SONNET: Rates(3.0, 15.0), HAIKU: Rates(1.0, 5.0)}, table_path="p.json")
+
+
+def _meter(pricer: Pricer = TABLE, agent: str | None = HAIKU) -> CostMeter:
+    """A meter over one unrecorded call of ``agent`` (no usage: sizes are the estimates)."""
+    messages: list[Message] = [UserMessage.text("1"), AssistantMessage.text("2")]
+    if agent is not None:
+        messages[1] = AssistantMessage((TextBlock("2"),), None, agent)
+    conv = Conversation("c", "c.jsonl", "test", messages)
+    meter = CostMeter(conv, _Engine(_Slot(conv.messages)), pricer)
+    meter.appended(0, 0, 2)
+    meter.run.calls.clear()  # only the summarizer calls below
+    return meter
+
+
+def _summarize(meter: CostMeter, outcome: SummaryOutcome, model: str | None = None) -> None:
+    meter.summarized(SummaryRequest("c", 1, "12345", model), outcome)
+
+
+def test_a_summarizer_call_that_sent_nothing_costs_nothing() -> None:
+    meter = _meter()
+    _summarize(meter, SummaryOutcome(None, error="no key", attempts=0), SONNET)
+    assert meter.run.calls == []
+
+
+def test_a_failed_summarizer_call_is_priced_on_its_estimated_prompt() -> None:
+    """Sent but no response: the prompt "12345" is 8 + 5 = 13 tokens, no output."""
+    meter = _meter()
+    _summarize(meter, SummaryOutcome(None, error="timeout", attempts=1), SONNET)
+    (call,) = meter.run.calls
+    assert (call.tokens, call.summarizer) == (CallTokens(13, 0, 0, 0), True)
+    assert call.usd == pytest.approx(13 * 3 / 1e6)
+
+
+def test_a_summary_without_usage_is_priced_on_its_estimated_text() -> None:
+    """A cached response (no attempt made now) still counts; "123" is 3 output tokens."""
+    meter = _meter()
+    _summarize(meter, SummaryOutcome(SummaryResponse("123", SONNET), cached=True), SONNET)
+    (call,) = meter.run.calls
+    assert call.tokens == CallTokens(13, 0, 0, 3)
+    assert call.usd == pytest.approx((13 * 3 + 3 * 15) / 1e6)
+
+
+def test_a_summary_is_priced_at_the_request_model_else_the_response_model() -> None:
+    usage = Usage(1_000, 100)
+    meter = _meter()
+    _summarize(meter, SummaryOutcome(SummaryResponse("s", HAIKU, usage), attempts=1), SONNET)
+    _summarize(meter, SummaryOutcome(SummaryResponse("s", SONNET, usage), attempts=1), None)
+    assert [c.model for c in meter.run.calls] == [SONNET, SONNET]
+    assert [c.usd for c in meter.run.calls] == pytest.approx([4.5e-3, 4.5e-3])  # 3 + 1.5 m$
+
+
+def test_an_unpriced_summarizer_model_is_priced_as_the_agents_model() -> None:
+    """The offline summarizer's model is in no price list: its call is priced at the
+    agent's own model (Haiku here, 1/5 per million): (1,000 × 1 + 100 × 5) / 1M."""
+    meter = _meter()
+    response = SummaryResponse("s", "offline-summarizer", Usage(1_000, 100))
+    _summarize(meter, SummaryOutcome(response, attempts=1), "offline-summarizer")
+    (call,) = meter.run.calls
+    assert call.model == HAIKU
+    assert call.usd == pytest.approx(1.5e-3)
+
+
+def test_the_session_delta_is_rounded_to_the_micro_dollar() -> None:
+    """Uncompacted, the policy's run is the original plus the summarizer: one 1-token
+    summary prompt at $1.4 per million is a delta of $0.0000014, recorded as $0.000001."""
+    messages: list[Message] = [UserMessage.text("a"), _recorded(3_000, 0)]
+    conv = Conversation("c", "c.jsonl", "test", messages)
+    meter = CostMeter(conv, _Engine(_Slot(messages)), Pricer.from_options("1.4/0"))
+    meter.appended(0, 0, 2)
+    meter.summarized(
+        SummaryRequest("c", 1, "x", SONNET),
+        SummaryOutcome(SummaryResponse("s", SONNET, Usage(1, 0)), attempts=1),
+    )
+    record = meter.record()
+    assert record["delta_usd"] == 0.000001
+    assert record["delta_usd_same_model"] == 0.000001  # no call was modeled: the summary alone
+
+
+# ---- the replay report's cost line -----------------------------------------------------
+
+
+def _record(**changes: object) -> CostRecord:
+    tokens = {
+        "prompt": 3_300,
+        "cache_read": 1_000,
+        "cache_write": 2_000,
+        "fresh": 300,
+        "output": 40,
+    }
+    record = {
+        "policy": {
+            "usd": 1.5,
+            "tokens": tokens,
+            "summarizer_usd": 0.25,
+            "cache_break_usd": 0.125,
+            "priced_by": ["p.json: x"],
+        },
+        "original": {"usd": 1.0},
+        "delta_usd": 0.5,
+        "delta_usd_same_model": 0.375,
+        "model_error": {"usd": 0.02, "cache_recorded": True},
+        "outcome": {"reward": 1.0, "steps": 3},
+    }
+    record.update(changes)
+    return record  # type: ignore[return-value]
+
+
+def test_the_cost_line_says_every_figure_of_the_record() -> None:
+    assert cost_line(_record()) == (
+        "cost $1.5000: 1,000 cache read, 2,000 cache write, 300 fresh, 40 output tokens"
+        "; summarizer $0.2500, cache breaks $0.1250"
+        "; original run $1.0000 (Δ +0.5000, same-model Δ +0.3750"
+        ", model error on the original +2.0%)"
+        "; the original run's task outcome: reward 1.0, steps 3 [p.json: x]"
+    )
+
+
+def test_the_cost_line_leaves_out_what_the_record_does_not_have() -> None:
+    record = _record(delta_usd=None, outcome=None)
+    assert cost_line(record) == (
+        "cost $1.5000: 1,000 cache read, 2,000 cache write, 300 fresh, 40 output tokens"
+        "; summarizer $0.2500, cache breaks $0.1250 [p.json: x]"
+    )
+    unchecked = _record(model_error={"usd": None, "cache_recorded": False})
+    del unchecked["outcome"]
+    unchecked["delta_usd_same_model"] = None
+    unchecked["policy"] = {**unchecked["policy"], "usd": None, "priced_by": []}
+    assert cost_line(unchecked) == (
+        "cost unpriced: 1,000 cache read, 2,000 cache write, 300 fresh, 40 output tokens"
+        "; summarizer $0.2500, cache breaks $0.1250"
+        "; original run $1.0000 (Δ +0.5000"
+        ", the log records no cache use: the model's split is unchecked) [no price]"
+    )
