@@ -70,6 +70,40 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "shared = 0 if expired else min(shared, prompt)",
         "0 -> 1",
     ): "a 1-token prefix is below every caching provider's minimum (1,024): read 0 either way",
+    **{
+        ("transcript_tools/cost/model.py", line, change): (
+            "PricedCall's defaults: RunCost.add, its one maker, passes every field"
+        )
+        for line, change in (
+            (
+                "break_usd: float = 0.0  # what the call paid beyond a warm cache (a compaction's price)",
+                "0.0 -> 1.0",
+            ),
+            ("summarizer: bool = False", "False -> True"),
+            (
+                "at: int = -1  # the call's message index in the history (-1: a summarizer call)",
+                "-x -> x",
+            ),
+            (
+                "at: int = -1  # the call's message index in the history (-1: a summarizer call)",
+                "1 -> 2",
+            ),
+            (
+                "modeled: bool = False  # priced by the model, not from recorded usage",
+                "False -> True",
+            ),
+        )
+    },
+    **{
+        ("transcript_tools/cost/model.py", "at: int = -1,", change): (
+            "only summarizer calls take the default, and their index is read nowhere"
+            " (same_model_delta takes them by their flag)"
+        )
+        for change in ("-x -> x", "1 -> 2")
+    },
+    ("transcript_tools/cost/model.py", "shared = 0", "0 -> 1"): (
+        "a 1-token prefix is below every caching provider's minimum (1,024): read 0 either way"
+    ),
     (
         "transcript_tools/cost/meter.py",
         "_previous_end: int = 0",

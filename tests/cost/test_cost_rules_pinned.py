@@ -18,7 +18,7 @@ import pytest
 from transcript_tools.cost.cache_rules import ANTHROPIC, rules_for
 from transcript_tools.cost.gate import compare_costs, read_costs
 from transcript_tools.cost.meter import CostMeter, cost_line, uncompacted_run
-from transcript_tools.cost.model import modeled_call
+from transcript_tools.cost.model import RunCost, modeled_call, warm
 from transcript_tools.cost.original import BREAK_SLACK_TOKENS, recorded_breaks
 from transcript_tools.cost.prices import Pricer, Rates
 from transcript_tools.cost.records import CostRecord
@@ -470,3 +470,109 @@ def test_the_cost_line_leaves_out_what_the_record_does_not_have() -> None:
         "; original run $1.0000 (Δ +0.5000"
         ", the log records no cache use: the model's split is unchecked) [no price]"
     )
+
+
+def test_the_cost_line_without_a_model_error_says_no_error_bar() -> None:
+    record = _record(delta_usd_same_model=None, outcome=None)
+    del record["model_error"]
+    assert cost_line(record).endswith("; original run $1.0000 (Δ +0.5000) [p.json: x]")
+
+
+# ---- a run's calls: the price of a cache break, the sums, the same-model change ---------
+
+RATES = Pricer.from_options("3/15/0.3/3.75")  # USD per million: input/output/read/write
+
+
+def test_warm_reads_the_broken_tokens_from_the_cache_taking_them_from_the_write() -> None:
+    assert warm(CallTokens(5_000, 1_000, 4_000, 10), 3_000) == CallTokens(5_000, 4_000, 1_000, 10)
+    # more broken than written: the rest came out of fresh input
+    assert warm(CallTokens(5_000, 1_000, 2_000, 10), 3_000) == CallTokens(5_000, 4_000, 0, 10)
+
+
+def test_a_cache_break_costs_the_call_less_the_same_call_warm() -> None:
+    """1,000 read, 4,000 written, 10 out: 300 + 15,000 + 150 = $0.01545 per 1M units;
+    warm (3,000 broken tokens read instead): 4,000 read, 1,000 written: 1,200 + 3,750 +
+    150 = $0.0051. The break cost $0.01035."""
+    run = RunCost()
+    run.add(RATES, SONNET, CallTokens(5_000, 1_000, 4_000, 10), broken=3_000, at=1)
+    run.add(RATES, SONNET, CallTokens(5_000, 1_000, 4_000, 10), at=3)  # no break
+    assert [c.usd for c in run.calls] == pytest.approx([0.01545, 0.01545])
+    assert [c.break_usd for c in run.calls] == pytest.approx([0.01035, 0.0])
+    assert run.break_usd == pytest.approx(0.01035)
+
+
+def test_a_runs_sums_split_the_summarizer_from_the_agents_calls() -> None:
+    run = RunCost()
+    run.add(RATES, SONNET, CallTokens(2_000, 0, 2_000, 10), at=1)  # 7,500 + 150
+    run.add(RATES, SONNET, CallTokens(1_000, 0, 0, 100), summarizer=True)  # 3,000 + 1,500
+    run.add(RATES, SONNET, CallTokens(3_000, 2_000, 1_000, 20), at=3)  # 600 + 3,750 + 300
+    assert run.tokens() == CallTokens(6_000, 2_000, 3_000, 130)
+    assert run.tokens(summarizer=False) == CallTokens(5_000, 2_000, 3_000, 30)
+    assert run.tokens(summarizer=True) == CallTokens(1_000, 0, 0, 100)
+    assert run.usd == pytest.approx(0.0168)
+    assert run.summarizer_usd == pytest.approx(0.0045)
+    as_json = run.to_json()
+    assert (as_json["calls"], as_json["summarizer_calls"]) == (2, 1)
+    assert (as_json["usd"], as_json["summarizer_usd"]) == (0.0168, 0.0045)
+    assert as_json["tokens"]["fresh"] == 0 and as_json["summarizer_tokens"]["fresh"] == 1_000
+    assert as_json["priced_by"] == ["--price-per-mtok 3/15/0.3/3.75"]
+
+
+def test_a_run_with_an_unpriced_call_has_no_total() -> None:
+    run = RunCost()
+    run.add(RATES, SONNET, CallTokens(1_000, 0, 0, 0))
+    run.add(Pricer(), "no-such-model", CallTokens(1_000, 0, 0, 0))
+    assert run.usd is None and run.to_json()["usd"] is None
+    assert run.sources() == ["--price-per-mtok 3/15/0.3/3.75"]
+
+
+def test_the_same_model_change_counts_modeled_calls_against_the_original_and_the_summary() -> None:
+    """Against the original's modeled calls (at 1: $0.003, at 3: $0.006): this run's
+    modeled call at 1 costs $0.0015 (-0.0015), its recorded call at 3 is not compared,
+    the summary adds $0.0045: +0.003."""
+    original = RunCost()
+    original.add(RATES, SONNET, CallTokens(1_000, 0, 0, 0), at=1, modeled=True)
+    original.add(RATES, SONNET, CallTokens(2_000, 0, 0, 0), at=3, modeled=True)
+    run = RunCost()
+    run.add(RATES, SONNET, CallTokens(500, 0, 0, 0), at=1, modeled=True)
+    run.add(RATES, SONNET, CallTokens(9_000, 0, 0, 0), at=3)
+    run.add(RATES, SONNET, CallTokens(1_000, 0, 0, 100), summarizer=True)
+    assert run.same_model_delta(original) == pytest.approx(-0.0015 + 0.0045)
+    unpriced = RunCost()
+    unpriced.add(Pricer(), "no-such-model", CallTokens(500, 0, 0, 0), at=1, modeled=True)
+    assert unpriced.same_model_delta(original) is None
+    unpriced_summary = RunCost()
+    unpriced_summary.add(Pricer(), "no-such-model", CallTokens(1, 0, 0, 0), summarizer=True)
+    assert unpriced_summary.same_model_delta(original) is None
+
+
+def test_a_first_call_after_a_recorded_break_reads_what_the_recording_read() -> None:
+    """The first call finds nothing of its own cached, but what the original call read
+    (another session's prefix, ``survived``): 2,000 of 5,000 read, 3,000 written."""
+    one = UserMessage.text("a")
+    sizes = Sizes({id(one): 1.0}, 0, 1.0, True)
+    tokens, _ = modeled_call(
+        None, [one], sizes, ANTHROPIC, output=5, survived=2_000, prompt_tokens=5_000
+    )
+    assert tokens == CallTokens(5_000, 2_000, 3_000, 5)
+
+
+def test_a_break_is_the_uncached_part_beyond_the_new_messages() -> None:
+    """Previous view [task, old]; this one [task, summary, new] (hidden prefix 2,000;
+    task 1,000, summary 500, new 1,500): prompt 5,000, the shared 3,000 read, 2,000
+    written. Of those, the 1,500 appended since are new anyway: the break is the 500
+    the compaction rewrote."""
+    task, old, summary, new = (UserMessage.text(c) for c in "abcd")
+    sizes = Sizes(
+        {id(task): 1_000.0, id(old): 500.0, id(summary): 500.0, id(new): 1_500.0}, 2_000, 1.0, True
+    )
+    tokens, broken = modeled_call(
+        [task, old], [task, summary, new], sizes, ANTHROPIC, output=5, new_tokens=1_500
+    )
+    assert tokens == CallTokens(5_000, 3_000, 2_000, 5)
+    assert broken == 500
+    # with no cache at all there is nothing to break
+    _, none = modeled_call(
+        [task, old], [task, summary, new], sizes, rules_for(None), output=5, new_tokens=1_500
+    )
+    assert none == 0
