@@ -101,6 +101,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         )
         for change in ("-x -> x", "1 -> 2")
     },
+    (
+        "transcript_tools/cost/model.py",
+        "break_usd = quote.usd - (warm_quote.usd if warm_quote is not None else 0.0)",
+        "0.0 -> 1.0",
+    ): "the same pricer and model just priced the call: the warm quote is never None",
     ("transcript_tools/cost/model.py", "shared = 0", "0 -> 1"): (
         "a 1-token prefix is below every caching provider's minimum (1,024): read 0 either way"
     ),

@@ -521,8 +521,9 @@ def test_a_runs_sums_split_the_summarizer_from_the_agents_calls() -> None:
 def test_a_run_with_an_unpriced_call_has_no_total() -> None:
     run = RunCost()
     run.add(RATES, SONNET, CallTokens(1_000, 0, 0, 0))
-    run.add(Pricer(), "no-such-model", CallTokens(1_000, 0, 0, 0))
+    run.add(Pricer(), "no-such-model", CallTokens(1_000, 0, 0, 0), broken=500)
     assert run.usd is None and run.to_json()["usd"] is None
+    assert run.calls[1].break_usd == 0.0  # an unpriced break costs nothing known
     assert run.sources() == ["--price-per-mtok 3/15/0.3/3.75"]
 
 
@@ -576,3 +577,35 @@ def test_a_break_is_the_uncached_part_beyond_the_new_messages() -> None:
         [task, old], [task, summary, new], sizes, rules_for(None), output=5, new_tokens=1_500
     )
     assert none == 0
+
+
+@dataclass
+class _Compacting:
+    """A slot whose view before the second call is a summary and the newest message."""
+
+    views: dict[int, list[Message]]
+
+    def load_messages(self, upto: int | None = None) -> list[Message]:
+        assert upto is not None
+        return self.views[upto]
+
+
+def test_the_meter_charges_a_break_for_what_a_compaction_rewrote() -> None:
+    """No usage recorded: sizes are the estimates (8 per message, 1 per digit). The
+    second call's view is [summary 108, request 58]: 166 tokens, too few to cache, all
+    fresh. Of them the request (58) is new since the first call; the compaction's break
+    is the other 108, priced as fresh instead of read: 108 × (3 - 0.3) / 1M."""
+    task = UserMessage.text("1" * 10)
+    first = AssistantMessage((TextBlock("4" * 20),), None, SONNET)
+    request = UserMessage.text("3" * 50)
+    second = AssistantMessage((TextBlock("5" * 20),), None, SONNET)
+    summary = UserMessage.text("2" * 100)
+    conv = Conversation("c", "c.jsonl", "test", [task, first, request, second])
+    slot = _Compacting({1: [task], 3: [summary, request]})
+    meter = CostMeter(conv, _Engine(slot), RATES)  # type: ignore[arg-type]
+    meter.appended(0, 0, 4)
+    assert [c.tokens for c in meter.run.calls] == [
+        CallTokens(18, 0, 0, 28),
+        CallTokens(166, 0, 0, 28),
+    ]
+    assert [c.break_usd for c in meter.run.calls] == pytest.approx([0.0, 108 * 2.7 / 1e6])
