@@ -28,8 +28,15 @@ from transcript_tools.engine.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from transcript_tools.engine.policy import Keep, Policy, PrePass, SummarizerInput, Trigger
-from transcript_tools.engine.policy_engine import policy_skip
+from transcript_tools.engine.policy import (
+    Keep,
+    Policy,
+    PrePass,
+    SummarizerInput,
+    SummarySpec,
+    Trigger,
+)
+from transcript_tools.engine.policy_engine import policy_skip, seed_shaped
 from transcript_tools.engine.policy_slot import PolicySlot
 from transcript_tools.engine.rules import Decision
 from transcript_tools.engine.tokens import estimate_message_tokens
@@ -223,3 +230,21 @@ def test_strict_names_a_first_message_that_is_not_the_users() -> None:
             "assistant message where the user must come: roles must alternate",
         )
     ]
+
+
+# ---- policy_engine: which policies the seed's own engine path runs ---------------------
+
+
+def test_seed_shaped_policies_differ_from_the_seed_only_in_its_own_settings() -> None:
+    """The seed's path runs a policy that changes only what the seed's settings vary
+    (ratio, debounce, kept turns, the summary's max_tokens 0 or 1024); any other
+    trigger form, a floor or ceiling, another keep kind or max_tokens does not."""
+    assert seed_shaped(Policy()) is True
+    assert seed_shaped(Policy(trigger=Trigger(ratio=0.5, debounce=2))) is True
+    assert seed_shaped(Policy(keep=Keep(turns=3))) is True
+    assert seed_shaped(Policy(summary=SummarySpec(max_tokens=0))) is True
+    assert seed_shaped(Policy(trigger=Trigger(floor_tokens=1_000))) is False
+    assert seed_shaped(Policy(trigger=Trigger(ceiling_tokens=5_000))) is False
+    assert seed_shaped(Policy(trigger=Trigger(threshold="tokens", tokens=5_000))) is False
+    assert seed_shaped(Policy(summary=SummarySpec(max_tokens=2_048))) is False
+    assert seed_shaped(Policy(keep=Keep(kind="messages", messages=4))) is False
