@@ -609,3 +609,20 @@ def test_the_meter_charges_a_break_for_what_a_compaction_rewrote() -> None:
         CallTokens(166, 0, 0, 28),
     ]
     assert [c.break_usd for c in meter.run.calls] == pytest.approx([0.0, 108 * 2.7 / 1e6])
+
+
+def test_a_free_call_adds_nothing_to_a_runs_cost() -> None:
+    """A call priced at $0 is $0 (not "unpriced", not a default): here the only call
+    of the run, and the only summarizer call."""
+    run = RunCost()
+    run.add(RATES, SONNET, CallTokens(), at=0)
+    run.add(RATES, SONNET, CallTokens(), summarizer=True)
+    assert (run.usd, run.summarizer_usd) == (0.0, 0.0)
+
+
+def test_the_same_model_change_compares_a_call_at_message_zero() -> None:
+    original = RunCost()
+    original.add(RATES, SONNET, CallTokens(1_000, 0, 0, 0), at=0, modeled=True)  # $0.003
+    run = RunCost()
+    run.add(RATES, SONNET, CallTokens(2_000, 0, 0, 0), at=0, modeled=True)  # $0.006
+    assert run.same_model_delta(original) == pytest.approx(0.003)

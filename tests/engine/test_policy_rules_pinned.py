@@ -11,6 +11,8 @@ protects; the edit it fails under is in its docstring.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from transcript_tools.engine.compaction import (
@@ -19,6 +21,7 @@ from transcript_tools.engine.compaction import (
     prepass_should_run,
     summarizer_messages,
 )
+from transcript_tools.engine.config import ReplaySettings, SummaryConfig
 from transcript_tools.engine.messages import (
     AssistantMessage,
     Message,
@@ -36,7 +39,7 @@ from transcript_tools.engine.policy import (
     SummarySpec,
     Trigger,
 )
-from transcript_tools.engine.policy_engine import policy_skip, seed_shaped
+from transcript_tools.engine.policy_engine import policy_skip, seed_shaped, with_policy
 from transcript_tools.engine.policy_slot import PolicySlot
 from transcript_tools.engine.rules import Decision
 from transcript_tools.engine.tokens import estimate_message_tokens
@@ -248,3 +251,28 @@ def test_seed_shaped_policies_differ_from_the_seed_only_in_its_own_settings() ->
     assert seed_shaped(Policy(trigger=Trigger(threshold="tokens", tokens=5_000))) is False
     assert seed_shaped(Policy(summary=SummarySpec(max_tokens=2_048))) is False
     assert seed_shaped(Policy(keep=Keep(kind="messages", messages=4))) is False
+    assert seed_shaped(Policy(summarizer_input=SummarizerInput(max_tool_result_chars=0))) is False
+    assert seed_shaped(Policy(summarizer_input=SummarizerInput(max_transcript_chars=0))) is False
+
+
+def test_no_policy_clears_a_policy_from_the_settings() -> None:
+    plain = ReplaySettings(summary=SummaryConfig())
+    assert with_policy(plain, None) is plain
+    given = replace(plain, policy=Policy(name="x", keep=Keep(kind="messages", messages=2)))
+    assert with_policy(given, None).policy is None
+
+
+def test_a_policys_window_is_the_runs_when_the_run_names_none_or_asks_auto() -> None:
+    """``trigger.window = 200,000``: the run's window unless the run named its own (and
+    did not ask ``--max-context-tokens auto``)."""
+    policy = Policy(name="w", trigger=Trigger(window=200_000, ratio=0.5))
+    plain = ReplaySettings(summary=SummaryConfig(max_context_tokens=50_000))
+
+    def window(settings: ReplaySettings, given: bool) -> int:
+        summary = with_policy(settings, policy, window_given=given).summary
+        assert summary is not None
+        return summary.max_context_tokens
+
+    assert window(plain, given=True) == 50_000
+    assert window(plain, given=False) == 200_000
+    assert window(replace(plain, auto_window=True), given=True) == 200_000
