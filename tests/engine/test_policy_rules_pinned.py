@@ -276,3 +276,10 @@ def test_a_policys_window_is_the_runs_when_the_run_names_none_or_asks_auto() -> 
     assert window(plain, given=True) == 50_000
     assert window(plain, given=False) == 200_000
     assert window(replace(plain, auto_window=True), given=True) == 200_000
+
+
+def test_a_policy_keeps_its_turns_and_at_least_one() -> None:
+    plain = ReplaySettings(summary=SummaryConfig())
+    assert with_policy(plain, Policy(keep=Keep(turns=3))).keep_recent_turns == 3
+    messages = Policy(name="m", keep=Keep(kind="messages", messages=2, turns=0))
+    assert with_policy(plain, messages).keep_recent_turns == 1
