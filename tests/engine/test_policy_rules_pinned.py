@@ -11,6 +11,7 @@ protects; the edit it fails under is in its docstring.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
@@ -33,11 +34,14 @@ from transcript_tools.engine.messages import (
 )
 from transcript_tools.engine.policy import (
     Keep,
+    Placement,
     Policy,
     PrePass,
     SummarizerInput,
     SummarySpec,
     Trigger,
+    keep_budget_tokens,
+    threshold_tokens,
 )
 from transcript_tools.engine.policy_engine import policy_skip, seed_shaped, with_policy
 from transcript_tools.engine.policy_slot import PolicySlot
@@ -283,3 +287,120 @@ def test_a_policy_keeps_its_turns_and_at_least_one() -> None:
     assert with_policy(plain, Policy(keep=Keep(turns=3))).keep_recent_turns == 3
     messages = Policy(name="m", keep=Keep(kind="messages", messages=2, turns=0))
     assert with_policy(plain, messages).keep_recent_turns == 1
+
+
+# ---- policy: each part's checks at their boundaries ------------------------------------
+
+ACCEPTED = [
+    lambda: Trigger(tokens=0),
+    lambda: Trigger(threshold="tokens", tokens=1),
+    lambda: Trigger(threshold="reserve", reserve_tokens=1),
+    lambda: Trigger(threshold="every", every=1),
+    lambda: Trigger(threshold="messages", messages=1),
+    lambda: Trigger(floor_tokens=10, ceiling_tokens=10),
+    lambda: Trigger(floor_tokens=10, ceiling_tokens=0),  # 0: no ceiling
+    lambda: PrePass(trigger_ratio=0),
+    lambda: PrePass(trigger_tokens=5),
+    lambda: PrePass(placeholder=""),  # no pre-pass: no placeholder needed
+    lambda: PrePass(kind=CLEAR, exclude_tools=("skill",)),
+    lambda: Keep(turns=1),
+    lambda: Keep(kind="messages", messages=1),
+    lambda: Keep(kind="tokens", tokens=1),
+    lambda: Keep(kind="user-messages", tokens_ratio=0.1),
+    lambda: Keep(kind="fraction", fraction=0.5),
+    lambda: Keep(
+        fraction=1.0
+    ),  # a fraction of 1 is a number in range; only kind = fraction needs < 1
+    lambda: Keep(floor_tokens=10, ceiling_tokens=10),
+    lambda: SummarizerInput(kind="dropped-tail", tail_tokens=1),
+    lambda: Placement(role="assistant", lead_in="Here is the summary:"),
+    lambda: Placement(role="user", acknowledgement="ok"),
+    lambda: SummarySpec(max_tokens=0),
+]
+
+REJECTED = [
+    (lambda: Trigger(tokens=-1), "trigger.tokens: must be an integer >= 0"),
+    (lambda: Trigger(tokens=True), "trigger.tokens: must be an integer >= 0"),
+    (lambda: Trigger(ratio=True), "trigger.ratio: must be a number"),
+    (lambda: Trigger(ratio="0.5"), "trigger.ratio: must be a number"),
+    (lambda: Trigger(threshold="tokens"), "trigger.tokens: must be >= 1 with threshold = tokens"),
+    (lambda: Trigger(threshold="reserve"), "trigger.reserve_tokens: must be >= 1"),
+    (lambda: Trigger(threshold="every"), "trigger.every: must be >= 1"),
+    (lambda: Trigger(threshold="messages"), "trigger.messages: must be >= 1"),
+    (lambda: Trigger(floor_tokens=10, ceiling_tokens=9), "trigger.ceiling_tokens: must be 0 or"),
+    (lambda: PrePass(trigger_ratio=1.5), "prepass.trigger_ratio: must be in (0, 1] or 0"),
+    (lambda: PrePass(trigger_tokens=5, trigger_ratio=0.5), "prepass.trigger_ratio: set"),
+    (lambda: PrePass(min_results=-1), "prepass.min_results"),
+    (lambda: PrePass(protect_turns=-1), "prepass.protect_turns"),
+    (lambda: PrePass(min_freed_tokens=-1), "prepass.min_freed_tokens"),
+    (lambda: PrePass(placeholder=3), "prepass.placeholder: must be a string"),
+    (lambda: PrePass(kind=CLEAR, placeholder=""), "prepass.placeholder: must not be empty"),
+    (lambda: PrePass(exclude_tools=["skill"]), "prepass.exclude_tools: must be a list"),
+    (lambda: PrePass(exclude_tools=("skill", 1)), "prepass.exclude_tools: must be a list"),
+    (lambda: PrePass(clear_inputs=1), "prepass.clear_inputs: must be true or false"),
+    (lambda: Keep(turns=0), "keep.turns: must be >= 1 with kind = turns"),
+    (lambda: Keep(kind="messages"), "keep.messages: must be >= 1 with kind = messages"),
+    (lambda: Keep(kind="tokens"), "keep.tokens: or keep.tokens_ratio must be set"),
+    (lambda: Keep(kind="user-messages"), "keep.tokens: or keep.tokens_ratio must be set"),
+    (lambda: Keep(kind="fraction", fraction=1.0), "keep.fraction: must be in (0, 1) with"),
+    (lambda: Keep(kind="fraction"), "keep.fraction: must be in (0, 1) with"),
+    (lambda: Keep(floor_tokens=10, ceiling_tokens=9), "keep.ceiling_tokens: must be 0 or"),
+    (lambda: Keep(pairs_intact=1), "keep.pairs_intact: must be true or false"),
+    (lambda: SummarizerInput(kind="dropped-tail"), "summarizer_input.tail_tokens: must be >= 1"),
+    (lambda: Placement(role="user", lead_in="x"), "placement.lead_in: needs role = assistant"),
+    (lambda: Placement(acknowledgement="ok"), "placement.acknowledgement: needs role = user"),
+    (lambda: SummarySpec(template=" "), "summary.template: must name a built-in template"),
+    (lambda: SummarySpec(max_tokens=-1), "summary.max_tokens: must be an integer >= 0"),
+    (lambda: Policy(name=" "), "name: must not be empty"),
+    (lambda: Policy(description=3), "description: must be a string"),
+    (lambda: Policy(trigger=PrePass()), "trigger: must be a Trigger"),
+    (lambda: Policy(trigger=Trigger(threshold="never")), "trigger.threshold: is never and"),
+]
+
+
+@pytest.mark.parametrize("make", ACCEPTED)
+def test_a_policy_part_at_its_boundary_is_accepted(make: Callable[[], object]) -> None:
+    assert make() is not None
+
+
+@pytest.mark.parametrize(("make", "message"), REJECTED)
+def test_a_policy_part_past_its_boundary_is_rejected(
+    make: Callable[[], object], message: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        make()
+    assert str(caught.value).startswith(message)
+
+
+def test_only_a_never_trigger_makes_a_policy_that_never_summarizes() -> None:
+    assert Policy().summarizes is True
+    masking = Policy(name="mask", trigger=Trigger(threshold="never"), prepass=PrePass(kind=CLEAR))
+    assert masking.summarizes is False
+
+
+def test_threshold_tokens_of_each_form() -> None:
+    """ratio: window × ratio within [floor, ceiling]; tokens; reserve: window - reserve,
+    not below 0; the counting forms have none."""
+    assert threshold_tokens(Trigger(ratio=0.5), 1_000) == 500.0
+    assert threshold_tokens(Trigger(ratio=0.5, floor_tokens=600), 1_000) == 600.0
+    assert threshold_tokens(Trigger(ratio=0.5, ceiling_tokens=400), 1_000) == 400.0
+    assert (
+        threshold_tokens(Trigger(ratio=0.5, floor_tokens=400, ceiling_tokens=600), 1_000) == 500.0
+    )
+    assert threshold_tokens(Trigger(threshold="tokens", tokens=700), 1_000) == 700.0
+    assert threshold_tokens(Trigger(threshold="reserve", reserve_tokens=300), 1_000) == 700.0
+    assert threshold_tokens(Trigger(threshold="reserve", reserve_tokens=1_200), 1_000) == 0.0
+    assert threshold_tokens(Trigger(threshold="every", every=3), 1_000) is None
+
+
+def test_keep_budget_tokens_of_each_form() -> None:
+    """``tokens``; else window × ``tokens_ratio`` (whole tokens) within [floor, ceiling]."""
+    assert keep_budget_tokens(Keep(kind="tokens", tokens=500, tokens_ratio=0.5), 1_001) == 500
+    assert keep_budget_tokens(Keep(kind="tokens", tokens_ratio=0.25), 1_001) == 250
+    assert (
+        keep_budget_tokens(Keep(kind="tokens", tokens_ratio=0.25, floor_tokens=300), 1_001) == 300
+    )
+    assert (
+        keep_budget_tokens(Keep(kind="tokens", tokens_ratio=0.25, ceiling_tokens=200), 1_001) == 200
+    )
+    assert keep_budget_tokens(Keep(), 1_001) is None
