@@ -20,7 +20,14 @@ from transcript_tools.cost.gate import compare_costs, read_costs
 from transcript_tools.cost.meter import CostMeter, cost_line, uncompacted_run
 from transcript_tools.cost.model import RunCost, modeled_call, warm
 from transcript_tools.cost.original import BREAK_SLACK_TOKENS, recorded_breaks
-from transcript_tools.cost.prices import Pricer, Rates
+from transcript_tools.cost.prices import (
+    Pricer,
+    Rates,
+    parse_rates,
+    pricer_for,
+    provider_of,
+    read_prices_file,
+)
 from transcript_tools.cost.records import CostRecord
 from transcript_tools.cost.sizes import Sizes
 from transcript_tools.cost.tokens import CallTokens
@@ -33,7 +40,7 @@ from transcript_tools.engine.messages import (
     UserMessage,
 )
 from transcript_tools.engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
-from transcript_tools.errors import InputError
+from transcript_tools.errors import ConfigError, InputError
 
 SONNET = "claude-sonnet-4-5"
 
@@ -626,3 +633,59 @@ def test_the_same_model_change_compares_a_call_at_message_zero() -> None:
     run = RunCost()
     run.add(RATES, SONNET, CallTokens(2_000, 0, 0, 0), at=0, modeled=True)  # $0.006
     assert run.same_model_delta(original) == pytest.approx(0.003)
+
+
+# ---- prices: overrides, price files, which provider a model name says ------------------
+
+
+def test_an_override_of_zero_is_a_price_and_one_figure_prices_input_and_output() -> None:
+    assert parse_rates("0") == Rates(0.0, 0.0)
+    assert parse_rates("3") == Rates(3.0, 3.0)
+    assert parse_rates("3/15") == Rates(3.0, 15.0)
+    with pytest.raises(ConfigError, match=r"^--price-per-mtok '-0.1': give USD per million"):
+        parse_rates("-0.1")
+
+
+def test_the_provider_is_read_from_the_model_name() -> None:
+    for name in ("claude-sonnet-4-5", "Claude-Opus-4", "anthropic/claude-3-haiku"):
+        assert provider_of(name) == "anthropic", name
+    for name in ("gpt-4o", "o1-mini", "o3", "o4-mini", "codex-mini-latest", "chatgpt-4o-latest"):
+        assert provider_of(name) == "openai", name
+    for name in ("gemini-2.5-pro", "my-gpt", "llama-o3", "", None):
+        assert provider_of(name) is None, name
+
+
+def test_a_prices_file_entry_prices_its_model_and_its_dated_ids(tmp_path: Path) -> None:
+    """The longest matching name wins; a dated id (``name-…``) matches its name."""
+    path = tmp_path / "p.json"
+    path.write_text(
+        '{"m": {"input": 1, "output": 2}, '
+        '"m-large": {"input": 4, "output": 8, "cache_read": 0.4, "cache_write": 5}}'
+    )
+    pricer = Pricer.from_options(None, str(path))
+    assert pricer.rates_source("m-large-2025") == (Rates(4.0, 8.0, 0.4, 5.0), f"{path}: m-large")
+    assert pricer.rates_source("m") == (Rates(1.0, 2.0), f"{path}: m")
+    assert pricer.rates_source("m-2025") == (Rates(1.0, 2.0), f"{path}: m")
+    assert pricer.rates_source("mx") == (None, "")
+    assert pricer.rates_source(None) == (None, "")
+    assert pricer.quote(None, CallTokens(1_000, 0, 0, 0)) is None
+
+
+def test_an_override_prices_every_call_even_without_a_model() -> None:
+    quote = Pricer.from_options(2).quote(None, CallTokens(1_000_000, 0, 0, 0))
+    assert quote is not None and (quote.usd, quote.source) == (2.0, "--price-per-mtok 2")
+
+
+def test_a_prices_file_that_is_not_an_object_or_not_readable(tmp_path: Path) -> None:
+    listed = tmp_path / "list.json"
+    listed.write_text("[1, 2]")
+    with pytest.raises(ConfigError, match="a prices file is a JSON object"):
+        read_prices_file(str(listed))
+    with pytest.raises(ConfigError, match="cannot read prices file"):
+        read_prices_file(str(tmp_path / "missing.json"))
+
+
+def test_a_run_is_priced_only_with_cost() -> None:
+    assert pricer_for(False, None, "3") is None
+    pricer = pricer_for(True, None, "3")
+    assert pricer is not None and pricer.override == Rates(3.0, 3.0)
