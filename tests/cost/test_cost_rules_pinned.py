@@ -689,3 +689,17 @@ def test_a_run_is_priced_only_with_cost() -> None:
     assert pricer_for(False, None, "3") is None
     pricer = pricer_for(True, None, "3")
     assert pricer is not None and pricer.override == Rates(3.0, 3.0)
+
+
+def test_a_runs_record_rounds_dollars_to_the_micro_dollar() -> None:
+    """$1.4 per million tokens, one token each: 0.0000014 is recorded as 0.000001."""
+    pricer = Pricer.from_options("1.4/0/0/1.4")
+    run = RunCost()
+    run.add(pricer, SONNET, CallTokens(1, 0, 1, 0), broken=1, at=1)  # written, then warm: read
+    run.add(pricer, SONNET, CallTokens(1, 0, 0, 0), summarizer=True)
+    as_json = run.to_json()
+    assert (as_json["usd"], as_json["summarizer_usd"], as_json["cache_break_usd"]) == (
+        0.000003,  # 2.8e-6
+        0.000001,
+        0.000001,
+    )
