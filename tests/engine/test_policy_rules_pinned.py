@@ -17,19 +17,30 @@ from dataclasses import replace
 import pytest
 
 from transcript_tools.engine.compaction import (
+    NO_CAP,
+    cleared,
+    formatter_cap,
+    is_tool_output,
     keep_plan,
+    placed_summary,
     prepass_selection,
     prepass_should_run,
     summarizer_messages,
+    tool_names,
+    without_inputs,
 )
 from transcript_tools.engine.config import ReplaySettings, SummaryConfig
 from transcript_tools.engine.messages import (
+    INJECTED,
+    OBSERVATION,
+    SYNTHETIC_MODEL,
     AssistantMessage,
     Message,
     SystemMessage,
     TextBlock,
     ToolResultMessage,
     ToolUseBlock,
+    Usage,
     UserMessage,
 )
 from transcript_tools.engine.policy import (
@@ -404,3 +415,192 @@ def test_keep_budget_tokens_of_each_form() -> None:
         keep_budget_tokens(Keep(kind="tokens", tokens_ratio=0.25, ceiling_tokens=200), 1_001) == 200
     )
     assert keep_budget_tokens(Keep(), 1_001) is None
+
+
+# ---- compaction: the small rules, one by one -------------------------------------------
+
+
+def observation(text: str) -> UserMessage:
+    return UserMessage((TextBlock(text),), OBSERVATION)
+
+
+def call(call_id: str, name: str = "bash", arguments: object = "ls") -> AssistantMessage:
+    return AssistantMessage((TextBlock("run"), ToolUseBlock(call_id, name, arguments)), None, "m")
+
+
+def test_a_policy_cap_of_zero_is_no_cap_for_the_formatter() -> None:
+    assert formatter_cap(0) == NO_CAP == 1 << 40
+    assert (formatter_cap(1), formatter_cap(5_000)) == (1, 5_000)
+
+
+def test_tool_outputs_are_tool_results_and_observations() -> None:
+    assert is_tool_output(output("c1", 3)) is True
+    assert is_tool_output(observation("ls: 3 files")) is True
+    assert is_tool_output(person("ls")) is False
+    assert is_tool_output(AssistantMessage.text("ls")) is False
+    assert tool_names([person("x"), call("c1", "bash"), call("c2", "skill")]) == {
+        "c1": "bash",
+        "c2": "skill",
+    }
+
+
+def test_a_cleared_output_keeps_its_role_call_and_error_flag() -> None:
+    assert cleared(ToolResultMessage("c1", "long", True), "p") == ToolResultMessage("c1", "p", True)
+    assert cleared(observation("long"), "p") == observation("p")
+
+
+def test_clearing_inputs_clears_only_the_named_calls_arguments() -> None:
+    message = AssistantMessage(
+        (ToolUseBlock("c1", "bash", "ls"), ToolUseBlock("c2", "bash", "pwd")), Usage(1, 2), "m"
+    )
+    assert without_inputs(message, {"c1"}) == AssistantMessage(
+        (ToolUseBlock("c1", "bash", None), ToolUseBlock("c2", "bash", "pwd")), Usage(1, 2), "m"
+    )
+
+
+def test_prepass_needs_a_kind_and_counts_outputs_strictly_above_min_results() -> None:
+    assert prepass_should_run(PrePass(), 10**9, 1_000, 10**6) is False  # kind none
+    assert prepass_should_run(PrePass(kind=CLEAR), 0, 1_000, 1) is True
+    assert prepass_should_run(PrePass(kind=CLEAR), 0, 1_000, 0) is False
+
+
+def test_prepass_keeps_the_newest_and_counts_them_toward_protect_tokens() -> None:
+    """Outputs of 100 characters, oldest first at 1, 2, 3: ``keep_newest = 1`` keeps 3,
+    whose 100 tokens fill ``protect_tokens = 100``: 2 and 1 are cleared (99 each, the
+    placeholder being 1). With ``protect_tokens = 101`` the 2nd is protected too."""
+    region = [
+        (0, person("a")),
+        (1, output("c1", 100)),
+        (2, output("c2", 100)),
+        (3, output("c3", 100)),
+    ]
+    kept_one = PrePass(kind=CLEAR, keep_newest=1, protect_tokens=100, placeholder="p")
+    assert prepass_selection(region, kept_one, {}, chars, ()) == ([1, 2], 198)
+    more = PrePass(kind=CLEAR, keep_newest=1, protect_tokens=101, placeholder="p")
+    assert prepass_selection(region, more, {}, chars, ()) == ([1], 99)
+    two = PrePass(kind=CLEAR, keep_newest=2, placeholder="p")
+    assert prepass_selection(region, two, {}, chars, ()) == ([1], 99)
+
+
+def test_prepass_skips_excluded_tools_cleared_outputs_and_small_ones() -> None:
+    """c1 is an excluded tool's, c2 was cleared already (it counts toward nothing), c3
+    is no longer than the placeholder; only the observation at 4 (100) is cleared."""
+    region = [
+        (0, person("a")),
+        (1, output("c1", 100)),
+        (2, output("c2", 100)),
+        (3, output("c3", 5)),
+        (4, observation("o" * 100)),
+        (5, output("c5", 100)),
+    ]
+    prepass = PrePass(kind=CLEAR, keep_newest=1, exclude_tools=("skill",), placeholder="12345")
+    names = {"c1": "skill", "c2": "bash", "c3": "bash", "c5": "bash"}
+    assert prepass_selection(region, prepass, names, chars, {2}) == ([4], 95)
+
+
+def test_prepass_clears_nothing_that_frees_less_than_min_freed_tokens() -> None:
+    region = [(0, person("a")), (1, output("c1", 100)), (2, output("c2", 100))]
+    exact = PrePass(kind=CLEAR, placeholder="p", min_freed_tokens=198)
+    assert prepass_selection(region, exact, {}, chars, ()) == ([1, 2], 198)
+    over = PrePass(kind=CLEAR, placeholder="p", min_freed_tokens=199)
+    assert prepass_selection(region, over, {}, chars, ()) == ([], 0)
+
+
+def _kept(plan: object) -> list[int]:
+    return [index for index, _ in plan.kept]  # type: ignore[attr-defined]
+
+
+def test_keep_kinds_none_messages_and_turns() -> None:
+    """Region: a turn (0 person, 1 call, 2 result), a turn (3 person, 4 reply)."""
+    region = [
+        (0, person("a")),
+        (1, call("c1")),
+        (2, output("c1", 4)),
+        (3, person("b")),
+        (4, AssistantMessage.text("r")),
+    ]
+    nothing = keep_plan(region, Keep(kind="none"), 0, chars)
+    assert (_kept(nothing), nothing.dropped) == ([], (0, 1, 2, 3, 4))
+    assert _kept(keep_plan(region, Keep(kind="messages", messages=2), 0, chars)) == [3, 4]
+    assert _kept(keep_plan(region, Keep(kind="messages", messages=9), 0, chars)) == [0, 1, 2, 3, 4]
+    assert _kept(keep_plan(region, Keep(turns=1), 0, chars)) == [3, 4]
+    assert _kept(keep_plan(region, Keep(turns=2), 0, chars)) == [0, 1, 2, 3, 4]
+    assert _kept(keep_plan(region, Keep(turns=5), 0, chars)) == [0, 1, 2, 3, 4]
+
+
+def test_keep_never_starts_at_a_result_whose_call_it_drops() -> None:
+    """The last 3 messages start at the result 2: with ``pairs_intact`` the cut moves on
+    to 3; without, the result is kept alone."""
+    region = [
+        (0, person("a")),
+        (1, call("c1")),
+        (2, output("c1", 4)),
+        (3, person("b")),
+        (4, AssistantMessage.text("r")),
+    ]
+    intact = Keep(kind="messages", messages=3)
+    assert _kept(keep_plan(region, intact, 0, chars)) == [3, 4]
+    split = Keep(kind="messages", messages=3, pairs_intact=False)
+    assert _kept(keep_plan(region, split, 0, chars)) == [2, 3, 4]
+
+
+def test_keep_user_messages_newest_first_within_the_budget_cutting_the_oldest() -> None:
+    """Person messages of 10, 10 and 10 characters, a 25-token budget: the two newest
+    whole, the oldest cut to its last 5 characters; the assistant's and observations go."""
+    region = [
+        (0, person("0123456789")),
+        (1, AssistantMessage.text("reply")),
+        (2, person("abcdefghij")),
+        (3, observation("seen")),
+        (4, person("ABCDEFGHIJ")),
+    ]
+    plan = keep_plan(region, Keep(kind="user-messages", tokens=25), 0, chars)
+    assert plan.kept == ((0, person("56789")), (2, person("abcdefghij")), (4, person("ABCDEFGHIJ")))
+    assert plan.dropped == (1, 3)
+    exact = keep_plan(region, Keep(kind="user-messages", tokens=20), 0, chars)
+    assert _kept(exact) == [2, 4] and exact.dropped == (0, 1, 3)
+
+
+def test_keep_fraction_starts_at_a_person_turn_never_the_first_message() -> None:
+    """Sizes 10, 30 (an observation: not a turn start), 10: the newest 25% of 50 starts
+    where at least 37.5 came before, at a person's message: position 2."""
+    region = [(0, person("x" * 10)), (1, observation("y" * 30)), (2, person("z" * 10))]
+    assert _kept(keep_plan(region, Keep(kind="fraction", fraction=0.25), 0, chars)) == [2]
+    assert _kept(keep_plan(region, Keep(kind="fraction", fraction=0.9), 0, chars)) == [2]
+    one = [(0, person("x" * 10))]
+    assert _kept(keep_plan(one, Keep(kind="fraction", fraction=0.9), 0, chars)) == []
+
+
+def test_summarizer_input_kinds() -> None:
+    history, view, dropped = [person("h")], [person("v")], [person("d")]
+    given = {
+        kind: summarizer_messages(
+            SummarizerInput(kind=kind, tail_tokens=1), history, view, dropped, chars
+        )
+        for kind in ("history", "since-last-summary", "dropped", "dropped-tail")
+    }
+    assert given == {
+        "history": history,
+        "since-last-summary": view,
+        "dropped": dropped,
+        "dropped-tail": dropped,
+    }
+
+
+def test_the_summary_is_placed_in_its_role_with_its_marker_lead_in_and_acknowledgement() -> None:
+    assert placed_summary(Placement(marker="[S]"), "text") == (SystemMessage("[S] text"),)
+    assert placed_summary(Placement(marker=""), "text") == (SystemMessage("text"),)
+    assert placed_summary(Placement(role="user", marker="", acknowledgement="ok"), "t") == (
+        UserMessage((TextBlock("t"),), INJECTED),
+        AssistantMessage((TextBlock("ok"),), None, SYNTHETIC_MODEL),
+    )
+    assert placed_summary(Placement(role="user", marker=""), "t") == (
+        UserMessage((TextBlock("t"),), INJECTED),
+    )
+    assert placed_summary(Placement(role="assistant", marker="", lead_in="so far:"), "t") == (
+        UserMessage((TextBlock("so far:"),), INJECTED),
+        AssistantMessage((TextBlock("t"),), None, SYNTHETIC_MODEL),
+    )
+    assert placed_summary(Placement(role="assistant", marker=""), "t") == (
+        AssistantMessage((TextBlock("t"),), None, SYNTHETIC_MODEL),
+    )
