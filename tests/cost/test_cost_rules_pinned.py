@@ -19,7 +19,12 @@ from transcript_tools.cost.cache_rules import ANTHROPIC, rules_for
 from transcript_tools.cost.gate import compare_costs, read_costs
 from transcript_tools.cost.meter import CostMeter, cost_line, uncompacted_run
 from transcript_tools.cost.model import RunCost, modeled_call, warm
-from transcript_tools.cost.original import BREAK_SLACK_TOKENS, recorded_breaks
+from transcript_tools.cost.original import (
+    BREAK_SLACK_TOKENS,
+    model_error,
+    reconstructed_run,
+    recorded_breaks,
+)
 from transcript_tools.cost.prices import (
     Pricer,
     Rates,
@@ -29,7 +34,7 @@ from transcript_tools.cost.prices import (
     read_prices_file,
 )
 from transcript_tools.cost.records import CostRecord
-from transcript_tools.cost.sizes import Sizes
+from transcript_tools.cost.sizes import Sizes, calibrate
 from transcript_tools.cost.tokens import CallTokens
 from transcript_tools.engine.messages import (
     AssistantMessage,
@@ -703,3 +708,59 @@ def test_a_runs_record_rounds_dollars_to_the_micro_dollar() -> None:
         0.000001,
         0.000001,
     )
+
+
+# ---- the model's error on the original run ---------------------------------------------
+
+
+def test_the_model_error_is_signed_and_relative_to_the_recording() -> None:
+    """Recorded: 1,000 prompt, 500 read, 500 written, 10 out = (150 + 1,875 + 150) µ$
+    = $0.002175. Modeled: 1,100 prompt, 400 read, 600 written (100 fresh) = (120 + 2,250
+    + 300 + 150) µ$ = $0.00282: +29.66%. Fresh has no recorded base: None."""
+    recorded, modeled = RunCost(), RunCost()
+    recorded.add(RATES, SONNET, CallTokens(1_000, 500, 500, 10), at=1)
+    modeled.add(RATES, SONNET, CallTokens(1_100, 400, 600, 10), at=1, modeled=True)
+    assert model_error(recorded, modeled, recorded) == {
+        "cache_recorded": True,
+        "usd": 0.2966,
+        "usd_breaks_carried": 0.0,
+        "prompt": 0.1,
+        "cache_read": -0.2,
+        "cache_write": 0.2,
+        "fresh": None,
+    }
+
+
+def test_a_recording_without_cache_figures_leaves_the_split_unchecked() -> None:
+    recorded, modeled = RunCost(), RunCost()
+    recorded.add(RATES, SONNET, CallTokens(1_000, 0, 0, 10), at=1)
+    modeled.add(Pricer(), "no-such-model", CallTokens(1_000, 0, 0, 10), at=1, modeled=True)
+    error = model_error(recorded, modeled, modeled)
+    assert error["cache_recorded"] is False
+    assert (error["usd"], error["usd_breaks_carried"]) == (None, None)
+    assert (error["prompt"], error["fresh"], error["cache_read"]) == (0.0, 0.0, None)
+
+
+def test_the_reconstruction_carries_the_recorded_breaks_only_when_asked() -> None:
+    """The second call recorded a read of 1,500 of the previous 3,000 (a break: more
+    than 1,024 below): rebuilt from the prompts alone it reads all 3,000; with the
+    breaks carried, 1,500."""
+    messages: list[Message] = [
+        UserMessage.text("a"),
+        _recorded(3_000, 0),
+        UserMessage.text("b"),
+        _recorded(3_500, 1_500),
+    ]
+    conv = Conversation("c", "c.jsonl", "test", messages)
+    sizes = calibrate(conv)
+    plain = reconstructed_run(conv, sizes, RATES)
+    carried = reconstructed_run(conv, sizes, RATES, carry_breaks=True)
+    assert [c.tokens for c in plain.calls] == [
+        CallTokens(3_000, 0, 3_000, 10),
+        CallTokens(3_500, 3_000, 500, 10),
+    ]
+    assert [c.tokens for c in carried.calls] == [
+        CallTokens(3_000, 0, 3_000, 10),
+        CallTokens(3_500, 1_500, 2_000, 10),
+    ]
+    assert all(c.modeled for c in plain.calls) and [c.at for c in plain.calls] == [1, 3]
