@@ -38,6 +38,7 @@ from transcript_tools.cost.sizes import Sizes, calibrate
 from transcript_tools.cost.tokens import CallTokens
 from transcript_tools.engine.messages import (
     AssistantMessage,
+    Compaction,
     Conversation,
     Message,
     TextBlock,
@@ -764,3 +765,59 @@ def test_the_reconstruction_carries_the_recorded_breaks_only_when_asked() -> Non
         CallTokens(3_500, 1_500, 2_000, 10),
     ]
     assert all(c.modeled for c in plain.calls) and [c.at for c in plain.calls] == [1, 3]
+
+
+# ---- calibrating sizes against the recording -------------------------------------------
+
+
+def _digits(n: int, usage: int | None = None) -> Message:
+    """A message of ``n`` estimated tokens (8 for the message, 1 per digit); with
+    ``usage``, a recorded call whose prompt was that many tokens."""
+    if usage is None:
+        return UserMessage.text("1" * (n - 8))
+    return AssistantMessage((TextBlock("2" * (n - 8)),), Usage(usage, 5), SONNET)
+
+
+def test_calibration_spreads_the_prompt_growth_and_finds_the_hidden_prefix() -> None:
+    """Estimates 100, 50 (a call: 1,100 prompt), 200, 50 (a call: 1,500). The growth
+    between the calls, 400 real tokens over 250 estimated, gives the ratio 1.6: the
+    messages between are 80 and 320, the others 1.6 × their estimate; the first prompt
+    less its message (160) is the hidden prefix: 940."""
+    messages = [_digits(100), _digits(50, 1_100), _digits(200), _digits(50, 1_500)]
+    sizes = calibrate(Conversation("c", "c.jsonl", "test", messages))
+    assert [sizes.of(m) for m in messages] == pytest.approx([160, 80, 320, 80])
+    assert (sizes.hidden, sizes.ratio, sizes.calibrated) == (940, 1.6, True)
+    assert sizes.prompt(messages[:1]) == 1_100 and sizes.prompt(messages[:3]) == 1_500
+    assert sizes.of_text("12345") == pytest.approx(8.0)
+
+
+def test_calibration_sizes_a_restarted_prompt_from_its_first_call() -> None:
+    """After a compaction the original agent recorded at message 4, the prompt starts
+    anew: the call at 5 sent 1,000 tokens, the hidden 940 and message 4 (estimated 100):
+    message 4 is 60. The stretch across the restart is not a growth."""
+    messages = [
+        _digits(100),
+        _digits(50, 1_100),
+        _digits(200),
+        _digits(50, 1_500),
+        _digits(100),
+        _digits(50, 1_000),
+    ]
+    conv = Conversation("c", "c.jsonl", "test", messages, [Compaction(4, "test")])
+    sizes = calibrate(conv)
+    assert sizes.ratio == 1.6
+    assert [sizes.of(m) for m in messages] == pytest.approx([160, 80, 320, 80, 60, 80])
+    assert sizes.prompt(messages[4:5]) == 1_000
+
+
+def test_calibration_ignores_a_prompt_that_shrank_and_needs_a_recorded_call() -> None:
+    """Calls of 1,500 then 1,100 tokens with no recorded compaction: no growth to learn
+    from, the ratio stays 1; without any usage the sizes are the plain estimates."""
+    shrank = [_digits(100), _digits(50, 1_500), _digits(200), _digits(50, 1_100)]
+    sizes = calibrate(Conversation("c", "c.jsonl", "test", shrank))
+    assert (sizes.ratio, sizes.hidden) == (1.0, 1_400)
+    assert [sizes.of(m) for m in shrank] == [100, 50, 200, 50]
+    plain = [_digits(100), _digits(50)]
+    unrecorded = calibrate(Conversation("c", "c.jsonl", "test", plain))
+    assert (unrecorded.hidden, unrecorded.ratio, unrecorded.calibrated) == (0, 1.0, False)
+    assert [unrecorded.of(m) for m in plain] == [100, 50]
