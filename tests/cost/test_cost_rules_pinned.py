@@ -821,3 +821,12 @@ def test_calibration_ignores_a_prompt_that_shrank_and_needs_a_recorded_call() ->
     unrecorded = calibrate(Conversation("c", "c.jsonl", "test", plain))
     assert (unrecorded.hidden, unrecorded.ratio, unrecorded.calibrated) == (0, 1.0, False)
     assert [unrecorded.of(m) for m in plain] == [100, 50]
+
+
+def test_a_call_right_at_a_restart_is_rebuilt_from_that_restart() -> None:
+    """The log opens with a call (message 0) and the agent compacted right before the
+    call at 2: each is rebuilt on the prompt from its own restart, with nothing before."""
+    messages = [_digits(50, 1_000), _digits(100), _digits(50, 1_000)]
+    conv = Conversation("c", "c.jsonl", "test", messages, [Compaction(2, "test")])
+    run = reconstructed_run(conv, calibrate(conv), RATES)
+    assert [(c.at, c.tokens.prompt) for c in run.calls] == [(0, 1_000), (2, 1_000)]
