@@ -830,3 +830,10 @@ def test_a_call_right_at_a_restart_is_rebuilt_from_that_restart() -> None:
     conv = Conversation("c", "c.jsonl", "test", messages, [Compaction(2, "test")])
     run = reconstructed_run(conv, calibrate(conv), RATES)
     assert [(c.at, c.tokens.prompt) for c in run.calls] == [(0, 1_000), (2, 1_000)]
+
+
+def test_a_recording_with_cache_reads_alone_is_checked() -> None:
+    """OpenAI's logs record reads and no writes: the split can be checked."""
+    recorded = RunCost()
+    recorded.add(RATES, "gpt-4o", CallTokens(2_000, 1_024, 0, 10), at=1)
+    assert model_error(recorded, recorded, recorded)["cache_recorded"] is True
