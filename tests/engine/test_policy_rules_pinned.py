@@ -41,6 +41,7 @@ from transcript_tools.engine.messages import (
     ToolResultMessage,
     ToolUseBlock,
     Usage,
+    UserImageMessage,
     UserMessage,
 )
 from transcript_tools.engine.policy import (
@@ -604,3 +605,74 @@ def test_the_summary_is_placed_in_its_role_with_its_marker_lead_in_and_acknowled
     assert placed_summary(Placement(role="assistant", marker=""), "t") == (
         AssistantMessage((TextBlock("t"),), None, SYNTHETIC_MODEL),
     )
+
+
+# ---- validity: each API's rules on small views, every violation listed -----------------
+
+
+def answer(call_id: str) -> ToolResultMessage:
+    return ToolResultMessage(call_id, "out")
+
+
+def asks(*calls: str) -> AssistantMessage:
+    return AssistantMessage(tuple(ToolUseBlock(c, "bash") for c in calls))
+
+
+def found(view: list[Message], api: str) -> list[tuple[str, int]]:
+    return [(v.rule, v.index) for v in check_view(view, api)]
+
+
+def test_empty_content_where_each_api_refuses_it() -> None:
+    """A blank system message is empty; a final empty assistant message (a prefill) is
+    allowed by Anthropic only; an image or a call alone is content."""
+    assert found([SystemMessage(" "), person("u"), AssistantMessage.text("a")], "anthropic") == [
+        ("empty-content", 0)
+    ]
+    mid = [person("u"), AssistantMessage(()), person("x")]
+    assert found(mid, "anthropic") == found(mid, "strict") == [("empty-content", 1)]
+    final = [person("u"), asks("t1"), answer("t1"), AssistantMessage(())]
+    assert found(final, "anthropic") == []
+    assert found(final, "gemini") == found(final, "strict") == [("empty-content", 3)]
+    assert (
+        found(
+            [person("u"), UserImageMessage("image/png", "..."), asks("t1"), answer("t1")],
+            "anthropic",
+        )
+        == []
+    )
+
+
+def test_a_result_after_other_content_of_its_turn_and_an_unanswered_call() -> None:
+    view = [person("u"), asks("t1"), answer("t1"), asks("t2"), person("x"), answer("t2")]
+    assert found(view, "anthropic") == [("result-not-first", 5)]
+    assert found(view, "gemini") == []
+    assert found(view, "openai") == [("call-unanswered", 3), ("result-orphan", 5)]
+    assert found(view, "strict") == [("call-unanswered", 3), ("result-orphan", 5)]
+
+
+def test_a_turn_of_two_assistant_messages_must_answer_both_calls() -> None:
+    view = [person("u"), asks("t1"), asks("t2"), answer("t1"), AssistantMessage.text("done")]
+    assert found(view, "anthropic") == found(view, "gemini") == [("call-unanswered", 2)]
+
+
+def test_a_result_answers_only_the_turn_right_before_it() -> None:
+    view = [person("u"), asks("t1"), answer("t1"), AssistantMessage.text("b"), answer("t1")]
+    assert found(view, "anthropic") == [("result-orphan", 4)]
+
+
+def test_a_system_message_before_a_result_is_not_other_content() -> None:
+    view = [person("u"), asks("t1"), SystemMessage("note"), answer("t1")]
+    assert found(view, "anthropic") == [("system-not-leading", 2)]
+
+
+def test_openai_answers_a_call_once_and_names_a_call_never_answered() -> None:
+    assert found([person("u"), asks("t1"), answer("t1"), answer("t1")], "openai") == [
+        ("result-orphan", 3)
+    ]
+    (never,) = check_view([person("u"), asks("t1", "t2"), answer("t2")], "openai")
+    assert str(never) == "openai: message 1: call-unanswered: tool_call t1 never answered"
+
+
+def test_an_unknown_api_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown API 'bedrock'"):
+        check_view([], "bedrock")
