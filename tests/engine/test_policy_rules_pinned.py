@@ -56,7 +56,7 @@ from transcript_tools.engine.policy import (
     threshold_tokens,
 )
 from transcript_tools.engine.policy_engine import policy_skip, seed_shaped, with_policy
-from transcript_tools.engine.policy_slot import PolicySlot
+from transcript_tools.engine.policy_slot import CompactionPlan, PolicySlot, summarized_span
 from transcript_tools.engine.rules import Decision
 from transcript_tools.engine.tokens import estimate_message_tokens
 from transcript_tools.engine.validity import check_view
@@ -676,3 +676,106 @@ def test_openai_answers_a_call_once_and_names_a_call_never_answered() -> None:
 def test_an_unknown_api_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown API 'bedrock'"):
         check_view([], "bedrock")
+
+
+# ---- policy_slot: the view a summary leaves, and what the view was before a pre-pass ---
+
+
+def _summarized(placement: Placement, **keep: object) -> tuple[PolicySlot, list[Message]]:
+    """A slot over [system, person 1, reply, person 2, reply], summarized keeping the last
+    turn, then two messages appended; the history is returned too."""
+    history: list[Message] = [
+        SystemMessage("s"),
+        person("1"),
+        AssistantMessage.text("2"),
+        person("3"),
+        AssistantMessage.text("4"),
+    ]
+    policy = Policy(name="p", keep=Keep(turns=1, **keep), placement=placement)  # type: ignore[arg-type]
+    slot = PolicySlot(policy, 100_000)
+    slot.append_messages(history)
+    slot.set_summary("sum")
+    more: list[Message] = [person("5"), AssistantMessage.text("6")]
+    slot.append_messages(more)
+    return slot, history + more
+
+
+@pytest.mark.parametrize(
+    ("position", "order"),
+    [
+        ("tail", [0, 3, 4, 5, 6, "summary"]),
+        ("front", [0, "summary", 3, 4, 5, 6]),
+        ("end", [0, 3, 4, "summary", 5, 6]),
+    ],
+)
+def test_the_view_after_a_summary_in_each_position(position: str, order: list[object]) -> None:
+    """The head (the system message), the summary where its position says, the kept last
+    turn (3, 4) and what came after (5, 6); sizes: 8 + 1 per digit, "sum" 8 + 1."""
+    slot, history = _summarized(Placement(marker="", position=position))
+    summary = SystemMessage("sum")
+    expected = [summary if i == "summary" else history[i] for i in order]  # type: ignore[index]
+    assert slot.load_messages() == expected
+    assert slot.view_size() == (6, sum(estimate_message_tokens(m) for m in expected))
+    assert slot.view_size()[1] == 6 * 9
+    # the view before the messages appended after the summary
+    assert slot.load_messages(upto=5) == [m for m in expected if m not in history[5:]]
+    assert slot.view_size(upto=5) == (4, 4 * 9)
+
+
+def test_keep_first_user_keeps_the_task_in_the_head() -> None:
+    slot, history = _summarized(Placement(marker=""), first_user=True)
+    assert slot.load_messages() == [*history[:2], *history[3:], SystemMessage("sum")]
+    assert slot.snapshot() == {
+        "slot_id": "main",
+        "policy": "p",
+        "placement": "system@tail",
+        "summary_override": "sum",
+        "marker": "",
+        "kept_messages": 2,
+        "cleared_messages": 0,
+    }
+
+
+def test_a_dry_run_summary_counts_as_its_assumed_tokens() -> None:
+    """``assumed_tokens`` replaces the summary's own size; with a lead-in, the summary is
+    the second message placed (the lead-in keeps its size: 8 + 2 letters' 1)."""
+    policy = Policy(name="p", placement=Placement(role="assistant", marker="", lead_in="so"))
+    slot = PolicySlot(policy, 100_000)
+    slot.append_messages([person("1"), AssistantMessage.text("2")])
+    slot.set_summary("", assumed_tokens=500)
+    lead_in = estimate_message_tokens(UserMessage((TextBlock("so"),), INJECTED))
+    assert lead_in == 9
+    assert slot.view_size() == (4, 9 + 9 + 9 + 500)
+
+
+def test_the_view_before_a_pre_pass_shows_what_it_later_cleared() -> None:
+    """The pre-pass of the earlier test ran at 4 messages: the view over the first
+    three still shows the result and the call's input (9 + 46 + 108)."""
+    task = person("1")
+    call_message = AssistantMessage((ToolUseBlock("c1", "b", "12345"),))
+    result = ToolResultMessage("c1", "0" * 100)
+    policy = Policy(name="clear", prepass=PrePass(kind=CLEAR, placeholder="0", clear_inputs=True))
+    slot = PolicySlot(policy, 100_000)
+    slot.append_messages([task, call_message, result, person("2")])
+    assert slot.prepass(172) is not None
+    assert slot.view_size(upto=3) == (3, 163)
+    assert slot.load_messages(upto=3) == [task, call_message, result]
+    assert slot.view_size(upto=4) == (4, 68)
+    assert slot.snapshot()["cleared_messages"] == 2  # the result and the call
+
+
+def test_a_summary_record_names_the_dropped_messages_as_ranges() -> None:
+    plan = CompactionPlan(
+        kept=((9, person("k")),),
+        dropped=tuple((i, person("d")) for i in (0, 1, 2, 5, 7, 8)),
+        summarizer_input=(person("a"), person("b")),
+        history_end=10,
+        view_tokens_before=1_234,
+    )
+    assert summarized_span(plan) == {
+        "messages_summarized": 2,
+        "messages_dropped": 6,
+        "dropped": [[0, 3], [5, 6], [7, 9]],
+        "messages_kept": 1,
+        "view_tokens_before": 1_234,
+    }
