@@ -52,6 +52,14 @@ ROOT = Path(__file__).resolve().parent.parent
 # Mutants that change nothing a caller can see: (module, the line as written, the change)
 # -> why. Each is also listed with its reason in docs/testing.md.
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    ("transcript_tools/engine/policy.py", "if ceiling and tokens > ceiling:", "> -> >="): (
+        "at tokens == ceiling, clamping to the ceiling leaves the same value"
+    ),
+    (
+        "transcript_tools/engine/policy.py",
+        "return float(floor) if tokens < floor else float(tokens)",
+        "< -> <=",
+    ): "at tokens == floor both branches return the same float",
     (
         "transcript_tools/engine/validity.py",
         'first = i == start or all(role(view[j]) == "system" for j in range(start, i))',
