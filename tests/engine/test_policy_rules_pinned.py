@@ -331,42 +331,75 @@ ACCEPTED = [
 ]
 
 REJECTED = [
-    (lambda: Trigger(tokens=-1), "trigger.tokens: must be an integer >= 0"),
-    (lambda: Trigger(tokens=True), "trigger.tokens: must be an integer >= 0"),
+    (lambda: Trigger(tokens=-1), "trigger.tokens: must be an integer >= 0, got -1"),
+    (lambda: Trigger(tokens=True), "trigger.tokens: must be an integer >= 0, got True"),
     (lambda: Trigger(ratio=True), "trigger.ratio: must be a number"),
     (lambda: Trigger(ratio="0.5"), "trigger.ratio: must be a number"),
-    (lambda: Trigger(threshold="tokens"), "trigger.tokens: must be >= 1 with threshold = tokens"),
-    (lambda: Trigger(threshold="reserve"), "trigger.reserve_tokens: must be >= 1"),
-    (lambda: Trigger(threshold="every"), "trigger.every: must be >= 1"),
-    (lambda: Trigger(threshold="messages"), "trigger.messages: must be >= 1"),
-    (lambda: Trigger(floor_tokens=10, ceiling_tokens=9), "trigger.ceiling_tokens: must be 0 or"),
+    (
+        lambda: Trigger(threshold="tokens"),
+        "trigger.tokens: must be >= 1 with threshold = tokens, got 0",
+    ),
+    (
+        lambda: Trigger(threshold="reserve"),
+        "trigger.reserve_tokens: must be >= 1 with threshold = reserve, got 0",
+    ),
+    (
+        lambda: Trigger(threshold="every"),
+        "trigger.every: must be >= 1 with threshold = every, got 0",
+    ),
+    (
+        lambda: Trigger(threshold="messages"),
+        "trigger.messages: must be >= 1 with threshold = messages, got 0",
+    ),
+    (
+        lambda: Trigger(floor_tokens=10, ceiling_tokens=9),
+        "trigger.ceiling_tokens: must be 0 or >= floor_tokens, got 9",
+    ),
     (lambda: PrePass(trigger_ratio=1.5), "prepass.trigger_ratio: must be in (0, 1] or 0"),
     (lambda: PrePass(trigger_tokens=5, trigger_ratio=0.5), "prepass.trigger_ratio: set"),
     (lambda: PrePass(min_results=-1), "prepass.min_results"),
     (lambda: PrePass(protect_turns=-1), "prepass.protect_turns"),
     (lambda: PrePass(min_freed_tokens=-1), "prepass.min_freed_tokens"),
     (lambda: PrePass(placeholder=3), "prepass.placeholder: must be a string"),
-    (lambda: PrePass(kind=CLEAR, placeholder=""), "prepass.placeholder: must not be empty"),
+    (
+        lambda: PrePass(kind=CLEAR, placeholder=""),
+        "prepass.placeholder: must not be empty (an empty tool result is invalid for most APIs), got ''",
+    ),
     (lambda: PrePass(exclude_tools=["skill"]), "prepass.exclude_tools: must be a list"),
     (lambda: PrePass(exclude_tools=("skill", 1)), "prepass.exclude_tools: must be a list"),
     (lambda: PrePass(clear_inputs=1), "prepass.clear_inputs: must be true or false"),
-    (lambda: Keep(turns=0), "keep.turns: must be >= 1 with kind = turns"),
-    (lambda: Keep(kind="messages"), "keep.messages: must be >= 1 with kind = messages"),
-    (lambda: Keep(kind="tokens"), "keep.tokens: or keep.tokens_ratio must be set"),
+    (lambda: Keep(turns=0), "keep.turns: must be >= 1 with kind = turns, got 0"),
+    (lambda: Keep(kind="messages"), "keep.messages: must be >= 1 with kind = messages, got 0"),
+    (
+        lambda: Keep(kind="tokens"),
+        "keep.tokens: or keep.tokens_ratio must be set with kind = tokens, got 0",
+    ),
     (lambda: Keep(kind="user-messages"), "keep.tokens: or keep.tokens_ratio must be set"),
     (lambda: Keep(kind="fraction", fraction=1.0), "keep.fraction: must be in (0, 1) with"),
     (lambda: Keep(kind="fraction"), "keep.fraction: must be in (0, 1) with"),
-    (lambda: Keep(floor_tokens=10, ceiling_tokens=9), "keep.ceiling_tokens: must be 0 or"),
+    (
+        lambda: Keep(floor_tokens=10, ceiling_tokens=9),
+        "keep.ceiling_tokens: must be 0 or >= floor_tokens, got 9",
+    ),
     (lambda: Keep(pairs_intact=1), "keep.pairs_intact: must be true or false"),
-    (lambda: SummarizerInput(kind="dropped-tail"), "summarizer_input.tail_tokens: must be >= 1"),
+    (
+        lambda: SummarizerInput(kind="dropped-tail"),
+        "summarizer_input.tail_tokens: must be >= 1 with kind = dropped-tail, got 0",
+    ),
     (lambda: Placement(role="user", lead_in="x"), "placement.lead_in: needs role = assistant"),
     (lambda: Placement(acknowledgement="ok"), "placement.acknowledgement: needs role = user"),
-    (lambda: SummarySpec(template=" "), "summary.template: must name a built-in template"),
+    (
+        lambda: SummarySpec(template=" "),
+        "summary.template: must name a built-in template or a file, got ''",
+    ),
     (lambda: SummarySpec(max_tokens=-1), "summary.max_tokens: must be an integer >= 0"),
     (lambda: Policy(name=" "), "name: must not be empty"),
     (lambda: Policy(description=3), "description: must be a string"),
     (lambda: Policy(trigger=PrePass()), "trigger: must be a Trigger"),
-    (lambda: Policy(trigger=Trigger(threshold="never")), "trigger.threshold: is never and"),
+    (
+        lambda: Policy(trigger=Trigger(threshold="never")),
+        "trigger.threshold: is never and there is no prepass: the policy does nothing, got 'never'",
+    ),
 ]
 
 
