@@ -837,3 +837,23 @@ def test_a_recording_with_cache_reads_alone_is_checked() -> None:
     recorded = RunCost()
     recorded.add(RATES, "gpt-4o", CallTokens(2_000, 1_024, 0, 10), at=1)
     assert model_error(recorded, recorded, recorded)["cache_recorded"] is True
+
+
+def test_a_call_recording_no_prompt_is_not_calibrated_on() -> None:
+    """The call at 1 recorded 0 input tokens: only the call at 3 (1,500) counts, with
+    nothing to grow from: ratio 1, the hidden prefix 1,500 - 350."""
+    messages = [_digits(100), _digits(50, 0), _digits(200), _digits(50, 1_500)]
+    sizes = calibrate(Conversation("c", "c.jsonl", "test", messages))
+    assert (sizes.ratio, sizes.hidden) == (1.0, 1_150)
+
+
+def test_a_restart_at_a_call_splits_the_growth_only_after_that_call() -> None:
+    """A compaction recorded right before the call at 1: that call's prompt is the hidden
+    prefix alone (1,100) and the growth to the call at 3 still counts (ratio 1.6). One
+    right before the call at 3 cuts the growth: ratio 1, the hidden 1,100 - 100."""
+    messages = [_digits(100), _digits(50, 1_100), _digits(200), _digits(50, 1_500)]
+    at_first = calibrate(Conversation("c", "c.jsonl", "test", messages, [Compaction(1, "t")]))
+    assert (at_first.ratio, at_first.hidden) == (1.6, 1_100)
+    at_second = calibrate(Conversation("c", "c.jsonl", "test", messages, [Compaction(3, "t")]))
+    assert (at_second.ratio, at_second.hidden) == (1.0, 1_000)
+    assert [at_second.of(m) for m in messages] == [100, 50, 200, 50]

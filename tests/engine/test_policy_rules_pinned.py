@@ -812,3 +812,57 @@ def test_a_summary_record_names_the_dropped_messages_as_ranges() -> None:
         "messages_kept": 1,
         "view_tokens_before": 1_234,
     }
+
+
+def test_a_policys_default_parts_are_the_seeds_and_do_nothing_more() -> None:
+    """Every part's defaults are the seed's (docs/spec.md, F1: ratio 0.75, debounce 3;
+    the focused view's 3 turns, its marker; the formatter's 30,000 and 500 characters;
+    the summary call's 1,024 tokens, the "zh" template), and the parts the seed has not
+    (a pre-pass, a floor, a fraction) are off."""
+    assert Trigger() == Trigger(
+        measure="cumulative",
+        threshold="ratio",
+        ratio=0.75,
+        tokens=0,
+        reserve_tokens=0,
+        floor_tokens=0,
+        ceiling_tokens=0,
+        every=0,
+        messages=0,
+        debounce=3,
+        unit="turn",
+        window=0,
+    )
+    assert PrePass() == PrePass(
+        kind="none",
+        trigger_tokens=0,
+        trigger_ratio=0.0,
+        min_results=0,
+        keep_newest=0,
+        protect_tokens=0,
+        protect_turns=0,
+        min_freed_tokens=0,
+        placeholder="[tool result cleared]",
+        exclude_tools=(),
+        clear_inputs=False,
+    )
+    assert Keep() == Keep(
+        kind="turns",
+        turns=3,
+        messages=0,
+        tokens=0,
+        tokens_ratio=0.0,
+        floor_tokens=0,
+        ceiling_tokens=0,
+        fraction=0.0,
+        pairs_intact=True,
+        system=True,
+        first_user=False,
+    )
+    assert SummarizerInput() == SummarizerInput(
+        kind="history", tail_tokens=0, max_transcript_chars=30_000, max_tool_result_chars=500
+    )
+    assert Placement() == Placement(
+        role="system", position="tail", marker="[上下文摘要]", lead_in="", acknowledgement=""
+    )
+    assert SummarySpec() == SummarySpec(template="zh", max_tokens=1024)
