@@ -52,6 +52,11 @@ ROOT = Path(__file__).resolve().parent.parent
 # Mutants that change nothing a caller can see: (module, the line as written, the change)
 # -> why. Each is also listed with its reason in docs/testing.md.
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    (
+        "transcript_tools/cost/sizes.py",
+        "head = max((r for r in restarts if r <= first), default=0)",
+        "0 -> 1",
+    ): "original_starts always holds 0, which is <= every call: the default is never taken",
     ("transcript_tools/engine/policy.py", "if ceiling and tokens > ceiling:", "> -> >="): (
         "at tokens == ceiling, clamping to the ceiling leaves the same value"
     ),

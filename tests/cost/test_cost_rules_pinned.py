@@ -857,3 +857,8 @@ def test_a_restart_at_a_call_splits_the_growth_only_after_that_call() -> None:
     at_second = calibrate(Conversation("c", "c.jsonl", "test", messages, [Compaction(3, "t")]))
     assert (at_second.ratio, at_second.hidden) == (1.0, 1_000)
     assert [at_second.of(m) for m in messages] == [100, 50, 200, 50]
+
+
+def test_a_first_prompt_smaller_than_its_messages_has_no_hidden_prefix() -> None:
+    messages = [_digits(100), _digits(50, 60)]
+    assert calibrate(Conversation("c", "c.jsonl", "test", messages)).hidden == 0
