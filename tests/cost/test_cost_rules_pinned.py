@@ -862,3 +862,26 @@ def test_a_restart_at_a_call_splits_the_growth_only_after_that_call() -> None:
 def test_a_first_prompt_smaller_than_its_messages_has_no_hidden_prefix() -> None:
     messages = [_digits(100), _digits(50, 60)]
     assert calibrate(Conversation("c", "c.jsonl", "test", messages)).hidden == 0
+
+
+def test_each_restart_is_sized_from_its_own_first_call_unless_another_restart_intervenes() -> None:
+    """Estimates 100, 50 (call: 1,100), 200, 50 (call: 1,500) | 100, 50 (call: 1,000) |
+    100 | 100, 50 (call: 1,000) | with restarts at 4, 6, 7 and 9 (after the last call).
+    Ratio 1.6, hidden 940 (as above). Restart 4: the call at 5 sent 1,000 = 940 + message
+    4, so message 4 is 60. Restart 6 is followed by restart 7 before any call: left at
+    1.6 × 100. Restart 7: message 7 is 60. Restart 9 has no call: nothing to size."""
+    messages = [
+        _digits(100),
+        _digits(50, 1_100),
+        _digits(200),
+        _digits(50, 1_500),
+        _digits(100),
+        _digits(50, 1_000),
+        _digits(100),
+        _digits(100),
+        _digits(50, 1_000),
+    ]
+    restarts = [Compaction(r, "t") for r in (4, 6, 7, 9)]
+    sizes = calibrate(Conversation("c", "c.jsonl", "test", messages, restarts))
+    assert (sizes.ratio, sizes.hidden) == (1.6, 940)
+    assert [sizes.of(m) for m in messages] == pytest.approx([160, 80, 320, 80, 60, 80, 160, 60, 80])
