@@ -866,3 +866,17 @@ def test_a_policys_default_parts_are_the_seeds_and_do_nothing_more() -> None:
         role="system", position="tail", marker="[上下文摘要]", lead_in="", acknowledgement=""
     )
     assert SummarySpec() == SummarySpec(template="zh", max_tokens=1024)
+
+
+def test_prepass_protect_turns_counts_person_turns_one_by_one() -> None:
+    """``protect_turns = 2`` over three turns: the outputs of the last two stay."""
+    region = [
+        (0, person("a")),
+        (1, output("c1", 100)),
+        (2, person("b")),
+        (3, output("c2", 100)),
+        (4, person("c")),
+        (5, output("c3", 100)),
+    ]
+    prepass = PrePass(kind=CLEAR, protect_turns=2, placeholder="p")
+    assert prepass_selection(region, prepass, {}, chars, ()) == ([1], 99)
