@@ -277,9 +277,10 @@ def test_the_cost_gate_from_a_zero_baseline() -> None:
 
 
 def test_a_failed_cost_gate_names_the_three_sessions_that_grew_most() -> None:
-    """Sorted by their own increase (new - old), largest first, at most three."""
-    old = _priced(a=1.0, b=1.0, c=0.0, d=2.0)
-    new = _priced(a=1.5, b=3.0, c=0.25, d=2.1)  # increases 0.5, 2.0, 0.25, 0.1
+    """Sorted by their own increase (new - old), largest first, at most three; a session
+    that cost $0 on either side is compared at $0."""
+    old = _priced(a=1.0, b=1.0, c=0.0, d=2.0, e=0.5)
+    new = _priced(a=1.4, b=3.0, c=0.25, d=2.1, e=0.0)  # +0.4, +2.0, +0.25, +0.1, -0.5
     result = compare_costs(old, new, 0.1)
     assert result.failed is True
     assert result.lines[0].endswith("; FAILED, most of it in b, a, c")
