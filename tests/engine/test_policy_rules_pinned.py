@@ -591,6 +591,8 @@ def test_keep_user_messages_newest_first_within_the_budget_cutting_the_oldest() 
     plan = keep_plan(region, Keep(kind="user-messages", tokens=25), 0, chars)
     assert plan.kept == ((0, person("56789")), (2, person("abcdefghij")), (4, person("ABCDEFGHIJ")))
     assert plan.dropped == (1, 3)
+    one_left = keep_plan(region, Keep(kind="user-messages", tokens=21), 0, chars)
+    assert one_left.kept[0] == (0, person("9"))  # 1 token left: the last character
     exact = keep_plan(region, Keep(kind="user-messages", tokens=20), 0, chars)
     assert _kept(exact) == [2, 4] and exact.dropped == (0, 1, 3)
 
