@@ -886,3 +886,26 @@ def test_each_restart_is_sized_from_its_own_first_call_unless_another_restart_in
     sizes = calibrate(Conversation("c", "c.jsonl", "test", messages, restarts))
     assert (sizes.ratio, sizes.hidden) == (1.6, 940)
     assert [sizes.of(m) for m in messages] == pytest.approx([160, 80, 320, 80, 60, 80, 160, 60, 80])
+
+
+def test_the_same_model_change_is_against_the_original_with_its_breaks_carried() -> None:
+    """Estimates 100, 50 (call: 3,000), 200, 50 (call: 3,500 reading 1,500: a recorded
+    break). Calibrated: ratio 2 (500 real over 250), sizes 200, 100, 400, 100, hidden
+    2,800. A policy whose views leave out the newest message models both calls:
+    [] = 2,800 written; [0, 1] = 3,100, reading at most the recorded 1,500, writing 1,600.
+    The original rebuilt with its break: 3,000 written; 3,500 = 1,500 read + 2,000
+    written. In µ$ at 3/15/0.3/3.75: (10,650 - 11,400) + (6,600 - 8,100) = -2,250."""
+    messages: list[Message] = [
+        _digits(100),
+        AssistantMessage((TextBlock("2" * 42),), Usage(3_000, 10, 0, 0), SONNET),
+        _digits(200),
+        AssistantMessage((TextBlock("2" * 42),), Usage(3_500, 10, 1_500, 0), SONNET),
+    ]
+    conv = Conversation("c", "c.jsonl", "test", messages)
+    meter = CostMeter(conv, _Engine(_Shortened(messages)), RATES)  # type: ignore[arg-type]
+    meter.appended(0, 0, 4)
+    assert [c.tokens for c in meter.run.calls] == [
+        CallTokens(2_800, 0, 2_800, 10),
+        CallTokens(3_100, 1_500, 1_600, 10),
+    ]
+    assert meter.record()["delta_usd_same_model"] == -0.00225

@@ -595,6 +595,9 @@ def test_keep_user_messages_newest_first_within_the_budget_cutting_the_oldest() 
     assert one_left.kept[0] == (0, person("9"))  # 1 token left: the last character
     exact = keep_plan(region, Keep(kind="user-messages", tokens=20), 0, chars)
     assert _kept(exact) == [2, 4] and exact.dropped == (0, 1, 3)
+    # a message that fits exactly is kept as itself, not as a cut copy (policy_slot
+    # replaces a kept message that is not the one it holds)
+    assert exact.kept[0][1] is region[2][1]
 
 
 def test_keep_fraction_starts_at_a_person_turn_never_the_first_message() -> None:
