@@ -53,6 +53,12 @@ ROOT = Path(__file__).resolve().parent.parent
 # or, where a line has two alike, the replacement text) -> why. Each is also listed with its reason in docs/testing.md.
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     (
+        "transcript_tools/cost/model.py",
+        "broken = min(max(0, prompt - view_read - new_tokens), prompt - read)",
+        "(prompt + read)",
+    ): "the cap never binds: read <= view_read (survived only lowers the prefix) and new_tokens"
+    " >= 0, so prompt - view_read - new_tokens <= prompt - read",
+    (
         "transcript_tools/engine/compaction.py",
         "chars = max(1, len(text) * budget // max(size, 1))",
         "(max(size, 2))",
