@@ -1,0 +1,102 @@
+"""The equivalent mutants of benchmarks/mutation.py: mutants that change nothing a caller
+can see, so no test can kill them; each with the reason. They are left out of the score
+(docs/testing.md lists them too).
+"""
+
+from __future__ import annotations
+
+# Mutants that change nothing a caller can see: (module, the line as written, the change
+# or, where a line has two alike, the replacement text) -> why. Each is also listed with its reason in docs/testing.md.
+EQUIVALENT: dict[tuple[str, str, str], str] = {
+    (
+        "transcript_tools/cost/model.py",
+        "broken = min(max(0, prompt - view_read - new_tokens), prompt - read)",
+        "(prompt + read)",
+    ): "the cap never binds: read <= view_read (survived only lowers the prefix) and new_tokens"
+    " >= 0, so prompt - view_read - new_tokens <= prompt - read",
+    (
+        "transcript_tools/engine/compaction.py",
+        "chars = max(1, len(text) * budget // max(size, 1))",
+        "(max(size, 2))",
+    ): "a message's estimate is never below 8 (the message overhead): max(size, 2) is size",
+    (
+        "transcript_tools/cost/records.py",
+        "class CostRecord(TypedDict, total=False):",
+        "False -> True",
+    ): "a TypedDict's totality is read by type checkers only",
+    (
+        "transcript_tools/cost/sizes.py",
+        "head = max((r for r in restarts if r <= first), default=0)",
+        "0 -> 1",
+    ): "original_starts always holds 0, which is <= every call: the default is never taken",
+    ("transcript_tools/engine/policy.py", "if ceiling and tokens > ceiling:", "> -> >="): (
+        "at tokens == ceiling, clamping to the ceiling leaves the same value"
+    ),
+    (
+        "transcript_tools/engine/policy.py",
+        "return float(floor) if tokens < floor else float(tokens)",
+        "< -> <=",
+    ): "at tokens == floor both branches return the same float",
+    (
+        "transcript_tools/engine/validity.py",
+        'first = i == start or all(role(view[j]) == "system" for j in range(start, i))',
+        "or -> and",
+    ): "view[start] is never a system message, so all(...) is false for i > start, true for i == start",
+    **{
+        (
+            "transcript_tools/cost/cache_rules.py",
+            'NO_CACHE = CacheRules("none", 0, 1, None, False)',
+            c,
+        ): ("split returns (0, 0, prompt) for provider none before reading any other field")
+        for c in ("0 -> 1", "1 -> 2", "False -> True")
+    },
+    (
+        "transcript_tools/cost/cache_rules.py",
+        "shared = 0 if expired else min(shared, prompt)",
+        "0 -> 1",
+    ): "a 1-token prefix is below every caching provider's minimum (1,024): read 0 either way",
+    **{
+        ("transcript_tools/cost/model.py", line, change): (
+            "PricedCall's defaults: RunCost.add, its one maker, passes every field"
+        )
+        for line, change in (
+            (
+                "break_usd: float = 0.0  # what the call paid beyond a warm cache (a compaction's price)",
+                "0.0 -> 1.0",
+            ),
+            ("summarizer: bool = False", "False -> True"),
+            (
+                "at: int = -1  # the call's message index in the history (-1: a summarizer call)",
+                "-x -> x",
+            ),
+            (
+                "at: int = -1  # the call's message index in the history (-1: a summarizer call)",
+                "1 -> 2",
+            ),
+            (
+                "modeled: bool = False  # priced by the model, not from recorded usage",
+                "False -> True",
+            ),
+        )
+    },
+    **{
+        ("transcript_tools/cost/model.py", "at: int = -1,", change): (
+            "only summarizer calls take the default, and their index is read nowhere"
+            " (same_model_delta takes them by their flag)"
+        )
+        for change in ("-x -> x", "1 -> 2")
+    },
+    (
+        "transcript_tools/cost/model.py",
+        "break_usd = quote.usd - (warm_quote.usd if warm_quote is not None else 0.0)",
+        "0.0 -> 1.0",
+    ): "the same pricer and model just priced the call: the warm quote is never None",
+    ("transcript_tools/cost/model.py", "shared = 0", "0 -> 1"): (
+        "a 1-token prefix is below every caching provider's minimum (1,024): read 0 either way"
+    ),
+    (
+        "transcript_tools/cost/meter.py",
+        "_previous_end: int = 0",
+        "0 -> 1",
+    ): "read only once _previous is set, and both are set together after the first call",
+}
