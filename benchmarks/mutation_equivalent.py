@@ -9,6 +9,16 @@ from __future__ import annotations
 # or, where a line has two alike, the replacement text) -> why. Each is also listed with its reason in docs/testing.md.
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     (
+        "transcript_tools/cost/sizes.py",
+        "{id(m): float(e) for m, e in zip(messages, estimates, strict=True)}, 0, 1.0, False",
+        "True -> False",
+    ): "the estimates are made from the messages: the two always have the same length",
+    (
+        "transcript_tools/engine/policy_slot.py",
+        "_tokens_prefix: list[int] = field(default_factory=lambda: [0])",
+        "0 -> 1",
+    ): "only differences of the prefix sums are read: a constant start cancels",
+    (
         "transcript_tools/cost/model.py",
         "broken = min(max(0, prompt - view_read - new_tokens), prompt - read)",
         "(prompt + read)",

@@ -916,3 +916,10 @@ def test_an_uncompacted_run_counts_a_call_at_message_zero() -> None:
     run = uncompacted_run(conv, RATES)
     # as recorded: 3,000 prompt tokens, no cache figures in the log
     assert [(c.at, c.tokens) for c in run.calls] == [(0, CallTokens(3_000, 0, 0, 10))]
+
+
+def test_a_call_recording_a_one_token_prompt_is_calibrated_on() -> None:
+    """Recorded prompts of 1 then 1,500 tokens: the growth 1,499 over 250 estimated."""
+    messages = [_digits(100), _digits(50, 1), _digits(200), _digits(50, 1_500)]
+    sizes = calibrate(Conversation("c", "c.jsonl", "test", messages))
+    assert (sizes.ratio, sizes.hidden) == (1_499 / 250, 0)

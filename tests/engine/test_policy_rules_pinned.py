@@ -885,3 +885,21 @@ def test_prepass_protect_turns_counts_person_turns_one_by_one() -> None:
     ]
     prepass = PrePass(kind=CLEAR, protect_turns=2, placeholder="p")
     assert prepass_selection(region, prepass, {}, chars, ()) == ([1], 99)
+
+
+def test_dropped_tail_walks_back_one_message_at_a_time() -> None:
+    """Dropped sizes 30, 5, 20 and ``tail_tokens = 25``: 20, then 5 (25), not 30."""
+    dropped = [person("a" * 30), person("b" * 5), person("c" * 20)]
+    given = SummarizerInput(kind="dropped-tail", tail_tokens=25)
+    assert summarizer_messages(given, [], [], dropped, chars) == dropped[1:]
+
+
+def test_a_tool_result_opening_the_history_can_be_cleared_and_saves_count() -> None:
+    """A log that starts with a tool result (108 tokens): the pre-pass clears it too."""
+    slot = PolicySlot(Policy(name="clear", prepass=PrePass(kind=CLEAR, placeholder="0")), 100_000)
+    slot.append_messages([ToolResultMessage("c0", "0" * 100), person("1")])
+    record = slot.prepass(117)
+    assert record is not None and record["cleared"] == [0] and record["freed_tokens"] == 99
+    assert slot.saves == 0
+    slot.set_summary("s")
+    assert slot.saves == 1
