@@ -903,3 +903,23 @@ def test_a_tool_result_opening_the_history_can_be_cleared_and_saves_count() -> N
     assert slot.saves == 0
     slot.set_summary("s")
     assert slot.saves == 1
+
+
+def test_keep_first_user_leaves_the_task_out_of_the_pre_pass_walk() -> None:
+    """With ``keep.first_user`` the task is in the head, not the region the pre-pass
+    walks: an output before it is one person turn ("next") back, protected by
+    ``protect_turns = 2`` and not by 1; an observation after the task is an output."""
+    keep = Keep(first_user=True)
+
+    def cleared_by(protect_turns: int, history: list[Message]) -> list[int] | None:
+        prepass = PrePass(kind=CLEAR, placeholder="0", protect_turns=protect_turns)
+        slot = PolicySlot(Policy(name="p", keep=keep, prepass=prepass), 100_000)
+        slot.append_messages(history)
+        record = slot.prepass(10_000)
+        return None if record is None else record["cleared"]
+
+    before = [ToolResultMessage("c0", "0" * 100), person("task"), person("next")]
+    assert cleared_by(2, before) is None
+    assert cleared_by(1, before) == [0]
+    after = [person("task"), observation("o" * 100), person("next")]
+    assert cleared_by(0, after) == [1]
