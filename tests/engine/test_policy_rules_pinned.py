@@ -923,3 +923,30 @@ def test_keep_first_user_leaves_the_task_out_of_the_pre_pass_walk() -> None:
     assert cleared_by(1, before) == [0]
     after = [person("task"), observation("o" * 100), person("next")]
     assert cleared_by(0, after) == [1]
+
+
+def test_a_kept_message_the_pre_pass_cleared_counts_as_its_placeholder() -> None:
+    """Task 9, call 46, result 108, person 9, reply 9. The pre-pass clears the result
+    (to "0": 9), then a summary keeps both turns: the view is the five kept messages
+    (9 + 46 + 9 + 9 + 9) and the summary "s" (9): 91, from the summary's point on."""
+    history: list[Message] = [
+        person("1"),
+        AssistantMessage((ToolUseBlock("c1", "b", "12345"),)),
+        ToolResultMessage("c1", "0" * 100),
+        person("2"),
+        AssistantMessage.text("3"),
+    ]
+    policy = Policy(
+        name="p",
+        prepass=PrePass(kind=CLEAR, placeholder="0"),
+        keep=Keep(turns=2),
+        placement=Placement(marker=""),
+    )
+    slot = PolicySlot(policy, 100_000)
+    slot.append_messages(history)
+    record = slot.prepass(181)
+    assert record is not None and record["view_tokens_after"] == 181 - 99
+    slot.set_summary("s")
+    assert slot.view_size() == (6, 91)
+    assert slot.view_size(upto=5) == (6, 91)
+    assert slot.kept == [0, 1, 2, 3, 4]
