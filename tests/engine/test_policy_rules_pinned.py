@@ -950,3 +950,28 @@ def test_a_kept_message_the_pre_pass_cleared_counts_as_its_placeholder() -> None
     assert slot.view_size() == (6, 91)
     assert slot.view_size(upto=5) == (6, 91)
     assert slot.kept == [0, 1, 2, 3, 4]
+
+
+def test_a_second_summary_drops_what_the_first_kept_and_keeps_one_task() -> None:
+    """``keep.first_user`` and the last turn kept, no system message. The first summary
+    keeps the task (head) and the turn 2-3; after the turn 4-5, the second summary drops
+    2-3, keeps 4-5, and the head is still the task alone."""
+    history: list[Message] = [
+        person("1"),
+        AssistantMessage.text("2"),
+        person("3"),
+        AssistantMessage.text("4"),
+    ]
+    policy = Policy(name="p", keep=Keep(turns=1, first_user=True), placement=Placement(marker=""))
+    slot = PolicySlot(policy, 100_000)
+    slot.append_messages(history)
+    first = slot.plan()
+    assert ([i for i, _ in first.kept], [i for i, _ in first.dropped]) == ([2, 3], [1])
+    slot.set_summary("a", first)
+    later: list[Message] = [person("5"), AssistantMessage.text("6")]
+    slot.append_messages(later)
+    second = slot.plan()
+    assert ([i for i, _ in second.kept], [i for i, _ in second.dropped]) == ([4, 5], [2, 3])
+    slot.set_summary("b", second)
+    assert slot.head == [0]
+    assert slot.load_messages() == [history[0], *later, SystemMessage("b")]
