@@ -8,6 +8,18 @@ from __future__ import annotations
 # Mutants that change nothing a caller can see: (module, the line as written, the change
 # or, where a line has two alike, the replacement text) -> why. Each is also listed with its reason in docs/testing.md.
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    **{
+        ("transcript_tools/cost/sizes.py", "if same_prompt and pb >= pa and grown > 0:", c): (
+            "grown sums the estimates from the call at a on, and a message's estimate is at"
+            " least 8: grown > 0, >= 0 and > 1 are all true"
+        )
+        for c in ("(grown >= 0)", "0 -> 1")
+    },
+    (
+        "transcript_tools/cost/sizes.py",
+        "by_id = {id(m): ratio * e for m, e in zip(messages, estimates, strict=True)}",
+        "True -> False",
+    ): "the estimates are made from the messages: the two always have the same length",
     (
         "transcript_tools/cost/sizes.py",
         "{id(m): float(e) for m, e in zip(messages, estimates, strict=True)}, 0, 1.0, False",

@@ -923,3 +923,27 @@ def test_a_call_recording_a_one_token_prompt_is_calibrated_on() -> None:
     messages = [_digits(100), _digits(50, 1), _digits(200), _digits(50, 1_500)]
     sizes = calibrate(Conversation("c", "c.jsonl", "test", messages))
     assert (sizes.ratio, sizes.hidden) == (1_499 / 250, 0)
+
+
+def test_a_prompt_that_did_not_grow_sizes_the_messages_between_as_nothing() -> None:
+    """Two calls of 1,100 tokens: the 250 estimated tokens between them added no real
+    tokens (ratio 0), so the first prompt is all hidden prefix."""
+    messages = [_digits(100), _digits(50, 1_100), _digits(200), _digits(50, 1_100)]
+    sizes = calibrate(Conversation("c", "c.jsonl", "test", messages))
+    assert (sizes.ratio, sizes.hidden) == (0.0, 1_100)
+
+
+def test_the_restart_the_first_call_follows_is_sized_by_the_hidden_prefix() -> None:
+    """A restart at 1, the first call at 2: that prompt (1,100) is the hidden prefix and
+    message 1. Growth 401 over 250: ratio 1.604, message 1 is 160.4 and the hidden
+    prefix round(1,100 - 160.4) = 940; message 1 keeps its 160.4."""
+    messages = [
+        _digits(100),
+        _digits(100),
+        _digits(50, 1_100),
+        _digits(200),
+        _digits(50, 1_501),
+    ]
+    sizes = calibrate(Conversation("c", "c.jsonl", "test", messages, [Compaction(1, "t")]))
+    assert (sizes.ratio, sizes.hidden) == (1.604, 940)
+    assert sizes.of(messages[1]) == pytest.approx(160.4)
