@@ -947,3 +947,10 @@ def test_the_restart_the_first_call_follows_is_sized_by_the_hidden_prefix() -> N
     sizes = calibrate(Conversation("c", "c.jsonl", "test", messages, [Compaction(1, "t")]))
     assert (sizes.ratio, sizes.hidden) == (1.604, 940)
     assert sizes.of(messages[1]) == pytest.approx(160.4)
+
+
+def test_list_rates_keeps_a_price_of_zero() -> None:
+    """genai-prices has no token price for whisper-1 (audio is priced by the minute):
+    its list rates are 0, not a default."""
+    found = Pricer().list_rates("whisper-1")
+    assert found is not None and found[0] == Rates(0.0, 0.0, None, None)
