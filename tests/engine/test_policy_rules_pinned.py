@@ -975,3 +975,15 @@ def test_a_second_summary_drops_what_the_first_kept_and_keeps_one_task() -> None
     slot.set_summary("b", second)
     assert slot.head == [0]
     assert slot.load_messages() == [history[0], *later, SystemMessage("b")]
+
+
+def test_keep_turns_counts_a_person_message_that_ends_the_region() -> None:
+    region = [(0, person("a")), (1, AssistantMessage.text("r")), (2, person("b"))]
+    assert _kept(keep_plan(region, Keep(turns=1), 0, chars)) == [2]
+    assert _kept(keep_plan(region, Keep(turns=2), 0, chars)) == [0, 1, 2]
+
+
+def test_keep_user_messages_with_budget_to_spare_keeps_each_once() -> None:
+    region = [(0, person("a" * 10)), (1, AssistantMessage.text("r")), (2, person("b" * 10))]
+    plan = keep_plan(region, Keep(kind="user-messages", tokens=100), 0, chars)
+    assert (plan.kept, plan.dropped) == ((region[0], region[2]), (1,))
