@@ -987,3 +987,59 @@ def test_keep_user_messages_with_budget_to_spare_keeps_each_once() -> None:
     region = [(0, person("a" * 10)), (1, AssistantMessage.text("r")), (2, person("b" * 10))]
     plan = keep_plan(region, Keep(kind="user-messages", tokens=100), 0, chars)
     assert (plan.kept, plan.dropped) == ((region[0], region[2]), (1,))
+
+
+def test_without_keep_first_user_the_task_is_a_turn_of_the_pre_pass_walk() -> None:
+    """The output before the task is two person turns back ("next", then the task)."""
+    prepass = PrePass(kind=CLEAR, placeholder="0", protect_turns=2)
+    slot = PolicySlot(Policy(name="p", prepass=prepass), 100_000)
+    slot.append_messages([ToolResultMessage("c0", "0" * 100), person("task"), person("next")])
+    record = slot.prepass(10_000)
+    assert record is not None and record["cleared"] == [0]
+
+
+def test_a_later_pre_pass_walks_on_from_the_newest_output_it_cleared() -> None:
+    """First pass: the newest output (2) is kept, 1 cleared. After a new output (4), the
+    second pass clears 2: it walks from the output after the one it cleared."""
+    prepass = PrePass(kind=CLEAR, placeholder="0", keep_newest=1)
+    slot = PolicySlot(Policy(name="p", prepass=prepass), 100_000)
+    slot.append_messages([person("a"), output("c1", 100), output("c2", 100), person("b")])
+    first = slot.prepass(10_000)
+    assert first is not None and first["cleared"] == [1]
+    slot.append_messages([output("c4", 100), person("c")])
+    second = slot.prepass(10_000)
+    assert second is not None and second["cleared"] == [2]
+
+
+def test_a_call_message_cleared_twice_is_counted_once_in_the_view() -> None:
+    """The assistant message 1 makes two calls ("11111", "22222": 8 + 2 × (32 + 1 + 5)
+    = 84). The first pass clears result 2 and c1's input (84 -> 79), the second result 3
+    and c2's input (79 -> 74): the view's size is always the sum of what it shows,
+    9 + 74 + 9 + 9 + 9 + 42 + 108 + 9 = 269 at the end."""
+    calls = AssistantMessage((ToolUseBlock("c1", "b", "11111"), ToolUseBlock("c2", "b", "22222")))
+    prepass = PrePass(kind=CLEAR, placeholder="0", keep_newest=1, clear_inputs=True)
+    slot = PolicySlot(Policy(name="p", prepass=prepass), 100_000)
+    slot.append_messages(
+        [
+            person("1"),
+            calls,
+            ToolResultMessage("c1", "0" * 100),
+            ToolResultMessage("c2", "0" * 100),
+            person("2"),
+        ]
+    )
+    assert slot.view_size()[1] == 318
+    first = slot.prepass(318)
+    assert first is not None and (first["cleared"], first["view_tokens_after"]) == ([2], 214)
+    assert slot.view_size()[1] == 214
+    slot.append_messages(
+        [
+            AssistantMessage((ToolUseBlock("c3", "b", "3"),)),
+            ToolResultMessage("c3", "0" * 100),
+            person("3"),
+        ]
+    )
+    second = slot.prepass(373)
+    assert second is not None and (second["cleared"], second["view_tokens_after"]) == ([3], 269)
+    assert slot.view_size()[1] == 269
+    assert sum(estimate_message_tokens(m) for m in slot.load_messages()) == 269
