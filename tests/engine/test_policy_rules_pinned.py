@@ -1043,3 +1043,51 @@ def test_a_call_message_cleared_twice_is_counted_once_in_the_view() -> None:
     assert second is not None and (second["cleared"], second["view_tokens_after"]) == ([3], 269)
     assert slot.view_size()[1] == 269
     assert sum(estimate_message_tokens(m) for m in slot.load_messages()) == 269
+
+
+def test_a_summary_applies_the_plan_made_when_it_was_requested() -> None:
+    """Planned at 4 messages, applied after two more: the view keeps the plan's last
+    turn (2, 3) and shows both new messages after it."""
+    history: list[Message] = [
+        person("1"),
+        AssistantMessage.text("2"),
+        person("3"),
+        AssistantMessage.text("4"),
+    ]
+    slot = PolicySlot(Policy(name="p", keep=Keep(turns=1), placement=Placement(marker="")), 100_000)
+    slot.append_messages(history)
+    plan = slot.plan()
+    later: list[Message] = [person("5"), AssistantMessage.text("6")]
+    slot.append_messages(later)
+    slot.set_summary("s", plan)
+    assert slot.load_messages() == [*history[2:], *later, SystemMessage("s")]
+    assert slot.view_size() == (5, 45)
+
+
+def test_an_output_right_after_a_summary_cleared_shrinks_the_view() -> None:
+    """After a summary at 4 (kept 2, 3; summary 9), an output of 108 at 4 and a person
+    message: 5 messages, 144 tokens. The pre-pass clears the output (to 9): 45."""
+    policy = Policy(
+        name="p",
+        keep=Keep(turns=1),
+        prepass=PrePass(kind=CLEAR, placeholder="0"),
+        placement=Placement(marker=""),
+    )
+    slot = PolicySlot(policy, 100_000)
+    slot.append_messages(
+        [person("1"), AssistantMessage.text("2"), person("3"), AssistantMessage.text("4")]
+    )
+    slot.set_summary("s")
+    slot.append_messages([ToolResultMessage("c9", "0" * 100), person("5")])
+    assert slot.view_size() == (5, 144)
+    record = slot.prepass(144)
+    assert record is not None and record["cleared"] == [4]
+    assert slot.view_size() == (5, 45)
+    assert sum(estimate_message_tokens(m) for m in slot.load_messages()) == 45
+
+
+def test_a_dry_run_summary_without_a_lead_in_is_the_first_message_placed() -> None:
+    slot = PolicySlot(Policy(name="p", placement=Placement(marker="")), 100_000)
+    slot.append_messages([person("1"), AssistantMessage.text("2")])
+    slot.set_summary("", assumed_tokens=500)
+    assert slot.view_size() == (3, 9 + 9 + 500)
