@@ -454,9 +454,11 @@ def _survivors(path: Path) -> set[tuple[str, int, int, str]]:
 
 def _table(outcomes: Iterable[dict[str, Any]]) -> None:
     """Per module: killed (a timeout counts), survived (uncovered included), equivalent;
-    the score is killed / (mutants - equivalent). The last outcome of a mutant counts."""
+    the score is killed / (mutants - equivalent). The last outcome of a mutant counts.
+    Printed as a Markdown table (docs/testing.md)."""
     latest = {_key(o): "equivalent" if _equivalent(o) else o["status"] for o in outcomes}
-    print(f"\n{'module':44} {'mutants':>7} {'killed':>6} {'survived':>8} {'equiv':>5} {'score':>6}")
+    print("| module | mutants | killed | survived | equivalent | killed / non-equivalent |")
+    print("|---|---:|---:|---:|---:|---:|")
     for module in sorted({key[0] for key in latest}):
         mine = [status for key, status in latest.items() if key[0] == module]
         killed = mine.count("killed") + mine.count("timeout")
@@ -464,7 +466,8 @@ def _table(outcomes: Iterable[dict[str, Any]]) -> None:
         survived = len(mine) - killed - equivalent
         scored = len(mine) - equivalent
         score = f"{killed / scored:.0%}" if scored else "-"
-        print(f"{module:44} {len(mine):7} {killed:6} {survived:8} {equivalent:5} {score:>6}")
+        name = module.removeprefix("transcript_tools/")
+        print(f"| `{name}` | {len(mine)} | {killed} | {survived} | {equivalent} | {score} |")
 
 
 if __name__ == "__main__":
