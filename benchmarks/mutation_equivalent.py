@@ -5,8 +5,8 @@ can see, so no test can kill them; each with the reason. They are left out of th
 
 from __future__ import annotations
 
-# Mutants that change nothing a caller can see: (module, the line as written, the change
-# or, where a line has two alike, the replacement text) -> why. Each is also listed with its reason in docs/testing.md.
+# (module, the line as written, the change or, where a line has two alike, the
+# replacement text) -> why the mutant changes nothing a caller can see.
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     **{
         ("transcript_tools/cost/sizes.py", "if same_prompt and pb >= pa and grown > 0:", c): (
