@@ -59,7 +59,7 @@ from transcript_tools.engine.policy_engine import policy_skip, seed_shaped, with
 from transcript_tools.engine.policy_slot import CompactionPlan, PolicySlot, summarized_span
 from transcript_tools.engine.rules import Decision
 from transcript_tools.engine.tokens import estimate_message_tokens
-from transcript_tools.engine.validity import check_view
+from transcript_tools.engine.validity import APIS, check_all, check_view
 from transcript_tools.errors import ConfigError
 
 CLEAR = "clear-tool-results"
@@ -1091,3 +1091,9 @@ def test_a_dry_run_summary_without_a_lead_in_is_the_first_message_placed() -> No
     slot.append_messages([person("1"), AssistantMessage.text("2")])
     slot.set_summary("", assumed_tokens=500)
     assert slot.view_size() == (3, 9 + 9 + 500)
+
+
+def test_a_view_of_system_messages_only_and_an_empty_last_user_message() -> None:
+    assert check_all([SystemMessage("s"), SystemMessage("t")]) == {api: [] for api in APIS}
+    last_user = [person("u"), AssistantMessage.text("a"), person(" ")]
+    assert found(last_user, "anthropic") == [("empty-content", 2)]
