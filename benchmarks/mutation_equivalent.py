@@ -8,6 +8,9 @@ from __future__ import annotations
 # (module, the line as written, the change or, where a line has two alike, the
 # replacement text) -> why the mutant changes nothing a caller can see.
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    ("transcript_tools/cost/sizes.py", "if grown > 0 and prompt > hidden:", "0 -> 1"): (
+        "grown is 0 (a call right at the restart) or a sum of estimates of 8 or more"
+    ),
     **{
         ("transcript_tools/cost/sizes.py", "if same_prompt and pb >= pa and grown > 0:", c): (
             "grown sums the estimates from the call at a on, and a message's estimate is at"

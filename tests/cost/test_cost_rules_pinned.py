@@ -954,3 +954,56 @@ def test_list_rates_keeps_a_price_of_zero() -> None:
     its list rates are 0, not a default."""
     found = Pricer().list_rates("whisper-1")
     assert found is not None and found[0] == Rates(0.0, 0.0, None, None)
+
+
+def test_a_restart_right_at_a_call_sizes_nothing_before_it() -> None:
+    """Estimates 100, 50 (call: 1,100), 200, 50 (call: 1,500) | 50 (call: 1,000 right at
+    the restart), 100, 50 (call: 1,200). Growth 400 + 200 over 250 + 150: ratio 1.5;
+    the stretches scale to 1.6 (messages 1, 2) and 4/3 (messages 4, 5); hidden
+    1,100 - 150 = 950. The restart's first call has no message before it: nothing is
+    rescaled from it (not even from the later call at 6)."""
+    messages = [
+        _digits(100),
+        _digits(50, 1_100),
+        _digits(200),
+        _digits(50, 1_500),
+        _digits(50, 1_000),
+        _digits(100),
+        _digits(50, 1_200),
+    ]
+    sizes = calibrate(Conversation("c", "c.jsonl", "test", messages, [Compaction(4, "t")]))
+    assert (sizes.ratio, sizes.hidden) == (1.5, 950)
+    expected = [150, 80, 320, 75, 200 / 3, 400 / 3, 75]
+    assert [sizes.of(m) for m in messages] == pytest.approx(expected)
+
+
+def test_a_restart_followed_by_another_before_its_call_is_not_sized() -> None:
+    """Restarts at 4 and 6, the call at 6: restart 4 has none of its own (left at
+    1.6 × the estimate), restart 6 nothing before its call."""
+    messages = [
+        _digits(100),
+        _digits(50, 1_100),
+        _digits(200),
+        _digits(50, 1_500),
+        _digits(100),
+        _digits(100),
+        _digits(50, 1_000),
+    ]
+    restarts = [Compaction(4, "t"), Compaction(6, "t")]
+    sizes = calibrate(Conversation("c", "c.jsonl", "test", messages, restarts))
+    assert [sizes.of(m) for m in messages] == pytest.approx([160, 80, 320, 80, 160, 160, 80])
+
+
+def test_a_restarted_prompt_no_larger_than_the_hidden_prefix_is_not_rescaled() -> None:
+    """After the restart at 4 the call at 5 sent 940 tokens, the hidden prefix alone:
+    message 4 keeps 1.6 × 100 rather than becoming 0."""
+    messages = [
+        _digits(100),
+        _digits(50, 1_100),
+        _digits(200),
+        _digits(50, 1_500),
+        _digits(100),
+        _digits(50, 940),
+    ]
+    sizes = calibrate(Conversation("c", "c.jsonl", "test", messages, [Compaction(4, "t")]))
+    assert sizes.hidden == 940 and sizes.of(messages[4]) == pytest.approx(160)

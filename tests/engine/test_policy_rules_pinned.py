@@ -1097,3 +1097,18 @@ def test_a_view_of_a_system_message_only_and_an_empty_last_user_message() -> Non
     assert check_all([SystemMessage("s")]) == {api: [] for api in APIS}
     last_user = [person("u"), AssistantMessage.text("a"), person(" ")]
     assert found(last_user, "anthropic") == [("empty-content", 2)]
+
+
+def test_adjacent_person_messages_are_each_a_turn_and_each_kept() -> None:
+    region = [(0, AssistantMessage.text("r")), (1, person("a")), (2, person("b"))]
+    assert _kept(keep_plan(region, Keep(turns=2), 0, chars)) == [1, 2]
+    both = keep_plan(region, Keep(kind="user-messages", tokens=100), 0, chars)
+    assert _kept(both) == [1, 2]
+
+
+def test_results_are_checked_against_the_turn_before_only_from_the_second_turn() -> None:
+    """A view that opens with a result answers nothing, even if the last turn makes that
+    call; one that opens with the call is answered in the next turn."""
+    opens_with_result = [answer("t1"), person("u"), asks("t1")]
+    assert found(opens_with_result, "anthropic") == [("result-orphan", 0), ("call-unanswered", 2)]
+    assert found([asks("t1"), answer("t1")], "gemini") == []
