@@ -1112,3 +1112,35 @@ def test_results_are_checked_against_the_turn_before_only_from_the_second_turn()
     opens_with_result = [answer("t1"), person("u"), asks("t1")]
     assert found(opens_with_result, "anthropic") == [("result-orphan", 0), ("call-unanswered", 2)]
     assert found([asks("t1"), answer("t1")], "gemini") == []
+
+
+def test_keep_fraction_counts_the_tokens_before_each_turn_from_zero() -> None:
+    """Sizes 9 and 10, ``fraction = 0.5``: 9 tokens come before the second turn, less than
+    half of 19: nothing is kept."""
+    region = [(0, person("x" * 9)), (1, person("y" * 10))]
+    assert _kept(keep_plan(region, Keep(kind="fraction", fraction=0.5), 0, chars)) == []
+
+
+def test_the_pre_pass_counts_the_outputs_the_view_shows_against_min_results() -> None:
+    """A summary keeps the last turn (2, 3, 4) and drops 0, 1: the view shows one output
+    (3), the dropped one (1) is not counted. ``min_results = 0``: the pre-pass runs and
+    clears it; ``min_results = 1``: it does not run."""
+    history: list[Message] = [
+        person("1"),
+        output("c1", 100),
+        person("2"),
+        output("c2", 100),
+        AssistantMessage.text("3"),
+    ]
+
+    def after_summary(min_results: int) -> list[int] | None:
+        prepass = PrePass(kind=CLEAR, placeholder="0", min_results=min_results)
+        slot = PolicySlot(Policy(name="p", keep=Keep(turns=1), prepass=prepass), 100_000)
+        slot.append_messages(history)
+        slot.set_summary("s")
+        assert slot.kept == [2, 3, 4]
+        record = slot.prepass(10_000)
+        return None if record is None else record["cleared"]
+
+    assert after_summary(0) == [3]
+    assert after_summary(1) is None
