@@ -8,6 +8,14 @@ from __future__ import annotations
 # (module, the line as written, the change or, where a line has two alike, the
 # replacement text) -> why the mutant changes nothing a caller can see.
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    (
+        "transcript_tools/engine/policy_slot.py",
+        "self._settled = chosen[-1] + 1",
+        "(chosen[-1] - 1)",
+    ): (
+        "walking on from two messages earlier adds only the output just cleared (skipped:"
+        " already replaced) and one older message, below every output the walk can clear"
+    ),
     ("transcript_tools/cost/sizes.py", "if grown > 0 and prompt > hidden:", "0 -> 1"): (
         "grown is 0 (a call right at the restart) or a sum of estimates of 8 or more"
     ),

@@ -1144,3 +1144,10 @@ def test_the_pre_pass_counts_the_outputs_the_view_shows_against_min_results() ->
 
     assert after_summary(0) == [3]
     assert after_summary(1) is None
+
+
+def test_strict_names_a_call_left_unanswered_at_the_end() -> None:
+    assert found([person("u"), asks("t1")], "strict") == [("call-unanswered", 1)]
+    assert found([person("u"), asks("t1"), answer("t1"), asks("t2")], "strict") == [
+        ("call-unanswered", 3)
+    ]
