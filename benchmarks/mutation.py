@@ -10,8 +10,8 @@ Which tests cover which line comes from one traced run of the test pool (``--tes
 before the mutants: a line-level map per test, so a mutant runs the few tests that
 execute its line, not the whole pool. A mutant in code run at import (a module-level
 constant, a dataclass default, a default argument) runs every test that touches the
-module; one in a function no test of the pool executes survives, reported as
-``uncovered``.
+module (a module of constants alone: the whole pool); one in a function no test of the
+pool executes survives, reported as ``uncovered``.
 
 Operators (one change per mutant): comparison boundary (``<`` / ``<=``, ``>`` / ``>=``)
 and negation (``==`` / ``!=``, ``is`` / ``is not``, ``in`` / ``not in``), ``and`` / ``or``,
@@ -301,7 +301,8 @@ def selection(mutant: Mutant, path: Path, coverage: LineMap) -> list[str]:
     for line in range(mutant.line, mutant.end_line + 1):
         chosen |= by_line.get(line, set())
     if mutant.import_time and not chosen:
-        chosen = set().union(*by_line.values()) if by_line else set()
+        # the tests that run the module's code; a module of constants alone (none): all
+        chosen = set().union(*by_line.values()) if by_line else set(coverage.seconds)
     return sorted(chosen, key=lambda test: (coverage.seconds[test], test))
 
 

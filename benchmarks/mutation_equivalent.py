@@ -8,6 +8,19 @@ from __future__ import annotations
 # (module, the line as written, the change or, where a line has two alike, the
 # replacement text) -> why the mutant changes nothing a caller can see.
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    **{
+        ("transcript_tools/engine/records.py", f"class {line}, total=False):", "False -> True"): (
+            "a TypedDict's totality is read by type checkers only"
+        )
+        for line in (
+            "UnitFields(TypedDict",
+            "WindowFields(TypedDict",
+            "PolicyFields(TypedDict",
+            "DecisionRecord(UnitFields, WindowFields, PolicyFields",
+            "SummaryRecord(UnitFields, PolicyFields",
+            "SnapshotRecord(UnitFields",
+        )
+    },
     (
         "transcript_tools/engine/policy_slot.py",
         "self._settled = chosen[-1] + 1",
