@@ -11,6 +11,7 @@ protects; the edit it fails under is in its docstring.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -30,11 +31,13 @@ from transcript_tools.engine.compaction import (
     without_inputs,
 )
 from transcript_tools.engine.config import ReplaySettings, SummaryConfig
+from transcript_tools.engine.drive import drive_conversation, session_window
 from transcript_tools.engine.messages import (
     INJECTED,
     OBSERVATION,
     SYNTHETIC_MODEL,
     AssistantMessage,
+    Conversation,
     Message,
     SystemMessage,
     TextBlock,
@@ -57,7 +60,9 @@ from transcript_tools.engine.policy import (
 )
 from transcript_tools.engine.policy_engine import policy_skip, seed_shaped, with_policy
 from transcript_tools.engine.policy_slot import CompactionPlan, PolicySlot, summarized_span
+from transcript_tools.engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
 from transcript_tools.engine.rules import Decision
+from transcript_tools.engine.session import SessionEngine
 from transcript_tools.engine.tokens import estimate_message_tokens
 from transcript_tools.engine.validity import APIS, check_all, check_view
 from transcript_tools.errors import ConfigError
@@ -1151,3 +1156,41 @@ def test_strict_names_a_call_left_unanswered_at_the_end() -> None:
     assert found([person("u"), asks("t1"), answer("t1"), asks("t2")], "strict") == [
         ("call-unanswered", 3)
     ]
+
+
+# ---- drive: the recorded window, and what the executor is told -------------------------
+
+
+def test_auto_window_takes_the_window_the_log_records() -> None:
+    settings = ReplaySettings(summary=SummaryConfig(max_context_tokens=32_000), auto_window=True)
+    logged = Conversation("s", "x.jsonl", "codex", [person("a")], context_window=200_000)
+    chosen, fields = session_window(logged, settings)
+    assert chosen.summary is not None and chosen.summary.max_context_tokens == 200_000
+    assert fields == {"max_context_tokens": 200_000, "max_context_tokens_from": "log"}
+    plain = Conversation("s", "x.jsonl", "test", [person("a")])
+    assert session_window(plain, settings) == (
+        settings,
+        {"max_context_tokens": 32_000, "max_context_tokens_from": "default"},
+    )
+    assert session_window(logged, replace(settings, auto_window=False)) == (
+        replace(settings, auto_window=False),
+        None,
+    )
+
+
+def test_the_executor_is_told_how_many_units_are_left_counting_its_own() -> None:
+    """Every unit over a 1-token line with no debounce summarizes: the request at unit n
+    of 3 is told 3 - n units are left (3, 2, 1)."""
+    conv = Conversation("s", "x.jsonl", "test", [person("a"), AssistantMessage.text("b")] * 3)
+    settings = ReplaySettings(
+        summary=SummaryConfig(max_context_tokens=1, trigger_token_ratio=1.0, debounce_turns=0)
+    )
+    engine = SessionEngine("s", settings)
+    told: list[int] = []
+
+    async def execute(request: SummaryRequest, left: int) -> SummaryOutcome:
+        told.append(left)
+        return SummaryOutcome(SummaryResponse("sum", "fake"))
+
+    asyncio.run(drive_conversation(conv, engine, execute))
+    assert told == [3, 2, 1]
