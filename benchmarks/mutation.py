@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import json
 import os
 import signal
@@ -436,8 +437,24 @@ def _report(outcomes: list[Outcome]) -> None:
 
 
 def _equivalent(mutant: dict[str, Any]) -> bool:
+    """Listed in EQUIVALENT by its change, its replacement text, or (where a line has two
+    alike) its change at the column it starts at."""
     line = (mutant["module"], mutant["source_line"])
-    return (*line, mutant["change"]) in EQUIVALENT or (*line, mutant["replacement"]) in EQUIVALENT
+    column = mutant["start"] - _line_starts(mutant["module"])[mutant["line"] - 1]
+    return any(
+        (*line, name) in EQUIVALENT
+        for name in (mutant["change"], mutant["replacement"], f"{mutant['change']} @{column}")
+    )
+
+
+@functools.cache
+def _line_starts(module: str) -> list[int]:
+    """The character offset of each line of ``module`` (its text as the run found it)."""
+    starts, total = [], 0
+    for text in (ROOT / module).read_text(encoding="utf-8").splitlines(keepends=True):
+        starts.append(total)
+        total += len(text)
+    return starts
 
 
 def _key(outcome: dict[str, Any]) -> tuple[str, int, int, str]:

@@ -5,9 +5,20 @@ can see, so no test can kill them; each with the reason. They are left out of th
 
 from __future__ import annotations
 
-# (module, the line as written, the change or, where a line has two alike, the
-# replacement text) -> why the mutant changes nothing a caller can see.
+# (module, the line as written, the change, its replacement text, or where a line has
+# two alike "change @column") -> why the mutant changes nothing a caller can see.
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    ("transcript_tools/cost/meter.py", "meter.appended(0, 0, len(conv.messages))", "0 -> 1 @19"): (
+        "the unit's number is not read by CostMeter.appended (the drive loop's hook signature)"
+    ),
+    (
+        "transcript_tools/engine/compaction.py",
+        "for position in range(len(region) - 1, -1, -1):",
+        "1 -> 2 @44",
+    ): (
+        "in _turn_start (indented 4): a stop of -2 visits the last message again, and a start"
+        " of -1 found there is clamped to 0 by keep_plan, the same as none found"
+    ),
     (
         "transcript_tools/engine/drive.py",
         "return list(zip(starts, ends, strict=True))",
@@ -68,7 +79,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     (
         "transcript_tools/engine/compaction.py",
         "chars = max(1, len(text) * budget // max(size, 1))",
-        "(max(size, 2))",
+        "1 -> 2 @51",
     ): "a message's estimate is never below 8 (the message overhead): max(size, 2) is size",
     (
         "transcript_tools/cost/records.py",

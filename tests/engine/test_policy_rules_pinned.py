@@ -1194,3 +1194,25 @@ def test_the_executor_is_told_how_many_units_are_left_counting_its_own() -> None
 
     asyncio.run(drive_conversation(conv, engine, execute))
     assert told == [3, 2, 1]
+
+
+def test_a_clearing_between_a_summarys_request_and_its_reply_is_kept() -> None:
+    """Planned at 4 messages; an output appended at 4 and cleared (108 -> 9) before the
+    summary is applied: the view after it counts the cleared size: 9 × 5 = 45."""
+    policy = Policy(
+        name="p",
+        keep=Keep(turns=1),
+        prepass=PrePass(kind=CLEAR, placeholder="0"),
+        placement=Placement(marker=""),
+    )
+    slot = PolicySlot(policy, 100_000)
+    slot.append_messages(
+        [person("1"), AssistantMessage.text("2"), person("3"), AssistantMessage.text("4")]
+    )
+    plan = slot.plan()
+    slot.append_messages([ToolResultMessage("c9", "0" * 100), person("5")])
+    record = slot.prepass(10_000)
+    assert record is not None and record["cleared"] == [4]
+    slot.set_summary("s", plan)
+    assert slot.view_size() == (5, 45)
+    assert sum(estimate_message_tokens(m) for m in slot.load_messages()) == 45
