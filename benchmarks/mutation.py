@@ -438,12 +438,17 @@ def _report(outcomes: list[Outcome]) -> None:
 
 def _equivalent(mutant: dict[str, Any]) -> bool:
     """Listed in EQUIVALENT by its change, its replacement text, or (where a line has two
-    alike) its change at the column it starts at."""
+    alike) its change at the column it starts at, or at line:column (two lines alike)."""
     line = (mutant["module"], mutant["source_line"])
     column = mutant["start"] - _line_starts(mutant["module"])[mutant["line"] - 1]
     return any(
         (*line, name) in EQUIVALENT
-        for name in (mutant["change"], mutant["replacement"], f"{mutant['change']} @{column}")
+        for name in (
+            mutant["change"],
+            mutant["replacement"],
+            f"{mutant['change']} @{column}",
+            f"{mutant['change']} @{mutant['line']}:{column}",
+        )
     )
 
 

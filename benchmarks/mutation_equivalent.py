@@ -6,7 +6,8 @@ can see, so no test can kill them; each with the reason. They are left out of th
 from __future__ import annotations
 
 # (module, the line as written, the change, its replacement text, or where a line has
-# two alike "change @column") -> why the mutant changes nothing a caller can see.
+# two alike "change @column", "change @line:column" where two lines are alike) -> why
+# the mutant changes nothing a caller can see.
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("transcript_tools/cost/meter.py", "meter.appended(0, 0, len(conv.messages))", "0 -> 1 @19"): (
         "the unit's number is not read by CostMeter.appended (the drive loop's hook signature)"
@@ -14,7 +15,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     (
         "transcript_tools/engine/compaction.py",
         "for position in range(len(region) - 1, -1, -1):",
-        "1 -> 2 @44",
+        "1 -> 2 @183:44",
     ): (
         "in _turn_start (indented 4): a stop of -2 visits the last message again, and a start"
         " of -1 found there is clamped to 0 by keep_plan, the same as none found"
