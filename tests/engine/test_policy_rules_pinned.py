@@ -1216,3 +1216,40 @@ def test_a_clearing_between_a_summarys_request_and_its_reply_is_kept() -> None:
     slot.set_summary("s", plan)
     assert slot.view_size() == (5, 45)
     assert sum(estimate_message_tokens(m) for m in slot.load_messages()) == 45
+
+
+# ---- config: SummaryConfig's checks at their boundaries (docs/spec.md, F1) -------------
+
+
+def test_summary_config_accepts_each_setting_at_its_bound() -> None:
+    config = SummaryConfig(
+        trigger_token_ratio=1.0,
+        max_context_tokens=1,
+        debounce_turns=0,
+        max_tool_result_chars=0,
+        max_transcript_chars=1,
+        summary_model="m",
+    )
+    assert (config.max_tool_result_chars, config.max_transcript_chars) == (0, 1)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"trigger_token_ratio": 1.01}, "trigger_token_ratio must be in (0, 1], got 1.01"),
+        ({"max_context_tokens": 0}, "max_context_tokens must be > 0, got 0"),
+        ({"debounce_turns": -1}, "debounce_turns must be >= 0, got -1"),
+        ({"max_tool_result_chars": -1}, "max_tool_result_chars must be >= 0, got -1"),
+        ({"max_transcript_chars": 0}, "max_transcript_chars must be > 0, got 0"),
+        ({"summary_prompt": " "}, "summary_prompt must be a non-empty template"),
+        ({"summary_prompt": 3}, "summary_prompt must be a non-empty template"),
+        ({"summary_model": ""}, "summary_model must be a model name or unset"),
+        ({"summary_model": 3}, "summary_model must be a model name or unset"),
+    ],
+)
+def test_summary_config_refuses_each_setting_past_its_bound(
+    changes: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        SummaryConfig(**changes)  # type: ignore[arg-type]
+    assert str(caught.value) == message
