@@ -60,6 +60,12 @@ from transcript_tools.engine.policy import (
 )
 from transcript_tools.engine.policy_engine import policy_skip, seed_shaped, with_policy
 from transcript_tools.engine.policy_slot import CompactionPlan, PolicySlot, summarized_span
+from transcript_tools.engine.prompt import (
+    PromptTemplate,
+    builtin_template_names,
+    builtin_template_source,
+    template_from_config,
+)
 from transcript_tools.engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
 from transcript_tools.engine.rules import Decision
 from transcript_tools.engine.session import SessionEngine
@@ -1253,3 +1259,33 @@ def test_summary_config_refuses_each_setting_past_its_bound(
     with pytest.raises(ConfigError) as caught:
         SummaryConfig(**changes)  # type: ignore[arg-type]
     assert str(caught.value) == message
+
+
+# ---- prompt: which template a text is, and what check() warns about --------------------
+
+
+def test_a_config_prompt_is_named_after_the_built_in_it_is_or_custom() -> None:
+    assert template_from_config(builtin_template_source("zh")).name == "zh"
+    assert template_from_config("Summarize: {messages}").name == "custom"
+    assert template_from_config("Summarize: {messages}", "mine").name == "mine"
+
+
+def test_the_built_in_names_are_the_summary_templates_shipped() -> None:
+    names = builtin_template_names()
+    assert "zh" in names and names == sorted(names)
+    assert all(builtin_template_source(name).strip() for name in names)
+
+
+def test_check_warns_about_a_template_that_never_sees_the_messages() -> None:
+    plain_ok = PromptTemplate("p", "Summarize: {messages}")
+    assert plain_ok.check() == []
+    assert plain_ok.render("M", turn=3) == "Summarize: M"
+    assert PromptTemplate("p", "Summarize.").check() == ["prompt p: no {messages} placeholder"]
+    jinja_ok = PromptTemplate("j", "Turn {{ turn }}: {{ messages }}")
+    assert jinja_ok.check() == []
+    assert jinja_ok.render("M", turn=3) == "Turn 3: M"
+    assert jinja_ok.render("M") == "Turn 0: M"
+    blind = PromptTemplate("j", "Turn {{ turn }}")
+    assert blind.check() == [
+        "prompt j: the template never uses `messages`, so summaries see no conversation"
+    ]
