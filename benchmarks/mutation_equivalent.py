@@ -9,6 +9,12 @@ from __future__ import annotations
 # two alike "change @column", "change @line:column" where two lines are alike) -> why
 # the mutant changes nothing a caller can see.
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    (
+        "transcript_tools/engine/prompt.py",
+        'if entry.name.startswith("summary.") and entry.name.endswith(".j2"):',
+        "and -> or",
+    ): "the prompts package ships summary.*.j2 files and __init__.py only: either test"
+    " alone picks the same files",
     ("transcript_tools/cost/meter.py", "meter.appended(0, 0, len(conv.messages))", "0 -> 1 @19"): (
         "the unit's number is not read by CostMeter.appended (the drive loop's hook signature)"
     ),
