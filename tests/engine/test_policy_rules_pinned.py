@@ -1289,3 +1289,25 @@ def test_check_warns_about_a_template_that_never_sees_the_messages() -> None:
     assert blind.check() == [
         "prompt j: the template never uses `messages`, so summaries see no conversation"
     ]
+
+
+# ---- requests: what a summary request is equal by, and an outcome's defaults -----------
+
+
+def test_a_summary_request_is_equal_by_what_determines_its_response() -> None:
+    """The prompt decides the response; the messages it was formatted from, their blocks
+    and the cut are carried for providers that read structure, and left out of equality
+    and of the request's repr (they may be large)."""
+    plain = SummaryRequest("s", 1, "p")
+    carried = SummaryRequest(
+        "s", 1, "p", messages=(person("a"),), formatted=("User: a",), formatted_cut=True
+    )
+    assert carried == plain
+    assert "messages=" not in repr(carried) and "formatted" not in repr(carried)
+    assert "prompt='p'" in repr(carried)
+
+
+def test_a_summary_outcome_is_ok_with_a_response_and_starts_uncached_and_untried() -> None:
+    failed = SummaryOutcome(None, error="timeout")
+    assert (failed.ok, failed.cached, failed.attempts) == (False, False, 0)
+    assert SummaryOutcome(SummaryResponse("s", "m")).ok is True
