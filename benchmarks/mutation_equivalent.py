@@ -11,6 +11,16 @@ from __future__ import annotations
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     (
         "transcript_tools/engine/prompt.py",
+        'self.render("User: (example)", session_id="session", turn=0, previous_summary="")',
+        "0 -> 1",
+    ): "a trial render with stand-in values, its text discarded: only whether it raises counts",
+    (
+        "transcript_tools/engine/prompt.py",
+        "warnings.warn(problem, PromptWarning, stacklevel=2)",
+        "2 -> 3",
+    ): ("the frame a warning names, not what it says or whether it is given"),
+    (
+        "transcript_tools/engine/prompt.py",
         'if entry.name.startswith("summary.") and entry.name.endswith(".j2"):',
         "and -> or",
     ): "the prompts package ships summary.*.j2 files and __init__.py only: either test"

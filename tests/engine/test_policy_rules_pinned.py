@@ -14,9 +14,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
+from transcript_tools.engine import config
 from transcript_tools.engine.compaction import (
     NO_CAP,
     cleared,
@@ -64,6 +66,7 @@ from transcript_tools.engine.prompt import (
     PromptTemplate,
     builtin_template_names,
     builtin_template_source,
+    load_template,
     template_from_config,
 )
 from transcript_tools.engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
@@ -71,7 +74,7 @@ from transcript_tools.engine.rules import Decision
 from transcript_tools.engine.session import SessionEngine
 from transcript_tools.engine.tokens import estimate_message_tokens
 from transcript_tools.engine.validity import APIS, check_all, check_view
-from transcript_tools.errors import ConfigError
+from transcript_tools.errors import ConfigError, TemplateError
 
 CLEAR = "clear-tool-results"
 
@@ -1311,3 +1314,21 @@ def test_a_summary_outcome_is_ok_with_a_response_and_starts_uncached_and_untried
     failed = SummaryOutcome(None, error="timeout")
     assert (failed.ok, failed.cached, failed.attempts) == (False, False, 0)
     assert SummaryOutcome(SummaryResponse("s", "m")).ok is True
+
+
+def test_the_run_defaults_docs_providers_states() -> None:
+    """docs/providers.md: ``-j/--concurrency`` 8, an attempt's timeout 60 s (600 s for a
+    local server), a call tried 4 times (the first and three retries)."""
+    assert (config.DEFAULT_CONCURRENCY, config.DEFAULT_TIMEOUT_S, config.LOCAL_TIMEOUT_S) == (
+        8,
+        60.0,
+        600.0,
+    )
+    assert config.DEFAULT_MAX_ATTEMPTS == 4
+
+
+def test_an_empty_prompt_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "p.j2"
+    path.write_text("  \n")
+    with pytest.raises(TemplateError, match="empty prompt"):
+        load_template(str(path))
