@@ -9,9 +9,9 @@ and is left out of the score.
 Which tests cover which line comes from one traced run of the test pool (``--tests``)
 before the mutants: a line-level map per test, so a mutant runs the few tests that
 execute its line, not the whole pool. A mutant in code run at import (a module-level
-constant, a dataclass default, a default argument) runs every test that touches the
-module (a module of constants alone: the whole pool); one in a function no test of the
-pool executes survives, reported as ``uncovered``.
+constant, a dataclass default, a default argument) runs the whole pool, the tests that
+run its module's code first; one in a function no test of the pool executes survives,
+reported as ``uncovered``.
 
 Operators (one change per mutant): comparison boundary (``<`` / ``<=``, ``>`` / ``>=``)
 and negation (``==`` / ``!=``, ``is`` / ``is not``, ``in`` / ``not in``), ``and`` / ``or``,
@@ -296,15 +296,19 @@ def line_map(files: list[Path], tests: list[str]) -> LineMap:
 
 def selection(mutant: Mutant, path: Path, coverage: LineMap) -> list[str]:
     """The tests that run the mutated code, the quickest first (``-x``: a mutant most
-    tests kill is killed by the first)."""
+    tests kill is killed by the first). A mutant run at import (a constant, a default)
+    can be read by any test without a line of its module running: the whole pool, the
+    tests that run the module's code first."""
     by_line = coverage.lines[str(path.resolve())]
     chosen: set[str] = set()
     for line in range(mutant.line, mutant.end_line + 1):
         chosen |= by_line.get(line, set())
-    if mutant.import_time and not chosen:
-        # the tests that run the module's code; a module of constants alone (none): all
-        chosen = set().union(*by_line.values()) if by_line else set(coverage.seconds)
-    return sorted(chosen, key=lambda test: (coverage.seconds[test], test))
+    if not mutant.import_time:
+        return sorted(chosen, key=lambda test: (coverage.seconds[test], test))
+    touching = set().union(*by_line.values()) if by_line else set()
+    return sorted(
+        coverage.seconds, key=lambda test: (test not in touching, coverage.seconds[test], test)
+    )
 
 
 # ---- running a mutant ------------------------------------------------------------------
