@@ -1,0 +1,181 @@
+"""The equivalent mutants of benchmarks/mutation.py: mutants that change nothing a caller
+can see, so no test can kill them; each with the reason. They are left out of the score
+(docs/testing.md lists them too).
+"""
+
+from __future__ import annotations
+
+# (module, the line as written, the change, its replacement text, or where a line has
+# two alike "change @column", "change @line:column" where two lines are alike) -> why
+# the mutant changes nothing a caller can see.
+EQUIVALENT: dict[tuple[str, str, str], str] = {
+    (
+        "transcript_tools/engine/prompt.py",
+        'self.render("User: (example)", session_id="session", turn=0, previous_summary="")',
+        "0 -> 1",
+    ): "a trial render with stand-in values, its text discarded: only whether it raises counts",
+    (
+        "transcript_tools/engine/prompt.py",
+        "warnings.warn(problem, PromptWarning, stacklevel=2)",
+        "2 -> 3",
+    ): ("the frame a warning names, not what it says or whether it is given"),
+    (
+        "transcript_tools/engine/prompt.py",
+        'if entry.name.startswith("summary.") and entry.name.endswith(".j2"):',
+        "and -> or",
+    ): "the prompts package ships summary.*.j2 files and __init__.py only: either test"
+    " alone picks the same files",
+    ("transcript_tools/cost/meter.py", "meter.appended(0, 0, len(conv.messages))", "0 -> 1 @19"): (
+        "the unit's number is not read by CostMeter.appended (the drive loop's hook signature)"
+    ),
+    (
+        "transcript_tools/engine/compaction.py",
+        "for position in range(len(region) - 1, -1, -1):",
+        "1 -> 2 @183:44",
+    ): (
+        "in _turn_start (indented 4): a stop of -2 visits the last message again, and a start"
+        " of -1 found there is clamped to 0 by keep_plan, the same as none found"
+    ),
+    (
+        "transcript_tools/engine/drive.py",
+        "return list(zip(starts, ends, strict=True))",
+        "True -> False",
+    ): ("ends is made from starts: the two always have the same length"),
+    **{
+        ("transcript_tools/engine/records.py", f"class {line}, total=False):", "False -> True"): (
+            "a TypedDict's totality is read by type checkers only"
+        )
+        for line in (
+            "UnitFields(TypedDict",
+            "WindowFields(TypedDict",
+            "PolicyFields(TypedDict",
+            "DecisionRecord(UnitFields, WindowFields, PolicyFields",
+            "SummaryRecord(UnitFields, PolicyFields",
+            "SnapshotRecord(UnitFields",
+        )
+    },
+    (
+        "transcript_tools/engine/policy_slot.py",
+        "self._settled = chosen[-1] + 1",
+        "(chosen[-1] - 1)",
+    ): (
+        "walking on from two messages earlier adds only the output just cleared (skipped:"
+        " already replaced) and one older message, below every output the walk can clear"
+    ),
+    ("transcript_tools/cost/sizes.py", "if grown > 0 and prompt > hidden:", "0 -> 1"): (
+        "grown is 0 (a call right at the restart) or a sum of estimates of 8 or more"
+    ),
+    **{
+        ("transcript_tools/cost/sizes.py", "if same_prompt and pb >= pa and grown > 0:", c): (
+            "grown sums the estimates from the call at a on, and a message's estimate is at"
+            " least 8: grown > 0, >= 0 and > 1 are all true"
+        )
+        for c in ("(grown >= 0)", "0 -> 1")
+    },
+    (
+        "transcript_tools/cost/sizes.py",
+        "by_id = {id(m): ratio * e for m, e in zip(messages, estimates, strict=True)}",
+        "True -> False",
+    ): "the estimates are made from the messages: the two always have the same length",
+    (
+        "transcript_tools/cost/sizes.py",
+        "{id(m): float(e) for m, e in zip(messages, estimates, strict=True)}, 0, 1.0, False",
+        "True -> False",
+    ): "the estimates are made from the messages: the two always have the same length",
+    (
+        "transcript_tools/engine/policy_slot.py",
+        "_tokens_prefix: list[int] = field(default_factory=lambda: [0])",
+        "0 -> 1",
+    ): "only differences of the prefix sums are read: a constant start cancels",
+    (
+        "transcript_tools/cost/model.py",
+        "broken = min(max(0, prompt - view_read - new_tokens), prompt - read)",
+        "(prompt + read)",
+    ): "the cap never binds: read <= view_read (survived only lowers the prefix) and new_tokens"
+    " >= 0, so prompt - view_read - new_tokens <= prompt - read",
+    (
+        "transcript_tools/engine/compaction.py",
+        "chars = max(1, len(text) * budget // max(size, 1))",
+        "1 -> 2 @51",
+    ): "a message's estimate is never below 8 (the message overhead): max(size, 2) is size",
+    (
+        "transcript_tools/cost/records.py",
+        "class CostRecord(TypedDict, total=False):",
+        "False -> True",
+    ): "a TypedDict's totality is read by type checkers only",
+    (
+        "transcript_tools/cost/sizes.py",
+        "head = max((r for r in restarts if r <= first), default=0)",
+        "0 -> 1",
+    ): "original_starts always holds 0, which is <= every call: the default is never taken",
+    ("transcript_tools/engine/policy.py", "if ceiling and tokens > ceiling:", "> -> >="): (
+        "at tokens == ceiling, clamping to the ceiling leaves the same value"
+    ),
+    (
+        "transcript_tools/engine/policy.py",
+        "return float(floor) if tokens < floor else float(tokens)",
+        "< -> <=",
+    ): "at tokens == floor both branches return the same float",
+    (
+        "transcript_tools/engine/validity.py",
+        'first = i == start or all(role(view[j]) == "system" for j in range(start, i))',
+        "or -> and",
+    ): "view[start] is never a system message, so all(...) is false for i > start, true for i == start",
+    **{
+        (
+            "transcript_tools/cost/cache_rules.py",
+            'NO_CACHE = CacheRules("none", 0, 1, None, False)',
+            c,
+        ): ("split returns (0, 0, prompt) for provider none before reading any other field")
+        for c in ("0 -> 1", "1 -> 2", "False -> True")
+    },
+    (
+        "transcript_tools/cost/cache_rules.py",
+        "shared = 0 if expired else min(shared, prompt)",
+        "0 -> 1",
+    ): "a 1-token prefix is below every caching provider's minimum (1,024): read 0 either way",
+    **{
+        ("transcript_tools/cost/model.py", line, change): (
+            "PricedCall's defaults: RunCost.add, its one maker, passes every field"
+        )
+        for line, change in (
+            (
+                "break_usd: float = 0.0  # what the call paid beyond a warm cache (a compaction's price)",
+                "0.0 -> 1.0",
+            ),
+            ("summarizer: bool = False", "False -> True"),
+            (
+                "at: int = -1  # the call's message index in the history (-1: a summarizer call)",
+                "-x -> x",
+            ),
+            (
+                "at: int = -1  # the call's message index in the history (-1: a summarizer call)",
+                "1 -> 2",
+            ),
+            (
+                "modeled: bool = False  # priced by the model, not from recorded usage",
+                "False -> True",
+            ),
+        )
+    },
+    **{
+        ("transcript_tools/cost/model.py", "at: int = -1,", change): (
+            "only summarizer calls take the default, and their index is read nowhere"
+            " (same_model_delta takes them by their flag)"
+        )
+        for change in ("-x -> x", "1 -> 2")
+    },
+    (
+        "transcript_tools/cost/model.py",
+        "break_usd = quote.usd - (warm_quote.usd if warm_quote is not None else 0.0)",
+        "0.0 -> 1.0",
+    ): "the same pricer and model just priced the call: the warm quote is never None",
+    ("transcript_tools/cost/model.py", "shared = 0", "0 -> 1"): (
+        "a 1-token prefix is below every caching provider's minimum (1,024): read 0 either way"
+    ),
+    (
+        "transcript_tools/cost/meter.py",
+        "_previous_end: int = 0",
+        "0 -> 1",
+    ): "read only once _previous is set, and both are set together after the first call",
+}
