@@ -13,6 +13,7 @@ __dir__  # transcript_tools/__init__.py
 # Overrides and attributes set for a library that reads them (click, tqdm, sqlite3, Ray Data).
 command_class  # cli/help.py: click.Group reads it for its subcommands
 _.format_commands  # cli/main.py: click.MultiCommand.format_commands, called by click's help
+_.help  # cli/settings.py: FormatOption sets the help click renders
 _.monitor_interval  # cli/progress.py: tqdm's monitor thread reads it
 _.row_factory  # formats/opencode_db.py: sqlite3.Connection reads it
 _.preserve_order  # parallel/ray_data.py: ray.data.DataContext reads it
