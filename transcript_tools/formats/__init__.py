@@ -323,8 +323,9 @@ def database_reader(source: Source, data: bytes) -> ModuleType:
 
 
 def _other_format(record: Record, reader: str) -> str | None:
-    """The name of another format that would take this record (formats/switch.py)."""
-    found = detect([record])
+    """The name of another built-in format that would take this record (formats/switch.py;
+    asked per unknown record, so the plug-ins, read on first use, are not asked)."""
+    found = _sniffed(READERS, [record])
     return found.NAME if found is not None and found.NAME != reader else None
 
 
