@@ -197,3 +197,18 @@ def test_a_plugin_that_is_not_a_policy_is_one_line(
     assert "policy plug-in 'odd' (tsum.policies): gives a int, not a Policy nor a path" in (
         result.stderr
     )
+
+
+def test_logs_the_builtin_readers_take_never_read_the_entry_points(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def entry_points(*, group: str) -> list[metadata.EntryPoint]:
+        if group in (FORMATS_GROUP, POLICIES_GROUP):
+            raise AssertionError(f"entry points of {group} read")
+        return []
+
+    monkeypatch.setattr(metadata, "entry_points", entry_points)
+    monkeypatch.setattr(formats, "_plugins", None)
+    result = tsum("replay", "samples/", "--policy", "codex")
+    assert result.exit_code == 0, result.output
+    assert formats._plugins is None
