@@ -16,6 +16,7 @@ plug-in never reads them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from .errors import ConfigError
@@ -24,7 +25,7 @@ FORMATS_GROUP = "tsum.formats"
 POLICIES_GROUP = "tsum.policies"
 
 
-def entry_point_names(group: str, builtins: tuple[str, ...] | list[str] = ()) -> list[str]:
+def entry_point_names(group: str, builtins: Iterable[str] = ()) -> list[str]:
     """The installed entry points' names in ``group``, sorted, without the built-in ones."""
     from importlib import metadata
 
@@ -33,22 +34,26 @@ def entry_point_names(group: str, builtins: tuple[str, ...] | list[str] = ()) ->
 
 
 def load_entry_points(
-    group: str, what: str, builtins: tuple[str, ...] | list[str] = ()
+    group: str,
+    what: str,
+    builtins: Iterable[str] = (),
+    error: type[ConfigError] = ConfigError,
 ) -> dict[str, Any]:
-    """Name → loaded object of each entry point in ``group`` that no built-in ``what``
-    (a format, a policy) is named like; a plug-in that cannot load is a ``ConfigError``
-    naming it (a broken installation, told before any work)."""
+    """Name → loaded object of each entry point in ``group`` that no built-in is named
+    like; a plug-in that cannot load is an ``error`` naming it, ``what`` first (``format
+    plug-in``): a broken installation, told before any work."""
     from importlib import metadata
 
+    taken = set(builtins)
     loaded: dict[str, Any] = {}
-    for entry in sorted(metadata.entry_points(group=group), key=lambda e: e.name):
-        if entry.name in builtins or entry.name in loaded:
+    for entry in metadata.entry_points(group=group):
+        if entry.name in taken or entry.name in loaded:
             continue  # a built-in (or an earlier plug-in) name wins
         try:
             loaded[entry.name] = entry.load()
         except Exception as exc:  # a plug-in's own bug, whatever it raises
-            raise ConfigError(
-                f"{what} plug-in {entry.name!r} (entry point {entry.value} in {group}) "
-                f"cannot be loaded: {type(exc).__name__}: {exc}"
+            raise error(
+                f"{what} {entry.name!r} (entry point {entry.value}) cannot be loaded: "
+                f"{type(exc).__name__}: {exc}"
             ) from None
     return loaded

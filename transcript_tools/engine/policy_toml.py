@@ -159,7 +159,7 @@ def plugin_policies() -> dict[str, Policy]:
     ``Policy``, or the path of a policy file (read as ``--policy FILE`` reads one); the
     policy carries the entry point's name, as the records name it."""
     found: dict[str, Policy] = {}
-    for name, value in load_entry_points(POLICIES_GROUP, "policy", preset_names()).items():
+    for name, value in load_entry_points(POLICIES_GROUP, "policy plug-in", preset_names()).items():
         where = f"policy plug-in {name!r} ({POLICIES_GROUP})"
         if isinstance(value, Policy):
             policy = value

@@ -110,7 +110,7 @@ def plugin_readers() -> dict[str, Any]:
     reader's attributes (loaded on first use, then kept)."""
     global _plugins
     if _plugins is None:
-        found = load_entry_points(FORMATS_GROUP, "format", builtin_reader_names())
+        found = load_entry_points(FORMATS_GROUP, "format plug-in", builtin_reader_names())
         for name, reader in found.items():
             _check_plugin_reader(name, reader)
         _plugins = found
