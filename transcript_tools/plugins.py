@@ -46,7 +46,8 @@ def load_entry_points(
 
     taken = set(builtins)
     loaded: dict[str, Any] = {}
-    for entry in metadata.entry_points(group=group):
+    # by name: the order of installed distributions is not one a user chose
+    for entry in sorted(metadata.entry_points(group=group), key=lambda e: e.name):
         if entry.name in taken or entry.name in loaded:
             continue  # a built-in (or an earlier plug-in) name wins
         try:
