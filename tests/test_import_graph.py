@@ -115,6 +115,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("engine",),
     (
         "errors",
+        "plugins",
         "terminal",
         "_sync",
         "_version",

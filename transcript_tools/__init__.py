@@ -102,7 +102,6 @@ _EXPORTS = {
     "InputError": "errors",
     "ProviderError": "errors",
     "ProviderConfigError": "errors",
-    "CacheMissError": "errors",
     "UnknownFormatError": "errors",
     "TemplateError": "errors",
     "ExitCode": "errors",
@@ -110,7 +109,6 @@ _EXPORTS = {
 
 __all__ = [
     "AssistantMessage",
-    "CacheMissError",
     "CheckResult",
     "Checkpoint",
     "CheckpointRecord",
@@ -236,7 +234,6 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .engine.session import SessionEngine
     from .engine.slot import ContextSlot, FocusedConfig, SessionMemory
     from .errors import (
-        CacheMissError,
         ConfigError,
         ExitCode,
         InputError,

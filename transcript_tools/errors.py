@@ -107,7 +107,3 @@ class ProviderConfigError(ConfigError):
     work. A ``ConfigError``: ``except ConfigError`` catches a missing API key too."""
 
     exit_code = ExitCode.USAGE
-
-
-class CacheMissError(ProviderError):
-    """--cache-only and the response was never recorded."""

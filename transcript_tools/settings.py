@@ -57,9 +57,6 @@ PRECEDENCE = (
     "else [tool.tsum] in ./pyproject.toml) > default"
 )
 
-# Two spellings of one setting each: a file may hold one of them, never both.
-SAME_SETTING = (("model", "summary_model"), ("prompt", "summary_prompt"))
-
 
 def merge_settings(explicit: dict[str, Any], file_values: dict[str, Any]) -> dict[str, Any]:
     """The effective settings by file key: ``explicit`` (command line, else environment —

@@ -76,18 +76,3 @@ def echo(message: str, *, err: bool = False, nl: bool = True) -> None:
     import click  # the library side of this module stays free of click
 
     click.echo(escaper(sys.stderr if err else sys.stdout)(message), err=err, nl=nl)
-
-
-class EscapingWriter:
-    """A text stream wrapper whose ``write`` escapes controls (the replay report's stdout)."""
-
-    __slots__ = ("stream",)
-
-    def __init__(self, stream: IO[str]) -> None:
-        self.stream = stream
-
-    def write(self, text: str) -> int:
-        return self.stream.write(escaper(self.stream)(text))
-
-    def flush(self) -> None:
-        self.stream.flush()

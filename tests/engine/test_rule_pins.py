@@ -18,7 +18,6 @@ from transcript_tools.engine.formatting import (
     format_message,
     format_messages_as_text,
     format_transcript,
-    render_summary_prompt,
 )
 from transcript_tools.engine.messages import (
     AssistantMessage,
@@ -124,11 +123,9 @@ def test_slot_saves_after_several_summaries_and_the_snapshot_record(mode: SlotMo
 # ---- the empty-history guard (seed: summary_skipped_for_empty_messages) --------------------
 
 
-def test_empty_history_formats_to_nothing_and_renders_no_prompt() -> None:
+def test_empty_history_formats_to_nothing() -> None:
     assert format_transcript([]) == ("", 0)
     assert format_messages_as_text([]) == ""
-    template = PromptTemplate("plain", "Summarize:\n{messages}")
-    assert render_summary_prompt([], template, SummaryConfig()) is None
 
 
 def test_sweep_fast_path_skips_an_empty_history() -> None:

@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 
 from tests.support.fakes import FakeProvider, drive, turn
 from transcript_tools.engine.config import Measure, ReplaySettings, SlotMode, SummaryConfig
-from transcript_tools.engine.formatting import render_summary_prompt
 from transcript_tools.engine.messages import (
     AssistantMessage,
     SystemMessage,
@@ -18,7 +17,6 @@ from transcript_tools.engine.messages import (
     Usage,
     UserMessage,
 )
-from transcript_tools.engine.prompt import load_template
 from transcript_tools.engine.session import SessionEngine
 from transcript_tools.errors import ConfigError, ProviderError, TsumError
 
@@ -180,8 +178,6 @@ def test_summary_format_messages() -> None:
 
 # 11 summary_skipped_for_empty_messages
 def test_summary_skipped_for_empty_messages() -> None:
-    cfg = SummaryConfig()
-    assert render_summary_prompt([], load_template(None), cfg) is None
     e, p = engine(max_context_tokens=1, trigger_token_ratio=1.0, debounce_turns=0), FakeProvider()
     e.settings = ReplaySettings(summary=e.settings.summary, measure=Measure.CURRENT)
     drive(e, [[]], p)

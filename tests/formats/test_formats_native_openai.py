@@ -8,6 +8,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.rendering import dumps_messages
 from transcript_tools.engine.messages import (
     AssistantMessage,
     OtherBlock,
@@ -20,7 +21,6 @@ from transcript_tools.engine.messages import (
     UserMessage,
 )
 from transcript_tools.formats import read_conversations
-from transcript_tools.formats.native import dumps_messages
 from transcript_tools.formats.source import Source
 
 text = st.text(max_size=40)

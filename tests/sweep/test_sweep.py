@@ -148,7 +148,7 @@ def test_prompt_size_follows_the_30k_cap() -> None:
     conv = Conversation("cap", "mem", "native", messages)
     template = load_template(None)
     profile = profile_conversation(conv, template=template)
-    from transcript_tools.engine.formatting import render_summary_prompt
+    from tests.support.rendering import render_summary_prompt
 
     for turn in (0, 5, 39, 40):
         end = profile.history_end[turn]

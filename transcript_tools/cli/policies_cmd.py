@@ -69,13 +69,14 @@ def policies_group() -> None:
 @policies_group.command("list", epilog=examples("tsum policies list", "tsum policies list --json"))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per preset.")
 def policies_list(as_json: bool) -> None:
-    """List the presets: name, what it reproduces, when it acts."""
+    """List the presets, then the installed plug-ins' policies: name, what it reproduces,
+    when it acts."""
     import json  # here: the --help of every command with --policy imports this module
 
-    from ..engine.policy_toml import preset, preset_names, trigger_summary
+    from ..engine.policy_toml import plugin_policies, preset, preset_names, trigger_summary
 
-    for name in preset_names():
-        policy = preset(name)
+    listed = [(name, preset(name)) for name in preset_names()]
+    for name, policy in [*listed, *plugin_policies().items()]:
         if as_json:
             row = {
                 "name": name,

@@ -152,15 +152,28 @@ config_option = click.option(
     envvar="TSUM_CONFIG",
     help=CONFIG_HELP,
 )
+FORMAT_HELP = "Force the input format instead of detecting it: "
+
+
+class FormatOption(click.Option):
+    """``--format``: its help names the built-in formats, then the installed plug-ins'
+    (``tsum.formats`` entry points, read only when the help is shown)."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        from ..plugins import FORMATS_GROUP, entry_point_names
+
+        names = [*FORMAT_NAMES, *entry_point_names(FORMATS_GROUP, FORMAT_NAMES)]
+        self.help = FORMAT_HELP + ", ".join(map(unbroken, names)) + "."
+        return super().get_help_record(ctx)
+
+
 format_option = click.option(
     "--format",
     "fmt",
+    cls=FormatOption,
     type=LazyChoice(format_names),
     metavar="FORMAT",
     envvar="TSUM_FORMAT",
-    help="Force the input format instead of detecting it: "
-    + ", ".join(map(unbroken, FORMAT_NAMES))
-    + ".",
 )
 
 

@@ -7,7 +7,6 @@ then referred to ("the same edit as long_session turn 5").
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from html import escape
 
 import orjson
@@ -262,6 +261,3 @@ def _md_session(session: SessionDiff, seen: SeenEdits, max_diff_lines: int) -> s
     out.append("")
     out.append("</details>")
     return "\n".join(out) + "\n"
-
-
-RENDERERS: dict[str, Callable[..., str]] = {"text": render_text, "markdown": render_markdown}

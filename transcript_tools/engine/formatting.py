@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from itertools import chain
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .messages import (
     AssistantMessage,
@@ -38,10 +38,6 @@ from .messages import (
 )
 from .rules import suffix_cut
 from .seed_defaults import DEFAULT_MAX_TOOL_RESULT_CHARS, DEFAULT_MAX_TRANSCRIPT_CHARS
-
-if TYPE_CHECKING:
-    from .config import SummaryConfig
-    from .prompt import PromptTemplate
 
 MESSAGE_SEPARATOR = "\n\n"  # seed: "每条消息一行，空行分隔"
 _ROLE_PREFIX = {AssistantMessage: "Assistant: ", UserMessage: "User: "}
@@ -249,20 +245,3 @@ class FormattedHistory:
         if kept == 1 and len(blocks[0]) > max_chars:  # the newest alone is too long: its tail
             return [_tail(blocks[0], max_chars)], True
         return blocks[:], False
-
-
-def render_summary_prompt(
-    messages: list[Message],
-    template: PromptTemplate,
-    cfg: SummaryConfig,
-    session_id: str = "",
-    turn: int = 0,
-    previous_summary: str = "",
-) -> str | None:
-    """The prompt of the seed's ``generate_summary``; None for an empty history (no call)."""
-    if not messages:
-        return None
-    text = format_messages_as_text(messages, cfg.max_tool_result_chars, cfg.max_transcript_chars)
-    return template.render(
-        text, session_id=session_id, turn=turn, previous_summary=previous_summary
-    )

@@ -170,12 +170,6 @@ def policy_skip(
     return skip_reason(turn, last_summary_turn, watermark, line, trigger.debounce, empty)
 
 
-def view_violations(view: list[Message]) -> dict[str, list[str]]:
-    """The target APIs whose rules ``view`` breaks, each with its violations as lines
-    (``validity.check_all``); an API the view satisfies is left out."""
-    return {api: [str(v) for v in found] for api, found in check_all(view).items() if found}
-
-
 def new_violations(history: list[Message], view: list[Message]) -> dict[str, list[str]]:
     """The rules of each target API that ``view`` (one a compaction made) breaks and the
     log's own ``history`` does not: what the policy did, not what the log already had (a

@@ -9,11 +9,16 @@ top level; ``pyproject.toml`` holds it under ``[tool.tsum.policy]``
 value, and ``parse_policy(to_toml(p)) == p``.
 
 Errors are one line, file then key: ``my.toml: trigger.ratio: must be in (0, 1], got 1.5``.
+
+Installed packages add policies through the ``tsum.policies`` entry point group
+(``plugin_policies``): ``--policy NAME`` and ``tsum policies list`` see them beside the
+presets, and a preset's name always wins.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import fields, replace
 from functools import cache
 from importlib import resources
@@ -21,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..plugins import POLICIES_GROUP, load_entry_points
 from ..untrusted import check_file_path
 from .policy import PART_TYPES, PARTS, Policy, part_fields
 
@@ -148,14 +154,38 @@ def load_policy_file(path: Path) -> Policy:
     return policy
 
 
+def plugin_policies() -> dict[str, Policy]:
+    """The policies of installed ``tsum.policies`` plug-ins by name. An entry point gives a
+    ``Policy``, or the path of a policy file (read as ``--policy FILE`` reads one); the
+    policy carries the entry point's name, as the records name it."""
+    found: dict[str, Policy] = {}
+    for name, value in load_entry_points(POLICIES_GROUP, "policy plug-in", preset_names()).items():
+        where = f"policy plug-in {name!r} ({POLICIES_GROUP})"
+        if isinstance(value, Policy):
+            policy = value
+        elif isinstance(value, str | os.PathLike):
+            policy = load_policy_file(Path(value))
+        else:
+            raise ConfigError(f"{where}: gives a {type(value).__name__}, not a Policy nor a path")
+        if policy.name != name:
+            raise ConfigError(f"{where}: its policy is named {policy.name!r}")
+        found[name] = policy
+    return found
+
+
 def resolve_policy(spec: str) -> Policy:
-    """``--policy FILE|NAME``: a preset's name, else a policy file (or a pyproject.toml)."""
+    """``--policy FILE|NAME``: a preset's name, else a policy file (or a pyproject.toml),
+    else an installed plug-in's policy."""
     if spec in preset_names():
         return preset(spec)
     path = Path(spec)
     if path.is_file():
         return load_policy_file(path)
-    raise ConfigError(f"policy {spec!r}: not a preset ({', '.join(preset_names())}) nor a file")
+    plugins = plugin_policies()
+    if spec in plugins:
+        return plugins[spec]
+    known = ", ".join([*preset_names(), *plugins])
+    raise ConfigError(f"policy {spec!r}: not a preset ({known}) nor a file")
 
 
 def _toml_string(text: str) -> str:

@@ -16,7 +16,6 @@ Conversation text is data, never template source: it is passed as a value, so
 from __future__ import annotations
 
 import hashlib
-import warnings
 from dataclasses import dataclass
 from functools import cache, cached_property, lru_cache
 from importlib import resources
@@ -29,10 +28,6 @@ from .seed_defaults import DEFAULT_TEMPLATE
 TEMPLATE_VARIABLES = ("messages", "session_id", "turn", "previous_summary")
 BUILTIN_PACKAGE = "transcript_tools.prompts"
 JINJA_MARKERS = ("{{", "{%", "{#")
-
-
-class PromptWarning(UserWarning):
-    pass
 
 
 def builtin_template_names() -> list[str]:
@@ -222,8 +217,3 @@ def template_from_config(source: str, name: str | None = None) -> PromptTemplate
             (n for n in builtin_template_names() if builtin_template_source(n) == source), "custom"
         )
     return PromptTemplate(name, source)
-
-
-def warn_template_problems(template: PromptTemplate) -> None:
-    for problem in template.check():
-        warnings.warn(problem, PromptWarning, stacklevel=2)

@@ -13,6 +13,12 @@ Iterator[Conversation]``. They are tried before JSON parsing, which would fail o
 Binary files are told apart first (``binary.kind``): a SQLite database goes to
 ``DATABASE_READERS`` (``read_database(source, data)``), any other binary is an error
 naming what it is.
+
+Readers from installed plug-ins (entry point group ``tsum.formats``, ``plugin_readers``)
+come after the built-in ones: a record reader (``sniff``/``read``) when no built-in
+reader tells a file, a text reader (``sniff_text``/``read_text``) when a text file is not
+JSON records; ``--format NAME`` forces one. A built-in format never reads differently
+because a plug-in is installed.
 """
 
 from __future__ import annotations
@@ -22,9 +28,11 @@ import itertools
 import os
 from collections.abc import Iterator
 from types import ModuleType
+from typing import Any
 
 from ..engine.messages import Conversation
-from ..errors import InputError, UnknownFormatError
+from ..errors import ConfigError, InputError, UnknownFormatError
+from ..plugins import FORMATS_GROUP, load_entry_points
 from . import (
     aider_history,
     aider_llm,
@@ -90,21 +98,69 @@ TEXT_NOT_JSON = (
 )
 
 
-def reader_names() -> list[str]:
+_plugins: dict[str, Any] | None = None  # name → reader, read once per process
+
+
+def builtin_reader_names() -> list[str]:
     return [r.NAME for r in (*READERS, *TEXT_READERS, *DATABASE_READERS)]
 
 
-def get_reader(name: str) -> ModuleType:
+def plugin_readers() -> dict[str, Any]:
+    """The readers of installed ``tsum.formats`` plug-ins by name, each checked to have a
+    reader's attributes (loaded on first use, then kept)."""
+    global _plugins
+    if _plugins is None:
+        found = load_entry_points(FORMATS_GROUP, "format plug-in", builtin_reader_names())
+        for name, reader in found.items():
+            _check_plugin_reader(name, reader)
+        _plugins = found
+    return _plugins
+
+
+def _check_plugin_reader(name: str, reader: Any) -> None:
+    where = f"format plug-in {name!r} ({FORMATS_GROUP})"
+    if getattr(reader, "NAME", None) != name:
+        raise ConfigError(f"{where}: its reader is named {getattr(reader, 'NAME', None)!r}")
+    if not (
+        _is_text_reader(reader)
+        or (callable(getattr(reader, "sniff", None)) and callable(getattr(reader, "read", None)))
+    ):
+        raise ConfigError(f"{where}: needs sniff and read, or sniff_text and read_text")
+
+
+def _is_text_reader(reader: Any) -> bool:
+    return callable(getattr(reader, "sniff_text", None)) and callable(
+        getattr(reader, "read_text", None)
+    )
+
+
+def reader_names() -> list[str]:
+    """Every format: the built-in ones, then the installed plug-ins'."""
+    return [*builtin_reader_names(), *plugin_readers()]
+
+
+def get_reader(name: str) -> Any:
     for reader in (*READERS, *TEXT_READERS, *DATABASE_READERS):
         if reader.NAME == name:
             return reader
+    plugin = plugin_readers().get(name)
+    if plugin is not None:
+        return plugin
     raise InputError(
         "--format", None, f"unknown format {name!r} (known: {', '.join(reader_names())})"
     )
 
 
-def detect(head: list[Record]) -> ModuleType | None:
-    for reader in READERS:
+def detect(head: list[Record]) -> Any:
+    found = _sniffed(READERS, head)
+    if found is None:
+        plugins = [r for r in plugin_readers().values() if not _is_text_reader(r)]
+        found = _sniffed(plugins, head)
+    return found
+
+
+def _sniffed(readers: list[Any], head: list[Record]) -> Any:
+    for reader in readers:
         try:
             if reader.sniff(head):
                 return reader
@@ -162,12 +218,15 @@ def _read_conversations(source: Source, fmt: str | None) -> Iterator[Conversatio
         yield from database.read_database(source, data)
         return
     text_reader = detect_text(data) if forced is None else forced
-    if text_reader in TEXT_READERS:
-        assert text_reader is not None
+    if forced is None and text_reader is None and is_text_not_json(data):
+        start = data[:SNIFF_TEXT_BYTES]
+        plugins = [r for r in plugin_readers().values() if _is_text_reader(r)]
+        text_reader = next((r for r in plugins if r.sniff_text(start)), None)
+        if text_reader is None:
+            raise UnknownFormatError(source.display, None, NOT_A_TRANSCRIPT + TEXT_NOT_JSON)
+    if text_reader in TEXT_READERS or (text_reader is not None and _is_text_reader(text_reader)):
         yield from text_reader.read_text(decode_text(source, data), source)
         return
-    if forced is None and is_text_not_json(data):
-        raise UnknownFormatError(source.display, None, NOT_A_TRANSCRIPT + TEXT_NOT_JSON)
     records = iter_records(source, data)
     if forced is not None:
         reader: ModuleType | None = forced
@@ -264,8 +323,9 @@ def database_reader(source: Source, data: bytes) -> ModuleType:
 
 
 def _other_format(record: Record, reader: str) -> str | None:
-    """The name of another format that would take this record (formats/switch.py)."""
-    found = detect([record])
+    """The name of another built-in format that would take this record (formats/switch.py;
+    asked per unknown record, so the plug-ins, read on first use, are not asked)."""
+    found = _sniffed(READERS, [record])
     return found.NAME if found is not None and found.NAME != reader else None
 
 

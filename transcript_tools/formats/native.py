@@ -113,11 +113,6 @@ def iter_message_lines(
         yield dumps(message_to_json(message)) + b"\n"
 
 
-def dumps_messages(messages: Iterable[Message], session_id: str | None = None) -> bytes:
-    """Native JSONL bytes for ``messages`` (with a session header when an id is given)."""
-    return b"".join(iter_message_lines(messages, session_id))
-
-
 def write_messages(
     path: str | Path, messages: Iterable[Message], session_id: str | None = None
 ) -> None:

@@ -65,7 +65,6 @@ USAGE_KEYS = ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens")
 CALL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
 TOOL_OPERATION = "execute_tool"
 CONTAINERS = frozenset({"invoke_agent", "create_agent", "invoke_workflow"})  # hold the calls
-SEMCONV_VERSION = "1.40.0"
 
 
 def sniff(head: list[Record]) -> bool:

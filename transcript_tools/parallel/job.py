@@ -12,10 +12,6 @@ RAY_INSTALL_HINT = "pip install 'transcript-tools[ray]'"
 WARN, ERROR, SESSION = "warn", "error", "session"
 
 
-class Part(Protocol):
-    names: set[str]  # the session ids the worker gave (empty when the job names none)
-
-
 class FileJob(Protocol):
     """Per-file work, picklable: it travels to pool workers and Ray tasks."""
 

@@ -62,15 +62,9 @@ def tool_oddities(messages: list[Message]) -> list[str]:
     return out
 
 
-def compaction_by_turn(
-    conv: Conversation, turns: list[tuple[int, list[Message]]]
-) -> dict[int, list[dict[str, Any]]]:
-    """Recorded compactions, reported at the last turn before them (the agent compacted after it)."""
-    return _compactions_at(conv, [start for start, _ in turns])
-
-
 def _compactions_at(conv: Conversation, starts: list[int]) -> dict[int, list[dict[str, Any]]]:
-    """``compaction_by_turn`` from the turns' start indices."""
+    """Recorded compactions by the turns' start indices, each reported at the last turn before
+    it (the agent compacted after it)."""
     out: dict[int, list[dict[str, Any]]] = {}
     for comp in conv.compactions:
         entry: dict[str, Any] = {"source": comp.source}

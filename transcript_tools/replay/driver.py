@@ -100,7 +100,6 @@ class ReplayStats:
     warnings: int = 0
     model_room: int = 0  # the largest engine.drive.model_room of a session (the window tip)
     errors: list[str] = field(default_factory=list)
-    interrupted: bool = False
 
 
 class CollectingSink:
