@@ -259,11 +259,12 @@ def _priced(**usd: float | None) -> dict[str, CostRecord]:
 
 
 def test_the_cost_gate_compares_only_sessions_priced_on_both_sides() -> None:
-    nothing = "cost: no session priced on both sides: nothing compared"
+    # nothing compared fails closed: a gate that compared nothing cannot pass (docs/cost.md)
+    nothing = "cost: FAILED, no session priced on both sides: nothing compared"
     assert compare_costs(_priced(a=1.0), _priced(b=1.0), 0.1).lines == [nothing]  # none shared
     assert compare_costs(_priced(a=1.0), _priced(a=None), 0.1).lines == [nothing]
     assert compare_costs(_priced(a=None), _priced(a=1.0), 0.1).lines == [nothing]
-    assert compare_costs(_priced(a=1.0), _priced(a=None), 0.1).failed is False
+    assert compare_costs(_priced(a=1.0), _priced(a=None), 0.1).failed is True
 
 
 def test_the_cost_gate_from_a_zero_baseline() -> None:
@@ -729,6 +730,7 @@ def test_the_model_error_is_signed_and_relative_to_the_recording() -> None:
         "prompt": 0.1,
         "cache_read": -0.2,
         "cache_write": 0.2,
+        "cache_write_1h": None,  # no 1-hour writes recorded: no base
         "fresh": None,
     }
 
@@ -789,13 +791,17 @@ def test_calibration_spreads_the_prompt_growth_and_finds_the_hidden_prefix() -> 
     assert [sizes.of(m) for m in messages] == pytest.approx([160, 80, 320, 80])
     assert (sizes.hidden, sizes.ratio, sizes.calibrated) == (940, 1.6, True)
     assert sizes.prompt(messages[:1]) == 1_100 and sizes.prompt(messages[:3]) == 1_500
-    assert sizes.of_text("12345") == pytest.approx(8.0)
+    # text the replay writes is its plain estimate, not 1.6 x (one size per text)
+    assert sizes.of_text("12345") == 5
 
 
 def test_calibration_sizes_a_restarted_prompt_from_its_first_call() -> None:
     """After a compaction the original agent recorded at message 4, the prompt starts
-    anew: the call at 5 sent 1,000 tokens, the hidden 940 and message 4 (estimated 100):
-    message 4 is 60. The stretch across the restart is not a growth."""
+    anew. Each restart bounds the hidden prefix by its first prompt less its messages (at
+    the ratio 1.6): 1,100 - 160 = 940 at the start, 1,000 - 160 = 840 after the
+    compaction; the prefix every prompt carries is the smaller, 840. Each restart's
+    messages then fill the rest of their first prompt: message 0 is 1,100 - 840 = 260,
+    message 4 is 1,000 - 840 = 160. The stretch across the restart is not a growth."""
     messages = [
         _digits(100),
         _digits(50, 1_100),
@@ -807,8 +813,9 @@ def test_calibration_sizes_a_restarted_prompt_from_its_first_call() -> None:
     conv = Conversation("c", "c.jsonl", "test", messages, [Compaction(4, "test")])
     sizes = calibrate(conv)
     assert sizes.ratio == 1.6
-    assert [sizes.of(m) for m in messages] == pytest.approx([160, 80, 320, 80, 60, 80])
-    assert sizes.prompt(messages[4:5]) == 1_000
+    assert sizes.hidden == 840
+    assert [sizes.of(m) for m in messages] == pytest.approx([260, 80, 320, 80, 160, 80])
+    assert sizes.prompt(messages[:1]) == 1_100 and sizes.prompt(messages[4:5]) == 1_000
 
 
 def test_calibration_ignores_a_prompt_that_shrank_and_needs_a_recorded_call() -> None:
@@ -868,9 +875,11 @@ def test_a_first_prompt_smaller_than_its_messages_has_no_hidden_prefix() -> None
 def test_each_restart_is_sized_from_its_own_first_call_unless_another_restart_intervenes() -> None:
     """Estimates 100, 50 (call: 1,100), 200, 50 (call: 1,500) | 100, 50 (call: 1,000) |
     100 | 100, 50 (call: 1,000) | with restarts at 4, 6, 7 and 9 (after the last call).
-    Ratio 1.6, hidden 940 (as above). Restart 4: the call at 5 sent 1,000 = 940 + message
-    4, so message 4 is 60. Restart 6 is followed by restart 7 before any call: left at
-    1.6 × 100. Restart 7: message 7 is 60. Restart 9 has no call: nothing to size."""
+    Ratio 1.6. The hidden prefix is the smallest bound a restart's first call gives:
+    1,100 - 160 = 940 (start), 1,000 - 160 = 840 (restart 4, call at 5; restart 7, call at
+    8): 840. Message 0 is 1,100 - 840 = 260; restart 4: message 4 is 1,000 - 840 = 160.
+    Restart 6 is followed by restart 7 before any call: left at 1.6 × 100. Restart 7:
+    message 7 is 160. Restart 9 has no call: nothing to size."""
     messages = [
         _digits(100),
         _digits(50, 1_100),
@@ -884,8 +893,10 @@ def test_each_restart_is_sized_from_its_own_first_call_unless_another_restart_in
     ]
     restarts = [Compaction(r, "t") for r in (4, 6, 7, 9)]
     sizes = calibrate(Conversation("c", "c.jsonl", "test", messages, restarts))
-    assert (sizes.ratio, sizes.hidden) == (1.6, 940)
-    assert [sizes.of(m) for m in messages] == pytest.approx([160, 80, 320, 80, 60, 80, 160, 60, 80])
+    assert (sizes.ratio, sizes.hidden) == (1.6, 840)
+    assert [sizes.of(m) for m in messages] == pytest.approx(
+        [260, 80, 320, 80, 160, 80, 160, 160, 80]
+    )
 
 
 def test_the_same_model_change_is_against_the_original_with_its_breaks_carried() -> None:
@@ -995,8 +1006,11 @@ def test_a_restart_followed_by_another_before_its_call_is_not_sized() -> None:
 
 
 def test_a_restarted_prompt_no_larger_than_the_hidden_prefix_is_not_rescaled() -> None:
-    """After the restart at 4 the call at 5 sent 940 tokens, the hidden prefix alone:
-    message 4 keeps 1.6 × 100 rather than becoming 0."""
+    """After the restart at 4 the call at 5 sent 940 tokens. Read as evidence, that
+    bounds the hidden prefix to 940 - 160 = 780 (message 0 then 1,100 - 780 = 320).
+    Not read (``unseen``: tsum fidelity predicting that very prompt), the prefix is the
+    start's 940 and the call holds the prefix alone: message 4 keeps 1.6 × 100 rather
+    than becoming 0."""
     messages = [
         _digits(100),
         _digits(50, 1_100),
@@ -1005,5 +1019,8 @@ def test_a_restarted_prompt_no_larger_than_the_hidden_prefix_is_not_rescaled() -
         _digits(100),
         _digits(50, 940),
     ]
-    sizes = calibrate(Conversation("c", "c.jsonl", "test", messages, [Compaction(4, "t")]))
+    conv = Conversation("c", "c.jsonl", "test", messages, [Compaction(4, "t")])
+    seen = calibrate(conv)
+    assert seen.hidden == 780 and seen.of(messages[0]) == pytest.approx(320)
+    sizes = calibrate(conv, frozenset({4}))
     assert sizes.hidden == 940 and sizes.of(messages[4]) == pytest.approx(160)

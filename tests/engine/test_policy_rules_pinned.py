@@ -594,7 +594,9 @@ def test_keep_never_starts_at_a_result_whose_call_it_drops() -> None:
 
 def test_keep_user_messages_newest_first_within_the_budget_cutting_the_oldest() -> None:
     """Person messages of 10, 10 and 10 characters, a 25-token budget: the two newest
-    whole, the oldest cut to its last 5 characters; the assistant's and observations go."""
+    whole, the oldest cut in its middle as Codex cuts it (compaction._cut_user_message):
+    5 of its 10 characters stay, 2 from the head and 3 from the tail, joined by a note of
+    the 10 - 5 = 5 tokens cut; the assistant's and observations go."""
     region = [
         (0, person("0123456789")),
         (1, AssistantMessage.text("reply")),
@@ -603,10 +605,12 @@ def test_keep_user_messages_newest_first_within_the_budget_cutting_the_oldest() 
         (4, person("ABCDEFGHIJ")),
     ]
     plan = keep_plan(region, Keep(kind="user-messages", tokens=25), 0, chars)
-    assert plan.kept == ((0, person("56789")), (2, person("abcdefghij")), (4, person("ABCDEFGHIJ")))
+    cut = person("01…5 tokens truncated…789")
+    assert plan.kept == ((0, cut), (2, person("abcdefghij")), (4, person("ABCDEFGHIJ")))
     assert plan.dropped == (1, 3)
     one_left = keep_plan(region, Keep(kind="user-messages", tokens=21), 0, chars)
-    assert one_left.kept[0] == (0, person("9"))  # 1 token left: the last character
+    # 1 token left: at least 2 characters stay, the first and the last; 9 tokens cut
+    assert one_left.kept[0] == (0, person("0…9 tokens truncated…9"))
     exact = keep_plan(region, Keep(kind="user-messages", tokens=20), 0, chars)
     assert _kept(exact) == [2, 4] and exact.dropped == (0, 1, 3)
     # a message that fits exactly is kept as itself, not as a cut copy (policy_slot
