@@ -6,19 +6,37 @@ U3 100, A3 50, U4 60 and the summary 150."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+
 from transcript_tools.cost.breakpoints import (
     AUTOMATIC,
     CLAUDE_CODE,
     OPENCODE,
+    PLACEMENTS,
     breakpoints_for,
     placement_for,
     positions,
 )
 from transcript_tools.cost.cache_rules import ANTHROPIC
+from transcript_tools.cost.meter import CostMeter
 from transcript_tools.cost.model import modeled_call
+from transcript_tools.cost.prices import Pricer
 from transcript_tools.cost.sizes import Sizes
 from transcript_tools.cost.tokens import CallTokens
-from transcript_tools.engine.messages import AssistantMessage, Message, SystemMessage, UserMessage
+from transcript_tools.engine.messages import (
+    AssistantMessage,
+    Conversation,
+    Message,
+    SystemMessage,
+    TextBlock,
+    UserMessage,
+)
+from transcript_tools.engine.policy import RUNTIMES, Policy
+from transcript_tools.engine.policy_toml import preset, resolve_policy
+from transcript_tools.errors import ConfigError
 
 S = SystemMessage("system prompt")
 U1, A1, U2 = UserMessage.text("u1"), AssistantMessage.text("a1"), UserMessage.text("u2")
@@ -57,10 +75,93 @@ def test_the_runtimes_breakpoints() -> None:
     assert positions(CLAUDE_CODE, [S, U1, A1, U2]) == [1, 4]  # the system prompt, the tail
     assert positions(OPENCODE, [S, U1, A1, U2]) == [1, 3, 4]  # and the last two messages
     assert positions(CLAUDE_CODE, [U1]) == [0, 1]  # 0: the hidden prefix (tools, system)
-    assert breakpoints_for("claude-code-microcompact", "codex") is CLAUDE_CODE
-    assert breakpoints_for("seed", "opencode") is OPENCODE  # the log's runtime
-    assert breakpoints_for("seed", "anthropic") is AUTOMATIC
+    assert breakpoints_for("claude-code", "codex") is CLAUDE_CODE  # the policy's runtime
+    assert breakpoints_for(None, "opencode") is OPENCODE  # else the log's runtime
+    assert breakpoints_for("", "anthropic") is AUTOMATIC
     assert placement_for("openai", "claude-code", "claude-code") is None  # any prefix
+
+
+def test_every_runtime_a_policy_may_declare_has_a_placement() -> None:
+    assert set(PLACEMENTS) == set(RUNTIMES)
+    assert preset("claude-code-microcompact").runtime == "claude-code"
+    assert preset("opencode-prune").runtime == "opencode"
+    assert preset("seed").runtime == "" and preset("codex").runtime == ""  # the log's
+
+
+def test_a_policy_file_prices_under_the_runtime_it_declares(tmp_path: Path) -> None:
+    """A file with no runtime in its name: its ``runtime`` key, not its name nor the log,
+    decides the placement (the calls are the ones hand-computed below)."""
+    mine = tmp_path / "mine.toml"
+    mine.write_text('runtime = "claude-code"\n', encoding="utf-8")
+    declared = resolve_policy(str(mine)).runtime
+    placement = placement_for(ANTHROPIC.provider, declared, "opencode")  # an OpenCode log
+    assert placement is CLAUDE_CODE
+    assert call(BEFORE, AFTER, placement) == CallTokens(3960, 3000, 960, 0)
+    mine.write_text('name = "claude-code-mine"\n', encoding="utf-8")  # no runtime key
+    named = resolve_policy(str(mine)).runtime
+    assert call(BEFORE, AFTER, placement_for("anthropic", named, "opencode")) == CallTokens(
+        3960, 3700, 260, 0
+    )  # the log's OpenCode placement, whatever the name says
+    mine.write_text('runtime = "opencode"\n', encoding="utf-8")
+    declared = resolve_policy(str(mine)).runtime
+    assert call(BEFORE, AFTER, placement_for("anthropic", declared, "claude-code")) == (
+        CallTokens(3960, 3700, 260, 0)
+    )
+
+
+def test_a_bad_runtime_is_one_line_naming_file_and_key(tmp_path: Path) -> None:
+    mine = tmp_path / "mine.toml"
+    mine.write_text('runtime = "claude"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as error:
+        resolve_policy(str(mine))
+    assert str(error.value) == (
+        f"{mine}: runtime: must be one of claude-code, opencode, automatic, got 'claude'"
+    )
+    mine.write_text("runtime = 3\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"mine\.toml: runtime: must be one of .*, got 3$"):
+        resolve_policy(str(mine))
+
+
+@dataclass(slots=True)
+class _TailSummarySlot:
+    """A policy's slot that puts a summary at the end of every view (the seed's
+    placement): each call's end entry is gone from the next call's prompt."""
+
+    policy: Policy
+    history: list[Message]
+
+    def load_messages(self, upto: int | None = None) -> list[Message]:
+        return [*self.history[:upto], SUMMARY]
+
+
+@dataclass(slots=True)
+class _Engine:
+    slot: _TailSummarySlot
+
+
+def _meter_reads(runtime: str, log_format: str) -> list[int]:
+    model = "claude-sonnet-4-5"
+    long = "words enough to pass any minimum cacheable prefix " * 500  # ~6k tokens each
+    history: list[Message] = [SystemMessage(long), UserMessage.text(long)]
+    history += [AssistantMessage((TextBlock("a1"),), model=model), UserMessage.text(long)]
+    history += [AssistantMessage((TextBlock("a2"),), model=model), UserMessage.text(long)]
+    history += [AssistantMessage((TextBlock("a3"),), model=model)]
+    conv = Conversation("s", "s.jsonl", log_format, history)
+    slot = _TailSummarySlot(replace(Policy(), name="mine", runtime=runtime), history)
+    meter = CostMeter(conv, _Engine(slot), Pricer())
+    meter.appended(0, 0, len(history))
+    return [c.tokens.cache_read for c in meter.run.calls]
+
+
+def test_the_cost_meter_reads_the_policys_runtime() -> None:
+    # OpenCode also wrote an entry before the previous call's tail (its second-last
+    # message), so it reads more than Claude Code, which wrote only at the system prompt
+    # and the tail; the declared runtime wins over the log's
+    opencode = _meter_reads("", "opencode")
+    claude_code = _meter_reads("", "claude-code")
+    assert sum(opencode) > sum(claude_code)
+    assert _meter_reads("claude-code", "opencode") == claude_code
+    assert _meter_reads("opencode", "claude-code") == opencode
 
 
 def test_an_entry_past_the_change_is_not_read() -> None:

@@ -300,7 +300,7 @@ def test_resolve_policy_names_files_and_nothing_else(tmp_path: Path) -> None:
             "p.toml: summary.max_tokens: must be an integer >= 0, got 1.5",
         ),
         ("trigger = 3\n", "p.toml: trigger: must be a table ([trigger])"),
-        ("polcy = 1\n", "p.toml: polcy: unknown key (known: name, description, extends"),
+        ("polcy = 1\n", "p.toml: polcy: unknown key (known: name, description, runtime, extends"),
         ('extends = "claude"\n', "p.toml: extends: must name a preset (seed, "),
         (
             "[trigger\n",
@@ -397,6 +397,7 @@ def policies(draw: st.DrawFn) -> P.Policy:
     return P.Policy(
         name=draw(_text.filter(str.strip)),
         description=draw(_text),
+        runtime=draw(st.sampled_from(("", *P.RUNTIMES))),
         trigger=trigger,
         prepass=prepass,
         keep=keep,

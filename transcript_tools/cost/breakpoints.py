@@ -8,7 +8,8 @@ checking back from each of its own breakpoints about 20 content blocks. So a pol
 rewrites a message deep in the prompt reads only what an entry ending before that
 message covers, and the runtime's placement decides which entries exist.
 
-Placements (``RUNTIMES``, the preset's runtime, else the log's):
+Placements (``PLACEMENTS``): the one of the runtime the policy declares (its
+``runtime`` key, ``engine/policy.py``), else of the runtime that wrote the log:
 
 - Claude Code: the system prompt (its blocks carry the breakpoints; the tools before them
   ride in that prefix) and the last message — a capture of Claude Code 2.1.150's request
@@ -57,28 +58,29 @@ OPENCODE = Breakpoints(
 AUTOMATIC = Breakpoints(
     "automatic", True, 1, "platform.claude.com/docs/en/build-with-claude/prompt-caching"
 )
-RUNTIMES = {b.runtime: b for b in (CLAUDE_CODE, OPENCODE)}
+PLACEMENTS = {b.runtime: b for b in (CLAUDE_CODE, OPENCODE, AUTOMATIC)}  # policy.RUNTIMES
 # DeepSeek persists each request's prefix at the end of its input (a unit a later request
 # must match whole), and a prefix common to requests (the system prompt): no lookback
 DEEPSEEK = Breakpoints("deepseek", True, 1, "api-docs.deepseek.com/guides/kv_cache", None)
 
 
-def breakpoints_for(policy: str | None, log_format: str | None) -> Breakpoints:
-    """The placement of the preset's runtime (``claude-code-microcompact``: Claude
-    Code's), else of the runtime that wrote the log, else the API's automatic one."""
-    for name in (policy, log_format):
-        for runtime, placement in RUNTIMES.items():
-            if name is not None and (name == runtime or name.startswith(runtime + "-")):
-                return placement
+def breakpoints_for(runtime: str | None, log_format: str | None) -> Breakpoints:
+    """The placement of the runtime the policy declares (``runtime = "claude-code"``),
+    else of the runtime that wrote the log, else the API's automatic one."""
+    if runtime:
+        return PLACEMENTS[runtime]
+    for name, placement in PLACEMENTS.items():
+        if log_format is not None and (log_format == name or log_format.startswith(name + "-")):
+            return placement
     return AUTOMATIC
 
 
-def placement_for(provider: str, policy: str | None, log_format: str | None) -> Breakpoints | None:
+def placement_for(provider: str, runtime: str | None, log_format: str | None) -> Breakpoints | None:
     """The placement a call of ``provider`` is priced under: Anthropic caches only at
     the runtime's breakpoints, DeepSeek at each request's end; None for the others
     (OpenAI and Gemini cache any prefix a recent request sent: cache_rules.py)."""
     if provider == "anthropic":
-        return breakpoints_for(policy, log_format)
+        return breakpoints_for(runtime, log_format)
     return DEEPSEEK if provider == "deepseek" else None
 
 

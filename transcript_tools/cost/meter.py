@@ -64,12 +64,12 @@ class CostMeter:
     _model: str | None = None
     _breaks: dict[int, int] = field(default_factory=dict)
     _one_hour: dict[int, float] = field(default_factory=dict)
-    _policy: str | None = None  # the preset whose runtime places the cache breakpoints
+    _runtime: str | None = None  # the policy's runtime: it places the cache breakpoints
     _previous_prompt: int | None = None
 
     def __post_init__(self) -> None:
         policy = getattr(self.engine.slot, "policy", None)  # the seed's slot has none
-        self._policy = None if policy is None else str(policy.name)
+        self._runtime = None if policy is None else str(policy.runtime)
         self.sizes = calibrate(self.conv)
         self._breaks = recorded_breaks(self.conv)
         self._one_hour = one_hour_shares(self.conv)
@@ -105,7 +105,7 @@ class CostMeter:
                     new_tokens=new if self._previous is not None else None,
                     survived=self._breaks.get(i),
                     previous_prompt=self._previous_prompt,
-                    breakpoints=placement_for(rules.provider, self._policy, self.conv.format),
+                    breakpoints=placement_for(rules.provider, self._runtime, self.conv.format),
                 )
                 tokens = tokens.with_one_hour_share(self._one_hour[i])
                 window = self.conv.context_window or self.pricer.context_window(message.model)

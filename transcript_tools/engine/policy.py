@@ -3,7 +3,9 @@
 A policy says *when* the context is compacted (``Trigger``), what is cleared first
 without an LLM call (``PrePass``), what stays verbatim (``Keep``), what the
 summarizer is given (``SummarizerInput``), where the summary goes (``Placement``)
-and how it is written (``SummarySpec``). The seed's checkpoint is one value of this
+and how it is written (``SummarySpec``); ``runtime`` names the agent runtime whose
+prompt layout it models (where that runtime marks cache breakpoints, ``cost/breakpoints.py``).
+The seed's checkpoint is one value of this
 type (preset ``seed``); the presets of the leading agent runtimes are others
 (``transcript_tools/engine/presets/*.toml``, sources in ``docs/policies.md``).
 
@@ -41,6 +43,7 @@ KEEP_KINDS = ("turns", "messages", "tokens", "user-messages", "fraction", "none"
 INPUT_KINDS = ("history", "dropped", "dropped-tail", "since-last-summary")
 ROLES = ("system", "user", "assistant")
 POSITIONS = ("front", "end", "tail")
+RUNTIMES = ("claude-code", "opencode", "automatic")  # cache-breakpoint placements known
 
 
 def _fail(key: str, text: str, value: Any) -> ConfigError:
@@ -179,15 +182,11 @@ class PrePass:
         _int("prepass.protect_turns", self.protect_turns)
         _int("prepass.min_freed_tokens", self.min_freed_tokens)
         _text("prepass.placeholder", self.placeholder)
-        if not isinstance(self.exclude_tools, tuple) or not all(
-            isinstance(t, str) for t in self.exclude_tools
-        ):
-            raise _fail("prepass.exclude_tools", "must be a list of tool names", self.exclude_tools)
         _flag("prepass.clear_inputs", self.clear_inputs)
-        if not isinstance(self.only_tools, tuple) or not all(
-            isinstance(t, str) for t in self.only_tools
-        ):
-            raise _fail("prepass.only_tools", "must be a list of tool names", self.only_tools)
+        for name in ("exclude_tools", "only_tools"):
+            value = getattr(self, name)
+            if not isinstance(value, tuple) or not all(isinstance(t, str) for t in value):
+                raise _fail(f"prepass.{name}", "must be a list of tool names", value)
         if self.kind != "none" and not self.placeholder:
             raise _fail(
                 "prepass.placeholder",
@@ -322,10 +321,12 @@ class SummarySpec:
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """A whole compaction policy. The defaults of every part are the seed's."""
+    """A whole compaction policy. The defaults of every part are the seed's. ``runtime``:
+    whose prompt layout it models (one of ``RUNTIMES``); empty: the log's runtime."""
 
     name: str = "seed"
     description: str = ""
+    runtime: str = ""
     trigger: Trigger = field(default_factory=Trigger)
     prepass: PrePass = field(default_factory=PrePass)
     keep: Keep = field(default_factory=Keep)
@@ -338,6 +339,8 @@ class Policy:
         if not self.name.strip():
             raise _fail("name", "must not be empty", self.name)
         _text("description", self.description)
+        if self.runtime != "":
+            _choice("runtime", self.runtime, RUNTIMES)
         for part in PARTS:
             value = getattr(self, part)
             if type(value) is not PART_TYPES[part]:

@@ -1,7 +1,8 @@
 """Policies to and from TOML: the preset files, a user's policy file, ``[tool.tsum.policy]``.
 
-A policy document is one TOML table: ``name``, ``description``, ``extends`` (a preset
-to start from; without it, the seed's values) and one sub-table per part
+A policy document is one TOML table: ``name``, ``description``, ``runtime`` (the agent
+runtime whose prompt layout it models: its cache breakpoints, ``cost/breakpoints.py``),
+``extends`` (a preset to start from; without it, the seed's values) and one sub-table per part
 (``[trigger]``, ``[prepass]``, ``[keep]``, ``[summarizer_input]``, ``[placement]``,
 ``[summary]``) overriding any of that part's keys. A standalone file holds it at the
 top level; ``pyproject.toml`` holds it under ``[tool.tsum.policy]``
@@ -31,7 +32,7 @@ from ..untrusted import check_file_path
 from .policy import PART_TYPES, PARTS, Policy, part_fields
 
 PRESETS_PACKAGE = "transcript_tools.engine.presets"
-TOP_KEYS = ("name", "description", "extends", *PARTS)
+TOP_KEYS = ("name", "description", "runtime", "extends", *PARTS)
 DEFAULT_POLICY = "seed"
 
 
@@ -86,8 +87,9 @@ def policy_from_table(
         base = _load_preset(extends, (*chain, extends)) if chain else preset(extends)
     try:
         values: dict[str, Any] = {"name": table.get("name", default_name)}
-        if "description" in table:
-            values["description"] = table["description"]
+        for key in ("description", "runtime"):
+            if key in table:
+                values[key] = table[key]
         for part in PARTS:
             if part in table:
                 values[part] = _part(part, getattr(base, part), table[part])
@@ -226,6 +228,7 @@ def to_toml(policy: Policy) -> str:
     lines = [
         f"name = {_toml_string(policy.name)}",
         f"description = {_toml_string(policy.description)}",
+        f"runtime = {_toml_string(policy.runtime)}",
     ]
     for part in PARTS:
         lines += ["", f"[{part}]"]
