@@ -1,0 +1,152 @@
+"""``tsum compare`` as a library call: every policy over the corpus at the same window,
+each conversation's runs collected, then each policy against the baseline."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..engine.config import AUTO, RunSettings
+from ..engine.policy import Policy
+from ..errors import ConfigError
+from ..formats.corpus import ignore
+from ..sweep.config import ConfigOutcome, SweepConfig
+from ..sweep.driver import Sweep, SweepResult, policy_grid
+from ..sweep.simulate import ConversationSeries
+from ..sweep.workflow import _summary_source
+from .bootstrap import LEVEL, RESAMPLES, SEED
+from .collect import DEGENERATE_MIN_FIRES, DEGENERATE_SHARE, Collected
+from .figures import ORIGINAL, Comparison, compare_runs
+
+if TYPE_CHECKING:
+    from ..cost.prices import Pricer
+
+OFFLINE_RECALL = (
+    "the offline provider, an extractive baseline that copies sentences of the "
+    "conversation, not a model: its recall is no model's"
+)
+
+
+@dataclass(slots=True)
+class CompareRun:
+    comparison: Comparison
+    result: SweepResult
+    summarizer: str  # who wrote the summaries the recall figures score
+    window: int | str
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.result.errors) or self.result.conversations == 0
+
+    def header(self) -> list[str]:
+        c = self.comparison
+        base = (
+            "the original run (as recorded, priced by the cost model: docs/cost.md)"
+            if c.baseline == ORIGINAL
+            else f"policy {c.baseline}"
+        )
+        found = ", ".join(f"{w} x{n}" for w, n in sorted(c.windows.items()))
+        how = (
+            "each log's own window (--max-context-tokens auto)"
+            if self.window == AUTO
+            else (f"--max-context-tokens {self.window}")
+        )
+        lines = [
+            f"baseline: {base}; {c.conversations} conversation(s), each paired across policies",
+            f"window: every policy at {how}: {found or 'none'}",
+        ]
+        if c.mixed:
+            own = ", ".join(sorted(c.mixed_windows))
+            lines.append(
+                f"left out: {c.mixed} conversation(s) whose log names no window: each policy "
+                f"would run at its own ({own}); --max-context-tokens N runs them at one"
+            )
+        lines += [
+            f"recall: artifact probes (tsum eval) carried by summaries of {self.summarizer}",
+            f"intervals: {LEVEL:.0%} percentile, paired bootstrap over conversations "
+            f"({RESAMPLES} resamples, seed {SEED})",
+            f"degenerate: a policy firing at >= {DEGENERATE_SHARE:.0%} of a conversation's "
+            f"units, at least {DEGENERATE_MIN_FIRES} times",
+        ]
+        return lines
+
+    def warnings(self) -> list[str]:
+        """One line per kind of flagged run, with the counts per policy."""
+        out = []
+        kinds = (
+            ("degenerate", "fire at >= half their units", "degenerate"),
+            ("overflow", "send a view over the window", "overflow"),
+            ("invalid", "send a view breaking a target API's rules", "invalid"),
+        )
+        for attr, what, word in kinds:
+            counts = [(r.name, getattr(r, attr)) for r in self.comparison.rows]
+            flagged = [f"{name} {n}" for name, n in counts if n]
+            if flagged:
+                total = self.comparison.conversations
+                out.append(
+                    f"{word} runs: conversations (of {total}) where policies {what}: "
+                    + ", ".join(flagged)
+                )
+        return out
+
+
+def compare_paths(
+    paths: list[str],
+    run: RunSettings,
+    policies: Sequence[Policy],
+    *,
+    baseline: str = ORIGINAL,
+    window: int | str = AUTO,
+    pricer: Pricer | None = None,
+    cache: str | Path | None = None,
+    warn: Callable[[str], None] = ignore,
+    error: Callable[[str], None] = ignore,
+    on_conversation: Callable[[str | None], None] | None = None,
+) -> CompareRun:
+    """Each of ``policies`` over ``paths`` at ``window`` (AUTO: each log's own), against
+    ``baseline`` (ORIGINAL, or one of the policies' names). In one process: the pairing
+    needs every conversation's outcome, which a parallel part keeps to itself."""
+    names = [p.name for p in policies]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"--policy names a policy twice: {', '.join(names)}")
+    if baseline != ORIGINAL and baseline not in names:
+        raise ConfigError(f"--baseline {baseline}: not one of --policy ({', '.join(names)})")
+    base = run.settings.summary
+    assert base is not None
+    configs = policy_grid(policies, [window], base=base)
+    provider = run.provider["provider"]
+    executor = _summary_source(provider, run.provider["model"], run.provider["base_url"], cache)
+    collected = Collected(len(configs))
+
+    def on_outcome(
+        arm: int, cfg: SweepConfig, outcome: ConfigOutcome, profile: ConversationSeries
+    ) -> None:
+        collected.add(arm, cfg, outcome, profile)
+
+    sweep = Sweep(
+        configs,
+        base=base,
+        template=run.template,
+        keep_recent_turns=run.settings.keep_recent_turns,
+        path=run.settings.path,
+        executor=executor,
+        provider_name=provider,
+        describe_executor=executor.describe if executor is not None else None,
+        pricer=pricer,
+        fmt=run.fmt,
+        skip_bad_lines=run.skip_bad_lines,
+        warn=warn,
+        error=error,
+        on_conversation=on_conversation,
+        on_outcome=on_outcome,
+    )
+    try:
+        result = sweep.run(list(paths))
+    finally:
+        if executor is not None:
+            executor.primary.close()
+    summarizer = OFFLINE_RECALL if executor is None else executor.describe()
+    comparison = compare_runs(names, collected.complete(), baseline)
+    return CompareRun(comparison, result, summarizer, window)
