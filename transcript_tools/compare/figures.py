@@ -26,6 +26,8 @@ class PolicyRow:
     name: str
     conversations: int
     cost_usd: float | None = None  # the policy's total over the priced pairs
+    baseline_usd: float | None = None  # the baseline's over the same pairs
+    priced: int = 0  # conversations priced under both arms
     cost_delta_usd: Interval | None = None  # Σ (policy - baseline), paired
     cost_delta_share: Interval | None = None  # the same as a share of the baseline's total
     recall: Interval | None = None  # pooled artifact recall
@@ -71,7 +73,7 @@ def policy_row(name: str, runs: list[ArmRun], bases: list[ArmRun | None]) -> Pol
     if priced:
         before = [b for b, _ in priced]
         after = [a for _, a in priced]
-        row.cost_usd = sum(after)
+        row.cost_usd, row.baseline_usd, row.priced = sum(after), sum(before), len(priced)
         mean = paired_bootstrap(before, after, mean_difference)
         if mean is not None:  # the total change: n × the mean paired difference
             n = len(priced)

@@ -165,17 +165,24 @@ def _grid(columns: Sequence[Column], rows: Sequence[PolicyRow]) -> list[str]:
     return out
 
 
-def fitting_columns(
-    rows: Sequence[PolicyRow], width: int, chosen: Sequence[str] | None, priced: bool
-) -> list[Column]:
-    """``chosen`` as given; else every column with something to say, the least needed
-    dropped first until the table fits ``width``."""
-    by_key = {c.key: c for c in COLUMNS}
-    if chosen:
-        return [by_key[k] for k in chosen]
+def eligible_keys(rows: Sequence[PolicyRow], priced: bool) -> list[str]:
+    """The columns with something to say, most needed first: no money unpriced, no
+    recall change without a policy baseline."""
     keys = [k for k in KEEP_ORDER if priced or k not in ("cost", "dusd", "verdict")]
     if all(r.recall_delta is None for r in rows):
         keys.remove("drecall")
+    return keys
+
+
+def fitting_columns(
+    rows: Sequence[PolicyRow], width: int, chosen: Sequence[str] | None, priced: bool
+) -> list[Column]:
+    """``chosen`` as given; else the eligible columns, the least needed dropped first
+    until the table fits ``width``."""
+    by_key = {c.key: c for c in COLUMNS}
+    if chosen:
+        return [by_key[k] for k in chosen]
+    keys = eligible_keys(rows, priced)
     while len(keys) > 1:
         shown = [c for c in COLUMNS if c.key in keys]
         if max(len(line) for line in _grid(shown, rows)) <= width:
@@ -197,7 +204,7 @@ def render(
     shown = fitting_columns(rows, width, columns, priced)
     lines = list(header) + [""] + _grid(shown, rows) + [""]
     lines += [f"  {c.header}: {c.legend}" for c in shown]
-    hidden = [c.key for c in COLUMNS if c not in shown]
+    hidden = [k for k in eligible_keys(rows, priced) if k not in {c.key for c in shown}]
     if hidden and not columns:
         lines.append(f"  (not shown to fit {width} columns: {', '.join(hidden)}; --columns)")
     return "\n".join(lines) + "\n"

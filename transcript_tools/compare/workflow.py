@@ -57,6 +57,13 @@ class CompareRun:
             f"baseline: {base}; {c.conversations} conversation(s), each paired across policies",
             f"window: every policy at {how}: {found or 'none'}",
         ]
+        priced = [r for r in c.rows if r.baseline_usd is not None]
+        if priced:
+            first = priced[0]
+            lines.append(
+                f"baseline bill: ${first.baseline_usd:.2f} over the {first.priced} priced "
+                "conversation(s) (each row's $ over the same)"
+            )
         if c.mixed:
             own = ", ".join(sorted(c.mixed_windows))
             lines.append(
