@@ -58,3 +58,21 @@ def test_chosen_columns_and_a_policy_baseline() -> None:
     assert table[0].split() == ["policy", "Δ", "recall"]
     seed_row = next(line for line in table if line.startswith("seed"))
     assert "+0 [+0, +0]" in seed_row  # the baseline against itself
+
+
+def test_budget_windows_print_the_curves() -> None:
+    code, out, _ = _run(
+        "--policy",
+        "seed,codex",
+        "--max-context-tokens",
+        "4000",
+        "--budget-windows",
+        "3000,16000",
+        "--silent",
+    )
+    assert code == 0
+    assert "every policy also run at windows 3k, 16k" in out
+    curve_rows = out.split("no extrapolation\n")[1].splitlines()
+    assert [line.split()[0] for line in curve_rows[1:3]] == ["seed", "codex"]
+    code, _, err = _run("--policy", "seed", "--budget-windows", "3000")
+    assert code == 2 and "two windows or more" in err

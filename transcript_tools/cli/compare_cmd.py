@@ -78,6 +78,13 @@ def _columns(text: str | None) -> list[str] | None:
     "model's documented window).",
 )
 @click.option(
+    "--budget-windows",
+    "budget_windows_text",
+    metavar="N,N[,...]",
+    help="Also run every policy at these windows (two or more) and print recall at a "
+    "matched budget, read off each policy's curve of recall against retained tokens.",
+)
+@click.option(
     "--cost/--no-cost",
     default=True,
     show_default=True,
@@ -137,6 +144,7 @@ def compare_command(
     policies: tuple[str, ...],
     baseline: str,
     window: str,
+    budget_windows_text: str | None,
     cost: bool,
     prices_file: str | None,
     columns_text: str | None,
@@ -159,6 +167,11 @@ def compare_command(
             param_hint="'--max-context-tokens'",
         )
     chosen = _split(policies, "--policy", _policy)
+    budget_windows = _split((budget_windows_text or "",), "--budget-windows", int)
+    if len(budget_windows) == 1:
+        raise click.BadParameter(
+            "a curve needs two windows or more", param_hint="'--budget-windows'"
+        )
     opts.update(provider=provider, model=model, base_url=base_url)
     auto = {"max_context_tokens": AUTO} if windows[0] == AUTO else None
     resolved = resolve(opts, overrides=auto)
@@ -180,6 +193,7 @@ def compare_command(
             warn=stderr.warn,
             error=stderr.error,
             on_conversation=stderr.session,
+            budget_windows=budget_windows,
         )
     finally:
         stderr.close()
@@ -191,6 +205,9 @@ def compare_command(
             render(done.comparison, done.header(), width=shown, columns=columns, sort=sort),
             nl=False,
         )
+        budget = done.budget_table()
+        if budget is not None:
+            echo("\n" + budget, nl=False)
     if done.failed or not done.comparison.conversations:
         echo("tsum: error: no conversation to compare (the lines above say why)", err=True)
         sys.exit(int(ExitCode.FAILED))

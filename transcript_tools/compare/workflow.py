@@ -4,7 +4,7 @@ each conversation's runs collected, then each policy against the baseline."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +17,7 @@ from ..sweep.driver import Sweep, SweepResult, policy_grid
 from ..sweep.simulate import ConversationSeries
 from ..sweep.workflow import _summary_source
 from .bootstrap import LEVEL, RESAMPLES, SEED
+from .budget import BudgetCurve, matched_budget, render_curves
 from .collect import DEGENERATE_MIN_FIRES, DEGENERATE_SHARE, Collected
 from .figures import ORIGINAL, Comparison, compare_runs
 
@@ -35,6 +36,15 @@ class CompareRun:
     result: SweepResult
     summarizer: str  # who wrote the summaries the recall figures score
     window: int | str
+    budget_windows: list[int] = field(default_factory=list)
+    curves: list[BudgetCurve] = field(default_factory=list)
+
+    def budget_table(self) -> str | None:
+        """Recall at a matched budget (--budget-windows), or None without it."""
+        if not self.budget_windows:
+            return None
+        tokens = matched_budget([c.points for c in self.curves])
+        return render_curves(self.curves, self.budget_windows, tokens)
 
     @property
     def failed(self) -> bool:
@@ -111,6 +121,7 @@ def compare_paths(
     warn: Callable[[str], None] = ignore,
     error: Callable[[str], None] = ignore,
     on_conversation: Callable[[str | None], None] | None = None,
+    budget_windows: Sequence[int] = (),
 ) -> CompareRun:
     """Each of ``policies`` over ``paths`` at ``window`` (AUTO: each log's own), against
     ``baseline`` (ORIGINAL, or one of the policies' names). In one process: the pairing
@@ -156,4 +167,23 @@ def compare_paths(
             executor.primary.close()
     summarizer = OFFLINE_RECALL if executor is None else executor.describe()
     comparison = compare_runs(names, collected.complete(), baseline)
-    return CompareRun(comparison, result, summarizer, window)
+    done = CompareRun(comparison, result, summarizer, window, list(budget_windows))
+    if budget_windows:
+        grid = policy_grid(policies, list(budget_windows), base=base)
+        curve_sweep = replace(sweep, configs=grid, pricer=None, on_outcome=None)
+        curve_sweep.on_conversation = None
+        done.curves = budget_curves(names, curve_sweep.run(list(paths)))
+    return done
+
+
+def budget_curves(names: list[str], result: SweepResult) -> list[BudgetCurve]:
+    """Per policy, (mean retained tokens, pooled recall) at each window it summarized at."""
+    curves = {name: BudgetCurve(name, []) for name in names}
+    for cfg, stats in zip(result.configs, result.stats, strict=True):
+        figures = stats.to_json()
+        recall = figures["artifact_recall"]
+        if cfg.policy is not None and recall is not None:
+            curves[cfg.policy.name].points.append(
+                (float(figures["view_mean_with_summaries"]), float(recall))
+            )
+    return list(curves.values())
