@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -11,9 +12,10 @@ import click
 from ..compare.figures import ORIGINAL
 from ..compare.table import COLUMN_KEYS, COLUMNS, SORT_KEYS, render
 from ..compare.workflow import compare_paths
-from ..engine.config import AUTO, DEFAULT_PROVIDER
+from ..engine.config import AUTO
 from ..errors import ExitCode
 from ..terminal import echo
+from .cached_options import cached_summary_options
 from .help import TsumCommand
 from .progress import RunStderr, warnings_option
 from .settings import config_option, format_option, resolve
@@ -115,23 +117,7 @@ def _columns(text: str | None) -> list[str] | None:
     type=click.IntRange(min=20),
     help="Table width in characters (default: the terminal's, else 100).",
 )
-@click.option(
-    "--provider",
-    default=DEFAULT_PROVIDER,
-    show_default=True,
-    envvar="TSUM_PROVIDER",
-    help="Who writes the summaries recall scores: offline, or a provider whose responses are "
-    "read from --cache (never called).",
-)
-@click.option("--model", envvar="TSUM_MODEL", help="Model of the cached responses.")
-@click.option("--base-url", envvar="TSUM_BASE_URL", help="Base URL of the cached responses.")
-@click.option(
-    "--cache",
-    "cache_path",
-    type=click.Path(dir_okay=False),
-    envvar="TSUM_CACHE",
-    help="Response cache to read summaries from (with --provider other than offline).",
-)
+@cached_summary_options
 @config_option
 @format_option
 @click.option(
@@ -153,7 +139,7 @@ def compare_command(
     provider: str,
     model: str | None,
     base_url: str | None,
-    cache_path: str | None,
+    cache_path: Path | None,
     silent: bool,
     warnings_mode: str,
     **opts: Any,
