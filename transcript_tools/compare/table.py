@@ -85,9 +85,9 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "recall",
         "recall",
-        "artifact recall, % of probes the summaries carry, 95% "
-        "interval (- : the policy never summarized)",
-        lambda r: _interval(r.recall, 100, ".0f"),
+        "artifact recall, % of probes the summaries carry, 95% interval, over n "
+        "conversations where it summarized (- : it never did)",
+        lambda r: _interval(r.recall, 100, ".0f") + (f" n={r.recall.pairs}" if r.recall else ""),
     ),
     Column(
         "drecall",
