@@ -79,3 +79,15 @@ def test_the_table_fits_the_width_and_explains_every_column() -> None:
     assert lines[1].split() == ["policy", "$", "total"]
     assert [line.split()[0] for line in lines[2:4]] == ["a", "b"]  # $8 before $9
     assert "  $ total: " in chosen and "  recall: " not in chosen
+
+
+def test_sort_by_recall_puts_the_unmeasured_last() -> None:
+    from transcript_tools.compare.table import sort_rows
+
+    low, high, none = (
+        replace(RUN, recall=(1, 4)),
+        replace(RUN, recall=(4, 4)),
+        replace(RUN, recall=None),
+    )
+    got = compare_runs(["low", "high", "none"], [{0: low, 1: high, 2: none}])
+    assert [r.name for r in sort_rows(got.rows, "recall")] == ["high", "low", "none"]
