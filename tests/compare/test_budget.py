@@ -25,6 +25,6 @@ def test_the_matched_budget_is_the_one_every_curve_reaches() -> None:
     # at 20k: a reads 0.6, b its own first point 0.5; at their own budgets (30k, 40k) b
     # would look better (0.9 > 0.8): matched, a keeps more of what it keeps
     curves = [BudgetCurve("a", a), BudgetCurve("b", b)]
-    text = render_curves(curves, [64_000, 128_000], 20_000)
-    assert [line.split()[-1] for line in text.splitlines()[2:4]] == ["60%", "50%"]
+    text = render_curves(curves, [64_000, 128_000], 20_000, 5)
+    assert [line.split()[-1] for line in text.splitlines()[3:5]] == ["60%", "50%"]
     assert "windows 64k, 128k" in text

@@ -72,7 +72,7 @@ def test_budget_windows_print_the_curves() -> None:
     )
     assert code == 0
     assert "every policy also run at windows 3k, 16k" in out
-    curve_rows = out.split("no extrapolation\n")[1].splitlines()
+    curve_rows = out.split("at every window\n")[1].splitlines()
     assert [line.split()[0] for line in curve_rows[1:3]] == ["seed", "codex"]
     code, _, err = _run("--policy", "seed", "--budget-windows", "3000")
     assert code == 2 and "two windows or more" in err

@@ -49,14 +49,15 @@ class BudgetCurve:
 
 
 def render_curves(
-    curves: Sequence[BudgetCurve], windows: Sequence[int], tokens: float | None
+    curves: Sequence[BudgetCurve], windows: Sequence[int], tokens: float | None, conversations: int
 ) -> str:
     """The matched-budget table: each curve's points and the recall read at ``tokens``."""
     at = "-" if tokens is None else f"{tokens / 1000:.1f}k"
     lines = [
         "recall at a matched budget: every policy also run at windows "
         + ", ".join(f"{w // 1000}k" for w in windows)
-        + "; recall against mean retained tokens, linear between points, no extrapolation",
+        + "; recall against mean retained tokens, linear between points, no extrapolation;",
+        f"over the {conversations} conversation(s) every policy summarized at every window",
     ]
     rows = [("policy", "curve (retained tokens: recall)", f"recall @ {at}")]
     for curve in curves:
@@ -68,6 +69,8 @@ def render_curves(
         lines.append(
             "  ".join([row[0].ljust(widths[0]), row[1].ljust(widths[1]), row[2].rjust(widths[2])])
         )
-    if tokens is None:
+    if not conversations:
+        lines.append("  (no conversation every policy summarized at every window: smaller windows)")
+    elif tokens is None:
         lines.append("  (no budget every curve reaches: the curves' ranges do not overlap)")
     return "\n".join(lines) + "\n"

@@ -18,7 +18,7 @@ from ..sweep.simulate import ConversationSeries
 from ..sweep.workflow import _summary_source
 from .bootstrap import LEVEL, RESAMPLES, SEED
 from .budget import BudgetCurve, matched_budget, render_curves
-from .collect import DEGENERATE_MIN_FIRES, DEGENERATE_SHARE, Collected
+from .collect import DEGENERATE_MIN_FIRES, DEGENERATE_SHARE, ArmRun, Collected
 from .figures import ORIGINAL, Comparison, compare_runs
 
 if TYPE_CHECKING:
@@ -38,13 +38,14 @@ class CompareRun:
     window: int | str
     budget_windows: list[int] = field(default_factory=list)
     curves: list[BudgetCurve] = field(default_factory=list)
+    budget_conversations: int = 0  # those every policy summarized at every window
 
     def budget_table(self) -> str | None:
         """Recall at a matched budget (--budget-windows), or None without it."""
         if not self.budget_windows:
             return None
         tokens = matched_budget([c.points for c in self.curves])
-        return render_curves(self.curves, self.budget_windows, tokens)
+        return render_curves(self.curves, self.budget_windows, tokens, self.budget_conversations)
 
     @property
     def failed(self) -> bool:
@@ -170,20 +171,36 @@ def compare_paths(
     done = CompareRun(comparison, result, summarizer, window, list(budget_windows))
     if budget_windows:
         grid = policy_grid(policies, list(budget_windows), base=base)
-        curve_sweep = replace(sweep, configs=grid, pricer=None, on_outcome=None)
+        runs = Collected(len(grid))
+
+        def on_curve_outcome(
+            arm: int, cfg: SweepConfig, outcome: ConfigOutcome, profile: ConversationSeries
+        ) -> None:
+            runs.add(arm, cfg, outcome, profile)
+
+        curve_sweep = replace(sweep, configs=grid, pricer=None, on_outcome=on_curve_outcome)
         curve_sweep.on_conversation = None
-        done.curves = budget_curves(names, curve_sweep.run(list(paths)))
+        curve_sweep.run(list(paths))
+        owners = [cfg.policy.name if cfg.policy is not None else "" for cfg in grid]
+        done.curves, done.budget_conversations = budget_curves(names, owners, runs.complete())
     return done
 
 
-def budget_curves(names: list[str], result: SweepResult) -> list[BudgetCurve]:
-    """Per policy, (mean retained tokens, pooled recall) at each window it summarized at."""
+def budget_curves(
+    names: list[str], owners: list[str], conversations: list[dict[int, ArmRun]]
+) -> tuple[list[BudgetCurve], int]:
+    """Per policy, (mean retained tokens, pooled recall) at each window, over the
+    conversations every policy summarized at every window: the same conversations under
+    every point (pooling each point's own summarizing conversations would mix a small
+    window's easy logs with a large window's long ones), and how many they are."""
+    common = [c for c in conversations if all(run.recall is not None for run in c.values())]
     curves = {name: BudgetCurve(name, []) for name in names}
-    for cfg, stats in zip(result.configs, result.stats, strict=True):
-        figures = stats.to_json()
-        recall = figures["artifact_recall"]
-        if cfg.policy is not None and recall is not None:
-            curves[cfg.policy.name].points.append(
-                (float(figures["view_mean_with_summaries"]), float(recall))
-            )
-    return list(curves.values())
+    for arm, name in enumerate(owners):
+        if not common:
+            break
+        runs = [c[arm] for c in common]
+        hits = sum(run.recall[0] for run in runs if run.recall is not None)
+        total = sum(run.recall[1] for run in runs if run.recall is not None)
+        retained = sum(run.retained for run in runs) / len(runs)
+        curves[name].points.append((retained, hits / total))
+    return list(curves.values()), len(common)
