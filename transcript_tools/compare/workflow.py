@@ -163,27 +163,31 @@ def compare_paths(
     )
     try:
         result = sweep.run(list(paths))
+        summarizer = OFFLINE_RECALL if executor is None else executor.describe()
+        comparison = compare_runs(names, collected.complete(), baseline)
+        done = CompareRun(comparison, result, summarizer, window, list(budget_windows))
+        if budget_windows:  # the same summary source, before it is closed
+            grid = policy_grid(policies, list(budget_windows), base=base)
+            curves = replace(sweep, configs=grid, pricer=None, on_conversation=None)
+            done.curves, done.budget_conversations = _budget_run(curves, names, list(paths))
     finally:
         if executor is not None:
             executor.primary.close()
-    summarizer = OFFLINE_RECALL if executor is None else executor.describe()
-    comparison = compare_runs(names, collected.complete(), baseline)
-    done = CompareRun(comparison, result, summarizer, window, list(budget_windows))
-    if budget_windows:
-        grid = policy_grid(policies, list(budget_windows), base=base)
-        runs = Collected(len(grid))
-
-        def on_curve_outcome(
-            arm: int, cfg: SweepConfig, outcome: ConfigOutcome, profile: ConversationSeries
-        ) -> None:
-            runs.add(arm, cfg, outcome, profile)
-
-        curve_sweep = replace(sweep, configs=grid, pricer=None, on_outcome=on_curve_outcome)
-        curve_sweep.on_conversation = None
-        curve_sweep.run(list(paths))
-        owners = [cfg.policy.name if cfg.policy is not None else "" for cfg in grid]
-        done.curves, done.budget_conversations = budget_curves(names, owners, runs.complete())
     return done
+
+
+def _budget_run(sweep: Sweep, names: list[str], paths: list[str]) -> tuple[list[BudgetCurve], int]:
+    """Every policy at every window of ``sweep``'s grid, collected per conversation."""
+    runs = Collected(len(sweep.configs))
+
+    def on_outcome(
+        arm: int, cfg: SweepConfig, outcome: ConfigOutcome, profile: ConversationSeries
+    ) -> None:
+        runs.add(arm, cfg, outcome, profile)
+
+    replace(sweep, on_outcome=on_outcome).run(paths)
+    owners = [cfg.policy.name if cfg.policy is not None else "" for cfg in sweep.configs]
+    return budget_curves(names, owners, runs.complete())
 
 
 def budget_curves(
