@@ -106,6 +106,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli", "pytest_plugin"),
     ("", "api", "arguments", "settings"),
+    ("compare",),
     ("sweep", "diff"),
     ("eval",),
     ("replay", "inspection", "fidelity"),

@@ -147,6 +147,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "sweep_command",
         "Evaluate every combination of trigger settings on a corpus.",
     ),
+    "compare": (
+        "compare_cmd",
+        "compare_command",
+        "Policies against a baseline: cost, recall, tokens, with paired intervals.",
+    ),
     "batch": (
         "batch_cmd",
         "batch_group",

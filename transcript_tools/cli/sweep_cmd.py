@@ -9,12 +9,13 @@ from typing import Any
 
 import click
 
-from ..engine.config import AUTO, DEFAULT_PROVIDER, Checkpoint, Measure, SlotMode, TurnPath
+from ..engine.config import AUTO, Checkpoint, Measure, SlotMode, TurnPath
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..errors import ExitCode
 from ..sweep.tables import SORT_KEYS, render_csv, render_json, render_table
 from ..sweep.workflow import DEFAULT_REPORT_SAMPLE, DEFAULT_SORT, sweep_paths
 from ..terminal import echo
+from .cached_options import cached_summary_options
 from .cost_options import cost_options, pricer_for
 from .help import TsumCommand
 from .progress import RunStderr, warnings_option
@@ -213,27 +214,7 @@ The output says which."""
     show_default=True,
     help="Assumed summary length where no summary is written (fast path): the call's max_tokens.",
 )
-@click.option(
-    "--provider",
-    default=DEFAULT_PROVIDER,
-    show_default=True,
-    envvar="TSUM_PROVIDER",
-    help="Where summary text comes from when needed: offline, or a provider whose responses are read "
-    "from --cache (never called).",
-)
-@click.option(
-    "--model", envvar="TSUM_MODEL", help="Model of the cached responses (their cache key)."
-)
-@click.option(
-    "--base-url", envvar="TSUM_BASE_URL", help="Base URL of the cached responses (their cache key)."
-)
-@click.option(
-    "--cache",
-    "cache_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    envvar="TSUM_CACHE",
-    help="Response cache to read summaries from (with --provider other than offline).",
-)
+@cached_summary_options
 @click.option("--silent", is_flag=True, help="No progress or end-of-run line on stderr.")
 @warnings_option
 @scale_options

@@ -27,7 +27,7 @@ from ..engine.rules import depends_on_summary_text, split_units, unit_turns
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..formats.corpus import CorpusReader
 from ..formats.inputs import NameSet
-from .config import SweepConfig
+from .config import ConfigOutcome, SweepConfig
 from .engine_path import evaluate_engine
 from .simulate import ConversationSeries, evaluate_fast, profile_conversation, simulate
 from .stats import ConfigStats, config_grid, policy_grid
@@ -108,6 +108,10 @@ class Sweep:
     # after each conversation, with its file's path (None: a parallel part's, no path)
     on_conversation: Callable[[str | None], None] | None = None
     on_files: Callable[[int], None] | None = None  # files a parallel part finished
+    # after each (conversation, configuration): its index in the grid, the configuration
+    # as resolved for it (its window), its outcome and the unit profile (tsum compare
+    # pairs conversations); in-process runs only: a parallel part's outcomes stay there
+    on_outcome: Callable[[int, SweepConfig, ConfigOutcome, ConversationSeries], None] | None = None
     # Session ids taken before these paths (one file of a parallel run: sweep/parallel.py)
     taken_ids: set[str] = field(default_factory=NameSet)
 
@@ -231,6 +235,8 @@ class Sweep:
             result.stats[i].add(
                 outcome, profile, limit=cfg.max_context_tokens, window_from=cfg.window_from
             )
+            if self.on_outcome is not None:
+                self.on_outcome(i, cfg, outcome, profile)
             ever = ever or bool(outcome.fires)
             if keep:
                 if cfg.checkpoint is Checkpoint.CALL:  # the report charts turns

@@ -67,6 +67,7 @@ def run_sweep(sweep: Sweep, paths: list[str], backend: Backend) -> SweepResult:
             error=_log.error,
             on_conversation=None,
             on_files=None,
+            on_outcome=None,
             describe_executor=None,
         )
     )

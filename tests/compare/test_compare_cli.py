@@ -1,0 +1,78 @@
+"""``tsum compare`` end to end on a sample: the header says what the figures stand on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from transcript_tools.cli.main import cli
+
+SAMPLE = str(Path(__file__).parents[2] / "samples" / "long_session.jsonl")
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["compare", SAMPLE, *args], catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_header_names_window_summarizer_and_intervals() -> None:
+    code, out, err = _run(
+        "--policy", "seed,codex,aider", "--max-context-tokens", "4000", "--width", "90", "--silent"
+    )
+    assert code == 0
+    assert "window: every policy at --max-context-tokens 4000: 4k (given) x1" in out
+    assert "an extractive baseline that copies sentences of the conversation, not a model" in out
+    assert "2000 resamples, seed 20260" in out
+    table = out.split("\n\n")[1].splitlines()
+    assert table[0].split()[0] == "policy" and len(table) == 4
+    assert all(len(line) <= 90 for line in table)
+    # aider summarizes at half the turns or more on this sample: marked, warned once
+    assert any(line.startswith("aider [") and "D" in line.split()[1] for line in table)
+    assert err.count("degenerate runs:") == 1 and "aider 1" in err
+
+
+def test_columns_and_baseline_are_checked() -> None:
+    code, _, err = _run("--policy", "seed,codex", "--columns", "policy,nope")
+    assert code == 2 and "nope: not a column" in err
+    code, _, err = _run("--policy", "seed,codex", "--baseline", "cline")
+    assert code != 0 and "not one of --policy" in err
+    code, _, err = _run("--policy", "seed", "--max-context-tokens", "4000,8000")
+    assert code == 2 and "one window" in err
+
+
+def test_chosen_columns_and_a_policy_baseline() -> None:
+    code, out, _ = _run(
+        "--policy",
+        "seed,codex",
+        "--baseline",
+        "seed",
+        "--max-context-tokens",
+        "4000",
+        "--columns",
+        "policy,drecall",
+        "--silent",
+    )
+    assert code == 0
+    table = out.split("\n\n")[1].splitlines()
+    assert table[0].split() == ["policy", "Δ", "recall"]
+    seed_row = next(line for line in table if line.startswith("seed"))
+    assert "+0 [+0, +0]" in seed_row  # the baseline against itself
+
+
+def test_budget_windows_print_the_curves() -> None:
+    code, out, _ = _run(
+        "--policy",
+        "seed,codex",
+        "--max-context-tokens",
+        "4000",
+        "--budget-windows",
+        "3000,16000",
+        "--silent",
+    )
+    assert code == 0
+    assert "every policy also run at windows 3k, 16k" in out
+    curve_rows = out.split("at every window\n")[1].splitlines()
+    assert [line.split()[0] for line in curve_rows[1:3]] == ["seed", "codex"]
+    code, _, err = _run("--policy", "seed", "--budget-windows", "3000")
+    assert code == 2 and "two windows or more" in err

@@ -1,0 +1,93 @@
+"""Each policy against the baseline: pairing, windows, flags and the Pareto front,
+on runs written by hand."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from transcript_tools.compare.collect import ArmRun, is_degenerate
+from transcript_tools.compare.figures import compare_runs
+from transcript_tools.compare.table import render
+
+RUN = ArmRun(
+    window=200_000,
+    window_from="model",
+    units=10,
+    fires=1,
+    retained=1000.0,
+    original_retained=2000.0,
+    usd=8.0,
+    original_usd=10.0,
+    recall=(3, 4),
+    overflow=False,
+    invalid=False,
+)
+
+
+def test_degenerate_is_half_the_units_and_three_firings() -> None:
+    assert is_degenerate(3, 6)
+    assert not is_degenerate(3, 7)
+    assert not is_degenerate(2, 4)  # a short log, not a cadence
+
+
+def test_against_the_original_run() -> None:
+    cheap = RUN
+    dear = replace(RUN, usd=12.0, recall=(4, 4), fires=6, overflow=True)
+    conversations = [{0: cheap, 1: dear}, {0: cheap, 1: dear}]
+    got = compare_runs(["cheap", "dear"], conversations)
+    a, b = got.rows
+    assert got.conversations == 2 and got.windows == {"200k (model)": 2}
+    # 2 × (8 - 10) = -4 dollars; -20% of 20; both exact on every resample
+    assert a.cost_usd == 16.0
+    assert a.cost_delta_usd is not None and a.cost_delta_usd.estimate == pytest.approx(-4.0)
+    assert a.cost_delta_share is not None
+    assert (a.cost_delta_share.low, a.cost_delta_share.high) == pytest.approx((-0.2, -0.2))
+    assert a.recall is not None and a.recall.estimate == 0.75  # 6 of 8 probes
+    assert a.retained_delta_share is not None and a.retained_delta_share.estimate == -0.5
+    # dear: recall 100% but costs more: both are on the front
+    assert (a.pareto, b.pareto) == (True, True)
+    assert (b.overflow, b.degenerate, b.flags) == (2, 2, "OD")
+
+
+def test_a_dominated_policy_is_off_the_front_and_a_policy_baseline_pairs_recall() -> None:
+    worse = replace(RUN, usd=9.0, recall=(2, 4))
+    got = compare_runs(["a", "b"], [{0: RUN, 1: worse}], baseline="a")
+    a, b = got.rows
+    assert (a.pareto, b.pareto) == (True, False)
+    assert b.recall_delta is not None and b.recall_delta.estimate == -0.25  # 2/4 - 3/4
+    assert b.cost_delta_usd is not None and b.cost_delta_usd.estimate == pytest.approx(1.0)
+
+
+def test_mixed_windows_are_left_out_and_counted() -> None:
+    other = replace(RUN, window=128_000, window_from="policy")
+    got = compare_runs(["a", "b"], [{0: RUN, 1: RUN}, {0: RUN, 1: other}])
+    assert got.conversations == 1 and got.mixed == 1
+    assert got.mixed_windows == {"200k (model)": 1, "128k (policy)": 1}
+
+
+def test_the_table_fits_the_width_and_explains_every_column() -> None:
+    got = compare_runs(["a", "b"], [{0: RUN, 1: replace(RUN, usd=9.0)}])
+    text = render(got, ["header"], width=60)
+    table = text.split("\n\n")[1].splitlines()
+    assert all(len(line) <= 60 for line in table)
+    assert "not shown to fit 60 columns" in text
+    assert "  Δ cost: " in text and "  recall: " in text  # each shown column has a legend line
+    chosen = render(got, [], width=60, columns=["policy", "cost"], sort="cost")
+    lines = chosen.splitlines()
+    assert lines[1].split() == ["policy", "$", "total"]
+    assert [line.split()[0] for line in lines[2:4]] == ["a", "b"]  # $8 before $9
+    assert "  $ total: " in chosen and "  recall: " not in chosen
+
+
+def test_sort_by_recall_puts_the_unmeasured_last() -> None:
+    from transcript_tools.compare.table import sort_rows
+
+    low, high, none = (
+        replace(RUN, recall=(1, 4)),
+        replace(RUN, recall=(4, 4)),
+        replace(RUN, recall=None),
+    )
+    got = compare_runs(["low", "high", "none"], [{0: low, 1: high, 2: none}])
+    assert [r.name for r in sort_rows(got.rows, "recall")] == ["high", "low", "none"]

@@ -1,0 +1,199 @@
+"""``tsum compare``: policies against a baseline over a corpus, paired per conversation."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..compare.figures import ORIGINAL
+from ..compare.table import COLUMN_KEYS, COLUMNS, SORT_KEYS, render
+from ..compare.workflow import compare_paths
+from ..engine.config import AUTO
+from ..errors import ExitCode
+from ..terminal import echo
+from .cached_options import cached_summary_options
+from .help import TsumCommand
+from .progress import RunStderr, warnings_option
+from .settings import config_option, format_option, resolve
+from .sweep_cmd import _policy, _split, _window
+
+LEGEND = "\n".join(f"  {c.key}: {c.legend}" for c in COLUMNS)
+
+EPILOG = f"""\b
+Examples:
+  tsum compare ../shared/corpus/real --policy seed,claude-code,codex,aider,cline
+  tsum compare corpus/ --policy codex,opencode --baseline codex --sort recall
+  tsum compare corpus/ --policy seed,codex --columns policy,verdict,recall,pareto
+
+Every policy runs at the window each log records (--max-context-tokens auto: the log's,
+else its model's documented window); conversations on which the policies would run at
+different windows are left out and counted. Each change is paired per conversation, with a
+95% percentile interval of 2,000 paired bootstrap resamples (a fixed seed); the verdict
+says "no difference" when the interval spans 0. Recall names the summarizer: the offline
+provider is an extractive baseline, not a model. Runs in one process (no --workers).
+
+\b
+Columns (--columns, comma list):
+{LEGEND}"""
+
+
+def _columns(text: str | None) -> list[str] | None:
+    if not text:
+        return None
+    keys = [k.strip() for k in text.split(",") if k.strip()]
+    bad = [k for k in keys if k not in COLUMN_KEYS]
+    if bad:
+        raise click.BadParameter(
+            f"{', '.join(bad)}: not a column ({', '.join(COLUMN_KEYS)})", param_hint="'--columns'"
+        )
+    return keys
+
+
+@click.command(cls=TsumCommand, epilog=EPILOG)
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--policy",
+    "policies",
+    multiple=True,
+    required=True,
+    metavar="NAME|FILE,...",
+    help="The policies to compare (comma list or repeated; tsum policies list).",
+)
+@click.option(
+    "--baseline",
+    default=ORIGINAL,
+    show_default=True,
+    metavar="original|NAME",
+    help="What every change is measured against: the original run, or one of --policy.",
+)
+@click.option(
+    "--max-context-tokens",
+    "window",
+    default=AUTO,
+    show_default=True,
+    metavar="N|auto",
+    help="The one window every policy runs at; auto: each log's own (its record, else its "
+    "model's documented window).",
+)
+@click.option(
+    "--budget-windows",
+    "budget_windows_text",
+    metavar="N,N[,...]",
+    help="Also run every policy at these windows (two or more) and print recall at a "
+    "matched budget, read off each policy's curve of recall against retained tokens.",
+)
+@click.option(
+    "--cost/--no-cost",
+    default=True,
+    show_default=True,
+    help="Price every run with the cost model (docs/cost.md); --no-cost compares tokens.",
+)
+@click.option(
+    "--prices",
+    "prices_file",
+    type=click.Path(dir_okay=False, exists=True),
+    help="A JSON prices file used before the bundled genai-prices list.",
+)
+@click.option(
+    "--columns",
+    "columns_text",
+    metavar="KEY,...",
+    help=f"Columns to show ({', '.join(COLUMN_KEYS)}); default: those that fit the terminal.",
+)
+@click.option(
+    "--sort",
+    type=click.Choice(SORT_KEYS),
+    default="cost",
+    show_default=True,
+    help="Row order: cost (dollars when priced, else retained tokens), recall (highest "
+    "first), retained, or policy (as given).",
+)
+@click.option(
+    "--width",
+    type=click.IntRange(min=20),
+    help="Table width in characters (default: the terminal's, else 100).",
+)
+@cached_summary_options
+@config_option
+@format_option
+@click.option(
+    "--skip-bad-lines", is_flag=True, help="Warn about bad lines and use the rest of the file."
+)
+@click.option("--silent", is_flag=True, help="No progress or end-of-run line on stderr.")
+@warnings_option
+def compare_command(
+    paths: tuple[str, ...],
+    policies: tuple[str, ...],
+    baseline: str,
+    window: str,
+    budget_windows_text: str | None,
+    cost: bool,
+    prices_file: str | None,
+    columns_text: str | None,
+    sort: str,
+    width: int | None,
+    provider: str,
+    model: str | None,
+    base_url: str | None,
+    cache_path: Path | None,
+    silent: bool,
+    warnings_mode: str,
+    **opts: Any,
+) -> None:
+    """Compare policies against a baseline: cost, recall, retained tokens, with intervals."""
+    columns = _columns(columns_text)
+    windows = _split((window,), "--max-context-tokens", _window)
+    if len(windows) != 1:
+        raise click.BadParameter(
+            "one window: a comparison runs every policy at the same one",
+            param_hint="'--max-context-tokens'",
+        )
+    chosen = _split(policies, "--policy", _policy)
+    budget_windows = _split((budget_windows_text or "",), "--budget-windows", int)
+    if len(budget_windows) == 1:
+        raise click.BadParameter(
+            "a curve needs two windows or more", param_hint="'--budget-windows'"
+        )
+    opts.update(provider=provider, model=model, base_url=base_url)
+    auto = {"max_context_tokens": AUTO} if windows[0] == AUTO else None
+    resolved = resolve(opts, overrides=auto)
+    pricer = None
+    if cost:
+        from ..cost.prices import pricer_for
+
+        pricer = pricer_for(True, prices_file, None)
+    stderr = RunStderr(list(paths), desc="compare", silent=silent, warnings_mode=warnings_mode)
+    try:
+        done = compare_paths(
+            list(paths),
+            resolved,
+            chosen,
+            baseline=baseline,
+            window=windows[0],
+            pricer=pricer,
+            cache=cache_path,
+            warn=stderr.warn,
+            error=stderr.error,
+            on_conversation=stderr.session,
+            budget_windows=budget_windows,
+        )
+    finally:
+        stderr.close()
+    if done.comparison.conversations:
+        for line in done.warnings():
+            echo(f"tsum: warning: {line}", err=True)
+        shown = width or shutil.get_terminal_size((100, 24)).columns
+        echo(
+            render(done.comparison, done.header(), width=shown, columns=columns, sort=sort),
+            nl=False,
+        )
+        budget = done.budget_table()
+        if budget is not None:
+            echo("\n" + budget, nl=False)
+    if done.failed or not done.comparison.conversations:
+        echo("tsum: error: no conversation to compare (the lines above say why)", err=True)
+        sys.exit(int(ExitCode.FAILED))

@@ -1,0 +1,1 @@
+"""``tsum compare``: policies against a baseline, paired per conversation (docs/compare.md)."""

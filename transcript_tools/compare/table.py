@@ -1,0 +1,210 @@
+"""The comparison as a table that fits the terminal, its legend, and the words of its
+verdicts (a change whose interval spans zero is "no difference")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from .bootstrap import Interval
+from .figures import Comparison, PolicyRow
+
+
+def _pct(value: float) -> str:
+    return f"{value * 100:.1f}%"
+
+
+def cost_verdict(delta: Interval | None) -> str:
+    """ "cheaper by 12.0% [8.0%, 15.0%]", "costlier by ...", or "no difference (...)"."""
+    if delta is None:
+        return "unpriced"
+    if delta.spans_zero:
+        return (
+            f"no difference ({delta.estimate * 100:+.1f}% [{_pct(delta.low)}, {_pct(delta.high)}])"
+        )
+    if delta.high < 0:
+        return f"cheaper by {_pct(-delta.estimate)} [{_pct(-delta.high)}, {_pct(-delta.low)}]"
+    return f"costlier by {_pct(delta.estimate)} [{_pct(delta.low)}, {_pct(delta.high)}]"
+
+
+def _interval(value: Interval | None, scale: float, fmt: str) -> str:
+    if value is None:
+        return "-"
+    est, low, high = (v * scale for v in (value.estimate, value.low, value.high))
+    return f"{est:{fmt}} [{low:{fmt}}, {high:{fmt}}]"
+
+
+def _tokens(value: float) -> str:
+    return f"{value / 1000:.1f}k" if value >= 1000 else f"{value:.0f}"
+
+
+def _retained(row: PolicyRow) -> str:
+    change = row.retained_delta_share
+    if change is None:
+        return _tokens(row.retained)
+    return f"{_tokens(row.retained)} ({_interval(change, 100, '+.0f')}%)"
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    key: str
+    header: str
+    legend: str
+    cell: Callable[[PolicyRow], str]
+    right: bool = True
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column(
+        "policy",
+        "policy",
+        "the policy; [O] [V] [D] mark overflow, invalid views, degenerate runs",
+        lambda r: r.name + (f" [{r.flags}]" if r.flags else ""),
+        False,
+    ),
+    Column(
+        "cost",
+        "$ total",
+        "the policy's whole bill over the priced conversations (USD, --cost's model)",
+        lambda r: "-" if r.cost_usd is None else f"{r.cost_usd:.2f}",
+    ),
+    Column(
+        "dusd",
+        "Δ $",
+        "its change against the baseline in USD, 95% interval",
+        lambda r: _interval(r.cost_delta_usd, 1, "+.2f"),
+    ),
+    Column(
+        "verdict",
+        "Δ cost",
+        "its change as a share of the baseline's bill, worded from "
+        "the 95% interval (no difference: the interval spans 0)",
+        lambda r: cost_verdict(r.cost_delta_share),
+        False,
+    ),
+    Column(
+        "recall",
+        "recall",
+        "artifact recall, % of probes the summaries carry, 95% interval, over n "
+        "conversations where it summarized (- : it never did)",
+        lambda r: _interval(r.recall, 100, ".0f") + (f" n={r.recall.pairs}" if r.recall else ""),
+    ),
+    Column(
+        "drecall",
+        "Δ recall",
+        "recall change against a baseline policy, points, paired",
+        lambda r: _interval(r.recall_delta, 100, "+.0f"),
+    ),
+    Column(
+        "retained",
+        "retained",
+        "mean tokens the model is sent per unit, and their change "
+        "against the baseline (%, 95% interval)",
+        _retained,
+    ),
+    Column("over", "over", "conversations with a view over the window", lambda r: str(r.overflow)),
+    Column(
+        "invalid",
+        "invalid",
+        "conversations with a view breaking a target API's rules",
+        lambda r: str(r.invalid),
+    ),
+    Column(
+        "degen",
+        "degen",
+        "conversations where the policy fires at >= 50% of its units (and >= 3 times)",
+        lambda r: str(r.degenerate),
+    ),
+    Column(
+        "pareto",
+        "pareto",
+        "* : no other policy costs less and recalls more",
+        lambda r: "*" if r.pareto else "",
+    ),
+)
+COLUMN_KEYS = tuple(c.key for c in COLUMNS)
+# dropped last to first when the terminal is narrower than the table
+KEEP_ORDER = (
+    "policy",
+    "verdict",
+    "recall",
+    "retained",
+    "pareto",
+    "degen",
+    "over",
+    "invalid",
+    "dusd",
+    "cost",
+    "drecall",
+)
+SORT_KEYS = ("cost", "recall", "retained", "policy")
+
+
+def sort_rows(rows: Sequence[PolicyRow], key: str) -> list[PolicyRow]:
+    """``cost``: by dollars where priced (else retained tokens), ascending; ``recall``:
+    descending (unmeasured last); ``retained``: ascending; ``policy``: as given."""
+    if key == "cost":
+        return sorted(rows, key=lambda r: (r.cost_usd is None, r.cost_usd or r.retained))
+    if key == "recall":
+        return sorted(rows, key=lambda r: -(r.recall.estimate if r.recall else -1.0))
+    if key == "retained":
+        return sorted(rows, key=lambda r: r.retained)
+    return list(rows)
+
+
+def _grid(columns: Sequence[Column], rows: Sequence[PolicyRow]) -> list[str]:
+    cells = [[c.header for c in columns]] + [[c.cell(r) for c in columns] for r in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    out = []
+    for line in cells:
+        parts = [
+            text.rjust(w) if c.right else text.ljust(w)
+            for c, text, w in zip(columns, line, widths, strict=True)
+        ]
+        out.append("  ".join(parts).rstrip())
+    return out
+
+
+def eligible_keys(rows: Sequence[PolicyRow], priced: bool) -> list[str]:
+    """The columns with something to say, most needed first: no money unpriced, no
+    recall change without a policy baseline."""
+    keys = [k for k in KEEP_ORDER if priced or k not in ("cost", "dusd", "verdict")]
+    if all(r.recall_delta is None for r in rows):
+        keys.remove("drecall")
+    return keys
+
+
+def fitting_columns(
+    rows: Sequence[PolicyRow], width: int, chosen: Sequence[str] | None, priced: bool
+) -> list[Column]:
+    """``chosen`` as given; else the eligible columns, the least needed dropped first
+    until the table fits ``width``."""
+    by_key = {c.key: c for c in COLUMNS}
+    if chosen:
+        return [by_key[k] for k in chosen]
+    keys = eligible_keys(rows, priced)
+    while len(keys) > 1:
+        shown = [c for c in COLUMNS if c.key in keys]
+        if max(len(line) for line in _grid(shown, rows)) <= width:
+            return shown
+        keys.pop()
+    return [c for c in COLUMNS if c.key in keys]
+
+
+def render(
+    comparison: Comparison,
+    header: Sequence[str],
+    *,
+    width: int,
+    columns: Sequence[str] | None = None,
+    sort: str = "cost",
+) -> str:
+    rows = sort_rows(comparison.rows, sort)
+    priced = any(r.cost_usd is not None for r in rows)
+    shown = fitting_columns(rows, width, columns, priced)
+    lines = list(header) + [""] + _grid(shown, rows) + [""]
+    lines += [f"  {c.header}: {c.legend}" for c in shown]
+    hidden = [k for k in eligible_keys(rows, priced) if k not in {c.key for c in shown}]
+    if hidden and not columns:
+        lines.append(f"  (not shown to fit {width} columns: {', '.join(hidden)}; --columns)")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,210 @@
+"""``tsum compare`` as a library call: every policy over the corpus at the same window,
+each conversation's runs collected, then each policy against the baseline."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..engine.config import AUTO, RunSettings
+from ..engine.policy import Policy
+from ..errors import ConfigError
+from ..formats.corpus import ignore
+from ..sweep.config import ConfigOutcome, SweepConfig
+from ..sweep.driver import Sweep, SweepResult, policy_grid
+from ..sweep.simulate import ConversationSeries
+from ..sweep.workflow import _summary_source
+from .bootstrap import LEVEL, RESAMPLES, SEED
+from .budget import BudgetCurve, matched_budget, render_curves
+from .collect import DEGENERATE_MIN_FIRES, DEGENERATE_SHARE, ArmRun, Collected
+from .figures import ORIGINAL, Comparison, compare_runs
+
+if TYPE_CHECKING:
+    from ..cost.prices import Pricer
+
+OFFLINE_RECALL = (
+    "the offline provider, an extractive baseline that copies sentences of the "
+    "conversation, not a model: its recall is no model's"
+)
+
+
+@dataclass(slots=True)
+class CompareRun:
+    comparison: Comparison
+    result: SweepResult
+    summarizer: str  # who wrote the summaries the recall figures score
+    window: int | str
+    budget_windows: list[int] = field(default_factory=list)
+    curves: list[BudgetCurve] = field(default_factory=list)
+    budget_conversations: int = 0  # those every policy summarized at every window
+
+    def budget_table(self) -> str | None:
+        """Recall at a matched budget (--budget-windows), or None without it."""
+        if not self.budget_windows:
+            return None
+        tokens = matched_budget([c.points for c in self.curves])
+        return render_curves(self.curves, self.budget_windows, tokens, self.budget_conversations)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.result.errors) or self.result.conversations == 0
+
+    def header(self) -> list[str]:
+        c = self.comparison
+        base = (
+            "the original run (as recorded, priced by the cost model: docs/cost.md)"
+            if c.baseline == ORIGINAL
+            else f"policy {c.baseline}"
+        )
+        found = ", ".join(f"{w} x{n}" for w, n in sorted(c.windows.items()))
+        how = (
+            "each log's own window (--max-context-tokens auto)"
+            if self.window == AUTO
+            else (f"--max-context-tokens {self.window}")
+        )
+        lines = [
+            f"baseline: {base}; {c.conversations} conversation(s), each paired across policies",
+            f"window: every policy at {how}: {found or 'none'}",
+        ]
+        priced = [r for r in c.rows if r.baseline_usd is not None]
+        if priced:
+            first = priced[0]
+            lines.append(
+                f"baseline bill: ${first.baseline_usd:.2f} over the {first.priced} priced "
+                "conversation(s) (each row's $ over the same)"
+            )
+        if c.mixed:
+            own = ", ".join(sorted(c.mixed_windows))
+            lines.append(
+                f"left out: {c.mixed} conversation(s) whose log names no window: each policy "
+                f"would run at its own ({own}); --max-context-tokens N runs them at one"
+            )
+        lines += [
+            f"recall: artifact probes (tsum eval) carried by summaries of {self.summarizer}",
+            f"intervals: {LEVEL:.0%} percentile, paired bootstrap over conversations "
+            f"({RESAMPLES} resamples, seed {SEED})",
+            f"degenerate: a policy firing at >= {DEGENERATE_SHARE:.0%} of a conversation's "
+            f"units, at least {DEGENERATE_MIN_FIRES} times",
+        ]
+        return lines
+
+    def warnings(self) -> list[str]:
+        """One line per kind of flagged run, with the counts per policy."""
+        out = []
+        kinds = (
+            ("degenerate", "fire at >= half their units", "degenerate"),
+            ("overflow", "send a view over the window", "overflow"),
+            ("invalid", "send a view breaking a target API's rules", "invalid"),
+        )
+        for attr, what, word in kinds:
+            counts = [(r.name, getattr(r, attr)) for r in self.comparison.rows]
+            flagged = [f"{name} {n}" for name, n in counts if n]
+            if flagged:
+                total = self.comparison.conversations
+                out.append(
+                    f"{word} runs: conversations (of {total}) where policies {what}: "
+                    + ", ".join(flagged)
+                )
+        return out
+
+
+def compare_paths(
+    paths: list[str],
+    run: RunSettings,
+    policies: Sequence[Policy],
+    *,
+    baseline: str = ORIGINAL,
+    window: int | str = AUTO,
+    pricer: Pricer | None = None,
+    cache: str | Path | None = None,
+    warn: Callable[[str], None] = ignore,
+    error: Callable[[str], None] = ignore,
+    on_conversation: Callable[[str | None], None] | None = None,
+    budget_windows: Sequence[int] = (),
+) -> CompareRun:
+    """Each of ``policies`` over ``paths`` at ``window`` (AUTO: each log's own), against
+    ``baseline`` (ORIGINAL, or one of the policies' names). In one process: the pairing
+    needs every conversation's outcome, which a parallel part keeps to itself."""
+    names = [p.name for p in policies]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"--policy names a policy twice: {', '.join(names)}")
+    if baseline != ORIGINAL and baseline not in names:
+        raise ConfigError(f"--baseline {baseline}: not one of --policy ({', '.join(names)})")
+    base = run.settings.summary
+    assert base is not None
+    configs = policy_grid(policies, [window], base=base)
+    provider = run.provider["provider"]
+    executor = _summary_source(provider, run.provider["model"], run.provider["base_url"], cache)
+    collected = Collected(len(configs))
+
+    def on_outcome(
+        arm: int, cfg: SweepConfig, outcome: ConfigOutcome, profile: ConversationSeries
+    ) -> None:
+        collected.add(arm, cfg, outcome, profile)
+
+    sweep = Sweep(
+        configs,
+        base=base,
+        template=run.template,
+        keep_recent_turns=run.settings.keep_recent_turns,
+        path=run.settings.path,
+        executor=executor,
+        provider_name=provider,
+        describe_executor=executor.describe if executor is not None else None,
+        pricer=pricer,
+        fmt=run.fmt,
+        skip_bad_lines=run.skip_bad_lines,
+        warn=warn,
+        error=error,
+        on_conversation=on_conversation,
+        on_outcome=on_outcome,
+    )
+    try:
+        result = sweep.run(list(paths))
+        summarizer = OFFLINE_RECALL if executor is None else executor.describe()
+        comparison = compare_runs(names, collected.complete(), baseline)
+        done = CompareRun(comparison, result, summarizer, window, list(budget_windows))
+        if budget_windows:  # the same summary source, before it is closed
+            grid = policy_grid(policies, list(budget_windows), base=base)
+            curves = replace(sweep, configs=grid, pricer=None, on_conversation=None)
+            done.curves, done.budget_conversations = _budget_run(curves, names, list(paths))
+    finally:
+        if executor is not None:
+            executor.primary.close()
+    return done
+
+
+def _budget_run(sweep: Sweep, names: list[str], paths: list[str]) -> tuple[list[BudgetCurve], int]:
+    """Every policy at every window of ``sweep``'s grid, collected per conversation."""
+    runs = Collected(len(sweep.configs))
+
+    def on_outcome(
+        arm: int, cfg: SweepConfig, outcome: ConfigOutcome, profile: ConversationSeries
+    ) -> None:
+        runs.add(arm, cfg, outcome, profile)
+
+    replace(sweep, on_outcome=on_outcome).run(paths)
+    owners = [cfg.policy.name if cfg.policy is not None else "" for cfg in sweep.configs]
+    return budget_curves(names, owners, runs.complete())
+
+
+def budget_curves(
+    names: list[str], owners: list[str], conversations: list[dict[int, ArmRun]]
+) -> tuple[list[BudgetCurve], int]:
+    """Per policy, (mean retained tokens, pooled recall) at each window, over the
+    conversations every policy summarized at every window: the same conversations under
+    every point (pooling each point's own summarizing conversations would mix a small
+    window's easy logs with a large window's long ones), and how many they are."""
+    common = [c for c in conversations if all(run.recall is not None for run in c.values())]
+    curves = {name: BudgetCurve(name, []) for name in names}
+    for arm, name in enumerate(owners):
+        if not common:
+            break
+        runs = [c[arm] for c in common]
+        hits = sum(run.recall[0] for run in runs if run.recall is not None)
+        total = sum(run.recall[1] for run in runs if run.recall is not None)
+        retained = sum(run.retained for run in runs) / len(runs)
+        curves[name].points.append((retained, hits / total))
+    return list(curves.values()), len(common)
