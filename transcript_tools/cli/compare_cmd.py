@@ -16,6 +16,7 @@ from ..engine.config import AUTO
 from ..errors import ExitCode
 from ..terminal import echo
 from .cached_options import cached_summary_options
+from .cost_options import prices_option
 from .help import TsumCommand
 from .progress import RunStderr, warnings_option
 from .settings import config_option, format_option, resolve
@@ -92,12 +93,7 @@ def _columns(text: str | None) -> list[str] | None:
     show_default=True,
     help="Price every run with the cost model (docs/cost.md); --no-cost compares tokens.",
 )
-@click.option(
-    "--prices",
-    "prices_file",
-    type=click.Path(dir_okay=False, exists=True),
-    help="A JSON prices file used before the bundled genai-prices list.",
-)
+@prices_option
 @click.option(
     "--columns",
     "columns_text",

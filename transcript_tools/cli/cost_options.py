@@ -13,14 +13,19 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def cost_options(func: F) -> F:
-    func = click.option(
+def prices_option(func: F) -> F:
+    """``--prices FILE``: prices used before the bundled list (every priced command)."""
+    return click.option(
         "--prices",
         "prices_file",
         type=click.Path(dir_okay=False, exists=True),
         help="A JSON prices file (model -> input/output/cache_read/cache_write USD per "
         "million tokens) used before the bundled genai-prices list.",
     )(func)
+
+
+def cost_options(func: F) -> F:
+    func = prices_option(func)
     return click.option(
         "--cost",
         is_flag=True,
