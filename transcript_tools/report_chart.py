@@ -14,7 +14,7 @@ tests/test_import_graph.py.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Literal
@@ -30,12 +30,15 @@ FRONT, DOMINATED, REFERENCE, GRID, INK = "#1a56db", "#8a94a3", "#b45309", "#ecef
 
 @dataclass(frozen=True, slots=True)
 class Point:
-    """One configuration: ``label`` names it on the chart, ``detail`` is its tooltip."""
+    """One configuration: ``label`` names it on the chart, ``detail`` is its tooltip;
+    ``x_bar`` and ``y_bar`` (low, high), when given, are drawn as interval bars."""
 
     label: str
     x: float
     y: float
     detail: str = ""
+    x_bar: tuple[float, float] | None = None
+    y_bar: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +167,7 @@ def render_svg(
     """The chart as one ``<svg>`` element (escaped text, rounded coordinates: the same
     input gives the same bytes)."""
     xs = [p.x for p in points] + [r.x for r in references if r.x is not None]
+    xs += [end for p in points if p.x_bar is not None for end in p.x_bar]
     ticks, decimals = axis_ticks(xs)
     x_lo, x_hi = ticks[0], ticks[-1]
     plot_right, plot_bottom = WIDTH - RIGHT, HEIGHT - BOTTOM
@@ -234,6 +238,7 @@ def render_svg(
             f'<path class="front" d="M {path}" fill="none" stroke="{FRONT}" '
             f'stroke-width="1.6" stroke-linejoin="round"/>'
         )
+    out.extend(_bars(points, px, py))
     for i, p in enumerate(points):
         if i in on_front:
             continue
@@ -280,6 +285,28 @@ def render_svg(
     out.extend(_legend(text, has_references=bool(references)))
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def _bars(
+    points: Sequence[Point], px: Callable[[float], float], py: Callable[[float], float]
+) -> list[str]:
+    """Each point's interval bars (under the marks), with short caps at their ends."""
+    out: list[str] = []
+    for p in points:
+        x, y = px(p.x), py(p.y)
+        if p.x_bar is not None and p.x_bar[0] != p.x_bar[1]:
+            x0, x1 = (_fmt(px(v)) for v in p.x_bar)
+            out.append(
+                f'<path class="interval" d="M {x0},{_fmt(y - 3)} V {_fmt(y + 3)} M {x0},{_fmt(y)} '
+                f'H {x1} M {x1},{_fmt(y - 3)} V {_fmt(y + 3)}" stroke="{DOMINATED}" fill="none"/>'
+            )
+        if p.y_bar is not None and p.y_bar[0] != p.y_bar[1]:
+            y0, y1 = (_fmt(py(v)) for v in p.y_bar)
+            out.append(
+                f'<path class="interval" d="M {_fmt(x - 3)},{y0} H {_fmt(x + 3)} M {_fmt(x)},{y0} '
+                f'V {y1} M {_fmt(x - 3)},{y1} H {_fmt(x + 3)}" stroke="{DOMINATED}" fill="none"/>'
+            )
+    return out
 
 
 def _legend(text: str, *, has_references: bool) -> list[str]:

@@ -11,7 +11,7 @@ import click
 
 from ..compare.figures import ORIGINAL
 from ..compare.table import COLUMN_KEYS, COLUMNS, SORT_KEYS, render
-from ..compare.workflow import compare_paths
+from ..compare.workflow import CompareRun, compare_paths
 from ..engine.config import AUTO
 from ..errors import ExitCode
 from ..terminal import echo
@@ -40,6 +40,22 @@ provider is an extractive baseline, not a model. Runs in one process (no --worke
 \b
 Columns (--columns, comma list):
 {LEGEND}"""
+
+
+def _write_report(path: Path, done: CompareRun, sort: str, paths: tuple[str, ...]) -> None:
+    from ..compare.report import write_page
+
+    budget = done.budget_table()
+    sections = [] if budget is None else [("Recall at a matched budget", budget)]
+    write_page(
+        path,
+        done.comparison,
+        done.header(),
+        warnings=done.warnings(),
+        sections=sections,
+        sort=sort,
+        title=", ".join(paths),
+    )
 
 
 def _columns(text: str | None) -> list[str] | None:
@@ -109,6 +125,13 @@ def _columns(text: str | None) -> list[str] | None:
     "first), retained, or policy (as given).",
 )
 @click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    help="Also write a self-contained HTML report: the table (sortable by a click on a "
+    "header) and the trade-off chart, every Pareto point labelled with its policy.",
+)
+@click.option(
     "--width",
     type=click.IntRange(min=20),
     help="Table width in characters (default: the terminal's, else 100).",
@@ -132,6 +155,7 @@ def compare_command(
     columns_text: str | None,
     sort: str,
     width: int | None,
+    report_path: Path | None,
     provider: str,
     model: str | None,
     base_url: str | None,
@@ -190,6 +214,8 @@ def compare_command(
         budget = done.budget_table()
         if budget is not None:
             echo("\n" + budget, nl=False)
+        if report_path is not None:
+            _write_report(report_path, done, sort, paths)
     if done.failed or not done.comparison.conversations:
         echo("tsum: error: no conversation to compare (the lines above say why)", err=True)
         sys.exit(int(ExitCode.FAILED))

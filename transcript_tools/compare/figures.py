@@ -33,6 +33,7 @@ class PolicyRow:
     recall: Interval | None = None  # pooled artifact recall
     recall_delta: Interval | None = None  # paired, in points (a policy baseline only)
     retained: float = 0.0  # mean tokens the model is sent per unit
+    original_retained: float = 0.0  # the same in the original run (no policy's actions)
     retained_delta_share: Interval | None = None
     overflow: int = 0
     invalid: int = 0
@@ -92,6 +93,7 @@ def policy_row(name: str, runs: list[ArmRun], bases: list[ArmRun | None]) -> Pol
     if pairs:
         row.recall_delta = paired_bootstrap([b for b, _ in pairs], [a for _, a in pairs])
     row.retained = sum(r.retained for r in runs) / len(runs) if runs else 0.0
+    row.original_retained = sum(r.original_retained for r in runs) / len(runs) if runs else 0.0
     row.retained_delta_share = paired_bootstrap(
         [_baseline_figures(r, b)[1] for r, b in zip(runs, bases, strict=True)],
         [r.retained for r in runs],

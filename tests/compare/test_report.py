@@ -1,0 +1,129 @@
+"""``tsum compare --report``: the page's table sorts by a click (inline script, figures in
+``data-sort``), its chart labels every Pareto point with its policy, draws the intervals,
+and is never empty (no recall: tokens kept instead, and it says so)."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from transcript_tools.cli.main import cli
+from transcript_tools.compare.bootstrap import Interval
+from transcript_tools.compare.figures import ORIGINAL, Comparison, PolicyRow
+from transcript_tools.compare.report import Axes, _point, tradeoff
+
+SAMPLE = str(Path(__file__).parents[2] / "samples" / "long_session.jsonl")
+
+
+class Page(HTMLParser):
+    """The attributes of every header and cell, the chart's labels, the scripts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.headers: list[dict[str, str | None]] = []
+        self.cells: list[dict[str, str | None]] = []
+        self.labels: list[str] = []
+        self.scripts: list[dict[str, str | None]] = []
+        self.external: list[str] = []
+        self._in_label = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "th":
+            self.headers.append(found)
+        elif tag == "td":
+            self.cells.append(found)
+        elif tag == "script":
+            self.scripts.append(found)
+        self._in_label = tag == "text" and found.get("class") == "front-label"
+        self.external += [v for k, v in attrs if k in ("src", "href") and v]
+
+    def handle_data(self, data: str) -> None:
+        if self._in_label:
+            self.labels.append(data)
+            self._in_label = False
+
+
+def _page(tmp_path: Path, window: str) -> tuple[str, Page]:
+    page = tmp_path / "compare.html"
+    done = CliRunner().invoke(
+        cli,
+        [
+            "compare",
+            SAMPLE,
+            "--policy",
+            "seed,codex,aider",
+            "--max-context-tokens",
+            window,
+            "--silent",
+            "--report",
+            str(page),
+        ],
+        catch_exceptions=False,
+    )
+    assert done.exit_code == 0, done.stderr
+    parsed = Page()
+    text = page.read_text()
+    parsed.feed(text)
+    return text, parsed
+
+
+def test_the_table_sorts_and_the_front_is_labelled_with_policy_names(tmp_path: Path) -> None:
+    text, page = _page(tmp_path, "4000")
+    keys = [h["data-key"] for h in page.headers]
+    assert keys == ["policy", "recall", "retained", "over", "invalid", "degen", "pareto"]
+    assert [h["data-type"] for h in page.headers][:2] == ["text", "number"]
+    assert len(page.cells) == 3 * len(keys) and all("data-sort" in c for c in page.cells)
+    # the recall cells sort by the pooled share, not by the text "92 [92, 92] n=1"
+    recall = [c["data-sort"] for c in page.cells[1 :: len(keys)]]
+    assert all(value and 0 < float(value) <= 1 for value in recall)
+    # one inline script, nothing loaded from anywhere
+    assert page.scripts == [{}] and page.external == []
+    # seed keeps the fewest tokens and recalls most on this sample: the front is seed alone
+    # (the text table marks it too), labelled with its name
+    assert page.labels == ["seed"]
+    assert "artifact recall" in text and "No policy summarized" not in text
+
+
+def test_no_recall_plots_tokens_kept_and_says_so(tmp_path: Path) -> None:
+    text, page = _page(tmp_path, "400000")  # no policy fires at a 400k window
+    assert "No policy summarized, so no recall to plot" in text
+    assert "tokens kept, share of the original run" in text
+    assert text.count('class="dominated"') + text.count('class="front"') >= 3  # points drawn
+    assert page.labels  # the front still named
+
+
+def _row(name: str, usd: float, delta: Interval, recall: Interval | None) -> PolicyRow:
+    return PolicyRow(
+        name,
+        4,
+        cost_usd=usd,
+        baseline_usd=10.0,
+        priced=4,
+        cost_delta_usd=delta,
+        recall=recall,
+        retained=500.0,
+        original_retained=1000.0,
+    )
+
+
+def test_money_axis_and_interval_bars_by_hand() -> None:
+    cheap = _row("cheap", 8.0, Interval(-2.0, -3.0, -0.5, 4), Interval(0.5, 0.4, 0.7, 3))
+    dear = _row("dear", 12.0, Interval(2.0, 1.0, 4.0, 4), Interval(0.9, 0.8, 1.0, 3))
+    bad = _row("bad", 13.0, Interval(3.0, 2.0, 5.0, 4), Interval(0.6, 0.5, 0.7, 3))
+    never = _row("never", 9.0, Interval(-1.0, -2.0, 0.0, 4), None)
+    chart = tradeoff(Comparison(ORIGINAL, [cheap, dear, bad, never], 4))
+    assert chart["money"] and chart["recall"] and chart["points"] == 3
+    assert "never" in chart["notes"][0]
+    svg = chart["svg"]
+    # the front: cheap (cheapest) and dear (recalls most); bad is dominated by dear
+    assert 'class="front-label"' in svg and ">cheap<" in svg and ">dear<" in svg
+    assert ">bad<" not in svg.split("<title>")[0] and svg.count('class="front-label"') == 2
+    # each point: a horizontal bar (the $ change around it: 8 - (-2) + [-3, -0.5] = [7, 9.5])
+    # and a vertical one (recall's interval): 3 points x 2 bars
+    assert svg.count('class="interval"') == 6
+    point = _point(cheap, Axes(money=True, recall=True), ORIGINAL)
+    assert (point.x, point.y) == (8.0, 0.5)
+    assert point.x_bar == (7.0, 9.5) and point.y_bar == (0.4, 0.7)
