@@ -47,6 +47,9 @@ def _write_report(path: Path, done: CompareRun, sort: str, paths: tuple[str, ...
 
     budget = done.budget_table()
     sections = [] if budget is None else [("Recall at a matched budget", budget)]
+    drifted = done.drift_table()
+    if drifted is not None:
+        sections.append(("Drift over repeated compactions", drifted))
     write_page(
         path,
         done.comparison,
@@ -104,6 +107,12 @@ def _columns(text: str | None) -> list[str] | None:
     "matched budget, read off each policy's curve of recall against retained tokens.",
 )
 @click.option(
+    "--drift",
+    is_flag=True,
+    help="Also print recall and the tokens freed and kept by the k-th compaction of a "
+    "conversation (drift over repeated compactions).",
+)
+@click.option(
     "--cost/--no-cost",
     default=True,
     show_default=True,
@@ -150,6 +159,7 @@ def compare_command(
     baseline: str,
     window: str,
     budget_windows_text: str | None,
+    drift: bool,
     cost: bool,
     prices_file: str | None,
     columns_text: str | None,
@@ -200,6 +210,7 @@ def compare_command(
             error=stderr.error,
             on_conversation=stderr.session,
             budget_windows=budget_windows,
+            drift=drift,
         )
     finally:
         stderr.close()
@@ -214,6 +225,9 @@ def compare_command(
         budget = done.budget_table()
         if budget is not None:
             echo("\n" + budget, nl=False)
+        drifted = done.drift_table()
+        if drifted is not None:
+            echo("\n" + drifted, nl=False)
         if report_path is not None:
             _write_report(report_path, done, sort, paths)
     if done.failed or not done.comparison.conversations:

@@ -75,6 +75,7 @@ OPTION_GROUPS: dict[str, tuple[str, ...]] = {
         "html_path",
         "report_path",
         "chart",
+        "drift",
         "report_sample",
         "sort",
         "cost",

@@ -40,6 +40,8 @@ class ArmRun:
     recall: tuple[int, int] | None  # artifact probes carried / probes (None: not measured)
     overflow: bool  # some unit's view over the window
     invalid: bool  # some view breaks a target API's rules (engine/validity)
+    # per summary, in order: artifact probes kept, probed; view tokens freed, kept
+    by_summary: tuple[tuple[int, int, int, int], ...] = ()
 
     @property
     def degenerate(self) -> bool:
@@ -66,6 +68,7 @@ def arm_run(cfg: SweepConfig, outcome: ConfigOutcome, profile: ConversationSerie
         recall=outcome.recall if outcome.recall and outcome.recall[1] else None,
         overflow=outcome.overflow > 0,
         invalid=any(outcome.violations.values()),
+        by_summary=tuple(outcome.by_summary),
     )
 
 

@@ -129,6 +129,11 @@ def window_cell(run: ArmRun) -> str:
     return f"{run.window // 1000}k ({run.window_from or 'given'})"
 
 
+def same_window(runs: dict[int, ArmRun]) -> bool:
+    """Every policy ran this conversation at one window (else it is left out)."""
+    return len({run.window for run in runs.values()}) == 1
+
+
 def compare_runs(
     names: list[str], conversations: list[dict[int, ArmRun]], baseline: str = ORIGINAL
 ) -> Comparison:
@@ -137,8 +142,7 @@ def compare_runs(
     same: list[dict[int, ArmRun]] = []
     result = Comparison(baseline, [], 0)
     for runs in conversations:
-        windows = {run.window for run in runs.values()}
-        if len(windows) > 1:
+        if not same_window(runs):
             result.mixed += 1
             result.mixed_windows.update(window_cell(run) for run in runs.values())
             continue

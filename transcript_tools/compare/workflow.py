@@ -19,6 +19,7 @@ from ..sweep.workflow import _summary_source
 from .bootstrap import LEVEL, RESAMPLES, SEED
 from .budget import BudgetCurve, matched_budget, render_curves
 from .collect import DEGENERATE_MIN_FIRES, DEGENERATE_SHARE, ArmRun, Collected
+from .drift import Round, drift_table, render_drift
 from .figures import ORIGINAL, Comparison, compare_runs
 
 if TYPE_CHECKING:
@@ -39,6 +40,11 @@ class CompareRun:
     budget_windows: list[int] = field(default_factory=list)
     curves: list[BudgetCurve] = field(default_factory=list)
     budget_conversations: int = 0  # those every policy summarized at every window
+    drift: list[Round] | None = None  # --drift: recall by the k-th compaction
+
+    def drift_table(self) -> str | None:
+        """Recall and tokens by the k-th compaction (--drift), or None without it."""
+        return None if self.drift is None else render_drift(self.drift)
 
     def budget_table(self) -> str | None:
         """Recall at a matched budget (--budget-windows), or None without it."""
@@ -123,6 +129,7 @@ def compare_paths(
     error: Callable[[str], None] = ignore,
     on_conversation: Callable[[str | None], None] | None = None,
     budget_windows: Sequence[int] = (),
+    drift: bool = False,
 ) -> CompareRun:
     """Each of ``policies`` over ``paths`` at ``window`` (AUTO: each log's own), against
     ``baseline`` (ORIGINAL, or one of the policies' names). In one process: the pairing
@@ -166,6 +173,8 @@ def compare_paths(
         summarizer = OFFLINE_RECALL if executor is None else executor.describe()
         comparison = compare_runs(names, collected.complete(), baseline)
         done = CompareRun(comparison, result, summarizer, window, list(budget_windows))
+        if drift:
+            done.drift = drift_table(names, collected.complete())
         if budget_windows:  # the same summary source, before it is closed
             grid = policy_grid(policies, list(budget_windows), base=base)
             curves = replace(sweep, configs=grid, pricer=None, on_conversation=None)

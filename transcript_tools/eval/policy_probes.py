@@ -333,5 +333,22 @@ def artifact_hits(record: PolicyActionRecord) -> tuple[int, int]:
     return kept, total
 
 
+SummaryFigures = tuple[int, int, int, int]  # artifact probes kept, probed; tokens freed, kept
+
+
+def summary_figures(
+    records: list[PolicyActionRecord], views_before: list[int]
+) -> list[SummaryFigures]:
+    """Per summary of a run, in order (the k-th compaction is the k-th entry): its artifact
+    probes kept and probed, the view tokens it freed (negative: the view grew) and those
+    left after it. ``views_before``: each successful summary's view when it was asked for."""
+    summaries = [r for r in records if r["action"] == SUMMARY]
+    out: list[SummaryFigures] = []
+    for record, before in zip(summaries, views_before, strict=False):
+        after = record.get("view_tokens_after") or 0
+        out.append((*artifact_hits(record), before - after, after))
+    return out
+
+
 def _uncompacted(slot: Any, end: int) -> PolicyActionRecord:
     return {"uncompacted_tokens": slot.token_prefix(end)[end]}

@@ -150,3 +150,5 @@ class ConfigOutcome:
     rebuilt_cost: RunCost | None = None  # --cost: the original run, as the model prices it
     off_chain_cost: RunCost | None = None  # --cost: billed calls the replay does not read
     task_outcome: dict[str, Any] | None = None  # --cost: the log's task result (tau-bench)
+    # --policy: per summary, in order, (artifact probes kept, probed, tokens freed, kept)
+    by_summary: list[tuple[int, int, int, int]] = field(default_factory=list)

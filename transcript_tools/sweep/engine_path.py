@@ -79,7 +79,10 @@ async def evaluate_engine(
         past = len(engine.slot.messages) > measured_end
         peak = max(peak, engine.current_context_tokens(measured_end) if past else curve[-1])
 
+    views_before: list[int] = []  # per summary request: the view it is to replace
+
     async def execute(request: SummaryRequest, _left: int) -> SummaryOutcome:
+        views_before.append(engine.slot.view_size()[1])
         return await executor.execute(request)
 
     def after_unit(number: int) -> None:
@@ -130,9 +133,12 @@ async def evaluate_engine(
         result.watermark = [d["watermark"] for d in engine.decisions]
     if actions is not None:
         from ..eval.policy_probes import artifact_hits as action_hits
+        from ..eval.policy_probes import summary_figures
 
         hits = [action_hits(record) for record in actions.scorer.records]
         result.recall = (sum(h for h, _ in hits), sum(t for _, t in hits))
+        done = [v for v, s in zip(views_before, engine.summaries, strict=False) if summary_ok(s)]
+        result.by_summary = summary_figures(actions.scorer.records, done)
     elif cfg.mode is SlotMode.FOCUSED:  # what the summaries carried (tsum eval, docs/eval.md)
         from ..eval.baseline import artifact_hits, score_summaries
 
