@@ -12,7 +12,8 @@ import click
 from ..compare.figures import ORIGINAL
 from ..compare.table import COLUMN_KEYS, COLUMNS, SORT_KEYS, render
 from ..compare.workflow import CompareRun, compare_paths
-from ..engine.config import AUTO
+from ..engine.config import AUTO, RunSettings
+from ..engine.policy import Policy
 from ..errors import ExitCode
 from ..terminal import echo
 from .cached_options import cached_summary_options
@@ -42,7 +43,15 @@ Columns (--columns, comma list):
 {LEGEND}"""
 
 
-def _write_report(path: Path, done: CompareRun, sort: str, paths: tuple[str, ...]) -> None:
+def _canaries(paths: list[str], run: RunSettings, policies: list[Policy], window: int | str) -> str:
+    from ..compare.canaries import canary_paths, render_canaries
+
+    return render_canaries(canary_paths(paths, run, policies, window))
+
+
+def _write_report(
+    path: Path, done: CompareRun, sort: str, paths: tuple[str, ...], planted: str | None
+) -> None:
     from ..compare.report import write_page
 
     budget = done.budget_table()
@@ -50,6 +59,8 @@ def _write_report(path: Path, done: CompareRun, sort: str, paths: tuple[str, ...
     drifted = done.drift_table()
     if drifted is not None:
         sections.append(("Drift over repeated compactions", drifted))
+    if planted is not None:
+        sections.append(("Planted canaries", planted))
     write_page(
         path,
         done.comparison,
@@ -113,6 +124,13 @@ def _columns(text: str | None) -> list[str] | None:
     "conversation (drift over repeated compactions).",
 )
 @click.option(
+    "--canaries",
+    is_flag=True,
+    help="Also plant typed facts (a safety rule, a goal, a file path, a preference, a value "
+    "later superseded) into a copy of each log and print their survival by compaction, "
+    "each type's cliff and the stale value (offline summaries, a fixed seed).",
+)
+@click.option(
     "--cost/--no-cost",
     default=True,
     show_default=True,
@@ -160,6 +178,7 @@ def compare_command(
     window: str,
     budget_windows_text: str | None,
     drift: bool,
+    canaries: bool,
     cost: bool,
     prices_file: str | None,
     columns_text: str | None,
@@ -228,8 +247,11 @@ def compare_command(
         drifted = done.drift_table()
         if drifted is not None:
             echo("\n" + drifted, nl=False)
+        planted = _canaries(list(paths), resolved, chosen, windows[0]) if canaries else None
+        if planted is not None:
+            echo("\n" + planted, nl=False)
         if report_path is not None:
-            _write_report(report_path, done, sort, paths)
+            _write_report(report_path, done, sort, paths, planted)
     if done.failed or not done.comparison.conversations:
         echo("tsum: error: no conversation to compare (the lines above say why)", err=True)
         sys.exit(int(ExitCode.FAILED))

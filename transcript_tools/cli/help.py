@@ -76,6 +76,7 @@ OPTION_GROUPS: dict[str, tuple[str, ...]] = {
         "report_path",
         "chart",
         "drift",
+        "canaries",
         "report_sample",
         "sort",
         "cost",

@@ -46,24 +46,7 @@ async def evaluate_engine(
     """Run the real engine (summaries applied) on the turn path ``path`` and measure the
     same figures. ``cfg`` is the conversation's own (``SweepConfig.for_conversation``);
     with ``pricer`` (--cost) the run's cost too (``cost.meter``)."""
-    settings = ReplaySettings(
-        summary=cfg.summary_config(base),
-        mode=cfg.mode,
-        keep_recent_turns=keep_recent_turns,
-        path=path,
-        measure=cfg.measure,
-        template_name=template.name,
-        checkpoint=cfg.checkpoint,
-    )
-    settings = with_policy(settings, cfg.policy)  # the seed's policy: settings unchanged
-    engine = SessionEngine(
-        conv.session_id,
-        settings,
-        provider_name=provider_name,
-        # a policy's own template (with_policy put it in the SummaryConfig)
-        template=template if settings.policy is None else None,
-        sizes=policy_sizes(conv, settings),  # a policy measures in billed tokens
-    )
+    engine = engine_for(conv, cfg, base, template, keep_recent_turns, provider_name, path)
     checks = ViewChecks() if cfg.policy is not None else None
     # --policy: every action scored as eval --policy scores it (eval/policy_probes.py),
     # the seed's row too, so every row's recall stands on the same footing
@@ -155,6 +138,36 @@ async def evaluate_engine(
         )
         result.recall = artifact_hits(scored)
     return result
+
+
+def engine_for(
+    conv: Conversation,
+    cfg: SweepConfig,
+    base: SummaryConfig,
+    template: PromptTemplate,
+    keep_recent_turns: int,
+    provider_name: str,
+    path: TurnPath = TurnPath.SYNC,
+) -> SessionEngine:
+    """The session engine of one configuration on one conversation (``cfg`` its own)."""
+    settings = ReplaySettings(
+        summary=cfg.summary_config(base),
+        mode=cfg.mode,
+        keep_recent_turns=keep_recent_turns,
+        path=path,
+        measure=cfg.measure,
+        template_name=template.name,
+        checkpoint=cfg.checkpoint,
+    )
+    settings = with_policy(settings, cfg.policy)  # the seed's policy: settings unchanged
+    return SessionEngine(
+        conv.session_id,
+        settings,
+        provider_name=provider_name,
+        # a policy's own template (with_policy put it in the SummaryConfig)
+        template=template if settings.policy is None else None,
+        sizes=policy_sizes(conv, settings),  # a policy measures in billed tokens
+    )
 
 
 def _action_hooks(
