@@ -34,7 +34,7 @@ def test_rounds_pool_the_kth_summary_of_each_conversation() -> None:
     a = _run((3, 4, 100, 500), (1, 4, 50, 600), (0, 2, -10, 700), (2, 2, 20, 650))
     b = _run((1, 4, 300, 400))
     c = _run()  # never summarized: in no round
-    rounds = policy_rounds("p", [a, b, c], rounds=2)
+    rounds = policy_rounds("p", [a, b, c], cap=3)
     assert [r.label for r in rounds] == ["1", "2", "3+"]
     first, second, later = rounds
     # round 1: a's (3 of 4) and b's (1 of 4): 4 of 8; freed (100 + 300) / 2; kept (500 + 400) / 2

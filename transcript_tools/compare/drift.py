@@ -5,7 +5,7 @@ freed and those left after it.
 A conversation compacted again summarizes a summary: what the first round lost stays
 lost, and each round may lose more. Reading recall by round shows whether a policy's
 later summaries keep as much as its first (a public study of repeated compaction:
-github.com/profff/lost-in-compaction). Rounds past ``ROUNDS`` are pooled into one row.
+github.com/profff/lost-in-compaction). Rounds from ``ROUNDS`` on are pooled into one row.
 """
 
 from __future__ import annotations
@@ -13,11 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..eval.aggregate import POSITION_CAP
 from .bootstrap import Interval, paired_bootstrap
 from .collect import ArmRun
 from .figures import ratio_of_sums, same_window
 
-ROUNDS = 5  # rounds shown one by one; the later ones share the last row ("6+")
+# rounds from the cap on share one row ("5+"), as eval's by-position recall pools them
+ROUNDS = POSITION_CAP
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,18 +35,18 @@ class Round:
     kept: float  # mean view tokens left after it
 
 
-def _label(k: int, rounds: int) -> str:
-    return f"{rounds + 1}+" if k > rounds else str(k)
+def _label(k: int, cap: int) -> str:
+    return f"{cap}+" if k >= cap else str(k)
 
 
-def policy_rounds(policy: str, runs: Sequence[ArmRun], rounds: int = ROUNDS) -> list[Round]:
+def policy_rounds(policy: str, runs: Sequence[ArmRun], cap: int = ROUNDS) -> list[Round]:
     """``runs``: the policy's run of each conversation. Round k pools the k-th summary of
-    every conversation that made k summaries or more (rounds past ``rounds``: one row)."""
+    every conversation that made k summaries or more (rounds from ``cap`` on: one row)."""
     pooled: dict[str, list[list[tuple[int, int, int, int]]]] = {}
     for run in runs:
         per_round: dict[str, list[tuple[int, int, int, int]]] = {}
         for k, figures in enumerate(run.by_summary, start=1):
-            per_round.setdefault(_label(k, rounds), []).append(figures)
+            per_round.setdefault(_label(k, cap), []).append(figures)
         for label, summaries in per_round.items():
             pooled.setdefault(label, []).append(summaries)
     out = []
@@ -91,7 +93,7 @@ def render_drift(table: Sequence[Round]) -> str:
         "recall by the k-th compaction: each conversation's k-th summary, pooled over the "
         "conversations that made k or more",
         f"(recall: artifact probes it carried, 95% interval; freed / kept: mean view tokens; "
-        f"rounds past {ROUNDS} in one row)",
+        f"rounds {ROUNDS} and later in one row)",
     ]
     rows = [("policy", "k", "n", "summaries", "recall", "freed", "kept")]
     for r in table:
