@@ -163,9 +163,11 @@ def render_svg(
     x_title: str,
     x_unit: Unit = "tokens",
     y_title: str = "artifact recall",
+    label_dominated: bool = False,
 ) -> str:
     """The chart as one ``<svg>`` element (escaped text, rounded coordinates: the same
-    input gives the same bytes)."""
+    input gives the same bytes). ``label_dominated``: name the points off the front too
+    (in grey, after the front's labels have their places)."""
     xs = [p.x for p in points] + [r.x for r in references if r.x is not None]
     xs += [end for p in points if p.x_bar is not None for end in p.x_bar]
     ticks, decimals = axis_ticks(xs)
@@ -276,6 +278,15 @@ def render_svg(
             f'<text class="front-label" x="{_fmt(tx)}" y="{_fmt(ty)}" text-anchor="{anchor}" '
             f'{text} style="fill: {FRONT}">{escape(label)}</text>'
         )
+    if label_dominated:
+        for i, p in enumerate(points):
+            if i in on_front:
+                continue
+            tx, ty, anchor = labels.place(px(p.x), py(p.y), p.label)
+            out.append(
+                f'<text class="dominated-label" x="{_fmt(tx)}" y="{_fmt(ty)}" '
+                f'text-anchor="{anchor}" {text} style="fill: {DOMINATED}">{escape(p.label)}</text>'
+            )
     for ref in markers:
         tx, ty, anchor = labels.place(px(ref.x or 0.0), py(ref.y), ref.label)
         out.append(

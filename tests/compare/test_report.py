@@ -4,9 +4,13 @@ and is never empty (no recall: tokens kept instead, and it says so)."""
 
 from __future__ import annotations
 
+import re
+import shutil
+import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from transcript_tools.cli.main import cli
@@ -25,9 +29,10 @@ class Page(HTMLParser):
         self.headers: list[dict[str, str | None]] = []
         self.cells: list[dict[str, str | None]] = []
         self.labels: list[str] = []
+        self.others: list[str] = []  # the points off the front, named in grey
         self.scripts: list[dict[str, str | None]] = []
         self.external: list[str] = []
-        self._in_label = False
+        self._in_label: list[str] | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         found = dict(attrs)
@@ -37,13 +42,16 @@ class Page(HTMLParser):
             self.cells.append(found)
         elif tag == "script":
             self.scripts.append(found)
-        self._in_label = tag == "text" and found.get("class") == "front-label"
+        kind = found.get("class") if tag == "text" else None
+        self._in_label = {"front-label": self.labels, "dominated-label": self.others}.get(
+            kind or ""
+        )
         self.external += [v for k, v in attrs if k in ("src", "href") and v]
 
     def handle_data(self, data: str) -> None:
-        if self._in_label:
-            self.labels.append(data)
-            self._in_label = False
+        if self._in_label is not None:
+            self._in_label.append(data)
+            self._in_label = None
 
 
 def _page(tmp_path: Path, window: str) -> tuple[str, Page]:
@@ -84,6 +92,7 @@ def test_the_table_sorts_and_the_front_is_labelled_with_policy_names(tmp_path: P
     # seed keeps the fewest tokens and recalls most on this sample: the front is seed alone
     # (the text table marks it too), labelled with its name
     assert page.labels == ["seed"]
+    assert sorted(page.others) == ["aider", "codex"]  # the other points are named too
     assert "artifact recall" in text and "No policy summarized" not in text
 
 
@@ -127,3 +136,37 @@ def test_money_axis_and_interval_bars_by_hand() -> None:
     point = _point(cheap, Axes(money=True, recall=True), ORIGINAL)
     assert (point.x, point.y) == (8.0, 0.5)
     assert point.x_bar == (7.0, 9.5) and point.y_bar == (0.4, 0.7)
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (apt-get install chromium)")
+def test_a_click_on_a_header_sorts_the_rows_in_a_browser(tmp_path: Path) -> None:
+    text, _ = _page(tmp_path, "4000")
+    # the page as loaded, then two clicks on recall's header: descending by the figure
+    click = "document.querySelector('th[data-key=recall]').click();"
+    page = tmp_path / "clicked.html"
+    page.write_text(text.replace("</body>", f"<script>{click * 2}</script></body>"))
+    dom = subprocess.run(
+        [
+            str(CHROMIUM),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    body = dom.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    order = re.findall(r'<tr><td data-sort="([^"]+)"', body)
+    recall = [float(v) for v in re.findall(r'</td><td data-sort="([0-9.]+)"', body)[::6]]
+    assert order == ["seed", "codex", "aider"]  # 92%, 87%, 86% on this sample
+    assert recall == sorted(recall, reverse=True)
+    assert 'aria-sort="descending"' in dom

@@ -145,7 +145,11 @@ def tradeoff(comparison: Comparison) -> dict[str, Any]:
             f"Not plotted, no recall figure (it never summarized): {', '.join(unplotted)}."
         )
     svg = render_svg(
-        points, x_title=axes.x_title, x_unit="usd" if axes.money else "tokens", y_title=axes.y_title
+        points,
+        x_title=axes.x_title,
+        x_unit="usd" if axes.money else "tokens",
+        y_title=axes.y_title,
+        label_dominated=True,  # a handful of policies: every point named
     )
     return {
         "svg": svg,
