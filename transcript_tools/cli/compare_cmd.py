@@ -30,6 +30,7 @@ Examples:
   tsum compare ../shared/corpus/real --policy seed,claude-code,codex,aider,cline
   tsum compare corpus/ --policy codex,opencode --baseline codex --sort recall
   tsum compare corpus/ --policy seed,codex --columns policy,verdict,recall,pareto
+  tsum compare corpus/ --policy seed,codex,aider --report compare.html --drift --canaries
 
 Every policy runs at the window each log records (--max-context-tokens auto: the log's,
 else its model's documented window); conversations on which the policies would run at

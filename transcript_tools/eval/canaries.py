@@ -76,8 +76,12 @@ def plant(conv: Conversation, seed: int = SEED) -> tuple[Conversation, list[Cana
     rng = random.Random(seed ^ zlib.crc32(f"{conv.path}\0{conv.session_id}".encode()))
     messages: list[Message] = list(conv.messages)
     canaries = []
+    values: set[str] = set()
     for (kind, sentence), at in zip(SENTENCES, positions(starts, rng), strict=True):
         value = _value(kind, rng)
+        while value in values:  # each canary told apart by its value
+            value = _value(kind, rng)
+        values.add(value)
         host = messages[at]
         assert type(host) is UserMessage
         messages[at] = UserMessage((*host.blocks, TextBlock(sentence.format(v=value))), host.origin)
