@@ -34,6 +34,7 @@ from ..sweep.config import SweepConfig
 from ..sweep.driver import _offline_executor, policy_grid
 from ..sweep.engine_path import engine_for
 from .drift import ROUNDS, _label
+from .figures import one_window
 
 CLIFF = 0.5  # a type falls off at the first round where under half its canaries survive
 ROWS = (*TYPES, STALE)
@@ -46,6 +47,7 @@ class CanaryResult:
     pooled: dict[str, dict[tuple[str, str], list[int]]] = field(default_factory=dict)
     planted: int = 0
     unplanted: int = 0  # conversations with fewer than two turns a person started
+    mixed: int = 0  # conversations the policies would run at different windows
 
     def add(self, name: str, found: Survival) -> None:
         table = self.pooled.setdefault(name, {})
@@ -104,9 +106,12 @@ def canary_paths(
                 result.unplanted += 1
                 continue
             planted, canaries = done
+            own = [grid_cfg.for_conversation(planted) for grid_cfg in configs]
+            if not one_window(cfg.max_context_tokens for cfg in own):
+                result.mixed += 1  # left out, as the comparison leaves it out
+                continue
             result.planted += 1
-            for name, grid_cfg in zip(result.names, configs, strict=True):
-                cfg = grid_cfg.for_conversation(planted)
+            for name, cfg in zip(result.names, own, strict=True):
                 rounds = await _planted_run(planted, canaries, cfg, run, executor)
                 result.add(name, survival(rounds, canaries))
         await executor.aclose()
@@ -136,7 +141,8 @@ def render_canaries(result: CanaryResult) -> str:
     lines = [
         f"planted canaries: {len(TYPES)} typed facts in a copy of each of {result.planted} "
         f"conversation(s) (seed {result.seed}; {result.unplanted} with fewer than two turns "
-        "a person started: none planted); summaries of the offline provider, not a model",
+        f"a person started, {result.mixed} at no one window: left out); summaries of the "
+        "offline provider, not a model",
         "survival: share of the canaries still in the view after the k-th compaction, of those "
         "taken out of the verbatim view by then (n at risk); cliff: the first round under "
         f"{CLIFF:.0%}; stale: the superseded value still in the view after its update",

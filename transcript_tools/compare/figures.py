@@ -4,7 +4,7 @@ flagged runs, the Pareto front, and the verdict worded from the intervals."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .bootstrap import Interval, mean_difference, paired_bootstrap, relative_change
@@ -129,9 +129,13 @@ def window_cell(run: ArmRun) -> str:
     return f"{run.window // 1000}k ({run.window_from or 'given'})"
 
 
+def one_window(windows: Iterable[int]) -> bool:
+    """Every policy runs the conversation at one window (else it is left out)."""
+    return len(set(windows)) == 1
+
+
 def same_window(runs: dict[int, ArmRun]) -> bool:
-    """Every policy ran this conversation at one window (else it is left out)."""
-    return len({run.window for run in runs.values()}) == 1
+    return one_window(run.window for run in runs.values())
 
 
 def compare_runs(
