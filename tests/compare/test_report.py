@@ -99,6 +99,7 @@ def test_the_table_sorts_and_the_front_is_labelled_with_policy_names(tmp_path: P
 def test_no_recall_plots_tokens_kept_and_says_so(tmp_path: Path) -> None:
     text, page = _page(tmp_path, "400000")  # no policy fires at a 400k window
     assert "No policy summarized, so no recall to plot" in text
+    assert "both axes then measure the tokens each policy keeps" in text  # the sample is unpriced
     assert "tokens kept, share of the original run" in text
     assert text.count('class="dominated"') + text.count('class="front"') >= 3  # points drawn
     assert page.labels  # the front still named

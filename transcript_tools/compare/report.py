@@ -139,6 +139,12 @@ def tradeoff(comparison: Comparison) -> dict[str, Any]:
             + ("the bill" if axes.money else "the tokens sent")
             + " against the share of the original run's tokens each policy keeps (up: keeps more)."
         )
+    if not axes.recall and not axes.money:
+        notes.append(
+            "Unpriced as well (--no-cost, or logs the cost model cannot price): both axes "
+            "then measure the tokens each policy keeps, so the points lie on one line and "
+            "the chart only orders the policies."
+        )
     unplotted = [r.name for r in rows if r not in plotted]
     if unplotted:
         notes.append(
