@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from ..compare.figures import ORIGINAL
+from ..compare.replicates import Replicates
 from ..compare.table import COLUMN_KEYS, COLUMNS, SORT_KEYS, render
 from ..compare.workflow import CompareRun, compare_paths
 from ..engine.config import AUTO, RunSettings
@@ -44,6 +45,25 @@ Columns (--columns, comma list):
 {LEGEND}"""
 
 
+def _replicates(
+    count: int | None, temperature: float | None, provider: str, cache: Path | None
+) -> Replicates | None:
+    if count is None:
+        if temperature is not None:
+            raise click.BadParameter(
+                "the temperature of --replicates' calls: give --replicates N too",
+                param_hint="'--temperature'",
+            )
+        return None
+    if provider == "offline":
+        raise click.BadParameter(
+            "the offline provider is deterministic: every replicate would be the same; "
+            "--provider anthropic or openai",
+            param_hint="'--replicates'",
+        )
+    return Replicates(count, temperature, cache)
+
+
 def _canaries(paths: list[str], run: RunSettings, policies: list[Policy], window: int | str) -> str:
     from ..compare.canaries import canary_paths, render_canaries
 
@@ -62,6 +82,9 @@ def _write_report(
         sections.append(("Drift over repeated compactions", drifted))
     if planted is not None:
         sections.append(("Planted canaries", planted))
+    spread = done.replicates_table()
+    if spread is not None:
+        sections.append(("Recall by replicate", spread))
     write_page(
         path,
         done.comparison,
@@ -132,6 +155,18 @@ def _columns(text: str | None) -> list[str] | None:
     "each type's cliff and the stale value (offline summaries, a fixed seed).",
 )
 @click.option(
+    "--replicates",
+    type=click.IntRange(min=2),
+    metavar="N",
+    help="Also make every summary N times with --provider anthropic|openai (live calls; "
+    "each replicate cached apart) and print the spread of each policy's recall, per model.",
+)
+@click.option(
+    "--temperature",
+    type=float,
+    help="Sampling temperature of --replicates' calls (default: the API's own).",
+)
+@click.option(
     "--cost/--no-cost",
     default=True,
     show_default=True,
@@ -180,6 +215,8 @@ def compare_command(
     budget_windows_text: str | None,
     drift: bool,
     canaries: bool,
+    replicates: int | None,
+    temperature: float | None,
     cost: bool,
     prices_file: str | None,
     columns_text: str | None,
@@ -231,6 +268,7 @@ def compare_command(
             on_conversation=stderr.session,
             budget_windows=budget_windows,
             drift=drift,
+            replicates=_replicates(replicates, temperature, provider, cache_path),
         )
     finally:
         stderr.close()
@@ -251,6 +289,9 @@ def compare_command(
         planted = _canaries(list(paths), resolved, chosen, windows[0]) if canaries else None
         if planted is not None:
             echo("\n" + planted, nl=False)
+        spread = done.replicates_table()
+        if spread is not None:
+            echo("\n" + spread, nl=False)
         if report_path is not None:
             _write_report(report_path, done, sort, paths, planted)
     if done.failed or not done.comparison.conversations:

@@ -77,6 +77,7 @@ OPTION_GROUPS: dict[str, tuple[str, ...]] = {
         "chart",
         "drift",
         "canaries",
+        "replicates",
         "report_sample",
         "sort",
         "cost",

@@ -21,6 +21,7 @@ from .budget import BudgetCurve, matched_budget, render_curves
 from .collect import DEGENERATE_MIN_FIRES, DEGENERATE_SHARE, ArmRun, Collected
 from .drift import Round, drift_table, render_drift
 from .figures import ORIGINAL, Comparison, compare_runs
+from .replicates import ReplicateRow, Replicates, render_replicates, replicate_rows
 
 if TYPE_CHECKING:
     from ..cost.prices import Pricer
@@ -41,6 +42,14 @@ class CompareRun:
     curves: list[BudgetCurve] = field(default_factory=list)
     budget_conversations: int = 0  # those every policy summarized at every window
     drift: list[Round] | None = None  # --drift: recall by the k-th compaction
+    replicates: list[ReplicateRow] | None = None  # --replicates: recall per live replicate
+    replicate_spec: Replicates | None = None
+
+    def replicates_table(self) -> str | None:
+        """The spread of recall over --replicates' live runs, or None without it."""
+        if self.replicates is None or self.replicate_spec is None:
+            return None
+        return render_replicates(self.replicates, self.replicate_spec)
 
     def drift_table(self) -> str | None:
         """Recall and tokens by the k-th compaction (--drift), or None without it."""
@@ -130,6 +139,7 @@ def compare_paths(
     on_conversation: Callable[[str | None], None] | None = None,
     budget_windows: Sequence[int] = (),
     drift: bool = False,
+    replicates: Replicates | None = None,
 ) -> CompareRun:
     """Each of ``policies`` over ``paths`` at ``window`` (AUTO: each log's own), against
     ``baseline`` (ORIGINAL, or one of the policies' names). In one process: the pairing
@@ -175,6 +185,9 @@ def compare_paths(
         done = CompareRun(comparison, result, summarizer, window, list(budget_windows))
         if drift:
             done.drift = drift_table(names, collected.complete())
+        if replicates is not None:  # the same sweep, with live executors of their own
+            done.replicates = replicate_rows(sweep, names, run, replicates, list(paths))
+            done.replicate_spec = replicates
         if budget_windows:  # the same summary source, before it is closed
             grid = policy_grid(policies, list(budget_windows), base=base)
             curves = replace(sweep, configs=grid, pricer=None, on_conversation=None)
