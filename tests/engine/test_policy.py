@@ -47,6 +47,19 @@ EXPECTED_PRESETS = {
     "inspect-ai",
     "clear-tool-uses",
     "observation-masking",
+    # more systems (tests/engine/test_more_presets.py pins their values)
+    "roo-code",
+    "kilo-code",
+    "goose",
+    "kimi-cli",
+    "qwen-code",
+    "crush",
+    "pi",
+    "letta",
+    "openhands",
+    "anthropic-compaction",
+    "openai-compaction",
+    "opencode-v2",
 }
 
 # Each preset's load-bearing values and the number in the source they come from
