@@ -14,7 +14,8 @@ from transcript_tools.engine.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from transcript_tools.engine.policy import Keep, threshold_tokens
+from transcript_tools.engine.policy import Keep
+from transcript_tools.engine.policy_lines import threshold_tokens
 from transcript_tools.engine.policy_toml import preset
 
 

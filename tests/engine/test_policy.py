@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transcript_tools.engine import policy as P
+from transcript_tools.engine import policy_lines as L
 from transcript_tools.engine.config import SummaryConfig
 from transcript_tools.engine.policy_toml import (
     load_policy_file,
@@ -46,6 +47,19 @@ EXPECTED_PRESETS = {
     "inspect-ai",
     "clear-tool-uses",
     "observation-masking",
+    # more systems (tests/engine/test_more_presets.py pins their values)
+    "roo-code",
+    "kilo-code",
+    "goose",
+    "kimi-cli",
+    "qwen-code",
+    "crush",
+    "pi",
+    "letta",
+    "openhands",
+    "anthropic-compaction",
+    "openai-compaction",
+    "opencode-v2",
 }
 
 # Each preset's load-bearing values and the number in the source they come from
@@ -146,7 +160,7 @@ def test_seed_preset_is_exactly_the_seed() -> None:
     )
     assert seed.trigger.ratio == cfg.trigger_token_ratio
     assert seed.trigger.debounce == cfg.debounce_turns
-    assert P.threshold_tokens(seed.trigger, cfg.max_context_tokens) == cfg.threshold
+    assert L.threshold_tokens(seed.trigger, cfg.max_context_tokens) == cfg.threshold
     assert (seed.keep.kind, seed.keep.turns) == ("turns", DEFAULT_KEEP_RECENT_TURNS)
     assert seed.keep.system and seed.keep.pairs_intact and not seed.keep.first_user
     assert seed.summarizer_input.kind == "history"
@@ -177,7 +191,7 @@ def test_seed_preset_is_exactly_the_seed() -> None:
     ],
 )
 def test_threshold_tokens_hand_computed(name: str, window: int, tokens: float) -> None:
-    assert P.threshold_tokens(preset(name).trigger, window) == tokens
+    assert L.threshold_tokens(preset(name).trigger, window) == tokens
 
 
 def test_pre_pass_only_presets_have_no_threshold() -> None:
@@ -189,7 +203,7 @@ def test_pre_pass_only_presets_have_no_threshold() -> None:
     ):
         policy = preset(name)
         assert not policy.summarizes and policy.prepass.kind == "clear-tool-results"
-        assert P.threshold_tokens(policy.trigger, 200_000) is None
+        assert L.threshold_tokens(policy.trigger, 200_000) is None
 
 
 @pytest.mark.parametrize(
@@ -205,7 +219,7 @@ def test_pre_pass_only_presets_have_no_threshold() -> None:
     ],
 )
 def test_keep_budget_hand_computed(name: str, window: int, budget: int | None) -> None:
-    assert P.keep_budget_tokens(preset(name).keep, window) == budget
+    assert L.keep_budget_tokens(preset(name).keep, window) == budget
 
 
 def test_extends_starts_from_a_preset_and_overrides_any_part(tmp_path: Path) -> None:
@@ -272,7 +286,7 @@ def test_resolve_policy_names_files_and_nothing_else(tmp_path: Path) -> None:
         ("[trigger]\nratio = true\n", "p.toml: trigger.ratio: must be a number, got True"),
         (
             '[trigger]\nmeasure = "peak"\n',
-            "p.toml: trigger.measure: must be one of cumulative, current, got 'peak'",
+            "p.toml: trigger.measure: must be one of cumulative, current, conversation, got 'peak'",
         ),
         (
             '[trigger]\nthreshold = "tokens"\n',

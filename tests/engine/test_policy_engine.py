@@ -231,7 +231,9 @@ def test_aider_clamps_its_line_and_its_tail() -> None:
     window = 8_000  # line: 8,000 / 16 = 500, clamped up to 1,024; tail 250 -> 512
     engine = run("aider", conv, window)
     unit = fired(engine)[0]
-    assert unit == first_over(conv, turn_ends(conv), 1_024)
+    # Aider measures its completed exchanges (done_messages): the system message is not one
+    without_system = Conversation("s", "mem.jsonl", "test", conv.messages[1:])
+    assert unit == first_over(without_system, [e - 1 for e in turn_ends(conv)], 1_024)
     end = turn_ends(conv)[unit]
     region = conv.messages[1:end]
     start = paired_tail_start(region, 512)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from transcript_tools.engine.policy import threshold_tokens
+from transcript_tools.engine.policy_lines import threshold_tokens
 from transcript_tools.engine.policy_toml import preset
 from transcript_tools.engine.runtime_policy import follow_runtime, parse_version
 from transcript_tools.engine.windows import documented_window, resolve_window

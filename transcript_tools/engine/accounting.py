@@ -17,7 +17,7 @@ from .records import DecisionRecord
 from .rules import estimated_summary_view, focused_window_start
 from .seed_defaults import SUMMARY_MAX_TOKENS
 from .slot import ContextSlot
-from .tokens import assumed_summary_tokens
+from .tokens import assumed_summary_tokens, conversation_tokens
 
 if TYPE_CHECKING:
     from .config import ReplaySettings
@@ -101,7 +101,7 @@ class TurnAccounting:
             cleared = slot.prepass(self.current_context_tokens())  # before the trigger
 
         cost_total = cost.input_tokens + cost.output_tokens
-        watermark = self.current_context_tokens() if current else cost_total
+        watermark = self._view_measure() if current else cost_total
         estimated_from = watermark
         if current and self._estimated_covered is not None:
             watermark = self._estimated_view(watermark)
@@ -158,6 +158,17 @@ class TurnAccounting:
         if isinstance(slot, PolicySlot) and slot.sizes.by_id and not slot.restarted:
             return anchored
         return max(anchored, view)
+
+    def _view_measure(self) -> int:
+        """The view measure the trigger compares: the current one, or under a policy that
+        measures ``conversation`` (Aider's ``too_big(done_messages)``, Aider-AI/aider
+        aider/history.py@5dc9490b) only its conversation messages, estimated as Aider's
+        tokenizer counts them: no system message, no hidden prefix, no recorded prompt
+        (which holds Aider's system prompt, repo map and files)."""
+        slot = self.slot
+        if isinstance(slot, PolicySlot) and slot.policy.trigger.measure == "conversation":
+            return conversation_tokens(message for _, message in slot.view_entries())
+        return self.current_context_tokens()
 
     def _estimated_view(self, view: int) -> int:
         """A dry run's watermark after a would-be summary: the view without summaries

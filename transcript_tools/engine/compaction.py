@@ -28,7 +28,8 @@ from .messages import (
     UserMessage,
     is_turn_start,
 )
-from .policy import Keep, Placement, PrePass, SummarizerInput, keep_budget_tokens
+from .policy import Keep, Placement, PrePass, SummarizerInput
+from .policy_lines import keep_budget_tokens
 
 # A policy's 0 cap means "no cap"; the formatter's 0 means "nothing", so 0 maps to this.
 NO_CAP = 1 << 40

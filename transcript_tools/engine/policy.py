@@ -35,7 +35,7 @@ from .seed_defaults import (
     SUMMARY_MAX_TOKENS,
 )
 
-MEASURES = ("cumulative", "current")
+MEASURES = ("cumulative", "current", "conversation")
 THRESHOLDS = ("ratio", "tokens", "reserve", "every", "messages", "never")
 UNITS = ("turn", "call")
 PREPASS_KINDS = ("none", "clear-tool-results")
@@ -80,21 +80,17 @@ def _flag(key: str, value: Any) -> None:
         raise _fail(key, "must be true or false", value)
 
 
-def _clamp(tokens: float, floor: int, ceiling: int) -> float:
-    """``tokens`` within [floor, ceiling]; a 0 ceiling is no ceiling."""
-    if ceiling and tokens > ceiling:
-        tokens = ceiling
-    return float(floor) if tokens < floor else float(tokens)
-
-
 @dataclass(frozen=True, slots=True)
 class Trigger:
     """When the summarizing checkpoint fires.
 
-    ``measure``: ``cumulative`` (the seed: every call's input + output so far) or
-    ``current`` (the size of the view the model is sent). ``threshold``: ``ratio``
-    (window × ratio, clamped to [floor_tokens, ceiling_tokens] when those are set),
-    ``tokens`` (absolute), ``reserve`` (window − reserve_tokens), ``every`` (every N
+    ``measure``: ``cumulative`` (the seed: every call's input + output so far),
+    ``current`` (the size of the view the model is sent) or ``conversation`` (its
+    conversation messages alone, estimated: no system messages, nothing hidden, no
+    recorded prompt — Aider's ``done_messages``). ``threshold``: ``ratio``
+    (window × ratio, clamped to [floor_tokens, ceiling_tokens] when those are set; with a
+    reserve set too, the earlier of that and the reserve line), ``tokens`` (absolute),
+    ``reserve`` (window × (1 − reserve_ratio) − reserve_tokens), ``every`` (every N
     units), ``messages`` (the view holds at least N messages) or ``never`` (no summary:
     a pre-pass-only policy). ``debounce``: units between two summaries (the seed's F6).
     ``window``: the context window the runtime's own models have, used where a run names
@@ -108,6 +104,7 @@ class Trigger:
     ratio: float = DEFAULT_TRIGGER_RATIO  # the seed's
     tokens: int = 0
     reserve_tokens: int = 0
+    reserve_ratio: float = 0.0
     floor_tokens: int = 0
     ceiling_tokens: int = 0
     every: int = 0
@@ -121,6 +118,9 @@ class Trigger:
         _choice("trigger.threshold", self.threshold, THRESHOLDS)
         _choice("trigger.unit", self.unit, UNITS)
         _fraction("trigger.ratio", self.ratio)
+        _fraction("trigger.reserve_ratio", self.reserve_ratio, zero=True)
+        if self.reserve_ratio == 1:
+            raise _fail("trigger.reserve_ratio", "must be below 1 (it reserves the window)", 1.0)
         for name in ("tokens", "reserve_tokens", "floor_tokens", "ceiling_tokens"):
             _int(f"trigger.{name}", getattr(self, name))
         for name in ("every", "messages", "debounce", "window"):
@@ -372,28 +372,3 @@ PARTS = tuple(PART_TYPES)
 def part_fields(part: str) -> tuple[str, ...]:
     """The keys of one part, in their declared order (the TOML order)."""
     return tuple(f.name for f in fields(PART_TYPES[part]))
-
-
-def threshold_tokens(trigger: Trigger, window: int) -> float | None:
-    """The token count at which ``trigger`` fires for a model with ``window`` tokens;
-    None for the forms that do not count tokens (every, messages, never).
-
-    The ratio form is the seed's F2 (``max_context_tokens * trigger_token_ratio``, the
-    same float), then clamped where the policy says so (Aider's 1/16 within 1K–8K).
-    """
-    if trigger.threshold == "ratio":
-        return _clamp(window * trigger.ratio, trigger.floor_tokens, trigger.ceiling_tokens)
-    if trigger.threshold == "tokens":
-        return float(trigger.tokens)
-    if trigger.threshold == "reserve":
-        return float(max(window - trigger.reserve_tokens, 0))
-    return None
-
-
-def keep_budget_tokens(keep: Keep, window: int) -> int | None:
-    """The token budget of what is kept verbatim, or None when the policy sets none."""
-    if keep.tokens:
-        return keep.tokens
-    if keep.tokens_ratio:
-        return int(_clamp(int(window * keep.tokens_ratio), keep.floor_tokens, keep.ceiling_tokens))
-    return None

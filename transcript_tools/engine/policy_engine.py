@@ -16,7 +16,8 @@ from typing import Any
 from .compaction import formatter_cap
 from .config import Checkpoint, Measure, ReplaySettings, SummaryConfig
 from .messages import Message
-from .policy import Policy, threshold_tokens
+from .policy import Policy, Trigger
+from .policy_lines import threshold_tokens
 from .records import PolicyFields
 from .rules import Decision, skip_reason
 from .seed_defaults import SUMMARY_MAX_TOKENS
@@ -41,6 +42,8 @@ def seed_shaped(policy: Policy) -> bool:
     seed = preset("seed")
     trigger, keep, given = policy.trigger, policy.keep, policy.summarizer_input
     if trigger.threshold != "ratio" or trigger.floor_tokens or trigger.ceiling_tokens:
+        return False
+    if trigger.reserve_tokens or trigger.reserve_ratio or trigger.measure == "conversation":
         return False
     if policy.summary.max_tokens not in (0, SUMMARY_MAX_TOKENS) or keep.kind != "turns":
         return False
@@ -89,13 +92,19 @@ def with_policy(
     changed = replace(
         settings,
         summary=cfg if settings.summary is not None else None,
-        measure=Measure(policy.trigger.measure),
+        measure=engine_measure(policy.trigger),
         checkpoint=Checkpoint(policy.trigger.unit),
         keep_recent_turns=max(policy.keep.turns, 1),
         template_name=load_template(template).name,
         policy=None if seed_shaped(policy) else policy,
     )
     return settings if changed == settings else changed
+
+
+def engine_measure(trigger: Trigger) -> Measure:
+    """The engine's measure for ``trigger``: ``conversation`` is a view measure (the
+    current one's timing and unit), read by ``TurnAccounting.conversation_tokens``."""
+    return Measure.CURRENT if trigger.measure == "conversation" else Measure(trigger.measure)
 
 
 # The seed-shaped settings a flag may set on top of a policy: file key -> (part, field).

@@ -252,16 +252,21 @@ def trigger_summary(policy: Policy) -> str:
             when += f", > {p.min_results} tool results"
         parts.append(f"clear tool results ({when})")
     if t.threshold != "never":
-        size = "cumulative" if t.measure == "cumulative" else "view"
+        size = {"cumulative": "cumulative", "conversation": "conversation"}.get(t.measure, "view")
+        reserve = f"window - {t.reserve_tokens:,}"
+        if t.reserve_ratio:
+            reserve = f"window x {1 - t.reserve_ratio:g} - {t.reserve_tokens:,}"
         if t.threshold == "ratio":
             rule = f"{size} >= window x {t.ratio:g}"
             if t.floor_tokens or t.ceiling_tokens:
                 ceiling = f"{t.ceiling_tokens:,}" if t.ceiling_tokens else "inf"
                 rule += f" in [{t.floor_tokens:,}, {ceiling}]"
+            if t.reserve_tokens or t.reserve_ratio:
+                rule += f" or >= {reserve}"
         elif t.threshold == "tokens":
             rule = f"{size} >= {t.tokens:,}"
         elif t.threshold == "reserve":
-            rule = f"{size} >= window - {t.reserve_tokens:,}"
+            rule = f"{size} >= {reserve}"
         elif t.threshold == "every":
             rule = f"every {t.every} {t.unit}s"
         else:

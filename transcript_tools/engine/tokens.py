@@ -20,6 +20,7 @@ with a small constant, no Python loop over characters.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -198,6 +199,12 @@ CJK_RANGES = (
     (0xF900, 0xFAFF),
 )
 _ASCII_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def conversation_tokens(messages: Iterable[Message]) -> int:
+    """The estimated size of the conversation messages alone: every message but the
+    system ones (a policy's ``conversation`` measure, engine/policy.py ``Trigger``)."""
+    return sum(estimate_message_tokens(m) for m in messages if not isinstance(m, SystemMessage))
 
 
 def ascii_letter_count(text: str) -> int:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..engine.config import AUTO, Checkpoint, Measure, SlotMode, SummaryConfig
 from ..engine.policy import Policy
-from ..engine.policy_engine import policy_with_flags
+from ..engine.policy_engine import engine_measure, policy_with_flags
 from .config import ConfigOutcome, SweepConfig
 from .simulate import ConversationSeries
 from .tables import RECALL_NOT_MEASURED, recall_not_measured
@@ -99,7 +99,7 @@ def policy_grid(
                         own if window == AUTO else int(window),
                         trigger.debounce,
                         SlotMode.FOCUSED,
-                        Measure(trigger.measure),
+                        engine_measure(trigger),
                         Checkpoint(trigger.unit),
                         auto_window=window == AUTO,
                         policy=varied,
