@@ -9,12 +9,14 @@ from typing import Any
 import click
 
 from ..engine.config import TurnPath
+from ..engine.settings_table import SETTING
 from ..errors import ExitCode, TsumError
 from .help import TsumCommand
 from .policies_cmd import POLICY_HELP, PolicyParam
 from .progress import RunStderr, warnings_option
 from .provider_options import provider_options
-from .settings import DEFAULTS, WindowType, config_option, format_option, shown_default
+from .setting_options import WindowType, shown_default
+from .settings import config_option, format_option
 
 EPILOG = """\b
 Examples:
@@ -66,7 +68,7 @@ beside those floors and the uncompacted view (ceiling), with the views' API viol
     "--max-context-tokens",
     type=WindowType(),
     help="The model's context window, or auto: the window the log records (Codex), else its "
-    f"model's documented window, else the policy's, else {DEFAULTS['max_context_tokens']}. "
+    f"model's documented window, else the policy's, else {SETTING['max_context_tokens'].default}. "
     + shown_default("max_context_tokens"),
 )
 @click.option(

@@ -23,7 +23,7 @@ from ..engine.config import (
     DEFAULT_TIMEOUT_S,
     LOCAL_TIMEOUT_S,
 )
-from .settings import LazyChoice
+from .setting_options import LazyChoice
 
 __all__ = ["PROVIDER_OPTION_NAMES", "provider_options"]
 

@@ -20,7 +20,8 @@ from .cost_options import cost_options, pricer_for
 from .help import TsumCommand
 from .progress import RunStderr, warnings_option
 from .scale_options import scale_options
-from .settings import config_option, format_option, resolve, shown_default
+from .setting_options import shown_default
+from .settings import config_option, format_option, resolve
 
 SORT_CHOICES = list(SORT_KEYS) + ["-" + k for k in SORT_KEYS if k != "config"]
 

@@ -166,7 +166,6 @@ SETTINGS: tuple[Setting, ...] = (
         INT,
         "Focused view: whole turns kept before the summary.",
         default=DEFAULT_KEEP_RECENT_TURNS,
-        low=1,
     ),
     Setting(
         "path",
