@@ -325,7 +325,25 @@ SETTING = {setting.key: setting for setting in SETTINGS}
 FILE_KEYS = frozenset(s.key for s in SETTINGS if s.in_file) | {"model"}
 # build_executor's options that no settings file holds: flags or the environment only.
 PROVIDER_ONLY_KEYS = tuple(s.key for s in SETTINGS if not s.in_file)
-# Keys whose value is a name or text even when it reads as a number ("3" is a model name too).
+# The provider's settings, in the order --help lists them (cli/provider_options.py).
+PROVIDER_KEYS = (
+    "provider",
+    "summary_model",
+    "base_url",
+    "cache",
+    "cache_only",
+    "refresh",
+    "no_cache",
+    "concurrency",
+    "timeout",
+    "temperature",
+    "max_attempts",
+    "batch",
+    "batch_poll",
+    "price_per_mtok",
+)
+# The provider options' click parameter names (a command can pop these).
+PROVIDER_OPTION_NAMES = tuple(SETTING[key].name for key in PROVIDER_KEYS)
 _TRUE = {"1", "true", "t", "yes", "y", "on"}
 
 
