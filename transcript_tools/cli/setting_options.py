@@ -122,3 +122,24 @@ def setting_option(key: str, *, help: str | None = None, **click_args: Any) -> C
         args.update(default=setting.default, show_default=True)
     args.update(click_args)
     return click.option(*setting.flags, setting.name, **args)
+
+
+_LIST_METAVAR = {FLOAT: "R[,R...]", INT: "N[,N...]", WINDOW: "N|auto[,...]"}
+
+
+def sweep_list_option(
+    key: str, param: str, help: str, prefix: str = "config or "
+) -> Callable[[F], F]:
+    """Sweep's comma-list form of a grid setting (``Setting.sweeps``): its flags, repeatable,
+    the values split and checked by the command. Given none, the grid takes the setting's
+    one value (flag, ``TSUM_*``, file or default: ``prefix`` says so in ``--help``)."""
+    setting = SETTING[key]
+    assert setting.sweeps, key
+    metavar = _LIST_METAVAR.get(setting.kind) or "|".join(setting.choices) + "[,...]"
+    return click.option(
+        *setting.flags,
+        param,
+        multiple=True,
+        metavar=metavar,
+        help=f"{help} {shown_default(key, prefix)}",
+    )
