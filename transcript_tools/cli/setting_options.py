@@ -102,10 +102,12 @@ def shown_default(key: str, prefix: str = "") -> str:
     return f"[default: {prefix}{SETTING[key].default}]"
 
 
-def setting_option(key: str, *, help: str | None = None, **click_args: Any) -> Callable[[F], F]:
-    """``key``'s option: its flags, type, ``TSUM_*`` variable and help (``help``: this
-    command's own words; the default is added all the same); ``click_args`` replace
-    the table's."""
+def setting_option(
+    key: str, param: str | None = None, *, help: str | None = None, **click_args: Any
+) -> Callable[[F], F]:
+    """``key``'s option: its flags, type, ``TSUM_*`` variable and help (``param``: this
+    command's parameter name; ``help``: its own words, the default added all the same);
+    ``click_args`` replace the table's."""
     setting = SETTING[key]
     text = setting.help if help is None else help
     if setting.default is not None and not setting.click_default:
@@ -121,7 +123,7 @@ def setting_option(key: str, *, help: str | None = None, **click_args: Any) -> C
     if setting.click_default:
         args.update(default=setting.default, show_default=True)
     args.update(click_args)
-    return click.option(*setting.flags, setting.name, **args)
+    return click.option(*setting.flags, param or setting.name, **args)
 
 
 _LIST_METAVAR = {FLOAT: "R[,R...]", INT: "N[,N...]", WINDOW: "N|auto[,...]"}
