@@ -15,7 +15,7 @@ from transcript_tools.cli.main import cli
 from transcript_tools.cli.replay_cmd import replay_command
 from transcript_tools.cli.settings import FILE_KEY_OF_OPTION, resolve
 from transcript_tools.engine.config import RunSettings
-from transcript_tools.engine.settings_table import PROVIDER_ONLY_KEYS, SETTING, SETTINGS
+from transcript_tools.engine.settings_table import PROVIDER_ONLY_KEYS, SETTINGS
 from transcript_tools.settings import CONFIG_KEYS, PRECEDENCE
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -205,6 +205,11 @@ def test_every_setting_has_the_environment_name_its_test_sets() -> None:
         if setting.key != "summary_prompt":
             assert tested[setting.key] == setting.env, setting.key
     assert len({s.env for s in SETTINGS}) == len(SETTINGS)  # no two settings share a name
+
+
+def test_every_environment_name_is_documented() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text("utf-8")
+    assert [s.env for s in SETTINGS if f"`{s.env}`" not in docs] == []
 
 
 def test_summary_prompt_text_from_the_environment(
