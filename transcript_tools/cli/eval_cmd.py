@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
 from ..engine.settings_table import SETTING
-from ..errors import ExitCode, TsumError
+from ..errors import TsumError
 from .help import TsumCommand
+from .outcome import finish
 from .policies_cmd import POLICY_HELP, PolicyParam
 from .progress import RunStderr, warnings_option
 from .provider_options import provider_options
@@ -194,7 +194,4 @@ def eval_command(
     if missing:
         raise TsumError(missing)  # exit 3: could not run
     failure = done.failure()
-    if failure is not None:
-        if failure:
-            click.echo(f"tsum: error: {failure}", err=True)
-        sys.exit(int(ExitCode.FAILED))
+    finish(failed=failure is not None, error=failure)

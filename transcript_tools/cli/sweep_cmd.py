@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,13 +10,13 @@ import click
 
 from ..engine.config import AUTO, Checkpoint, Measure, SlotMode
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
-from ..errors import ExitCode
 from ..sweep.tables import SORT_KEYS, render_csv, render_json, render_table
 from ..sweep.workflow import DEFAULT_REPORT_SAMPLE, DEFAULT_SORT, sweep_paths
 from ..terminal import echo
 from .cached_options import cached_summary_options
 from .cost_options import cost_options, pricer_for
 from .help import TsumCommand
+from .outcome import finish
 from .progress import RunStderr, warnings_option
 from .scale_options import scale_options
 from .setting_options import setting_option, sweep_list_option
@@ -251,12 +250,12 @@ def sweep_command(
         echo(render(done.result, sort), nl=False)
     if not silent:
         echo(done.summary_line(), err=True)
-    if done.failed:
-        if done.result.conversations == 0:
-            why = (
-                "could be read (the errors above say why)"
-                if done.result.errors
-                else "found in the given paths"
-            )
-            echo(f"tsum: error: no conversations {why}", err=True)
-        sys.exit(int(ExitCode.FAILED))
+    why = (
+        "could be read (the errors above say why)"
+        if done.result.errors
+        else "found in the given paths"
+    )
+    finish(
+        failed=done.failed,
+        error=f"no conversations {why}" if done.failed and not done.result.conversations else None,
+    )
