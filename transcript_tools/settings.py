@@ -18,13 +18,9 @@ from typing import TYPE_CHECKING, Any
 from .engine.config import (
     AUTO,
     DEFAULT_CONCURRENCY,
-    Checkpoint,
-    Measure,
     ReplaySettings,
     RunSettings,
-    SlotMode,
     SummaryConfig,
-    TurnPath,
     _int_at_least,
 )
 from .engine.settings_table import (
@@ -178,14 +174,8 @@ def summary_config_from(values: dict[str, Any], base: SummaryConfig | None = Non
 CONFIG_ENV = "TSUM_CONFIG"
 # build_executor's options that are no settings-file key: flags or the environment only.
 PROVIDER_OPTION_KEYS = PROVIDER_ONLY_KEYS
-# ReplaySettings field <- settings-file key, with the type the field holds
-_REPLAY_FIELDS = (
-    ("mode", "mode", SlotMode),
-    ("keep_recent_turns", "keep_recent_turns", int),
-    ("path", "path", TurnPath),
-    ("measure", "measure", Measure),
-    ("checkpoint", "checkpoint", Checkpoint),
-)
+# The ReplaySettings fields that are settings (mode, keep_recent_turns, path, measure, checkpoint)
+_REPLAY_KEYS = tuple(f.name for f in fields(ReplaySettings) if f.name in SETTING)
 
 
 def _from_env(setting: Setting, env: Mapping[str, str]) -> Any:
@@ -277,10 +267,8 @@ def load_settings(
             warn(f"tsum: warning: {problem}")
     values["summary_prompt"] = template.source
     summary = summary_config_from(values, SummaryConfig(summary_prompt=template.source))
-    given: dict[str, Any] = {
-        name: kind(values[key]) for name, key, kind in _REPLAY_FIELDS if values.get(key) is not None
-    }
     try:
+        given = {k: SETTING[k].typed(values[k]) for k in _REPLAY_KEYS if values.get(k) is not None}
         settings = ReplaySettings(
             summary=summary,
             template_name=template.name,

@@ -212,6 +212,23 @@ def test_every_environment_name_is_documented() -> None:
     assert [s.env for s in SETTINGS if f"`{s.env}`" not in docs] == []
 
 
+def test_the_provider_options_typeddict_names_the_tables_provider_settings() -> None:
+    from transcript_tools.cli.provider_options import PROVIDER_OPTION_NAMES
+    from transcript_tools.providers.factory import ProviderOptions
+
+    assert set(ProviderOptions.__annotations__) == set(PROVIDER_OPTION_NAMES) - {"provider"}
+
+
+def test_a_wrong_choice_from_the_environment_is_a_config_error() -> None:
+    from transcript_tools.errors import ConfigError
+    from transcript_tools.settings import load_settings
+
+    with pytest.raises(ConfigError, match="^mode must be focused or full, got 'sideways'$"):
+        load_settings(env={"TSUM_MODE": "sideways"}, read_file=False)
+    with pytest.raises(ConfigError, match="^keep_recent_turns must be an integer, got 'many'$"):
+        load_settings(env={"TSUM_KEEP_RECENT_TURNS": "many"}, read_file=False)
+
+
 def test_summary_prompt_text_from_the_environment(
     workdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -13,6 +13,7 @@ the settings file to click as ``default_map`` (psf/black:src/black/__init__.py,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from .config import (
@@ -59,7 +60,7 @@ class Setting:
     help: str
     param: str = ""
     default: Any = None
-    choices: tuple[str, ...] = ()
+    enum: type[StrEnum] | None = None  # kind choice: its values
     low: float | None = None  # the least value (kinds int and float)
     low_open: bool = False  # the least value itself is refused
     click_default: bool = False
@@ -73,13 +74,22 @@ class Setting:
         return self.param or self.key
 
     @property
+    def choices(self) -> tuple[str, ...]:
+        return tuple(member.value for member in self.enum or ())
+
+    def typed(self, value: Any) -> Any:
+        """``value`` as the config holds it: a choice's enum member, an int (else ValueError)."""
+        try:
+            if self.enum is not None:
+                return self.enum(value)
+            return int(value) if self.kind == INT else value
+        except (TypeError, ValueError):
+            raise ValueError(f"{self.key} {value_problem(self, value)}") from None
+
+    @property
     def env(self) -> str:
         """The ``TSUM_*`` variable that sets it."""
         return self.env_name or "TSUM_" + self.key.upper()
-
-
-def _values(enum: Any) -> tuple[str, ...]:
-    return tuple(member.value for member in enum)
 
 
 # One row per setting: key, flags, kind, help, then what differs from Setting's defaults.
@@ -109,20 +119,20 @@ SETTINGS: tuple[Setting, ...] = (
             param="prompt_spec", default=DEFAULT_TEMPLATE),
     Setting("summary_prompt", (), TEXT, "The summary prompt's text (a settings file's own)."),
     Setting("mode", ("--mode",), CHOICE, "Slot mode.",
-            default=SlotMode.FOCUSED, choices=_values(SlotMode), sweeps=True),
+            default=SlotMode.FOCUSED, enum=SlotMode, sweeps=True),
     Setting("keep_recent_turns", ("--keep-recent-turns",), INT,
             "Focused view: whole turns kept before the summary.",
             default=DEFAULT_KEEP_RECENT_TURNS),
     Setting("path", ("--path",), CHOICE,
             "Turn path: submit_turn (sync) or submit_turn_stream + finalize_turn (stream).",
-            param="turn_path", default=TurnPath.SYNC, choices=_values(TurnPath)),
+            param="turn_path", default=TurnPath.SYNC, enum=TurnPath),
     Setting("measure", ("--measure",), CHOICE,
             "Watermark: cumulative cost_so_far (the seed) or the current context size.",
-            default=Measure.CUMULATIVE, choices=_values(Measure), sweeps=True),
+            default=Measure.CUMULATIVE, enum=Measure, sweeps=True),
     Setting("checkpoint", ("--checkpoint",), CHOICE,
             "Run the checkpoint after each user turn (the seed) or each model call; "
             "with call, debounce and keep_recent_turns count calls.",
-            default=Checkpoint.TURN, choices=_values(Checkpoint), sweeps=True),
+            default=Checkpoint.TURN, enum=Checkpoint, sweeps=True),
     Setting("format", ("--format",), FORMAT, "", param="fmt"),  # help: cli FormatOption
     Setting("provider", ("--provider",), PROVIDER,
             "Who writes the summaries. anthropic needs ANTHROPIC_API_KEY, openai "
