@@ -261,6 +261,25 @@ def test_max_context_tokens_from_the_environment_reaches_a_replay(
     ).settings.auto_window
 
 
+def test_sweep_takes_its_grid_settings_from_the_environment(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sweep's grid options are lists without an env var of their own: given none, the grid
+    is the setting's one value, which TSUM_* sets as it sets replay's."""
+
+    def table(*args: str) -> str:
+        result = CliRunner().invoke(cli, ["sweep", str(SAMPLES), "--csv", "--silent", *args])
+        assert result.exit_code == 0, result.stderr
+        return result.stdout
+
+    default = table()
+    by_flags = table("--debounce", "1", "--max-context-tokens", "8000")
+    assert by_flags != default
+    monkeypatch.setenv("TSUM_DEBOUNCE_TURNS", "1")
+    monkeypatch.setenv("TSUM_MAX_CONTEXT_TOKENS", "8000")
+    assert table() == by_flags
+
+
 @pytest.mark.parametrize("key", sorted(CONFIG_KEYS))
 def test_a_wrong_file_value_is_one_line_naming_the_file(key: str, workdir: Path) -> None:
     (workdir / "tsum.toml").write_text(f"{key} = [1]\n", encoding="utf-8")  # right for none
