@@ -18,14 +18,19 @@ from typing import TYPE_CHECKING, Any
 from .engine.config import (
     AUTO,
     DEFAULT_CONCURRENCY,
-    Checkpoint,
-    Measure,
     ReplaySettings,
     RunSettings,
-    SlotMode,
     SummaryConfig,
-    TurnPath,
     _int_at_least,
+)
+from .engine.settings_table import (
+    FILE_KEYS,
+    PROVIDER_ONLY_KEYS,
+    SETTING,
+    SETTINGS,
+    Setting,
+    from_environment,
+    value_problem,
 )
 from .errors import ConfigError
 from .untrusted import check_file_endpoint, check_file_path
@@ -35,21 +40,8 @@ if TYPE_CHECKING:  # only annotations: settings load without building the policy
 
 log = logging.getLogger("transcript_tools")
 
-CONFIG_KEYS = {f.name for f in fields(SummaryConfig)} | {
-    "mode",
-    "keep_recent_turns",
-    "path",
-    "measure",
-    "checkpoint",
-    "prompt",
-    "provider",
-    "model",
-    "base_url",
-    "temperature",  # sent with every summary call; unset: the API's own default
-    "format",
-    "concurrency",
-    "workers",  # processes for sweep / replay --dry-run (cli/scale_options.py)
-}
+# Every key a settings file may hold (the table declares them; ``model`` = ``summary_model``).
+CONFIG_KEYS = set(FILE_KEYS)
 
 
 PRECEDENCE = (
@@ -147,20 +139,10 @@ def _checked(table: dict[str, Any], path: Path) -> dict[str, Any]:
         raise ConfigError(
             f"{path}: model and summary_model are the same setting: set one of them, not both"
         )
-    if "concurrency" in table:
-        try:
-            _int_at_least("concurrency", table["concurrency"], 1, "must be >= 1")
-        except ConfigError as exc:
-            raise ConfigError(f"{path}: {exc}") from None
-    temperature = table.get("temperature")
-    if temperature is not None and (
-        isinstance(temperature, bool)
-        or not isinstance(temperature, (int, float))
-        or temperature < 0
-    ):
-        raise ConfigError(f"{path}: temperature must be a number >= 0, got {temperature!r}")
-    if "checkpoint" in table and table["checkpoint"] not in {c.value for c in Checkpoint}:
-        raise ConfigError(f"{path}: checkpoint must be turn or call, got {table['checkpoint']!r}")
+    for key, value in table.items():
+        setting = SETTING["summary_model" if key == "model" else key]
+        if (wrong := value_problem(setting, value)) is not None:
+            raise ConfigError(f"{path}: {key} {wrong}")
     if "format" in table:
         from .formats import reader_names  # only when a file names a format
 
@@ -189,72 +171,22 @@ def summary_config_from(values: dict[str, Any], base: SummaryConfig | None = Non
         raise ConfigError(str(exc)) from None
 
 
-# Settings-file key -> the environment variable that sets it (the CLI declares the same
-# names as its options' ``envvar``, so --help shows them).
-ENV_OF_KEY = {
-    "format": "TSUM_FORMAT",
-    "prompt": "TSUM_PROMPT",
-    "provider": "TSUM_PROVIDER",
-    "summary_model": "TSUM_MODEL",
-    "base_url": "TSUM_BASE_URL",
-    "temperature": "TSUM_TEMPERATURE",
-    "concurrency": "TSUM_CONCURRENCY",
-    "workers": "TSUM_WORKERS",
-}
 CONFIG_ENV = "TSUM_CONFIG"
 # build_executor's options that are no settings-file key: flags or the environment only.
-PROVIDER_ENV = {
-    "cache": "TSUM_CACHE",
-    "cache_only": "TSUM_CACHE_ONLY",
-    "timeout": "TSUM_TIMEOUT",
-    "max_attempts": "TSUM_MAX_ATTEMPTS",
-    "batch": "TSUM_BATCH",
-    "batch_poll": "TSUM_BATCH_POLL",
-    "price_per_mtok": "TSUM_PRICE_PER_MTOK",
-}
-PROVIDER_OPTION_KEYS = (
-    "cache",
-    "cache_only",
-    "refresh",
-    "no_cache",
-    "timeout",
-    "max_attempts",
-    "batch",
-    "batch_poll",
-    "price_per_mtok",
-)
-# ReplaySettings field <- settings-file key, with the type the field holds
-_REPLAY_FIELDS = (
-    ("mode", "mode", SlotMode),
-    ("keep_recent_turns", "keep_recent_turns", int),
-    ("path", "path", TurnPath),
-    ("measure", "measure", Measure),
-    ("checkpoint", "checkpoint", Checkpoint),
-)
-_TRUE = {"1", "true", "t", "yes", "y", "on"}
+PROVIDER_OPTION_KEYS = PROVIDER_ONLY_KEYS
+# The ReplaySettings fields that are settings (mode, keep_recent_turns, path, measure, checkpoint)
+_REPLAY_KEYS = tuple(f.name for f in fields(ReplaySettings) if f.name in SETTING)
 
 
-def _from_env(name: str, env: Mapping[str, str]) -> Any:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return None
-    if name in ("TSUM_CACHE_ONLY", "TSUM_BATCH"):
-        return raw.strip().lower() in _TRUE
-    for convert in (int, float):  # numbers as numbers; the reader of the value checks it
-        try:
-            return convert(raw)
-        except ValueError:
-            continue
-    return raw
+def _from_env(setting: Setting, env: Mapping[str, str]) -> Any:
+    raw = env.get(setting.env)
+    return None if raw is None or raw == "" else from_environment(setting, raw)
 
 
 def environment_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The settings ``TSUM_*`` gives, by settings-file key."""
     env = os.environ if env is None else env
-    found = {key: _from_env(name, env) for key, name in ENV_OF_KEY.items()}
-    for key in ("format", "prompt", "provider", "summary_model", "base_url"):
-        if found[key] is not None:
-            found[key] = env[ENV_OF_KEY[key]]  # names stay text ("3" is a model name too)
+    found = {s.key: _from_env(s, env) for s in SETTINGS if s.in_file}
     return {key: value for key, value in found.items() if value is not None}
 
 
@@ -335,10 +267,8 @@ def load_settings(
             warn(f"tsum: warning: {problem}")
     values["summary_prompt"] = template.source
     summary = summary_config_from(values, SummaryConfig(summary_prompt=template.source))
-    given: dict[str, Any] = {
-        name: kind(values[key]) for name, key, kind in _REPLAY_FIELDS if values.get(key) is not None
-    }
     try:
+        given = {k: SETTING[k].typed(values[k]) for k in _REPLAY_KEYS if values.get(k) is not None}
         settings = ReplaySettings(
             summary=summary,
             template_name=template.name,
@@ -351,8 +281,8 @@ def load_settings(
     concurrency = values.get("concurrency") or DEFAULT_CONCURRENCY
     _int_at_least("concurrency", concurrency, 1, "must be >= 1")
     provider = {k: v for k, v in (provider_options or {}).items() if k in PROVIDER_OPTION_KEYS}
-    for key, name in PROVIDER_ENV.items():
-        if provider.get(key) is None and (value := _from_env(name, env)) is not None:
+    for key in PROVIDER_OPTION_KEYS:
+        if provider.get(key) is None and (value := _from_env(SETTING[key], env)) is not None:
             provider[key] = value
     provider.update(
         provider=values.get("provider") or "offline",

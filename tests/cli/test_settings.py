@@ -15,6 +15,7 @@ from transcript_tools.cli.main import cli
 from transcript_tools.cli.replay_cmd import replay_command
 from transcript_tools.cli.settings import FILE_KEY_OF_OPTION, resolve
 from transcript_tools.engine.config import RunSettings
+from transcript_tools.engine.settings_table import PROVIDER_ONLY_KEYS, SETTINGS
 from transcript_tools.settings import CONFIG_KEYS, PRECEDENCE
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -36,65 +37,77 @@ CASES: dict[str, tuple[Any, Any, Any, tuple[str, str, Any], tuple[str, str, Any]
         0.75,
         0.6,
         ("--ratio", "0.5", 0.5),
-        None,
+        ("TSUM_TRIGGER_TOKEN_RATIO", "0.4", 0.4),
     ),
     "max_context_tokens": (
         summary("max_context_tokens"),
         32000,
         1000,
         ("--max-context-tokens", "2000", 2000),
-        None,
+        ("TSUM_MAX_CONTEXT_TOKENS", "1500", 1500),
     ),
-    "debounce_turns": (summary("debounce_turns"), 3, 5, ("--debounce", "7", 7), None),
+    "debounce_turns": (
+        summary("debounce_turns"),
+        3,
+        5,
+        ("--debounce", "7", 7),
+        ("TSUM_DEBOUNCE_TURNS", "6", 6),
+    ),
     "max_tool_result_chars": (
         summary("max_tool_result_chars"),
         500,
         100,
         ("--max-tool-result-chars", "200", 200),
-        None,
+        ("TSUM_MAX_TOOL_RESULT_CHARS", "150", 150),
     ),
     "max_transcript_chars": (
         summary("max_transcript_chars"),
         30000,
         1000,
         ("--max-transcript-chars", "2000", 2000),
-        None,
+        ("TSUM_MAX_TRANSCRIPT_CHARS", "1500", 1500),
     ),
     "summary_marker": (
         summary("summary_marker"),
         "[上下文摘要]",
         "[F]",
         ("--marker", "[C]", "[C]"),
-        None,
+        ("TSUM_SUMMARY_MARKER", "7", "7"),
     ),
     "mode": (
         lambda r: r.settings.mode.value,
         "focused",
         "full",
         ("--mode", "focused", "focused"),
-        None,
+        ("TSUM_MODE", "focused", "focused"),
     ),
     "keep_recent_turns": (
         lambda r: r.settings.keep_recent_turns,
         3,
         5,
         ("--keep-recent-turns", "7", 7),
-        None,
+        ("TSUM_KEEP_RECENT_TURNS", "6", 6),
     ),
-    "path": (lambda r: r.settings.path.value, "sync", "stream", ("--path", "sync", "sync"), None),
+    "path": (
+        lambda r: r.settings.path.value,
+        "sync",
+        "stream",
+        ("--path", "sync", "sync"),
+        ("TSUM_PATH", "sync", "sync"),
+    ),
     "measure": (
         lambda r: r.settings.measure.value,
         "cumulative",
         "current",
         ("--measure", "cumulative", "cumulative"),
-        None,
+        ("TSUM_MEASURE", "cumulative", "cumulative"),
     ),
     "checkpoint": (
         lambda r: r.settings.checkpoint.value,
         "turn",
         "call",
         ("--checkpoint", "turn", "turn"),
-        None,
+        ("TSUM_CHECKPOINT", "turn", "turn"),
     ),
     "prompt": (
         lambda r: r.template.name,
@@ -179,6 +192,101 @@ FILE_READS = {
 def test_every_settings_file_key_is_tested() -> None:
     assert set(CASES) == CONFIG_KEYS
     assert set(FILE_KEY_OF_OPTION.values()) <= CONFIG_KEYS
+
+
+def test_every_setting_has_the_environment_name_its_test_sets() -> None:
+    """Each setting of the table is tested through its TSUM_* name: a file key in CASES
+    (summary_prompt through TSUM_PROMPT's file, and its own name below), the others in
+    ENV_ONLY."""
+    assert set(ENV_ONLY) == set(PROVIDER_ONLY_KEYS)
+    tested = {key: case[4][0] for key, case in CASES.items() if case[4] is not None}
+    tested.update({key: case[0] for key, case in ENV_ONLY.items()})
+    for setting in SETTINGS:
+        if setting.key != "summary_prompt":
+            assert tested[setting.key] == setting.env, setting.key
+    assert len({s.env for s in SETTINGS}) == len(SETTINGS)  # no two settings share a name
+
+
+def test_every_environment_name_is_documented() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text("utf-8")
+    assert [s.env for s in SETTINGS if f"`{s.env}`" not in docs] == []
+
+
+def test_the_provider_options_typeddict_names_the_tables_provider_settings() -> None:
+    from transcript_tools.cli.provider_options import PROVIDER_OPTION_NAMES
+    from transcript_tools.providers.factory import ProviderOptions
+
+    assert set(ProviderOptions.__annotations__) == set(PROVIDER_OPTION_NAMES) - {"provider"}
+
+
+def test_a_wrong_choice_from_the_environment_is_a_config_error() -> None:
+    from transcript_tools.errors import ConfigError
+    from transcript_tools.settings import load_settings
+
+    with pytest.raises(ConfigError, match="^mode must be focused or full, got 'sideways'$"):
+        load_settings(env={"TSUM_MODE": "sideways"}, read_file=False)
+    with pytest.raises(ConfigError, match="^keep_recent_turns must be an integer, got 'many'$"):
+        load_settings(env={"TSUM_KEEP_RECENT_TURNS": "many"}, read_file=False)
+
+
+def test_summary_prompt_text_from_the_environment(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TSUM_SUMMARY_PROMPT", "Env: {messages}")
+    assert resolved([]).template.source == "Env: {messages}"
+
+
+def test_max_context_tokens_from_the_environment_reaches_a_replay(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sample = str(SAMPLES / "long_session.jsonl")
+
+    def decisions(*args: str) -> str:
+        result = CliRunner().invoke(cli, ["replay", sample, "--dry-run", "--silent", *args])
+        assert result.exit_code == 0, result.stderr
+        return result.stdout
+
+    default = decisions()
+    by_flag = decisions("--max-context-tokens", "2000")
+    assert by_flag != default  # a smaller window fires other checkpoints
+    monkeypatch.setenv("TSUM_MAX_CONTEXT_TOKENS", "2000")
+    assert decisions() == by_flag
+    assert "TSUM_MAX_CONTEXT_TOKENS" in CliRunner().invoke(cli, ["replay", "--help"]).stdout
+    from transcript_tools.settings import load_settings
+
+    run = load_settings(env={"TSUM_MAX_CONTEXT_TOKENS": "2000"}, read_file=False)
+    assert run.settings.summary is not None and run.settings.summary.max_context_tokens == 2000
+    assert load_settings(
+        env={"TSUM_MAX_CONTEXT_TOKENS": "auto"}, read_file=False
+    ).settings.auto_window
+
+
+def test_sweep_takes_its_grid_settings_from_the_environment(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sweep's grid options are lists without an env var of their own: given none, the grid
+    is the setting's one value, which TSUM_* sets as it sets replay's."""
+
+    def table(*args: str) -> str:
+        result = CliRunner().invoke(cli, ["sweep", str(SAMPLES), "--csv", "--silent", *args])
+        assert result.exit_code == 0, result.stderr
+        return result.stdout
+
+    default = table()
+    by_flags = table("--debounce", "1", "--max-context-tokens", "8000")
+    assert by_flags != default
+    monkeypatch.setenv("TSUM_DEBOUNCE_TURNS", "1")
+    monkeypatch.setenv("TSUM_MAX_CONTEXT_TOKENS", "8000")
+    assert table() == by_flags
+
+
+@pytest.mark.parametrize("key", sorted(CONFIG_KEYS))
+def test_a_wrong_file_value_is_one_line_naming_the_file(key: str, workdir: Path) -> None:
+    (workdir / "tsum.toml").write_text(f"{key} = [1]\n", encoding="utf-8")  # right for none
+    result = CliRunner().invoke(cli, ["replay", str(SAMPLES / "long_session.jsonl")])
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr.startswith(f"tsum: error: tsum.toml: {key} must be "), result.stderr
+    assert result.stderr.count("\n") == 1
 
 
 @pytest.fixture
@@ -326,6 +434,11 @@ ENV_ONLY: dict[str, tuple[str, str, Any, list[str], Any, Any]] = {
     # no default here: build_executor picks 60 s, or 600 s for a server on this machine
     "timeout": ("TSUM_TIMEOUT", "5", 5.0, ["--timeout", "7"], 7.0, None),
     "max_attempts": ("TSUM_MAX_ATTEMPTS", "2", 2, ["--max-attempts", "3"], 3, 4),
+    "refresh": ("TSUM_REFRESH", "yes", True, ["--refresh"], True, False),
+    "no_cache": ("TSUM_NO_CACHE", "on", True, ["--no-cache"], True, False),
+    "batch": ("TSUM_BATCH", "true", True, ["--batch"], True, False),
+    "batch_poll": ("TSUM_BATCH_POLL", "5", 5.0, ["--batch-poll", "7"], 7.0, 30.0),
+    "price_per_mtok": ("TSUM_PRICE_PER_MTOK", "3/15", "3/15", ["--price-per-mtok", "2"], "2", None),
 }
 
 

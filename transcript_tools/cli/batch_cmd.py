@@ -12,6 +12,7 @@ import click
 from ..errors import ConfigError, ProviderError, TsumError
 from ..providers.cache import default_cache_path
 from .help import TsumGroupCommand, examples
+from .setting_options import setting_option
 
 # ---- tsum batch -------------------------------------------------------------------------
 
@@ -25,12 +26,8 @@ def _store(cache: Path | None) -> Any:
     return BatchStore(path)
 
 
-_cache_option = click.option(
-    "--cache",
-    type=click.Path(dir_okay=False, path_type=Path),
-    envvar="TSUM_CACHE",
-    show_envvar=True,
-    help="Response cache file whose batches are shown (default: $TSUM_HOME/cache.sqlite3).",
+_cache_option = setting_option(
+    "cache", help="Response cache file whose batches are shown (default: $TSUM_HOME/cache.sqlite3)."
 )
 
 

@@ -15,13 +15,11 @@ import orjson
 from ..providers.cache import ResponseCache, default_cache_path
 from ..terminal import echo
 from .help import TsumGroupCommand, examples
+from .setting_options import setting_option
 
-cache_option = click.option(
-    "--cache",
+cache_option = setting_option(
+    "cache",
     "cache_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    envvar="TSUM_CACHE",
-    show_envvar=True,
     help="Cache file (default: $TSUM_HOME/cache.sqlite3 or ~/.tsum/cache.sqlite3).",
 )
 

@@ -16,12 +16,13 @@ import click
 from ..diff.changes import RunDiff
 from ..diff.render import render_gates_markdown
 from ..engine.config import DEFAULT_MAX_DROP
-from ..errors import ConfigError, ExitCode
+from ..errors import ConfigError
 from ..providers.retry import public_url
 from ..terminal import echo
 from .diff_cmd import OWN_OPTIONS, diff_output_options, finish_diff, render_diff
 from .help import TsumCommand, examples
 from .main import EXIT_CODES_HELP
+from .outcome import finish
 from .provider_options import provider_options
 from .replay_cmd import replay_paths
 from .settings import resolve, summary_options
@@ -150,8 +151,8 @@ def check_command(
     if result.gate_failed and diff.identical:
         if gates_md:
             echo(render_diff(diff, False, True, own["max_diff_lines"]) + gates_md, nl=False)
-        ctx.exit(int(ExitCode.DIFFERENCES))
-    finish_diff(ctx, diff, own, silent, appendix=gates_md)
+        finish(differences=True)
+    finish_diff(diff, own, silent, appendix=gates_md)
 
 
 def _command(ctx: click.Context, *, drop: tuple[str, ...] = (), add: str = "") -> str:

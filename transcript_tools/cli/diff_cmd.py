@@ -23,10 +23,11 @@ from ..diff.render import (
     verdict_line,
 )
 from ..engine.config import DEFAULT_DIFF_CONTEXT
-from ..errors import ConfigError, ExitCode
+from ..errors import ConfigError
 from ..terminal import echo
 from .help import TsumCommand, examples
 from .main import EXIT_CODES_HELP
+from .outcome import finish
 
 F = TypeVar("F", bound=Callable[..., Any])
 OWN_OPTIONS = ("as_json", "markdown", "context", "max_diff_lines")
@@ -73,16 +74,14 @@ def render_diff(diff: RunDiff, as_json: bool, markdown: bool, max_diff_lines: in
     return render_text(diff, max_diff_lines=max_diff_lines)
 
 
-def finish_diff(
-    ctx: click.Context, diff: RunDiff, opts: dict[str, Any], silent: bool, appendix: str = ""
-) -> None:
+def finish_diff(diff: RunDiff, opts: dict[str, Any], silent: bool, appendix: str = "") -> None:
     """The diff on stdout (then ``appendix``: check's gates in Markdown), the verdict
     line on stderr, and the exit code."""
     rendered = render_diff(diff, opts["as_json"], opts["markdown"], opts["max_diff_lines"])
     echo(rendered + appendix, nl=False)
     if not silent:
         echo(verdict_line(diff), err=True)
-    ctx.exit(int(ExitCode.OK if diff.identical else ExitCode.DIFFERENCES))
+    finish(differences=not diff.identical)
 
 
 @click.command(
@@ -99,10 +98,7 @@ def finish_diff(
 @click.argument("new_dir", type=click.Path(path_type=Path))
 @diff_output_options
 @click.option("--silent", is_flag=True, help="No verdict line on stderr.")
-@click.pass_context
-def diff_command(
-    ctx: click.Context, /, old_dir: Path, new_dir: Path, silent: bool, **opts: Any
-) -> None:
+def diff_command(old_dir: Path, new_dir: Path, silent: bool, **opts: Any) -> None:
     """Compare two `tsum replay --out` directories, per session and turn.
 
     Shows changes of the trigger schedule (summaries added, removed, moved),
@@ -116,4 +112,4 @@ def diff_command(
     diff = diff_outputs(
         old, new, old_label=str(old_dir), new_label=str(new_dir), context=opts["context"]
     )
-    finish_diff(ctx, diff, opts, silent)
+    finish_diff(diff, opts, silent)

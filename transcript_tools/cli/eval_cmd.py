@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ..engine.config import TurnPath
-from ..errors import ExitCode, TsumError
+from ..engine.settings_table import SETTING
+from ..errors import TsumError
 from .help import TsumCommand
+from .outcome import finish
 from .policies_cmd import POLICY_HELP, PolicyParam
 from .progress import RunStderr, warnings_option
 from .provider_options import provider_options
-from .settings import DEFAULTS, WindowType, config_option, format_option, shown_default
+from .setting_options import setting_option, shown_default
+from .settings import config_option, format_option
 
 EPILOG = """\b
 Examples:
@@ -55,63 +56,23 @@ beside those floors and the uncompacted view (ceiling), with the views' API viol
     "the floors and the uncompacted view (ceiling), with the views' API violations (docs/eval.md).",
 )
 @config_option
-@click.option(
-    "--ratio",
-    "--trigger-token-ratio",
-    "trigger_token_ratio",
-    type=float,
-    help="Fire when tokens >= max_context_tokens * ratio. " + shown_default("trigger_token_ratio"),
-)
-@click.option(
-    "--max-context-tokens",
-    type=WindowType(),
+@setting_option("trigger_token_ratio")
+@setting_option(
+    "max_context_tokens",
     help="The model's context window, or auto: the window the log records (Codex), else its "
-    f"model's documented window, else the policy's, else {DEFAULTS['max_context_tokens']}. "
-    + shown_default("max_context_tokens"),
+    f"model's documented window, else the policy's, else {SETTING['max_context_tokens'].default}.",
 )
-@click.option(
-    "--debounce",
-    "--debounce-turns",
-    "debounce_turns",
-    type=int,
-    help="At least this many turns between two summaries. " + shown_default("debounce_turns"),
-)
-@click.option(
-    "--keep-recent-turns",
-    type=int,
-    help="Focused view: whole turns kept before the summary. " + shown_default("keep_recent_turns"),
-)
-@click.option(
-    "--max-tool-result-chars",
-    type=int,
-    help="Keep the first N characters of each tool result. "
-    + shown_default("max_tool_result_chars"),
-)
-@click.option(
-    "--max-transcript-chars",
-    type=int,
+@setting_option("debounce_turns")
+@setting_option("keep_recent_turns")
+@setting_option("max_tool_result_chars")
+@setting_option(
+    "max_transcript_chars",
     help="Cap of the formatted conversation in the summary prompt: probes from older "
-    "messages are never shown to the summarizer (the table counts them). "
-    + shown_default("max_transcript_chars"),
+    "messages are never shown to the summarizer (the table counts them).",
 )
-@click.option(
-    "--measure",
-    type=click.Choice(["cumulative", "current"]),
-    help="Watermark. " + shown_default("measure"),
-)
-@click.option(
-    "--checkpoint",
-    type=click.Choice(["turn", "call"]),
-    help="Run the checkpoint after each user turn (the seed) or each model call; with call, "
-    "debounce and keep_recent_turns count calls. " + shown_default("checkpoint"),
-)
-@click.option(
-    "--path",
-    "turn_path",
-    type=click.Choice([p.value for p in TurnPath]),
-    help="Turn path: submit_turn (sync) or submit_turn_stream + finalize_turn (stream). "
-    + shown_default("path"),
-)
+@setting_option("measure", help="Watermark.")
+@setting_option("checkpoint")
+@setting_option("path")
 @format_option
 @click.option(
     "--skip-bad-lines", is_flag=True, help="Warn about bad lines and read the rest of the file."
@@ -233,7 +194,4 @@ def eval_command(
     if missing:
         raise TsumError(missing)  # exit 3: could not run
     failure = done.failure()
-    if failure is not None:
-        if failure:
-            click.echo(f"tsum: error: {failure}", err=True)
-        sys.exit(int(ExitCode.FAILED))
+    finish(failed=failure is not None, error=failure)

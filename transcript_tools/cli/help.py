@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import click
 
+from ..engine.settings_table import PROVIDER_OPTION_NAMES
+
 # More options than this, and a page prints them in groups.
 GROUP_OVER = 20
 
@@ -44,25 +46,7 @@ OPTION_GROUPS: dict[str, tuple[str, ...]] = {
         "max_tool_result_chars",
         "max_transcript_chars",
     ),
-    "Provider options": (
-        "provider",
-        "model",
-        "base_url",
-        "cache",
-        "cache_path",
-        "cache_only",
-        "refresh",
-        "no_cache",
-        "concurrency",
-        "timeout",
-        "temperature",
-        "max_attempts",
-        "batch",
-        "batch_poll",
-        "price_per_mtok",
-        "summary_tokens",
-        "judge",
-    ),
+    "Provider options": (*PROVIDER_OPTION_NAMES, "cache_path", "summary_tokens", "judge"),
     "Output options": (
         "out_dir",
         "out_format",

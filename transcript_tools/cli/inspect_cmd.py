@@ -12,11 +12,12 @@ from pathlib import Path
 import click
 import orjson
 
-from ..errors import ExitCode, InputError
+from ..errors import InputError
 from ..inspection import SessionInfo, inspect_paths
 from ..settings import settings_values
 from ..terminal import echo, escape_controls
 from .help import TsumCommand, examples
+from .outcome import finish
 from .progress import RunStderr, warnings_option
 from .scale_options import scale_options
 from .settings import config_option, explicit_options, format_option
@@ -189,7 +190,7 @@ def inspect_command(
         echo(render_context(infos))
     failed = f", {run.failed} failed" if run.failed else ""
     echo(f"{len(infos)} sessions in {run.files} files{failed}", err=True)
-    if run.failed or not infos:
-        if not infos and not run.failed:
-            echo("tsum: error: no sessions found", err=True)
-        ctx.exit(int(ExitCode.FAILED))
+    finish(
+        failed=bool(run.failed or not infos),
+        error="no sessions found" if not infos and not run.failed else None,
+    )

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..engine.config import RunSettings
-from ..errors import ExitCode
 from ..terminal import echo
 from .cost_options import cost_options, pricer_for
 from .help import TsumCommand, examples
+from .outcome import finish
 from .progress import SUMMARY, RunStderr, session_path, warnings_option
 from .provider_options import provider_options
 from .scale_options import scale_options
@@ -153,7 +153,7 @@ def exit_for(result: ReplayResult) -> None:
 
     if (fatal := result.could_not_run()) is not None:
         raise fatal
-    if result.status is RunStatus.NO_SESSIONS:
-        echo(f"tsum: error: {result.message}", err=True)
-    if result.status is not RunStatus.OK:
-        sys.exit(int(ExitCode.FAILED))
+    finish(
+        failed=result.status is not RunStatus.OK,
+        error=result.message if result.status is RunStatus.NO_SESSIONS else None,
+    )

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from ..parallel import RAY_LOCAL
+from .setting_options import setting_option
 
 
 def scale_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -26,11 +27,4 @@ def scale_options(func: Callable[..., Any]) -> Callable[..., Any]:
         "names); `auto` or ray://HOST:PORT for a cluster. Paths may be URLs Ray reads (s3://...). "
         "Put it after the paths (its value is optional). Needs pip install 'transcript-tools[ray]'.",
     )(func)
-    func = click.option(
-        "--workers",
-        type=click.IntRange(min=1),
-        envvar="TSUM_WORKERS",
-        help="Processes reading and evaluating files in parallel (output identical to 1). "
-        "[default: config `workers`, else every core]",
-    )(func)
-    return func
+    return setting_option("workers")(func)

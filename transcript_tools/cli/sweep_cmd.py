@@ -2,25 +2,25 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ..engine.config import AUTO, Checkpoint, Measure, SlotMode, TurnPath
+from ..engine.config import AUTO, Checkpoint, Measure, SlotMode
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
-from ..errors import ExitCode
 from ..sweep.tables import SORT_KEYS, render_csv, render_json, render_table
 from ..sweep.workflow import DEFAULT_REPORT_SAMPLE, DEFAULT_SORT, sweep_paths
 from ..terminal import echo
 from .cached_options import cached_summary_options
 from .cost_options import cost_options, pricer_for
 from .help import TsumCommand
+from .outcome import finish
 from .progress import RunStderr, warnings_option
 from .scale_options import scale_options
-from .settings import config_option, format_option, resolve, shown_default
+from .setting_options import setting_option, sweep_list_option
+from .settings import config_option, format_option, resolve
 
 SORT_CHOICES = list(SORT_KEYS) + ["-" + k for k in SORT_KEYS if k != "config"]
 
@@ -91,84 +91,38 @@ The output says which."""
     "grid dimension beside --max-context-tokens; --ratio and --debounce, where given, "
     "override each policy's own values; every row names its policy.",
 )
-@click.option(
-    "--ratio",
-    "--trigger-token-ratio",
-    "ratios",
-    multiple=True,
-    metavar="R[,R...]",
-    help="trigger_token_ratio values (comma list or repeated). "
-    + shown_default("trigger_token_ratio", "config or "),
+@sweep_list_option(
+    "trigger_token_ratio", "ratios", "trigger_token_ratio values (comma list or repeated)."
 )
-@click.option(
-    "--max-context-tokens",
+@sweep_list_option(
+    "max_context_tokens",
     "max_tokens",
-    multiple=True,
-    metavar="N|auto[,...]",
-    help="max_context_tokens values; auto: the window each log records (Codex), else its "
-    "model's documented window, else the policy's, else the default. "
-    + shown_default("max_context_tokens", "config or "),
+    "max_context_tokens values; auto: the window each log records (Codex), else its "
+    "model's documented window, else the policy's, else the default.",
 )
-@click.option(
-    "--debounce",
-    "--debounce-turns",
-    "debounces",
-    multiple=True,
-    metavar="N[,N...]",
-    help="debounce_turns values. " + shown_default("debounce_turns", "config or "),
-)
-@click.option(
-    "--mode",
-    "modes",
-    multiple=True,
-    metavar="focused|full[,...]",
-    help="Slot modes. " + shown_default("mode"),
-)
-@click.option(
-    "--measure",
+@sweep_list_option("debounce_turns", "debounces", "debounce_turns values.")
+@sweep_list_option("mode", "modes", "Slot modes.", prefix="")
+@sweep_list_option(
+    "measure",
     "measures",
-    multiple=True,
-    metavar="cumulative|current[,...]",
-    help="Watermarks: the seed's cumulative cost_so_far, or the current context size. "
-    + shown_default("measure"),
+    "Watermarks: the seed's cumulative cost_so_far, or the current context size.",
+    prefix="",
 )
-@click.option(
-    "--checkpoint",
+@sweep_list_option(
+    "checkpoint",
     "checkpoints",
-    multiple=True,
-    metavar="turn|call[,...]",
-    help="Checkpoint after each user turn (the seed) or each model call (debounce counts calls). "
-    + shown_default("checkpoint", "config or "),
+    "Checkpoint after each user turn (the seed) or each model call (debounce counts calls).",
 )
-@click.option(
-    "--path",
-    "turn_path",
-    type=click.Choice([p.value for p in TurnPath]),
+@setting_option(
+    "path",
     help="Turn path of the engine runs: submit_turn (sync) or submit_turn_stream + "
-    "finalize_turn (stream); the schedule is the same. " + shown_default("path"),
+    "finalize_turn (stream); the schedule is the same.",
 )
 @config_option
-@click.option(
-    "--prompt",
-    "prompt_spec",
-    envvar="TSUM_PROMPT",
-    help="Summary prompt (built-in name or file). " + shown_default("prompt"),
-)
-@click.option(
-    "--keep-recent-turns",
-    type=int,
-    help="Focused view: whole turns kept before the summary. " + shown_default("keep_recent_turns"),
-)
-@click.option(
-    "--max-tool-result-chars",
-    type=int,
-    help="Per tool result in the summary prompt. " + shown_default("max_tool_result_chars"),
-)
-@click.option(
-    "--max-transcript-chars",
-    type=int,
-    help="Cap of the formatted conversation. " + shown_default("max_transcript_chars"),
-)
+@setting_option("prompt", help="Summary prompt (built-in name or file).")
+@setting_option("keep_recent_turns")
+@setting_option("max_tool_result_chars", help="Per tool result in the summary prompt.")
+@setting_option("max_transcript_chars")
 @format_option
 @click.option(
     "--skip-bad-lines", is_flag=True, help="Warn about bad lines and use the rest of the file."
@@ -296,12 +250,12 @@ def sweep_command(
         echo(render(done.result, sort), nl=False)
     if not silent:
         echo(done.summary_line(), err=True)
-    if done.failed:
-        if done.result.conversations == 0:
-            why = (
-                "could be read (the errors above say why)"
-                if done.result.errors
-                else "found in the given paths"
-            )
-            echo(f"tsum: error: no conversations {why}", err=True)
-        sys.exit(int(ExitCode.FAILED))
+    why = (
+        "could be read (the errors above say why)"
+        if done.result.errors
+        else "found in the given paths"
+    )
+    finish(
+        failed=done.failed,
+        error=f"no conversations {why}" if done.failed and not done.result.conversations else None,
+    )
