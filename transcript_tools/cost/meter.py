@@ -209,11 +209,11 @@ def cost_line(record: CostRecord) -> str:
             f"; original run {usd(original['usd'])} (Δ {record['delta_usd']:+.4f}{same_words}{bar})"
         )
     if record.get("overflow"):
-        calls = policy["overflow_calls"]
+        over_calls = policy["overflow_calls"]
         where = (
-            f"{calls} modeled call(s) over the model's window (up to "
+            f"{over_calls} modeled call(s) over the model's window (up to "
             f"{policy['overflow_max_prompt']:,} tokens)"
-            if calls
+            if over_calls
             else "the policy left the view over its window"
         )
         words += f"; overflow: {where}, a run no agent could have made, left out of every total"
