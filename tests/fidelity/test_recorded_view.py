@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from tests.support.compaction_logs import claude_code_log
 from transcript_tools.cli.main import cli
+from transcript_tools.cost.original import kept_across
 from transcript_tools.engine.messages import AssistantMessage, UserMessage
 from transcript_tools.engine.person_fates import person_fates
 from transcript_tools.fidelity import fidelity_paths
@@ -134,3 +135,16 @@ def test_eval_scores_the_recorded_compaction_only_when_asked(tmp_path: Path) -> 
     assert (
         "recorded:claude-code: 1 compaction(s): 1 kept, 0 partly, 1 dropped, 1 resupplied" in text
     )
+
+
+def test_the_cost_model_rebuilds_the_original_view_with_what_was_kept(tmp_path: Path) -> None:
+    log = preserved_log(tmp_path / "p.jsonl", PRESERVED)
+    ((conv),) = read_conversations(Source(str(log)))
+    (comp,) = conv.compactions
+    first = conv.messages[0]
+    # the original run's prompts after the compaction: the preserved request, then the
+    # summary and what follows it (cost/original.py reconstructed_run)
+    assert kept_across(conv) == {comp.message_index: [first]}
+    full = preserved_log(tmp_path / "f.jsonl", {"trigger": "auto", "preTokens": 1520})
+    ((conv),) = read_conversations(Source(str(full)))
+    assert kept_across(conv) == {}
