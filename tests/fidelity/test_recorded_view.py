@@ -148,3 +148,16 @@ def test_the_cost_model_rebuilds_the_original_view_with_what_was_kept(tmp_path: 
     full = preserved_log(tmp_path / "f.jsonl", {"trigger": "auto", "preTokens": 1520})
     ((conv),) = read_conversations(Source(str(full)))
     assert kept_across(conv) == {}
+
+
+def test_the_table_takes_relative_and_absolute_paths_together(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    preserved_log(tmp_path / "a" / "p.jsonl", PRESERVED)
+    other = preserved_log(tmp_path / "b" / "q.jsonl", PRESERVED)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["fidelity", "a", str(other)])
+    assert result.exit_code == 0, result.output
+    assert "a/p.jsonl" in result.stdout and "b/q.jsonl" in result.stdout

@@ -122,7 +122,7 @@ def _table(header: tuple[str, ...], rows: list[list[str]]) -> str:
 
 def render(result: FidelityResult) -> str:
     """The rows, then the summary per runtime and version, per runtime, and overall."""
-    paths = [r.path for r in result.rows]
+    paths = [os.path.abspath(r.path) for r in result.rows]  # relative and absolute mixed
     base = os.path.dirname(os.path.commonpath(paths)) if len(set(paths)) > 1 else ""
     by_version = result.summaries(by_version=True)[:-1]
     summaries = [*by_version, *result.summaries()]
