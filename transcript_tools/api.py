@@ -233,6 +233,7 @@ def eval_corpus(
     html: str | Path | None = None,
     chart: bool = False,
     cost: bool = False,
+    person_fates: bool = False,
     format: str | None = None,
     skip_bad_lines: bool = False,
     warn: Callable[[str], None] = ignore,
@@ -243,7 +244,8 @@ def eval_corpus(
     own) and model in ``models`` (``tsum eval``). With ``out``: ``checkpoints.jsonl`` and
     ``eval.json``; with ``html``: the HTML page (``chart``: with the trade-off chart). ``judge`` adds the model-judged grades; ``policies`` (``Policy`` values or preset names /
     files, ``tsum eval --policy``) are scored side by side; ``cost`` adds recall per 1,000
-    retained tokens (``tsum eval --cost``, docs/cost.md)."""
+    retained tokens (``tsum eval --cost``, docs/cost.md); ``person_fates`` scores each
+    recorded compaction on the person's earlier messages (``tsum eval --person-fates``)."""
     from .eval.workflow import eval_paths
 
     def variant(spec: str | None, model: str | None) -> RunSettings:
@@ -279,6 +281,7 @@ def eval_corpus(
         if policy_mode
         else [],
         cost=cost,
+        person_fates=person_fates,
         warn=warn,
         error=error or warn,
         say=lambda message, _important: warn(message),
