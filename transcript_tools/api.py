@@ -240,20 +240,17 @@ def eval_corpus(
     error: Callable[[str], None] | None = None,
     **options: Unpack[ProviderOptions],
 ) -> EvalRun:
-    """Score what survives each summary, per template in ``prompts`` (default: the run's
-    own) and model in ``models`` (``tsum eval``). With ``out``: ``checkpoints.jsonl`` and
-    ``eval.json``; with ``html``: the HTML page (``chart``: with the trade-off chart). ``judge`` adds the model-judged grades; ``policies`` (``Policy`` values or preset names /
-    files, ``tsum eval --policy``) are scored side by side; ``cost`` adds recall per 1,000
-    retained tokens (``tsum eval --cost``, docs/cost.md); ``person_fates`` scores each
-    recorded compaction on the person's earlier messages (``tsum eval --person-fates``)."""
+    """Score what survives each summary, per template in ``prompts`` (default: the run's own)
+    and model in ``models``: ``tsum eval``, its options by the same names (``out``: the
+    ``checkpoints.jsonl`` and ``eval.json`` folder; ``html``: the page; ``policies``: ``Policy``
+    values, preset names or files; ``person_fates``: ``--person-fates``; docs/eval.md)."""
     from .eval.workflow import eval_paths
 
     def variant(spec: str | None, model: str | None) -> RunSettings:
         given: dict[str, Any] = {**options, "model": model or options.get("model")}
-        run = run_settings_from(
+        return run_settings_from(
             run_settings, config, settings, spec, format, provider, given, False, skip_bad_lines
         )
-        return run
 
     specs: list[str | None] = list(dict.fromkeys(prompts)) or [None]
     model_list: list[str | None] = list(dict.fromkeys(models)) or [options.get("model")]
