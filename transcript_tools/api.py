@@ -233,25 +233,24 @@ def eval_corpus(
     html: str | Path | None = None,
     chart: bool = False,
     cost: bool = False,
+    person_fates: bool = False,
     format: str | None = None,
     skip_bad_lines: bool = False,
     warn: Callable[[str], None] = ignore,
     error: Callable[[str], None] | None = None,
     **options: Unpack[ProviderOptions],
 ) -> EvalRun:
-    """Score what survives each summary, per template in ``prompts`` (default: the run's
-    own) and model in ``models`` (``tsum eval``). With ``out``: ``checkpoints.jsonl`` and
-    ``eval.json``; with ``html``: the HTML page (``chart``: with the trade-off chart). ``judge`` adds the model-judged grades; ``policies`` (``Policy`` values or preset names /
-    files, ``tsum eval --policy``) are scored side by side; ``cost`` adds recall per 1,000
-    retained tokens (``tsum eval --cost``, docs/cost.md)."""
+    """Score what survives each summary, per template in ``prompts`` (default: the run's own)
+    and model in ``models``: ``tsum eval``, its options by the same names (``out``: the
+    ``checkpoints.jsonl`` and ``eval.json`` folder; ``html``: the page; ``policies``: ``Policy``
+    values, preset names or files; ``person_fates``: ``--person-fates``; docs/eval.md)."""
     from .eval.workflow import eval_paths
 
     def variant(spec: str | None, model: str | None) -> RunSettings:
         given: dict[str, Any] = {**options, "model": model or options.get("model")}
-        run = run_settings_from(
+        return run_settings_from(
             run_settings, config, settings, spec, format, provider, given, False, skip_bad_lines
         )
-        return run
 
     specs: list[str | None] = list(dict.fromkeys(prompts)) or [None]
     model_list: list[str | None] = list(dict.fromkeys(models)) or [options.get("model")]
@@ -279,6 +278,7 @@ def eval_corpus(
         if policy_mode
         else [],
         cost=cost,
+        person_fates=person_fates,
         warn=warn,
         error=error or warn,
         say=lambda message, _important: warn(message),

@@ -1,13 +1,27 @@
-"""Overflow is not a price (docs/cost.md, "Overflow"): a modeled call whose prompt is over
-the model's window is a view no runtime could have sent — counted, priced apart and
-named, never silently part of a total."""
+"""Overflow is not a price (docs/cost.md, "Overflow"): a run whose view went over the
+window — a modeled call over the model's window, or a checkpoint the policy left over its
+window — is a run no agent could have made: counted, said, and left out of every total
+(cost/overflow.py ``run_price``, the one rule every workflow asks)."""
 
 from __future__ import annotations
 
-from transcript_tools.cost.meter import uncompacted_run
+from transcript_tools.compare.collect import arm_run
+from transcript_tools.cost.gate import compare_costs
+from transcript_tools.cost.meter import CostMeter, _Uncompacted, _WholeHistory, uncompacted_run
+from transcript_tools.cost.model import RunCost
+from transcript_tools.cost.overflow import run_price
 from transcript_tools.cost.prices import Pricer
+from transcript_tools.cost.records import CostRecord
+from transcript_tools.cost.tokens import CallTokens
 from transcript_tools.engine.messages import AssistantMessage, Conversation, TextBlock, UserMessage
+from transcript_tools.engine.overflow import checkpoints_over
+from transcript_tools.engine.records import DecisionRecord
+from transcript_tools.sweep.config import ConfigOutcome, SweepConfig
 from transcript_tools.sweep.cost_table import cost_notes
+from transcript_tools.sweep.simulate import ConversationSeries
+from transcript_tools.sweep.stats import ConfigStats
+
+PRICER = Pricer.from_options("1")  # $1 per million tokens of every kind
 
 
 def _conversation(window: int | None) -> Conversation:
@@ -22,22 +36,91 @@ def _conversation(window: int | None) -> Conversation:
     return Conversation("c", "c.jsonl", "openai", messages, context_window=window)
 
 
-def test_a_modeled_call_over_the_window_is_counted_and_priced_apart() -> None:
-    pricer = Pricer.from_options("1")  # $1 per million tokens of every kind
-    run = uncompacted_run(_conversation(200), pricer).to_json()
+def test_a_modeled_call_over_the_window_makes_the_run_an_overflow() -> None:
+    run = uncompacted_run(_conversation(200), PRICER)
     # call 1: 110 in + 110 out; call 2: 330 in (over the 200-token window) + 110 out
-    assert run["usd"] == 660e-6
-    assert run["overflow_calls"] == 1
-    assert run["overflow_usd"] == 440e-6 and run["overflow_max_prompt"] == 330
-    roomy = uncompacted_run(_conversation(None), pricer).to_json()  # gpt-4o: 128k
-    assert roomy["overflow_calls"] == 0 and roomy["overflow_usd"] == 0
+    assert run.usd == 660e-6  # what the calls would cost: never a total's figure
+    assert run.to_json()["overflow_calls"] == 1 and run.to_json()["overflow_max_prompt"] == 330
+    assert "overflow_usd" not in run.to_json()
+    price = run_price(run)
+    assert price.overflow is True and price.usd is None
+    roomy = uncompacted_run(_conversation(None), PRICER)  # gpt-4o: 128k
+    assert run_price(roomy).usd == 660e-6 and run_price(roomy).overflow is False
 
 
-def test_the_sweep_names_it_per_policy() -> None:
-    row = {"config": 2, "policy": "clear-tool-uses", "cost_overflow_calls": 129}
-    row["cost_overflow_usd"] = 12.5
+def test_a_checkpoint_left_over_the_window_makes_the_run_an_overflow() -> None:
+    roomy = uncompacted_run(_conversation(None), PRICER)
+    decisions: list[DecisionRecord] = [{"decision": "skipped"}, {"decision": "x", "overflow": 7}]
+    assert checkpoints_over(decisions) == 1
+    assert run_price(roomy, checkpoints_over(decisions)).usd is None
+    assert run_price(None, 1).overflow is True
+    assert run_price(None).overflow is False and run_price(None).usd is None  # unpriced
+
+
+def test_the_replay_record_says_overflow_and_prices_nothing() -> None:
+    conv = _conversation(200)
+    meter = CostMeter(conv, _Uncompacted(_WholeHistory(conv.messages)), PRICER)
+    meter.appended(0, 0, len(conv.messages))
+    record = meter.record()
+    assert record["overflow"] is True and record["policy"]["usd"] is None
+    assert record["delta_usd"] is None
+    roomy = _conversation(None)
+    fine = CostMeter(roomy, _Uncompacted(_WholeHistory(roomy.messages)), PRICER)
+    fine.appended(0, 0, len(roomy.messages))
+    assert "overflow" not in fine.record() and fine.record()["policy"]["usd"] == 660e-6
+    assert fine.record(views_over=2)["policy"]["usd"] is None
+
+
+def _run(micro: int, *, over: bool = False) -> RunCost:
+    out = RunCost()
+    out.add(PRICER, "m", CallTokens(micro, 0, 0, 0), modeled=True, over_window=over)
+    return out
+
+
+def test_the_sweep_leaves_an_overflowed_run_out_of_its_totals() -> None:
+    stats = ConfigStats(None, cost_on=True)  # type: ignore[arg-type]
+    stats._add_cost(ConfigOutcome(1, [], cost=_run(3000)), missed=False)
+    stats._add_cost(ConfigOutcome(1, [], cost=_run(5000, over=True)), missed=False)
+    stats._add_cost(ConfigOutcome(1, [], cost=_run(7000), views_over=2), missed=False)
+    figures = stats.cost_json()
+    # only the first run is priced: $0.003 of 3,000 tokens at $1/Mtok
+    assert figures["cost_usd"] == 0.003 and figures["cost_priced_conversations"] == 1
+    assert figures["cost_overflow_conversations"] == 2 and figures["cost_overflow_calls"] == 1
+    row = {"config": 2, "policy": "codex", **figures}
     assert cost_notes([row]) == (
-        "\n#2 clear-tool-uses: 129 modeled call(s) over their model's window are 12.50 USD "
-        "of its $ total: views no runtime could have sent, priced at the base rates."
+        "\n#2 codex: 2 conversation(s) overflowed (a view over the window, 1 modeled call(s) "
+        "over their model's window): no agent could have made those runs, so they are left "
+        "out of its $ columns."
     )
-    assert cost_notes([{**row, "cost_overflow_calls": 0}]) == ""
+    assert cost_notes([{**row, "cost_overflow_conversations": 0}]) == ""
+
+
+def test_compare_pairs_no_overflowed_run() -> None:
+    cfg = SweepConfig(0.75, 1000, 1)
+    profile = ConversationSeries(0, "c", "c.jsonl", 1, [10], [10], [2], True, [])
+    profile._view_prefix = [0, 10]
+    over = arm_run(cfg, ConfigOutcome(1, [], cost=_run(3000), views_over=1), profile)
+    assert over.usd is None and over.overflow is True
+    fine = arm_run(cfg, ConfigOutcome(1, [], cost=_run(3000)), profile)
+    assert fine.usd == 0.003 and fine.overflow is False
+
+
+def _records(**usd: tuple[float, bool]) -> dict[str, CostRecord]:
+    return {
+        name: {"session": name, "policy": {"usd": value, "priced_by": []}, "overflow": over}  # type: ignore[misc]
+        for name, (value, over) in usd.items()
+    }
+
+
+def test_the_cost_gate_leaves_overflows_out_and_fails_on_a_new_one() -> None:
+    old = _records(a=(1.0, False), b=(1.0, False), c=(1.0, True))
+    same = compare_costs(old, _records(a=(1.0, False), b=(1.0, False), c=(None, True)), 0.1)
+    assert same.failed is False
+    assert same.lines == [
+        "cost: $2.0000 -> $2.0000 over 2 session(s) (+0.0%; limit +10.0%) [no price]; 1 session(s) overflowed, not priced"
+    ]
+    new = compare_costs(old, _records(a=(1.0, False), b=(None, True), c=(None, True)), 0.1)
+    assert new.failed is True
+    assert new.lines[0].endswith(
+        "; 2 session(s) overflowed, not priced; FAILED, overflows the baseline did not: b"
+    )

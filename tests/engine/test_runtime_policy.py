@@ -30,6 +30,17 @@ def test_claude_code_buffer_by_release(version: str | None, reserve: int) -> Non
     assert threshold_tokens(policy.trigger, 200_000) == 200_000 - reserve
 
 
+@pytest.mark.parametrize("version", ["2.0.76", "2.1.3"])
+def test_claude_opus_4_5_reserves_its_output(version: str) -> None:
+    # /context printed "Autocompact buffer: 77.0k tokens (38.5%)" for
+    # claude-opus-4-5-20251101 (anthropics/claude-code#17660): 64,000 + 13,000; the line
+    # 200,000 - 77,000 = 123,000 is where six 2.0.76 compactions came (docs/fidelity.md)
+    policy = follow_runtime(preset("claude-code"), version, "claude-opus-4-5-20251101")
+    assert threshold_tokens(policy.trigger, 200_000) == 123_000
+    other = follow_runtime(preset("claude-code"), version, "claude-opus-4-1-20250805")
+    assert other.trigger.reserve_tokens == (45_000 if version == "2.0.76" else 33_000)
+
+
 def test_claude_code_one_million_model_and_only_unmodified_presets_follow() -> None:
     policy = follow_runtime(preset("claude-code"), "2.1.112", "claude-sonnet-4-5[1m]")
     assert (policy.trigger.window, policy.trigger.reserve_tokens) == (1_000_000, 33_000)

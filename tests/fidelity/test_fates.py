@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from transcript_tools.engine.messages import INJECTED, AssistantMessage, UserMessage
-from transcript_tools.fidelity.fates import person_fates
+from transcript_tools.engine.person_fates import person_fates
 from transcript_tools.formats import read_conversations
 from transcript_tools.formats.source import Source
 

@@ -110,6 +110,12 @@ beside those floors and the uncompacted view (ceiling), with the views' API viol
     help="Add recall per 1,000 retained tokens: the artifact probes the next view still "
     "carries (summary or kept turns) per 1,000 of its estimated tokens (docs/cost.md).",
 )
+@click.option(
+    "--person-fates",
+    is_flag=True,
+    help="Also score each compaction the log records on the person's earlier messages: "
+    "kept, partly kept, dropped, re-supplied later (readable summary or not; docs/eval.md).",
+)
 def eval_command(
     paths: tuple[str, ...],
     prompts: tuple[str, ...],
@@ -123,6 +129,7 @@ def eval_command(
     silent: bool,
     warnings_mode: str,
     cost: bool,
+    person_fates: bool,
     **opts: Any,
 ) -> None:
     """Score what survives each summary: probes from the replaced history, per template."""
@@ -166,6 +173,7 @@ def eval_command(
             chart=chart,
             policy_names=policy_names,
             cost=cost,
+            person_fates=person_fates,
             warn=stderr.warn,
             error=stderr.error,
             say=stderr.say,
@@ -183,6 +191,10 @@ def eval_command(
         from ..eval.render import render_text
 
         click.echo(render_text(done.result), nl=False)
+    if done.result.person_fates is not None and done.result.sessions and not as_json:
+        from ..eval.person_fates import render_fates
+
+        click.echo(render_fates(done.result.person_fates), nl=False)
     judged = done.judged_line()
     if judged is not None and not silent:
         click.echo(judged, err=True)

@@ -14,6 +14,7 @@ from typing import Any
 import click
 import orjson
 
+from ..engine.person_fates import FATES
 from ..errors import ExitCode
 from ..fidelity import FidelityResult, FidelityRow, RuntimeSummary, fidelity_paths
 from ..settings import settings_values
@@ -36,7 +37,10 @@ ROW_COLUMNS = (
     "rec after",
     "pred after",
     "size err",
+    "rebuilt",
+    "rebuilt err",
     "kept rec/pred",
+    "fates k/p/d/r",
 )
 SUMMARY_COLUMNS = (
     "runtime",
@@ -49,6 +53,7 @@ SUMMARY_COLUMNS = (
     "unobserved",
     "agreement",
     "median size err",
+    "median rebuilt err",
 )
 
 
@@ -62,6 +67,7 @@ def _share(value: float | None) -> str:
 
 def _row(row: FidelityRow, base: str) -> list[str]:
     rel = os.path.relpath(row.path, base) if base else row.path
+    fates = row.recorded_person_fates
     kept = (
         "-"
         if row.recorded_kept_messages is None
@@ -81,7 +87,10 @@ def _row(row: FidelityRow, base: str) -> list[str]:
         _number(row.recorded_tokens_after),
         _number(row.predicted_tokens_after),
         "-" if row.size_error is None else f"{row.size_error:+.0%}",
+        _number(row.rebuilt_tokens_after),
+        "-" if row.rebuilt_error is None else f"{row.rebuilt_error:+.0%}",
         kept,
+        "-" if fates is None else "/".join(str(fates[k]) for k in FATES),
     ]
 
 
@@ -95,6 +104,7 @@ def _summary_row(summary: RuntimeSummary) -> list[str]:
         *rest,
         _share(summary.agreement),
         _share(summary.median_size_error),
+        _share(summary.median_rebuilt_error),
     ]
 
 
@@ -112,7 +122,7 @@ def _table(header: tuple[str, ...], rows: list[list[str]]) -> str:
 
 def render(result: FidelityResult) -> str:
     """The rows, then the summary per runtime and version, per runtime, and overall."""
-    paths = [r.path for r in result.rows]
+    paths = [os.path.abspath(r.path) for r in result.rows]  # relative and absolute mixed
     base = os.path.dirname(os.path.commonpath(paths)) if len(set(paths)) > 1 else ""
     by_version = result.summaries(by_version=True)[:-1]
     summaries = [*by_version, *result.summaries()]

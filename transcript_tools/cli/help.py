@@ -65,6 +65,7 @@ OPTION_GROUPS: dict[str, tuple[str, ...]] = {
         "report_sample",
         "sort",
         "cost",
+        "person_fates",
         "prices_file",
         "update",
         "max_drop",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..cost.overflow import run_price
 from ..sweep.config import ConfigOutcome, SweepConfig
 from ..sweep.simulate import ConversationSeries
 
@@ -35,7 +36,7 @@ class ArmRun:
     fires: int
     retained: float  # mean view the model is sent per unit, with the policy's actions
     original_retained: float  # the same without them
-    usd: float | None  # the whole bill as the policy makes it (None: unpriced)
+    usd: float | None  # the whole bill as the policy makes it (None: unpriced, overflow)
     original_usd: float | None  # the original run as the model prices it, whole bill
     recall: tuple[int, int] | None  # artifact probes carried / probes (None: not measured)
     overflow: bool  # some unit's view over the window
@@ -54,7 +55,9 @@ def arm_run(cfg: SweepConfig, outcome: ConfigOutcome, profile: ConversationSerie
     off_chain = 0.0
     if outcome.off_chain_cost is not None:
         off_chain = outcome.off_chain_cost.usd or 0.0
-    usd = None if outcome.cost is None else outcome.cost.usd
+    # a run that overflowed is counted, never priced (cost/overflow.py)
+    price = run_price(outcome.cost, outcome.views_over)
+    usd = price.usd
     rebuilt = None if outcome.rebuilt_cost is None else outcome.rebuilt_cost.usd
     return ArmRun(
         window=cfg.max_context_tokens,
@@ -66,7 +69,7 @@ def arm_run(cfg: SweepConfig, outcome: ConfigOutcome, profile: ConversationSerie
         usd=None if usd is None else usd + off_chain,
         original_usd=None if rebuilt is None else rebuilt + off_chain,
         recall=outcome.recall if outcome.recall and outcome.recall[1] else None,
-        overflow=outcome.overflow > 0,
+        overflow=outcome.overflow > 0 or price.overflow,
         invalid=any(outcome.violations.values()),
         by_summary=tuple(outcome.by_summary),
     )

@@ -55,13 +55,19 @@ def compare_costs(
     max_increase: float,
 ) -> CostComparison:
     """The gate's verdict and its lines (``cost: …``). It fails closed: with nothing to
-    compare (no baseline costs, no session priced on both sides) it fails and says why."""
+    compare (no baseline costs, no session priced on both sides) it fails and says why, and
+    a session that overflows where the baseline did not fails it too."""
     result = CostComparison()
     if old is None:
         result.failed = True
         result.lines.append(f"cost: FAILED, {NO_BASELINE_COSTS}")
         return result
-    shared = sorted(set(old) & set(new))
+    both = sorted(set(old) & set(new))
+    # a run that overflowed is not priced (cost/overflow.py): out of both totals, and one
+    # that overflows only in the new run fails the gate (its agent would have failed)
+    over = [s for s in both if old[s].get("overflow") or new[s].get("overflow")]
+    new_over = [s for s in over if not old[s].get("overflow")]
+    shared = [s for s in both if s not in over]
     before, after = _total(old, shared), _total(new, shared)
     if not shared or before is None or after is None:
         result.failed = True
@@ -81,5 +87,10 @@ def compare_costs(
             reverse=True,
         )[:3]
         words += "; FAILED, most of it in " + ", ".join(worst)
+    if over:
+        words += f"; {len(over)} session(s) overflowed, not priced"
+    if new_over:
+        result.failed = True
+        words += "; FAILED, overflows the baseline did not: " + ", ".join(new_over[:3])
     result.lines.append(words)
     return result

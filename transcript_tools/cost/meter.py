@@ -31,6 +31,7 @@ from .original import (
     recorded_breaks,
     recorded_run,
 )
+from .overflow import run_price
 from .prices import Pricer
 from .records import CostRecord
 from .sizes import Sizes, calibrate
@@ -147,12 +148,18 @@ class CostMeter:
             model = self._model  # a model no price list knows (the offline one): the agent's
         self.run.add(self.pricer, model, tokens, summarizer=True)
 
-    def record(self) -> CostRecord:
+    def record(self, views_over: int = 0) -> CostRecord:
         """The session's cost record: the policy's run, the original as recorded, the
-        difference, and the model's own error on the original."""
+        difference, and the model's own error on the original. ``views_over``: the
+        checkpoints the policy left over the window; a run that overflowed is counted,
+        not priced (cost/overflow.py)."""
         original = recorded_run(self.conv, self.pricer)
+        price = run_price(self.run, views_over)
         out: CostRecord = {"policy": self.run.to_json(), "original": original.to_json()}
-        policy_usd, original_usd = self.run.usd, original.usd
+        if price.overflow:
+            out["policy"]["usd"] = None
+            out["overflow"] = True
+        policy_usd, original_usd = price.usd, original.usd
         out["delta_usd"] = (
             None
             if policy_usd is None or original_usd is None or not original.calls
@@ -171,7 +178,7 @@ class CostMeter:
             rebuilt = reconstructed_run(self.conv, self.sizes, self.pricer)
             carried = reconstructed_run(self.conv, self.sizes, self.pricer, carry_breaks=True)
             out["model_error"] = model_error(original, rebuilt, carried)
-            same = self.run.same_model_delta(carried)
+            same = None if price.overflow else self.run.same_model_delta(carried)
             out["delta_usd_same_model"] = None if same is None else round(same, 6)
         return out
 
@@ -184,8 +191,9 @@ def cost_line(record: CostRecord) -> str:
     def usd(value: float | None) -> str:
         return "unpriced" if value is None else f"${value:.4f}"
 
+    head = "not priced (overflow)" if record.get("overflow") else usd(policy["usd"])
     words = (
-        f"cost {usd(policy['usd'])}: {t['cache_read']:,} cache read, {t['cache_write']:,} "
+        f"cost {head}: {t['cache_read']:,} cache read, {t['cache_write']:,} "
         f"cache write, {t['fresh']:,} fresh, {t['output']:,} output tokens"
         f"; summarizer {usd(policy['summarizer_usd'])}, cache breaks {usd(policy['cache_break_usd'])}"
     )
@@ -200,12 +208,15 @@ def cost_line(record: CostRecord) -> str:
         words += (
             f"; original run {usd(original['usd'])} (Δ {record['delta_usd']:+.4f}{same_words}{bar})"
         )
-    if policy.get("overflow_calls"):
-        words += (
-            f"; {policy['overflow_calls']} modeled call(s) over the model's window (up to "
-            f"{policy['overflow_max_prompt']:,} tokens) are {usd(policy['overflow_usd'])} of it:"
-            " views no runtime could have sent"
+    if record.get("overflow"):
+        over_calls = policy["overflow_calls"]
+        where = (
+            f"{over_calls} modeled call(s) over the model's window (up to "
+            f"{policy['overflow_max_prompt']:,} tokens)"
+            if over_calls
+            else "the policy left the view over its window"
         )
+        words += f"; overflow: {where}, a run no agent could have made, left out of every total"
     bill = record.get("billed")
     if bill is not None and bill["off_chain_calls"]:
         calls = ", ".join(f"{n} {kind}" for kind, n in bill["off_chain_calls"].items())

@@ -206,7 +206,6 @@ class RunCost:
             "summarizer_usd": round(self.summarizer_usd, 6),
             "cache_break_usd": round(self.break_usd, 6),
             "overflow_calls": len(self.overflow),
-            "overflow_usd": round(sum(c.usd or 0.0 for c in self.overflow), 6),
             "overflow_max_prompt": max((c.tokens.prompt for c in self.overflow), default=0),
             "priced_by": self.sources(),
         }

@@ -1,8 +1,11 @@
 """The original run, twice: as its log recorded it (the reference every cost is compared
 with), and as the cost model reconstructs it from its own prompts (the model's error bar).
 
-The original prompts are the whole history since the original agent last compacted
-(``Conversation.compactions``); only calls with recorded usage are compared.
+The original prompts are the view the original agent continued from after it last
+compacted (``Conversation.compactions``): the person's messages the runtime kept
+verbatim (Codex ``replacement_history``, Claude Code ``compactMetadata.preservedMessages``;
+``Compaction.kept_texts``), then the whole history since; only calls with recorded usage
+are compared.
 """
 
 from __future__ import annotations
@@ -10,7 +13,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ..engine.messages import AssistantMessage, Conversation
+from ..engine.messages import AssistantMessage, Conversation, Message
+from ..engine.person_fates import person_text
 from ..engine.rules import is_model_call
 from .breakpoints import placement_for
 from .cache_rules import rules_for
@@ -98,6 +102,24 @@ def one_hour_shares(conv: Conversation) -> dict[int, float]:
     return shares
 
 
+def kept_across(conv: Conversation) -> dict[int, list[Message]]:
+    """Each recorded compaction's message index -> the earlier person messages its view
+    kept verbatim, in log order (the latest message of each kept text)."""
+    out: dict[int, list[Message]] = {}
+    for comp in conv.compactions:
+        kept = set(comp.kept_texts or ())
+        if not kept:
+            continue
+        latest: dict[str, Message] = {}
+        for message in conv.messages[: comp.message_index]:
+            text = person_text(message)
+            if text in kept:
+                latest.pop(text, None)
+                latest[text] = message
+        out[comp.message_index] = list(latest.values())  # re-inserted: log order
+    return out
+
+
 def reconstructed_run(
     conv: Conversation, sizes: Sizes, pricer: Pricer, *, carry_breaks: bool = False
 ) -> RunCost:
@@ -105,6 +127,7 @@ def reconstructed_run(
     ``carry_breaks``, the recorded cache breaks applied (``recorded_breaks``)."""
     run = RunCost()
     restarts = original_starts(conv)
+    carried = kept_across(conv)
     breaks = recorded_breaks(conv) if carry_breaks else {}
     shares = one_hour_shares(conv)
     previous, previous_prompt = None, None
@@ -113,7 +136,7 @@ def reconstructed_run(
             continue
         assert isinstance(message, AssistantMessage)
         head = max(r for r in restarts if r <= i)
-        view = conv.messages[head:i]
+        view = [*carried.get(head, ()), *conv.messages[head:i]]
         rules = rules_for(message.model)
         tokens, _ = modeled_call(
             previous,

@@ -29,8 +29,7 @@ class RunCostJson(TypedDict):
     usd: float | None  # None: a call no price list knows
     summarizer_usd: float
     cache_break_usd: float  # what the prompt-cache breaks (compactions) cost
-    overflow_calls: int  # modeled calls over the model's window (in usd, flagged)
-    overflow_usd: float  # their price: no runtime could have sent them
+    overflow_calls: int  # modeled calls over the model's window (cost/overflow.py)
     overflow_max_prompt: int  # the largest of those prompts
     priced_by: list[str]  # the price sources used
 
@@ -52,6 +51,8 @@ class CostRecord(TypedDict, total=False):
     policy: RunCostJson
     original: RunCostJson
     delta_usd: float | None
+    # the run overflowed (cost/overflow.py): policy.usd and the deltas are None
+    overflow: bool
     delta_usd_same_model: float | None
     billed: BillJson  # the original run's whole bill
     delta_of_bill: float | None  # delta_usd against the whole bill

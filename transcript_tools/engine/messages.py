@@ -231,8 +231,10 @@ class Compaction:
     version: str | None = None
     model: str | None = None
     kept_messages: int | None = None
-    # the text of the person's messages among them (the runtime's injected context left
-    # out): what the agent's own view kept of each earlier one (fidelity/fates.py)
+    # the text of the person's messages the runtime kept verbatim (Codex
+    # ``replacement_history`` less its injected context; Claude Code
+    # ``compactMetadata.preservedMessages``, () where it names none): what the agent's
+    # own view kept of each earlier one (engine/person_fates.py)
     kept_texts: tuple[str, ...] | None = None
 
 

@@ -5,11 +5,14 @@ a replay that carries on prices a run no agent could have made. At every checkpo
 run under a policy the view it leaves — the hidden prefix the size model reads from the
 log (engine/sizes.py) plus the view — is compared with the window; a checkpoint that
 leaves it over is marked ``overflow`` in its decision record with the tokens over, and
-the replay counts them and warns once per session (replay/degenerate.py; docs/replay.md).
+the replay counts them and warns once per session (replay/degenerate.py; docs/replay.md),
+and no cost total prices such a run (cost/overflow.py).
 The seed's path has no window of its own to fail and is not marked.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from .policy_slot import PolicySlot
 from .records import DecisionRecord
@@ -25,3 +28,8 @@ def mark_overflow(record: DecisionRecord, slot: PolicySlot) -> None:
     over = tokens_over(slot)
     if over:
         record["overflow"] = over
+
+
+def checkpoints_over(decisions: Sequence[DecisionRecord]) -> int:
+    """The checkpoints of a run marked ``overflow`` (none under the seed)."""
+    return sum(1 for d in decisions if d.get("overflow"))

@@ -27,6 +27,13 @@ CLAUDE_CODE_BUFFERS: tuple[tuple[tuple[int, ...], int], ...] = (
     ((2, 1), 33_000),  # 2.1.0 and later
     ((0,), 45_000),  # 1.0.x and 2.0.x
 )
+# A model whose output reserve moves Claude Code's buffer: Claude Opus 4.5 reserves its
+# 64,000-token output, so 77,000 below the window — /context printed "Autocompact buffer:
+# 77.0k tokens (38.5%)" for claude-opus-4-5-20251101 (anthropics/claude-code#17660,
+# 2026-01-12), and six automatic 2.0.76 compactions of another user's public logs came
+# at preTokens 123,067-129,046, each after a call of 122,807-124,221 (docs/fidelity.md,
+# "The 2.0.76 line"). Checked before the release table: no source shows Opus 4.5 at 33K.
+CLAUDE_CODE_MODEL_BUFFERS: tuple[tuple[str, int], ...] = (("claude-opus-4-5", 77_000),)
 # Gemini CLI's DEFAULT_COMPRESSION_TOKEN_THRESHOLD: 0.7 (google-gemini/gemini-cli#5721,
 # "by default we auto-compress at 70%"), 0.5 from google-gemini/gemini-cli#13517
 # (merged 2025-11-20; the first release after it taken as 0.18.0, unverified).
@@ -71,10 +78,19 @@ def follow_runtime(policy: Policy, version: str | None, model: str | None) -> Po
         if model and model.strip().lower().endswith("[1m]"):
             trigger = replace(trigger, window=1_000_000)
         if release is not None:
-            trigger = replace(trigger, reserve_tokens=_by_version(CLAUDE_CODE_BUFFERS, release))
+            trigger = replace(trigger, reserve_tokens=claude_code_buffer(release, model))
     elif policy.name == "gemini-cli" and release is not None:
         trigger = replace(trigger, ratio=_by_version(GEMINI_CLI_RATIOS, release))
     return policy if trigger == policy.trigger else replace(policy, trigger=trigger)
+
+
+def claude_code_buffer(release: tuple[int, ...], model: str | None) -> int:
+    """Claude Code's autocompact buffer below the window for ``release`` and ``model``."""
+    name = (model or "").strip().lower()
+    for prefix, buffer in CLAUDE_CODE_MODEL_BUFFERS:
+        if name.startswith(prefix):
+            return buffer
+    return _by_version(CLAUDE_CODE_BUFFERS, release)
 
 
 def reinjection(policy: Policy) -> Reinjection | None:

@@ -36,6 +36,7 @@ from .checkpoints import (
     recorded_checkpoints,
     tsum_checkpoints,
 )
+from .person_fates import fate_records, fate_totals
 from .policy_aggregate import PolicyAggregate
 from .policy_probes import ActionScorer, policy_actions
 from .probes import EXTRACTOR_VERSION
@@ -77,6 +78,8 @@ class EvalResult:
     # ``--policy``: each policy's scored actions (eval/policy_probes.py); its label is
     # then in ``policies``, not in ``aggregates`` (which keeps the recorded compactions)
     policies: dict[str, PolicyAggregate] = field(default_factory=dict)
+    # ``--person-fates``: each recorded compaction's person-message fates (None: not asked)
+    person_fates: list[dict[str, Any]] | None = None
 
     def as_json(self) -> dict[str, Any]:
         out = {
@@ -96,6 +99,11 @@ class EvalResult:
         }
         if self.policies:
             out["policies"] = {label: agg.as_json() for label, agg in self.policies.items()}
+        if self.person_fates is not None:
+            out["recorded_person_fates"] = {
+                "totals": fate_totals(self.person_fates),
+                "compactions": self.person_fates,
+            }
         return out
 
 
@@ -146,6 +154,8 @@ class Evaluation:
     # the tool-result cut probes are drawn with, the same for every policy (a policy's
     # own summarizer cap may be none at all); None: the first variant's
     probe_tool_result_chars: int | None = None
+    # ``--person-fates``: score each recorded compaction on the person's earlier messages
+    person_fates: bool = False
 
     def run(self, paths: list[str]) -> EvalResult:
         from .._sync import run_sync  # also inside a running event loop (Jupyter)
@@ -167,6 +177,8 @@ class Evaluation:
         reader = CorpusReader(
             fmt=self.fmt, skip_bad_lines=self.skip_bad_lines, warn=self.warn, error=self.error
         )
+        if self.person_fates:
+            result.person_fates = []
         same: list[bool] = []
         try:
             for conv in reader.conversations(paths):
@@ -216,6 +228,8 @@ class Evaluation:
                 by_turn.setdefault(cp.turn, set()).add(cp.summary)
                 await self._emit(cp, probes, result, v.label)
         same.extend(len(texts) == 1 for texts in by_turn.values())
+        if result.person_fates is not None:
+            result.person_fates.extend(fate_records(conv))
         recorded, notes = recorded_checkpoints(conv, probes.turn_of)
         result.notes.extend(notes)
         for cp in recorded:

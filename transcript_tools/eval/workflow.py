@@ -117,6 +117,7 @@ def eval_paths(
     chart: bool = False,
     policy_names: Sequence[str] = (),
     cost: bool = False,
+    person_fates: bool = False,
     warn: Callable[[str], None] = _quiet,
     error: Callable[[str], None] = _quiet,
     say: Callable[[str, bool], None] | None = None,
@@ -128,7 +129,8 @@ def eval_paths(
     (``tsum eval --policy``, at least one not the seed's): every action, summary or
     pre-pass, is scored on what it took out of the view (eval/policy_probes.py), and every
     row names its policy. ``cost`` (``tsum eval --cost``) adds each checkpoint's recall
-    per 1,000 retained tokens (docs/cost.md)."""
+    per 1,000 retained tokens (docs/cost.md); ``person_fates`` (``--person-fates``) each
+    recorded compaction's fate of the person's earlier messages (eval/person_fates.py)."""
     if out_dir is not None:
         check_output_dir(out_dir, "--out")  # before any work, not after it
     if html_path is not None:
@@ -180,6 +182,7 @@ def eval_paths(
         on_session=on_session,
         judge=judge_obj,
         cost=cost,
+        person_fates=person_fates,
         policy_mode=policy_mode,
         # one tool-result cut for every policy's probes: the seed's (or the one given)
         probe_tool_result_chars=_probe_cap(base) if policy_mode else None,

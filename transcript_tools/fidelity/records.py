@@ -44,8 +44,12 @@ class FidelityRow:
     summary_from: str  # "log": the runtime's own summary text; "assumed": its size assumed
     recorded_kept_messages: int | None = None  # Codex: user messages of replacement_history
     predicted_kept_messages: int | None = None
-    # Codex: each earlier person message kept / partly / dropped / resupplied (fates.py)
+    # each earlier person message kept / partly / dropped / resupplied, as the runtime's
+    # own view left it (engine/person_fates.py); None: the log does not say what it kept
     recorded_person_fates: dict[str, int] | None = None
+    # the next call's prompt as the runtime's own view makes it under the size model (its
+    # summary and kept messages): the floor of the size error (fidelity/replay.py)
+    rebuilt_tokens_after: int | None = None
 
     @property
     def outcome(self) -> str:
@@ -63,6 +67,15 @@ class FidelityRow:
         if not recorded or predicted is None:
             return None
         return (predicted - recorded) / recorded
+
+    @property
+    def rebuilt_error(self) -> float | None:
+        """(rebuilt − recorded) / recorded size of the next call's prompt: what the size
+        model misses with the runtime's own view (the policy's error beside it)."""
+        recorded, rebuilt = self.recorded_tokens_after, self.rebuilt_tokens_after
+        if not recorded or rebuilt is None:
+            return None
+        return (rebuilt - recorded) / recorded
 
     @property
     def scored(self) -> bool:
@@ -94,6 +107,8 @@ class FidelityRow:
             "recorded_kept_messages": self.recorded_kept_messages,
             "predicted_kept_messages": self.predicted_kept_messages,
             "recorded_person_fates": self.recorded_person_fates,
+            "rebuilt_tokens_after": self.rebuilt_tokens_after,
+            "rebuilt_error": None if self.rebuilt_error is None else round(self.rebuilt_error, 4),
         }
 
 
@@ -125,8 +140,14 @@ class RuntimeSummary:
         errors = [abs(e) for r in self.rows if (e := r.size_error) is not None]
         return statistics.median(errors) if errors else None
 
+    @property
+    def median_rebuilt_error(self) -> float | None:
+        """Median of |rebuilt error|: the size model's floor with the runtime's own view."""
+        errors = [abs(e) for r in self.rows if (e := r.rebuilt_error) is not None]
+        return statistics.median(errors) if errors else None
+
     def to_json(self) -> dict[str, Any]:
-        agreement, error = self.agreement, self.median_size_error
+        agreement, error, floor = self.agreement, self.median_size_error, self.median_rebuilt_error
         return {
             "runtime": self.runtime,
             "compactions": len(self.rows),
@@ -134,6 +155,7 @@ class RuntimeSummary:
             **{outcome: self.count(outcome) for outcome in OUTCOMES},
             "agreement": None if agreement is None else round(agreement, 4),
             "median_size_error": None if error is None else round(error, 4),
+            "median_rebuilt_error": None if floor is None else round(floor, 4),
         }
 
 

@@ -24,6 +24,7 @@ from ..engine.messages import (
     UserMessage,
     is_turn_start,
 )
+from ..engine.person_fates import person_text
 from ..engine.policy import Policy
 from ..engine.policy_engine import policy_threshold, with_policy
 from ..engine.policy_slot import PolicySlot
@@ -33,9 +34,14 @@ from ..engine.runtime_policy import reinjection
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..engine.session import SessionEngine
 from ..engine.sizes import ESTIMATES, SizeModel
-from ..engine.tokens import assumed_summary_tokens, estimate_message_tokens
+from ..engine.tokens import (
+    MESSAGE_OVERHEAD_TOKENS,
+    assumed_summary_tokens,
+    estimate_message_tokens,
+    estimate_text_tokens,
+)
 from ..replay.sizes import log_sizes
-from .fates import person_fates
+from .recorded import recorded_fates, runtime_summary
 from .records import FidelityRow
 from .window import replay_policy
 
@@ -63,7 +69,7 @@ def compaction_rows(
         calls.append(calls[-1] + is_model_call(message))
     rows: list[FidelityRow] = []
     start = 0
-    for comp in conv.compactions:
+    for comp, fates in zip(conv.compactions, recorded_fates(conv), strict=True):
         policy, window, window_from = replay_policy(conv, comp, preset, follow=follow)
         end = min(comp.message_index, len(messages))
         head = tuple(m for m in messages[:start] if type(m) is SystemMessage)
@@ -76,6 +82,7 @@ def compaction_rows(
         predicted = None if fired is None else calls[fired]
         after, kept, summary_from = _view_after(conv, stretch, comp, policy, window, sizes)
         after = None if after is None else after + reinjected
+        rebuilt = _rebuilt_after(conv, comp, messages[start:end], sizes) + reinjected
         rows.append(
             FidelityRow(
                 path=conv.path,
@@ -94,12 +101,11 @@ def compaction_rows(
                 recorded_tokens_after=_next_prompt(messages, end),
                 recorded_post_tokens=comp.post_tokens,
                 predicted_tokens_after=after,
+                rebuilt_tokens_after=rebuilt if _next_prompt(messages, end) else None,
                 summary_from=summary_from,
                 recorded_kept_messages=comp.kept_messages,
                 predicted_kept_messages=kept if comp.kept_messages is not None else None,
-                recorded_person_fates=None
-                if comp.kept_texts is None
-                else person_fates(messages[start:end], comp.kept_texts, messages[end:]),
+                recorded_person_fates=fates,
             )
         )
         start = end
@@ -130,19 +136,6 @@ def _first_fire(
     return None
 
 
-def _summary_text(conv: Conversation, comp: Compaction) -> str | None:
-    """The runtime's own summary: the compaction's text (Codex ``compacted``), else the
-    runtime-written user message the log holds right after it (Claude Code)."""
-    if comp.summary and comp.summary.strip() and not comp.summary.startswith("[REDACTED"):
-        return comp.summary
-    index = comp.message_index
-    if index < len(conv.messages):
-        message = conv.messages[index]
-        if type(message) is UserMessage and message.origin == INJECTED:
-            return "".join(getattr(b, "text", "") for b in message.blocks)
-    return None
-
-
 def _view_after(
     conv: Conversation,
     stretch: _Stretch,
@@ -163,7 +156,7 @@ def _view_after(
     if policy.prepass.kind != "none":
         slot.prepass(slot.view_size()[1] + slot.hidden_tokens)
     plan = slot.plan()
-    text = _summary_text(conv, comp)
+    text = runtime_summary(conv, comp)
     # without the runtime's text, a dry run's summary: SUMMARY_MAX_TOKENS long
     assumed = None if text else assumed_summary_tokens(slot.marker, SUMMARY_MAX_TOKENS)
     slot.set_summary(text or "", plan, assumed_tokens=assumed)
@@ -171,6 +164,22 @@ def _view_after(
     total += sum(estimate_message_tokens(m) for m in _until_next_call(conv, comp))
     kept = sum(1 for index, _ in plan.kept if is_turn_start(part.messages[index]))
     return total, kept, "log" if text else "assumed"
+
+
+def _rebuilt_after(
+    conv: Conversation, comp: Compaction, before: list[Message], sizes: SizeModel
+) -> int:
+    """The next call's prompt as the original run's own view makes it, sized as the
+    policy's view is (so the gap to the recorded prompt is what the size model cannot
+    see): the hidden prefix, the runtime's summary (new text: its estimate; an unreadable
+    one SUMMARY_MAX_TOKENS long), the person's messages it kept verbatim, and what the
+    log adds before that call."""
+    text = runtime_summary(conv, comp)
+    summary = MESSAGE_OVERHEAD_TOKENS + (estimate_text_tokens(text) if text else SUMMARY_MAX_TOKENS)
+    kept = set(comp.kept_texts or ())
+    preserved = sum(sizes.of(m) for m in before if kept and person_text(m) in kept)
+    added = sum(estimate_message_tokens(m) for m in _until_next_call(conv, comp))
+    return sizes.hidden + summary + preserved + added
 
 
 def _until_next_call(conv: Conversation, comp: Compaction) -> list[Message]:

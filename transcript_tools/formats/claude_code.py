@@ -45,7 +45,7 @@ from .anthropic_api import (
 )
 from .assembly import PendingAssistant, freeze_all
 from .claude_code_billed import BilledElsewhere
-from .claude_code_compactions import CompactionNotes
+from .claude_code_compactions import CompactionNotes, preserved_texts
 from .claude_code_copies import Copies
 from .claude_code_order import ParentOrder
 from .claude_code_queue import Queue
@@ -149,10 +149,11 @@ class _Session:
             meta = obj.get("compactMetadata")
             pre = meta.get("preTokens") if isinstance(meta, dict) else None
             trigger, post = self.notes.boundary(meta)
+            kept = preserved_texts(meta, self.pos, self.out)
             self._compaction(
                 "claude-code:compact_boundary",
                 pre if isinstance(pre, int) else None,
-                Compaction(0, "", trigger=trigger, post_tokens=post),
+                Compaction(0, "", trigger=trigger, post_tokens=post, kept_texts=kept),
             )
         uuid = obj.get("uuid")
         if isinstance(uuid, str):
@@ -319,6 +320,7 @@ class _Session:
             pre_tokens,
             trigger=recorded.trigger if recorded else None,
             post_tokens=recorded.post_tokens if recorded else None,
+            kept_texts=recorded.kept_texts if recorded else (),
         )
         if comps and comps[-1].message_index == index:
             # compact_boundary + its isCompactSummary are one compaction

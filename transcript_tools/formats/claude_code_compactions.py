@@ -6,15 +6,21 @@ versions ``postTokens``) and with the ``isCompactSummary`` user entry that holds
 summary. Older versions (1.0.x) write only the summary entry; a ``/compact`` command echo
 logged next to it (before it, or after it and before the next model call, as 1.0.70
 does) makes it manual; with none it was automatic. Every entry carries the ``version``
-of Claude Code that wrote it, and every assistant entry its ``model``.
+of Claude Code that wrote it, and every assistant entry its ``model``. Newer releases
+name in ``compactMetadata.preservedMessages`` (``uuids``) the entries the view kept
+verbatim beside the summary; where a boundary names none, the compaction kept only its
+summary ("Clear conversation history but keep a summary in context", the command's own
+description), so no earlier message was kept verbatim.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..engine.messages import SYNTHETIC_MODEL, Compaction
+from ..engine.messages import SYNTHETIC_MODEL, Compaction, UserMessage
+from ..engine.person_fates import person_text
 
 AUTO = "auto"
 MANUAL = "manual"
@@ -78,3 +84,19 @@ class CompactionNotes:
         for index, comp in enumerate(compactions):
             if comp.trigger is None and comp.source == "claude-code:isCompactSummary":
                 compactions[index] = replace(comp, trigger=AUTO)
+
+
+def preserved_texts(
+    meta: Any, positions: Mapping[str, int], messages: Sequence[object]
+) -> tuple[str, ...]:
+    """The text of the person's messages ``compactMetadata.preservedMessages`` names
+    (``positions``: an entry's uuid -> the messages read up to and with it); () where
+    it names none."""
+    preserved = meta.get("preservedMessages") if isinstance(meta, dict) else None
+    uuids = preserved.get("uuids") if isinstance(preserved, dict) else None
+    if not isinstance(uuids, list):
+        return ()
+    indices = sorted({positions[u] - 1 for u in uuids if isinstance(u, str) and u in positions})
+    found = (messages[i] for i in indices if 0 <= i < len(messages))
+    texts = (person_text(m) for m in found if isinstance(m, UserMessage))
+    return tuple(t for t in texts if t)

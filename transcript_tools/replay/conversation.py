@@ -27,6 +27,7 @@ from ..engine.messages import (
     ToolResultMessage,
     ToolUseBlock,
 )
+from ..engine.overflow import checkpoints_over
 from ..engine.records import DecisionRecord, summary_ok, unit_key
 from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.rules import FIRED, Decision, compaction_turn, fixed_cadence
@@ -162,7 +163,9 @@ async def replay_conversation(
     # person turns in both modes (with --checkpoint call, ``starts`` are the calls)
     turns = len(engine.slot.units.turn_starts)
     cost: CostRecord | None = (
-        None if meter is None else {"session": conv.session_id, **meter.record()}
+        None
+        if meter is None
+        else {"session": conv.session_id, **meter.record(checkpoints_over(engine.decisions))}
     )
     return SessionResult(conv, engine, turns, warnings, spool, cost)
 

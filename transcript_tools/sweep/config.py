@@ -135,6 +135,7 @@ class ConfigOutcome:
     peak_with: int = 0  # view the model is sent, with this configuration's summaries
     sum_with: int = 0
     overflow: int = 0  # turns whose view (with summaries) exceeds max_context_tokens
+    views_over: int = 0  # --policy: checkpoints it left over the window (engine/overflow.py)
     fixed_cadence: bool = False
     curve: list[int] | None = None  # per-turn view with summaries
     watermark: list[int] | None = None  # per-turn watermark (engine path, current measure)

@@ -78,14 +78,15 @@ def _bill_note(row: dict[str, Any]) -> str:
 
 
 def _overflow_note(row: dict[str, Any]) -> str:
-    """Modeled calls over their model's window are in $ total, but no runtime could have
-    sent them: how many, and what they add (docs/cost.md, "Overflow")."""
-    calls = row.get("cost_overflow_calls")
-    if not calls:
+    """The conversations whose run overflowed are left out of every $ column, never priced
+    as if they ran (cost/overflow.py; docs/cost.md, "Overflow"): how many, said."""
+    runs = row.get("cost_overflow_conversations")
+    if not runs:
         return ""
     name = " ".join(str(p) for p in (f"#{row['config']}", row.get("policy")) if p)
+    calls = row.get("cost_overflow_calls") or 0
+    over = f", {calls:,} modeled call(s) over their model's window" if calls else ""
     return (
-        f"\n{name}: {calls:,} modeled call(s) over their model's window are "
-        f"{row['cost_overflow_usd']:,.2f} USD of its $ total: views no runtime could have "
-        "sent, priced at the base rates."
+        f"\n{name}: {runs:,} conversation(s) overflowed (a view over the window{over}): "
+        "no agent could have made those runs, so they are left out of its $ columns."
     )

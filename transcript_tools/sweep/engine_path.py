@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..cost.meter import drive_priced
 from ..engine.config import Checkpoint, Measure, ReplaySettings, SlotMode, SummaryConfig, TurnPath
 from ..engine.messages import Conversation, Message
+from ..engine.overflow import checkpoints_over
 from ..engine.policy_engine import new_violations, with_policy
 from ..engine.prompt import PromptTemplate
 from ..engine.records import summary_ok, unit_key
@@ -112,6 +113,7 @@ async def evaluate_engine(
     result.peak_with = peak
     result.sum_with = sum(curve)
     result.overflow = sum(1 for v in curve if v > cfg.max_context_tokens)
+    result.views_over = checkpoints_over(engine.decisions)
     if cfg.measure is Measure.CURRENT:
         result.watermark = [d["watermark"] for d in engine.decisions]
     if actions is not None:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..cost.overflow import run_price
 from ..engine.config import AUTO, Checkpoint, Measure, SlotMode, SummaryConfig
 from ..engine.policy import Policy
 from ..engine.policy_engine import engine_measure, policy_with_flags
@@ -33,6 +34,10 @@ def quantile(hist: Counter[int], q: float) -> int | None:
         if seen >= rank:
             return value
     return max(hist)  # pragma: no cover
+
+
+def _over(part: float, whole: float) -> float | None:
+    return round(part / whole, 4) if whole else None
 
 
 def config_grid(
@@ -153,8 +158,8 @@ class ConfigStats:
     cost_micro_usd: int = 0
     cost_summarizer_micro_usd: int = 0
     cost_break_micro_usd: int = 0
-    cost_overflow_calls: int = 0  # modeled calls over the model's window (in the total)
-    cost_overflow_micro_usd: int = 0
+    cost_overflow_conversations: int = 0  # runs that overflowed: not priced (cost/overflow.py)
+    cost_overflow_calls: int = 0  # their modeled calls over the model's window
     cost_original_conversations: int = 0  # priced conversations with recorded usage
     cost_original_micro_usd: int = 0
     # beside those conversations' replayed calls, the billed calls the replay does not
@@ -242,7 +247,12 @@ class ConfigStats:
 
     def _add_cost(self, result: ConfigOutcome, *, missed: bool) -> None:
         run, original = result.cost, result.original_cost
-        usd = None if run is None else run.usd
+        price = run_price(run, result.views_over)
+        if price.overflow:
+            self.cost_overflow_conversations += 1
+            self.cost_overflow_calls += 0 if run is None else len(run.overflow)
+            return
+        usd = price.usd
         if run is None or usd is None:
             self.cost_unpriced += 1
             return
@@ -251,8 +261,6 @@ class ConfigStats:
         self.cost_micro_usd += micro
         self.cost_summarizer_micro_usd += round(run.summarizer_usd * 1e6)
         self.cost_break_micro_usd += round(run.break_usd * 1e6)
-        self.cost_overflow_calls += len(run.overflow)
-        self.cost_overflow_micro_usd += round(sum(c.usd or 0.0 for c in run.overflow) * 1e6)
         self.cost_sources.update(run.sources())
         reward = (result.task_outcome or {}).get("reward")
         if reward is not None:
@@ -289,14 +297,10 @@ class ConfigStats:
             "cost_per_conversation_usd": round(total / n, 4) if n else None,
             "cost_priced_conversations": n,
             "cost_unpriced_conversations": self.cost_unpriced,
-            "cost_summarizer_share": round(self.cost_summarizer_micro_usd / self.cost_micro_usd, 4)
-            if self.cost_micro_usd
-            else None,
-            "cost_cache_break_share": round(self.cost_break_micro_usd / self.cost_micro_usd, 4)
-            if self.cost_micro_usd
-            else None,
+            "cost_summarizer_share": _over(self.cost_summarizer_micro_usd, self.cost_micro_usd),
+            "cost_cache_break_share": _over(self.cost_break_micro_usd, self.cost_micro_usd),
+            "cost_overflow_conversations": self.cost_overflow_conversations,
             "cost_overflow_calls": self.cost_overflow_calls,
-            "cost_overflow_usd": round(self.cost_overflow_micro_usd / 1e6, 4),
             "cost_original_usd": round(original, 4),
             "cost_billed_usd": round(billed, 4),
             "cost_replayed_share": round(original / billed, 4) if billed else None,
@@ -331,15 +335,9 @@ class ConfigStats:
             "conversations": n,
             "solved": solved,
             "usd_per_conversation": round(self.cost_outcome_micro_usd / 1e6 / n, 4),
-            "usd_per_solved_conversation": round(self.cost_solved_micro_usd / 1e6 / solved, 4)
-            if solved
-            else None,
-            "usd_per_unsolved_conversation": round(unsolved_usd / (n - solved), 4)
-            if n > solved
-            else None,
-            "usd_per_solved_task": round(self.cost_outcome_micro_usd / 1e6 / solved, 4)
-            if solved
-            else None,
+            "usd_per_solved_conversation": _over(self.cost_solved_micro_usd / 1e6, solved),
+            "usd_per_unsolved_conversation": _over(unsolved_usd, n - solved),
+            "usd_per_solved_task": _over(self.cost_outcome_micro_usd / 1e6, solved),
         }
 
     def to_json(self) -> dict[str, Any]:
