@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +14,11 @@ from ..compare.table import COLUMN_KEYS, COLUMNS, SORT_KEYS, render
 from ..compare.workflow import CompareRun, compare_paths
 from ..engine.config import AUTO, RunSettings
 from ..engine.policy import Policy
-from ..errors import ExitCode
 from ..terminal import echo
 from .cached_options import cached_summary_options
 from .cost_options import prices_option
 from .help import TsumCommand
+from .outcome import finish
 from .progress import RunStderr, warnings_option
 from .settings import config_option, format_option, resolve
 from .sweep_cmd import _policy, _split, _window
@@ -295,5 +294,4 @@ def compare_command(
         if report_path is not None:
             _write_report(report_path, done, sort, paths, planted)
     if done.failed or not done.comparison.conversations:
-        echo("tsum: error: no conversation to compare (the lines above say why)", err=True)
-        sys.exit(int(ExitCode.FAILED))
+        finish(failed=True, error="no conversation to compare (the lines above say why)")

@@ -15,11 +15,11 @@ import click
 import orjson
 
 from ..engine.person_fates import FATES
-from ..errors import ExitCode
 from ..fidelity import FidelityResult, FidelityRow, RuntimeSummary, fidelity_paths
 from ..settings import settings_values
 from ..terminal import echo, escape_controls
 from .help import TsumCommand, examples
+from .outcome import finish
 from .policies_cmd import policy_option
 from .settings import config_option, explicit_options, format_option
 
@@ -213,13 +213,11 @@ def fidelity_command(
         f" {result.files} files{failed}",
         err=True,
     )
-    if result.failed or not result.sessions:
-        ctx.exit(int(ExitCode.FAILED))
-    if min_agreement is not None:
-        agreement = result.agreement
-        if agreement is None or agreement < min_agreement:
-            echo(
-                f"tsum: agreement {_share(agreement)} is under --min-agreement {min_agreement:.0%}",
-                err=True,
-            )
-            ctx.exit(int(ExitCode.DIFFERENCES))
+    agreement = result.agreement
+    below = min_agreement is not None and (agreement is None or agreement < min_agreement)
+    if below and not (result.failed or not result.sessions):
+        echo(
+            f"tsum: agreement {_share(agreement)} is under --min-agreement {min_agreement:.0%}",
+            err=True,
+        )
+    finish(failed=result.failed > 0 or not result.sessions, differences=below)
