@@ -173,3 +173,30 @@ REFUSED_BY = {
 def test_which_apis_refuse_each_presets_placement(name: str) -> None:
     found = check_all(PLACED[name])
     assert {api for api, violations in found.items() if violations} == REFUSED_BY[name]
+
+
+def test_check_all_remembers_a_view_by_its_messages_not_by_its_shape() -> None:
+    """check_all keeps its last views' results (one compaction's view is checked by
+    several observers in a row): the same messages give the same result, which the
+    caller may change without changing the next answer; another view of the same
+    length and roles is checked afresh."""
+    broken = [user(), asst("", "t1"), user("next")]  # the call is never answered
+    first = check_all(broken)
+    assert [(v.rule, v.index) for v in first["openai"]] == [("call-unanswered", 1)]
+    first["openai"].clear()  # the caller's own list
+    again = check_all(list(broken))  # another list, the same messages: remembered
+    assert [(v.rule, v.index) for v in again["openai"]] == [("call-unanswered", 1)]
+    answered = [broken[0], asst("", "t1"), result("t1")]  # same length, other messages
+    assert check_all(answered)["openai"] == []
+    assert check_all(broken)["openai"] == again["openai"]
+
+
+def test_check_all_forgets_its_oldest_view_beyond_its_size() -> None:
+    from transcript_tools.engine import validity
+
+    views = [[user(f"q{n}"), asst("", "t1")] for n in range(validity.RECENT_VIEWS + 3)]
+    for view in views:
+        assert [v.rule for v in check_all(view)["openai"]] == ["call-unanswered"]
+    assert len(validity._RECENT) == validity.RECENT_VIEWS
+    assert tuple(map(id, views[0])) not in validity._RECENT  # the oldest went first
+    assert tuple(map(id, views[-1])) in validity._RECENT
