@@ -191,12 +191,16 @@ def test_check_all_remembers_a_view_by_its_messages_not_by_its_shape() -> None:
     assert check_all(broken)["openai"] == again["openai"]
 
 
-def test_check_all_forgets_its_oldest_view_beyond_its_size() -> None:
+def test_check_all_forgets_its_oldest_views_beyond_the_messages_it_may_hold(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from transcript_tools.engine import validity
 
-    views = [[user(f"q{n}"), asst("", "t1")] for n in range(validity.RECENT_VIEWS + 3)]
+    monkeypatch.setattr(validity, "RECENT_MESSAGES", 6)  # three views of two messages
+    monkeypatch.setattr(validity, "_RECENT", {})
+    monkeypatch.setattr(validity, "_held", [0])
+    views = [[user(f"q{n}"), asst("", "t1")] for n in range(5)]
     for view in views:
         assert [v.rule for v in check_all(view)["openai"]] == ["call-unanswered"]
-    assert len(validity._RECENT) == validity.RECENT_VIEWS
-    assert tuple(map(id, views[0])) not in validity._RECENT  # the oldest went first
-    assert tuple(map(id, views[-1])) in validity._RECENT
+    assert [key for key in validity._RECENT] == [tuple(map(id, v)) for v in views[2:]]
+    assert validity._held == [6]

@@ -139,39 +139,45 @@ def _turns(roles: list[str], start: int, merge: set[str]) -> list[list[int]]:
 
 
 def _paired_turns(api: str, view: Sequence[Message], facts: _Facts, noun: str) -> list[Violation]:
-    """Calls answered in the very next user turn (Anthropic, Gemini): results only there."""
+    """Calls answered in the very next user turn (Anthropic, Gemini): results only there.
+    Only assistant messages make calls and only the user side holds results, so an
+    assistant turn is checked for its calls and a user turn for its results."""
     found: list[Violation] = []
     calls_of, roles = facts.calls, facts.roles
     turns = _turns(roles, facts.leading_system, {"user", "tool", "system"})
+    previous_calls: list[str] = []  # the calls of the turn before
     for n, turn in enumerate(turns):
-        calls = [c for i in turn for c in calls_of[i]]
-        after = turns[n + 1] if n + 1 < len(turns) else []
-        answered = {
-            m.tool_call_id for m in (view[i] for i in after) if type(m) is ToolResultMessage
-        }
-        for call in calls:
-            if call not in answered:
-                index = max(i for i in turn if call in calls_of[i])
-                found.append(
-                    Violation(
-                        api,
-                        "call-unanswered",
-                        index,
-                        f"{noun} call {call} has no result in the next turn",
-                    )
-                )
         if roles[turn[0]] == "assistant":
+            calls = [c for i in turn for c in calls_of[i]]
+            if calls:
+                after = turns[n + 1] if n + 1 < len(turns) else []
+                answered = {
+                    m.tool_call_id for m in (view[i] for i in after) if type(m) is ToolResultMessage
+                }
+                for call in calls:
+                    if call not in answered:
+                        index = max(i for i in turn if call in calls_of[i])
+                        found.append(
+                            Violation(
+                                api,
+                                "call-unanswered",
+                                index,
+                                f"{noun} call {call} has no result in the next turn",
+                            )
+                        )
+            previous_calls = calls
             continue
-        previous_calls = set()
-        if n > 0:
-            previous_calls = {c for i in turns[n - 1] for c in calls_of[i]}
+        called = set(previous_calls)
+        previous_calls = []
         seen_other = False
         for i in turn:
-            message = view[i]
-            if type(message) is not ToolResultMessage:
-                seen_other = seen_other or type(message) is not SystemMessage
+            kind = roles[i]
+            if kind != "tool":
+                seen_other = seen_other or kind != "system"
                 continue
-            if message.tool_call_id not in previous_calls:
+            message = view[i]
+            assert type(message) is ToolResultMessage
+            if message.tool_call_id not in called:
                 found.append(
                     Violation(
                         api,
@@ -322,10 +328,13 @@ def check_view(view: Sequence[Message], api: str) -> list[Violation]:
 # The last views check_all saw, by their messages' identities, each with its messages
 # (held, so no other object can take one of their ids while it is here) and its result.
 # One compaction's views are checked by several observers in a row (the session's
-# summary record, the sweep's counts, the action scorer): each is found once. Messages
-# are frozen (engine/messages.py), so the same objects in the same order are the same view.
+# summary record, the sweep's counts, the action scorer), and a sweep's configurations
+# check the same history prefixes of a conversation one after another: each is found
+# once. Messages are frozen (engine/messages.py), so the same objects in the same order
+# are the same view. Bounded by the messages held (a few MB at most).
 _RECENT: dict[tuple[int, ...], tuple[tuple[Message, ...], dict[str, list[Violation]]]] = {}
-RECENT_VIEWS = 8
+RECENT_MESSAGES = 1 << 16
+_held = [0]  # messages held by _RECENT's views
 
 
 def check_all(view: Sequence[Message]) -> dict[str, list[Violation]]:
@@ -335,7 +344,8 @@ def check_all(view: Sequence[Message]) -> dict[str, list[Violation]]:
     if known is None:
         facts = _Facts.of(view)
         found = {api: sorted(CHECKS[api](view, facts), key=lambda v: v.index) for api in APIS}
-        if len(_RECENT) >= RECENT_VIEWS:
-            del _RECENT[next(iter(_RECENT))]  # the oldest
+        while _RECENT and _held[0] + len(key) > RECENT_MESSAGES:
+            _held[0] -= len(_RECENT.pop(next(iter(_RECENT)))[0])  # the oldest
         known = _RECENT[key] = (tuple(view), found)
+        _held[0] += len(key)
     return {api: list(found) for api, found in known[1].items()}  # the caller's own lists
