@@ -204,3 +204,27 @@ def test_check_all_forgets_its_oldest_views_beyond_the_messages_it_may_hold(
         assert [v.rule for v in check_all(view)["openai"]] == ["call-unanswered"]
     assert [key for key in validity._RECENT] == [tuple(map(id, v)) for v in views[2:]]
     assert validity._held == [6]
+
+
+def test_check_all_from_several_threads_gives_each_its_views_violations(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A library caller may check views from threads: the memo's evictions (tiny here,
+    so they happen all the time) never break a call nor mix two views' answers."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from transcript_tools.engine import validity
+
+    monkeypatch.setattr(validity, "RECENT_MESSAGES", 5)
+    monkeypatch.setattr(validity, "_RECENT", {})
+    monkeypatch.setattr(validity, "_held", [0])
+    views = [[user(f"q{n}"), asst("", f"t{n}")] for n in range(200)]
+    expected = [[str(v) for v in check_all(view)["openai"]] for view in views]
+
+    def check(n: int) -> list[str]:
+        return [str(v) for v in check_all(views[n])["openai"]]
+
+    with ThreadPoolExecutor(4) as pool:
+        for _ in range(5):
+            assert list(pool.map(check, range(len(views)))) == expected
+    assert validity._held[0] == sum(len(entry[0]) for entry in validity._RECENT.values()) <= 5

@@ -27,6 +27,7 @@ Roles of tsum's messages: system, user (text or image), assistant, tool (a tool 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -335,6 +336,7 @@ def check_view(view: Sequence[Message], api: str) -> list[Violation]:
 _RECENT: dict[tuple[int, ...], tuple[tuple[Message, ...], dict[str, list[Violation]]]] = {}
 RECENT_MESSAGES = 1 << 16
 _held = [0]  # messages held by _RECENT's views
+_RECENT_LOCK = threading.Lock()  # a library caller may check views from several threads
 
 
 def check_all(view: Sequence[Message]) -> dict[str, list[Violation]]:
@@ -344,8 +346,11 @@ def check_all(view: Sequence[Message]) -> dict[str, list[Violation]]:
     if known is None:
         facts = _Facts.of(view)
         found = {api: sorted(CHECKS[api](view, facts), key=lambda v: v.index) for api in APIS}
-        while _RECENT and _held[0] + len(key) > RECENT_MESSAGES:
-            _held[0] -= len(_RECENT.pop(next(iter(_RECENT)))[0])  # the oldest
-        known = _RECENT[key] = (tuple(view), found)
-        _held[0] += len(key)
+        known = (tuple(view), found)
+        with _RECENT_LOCK:
+            while _RECENT and _held[0] + len(key) > RECENT_MESSAGES:
+                _held[0] -= len(_RECENT.pop(next(iter(_RECENT)))[0])  # the oldest
+            if key not in _RECENT:
+                _RECENT[key] = known
+                _held[0] += len(key)
     return {api: list(found) for api, found in known[1].items()}  # the caller's own lists
