@@ -319,11 +319,12 @@ def _strict(view: Sequence[Message], facts: _Facts) -> list[Violation]:
 CHECKS = {"anthropic": _anthropic, "openai": _openai, "gemini": _gemini, "strict": _strict}
 
 
-def check_view(view: Sequence[Message], api: str) -> list[Violation]:
-    """The violations of ``api``'s rules in ``view``, by message index."""
+def check_view(view: Sequence[Message], api: str, facts: _Facts | None = None) -> list[Violation]:
+    """The violations of ``api``'s rules in ``view``, by message index (``facts``: the
+    view's, when ``check_all`` found them once for every API)."""
     if api not in CHECKS:
         raise ValueError(f"unknown API {api!r} (known: {', '.join(APIS)})")
-    return sorted(CHECKS[api](view, _Facts.of(view)), key=lambda v: v.index)
+    return sorted(CHECKS[api](view, facts or _Facts.of(view)), key=lambda v: v.index)
 
 
 # The last views check_all saw, by their messages' identities, each with its messages
@@ -345,7 +346,7 @@ def check_all(view: Sequence[Message]) -> dict[str, list[Violation]]:
     known = _RECENT.get(key)
     if known is None:
         facts = _Facts.of(view)
-        found = {api: sorted(CHECKS[api](view, facts), key=lambda v: v.index) for api in APIS}
+        found = {api: check_view(view, api, facts) for api in APIS}
         known = (tuple(view), found)
         with _RECENT_LOCK:
             while _RECENT and _held[0] + len(key) > RECENT_MESSAGES:
