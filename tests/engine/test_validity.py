@@ -173,3 +173,58 @@ REFUSED_BY = {
 def test_which_apis_refuse_each_presets_placement(name: str) -> None:
     found = check_all(PLACED[name])
     assert {api for api, violations in found.items() if violations} == REFUSED_BY[name]
+
+
+def test_check_all_remembers_a_view_by_its_messages_not_by_its_shape() -> None:
+    """check_all keeps its last views' results (one compaction's view is checked by
+    several observers in a row): the same messages give the same result, which the
+    caller may change without changing the next answer; another view of the same
+    length and roles is checked afresh."""
+    broken = [user(), asst("", "t1"), user("next")]  # the call is never answered
+    first = check_all(broken)
+    assert [(v.rule, v.index) for v in first["openai"]] == [("call-unanswered", 1)]
+    first["openai"].clear()  # the caller's own list
+    again = check_all(list(broken))  # another list, the same messages: remembered
+    assert [(v.rule, v.index) for v in again["openai"]] == [("call-unanswered", 1)]
+    answered = [broken[0], asst("", "t1"), result("t1")]  # same length, other messages
+    assert check_all(answered)["openai"] == []
+    assert check_all(broken)["openai"] == again["openai"]
+
+
+def test_check_all_forgets_its_oldest_views_beyond_the_messages_it_may_hold(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from transcript_tools.engine import validity
+
+    monkeypatch.setattr(validity, "RECENT_MESSAGES", 6)  # three views of two messages
+    monkeypatch.setattr(validity, "_RECENT", {})
+    monkeypatch.setattr(validity, "_held", [0])
+    views = [[user(f"q{n}"), asst("", "t1")] for n in range(5)]
+    for view in views:
+        assert [v.rule for v in check_all(view)["openai"]] == ["call-unanswered"]
+    assert [key for key in validity._RECENT] == [tuple(map(id, v)) for v in views[2:]]
+    assert validity._held == [6]
+
+
+def test_check_all_from_several_threads_gives_each_its_views_violations(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A library caller may check views from threads: the memo's evictions (tiny here,
+    so they happen all the time) never break a call nor mix two views' answers."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from transcript_tools.engine import validity
+
+    monkeypatch.setattr(validity, "RECENT_MESSAGES", 5)
+    monkeypatch.setattr(validity, "_RECENT", {})
+    monkeypatch.setattr(validity, "_held", [0])
+    views = [[user(f"q{n}"), asst("", f"t{n}")] for n in range(200)]
+    expected = [[str(v) for v in check_all(view)["openai"]] for view in views]
+
+    def check(n: int) -> list[str]:
+        return [str(v) for v in check_all(views[n])["openai"]]
+
+    with ThreadPoolExecutor(4) as pool:
+        for _ in range(5):
+            assert list(pool.map(check, range(len(views)))) == expected
+    assert validity._held[0] == sum(len(entry[0]) for entry in validity._RECENT.values()) <= 5

@@ -133,6 +133,60 @@ def test_batches_are_bounded_and_keep_order(corpus: Path) -> None:
     assert all(len(b) <= parallel.BATCH_FILES for b in out)
 
 
+class _Done:
+    """A future that is already done: what the window logic sees of a finished batch."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def result(self) -> object:
+        return self.value
+
+
+class _Recorder:
+    """A stand-in executor that runs nothing and logs each submission."""
+
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    def submit(self, _fn: object, batch: list[str], _taken: set[str]) -> _Done:
+        self.log.append(f"submit {batch[0]}")
+        return _Done(batch[0])
+
+    def shutdown(self, wait: bool, cancel_futures: bool) -> None:
+        self.log.append("shutdown")
+
+
+@pytest.mark.parametrize(
+    ("job", "in_flight"),
+    [
+        (replay_parallel.ReplayJob.__new__(replay_parallel.ReplayJob), 2 * 2),
+        (sweep_parallel.SweepJob(Sweep([])), 16 * 2),
+    ],
+)
+def test_pool_window_holds_the_jobs_parts_per_worker(
+    job: object, in_flight: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two workers: a replay keeps 2 batches per worker in flight (its parts hold
+    rendered records), a sweep 16 (its parts are aggregates), before it waits for the
+    head's part; parts still come out in input order."""
+    log: list[str] = []
+    pool = parallel._Pool(job, 2)  # type: ignore[arg-type]
+    monkeypatch.setattr(pool, "_start", lambda: _Recorder(log))
+    work = [[f"b{n}"] for n in range(40)]
+    out = []
+    for _batch, part in pool.map(iter(work)):  # type: ignore[arg-type]
+        out.append(part)
+        log.append(f"part {part}")
+    assert out == [f"b{n}" for n in range(40)]
+    assert log.index("part b0") == in_flight  # submissions before the first wait
+    assert log[: in_flight + 2] == [
+        *(f"submit b{n}" for n in range(in_flight)),
+        "part b0",
+        f"submit b{in_flight}",
+    ]
+
+
 def test_workers_option_and_config_key(corpus: Path, tmp_path: Path) -> None:
     config = tmp_path / "tsum.toml"
     config.write_text("workers = 0\n")

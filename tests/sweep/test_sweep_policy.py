@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from transcript_tools.cli.main import cli
@@ -95,3 +96,30 @@ def test_a_policy_rows_recall_is_evals_for_that_policy() -> None:
         recall = policies[name]["recall"]["view"]["artifact"]
         assert recall is not None and rows[name]["artifact_probes"] > 0
         assert rows[name]["artifact_recall"] == round(recall, 4)
+
+
+def test_a_grid_row_is_the_row_of_its_configuration_swept_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The grid's configurations share each conversation's work (sweep/engine_path.py
+    SharedWork: the size model, the probes and their texts; the views' checks): a row of
+    the grid is the row its configuration gets alone, where nothing is shared. The size
+    model is built once per conversation, not once per configuration."""
+    from transcript_tools.sweep import engine_path
+
+    built: list[str] = []
+    original = engine_path.log_sizes
+
+    def counting(conv):  # type: ignore[no-untyped-def]
+        built.append(conv.session_id)
+        return original(conv)
+
+    monkeypatch.setattr(engine_path, "log_sizes", counting)
+    policies = [preset(name) for name in ("seed", "aider", "langchain", "observation-masking")]
+    grid = policy_grid(policies, [8_000])
+    together = _rows(grid)
+    assert len(built) == len(set(built)) > 0  # once per conversation for the whole grid
+    alone = [_rows([cfg])[0] for cfg in grid]
+    assert together == alone
+    assert sum(row["summary_calls"] for row in together) > 0  # the comparison bites
+    assert any(row["artifact_probes"] for row in together)

@@ -27,6 +27,7 @@ Roles of tsum's messages: system, user (text or image), assistant, tool (a tool 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -83,41 +84,53 @@ def _empty(message: Message) -> bool:
     return all(type(b) is TextBlock and not b.text.strip() for b in message.blocks)
 
 
-def _leading_system(view: Sequence[Message]) -> int:
-    """How many system messages open the view (what a separate system parameter can take)."""
-    count = 0
-    while count < len(view) and type(view[count]) is SystemMessage:
-        count += 1
-    return count
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What every API's rules read of each message of a view, found once per view (the
+    four checks share it): its role, its calls' ids, whether it is empty, and how many
+    system messages open the view."""
+
+    roles: list[str]
+    calls: list[list[str]]
+    empty: list[bool]
+    leading_system: int
+
+    @classmethod
+    def of(cls, view: Sequence[Message]) -> _Facts:
+        roles = [role(m) for m in view]
+        leading = 0
+        while leading < len(roles) and roles[leading] == "system":
+            leading += 1
+        return cls(roles, [_calls(m) for m in view], [_empty(m) for m in view], leading)
 
 
-def _misplaced_system(api: str, view: Sequence[Message], where: str) -> list[Violation]:
-    start = _leading_system(view)
+def _misplaced_system(api: str, facts: _Facts, where: str) -> list[Violation]:
+    roles = facts.roles
     return [
         Violation(
             api, "system-not-leading", i, f"a system message after the conversation began ({where})"
         )
-        for i in range(start, len(view))
-        if type(view[i]) is SystemMessage
+        for i in range(facts.leading_system, len(roles))
+        if roles[i] == "system"
     ]
 
 
-def _empty_content(api: str, view: Sequence[Message], final_assistant_ok: bool) -> list[Violation]:
+def _empty_content(api: str, facts: _Facts, final_assistant_ok: bool) -> list[Violation]:
     found = []
-    for i, message in enumerate(view):
-        last_assistant = i == len(view) - 1 and type(message) is AssistantMessage
-        if _empty(message) and not (final_assistant_ok and last_assistant):
-            found.append(Violation(api, "empty-content", i, f"empty {role(message)} message"))
+    roles, last = facts.roles, len(facts.roles) - 1
+    for i, empty in enumerate(facts.empty):
+        if empty and not (final_assistant_ok and i == last and roles[i] == "assistant"):
+            found.append(Violation(api, "empty-content", i, f"empty {roles[i]} message"))
     return found
 
 
-def _turns(view: Sequence[Message], start: int, merge: set[str]) -> list[list[int]]:
+def _turns(roles: list[str], start: int, merge: set[str]) -> list[list[int]]:
     """Indices of the conversation's turns after ``start``: consecutive messages whose
     roles fall in the same group are one turn (the API merges them)."""
     turns: list[list[int]] = []
     previous = None
-    for i in range(start, len(view)):
-        group = "user" if role(view[i]) in merge else role(view[i])
+    for i in range(start, len(roles)):
+        group = "user" if roles[i] in merge else roles[i]
         if turns and group == previous:
             turns[-1].append(i)
         else:
@@ -126,39 +139,46 @@ def _turns(view: Sequence[Message], start: int, merge: set[str]) -> list[list[in
     return turns
 
 
-def _paired_turns(api: str, view: Sequence[Message], noun: str) -> list[Violation]:
-    """Calls answered in the very next user turn (Anthropic, Gemini): results only there."""
+def _paired_turns(api: str, view: Sequence[Message], facts: _Facts, noun: str) -> list[Violation]:
+    """Calls answered in the very next user turn (Anthropic, Gemini): results only there.
+    Only assistant messages make calls and only the user side holds results, so an
+    assistant turn is checked for its calls and a user turn for its results."""
     found: list[Violation] = []
-    turns = _turns(view, _leading_system(view), {"user", "tool", "system"})
+    calls_of, roles = facts.calls, facts.roles
+    turns = _turns(roles, facts.leading_system, {"user", "tool", "system"})
+    previous_calls: list[str] = []  # the calls of the turn before
     for n, turn in enumerate(turns):
-        calls = [c for i in turn for c in _calls(view[i])]
-        after = turns[n + 1] if n + 1 < len(turns) else []
-        answered = {
-            m.tool_call_id for m in (view[i] for i in after) if type(m) is ToolResultMessage
-        }
-        for call in calls:
-            if call not in answered:
-                index = max(i for i in turn if call in _calls(view[i]))
-                found.append(
-                    Violation(
-                        api,
-                        "call-unanswered",
-                        index,
-                        f"{noun} call {call} has no result in the next turn",
-                    )
-                )
-        if role(view[turn[0]]) == "assistant":
+        if roles[turn[0]] == "assistant":
+            calls = [c for i in turn for c in calls_of[i]]
+            if calls:
+                after = turns[n + 1] if n + 1 < len(turns) else []
+                answered = {
+                    m.tool_call_id for m in (view[i] for i in after) if type(m) is ToolResultMessage
+                }
+                for call in calls:
+                    if call not in answered:
+                        index = max(i for i in turn if call in calls_of[i])
+                        found.append(
+                            Violation(
+                                api,
+                                "call-unanswered",
+                                index,
+                                f"{noun} call {call} has no result in the next turn",
+                            )
+                        )
+            previous_calls = calls
             continue
-        previous_calls = set()
-        if n > 0:
-            previous_calls = {c for i in turns[n - 1] for c in _calls(view[i])}
+        called = set(previous_calls)
+        previous_calls = []
         seen_other = False
         for i in turn:
-            message = view[i]
-            if type(message) is not ToolResultMessage:
-                seen_other = seen_other or type(message) is not SystemMessage
+            kind = roles[i]
+            if kind != "tool":
+                seen_other = seen_other or kind != "system"
                 continue
-            if message.tool_call_id not in previous_calls:
+            message = view[i]
+            assert type(message) is ToolResultMessage
+            if message.tool_call_id not in called:
                 found.append(
                     Violation(
                         api,
@@ -179,25 +199,25 @@ def _paired_turns(api: str, view: Sequence[Message], noun: str) -> list[Violatio
     return found
 
 
-def _anthropic(view: Sequence[Message]) -> list[Violation]:
+def _anthropic(view: Sequence[Message], facts: _Facts) -> list[Violation]:
     return (
-        _misplaced_system("anthropic", view, "only the top-level system parameter takes one")
-        + _paired_turns("anthropic", view, "tool_use")
-        + _empty_content("anthropic", view, final_assistant_ok=True)
+        _misplaced_system("anthropic", facts, "only the top-level system parameter takes one")
+        + _paired_turns("anthropic", view, facts, "tool_use")
+        + _empty_content("anthropic", facts, final_assistant_ok=True)
     )
 
 
-def _gemini(view: Sequence[Message]) -> list[Violation]:
+def _gemini(view: Sequence[Message], facts: _Facts) -> list[Violation]:
     return (
         _misplaced_system(
-            "gemini", view, "the system instruction is separate; contents are user/model"
+            "gemini", facts, "the system instruction is separate; contents are user/model"
         )
-        + _paired_turns("gemini", view, "function")
-        + _empty_content("gemini", view, final_assistant_ok=False)
+        + _paired_turns("gemini", view, facts, "function")
+        + _empty_content("gemini", facts, final_assistant_ok=False)
     )
 
 
-def _openai(view: Sequence[Message]) -> list[Violation]:
+def _openai(view: Sequence[Message], facts: _Facts) -> list[Violation]:
     found: list[Violation] = []
     open_calls: dict[str, int] = {}  # id -> index of the assistant message that made the call
     answerable: set[str] = set()
@@ -225,7 +245,7 @@ def _openai(view: Sequence[Message]) -> list[Violation]:
                     f"tool_call {call} not answered before the next non-tool message",
                 )
             )
-        open_calls = {call: i for call in _calls(message)}
+        open_calls = {call: i for call in facts.calls[i]}
         answerable = set(open_calls)
     for call, index in open_calls.items():
         found.append(
@@ -234,9 +254,9 @@ def _openai(view: Sequence[Message]) -> list[Violation]:
     return sorted(found, key=lambda v: v.index)
 
 
-def _strict(view: Sequence[Message]) -> list[Violation]:
-    found = _misplaced_system("strict", view, "only one optional system message at the front")
-    start = _leading_system(view)
+def _strict(view: Sequence[Message], facts: _Facts) -> list[Violation]:
+    found = _misplaced_system("strict", facts, "only one optional system message at the front")
+    start, roles = facts.leading_system, facts.roles
     if start > 1:
         found.append(
             Violation(
@@ -246,7 +266,7 @@ def _strict(view: Sequence[Message]) -> list[Violation]:
     expected = "user"
     calls: set[str] = set()
     for i in range(start, len(view)):
-        message, kind = view[i], role(view[i])
+        message, kind = view[i], roles[i]
         if kind == "system":
             continue  # reported above
         if kind == "tool":
@@ -273,14 +293,14 @@ def _strict(view: Sequence[Message]) -> list[Violation]:
                 )
             )
         if kind != expected:
-            first = i == start or all(role(view[j]) == "system" for j in range(start, i))
+            first = i == start or all(roles[j] == "system" for j in range(start, i))
             text = (
                 "the conversation must start with a user message"
                 if first
                 else f"{kind} message where the {expected} must come: roles must alternate"
             )
             found.append(Violation("strict", "roles-not-alternating", i, text))
-        calls = set(_calls(message))
+        calls = set(facts.calls[i])
         expected = "user" if kind == "assistant" else "assistant"
     if calls:
         found.append(
@@ -292,20 +312,46 @@ def _strict(view: Sequence[Message]) -> list[Violation]:
             )
         )
     return sorted(
-        found + _empty_content("strict", view, final_assistant_ok=False), key=lambda v: v.index
+        found + _empty_content("strict", facts, final_assistant_ok=False), key=lambda v: v.index
     )
 
 
 CHECKS = {"anthropic": _anthropic, "openai": _openai, "gemini": _gemini, "strict": _strict}
 
 
-def check_view(view: Sequence[Message], api: str) -> list[Violation]:
-    """The violations of ``api``'s rules in ``view``, by message index."""
+def check_view(view: Sequence[Message], api: str, facts: _Facts | None = None) -> list[Violation]:
+    """The violations of ``api``'s rules in ``view``, by message index (``facts``: the
+    view's, when ``check_all`` found them once for every API)."""
     if api not in CHECKS:
         raise ValueError(f"unknown API {api!r} (known: {', '.join(APIS)})")
-    return sorted(CHECKS[api](view), key=lambda v: v.index)
+    return sorted(CHECKS[api](view, facts or _Facts.of(view)), key=lambda v: v.index)
+
+
+# The last views check_all saw, by their messages' identities, each with its messages
+# (held, so no other object can take one of their ids while it is here) and its result.
+# One compaction's views are checked by several observers in a row (the session's
+# summary record, the sweep's counts, the action scorer), and a sweep's configurations
+# check the same history prefixes of a conversation one after another: each is found
+# once. Messages are frozen (engine/messages.py), so the same objects in the same order
+# are the same view. Bounded by the messages held (a few MB at most).
+_RECENT: dict[tuple[int, ...], tuple[tuple[Message, ...], dict[str, list[Violation]]]] = {}
+RECENT_MESSAGES = 1 << 16
+_held = [0]  # messages held by _RECENT's views
+_RECENT_LOCK = threading.Lock()  # a library caller may check views from several threads
 
 
 def check_all(view: Sequence[Message]) -> dict[str, list[Violation]]:
     """Every API's violations of ``view`` (an API with none maps to an empty list)."""
-    return {api: check_view(view, api) for api in APIS}
+    key = tuple(map(id, view))
+    known = _RECENT.get(key)
+    if known is None:
+        facts = _Facts.of(view)
+        found = {api: check_view(view, api, facts) for api in APIS}
+        known = (tuple(view), found)
+        with _RECENT_LOCK:
+            while _RECENT and _held[0] + len(key) > RECENT_MESSAGES:
+                _held[0] -= len(_RECENT.pop(next(iter(_RECENT)))[0])  # the oldest
+            if key not in _RECENT:
+                _RECENT[key] = known
+                _held[0] += len(key)
+    return {api: list(found) for api, found in known[1].items()}  # the caller's own lists

@@ -91,14 +91,16 @@ class ActionScorer:
     _shown: dict[int, tuple[Message, str]] = field(default_factory=dict)  # id -> the same
 
     def _norm(self, index: int | None, message: Message) -> str:
-        """``visible_text(message)``, normalized; once per history message, and once per
+        """``visible_text(message)``, normalized; once per history message (for every
+        scorer of the conversation when they cut tool results alike), and once per
         summary or placeholder copy (a view shows the same copies action after action)."""
-        if index is not None and self.probes.messages[index] is message:
-            text = self._history.get(index)
+        probes = self.probes
+        if index is not None and probes.messages[index] is message:
+            same_cut = probes.max_tool_result_chars == self.max_tool_result_chars
+            history = probes.visible if same_cut else self._history
+            text = history.get(index)
             if text is None:
-                text = self._history[index] = normalize(
-                    visible_text(message, self.max_tool_result_chars)
-                )
+                text = history[index] = normalize(visible_text(message, self.max_tool_result_chars))
             return text
         known = self._shown.get(id(message))
         if known is None or known[0] is not message:

@@ -124,6 +124,9 @@ class ConversationProbes:
     _heads: dict[tuple[int, int], MemoHaystack] = field(default_factory=dict)
     _person_letters: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0)])
     _all_letters: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0)])
+    # index -> the message's visible text, normalized, at ``max_tool_result_chars``: kept
+    # here for every policy scorer of the conversation (eval/policy_probes.py ActionScorer)
+    visible: dict[int, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         starts = turn_starts(list(self.messages))

@@ -6,7 +6,8 @@ its files and returns one compact *part* (aggregates, rendered records, warnings
 transcripts. The driver takes parts strictly in input order, so whatever the number of
 workers the output is the one ``--workers 1`` gives, byte for byte.
 
-Bounded memory: at most ``2 x workers`` batches are in flight, a batch holds at most
+Bounded memory: at most ``2 x workers`` batches are in flight (a job whose parts are
+small aggregates may ask for more: ``parts_per_worker``, parallel/job.py), a batch holds at most
 ``BATCH_BYTES`` of input (or one bigger file), and the driver keeps only merged
 aggregates plus the parts waiting for their turn.
 
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError
 from ..formats.inputs import InputFile, NameSet, expand_inputs
 from . import RAY_LOCAL
-from .job import FileJob
+from .job import PARTS_PER_WORKER, FileJob
 
 if TYPE_CHECKING:  # the pool's modules load when a pool starts (not for a run that makes calls)
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -253,11 +254,12 @@ class _Pool:
     def map(self, work: Iterator[list[InputFile]]) -> Iterator[tuple[list[InputFile], Any]]:
         pool = self._start()
         window: deque[tuple[list[InputFile], Future[Any]]] = deque()
+        size = getattr(self.job, "parts_per_worker", PARTS_PER_WORKER) * self.workers
         stopped = False
         try:
             for batch in work:
                 window.append((batch, pool.submit(_run, batch, set())))
-                if len(window) >= 2 * self.workers:  # bounded: parts wait for their turn
+                if len(window) >= size:  # bounded: parts wait for their turn
                     batch, future = window.popleft()
                     yield batch, future.result()
             while window:

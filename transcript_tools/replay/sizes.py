@@ -8,6 +8,8 @@ for byte, and a log that records no usage gets no model (every size its estimate
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..cost.sizes import calibrate
 from ..engine.config import ReplaySettings
 from ..engine.messages import Conversation
@@ -27,6 +29,12 @@ def log_sizes(conv: Conversation, unseen: frozenset[int] = frozenset()) -> SizeM
     return SizeModel(measured.by_id, measured.hidden, restarts)
 
 
-def policy_sizes(conv: Conversation, settings: ReplaySettings) -> SizeModel | None:
-    """The size model of ``conv`` when ``settings`` run a policy, else None."""
-    return None if settings.policy is None else log_sizes(conv)
+def policy_sizes(
+    conv: Conversation,
+    settings: ReplaySettings,
+    sizes_of: Callable[[Conversation], SizeModel | None] = log_sizes,
+) -> SizeModel | None:
+    """The size model of ``conv`` when ``settings`` run a policy, else None. ``sizes_of``:
+    ``log_sizes``, or one that remembers its answer for a conversation every configuration
+    of a grid replays (sweep/engine_path.py ``SharedWork``)."""
+    return None if settings.policy is None else sizes_of(conv)

@@ -28,7 +28,7 @@ from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..formats.corpus import CorpusReader
 from ..formats.inputs import NameSet
 from .config import ConfigOutcome, SweepConfig
-from .engine_path import evaluate_engine
+from .engine_path import SharedWork, evaluate_engine
 from .simulate import ConversationSeries, evaluate_fast, profile_conversation, simulate
 from .stats import ConfigStats, config_grid, policy_grid
 
@@ -195,6 +195,7 @@ class Sweep:
             original = recorded_run(conv, self.pricer)
             rebuilt = reconstructed_run(conv, calibrate(conv), self.pricer, carry_breaks=True)
             off_chain = off_chain_run(conv, self.pricer)
+        shared = SharedWork(conv, self.base.max_tool_result_chars)  # for every engine run
         for i, grid_cfg in enumerate(self.configs):
             turns, profile = profiled(grid_cfg.checkpoint)
             cfg = grid_cfg.for_conversation(conv)  # --max-context-tokens auto: its window
@@ -221,6 +222,7 @@ class Sweep:
                     provider_name=self.provider_name,
                     path=self.path,
                     pricer=self.pricer,
+                    shared=shared,
                 )
                 result.engine_runs += 1
                 if keep and outcome.watermark is not None:

@@ -22,12 +22,16 @@ from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.rules import FIRED, fixed_cadence
 from ..engine.session import SessionEngine
 from ..engine.tokens import estimate_text_tokens
-from ..replay.sizes import policy_sizes
+from ..replay.sizes import log_sizes, policy_sizes
 from .config import ConfigOutcome, SweepConfig
 from .simulate import ConversationSeries
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..cost.prices import Pricer
+    from ..engine.sizes import SizeModel
+    from ..eval.score import ConversationProbes
 
 
 async def evaluate_engine(
@@ -43,15 +47,21 @@ async def evaluate_engine(
     provider_name: str,
     path: TurnPath = TurnPath.SYNC,
     pricer: Pricer | None = None,
+    shared: SharedWork | None = None,
 ) -> ConfigOutcome:
     """Run the real engine (summaries applied) on the turn path ``path`` and measure the
     same figures. ``cfg`` is the conversation's own (``SweepConfig.for_conversation``);
-    with ``pricer`` (--cost) the run's cost too (``cost.meter``)."""
-    engine = engine_for(conv, cfg, base, template, keep_recent_turns, provider_name, path)
+    with ``pricer`` (--cost) the run's cost too (``cost.meter``). ``shared``: the work
+    every configuration of the grid does the same on ``conv`` (``SharedWork``)."""
+    if shared is None:
+        shared = SharedWork(conv, base.max_tool_result_chars)
+    engine = engine_for(
+        conv, cfg, base, template, keep_recent_turns, provider_name, path, shared.log_sizes
+    )
     checks = ViewChecks() if cfg.policy is not None else None
     # --policy: every action scored as eval --policy scores it (eval/policy_probes.py),
     # the seed's row too, so every row's recall stands on the same footing
-    actions = _action_hooks(conv, engine, base, cfg) if cfg.policy is not None else None
+    actions = _action_hooks(conv, engine, shared, cfg) if cfg.policy is not None else None
     curve: list[int] = []
     peak = 0
     measured_end = profile.measured_end
@@ -150,8 +160,10 @@ def engine_for(
     keep_recent_turns: int,
     provider_name: str,
     path: TurnPath = TurnPath.SYNC,
+    sizes_of: Callable[[Conversation], SizeModel | None] = log_sizes,
 ) -> SessionEngine:
-    """The session engine of one configuration on one conversation (``cfg`` its own)."""
+    """The session engine of one configuration on one conversation (``cfg`` its own);
+    ``sizes_of`` as ``replay.sizes.policy_sizes`` takes it."""
     settings = ReplaySettings(
         summary=cfg.summary_config(base),
         mode=cfg.mode,
@@ -168,24 +180,52 @@ def engine_for(
         provider_name=provider_name,
         # a policy's own template (with_policy put it in the SummaryConfig)
         template=template if settings.policy is None else None,
-        sizes=policy_sizes(conv, settings),  # a policy measures in billed tokens
+        sizes=policy_sizes(conv, settings, sizes_of),  # a policy measures in billed tokens
     )
 
 
 def _action_hooks(
-    conv: Conversation, engine: SessionEngine, base: SummaryConfig, cfg: SweepConfig
+    conv: Conversation, engine: SessionEngine, shared: SharedWork, cfg: SweepConfig
 ) -> Any:
     """eval --policy's scorer on this run: probes cut as the seed's summarizer is shown
     tool results (``base.max_tool_result_chars``), whatever the policy's own cut."""
-    from ..eval.checkpoints import compaction_message_indices
     from ..eval.policy_probes import ActionHooks, ActionScorer
-    from ..eval.score import ConversationProbes
 
-    cut = base.max_tool_result_chars
-    probes = ConversationProbes(conv.messages, cut, compaction_message_indices(conv))
+    probes = shared.probes()
     assert cfg.policy is not None
-    scorer = ActionScorer(probes, cfg.policy.name, conv.session_id, conv.path, cut)
+    scorer = ActionScorer(
+        probes, cfg.policy.name, conv.session_id, conv.path, probes.max_tool_result_chars
+    )
     return ActionHooks(engine, scorer, lambda _record: None)
+
+
+@dataclass(slots=True)
+class SharedWork:
+    """What every configuration of a grid computes the same on one conversation, done
+    once for all of them: the log's size model (``replay.sizes.log_sizes``) and its
+    probes (``eval.score.ConversationProbes``, which keeps each message's probes and
+    texts), cut as the seed's summarizer is shown tool results (``cut``)."""
+
+    conv: Conversation
+    cut: int
+    _sizes: list[SizeModel | None] = field(default_factory=list)  # [] until asked
+    _probes: ConversationProbes | None = None
+
+    def log_sizes(self, conv: Conversation) -> SizeModel | None:
+        assert conv is self.conv, "one SharedWork per conversation"
+        if not self._sizes:
+            self._sizes.append(log_sizes(conv))
+        return self._sizes[0]
+
+    def probes(self) -> ConversationProbes:
+        if self._probes is None:
+            from ..eval.checkpoints import compaction_message_indices
+            from ..eval.score import ConversationProbes
+
+            self._probes = ConversationProbes(
+                self.conv.messages, self.cut, compaction_message_indices(self.conv)
+            )
+        return self._probes
 
 
 @dataclass(slots=True)

@@ -36,6 +36,10 @@ class SweepPart:
 class SweepJob:
     sweep: Sweep  # without callables or executor: the offline summarizer is built per worker
     names_sessions: bool = True
+    # A part is aggregates (a few KB per configuration, at most ``sample_size`` charted
+    # conversations): many may wait, so a grid's slow batch (a big log, a long
+    # conversation) at the head of the window leaves no worker idle (parallel/pool.py).
+    parts_per_worker: int = 16
 
     def run(self, items: list[InputFile], taken: set[str]) -> SweepPart:
         events: list[tuple[str, str]] = []

@@ -54,6 +54,8 @@ from .config import ConfigOutcome, SweepConfig
 
 # ---- one conversation, computed once ------------------------------------------------------
 
+FOCUSED_PAIRS = 1 << 16  # focused sizes a conversation keeps for the grid (a few MB at most)
+
 
 @dataclass(slots=True)
 class ConversationSeries:
@@ -87,11 +89,28 @@ class ConversationSeries:
     measured_end: int = 0  # messages up to and including the last model call
     peak_view: list[int] = field(default_factory=list)  # view, clipped at measured_end
     dropped_end: int = 0  # non-system tokens before measured_end
+    # (turn, covered turn) -> focused_sizes: a grid's configurations reach the same pairs
+    _focused: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
 
     @property
     def view_peak(self) -> int:
         """The largest view without summaries a model is called with."""
         return self._view_max[-1]
+
+    def focused_sizes(self, turn: int, covered_turn: int) -> tuple[int, int]:
+        """(``focused_size``, ``focused_peak_size``) of ``turn`` with the latest summary
+        made at ``covered_turn``: each pair found once for every configuration of a grid
+        (up to ``FOCUSED_PAIRS`` pairs kept per conversation; past that, found afresh)."""
+        key = (turn, covered_turn)
+        sizes = self._focused.get(key)
+        if sizes is None:
+            sizes = (
+                self.focused_size(turn, covered_turn),
+                self.focused_peak_size(turn, covered_turn),
+            )
+            if len(self._focused) < FOCUSED_PAIRS:
+                self._focused[key] = sizes
+        return sizes
 
     def focused_peak_size(self, turn: int, covered_turn: int) -> int:
         """``focused_size`` as it counts toward a peak: measured at ``measured_end`` when
@@ -300,8 +319,9 @@ def evaluate_fast(
         for turn in range(t1, profile.turns):
             if schedule[turn] in FIRED:
                 covered = turn
-            curve.append(profile.focused_size(turn, covered))
-            peak = max(peak, profile.focused_peak_size(turn, covered))
+            size, peak_size = profile.focused_sizes(turn, covered)
+            curve.append(size)
+            peak = max(peak, peak_size)
         result.peak_with = peak
         result.sum_with = sum(curve)
         result.overflow = sum(1 for v in curve if v > limit)
