@@ -91,3 +91,20 @@ def test_sort_by_recall_puts_the_unmeasured_last() -> None:
     )
     got = compare_runs(["low", "high", "none"], [{0: low, 1: high, 2: none}])
     assert [r.name for r in sort_rows(got.rows, "recall")] == ["high", "low", "none"]
+
+
+def test_a_row_with_overflowing_runs_is_ranked_by_its_change_not_its_smaller_total() -> None:
+    # "over" left its overflowing conversation out of its total (never priced as if it
+    # ran): $163 over 47 pairs whose baseline is $161.50, Δ +$1.50; "cheap" is $185 over
+    # all 48, baseline $199, Δ -$14. By totals "over" would come first and, recalling
+    # less, still sit on the front; by the change "cheap" is cheaper and recalls more.
+    from transcript_tools.compare.bootstrap import Interval
+    from transcript_tools.compare.figures import PolicyRow, mark_pareto
+    from transcript_tools.compare.table import sort_rows
+
+    over = PolicyRow("over", 48, cost_usd=163.0, baseline_usd=161.5, priced=47)
+    cheap = PolicyRow("cheap", 48, cost_usd=185.0, baseline_usd=199.0, priced=48)
+    over.recall, cheap.recall = Interval(0.26, 0.26, 0.26, 1), Interval(0.49, 0.43, 0.61, 8)
+    assert [r.name for r in sort_rows([over, cheap], "cost")] == ["cheap", "over"]
+    mark_pareto([over, cheap])
+    assert (cheap.pareto, over.pareto) == (True, False)

@@ -105,12 +105,18 @@ def policy_row(name: str, runs: list[ArmRun], bases: list[ArmRun | None]) -> Pol
     return row
 
 
+def cost(row: PolicyRow) -> float:
+    """What a row costs, lower is better: its change in dollars against the baseline over
+    its own pairs where priced (a row with overflowing runs leaves those conversations out
+    of its total, never its change), else its retained tokens."""
+    if row.cost_usd is None:
+        return row.retained
+    return row.cost_usd - (row.baseline_usd or 0.0)
+
+
 def mark_pareto(rows: list[PolicyRow]) -> None:
     """The front of cost (dollars where priced, else retained tokens: lower is better)
     against recall (higher is better); a row without recall is on no front."""
-
-    def cost(row: PolicyRow) -> float:
-        return row.cost_usd if row.cost_usd is not None else row.retained
 
     scored = [row for row in rows if row.recall is not None]
     for row in scored:

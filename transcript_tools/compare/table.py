@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .bootstrap import Interval
-from .figures import Comparison, PolicyRow
+from .figures import Comparison, PolicyRow, cost
 
 
 def _pct(value: float) -> str:
@@ -141,10 +141,11 @@ SORT_KEYS = ("cost", "recall", "retained", "policy")
 
 
 def sort_rows(rows: Sequence[PolicyRow], key: str) -> list[PolicyRow]:
-    """``cost``: by dollars where priced (else retained tokens), ascending; ``recall``:
-    descending (unmeasured last); ``retained``: ascending; ``policy``: as given."""
+    """``cost``: by ``figures.cost`` (dollars against the baseline where priced, else
+    retained tokens), ascending; ``recall``: descending (unmeasured last); ``retained``:
+    ascending; ``policy``: as given."""
     if key == "cost":
-        return sorted(rows, key=lambda r: (r.cost_usd is None, r.cost_usd or r.retained))
+        return sorted(rows, key=lambda r: (r.cost_usd is None, cost(r)))
     if key == "recall":
         return sorted(rows, key=lambda r: -(r.recall.estimate if r.recall else -1.0))
     if key == "retained":

@@ -85,10 +85,17 @@ class CompareRun:
         ]
         priced = [r for r in c.rows if r.baseline_usd is not None]
         if priced:
-            first = priced[0]
+            first = max(priced, key=lambda r: r.priced)
+            same = all(r.priced == first.priced for r in priced)
             lines.append(
                 f"baseline bill: ${first.baseline_usd:.2f} over the {first.priced} priced "
-                "conversation(s) (each row's $ over the same)"
+                + (
+                    "conversation(s) (each row's $ over the same)"
+                    if same
+                    else "conversation(s); a row with overflowing runs [O] leaves those out"
+                    " of its $ total and of its pairs (never priced as if they ran): rows sort"
+                    " by their change, Δ $"
+                )
             )
         if c.mixed:
             own = ", ".join(sorted(c.mixed_windows))
