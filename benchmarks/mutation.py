@@ -294,11 +294,12 @@ def line_map(files: list[Path], tests: list[str]) -> LineMap:
     return plugin
 
 
-def selection(mutant: Mutant, path: Path, coverage: LineMap) -> list[str]:
+def selection(mutant: Mutant, path: Path, coverage: LineMap, whole_pool: bool = True) -> list[str]:
     """The tests that run the mutated code, the quickest first (``-x``: a mutant most
     tests kill is killed by the first). A mutant run at import (a constant, a default)
     can be read by any test without a line of its module running: the whole pool, the
-    tests that run the module's code first."""
+    tests that run the module's code first (``whole_pool=False``: those tests only, a
+    floor that costs far less when such a mutant survives)."""
     by_line = coverage.lines[str(path.resolve())]
     chosen: set[str] = set()
     for line in range(mutant.line, mutant.end_line + 1):
@@ -306,6 +307,8 @@ def selection(mutant: Mutant, path: Path, coverage: LineMap) -> list[str]:
     if not mutant.import_time:
         return sorted(chosen, key=lambda test: (coverage.seconds[test], test))
     touching = set().union(*by_line.values()) if by_line else set()
+    if not whole_pool:
+        return sorted(touching, key=lambda test: (coverage.seconds[test], test))
     return sorted(
         coverage.seconds, key=lambda test: (test not in touching, coverage.seconds[test], test)
     )
@@ -383,6 +386,13 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="append each mutant's outcome here (JSON lines)")
     parser.add_argument("--show", action="store_true", help="print each survivor")
     parser.add_argument("--line", type=int, help="only the mutants of this line")
+    parser.add_argument(
+        "--import-tests",
+        choices=("pool", "module"),
+        default="pool",
+        help="a mutant run at import runs the whole pool, or only the tests that run a"
+        " line of its module (a floor, far quicker where such mutants survive)",
+    )
     parser.add_argument("--table", type=Path, help="only print the table of a --json file")
     parser.add_argument(
         "--survivors",
@@ -405,7 +415,7 @@ def main() -> None:
                 continue
             if again is not None and _key(asdict(mutant)) not in again:
                 continue
-            outcome = _outcome(mutant, path, coverage, args.timeout)
+            outcome = _outcome(mutant, path, coverage, args.timeout, args.import_tests == "pool")
             outcomes.append(outcome)
             if args.show and outcome.status in ("survived", "uncovered"):
                 print(_describe(outcome), flush=True)
@@ -415,10 +425,12 @@ def main() -> None:
     _report(outcomes)
 
 
-def _outcome(mutant: Mutant, path: Path, coverage: LineMap, factor: float) -> Outcome:
+def _outcome(
+    mutant: Mutant, path: Path, coverage: LineMap, factor: float, whole_pool: bool
+) -> Outcome:
     if _equivalent(asdict(mutant)):
         return Outcome(mutant, "equivalent", 0, 0.0)
-    tests = selection(mutant, path, coverage)
+    tests = selection(mutant, path, coverage, whole_pool)
     if not tests:
         return Outcome(mutant, "uncovered", 0, 0.0)
     timeout = 20 + factor * sum(coverage.seconds[t] for t in tests)
