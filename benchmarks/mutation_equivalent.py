@@ -174,6 +174,24 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "a 1-token prefix is below every caching provider's minimum (1,024): read 0 either way"
     ),
     (
+        "transcript_tools/engine/windows.py",
+        'name = name.rsplit("/", 1)[-1]  # provider/model ids (openrouter, bedrock paths)',
+        "1 -> 2",
+    ): "the last piece of rsplit is the text after the last '/' whatever the split count",
+    **{
+        ("transcript_tools/engine/runtime_policy.py", line, "0 -> 1"): (
+            "the last row's since-version: a release below it takes the last row's value anyway"
+        )
+        for line in ("((0,), 45_000),  # 1.0.x and 2.0.x", "((0,), 0.7),")
+    },
+    **{
+        ("transcript_tools/engine/runtime_policy.py", "return table[-1][1]", change): (
+            "never reached: each table's last row is since (0,), which every parsed release"
+            " (a tuple of ints >= 0) reaches"
+        )
+        for change in ("-x -> x", "1 -> 2")
+    },
+    (
         "transcript_tools/cost/meter.py",
         "_previous_end: int = 0",
         "0 -> 1",
