@@ -192,6 +192,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         for change in ("-x -> x", "1 -> 2")
     },
     (
+        "transcript_tools/cost/breakpoints.py",
+        "MAX_BREAKPOINTS = 4  # per request (the page above)",
+        "4 -> 5",
+    ): "no placement marks more than 3 (the system prompt and at most 2 messages): the cap"
+    " never binds",
+    (
         "transcript_tools/cost/meter.py",
         "_previous_end: int = 0",
         "0 -> 1",
