@@ -285,12 +285,26 @@ class LineMap:
             self.failed.append(report.nodeid)
 
 
-def line_map(files: list[Path], tests: list[str]) -> LineMap:
-    """Run the test pool once, traced (in this process)."""
+def line_map(files: list[Path], tests: list[str], saved: Path | None = None) -> LineMap:
+    """Run the test pool once, traced (in this process); with ``saved``, the map a run
+    with the same pool saved there, or this one saved there for the next run."""
+    if saved is not None and saved.exists():
+        stored = json.loads(saved.read_text(encoding="utf-8"))
+        plugin = LineMap(set(stored["lines"]))
+        plugin.lines = {
+            f: {int(n): set(ts) for n, ts in by_line.items()}
+            for f, by_line in stored["lines"].items()
+        }
+        plugin.seconds = stored["seconds"]
+        if {str(f.resolve()) for f in files} <= plugin.files:
+            return plugin
     plugin = LineMap({str(f.resolve()) for f in files})
     code = pytest.main(["-q", "-p", "no:cacheprovider", *tests], plugins=[plugin])
     if code not in (0, 5) or plugin.failed:
         sys.exit(f"the test pool fails before any mutation: {plugin.failed or code}")
+    if saved is not None:
+        lines = {f: {n: sorted(ts) for n, ts in b.items()} for f, b in plugin.lines.items()}
+        saved.write_text(json.dumps({"lines": lines, "seconds": plugin.seconds}), encoding="utf-8")
     return plugin
 
 
@@ -395,6 +409,16 @@ def main() -> None:
     parser.add_argument("--show", action="store_true", help="print each survivor")
     parser.add_argument("--line", type=int, help="only the mutants of this line")
     parser.add_argument(
+        "--line-map",
+        type=Path,
+        help="reuse the traced run saved in this file (same pool; saved there when absent)",
+    )
+    parser.add_argument(
+        "--max-tests",
+        type=int,
+        help="run at most this many of a mutant's covering tests, the quickest (a floor)",
+    )
+    parser.add_argument(
         "--import-tests",
         choices=("pool", "module"),
         default="pool",
@@ -415,7 +439,7 @@ def main() -> None:
         return
     files = module_files(args.targets)
     again = _survivors(args.survivors) if args.survivors else None
-    coverage = line_map(files, args.tests)
+    coverage = line_map(files, args.tests, args.line_map)
     outcomes: list[Outcome] = []
     for path in files:
         for mutant in mutants(path):
@@ -423,7 +447,8 @@ def main() -> None:
                 continue
             if again is not None and _key(asdict(mutant)) not in again:
                 continue
-            outcome = _outcome(mutant, path, coverage, args.timeout, args.import_tests == "pool")
+            whole_pool = args.import_tests == "pool"
+            outcome = _outcome(mutant, path, coverage, args.timeout, whole_pool, args.max_tests)
             outcomes.append(outcome)
             if args.show and outcome.status in ("survived", "uncovered"):
                 print(_describe(outcome), flush=True)
@@ -434,11 +459,16 @@ def main() -> None:
 
 
 def _outcome(
-    mutant: Mutant, path: Path, coverage: LineMap, factor: float, whole_pool: bool
+    mutant: Mutant,
+    path: Path,
+    coverage: LineMap,
+    factor: float,
+    whole_pool: bool,
+    max_tests: int | None = None,
 ) -> Outcome:
     if _equivalent(asdict(mutant)):
         return Outcome(mutant, "equivalent", 0, 0.0)
-    tests = selection(mutant, path, coverage, whole_pool)
+    tests = selection(mutant, path, coverage, whole_pool)[:max_tests]
     if not tests:
         return Outcome(mutant, "uncovered", 0, 0.0)
     stages = [part for part in (tests[:FIRST_STAGE], tests[FIRST_STAGE:]) if part]
