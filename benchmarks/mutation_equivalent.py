@@ -197,6 +197,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "4 -> 5",
     ): "no placement marks more than 3 (the system prompt and at most 2 messages): the cap"
     " never binds",
+    **{
+        ("transcript_tools/engine/accounting.py", "anchor_end = -1", change): (
+            "read only when anchor_usage is set, and the two are set together"
+        )
+        for change in ("-x -> x", "1 -> 2")
+    },
     (
         "transcript_tools/cost/meter.py",
         "_previous_end: int = 0",
