@@ -204,6 +204,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         for change in ("-x -> x", "1 -> 2")
     },
     (
+        "transcript_tools/engine/slot.py",
+        "_summary_cache: tuple[str | None, int] = field(default=(None, 0), compare=False, repr=False)",
+        "0 -> 1",
+    ): "the size is read only when the cached text equals the summary's, never None",
+    (
         "transcript_tools/cost/meter.py",
         "_previous_end: int = 0",
         "0 -> 1",

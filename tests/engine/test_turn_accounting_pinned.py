@@ -9,6 +9,7 @@ import pytest
 
 from transcript_tools.engine.messages import AssistantMessage, TextBlock, Usage, UserMessage
 from transcript_tools.engine.session import SessionEngine
+from transcript_tools.engine.tokens import estimate_message_tokens
 
 
 def _call(usage: Usage | None) -> AssistantMessage:
@@ -39,3 +40,13 @@ def test_the_session_engine_keeps_every_field_in_slots() -> None:
     assert not hasattr(engine, "__dict__")
     with pytest.raises(AttributeError):
         engine.not_a_field = 1  # type: ignore[attr-defined]
+
+
+def test_with_no_recorded_call_the_seeds_current_context_is_the_view_alone() -> None:
+    """No usage recorded: the view's estimate, with no hidden prefix on the seed's path
+    (fails when the seed's slot adds a token)."""
+    engine = SessionEngine("s")
+    turn = [UserMessage.text("u1"), _call(None)]
+    engine.submit_turn(turn)
+    view = sum(estimate_message_tokens(m) for m in turn)
+    assert engine.current_context_tokens() == view
