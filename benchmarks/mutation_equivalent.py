@@ -208,6 +208,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "_summary_cache: tuple[str | None, int] = field(default=(None, 0), compare=False, repr=False)",
         "0 -> 1",
     ): "the size is read only when the cached text equals the summary's, never None",
+    ("transcript_tools/engine/slot.py", "if summary.text != self._summary_cache[0]:", "0 -> 1"): (
+        "a text never equals the cached int: the size is computed afresh each time, the same"
+    ),
     (
         "transcript_tools/cost/meter.py",
         "_previous_end: int = 0",
