@@ -212,6 +212,16 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "a text never equals the cached int: the size is computed afresh each time, the same"
     ),
     (
+        "transcript_tools/engine/session.py",
+        "self._pending = _Pending(self.turn_index, None, record, advance_after=False)",
+        "False -> True",
+    ): "finalize_turn reads only this pending unit's record and passes its own advance_after",
+    (
+        "transcript_tools/engine/session.py",
+        'count = slot.view_size()[0] if slot.policy.trigger.threshold == "messages" else 0',
+        "0 -> 1",
+    ): "policy_skip reads the view's message count only under a messages threshold",
+    (
         "transcript_tools/cost/meter.py",
         "_previous_end: int = 0",
         "0 -> 1",
