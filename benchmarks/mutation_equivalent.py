@@ -221,6 +221,25 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         'count = slot.view_size()[0] if slot.policy.trigger.threshold == "messages" else 0',
         "0 -> 1",
     ): "policy_skip reads the view's message count only under a messages threshold",
+    ("transcript_tools/engine/formatting.py", "if n <= 0:", "<= -> <"): (
+        "_tail's one caller passes max_chars > 0 (formatted_blocks returns early at <= 0)"
+    ),
+    **{
+        ("transcript_tools/engine/formatting.py", line, change): (
+            "a fast path by exact type: the general code below gives the same text"
+            " (at a cap of 0 a result cut to nothing; one text block joined alone)"
+        )
+        for line in (
+            "if cls is ToolResultMessage and max_tool_result_chars >= 0:",
+            "if len(blocks) == 1 and type(blocks[0]) is TextBlock and max_tool_result_chars >= 0:",
+        )
+        for change in (">= -> >", "0 -> 1")
+    },
+    (
+        "transcript_tools/engine/formatting.py",
+        "if len(content) > max_tool_result_chars:",
+        "> -> >=",
+    ): ("a content exactly the cap long is cut to all of itself: the same text"),
     (
         "transcript_tools/cost/meter.py",
         "_previous_end: int = 0",
