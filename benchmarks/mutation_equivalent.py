@@ -240,6 +240,17 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "if len(content) > max_tool_result_chars:",
         "> -> >=",
     ): ("a content exactly the cap long is cut to all of itself: the same text"),
+    ("transcript_tools/engine/formatting.py", "if not messages or max_chars == 0:", "or -> and"): (
+        'formatted_blocks gives ([], False) for no messages and for a cap of 0: the same ("", 0)'
+    ),
+    ("transcript_tools/engine/formatting.py", "self._end = 0", "0 -> 1"): (
+        "a first call resets either way (1 > 0 for no messages, else messages[0] is not None)"
+    ),
+    (
+        "transcript_tools/engine/formatting.py",
+        "if self._end > end or (self._end and messages[self._end - 1] is not self._last):",
+        "> -> >=",
+    ): "the same history again is formatted afresh instead of reused: the same blocks",
     (
         "transcript_tools/cost/meter.py",
         "_previous_end: int = 0",

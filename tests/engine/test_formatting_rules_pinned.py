@@ -8,8 +8,18 @@ from __future__ import annotations
 
 import pytest
 
-from transcript_tools.engine.formatting import format_message, format_messages_as_text
-from transcript_tools.engine.messages import AssistantMessage, ToolResultMessage, ToolUseBlock
+from transcript_tools.engine.formatting import (
+    FormattedHistory,
+    format_message,
+    format_messages_as_text,
+    format_transcript,
+)
+from transcript_tools.engine.messages import (
+    AssistantMessage,
+    ToolResultMessage,
+    ToolUseBlock,
+    UserMessage,
+)
 
 CALL = AssistantMessage((ToolUseBlock("c1", "bash", {"cmd": "ls"}),))
 RESULT = ToolResultMessage("c1", "a.py b.py")
@@ -30,3 +40,23 @@ def test_a_negative_tool_result_cap_is_refused() -> None:
         format_message(CALL, -1)
     with pytest.raises(ValueError, match="max_tool_result_chars must be >= 0, got -1"):
         format_messages_as_text([RESULT], -1)
+
+
+def test_a_one_character_transcript_cap_keeps_the_newest_character() -> None:
+    """``max_chars`` 1 is a cap like any other (fails when it is taken for 0: "")."""
+    assert format_transcript([UserMessage.text("hello")], 500, 1) == ("o", 1)
+    assert format_transcript([UserMessage.text("hello")], 500, 0) == ("", 0)
+
+
+def test_a_formatted_history_given_another_history_formats_it_afresh() -> None:
+    """The remembered blocks serve only a history that grew from the remembered one: a
+    shorter one, or one whose last message changed, is formatted afresh (fails on
+    ``_end > end and ...``: an IndexError, or stale blocks), and an empty history gives
+    no blocks (fails on ``_end or ...``)."""
+    a, b, c, d = (UserMessage.text(t) for t in ("a", "b", "c", "d"))
+    history = FormattedHistory(500, 1000)
+    assert history.formatted_blocks([]) == ([], False)
+    assert history.formatted_blocks([a, b, c]) == (["User: a", "User: b", "User: c"], False)
+    assert history.formatted_blocks([a, b]) == (["User: a", "User: b"], False)
+    assert history.formatted_blocks([a, d]) == (["User: a", "User: d"], False)
+    assert history.formatted_blocks([a, d, c]) == (["User: a", "User: d", "User: c"], False)
