@@ -252,6 +252,14 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "> -> >=",
     ): "the same history again is formatted afresh instead of reused: the same blocks",
     (
+        "transcript_tools/engine/formatting.py",
+        "if self._end > end or (self._end and messages[self._end - 1] is not self._last):",
+        "1 -> 2",
+    ): "comparing an earlier message with the last one only resets more often: the same blocks",
+    ("transcript_tools/engine/formatting.py", "if max_chars <= 0:", "<= -> <"): (
+        "at a cap of 0 suffix_cut keeps no block: ([], False) either way"
+    ),
+    (
         "transcript_tools/cost/meter.py",
         "_previous_end: int = 0",
         "0 -> 1",

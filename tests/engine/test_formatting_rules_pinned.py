@@ -46,6 +46,9 @@ def test_a_one_character_transcript_cap_keeps_the_newest_character() -> None:
     """``max_chars`` 1 is a cap like any other (fails when it is taken for 0: "")."""
     assert format_transcript([UserMessage.text("hello")], 500, 1) == ("o", 1)
     assert format_transcript([UserMessage.text("hello")], 500, 0) == ("", 0)
+    # the blocks themselves: the tail, marked cut; at 0 no block, and nothing cut
+    assert FormattedHistory(500, 1).formatted_blocks([UserMessage.text("hello")]) == (["o"], True)
+    assert FormattedHistory(500, 0).formatted_blocks([UserMessage.text("hello")]) == ([], False)
 
 
 def test_a_formatted_history_given_another_history_formats_it_afresh() -> None:
