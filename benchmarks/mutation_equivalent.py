@@ -259,6 +259,14 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("transcript_tools/engine/formatting.py", "if max_chars <= 0:", "<= -> <"): (
         "at a cap of 0 suffix_cut keeps no block: ([], False) either way"
     ),
+    ("transcript_tools/engine/formatting.py", "if kept <= len(fresh):", "<= -> <"): (
+        "at kept == len(fresh) the other branch takes no remembered block: the same list"
+    ),
+    (
+        "transcript_tools/engine/formatting.py",
+        "self._last = messages[end - 1] if end else None",
+        "1 -> 2",
+    ): "remembering an earlier message only makes the next call reset: the same blocks",
     (
         "transcript_tools/cost/meter.py",
         "_previous_end: int = 0",
