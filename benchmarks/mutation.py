@@ -151,14 +151,24 @@ def _skipped(tree: ast.Module) -> set[int]:
 
 
 def _import_time(tree: ast.Module) -> set[int]:
-    """Ids of the nodes run at import: everything outside a function's body."""
+    """Ids of the nodes run at import: everything outside a function's body, and the
+    body of a module-level function the module calls at import (``_TABLE = _table()``)."""
     inside: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             body = node.body if isinstance(node.body, list) else [node.body]
             for statement in body:
                 inside.update(id(n) for n in ast.walk(statement))
-    return {id(n) for n in ast.walk(tree)} - inside
+    at_import = {id(n) for n in ast.walk(tree)} - inside
+    called = {
+        n.func.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and id(n) in at_import
+    }
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name in called:
+            at_import.update(id(n) for statement in node.body for n in ast.walk(statement))
+    return at_import
 
 
 def _variants(node: ast.AST) -> Iterator[tuple[ast.AST, str]]:

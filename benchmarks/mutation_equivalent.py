@@ -267,6 +267,15 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "self._last = messages[end - 1] if end else None",
         "1 -> 2",
     ): "remembering an earlier message only makes the next call reset: the same blocks",
+    ("transcript_tools/engine/tokens.py", "+ digits * DIGIT_TOKENS", "* -> /"): (
+        "DIGIT_TOKENS is 1.0: multiplying and dividing by it give the same"
+    ),
+    **{
+        ("transcript_tools/engine/tokens.py", line, change): (
+            "the class of a byte >= 0x80 is never looked up: those bytes are deleted first"
+        )
+        for line, change in (("if byte >= 0x80:", ">= -> >"), ("if byte >= 0x80:", "128 -> 129"))
+    },
     (
         "transcript_tools/cost/meter.py",
         "_previous_end: int = 0",

@@ -1,0 +1,43 @@
+"""The token estimator's rates per character class and its fixed sizes (docs/estimates.md),
+pinned against one-point edits (a single-point mutation run, docs/testing.md, found these
+unpinned). The estimate is int(sum of count x rate + 0.999); each expected value below is
+that sum done by hand.
+"""
+
+from __future__ import annotations
+
+from transcript_tools.engine.messages import OtherBlock, ToolUseBlock
+from transcript_tools.engine.tokens import estimate_block_tokens, estimate_text_tokens, text_counts
+
+
+def test_a_digit_costs_a_token_and_the_classes_add_up() -> None:
+    assert estimate_text_tokens("2026") == 4  # int(4 x 1.0 + 0.999)
+    assert estimate_text_tokens(" " * 10) == 1  # int(10 x 0.1 + 0.999) = int(1.999)
+    assert estimate_text_tokens("a1") == 2  # int(0.255 + 1.0 + 0.999) = int(2.254)
+    assert estimate_text_tokens("a1.\n日") == 3  # int(0.255 + 1 + 0.49 + 0.1 + 3 x 0.27 + 0.999)
+
+
+def test_punctuation_costs_049_tokens_a_byte() -> None:
+    assert estimate_text_tokens("!" * 10) == 5  # int(10 x 0.49 + 0.999) = int(5.899)
+
+
+def test_a_non_ascii_byte_costs_027_tokens() -> None:
+    assert estimate_text_tokens("日本語") == 3  # 9 UTF-8 bytes: int(9 x 0.27 + 0.999) = 3
+
+
+def test_every_byte_from_0x80_on_is_counted_as_non_ascii() -> None:
+    """ "Ѐ" is D0 80 in UTF-8: two non-ASCII bytes, the lowest one included (fails when the
+    deleted range starts at 0x81: 0x80 would count as a letter)."""
+    assert text_counts("Ѐ") == (0, 0, 0, 0, 2)
+    assert text_counts("") == (0, 0, 0, 0, 0)
+    assert text_counts("a1. ") == (1, 1, 1, 1, 0)
+
+
+def test_a_tool_call_costs_32_tokens_besides_its_name_and_arguments() -> None:
+    block = ToolUseBlock("c1", "bash", None)  # no arguments
+    assert estimate_block_tokens(block) == 32 + estimate_text_tokens("bash")
+    assert estimate_text_tokens("bash") == 2  # int(4 x 0.255 + 0.999) = int(2.019)
+
+
+def test_an_image_costs_1000_tokens() -> None:
+    assert estimate_block_tokens(OtherBlock("image")) == 1000
