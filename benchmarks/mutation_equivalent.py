@@ -277,6 +277,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         for line, change in (("if byte >= 0x80:", ">= -> >"), ("if byte >= 0x80:", "128 -> 129"))
     },
     (
+        "transcript_tools/engine/tokens.py",
+        "return tokens_from_counts(*_utf8_counts(raw)) if raw else 0",
+        "0 -> 1",
+    ): 'never given empty bytes: estimate_text_tokens returns 0 for "" first, and orjson\'s'
+    " output is never empty",
+    (
         "transcript_tools/cost/meter.py",
         "_previous_end: int = 0",
         "0 -> 1",
