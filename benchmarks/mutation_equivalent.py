@@ -283,6 +283,22 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ): 'never given empty bytes: estimate_text_tokens returns 0 for "" first, and orjson\'s'
     " output is never empty",
     (
+        "transcript_tools/engine/tokens.py",
+        "if cls is AssistantMessage or cls is UserMessage:",
+        "or -> and",
+    ): ("a fast path by exact type: the isinstance chain below sums the same block estimates"),
+    ("transcript_tools/engine/tokens.py", "if a <= last and b >= first", "<= -> <"): (
+        "no range of CJK_RANGES starts at a block's last code point (xxFF)"
+    ),
+    ("transcript_tools/engine/tokens.py", "if a <= last and b >= first", ">= -> >"): (
+        "no range of CJK_RANGES ends at a block's first code point (xx00)"
+    ),
+    (
+        "transcript_tools/engine/tokens.py",
+        "if sum(end - start + 1 for start, end in spans) == 256:",
+        "- -> +",
+    ): "the spans of CJK_RANGES start at 0x00 (the same sum) or 0x40 (320, 192: neither 256)",
+    (
         "transcript_tools/cost/meter.py",
         "_previous_end: int = 0",
         "0 -> 1",

@@ -6,8 +6,16 @@ that sum done by hand.
 
 from __future__ import annotations
 
-from transcript_tools.engine.messages import OtherBlock, ToolUseBlock
-from transcript_tools.engine.tokens import estimate_block_tokens, estimate_text_tokens, text_counts
+from transcript_tools.engine.messages import OtherBlock, ToolUseBlock, UserImageMessage
+from transcript_tools.engine.tokens import (
+    ascii_letter_count,
+    assumed_summary_tokens,
+    cjk_count,
+    estimate_block_tokens,
+    estimate_message_tokens,
+    estimate_text_tokens,
+    text_counts,
+)
 
 
 def test_a_digit_costs_a_token_and_the_classes_add_up() -> None:
@@ -41,3 +49,26 @@ def test_a_tool_call_costs_32_tokens_besides_its_name_and_arguments() -> None:
 
 def test_an_image_costs_1000_tokens() -> None:
     assert estimate_block_tokens(OtherBlock("image")) == 1000
+
+
+def test_cjk_ranges_count_from_their_first_to_their_last_code_point() -> None:
+    """Each range of CJK_RANGES (kana 3040-30FF, Han extension A 3400-4DBF, Han
+    4E00-9FFF, Hangul AC00-D7AF, compatibility F900-FAFF) counts its two ends and not
+    the code points just outside (fails when any bound moves by one)."""
+    ranges = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF))
+    for first, last in (*ranges, (0xF900, 0xFAFF)):
+        assert cjk_count(chr(first) + chr(last)) == 2, hex(first)
+        assert cjk_count(chr(first - 1) + chr(last + 1)) == 0, hex(first)
+    assert cjk_count("日本語 and Hangul 한") == 4
+    assert cjk_count("plain ascii") == 0
+
+
+def test_ascii_letters_are_counted_alone() -> None:
+    assert ascii_letter_count("ab1 日c!") == 3
+
+
+def test_the_size_of_a_summary_not_yet_written_and_of_an_image_message() -> None:
+    """8 (message overhead) + the marker's estimate + the assumed summary tokens; an
+    image message is 8 + 1,000."""
+    assert assumed_summary_tokens("[S]", 1024) == 8 + 2 + 1024  # "[S]": int(3 x 0.49 + 0.999)
+    assert estimate_message_tokens(UserImageMessage()) == 1008
