@@ -6,7 +6,14 @@ that sum done by hand.
 
 from __future__ import annotations
 
-from transcript_tools.engine.messages import OtherBlock, ToolUseBlock, UserImageMessage
+from transcript_tools.engine.messages import (
+    OtherBlock,
+    TextBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    UserImageMessage,
+    UserMessage,
+)
 from transcript_tools.engine.tokens import (
     ascii_letter_count,
     assumed_summary_tokens,
@@ -72,3 +79,21 @@ def test_the_size_of_a_summary_not_yet_written_and_of_an_image_message() -> None
     image message is 8 + 1,000."""
     assert assumed_summary_tokens("[S]", 1024) == 8 + 2 + 1024  # "[S]": int(3 x 0.49 + 0.999)
     assert estimate_message_tokens(UserImageMessage()) == 1008
+
+
+class _QuotedResult(ToolResultMessage):
+    __slots__ = ()
+
+
+class _QuotedUser(UserMessage):
+    __slots__ = ()
+
+
+def test_a_message_subclass_is_estimated_as_its_base() -> None:
+    """8 + the content's estimate, through the isinstance chain the exact-type fast paths
+    leave to subclasses; a block of no known kind is 0 and a payload-less other block 1."""
+    hello = estimate_text_tokens("hello")
+    assert estimate_message_tokens(_QuotedResult("c", "hello")) == 8 + hello
+    assert estimate_message_tokens(_QuotedUser((TextBlock("hello"),))) == 8 + hello
+    assert estimate_block_tokens(object()) == 0
+    assert estimate_block_tokens(OtherBlock("thinking")) == 1
