@@ -298,6 +298,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "if sum(end - start + 1 for start, end in spans) == 256:",
         "- -> +",
     ): "the spans of CJK_RANGES start at 0x00 (the same sum) or 0x40 (320, 192: neither 256)",
+    ("transcript_tools/engine/tokens.py", "bit = 1", "1 -> 2"): (
+        "CJK_RANGES cut 3 blocks: bits 2, 4, 8 are as distinct as 1, 2, 4, all below 0x80"
+    ),
+    ("transcript_tools/engine/tokens.py", "for block in range(256):", "256 -> 257"): (
+        "block 256 starts past the BMP: no range reaches it, so it is skipped"
+    ),
     (
         "transcript_tools/cost/meter.py",
         "_previous_end: int = 0",
