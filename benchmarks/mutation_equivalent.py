@@ -304,6 +304,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("transcript_tools/engine/tokens.py", "for block in range(256):", "256 -> 257"): (
         "block 256 starts past the BMP: no range reaches it, so it is skipped"
     ),
+    ("transcript_tools/engine/tokens.py", "bit <<= 1", "1 -> 2"): (
+        "CJK_RANGES cut 3 blocks: bits 1, 4, 16 are as distinct as 1, 2, 4, all below 0x80"
+    ),
+    ("transcript_tools/engine/formatting.py", "if len(text) <= n:", "<= -> <"): (
+        "_tail's one caller passes a block longer than n: the early return is never taken"
+    ),
     (
         "transcript_tools/cost/meter.py",
         "_previous_end: int = 0",
