@@ -49,6 +49,11 @@ def test_a_one_character_transcript_cap_keeps_the_newest_character() -> None:
     # the blocks themselves: the tail, marked cut; at 0 no block, and nothing cut
     assert FormattedHistory(500, 1).formatted_blocks([UserMessage.text("hello")]) == (["o"], True)
     assert FormattedHistory(500, 0).formatted_blocks([UserMessage.text("hello")]) == ([], False)
+    # a newest message exactly the cap long ("User: a", 7 characters) fits: not cut
+    assert FormattedHistory(500, 7).formatted_blocks([UserMessage.text("a")]) == (
+        ["User: a"],
+        False,
+    )
 
 
 def test_a_formatted_history_given_another_history_formats_it_afresh() -> None:
