@@ -311,6 +311,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "_tail's one caller passes a block longer than n: the early return is never taken"
     ),
     (
+        "transcript_tools/engine/rules.py",
+        "call_open: bool = False  # the current unit already holds a model call",
+        "False -> True",
+    ): "read only once pending is None, which is after the first call set it to True anyway",
+    (
         "transcript_tools/cost/meter.py",
         "_previous_end: int = 0",
         "0 -> 1",
