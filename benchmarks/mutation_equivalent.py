@@ -315,6 +315,24 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "call_open: bool = False  # the current unit already holds a model call",
         "False -> True",
     ): "read only once pending is None, which is after the first call set it to True anyway",
+    **{
+        (
+            "transcript_tools/cost/cache_rules.py",
+            'ANTHROPIC_HAIKU = CacheRules("anthropic", 2048, 1, 300.0, True)',
+            change,
+        ): "read nowhere: rules_for takes a Haiku's minimum from ANTHROPIC_MINIMUMS"
+        for change in ("2048 -> 2049", "1 -> 2", "300.0 -> 301.0", "True -> False")
+    },
+    (
+        "transcript_tools/cost/cache_rules.py",
+        'DEEPSEEK = CacheRules("deepseek", 0, 1, None, False)',
+        "0 -> 1",
+    ): ("a minimum of 1 refuses only a read of 0 tokens, which reads nothing anyway"),
+    (
+        "transcript_tools/cost/cache_rules.py",
+        "major, minor = int(version.group(1)), int(version.group(2) or 0)",
+        "0 -> 1",
+    ): "a bare major version compared with (2, 5): x.0 and x.1 fall on the same side",
     (
         "transcript_tools/cost/meter.py",
         "_previous_end: int = 0",
