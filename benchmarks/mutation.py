@@ -151,14 +151,24 @@ def _skipped(tree: ast.Module) -> set[int]:
 
 
 def _import_time(tree: ast.Module) -> set[int]:
-    """Ids of the nodes run at import: everything outside a function's body."""
+    """Ids of the nodes run at import: everything outside a function's body, and the
+    body of a module-level function the module calls at import (``_TABLE = _table()``)."""
     inside: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             body = node.body if isinstance(node.body, list) else [node.body]
             for statement in body:
                 inside.update(id(n) for n in ast.walk(statement))
-    return {id(n) for n in ast.walk(tree)} - inside
+    at_import = {id(n) for n in ast.walk(tree)} - inside
+    called = {
+        n.func.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and id(n) in at_import
+    }
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name in called:
+            at_import.update(id(n) for statement in node.body for n in ast.walk(statement))
+    return at_import
 
 
 def _variants(node: ast.AST) -> Iterator[tuple[ast.AST, str]]:
@@ -285,20 +295,35 @@ class LineMap:
             self.failed.append(report.nodeid)
 
 
-def line_map(files: list[Path], tests: list[str]) -> LineMap:
-    """Run the test pool once, traced (in this process)."""
+def line_map(files: list[Path], tests: list[str], saved: Path | None = None) -> LineMap:
+    """Run the test pool once, traced (in this process); with ``saved``, the map a run
+    with the same pool saved there, or this one saved there for the next run."""
+    if saved is not None and saved.exists():
+        stored = json.loads(saved.read_text(encoding="utf-8"))
+        plugin = LineMap(set(stored["lines"]))
+        plugin.lines = {
+            f: {int(n): set(ts) for n, ts in by_line.items()}
+            for f, by_line in stored["lines"].items()
+        }
+        plugin.seconds = stored["seconds"]
+        if {str(f.resolve()) for f in files} <= plugin.files:
+            return plugin
     plugin = LineMap({str(f.resolve()) for f in files})
     code = pytest.main(["-q", "-p", "no:cacheprovider", *tests], plugins=[plugin])
     if code not in (0, 5) or plugin.failed:
         sys.exit(f"the test pool fails before any mutation: {plugin.failed or code}")
+    if saved is not None:
+        lines = {f: {n: sorted(ts) for n, ts in b.items()} for f, b in plugin.lines.items()}
+        saved.write_text(json.dumps({"lines": lines, "seconds": plugin.seconds}), encoding="utf-8")
     return plugin
 
 
-def selection(mutant: Mutant, path: Path, coverage: LineMap) -> list[str]:
+def selection(mutant: Mutant, path: Path, coverage: LineMap, whole_pool: bool = True) -> list[str]:
     """The tests that run the mutated code, the quickest first (``-x``: a mutant most
     tests kill is killed by the first). A mutant run at import (a constant, a default)
     can be read by any test without a line of its module running: the whole pool, the
-    tests that run the module's code first."""
+    tests that run the module's code first (``whole_pool=False``: those tests only, a
+    floor that costs far less when such a mutant survives)."""
     by_line = coverage.lines[str(path.resolve())]
     chosen: set[str] = set()
     for line in range(mutant.line, mutant.end_line + 1):
@@ -306,6 +331,8 @@ def selection(mutant: Mutant, path: Path, coverage: LineMap) -> list[str]:
     if not mutant.import_time:
         return sorted(chosen, key=lambda test: (coverage.seconds[test], test))
     touching = set().union(*by_line.values()) if by_line else set()
+    if not whole_pool:
+        return sorted(touching, key=lambda test: (coverage.seconds[test], test))
     return sorted(
         coverage.seconds, key=lambda test: (test not in touching, coverage.seconds[test], test)
     )
@@ -314,25 +341,33 @@ def selection(mutant: Mutant, path: Path, coverage: LineMap) -> list[str]:
 # ---- running a mutant ------------------------------------------------------------------
 
 
-def run(mutant: Mutant, tests: list[str], timeout: float) -> str:
+FIRST_STAGE = 4  # tests run before the rest: most mutants fail the first test they meet
+
+
+def run(mutant: Mutant, stages: list[tuple[list[str], float]]) -> str:
     """The mutant's outcome: written over its module, the tests run in a fork of this
     process (the libraries stay imported; tsum and its tests are imported afresh, from
-    the mutated file), the module restored."""
+    the mutated file), the module restored. The tests run in stages (tests, timeout): a
+    later stage only when the earlier passed, so a mutant the quickest tests kill does
+    not pay for collecting the files of all the others."""
     path = ROOT / mutant.module
     source = path.read_text(encoding="utf-8")
     stat = path.stat()
     path.write_text(apply(source, mutant), encoding="utf-8")
     try:
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child
-            _child(tests)
-        code = _wait(pid, timeout)
+        for tests, timeout in stages:
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child
+                _child(tests)
+            code = _wait(pid, timeout)
+            if code is None:
+                return "timeout"
+            if code not in (0, 5):
+                return "killed"
     finally:
         path.write_text(source, encoding="utf-8")
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # the cached bytecode holds
-    if code is None:
-        return "timeout"
-    return "survived" if code in (0, 5) else "killed"
+    return "survived"
 
 
 def _child(tests: list[str]) -> None:
@@ -383,6 +418,23 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="append each mutant's outcome here (JSON lines)")
     parser.add_argument("--show", action="store_true", help="print each survivor")
     parser.add_argument("--line", type=int, help="only the mutants of this line")
+    parser.add_argument(
+        "--line-map",
+        type=Path,
+        help="reuse the traced run saved in this file (same pool; saved there when absent)",
+    )
+    parser.add_argument(
+        "--max-tests",
+        type=int,
+        help="run at most this many of a mutant's covering tests, the quickest (a floor)",
+    )
+    parser.add_argument(
+        "--import-tests",
+        choices=("pool", "module"),
+        default="pool",
+        help="a mutant run at import runs the whole pool, or only the tests that run a"
+        " line of its module (a floor, far quicker where such mutants survive)",
+    )
     parser.add_argument("--table", type=Path, help="only print the table of a --json file")
     parser.add_argument(
         "--survivors",
@@ -397,7 +449,7 @@ def main() -> None:
         return
     files = module_files(args.targets)
     again = _survivors(args.survivors) if args.survivors else None
-    coverage = line_map(files, args.tests)
+    coverage = line_map(files, args.tests, args.line_map)
     outcomes: list[Outcome] = []
     for path in files:
         for mutant in mutants(path):
@@ -405,7 +457,8 @@ def main() -> None:
                 continue
             if again is not None and _key(asdict(mutant)) not in again:
                 continue
-            outcome = _outcome(mutant, path, coverage, args.timeout)
+            whole_pool = args.import_tests == "pool"
+            outcome = _outcome(mutant, path, coverage, args.timeout, whole_pool, args.max_tests)
             outcomes.append(outcome)
             if args.show and outcome.status in ("survived", "uncovered"):
                 print(_describe(outcome), flush=True)
@@ -415,15 +468,24 @@ def main() -> None:
     _report(outcomes)
 
 
-def _outcome(mutant: Mutant, path: Path, coverage: LineMap, factor: float) -> Outcome:
+def _outcome(
+    mutant: Mutant,
+    path: Path,
+    coverage: LineMap,
+    factor: float,
+    whole_pool: bool,
+    max_tests: int | None = None,
+) -> Outcome:
     if _equivalent(asdict(mutant)):
         return Outcome(mutant, "equivalent", 0, 0.0)
-    tests = selection(mutant, path, coverage)
+    tests = selection(mutant, path, coverage, whole_pool)[:max_tests]
     if not tests:
         return Outcome(mutant, "uncovered", 0, 0.0)
-    timeout = 20 + factor * sum(coverage.seconds[t] for t in tests)
+    stages = [part for part in (tests[:FIRST_STAGE], tests[FIRST_STAGE:]) if part]
     began = time.perf_counter()
-    status = run(mutant, tests, timeout)
+    status = run(
+        mutant, [(part, 20 + factor * sum(coverage.seconds[t] for t in part)) for part in stages]
+    )
     return Outcome(mutant, status, len(tests), time.perf_counter() - began)
 
 

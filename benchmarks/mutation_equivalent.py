@@ -174,6 +174,166 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "a 1-token prefix is below every caching provider's minimum (1,024): read 0 either way"
     ),
     (
+        "transcript_tools/engine/windows.py",
+        'name = name.rsplit("/", 1)[-1]  # provider/model ids (openrouter, bedrock paths)',
+        "1 -> 2",
+    ): "the last piece of rsplit is the text after the last '/' whatever the split count",
+    **{
+        ("transcript_tools/engine/runtime_policy.py", line, "0 -> 1"): (
+            "the last row's since-version: a release below it takes the last row's value anyway"
+        )
+        for line in ("((0,), 45_000),  # 1.0.x and 2.0.x", "((0,), 0.7),")
+    },
+    **{
+        ("transcript_tools/engine/runtime_policy.py", "return table[-1][1]", change): (
+            "never reached: each table's last row is since (0,), which every parsed release"
+            " (a tuple of ints >= 0) reaches"
+        )
+        for change in ("-x -> x", "1 -> 2")
+    },
+    (
+        "transcript_tools/cost/breakpoints.py",
+        "MAX_BREAKPOINTS = 4  # per request (the page above)",
+        "4 -> 5",
+    ): "no placement marks more than 3 (the system prompt and at most 2 messages): the cap"
+    " never binds",
+    **{
+        ("transcript_tools/engine/accounting.py", "anchor_end = -1", change): (
+            "read only when anchor_usage is set, and the two are set together"
+        )
+        for change in ("-x -> x", "1 -> 2")
+    },
+    (
+        "transcript_tools/engine/slot.py",
+        "_summary_cache: tuple[str | None, int] = field(default=(None, 0), compare=False, repr=False)",
+        "0 -> 1",
+    ): "the size is read only when the cached text equals the summary's, never None",
+    ("transcript_tools/engine/slot.py", "if summary.text != self._summary_cache[0]:", "0 -> 1"): (
+        "a text never equals the cached int: the size is computed afresh each time, the same"
+    ),
+    (
+        "transcript_tools/engine/session.py",
+        "self._pending = _Pending(self.turn_index, None, record, advance_after=False)",
+        "False -> True",
+    ): "finalize_turn reads only this pending unit's record and passes its own advance_after",
+    (
+        "transcript_tools/engine/session.py",
+        'count = slot.view_size()[0] if slot.policy.trigger.threshold == "messages" else 0',
+        "0 -> 1",
+    ): "policy_skip reads the view's message count only under a messages threshold",
+    ("transcript_tools/engine/formatting.py", "if n <= 0:", "<= -> <"): (
+        "_tail's one caller passes max_chars > 0 (formatted_blocks returns early at <= 0)"
+    ),
+    **{
+        ("transcript_tools/engine/formatting.py", line, change): (
+            "a fast path by exact type: the general code below gives the same text"
+            " (at a cap of 0 a result cut to nothing; one text block joined alone)"
+        )
+        for line in (
+            "if cls is ToolResultMessage and max_tool_result_chars >= 0:",
+            "if len(blocks) == 1 and type(blocks[0]) is TextBlock and max_tool_result_chars >= 0:",
+        )
+        for change in (">= -> >", "0 -> 1")
+    },
+    (
+        "transcript_tools/engine/formatting.py",
+        "if len(content) > max_tool_result_chars:",
+        "> -> >=",
+    ): ("a content exactly the cap long is cut to all of itself: the same text"),
+    ("transcript_tools/engine/formatting.py", "if not messages or max_chars == 0:", "or -> and"): (
+        'formatted_blocks gives ([], False) for no messages and for a cap of 0: the same ("", 0)'
+    ),
+    ("transcript_tools/engine/formatting.py", "self._end = 0", "0 -> 1"): (
+        "a first call resets either way (1 > 0 for no messages, else messages[0] is not None)"
+    ),
+    (
+        "transcript_tools/engine/formatting.py",
+        "if self._end > end or (self._end and messages[self._end - 1] is not self._last):",
+        "> -> >=",
+    ): "the same history again is formatted afresh instead of reused: the same blocks",
+    (
+        "transcript_tools/engine/formatting.py",
+        "if self._end > end or (self._end and messages[self._end - 1] is not self._last):",
+        "1 -> 2",
+    ): "comparing an earlier message with the last one only resets more often: the same blocks",
+    ("transcript_tools/engine/formatting.py", "if max_chars <= 0:", "<= -> <"): (
+        "at a cap of 0 suffix_cut keeps no block: ([], False) either way"
+    ),
+    ("transcript_tools/engine/formatting.py", "if kept <= len(fresh):", "<= -> <"): (
+        "at kept == len(fresh) the other branch takes no remembered block: the same list"
+    ),
+    (
+        "transcript_tools/engine/formatting.py",
+        "self._last = messages[end - 1] if end else None",
+        "1 -> 2",
+    ): "remembering an earlier message only makes the next call reset: the same blocks",
+    ("transcript_tools/engine/tokens.py", "+ digits * DIGIT_TOKENS", "* -> /"): (
+        "DIGIT_TOKENS is 1.0: multiplying and dividing by it give the same"
+    ),
+    **{
+        ("transcript_tools/engine/tokens.py", line, change): (
+            "the class of a byte >= 0x80 is never looked up: those bytes are deleted first"
+        )
+        for line, change in (("if byte >= 0x80:", ">= -> >"), ("if byte >= 0x80:", "128 -> 129"))
+    },
+    (
+        "transcript_tools/engine/tokens.py",
+        "return tokens_from_counts(*_utf8_counts(raw)) if raw else 0",
+        "0 -> 1",
+    ): 'never given empty bytes: estimate_text_tokens returns 0 for "" first, and orjson\'s'
+    " output is never empty",
+    (
+        "transcript_tools/engine/tokens.py",
+        "if cls is AssistantMessage or cls is UserMessage:",
+        "or -> and",
+    ): ("a fast path by exact type: the isinstance chain below sums the same block estimates"),
+    ("transcript_tools/engine/tokens.py", "if a <= last and b >= first", "<= -> <"): (
+        "no range of CJK_RANGES starts at a block's last code point (xxFF)"
+    ),
+    ("transcript_tools/engine/tokens.py", "if a <= last and b >= first", ">= -> >"): (
+        "no range of CJK_RANGES ends at a block's first code point (xx00)"
+    ),
+    (
+        "transcript_tools/engine/tokens.py",
+        "if sum(end - start + 1 for start, end in spans) == 256:",
+        "- -> +",
+    ): "the spans of CJK_RANGES start at 0x00 (the same sum) or 0x40 (320, 192: neither 256)",
+    ("transcript_tools/engine/tokens.py", "bit = 1", "1 -> 2"): (
+        "CJK_RANGES cut 3 blocks: bits 2, 4, 8 are as distinct as 1, 2, 4, all below 0x80"
+    ),
+    ("transcript_tools/engine/tokens.py", "for block in range(256):", "256 -> 257"): (
+        "block 256 starts past the BMP: no range reaches it, so it is skipped"
+    ),
+    ("transcript_tools/engine/tokens.py", "bit <<= 1", "1 -> 2"): (
+        "CJK_RANGES cut 3 blocks: bits 1, 4, 16 are as distinct as 1, 2, 4, all below 0x80"
+    ),
+    ("transcript_tools/engine/formatting.py", "if len(text) <= n:", "<= -> <"): (
+        "_tail's one caller passes a block longer than n: the early return is never taken"
+    ),
+    (
+        "transcript_tools/engine/rules.py",
+        "call_open: bool = False  # the current unit already holds a model call",
+        "False -> True",
+    ): "read only once pending is None, which is after the first call set it to True anyway",
+    **{
+        (
+            "transcript_tools/cost/cache_rules.py",
+            'ANTHROPIC_HAIKU = CacheRules("anthropic", 2048, 1, 300.0, True)',
+            change,
+        ): "read nowhere: rules_for takes a Haiku's minimum from ANTHROPIC_MINIMUMS"
+        for change in ("2048 -> 2049", "1 -> 2", "300.0 -> 301.0", "True -> False")
+    },
+    (
+        "transcript_tools/cost/cache_rules.py",
+        'DEEPSEEK = CacheRules("deepseek", 0, 1, None, False)',
+        "0 -> 1",
+    ): ("a minimum of 1 refuses only a read of 0 tokens, which reads nothing anyway"),
+    (
+        "transcript_tools/cost/cache_rules.py",
+        "major, minor = int(version.group(1)), int(version.group(2) or 0)",
+        "0 -> 1",
+    ): "a bare major version compared with (2, 5): x.0 and x.1 fall on the same side",
+    (
         "transcript_tools/cost/meter.py",
         "_previous_end: int = 0",
         "0 -> 1",

@@ -81,6 +81,13 @@ def test_the_runtimes_breakpoints() -> None:
     assert placement_for("openai", "claude-code", "claude-code") is None  # any prefix
 
 
+def test_the_apis_automatic_caching_marks_the_system_prompt_and_the_last_message() -> None:
+    """One breakpoint after the system prompt, one on the last message (fails when the
+    automatic placement marks the last two messages: [1, 3, 4])."""
+    assert positions(AUTOMATIC, [S, U1, A1, U2]) == [1, 4]
+    assert breakpoints_for(None, "aider") is AUTOMATIC  # a runtime with no placement of its own
+
+
 def test_every_runtime_a_policy_may_declare_has_a_placement() -> None:
     assert set(PLACEMENTS) == set(RUNTIMES)
     assert preset("claude-code-microcompact").runtime == "claude-code"
