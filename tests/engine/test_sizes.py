@@ -3,7 +3,7 @@ estimates for new text; the seed's path never reads it."""
 
 from __future__ import annotations
 
-from transcript_tools.engine.config import Checkpoint, ReplaySettings, SummaryConfig
+from transcript_tools.engine.config import Checkpoint, Measure, ReplaySettings, SummaryConfig
 from transcript_tools.engine.drive import drive_without_summaries
 from transcript_tools.engine.messages import (
     AssistantMessage,
@@ -104,8 +104,38 @@ def test_the_view_floors_the_measure_only_after_a_recorded_compaction() -> None:
     conv = Conversation("s", "p", "native", [first, big, call])
     engine = _engine("claude-code", SizeModel(billed, 0))
     drive_without_summaries(conv, engine)
-    assert engine.decisions[-1]["watermark"] == 60_000
+    # the recorded output (0) is below the reply's own estimate: the estimate is its size
+    assert engine.decisions[-1]["watermark"] == 60_000 + estimate_message_tokens(call)
     restarted = _engine("claude-code", SizeModel(billed, 0, frozenset({id(big)})))
     drive_without_summaries(conv, restarted)
     floor = 50_000 + 50_000 + estimate_message_tokens(call)
     assert restarted.decisions[-1]["watermark"] == floor
+
+
+def test_a_streamed_replys_recorded_output_is_never_below_its_own_estimate() -> None:
+    # Claude Code records the usage of a reply's first streamed event: a 2,256-character
+    # tool call reads output 2 (a 2.0.1 log; docs/fidelity.md, "Sizes")
+    reply = AssistantMessage((ToolUseBlock("t", "Write", {"content": "x = 1\n" * 376}),))
+    size = estimate_message_tokens(reply)
+    assert size > 100
+    recorded = SizeModel({id(reply): 1.0})
+    assert recorded.output_of(reply, 2) == size  # the snapshot: the estimate instead
+    assert recorded.output_of(reply, size + 500) == size + 500  # a real count stands
+    assert SizeModel().output_of(reply, 2) == 2  # nothing recorded: the figure as read
+
+
+def test_a_policy_measures_a_streamed_reply_by_its_estimate_and_the_seed_by_its_record() -> None:
+    first = UserMessage.text("go")
+    reply = AssistantMessage(
+        (ToolUseBlock("t", "Write", {"content": "x = 1\n" * 376}),), Usage(150_000, 2)
+    )
+    conv = Conversation("s", "p", "native", [first, reply])
+    policy = _engine("claude-code", SizeModel({id(first): 10.0}, 0))
+    drive_without_summaries(conv, policy)
+    assert policy.decisions[-1]["watermark"] == 150_000 + estimate_message_tokens(reply)
+    settings = ReplaySettings(
+        summary=SummaryConfig(max_context_tokens=200_000), dry_run=True, measure=Measure.CURRENT
+    )
+    seed = SessionEngine("s", settings=settings)
+    drive_without_summaries(conv, seed)
+    assert seed.decisions[-1]["watermark"] == 150_002  # the seed's rule: prompt + output

@@ -58,6 +58,7 @@ class TurnAccounting:
         recorded = estimated = 0
         anchor_end = -1
         anchor_usage: Usage | None = None
+        anchor_message: AssistantMessage | None = None
         prefix: list[int] | None = None
         index = start
         for message in messages:
@@ -67,7 +68,7 @@ class TurnAccounting:
             usage = message.usage
             if usage is not None:
                 recorded += 1
-                anchor_usage, anchor_end = usage, index
+                anchor_usage, anchor_end, anchor_message = usage, index, message
                 input_tokens += usage.input_tokens
                 output_tokens += usage.output_tokens
                 cache_read += usage.cache_read_tokens
@@ -83,8 +84,11 @@ class TurnAccounting:
                 input_tokens += before
                 output_tokens += prefix[index] - before
                 estimated += 1
-        if anchor_usage is not None:
-            self._anchor_tokens = anchor_usage.input_tokens + anchor_usage.output_tokens
+        if anchor_usage is not None and anchor_message is not None:
+            output = anchor_usage.output_tokens
+            if isinstance(slot, PolicySlot):  # a policy measures in billed tokens
+                output = slot.sizes.output_of(anchor_message, output)
+            self._anchor_tokens = anchor_usage.input_tokens + output
             self._anchor_end = anchor_end
         cost = self.cost_so_far
         if recorded or estimated:  # step 5; summary calls never enter it

@@ -42,5 +42,18 @@ class SizeModel:
         size = self.by_id.get(id(message))
         return estimate_message_tokens(message) if size is None else round(size)
 
+    def output_of(self, message: Message, recorded: int) -> int:
+        """The billed output of the call that wrote ``message``, whose usage records
+        ``recorded``: never less than the message's own estimate where the log sizes its
+        calls. Claude Code writes the usage of a streamed reply's first event into the
+        record of each of its content blocks, so a long reply's output often reads 1 to 5
+        tokens (a 2.0.1 log: a 2,256-character tool call recorded as 2, after which
+        Claude Code's own ``compact_boundary`` counted ``preTokens`` 671 above the call's
+        prompt; docs/fidelity.md, "Sizes"). Without a recording (no size model) the
+        recorded figure stands, as the seed's measure reads it."""
+        if not self.by_id:
+            return recorded
+        return max(recorded, estimate_message_tokens(message))
+
 
 ESTIMATES = SizeModel()  # no recording: every size is the estimate, no hidden prefix
