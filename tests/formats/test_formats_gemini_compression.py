@@ -97,3 +97,23 @@ def test_masking_only_is_one_warning_and_keeps_the_original_text(tmp_path: Path)
         "history rewritten in place 2 time(s) ($set.messages, e.g. tool-output masking):"
         " tsum keeps the original text (line 5, line 6)"
     ]
+
+
+def test_a_new_turn_that_leaves_nothing_out_is_a_rewrite(tmp_path: Path) -> None:
+    rows = [HEADER, user("u1", "hi"), model("g1", "hello")]
+    rows.append({"$set": {"messages": [user("u1", "hi"), model("g1", "hello"), user("x", "more")]}})
+    (conv,) = read(write(tmp_path, rows))
+    assert conv.compactions == [] and len(conv.warnings) == 1
+
+
+def test_a_second_compression_drops_the_first_summary(tmp_path: Path) -> None:
+    rows = compressed(command=False)
+    second = {"id": "n3", "type": "user", "content": [{"text": "second summary"}]}
+    rows.append({"$set": {"messages": [second, model("g3", "docs written")]}})
+    rows += [user("u4", "ship it"), model("g4", "shipped")]
+    (conv,) = read(write(tmp_path, rows))
+    assert [(c.message_index, c.summary, c.kept_texts) for c in conv.compactions] == [
+        (4, "<state_snapshot>parser</state_snapshot>", ("now the tests",)),
+        (6, "second summary", ()),
+    ]
+    assert len(conv.messages) == 8 and conv.warnings == []
