@@ -21,16 +21,26 @@ lines ``{"$set": {...}}`` that update the header (``lastUpdated``). The same rec
 - ``info`` / ``error`` / ``warning`` records are notices shown to the person, never sent
   to the model: left out, counted in one warning per session. ``$set`` lines are applied
   to the header and are not messages.
+- ``$set.messages`` is the model-facing history Gemini CLI rewrote
+  (``ChatRecordingService.updateMessagesFromHistory``, google-gemini/gemini-cli
+  packages/core/src/services/chatRecordingService.ts@016443b5): after a chat compression it
+  starts with a new synthetic turn (an id never seen) holding the summary and leaves out
+  earlier turns → a Compaction at that place (summary: the new turn's text; kept_texts:
+  the person messages it kept; trigger "manual" right after a ``/compress`` record, else
+  unknown). The messages read so far stay the run's transcript. A rewrite of known ids
+  only (tool-output masking) is counted in one warning; tsum keeps the original text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from ..engine.messages import (
     AssistantMessage,
     Block,
+    Compaction,
     Conversation,
     Message,
     OtherBlock,
@@ -39,6 +49,7 @@ from ..engine.messages import (
     ToolUseBlock,
     Usage,
 )
+from ..engine.person_fates import person_text
 from .anthropic_api import user_message
 from .source import MAX_TOKENS_PER_CALL, Record, Source, session_stem
 
@@ -48,6 +59,8 @@ DESCRIPTION = "Gemini CLI chat logs (~/.gemini/tmp/<hash>/chats/session-*.jsonl)
 MESSAGE_TYPES = frozenset({"user", "gemini"})
 NOTICE_TYPES = frozenset({"info", "error", "warning"})
 HEADER_KEYS = ("sessionId", "projectHash")
+COMPACTION_SOURCE = "gemini-cli:chat-compression"
+MANUAL_COMPRESS = "/compress"  # the slash command that compresses on request
 
 
 def _is_header(obj: dict[str, Any]) -> bool:
@@ -186,9 +199,49 @@ class _Session:
         self.notices: list[str] = []
         self.unknown: list[str] = []
         self.places: dict[str, str] = {}  # where the kept version of each record is
+        self.history: list[str] = []  # ids of the model-facing history, as last known
+        self.compactions: list[tuple[int, Compaction]] = []  # at a place in self.order
+        self.rewrites: list[str] = []  # $set.messages that rewrote known turns in place
+        self.previous: dict[str, Any] | None = None  # the record just before
+        self.model: str | None = None  # the model of the latest model record
+
+    def set_history(self, messages: list[Any], where: str) -> None:
+        """A ``$set.messages``: a compaction when it brings a turn with text under an id
+        never seen and leaves out earlier ones, else a rewrite in place (masking)."""
+        turns = [m for m in messages if isinstance(m, dict) and "id" in m]
+        ids = [str(m["id"]) for m in turns]
+        known = set(self.history)
+        new = [m for m in turns if str(m["id"]) not in known]
+        summary = next((t for m in new if (t := _text(m.get("content")))), None)
+        if summary is not None and known - set(ids):
+            kept = tuple(
+                t
+                for m in turns
+                if m.get("type") == "user"
+                and str(m["id"]) in known
+                and (t := _text(m.get("content")))
+            )
+            previous = self.previous or {}
+            manual = previous.get("type") == "user" and _text(previous.get("content")).startswith(
+                MANUAL_COMPRESS
+            )
+            comp = Compaction(
+                0,
+                COMPACTION_SOURCE,
+                summary=summary,
+                trigger="manual" if manual else None,
+                model=self.model,
+                kept_messages=len(kept),
+                kept_texts=kept,
+            )
+            self.compactions.append((len(self.order), comp))
+        else:
+            self.rewrites.append(where)
+        self.history = ids
 
     def add(self, record: Record, obj: dict[str, Any], where: str) -> None:
         kind = obj.get("type")
+        self.previous = obj
         if kind in NOTICE_TYPES:
             self.notices.append(where)
             return
@@ -199,6 +252,10 @@ class _Session:
         key = str(obj["id"]) if "id" in obj else f"@{record.line}:{record.item}:{where}"
         if key not in self.latest:
             self.order.append(key)
+        if key not in self.history:
+            self.history.append(key)
+        if kind == "gemini" and isinstance(obj.get("model"), str):
+            self.model = obj["model"]
         self.latest[key] = record  # a rewrite under the same id replaces the earlier version
         self.places[key] = where
 
@@ -211,7 +268,9 @@ class _Session:
             line=self.line,
         )
         unreadable: list[str] = []
+        starts: list[int] = []  # the index of each record's first message
         for key in self.order:
+            starts.append(len(conv.messages))
             obj = self.latest[key].obj
             if obj.get("type") == "user":
                 conv.messages.append(user_message(_parts(obj.get("content"))))
@@ -220,6 +279,14 @@ class _Session:
                 unreadable.append(self.places[key])
                 obj = {k: v for k, v in obj.items() if k != "tokens"}  # estimated instead
             conv.messages.extend(_model(obj))
+        starts.append(len(conv.messages))
+        for place, comp in self.compactions:
+            conv.compactions.append(replace(comp, message_index=starts[place]))
+        if self.rewrites:
+            conv.warnings.append(
+                f"history rewritten in place {len(self.rewrites)} time(s) ($set.messages, e.g."
+                f" tool-output masking): tsum keeps the original text ({_shown(self.rewrites)})"
+            )
         if unreadable:
             conv.warnings.append(
                 f"tokens of {len(unreadable)} model record(s) not read (expected integers from 0 to {MAX_TOKENS_PER_CALL:,};"
@@ -235,6 +302,11 @@ class _Session:
                 f"{len(self.unknown)} record(s) of unknown type left out ({_shown(self.unknown)})"
             )
         return conv
+
+
+def _text(content: Any) -> str:
+    """The text a person would have written in ``content`` ("" for none)."""
+    return person_text(user_message(_parts(content)))
 
 
 def _shown(places: list[str], limit: int = 8) -> str:
@@ -278,6 +350,8 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
             session = _Session(source, None, record.line)  # no header: a file cut at the front
         patch = obj.get("$set")
         if isinstance(patch, dict) and len(obj) == 1:
+            if isinstance(patch.get("messages"), list):
+                session.set_history(patch["messages"], _place(record))
             session.header.update(patch)
             continue
         if "type" not in obj:
