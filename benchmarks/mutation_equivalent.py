@@ -338,4 +338,20 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "_previous_end: int = 0",
         "0 -> 1",
     ): "read only once _previous is set, and both are set together after the first call",
+    (
+        "transcript_tools/cost/sizes.py",
+        "read = 0 if usage is None else usage.cache_read_tokens",
+        "0 -> 1",
+    ): "the call at end is one of calibrate's calls, each with recorded usage: never None",
+    **{
+        (
+            "transcript_tools/cost/prices.py",
+            "return window if isinstance(window, int) and window > 0 else None",
+            c,
+        ): (
+            "genai-prices 0.2.3 lists no context window of 0 or 1 (its smallest is 512):"
+            " > 0, >= 0 and > 1 keep the same windows"
+        )
+        for c in ("> -> >=", "0 -> 1")
+    },
 }
