@@ -108,11 +108,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "head = max((r for r in restarts if r <= first), default=0)",
         "0 -> 1",
     ): "original_starts always holds 0, which is <= every call: the default is never taken",
-    ("transcript_tools/engine/policy.py", "if ceiling and tokens > ceiling:", "> -> >="): (
+    ("transcript_tools/engine/policy_lines.py", "if ceiling and tokens > ceiling:", "> -> >="): (
         "at tokens == ceiling, clamping to the ceiling leaves the same value"
     ),
     (
-        "transcript_tools/engine/policy.py",
+        "transcript_tools/engine/policy_lines.py",
         "return float(floor) if tokens < floor else float(tokens)",
         "< -> <=",
     ): "at tokens == floor both branches return the same float",
