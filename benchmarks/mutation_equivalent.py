@@ -354,4 +354,17 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         )
         for c in ("> -> >=", "0 -> 1")
     },
+    (
+        "transcript_tools/cost/model.py",
+        "over_window: bool = False",
+        "False -> True",
+    ): "PricedCall's defaults: RunCost.add, its one maker, passes every field",
+    (
+        "transcript_tools/cost/model.py",
+        "shared = 0 if n is None else round(sizes.hidden + sum(sizes.of(m) for m in view[:n]))",
+        "0 -> 1",
+    ): (
+        "n is None only past a lookback (Anthropic's 20 blocks; DeepSeek has none), and"
+        " Anthropic's least cached prefix is 1,024 tokens: a 1-token prefix reads 0 either way"
+    ),
 }
