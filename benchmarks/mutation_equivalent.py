@@ -367,4 +367,8 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "n is None only past a lookback (Anthropic's 20 blocks; DeepSeek has none), and"
         " Anthropic's least cached prefix is 1,024 tokens: a 1-token prefix reads 0 either way"
     ),
+    ("transcript_tools/engine/settings_table.py", "sweeps: bool = False", "False -> True"): (
+        "read only by sweep_list_option's assert, which every grid setting (sweeps=True in"
+        " its row) passes either way: a True default only lets a wrong call through"
+    ),
 }
