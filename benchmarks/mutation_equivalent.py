@@ -118,7 +118,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ): "at tokens == floor both branches return the same float",
     (
         "transcript_tools/engine/validity.py",
-        'first = i == start or all(role(view[j]) == "system" for j in range(start, i))',
+        'first = i == start or all(roles[j] == "system" for j in range(start, i))',
         "or -> and",
     ): "view[start] is never a system message, so all(...) is false for i > start, true for i == start",
     **{
@@ -371,4 +371,15 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "read only by sweep_list_option's assert, which every grid setting (sweeps=True in"
         " its row) passes either way: a True default only lets a wrong call through"
     ),
+    **{
+        ("transcript_tools/engine/validity.py", line, change): (
+            "the bound of check_all's memo of recent views: a view found there and one checked"
+            " afresh give the same violations (messages are frozen, and held while memoized)"
+        )
+        for line, change in (
+            ("RECENT_MESSAGES = 1 << 16", "1 -> 2"),
+            ("RECENT_MESSAGES = 1 << 16", "16 -> 17"),
+            ("_held = [0]  # messages held by _RECENT's views", "0 -> 1"),
+        )
+    },
 }
