@@ -382,4 +382,25 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
             ("_held = [0]  # messages held by _RECENT's views", "0 -> 1"),
         )
     },
+    (
+        "transcript_tools/engine/drive.py",
+        "def recorded_window(conv: Conversation, configured: int, policy_window: int = 0)"
+        " -> tuple[int, str]:",
+        "0 -> 1",
+    ): "every caller (session_window, the sweep's config, tsum fidelity) passes policy_window",
+    **{
+        ("transcript_tools/engine/drive.py", line, "0 -> 1"): (
+            "model_room is read only by replay's window tip, given at FAR_LARGER (2) times a"
+            " window of at least 1 token: a room of 1 instead of 0 gives no tip either way"
+        )
+        for line in ("default=0,", "return max(conv.context_window or 0, largest)")
+    },
+    (
+        "transcript_tools/engine/drive.py",
+        "stream = engine.settings.path is TurnPath.STREAM",
+        "is -> is not",
+    ): (
+        "the sync and stream turn paths are one protocol with the same records (the seed's"
+        " parity, checked by tests/sweep/test_path_and_window_parity.py): either path the same"
+    ),
 }
