@@ -403,4 +403,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the sync and stream turn paths are one protocol with the same records (the seed's"
         " parity, checked by tests/sweep/test_path_and_window_parity.py): either path the same"
     ),
+    (
+        "transcript_tools/engine/requests.py",
+        "formatted_cut: bool = field(default=False, compare=False, repr=False)",
+        "False -> True @40",
+    ): (
+        "read (by the offline provider) only with formatted, and the one maker that sets"
+        " formatted (engine/session.py) sets formatted_cut too"
+    ),
 }
