@@ -108,17 +108,17 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "head = max((r for r in restarts if r <= first), default=0)",
         "0 -> 1",
     ): "original_starts always holds 0, which is <= every call: the default is never taken",
-    ("transcript_tools/engine/policy.py", "if ceiling and tokens > ceiling:", "> -> >="): (
+    ("transcript_tools/engine/policy_lines.py", "if ceiling and tokens > ceiling:", "> -> >="): (
         "at tokens == ceiling, clamping to the ceiling leaves the same value"
     ),
     (
-        "transcript_tools/engine/policy.py",
+        "transcript_tools/engine/policy_lines.py",
         "return float(floor) if tokens < floor else float(tokens)",
         "< -> <=",
     ): "at tokens == floor both branches return the same float",
     (
         "transcript_tools/engine/validity.py",
-        'first = i == start or all(role(view[j]) == "system" for j in range(start, i))',
+        'first = i == start or all(roles[j] == "system" for j in range(start, i))',
         "or -> and",
     ): "view[start] is never a system message, so all(...) is false for i > start, true for i == start",
     **{
@@ -338,4 +338,77 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "_previous_end: int = 0",
         "0 -> 1",
     ): "read only once _previous is set, and both are set together after the first call",
+    (
+        "transcript_tools/cost/sizes.py",
+        "read = 0 if usage is None else usage.cache_read_tokens",
+        "0 -> 1",
+    ): "the call at end is one of calibrate's calls, each with recorded usage: never None",
+    **{
+        (
+            "transcript_tools/cost/prices.py",
+            "return window if isinstance(window, int) and window > 0 else None",
+            c,
+        ): (
+            "genai-prices 0.2.3 lists no context window of 0 or 1 (its smallest is 512):"
+            " > 0, >= 0 and > 1 keep the same windows"
+        )
+        for c in ("> -> >=", "0 -> 1")
+    },
+    (
+        "transcript_tools/cost/model.py",
+        "over_window: bool = False",
+        "False -> True",
+    ): "PricedCall's defaults: RunCost.add, its one maker, passes every field",
+    (
+        "transcript_tools/cost/model.py",
+        "shared = 0 if n is None else round(sizes.hidden + sum(sizes.of(m) for m in view[:n]))",
+        "0 -> 1",
+    ): (
+        "n is None only past a lookback (Anthropic's 20 blocks; DeepSeek has none), and"
+        " Anthropic's least cached prefix is 1,024 tokens: a 1-token prefix reads 0 either way"
+    ),
+    ("transcript_tools/engine/settings_table.py", "sweeps: bool = False", "False -> True"): (
+        "read only by sweep_list_option's assert, which every grid setting (sweeps=True in"
+        " its row) passes either way: a True default only lets a wrong call through"
+    ),
+    **{
+        ("transcript_tools/engine/validity.py", line, change): (
+            "the bound of check_all's memo of recent views: a view found there and one checked"
+            " afresh give the same violations (messages are frozen, and held while memoized)"
+        )
+        for line, change in (
+            ("RECENT_MESSAGES = 1 << 16", "1 -> 2"),
+            ("RECENT_MESSAGES = 1 << 16", "16 -> 17"),
+            ("_held = [0]  # messages held by _RECENT's views", "0 -> 1"),
+        )
+    },
+    (
+        "transcript_tools/engine/drive.py",
+        "def recorded_window(conv: Conversation, configured: int, policy_window: int = 0)"
+        " -> tuple[int, str]:",
+        "0 -> 1",
+    ): "every caller (session_window, the sweep's config, tsum fidelity) passes policy_window",
+    **{
+        ("transcript_tools/engine/drive.py", line, "0 -> 1"): (
+            "model_room is read only by replay's window tip, given at FAR_LARGER (2) times a"
+            " window of at least 1 token: a room of 1 instead of 0 gives no tip either way"
+        )
+        for line in ("default=0,", "return max(conv.context_window or 0, largest)")
+    },
+    (
+        "transcript_tools/engine/drive.py",
+        "stream = engine.settings.path is TurnPath.STREAM",
+        "is -> is not",
+    ): (
+        "the sync and stream turn paths are one protocol with the same records (the seed's"
+        " parity, checked by tests/sweep/test_path_and_window_parity.py): either path the same"
+    ),
+    (
+        "transcript_tools/engine/requests.py",
+        "formatted_cut: bool = field(default=False, compare=False, repr=False)",
+        "False -> True @40",
+    ): (
+        "read (by the offline provider) only with formatted, and the one maker that sets"
+        " formatted (engine/session.py) sets formatted_cut too"
+    ),
 }
