@@ -49,6 +49,7 @@ from .normalize import normalize
 from .probes import Probe
 from .records import PolicyActionRecord, PolicyProbeRow
 from .score import ConversationProbes, recall_of, recalled
+from .view_recall import whole_view_hits
 
 SUMMARY = "summary"
 PREPASS = "prepass"
@@ -87,6 +88,7 @@ class ActionScorer:
     records: list[PolicyActionRecord] = field(default_factory=list)
     hidden: set[int] = field(default_factory=set)  # not shown verbatim by the latest view
     alive: list[Probe] = field(default_factory=list)  # survivors, carried by the view's text
+    whole_view: bool = False  # also score every probe of the history (eval/view_recall.py)
     _history: dict[int, str] = field(default_factory=dict)  # index -> visible, normalized
     _shown: dict[int, tuple[Message, str]] = field(default_factory=dict)  # id -> the same
 
@@ -181,6 +183,12 @@ class ActionScorer:
             "probes": rows,
             **extra,
         }
+        if self.whole_view:
+            record["whole_view"] = list(
+                whole_view_hits(
+                    self.probes, history_end, verbatim, lambda i: self._norm(i, history[i]), view
+                )
+            )
         self.records.append(record)
         return record
 

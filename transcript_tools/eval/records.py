@@ -100,6 +100,9 @@ class PolicyActionRecord(TypedDict, total=False):
     counts: dict[str, Counts]
     recall: dict[str, Recall]
     probes: list[PolicyProbeRow]
+    # opt-in (ActionScorer.whole_view): [kept, probed] of every artifact probe of the
+    # history up to the action against the whole next view (eval/view_recall.py)
+    whole_view: list[int]
     uncompacted_tokens: int
     view_tokens_before: int | None
     view_tokens_after: int
