@@ -76,3 +76,18 @@ def test_budget_windows_print_the_curves() -> None:
     assert [line.split()[0] for line in curve_rows[1:3]] == ["seed", "codex"]
     code, _, err = _run("--policy", "seed", "--budget-windows", "3000")
     assert code == 2 and "two windows or more" in err
+
+
+def test_view_recall_is_a_column_asked_for() -> None:
+    args = ("--policy", "seed,codex", "--max-context-tokens", "4000", "--width", "200", "--silent")
+    code, out, _ = _run(*args, "--columns", "policy,recall,vrecall")
+    assert code == 0
+    table = out.split("\n\n")[1].splitlines()
+    assert table[0].split() == ["policy", "recall", "view", "recall"]
+    assert "view recall: every artifact probe of the history up to each action" in out
+    assert "  view recall: artifact probes of the history up to each action" in out  # legend
+    codex = next(line for line in table if line.startswith("codex"))
+    assert codex.count(" n=") == 2  # both recalls measured, each with its interval
+    # not asked for: neither computed nor shown, whatever the width
+    code, out, _ = _run(*args)
+    assert code == 0 and "view recall" not in out

@@ -137,8 +137,9 @@ def _columns(text: str | None) -> list[str] | None:
     "--budget-windows",
     "budget_windows_text",
     metavar="N,N[,...]",
-    help="Also run every policy at these windows (two or more) and print recall at a "
-    "matched budget, read off each policy's curve of recall against retained tokens.",
+    help="Also run every policy at these windows (two or more) and print view recall (the "
+    "history's probes the whole next view carries, kept verbatim too) at a matched budget, "
+    "read off each policy's curve of view recall against retained tokens.",
 )
 @click.option(
     "--drift",
@@ -268,6 +269,7 @@ def compare_command(
             budget_windows=budget_windows,
             drift=drift,
             replicates=_replicates(replicates, temperature, provider, cache_path),
+            view_recall=columns is not None and "vrecall" in columns,
         )
     finally:
         stderr.close()

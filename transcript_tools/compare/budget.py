@@ -51,15 +51,17 @@ class BudgetCurve:
 def render_curves(
     curves: Sequence[BudgetCurve], windows: Sequence[int], tokens: float | None, conversations: int
 ) -> str:
-    """The matched-budget table: each curve's points and the recall read at ``tokens``."""
+    """The matched-budget table: each curve's points and the view recall read at ``tokens``."""
     at = "-" if tokens is None else f"{tokens / 1000:.1f}k"
     lines = [
         "recall at a matched budget: every policy also run at windows "
         + ", ".join(f"{w // 1000}k" for w in windows)
-        + "; recall against mean retained tokens, linear between points, no extrapolation;",
-        f"over the {conversations} conversation(s) every policy summarized at every window",
+        + "; view recall (artifact probes of the history up to each action that the whole next"
+        " view carries: summary and messages kept verbatim) against mean retained tokens,",
+        f"linear between points, no extrapolation; over the {conversations} conversation(s)"
+        " where every policy acted at every window",
     ]
-    rows = [("policy", "curve (retained tokens: recall)", f"recall @ {at}")]
+    rows = [("policy", "curve (retained tokens: view recall)", f"view recall @ {at}")]
     for curve in curves:
         points = ", ".join(f"{x / 1000:.1f}k: {y * 100:.0f}%" for x, y in sorted(curve.points))
         read = curve.at(tokens)
@@ -70,7 +72,9 @@ def render_curves(
             "  ".join([row[0].ljust(widths[0]), row[1].ljust(widths[1]), row[2].rjust(widths[2])])
         )
     if not conversations:
-        lines.append("  (no conversation every policy summarized at every window: smaller windows)")
+        lines.append(
+            "  (no conversation where every policy acted at every window: smaller windows)"
+        )
     elif tokens is None:
         lines.append("  (no budget every curve reaches: the curves' ranges do not overlap)")
     return "\n".join(lines) + "\n"

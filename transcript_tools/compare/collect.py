@@ -43,6 +43,9 @@ class ArmRun:
     invalid: bool  # some view breaks a target API's rules (engine/validity)
     # per summary, in order: artifact probes kept, probed; view tokens freed, kept
     by_summary: tuple[tuple[int, int, int, int], ...] = ()
+    # every action's artifact probes of the history the whole next view carries / probed,
+    # pooled (eval/view_recall.py; None: not asked for, or nothing probed)
+    view_recall: tuple[int, int] | None = None
 
     @property
     def degenerate(self) -> bool:
@@ -72,6 +75,7 @@ def arm_run(cfg: SweepConfig, outcome: ConfigOutcome, profile: ConversationSerie
         overflow=outcome.overflow > 0 or price.overflow,
         invalid=any(outcome.violations.values()),
         by_summary=tuple(outcome.by_summary),
+        view_recall=outcome.view_recall,
     )
 
 

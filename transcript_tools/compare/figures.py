@@ -39,6 +39,7 @@ class PolicyRow:
     invalid: int = 0
     degenerate: int = 0
     pareto: bool = False
+    view_recall: Interval | None = None  # pooled over the whole view (only when asked for)
 
     @property
     def flags(self) -> str:
@@ -54,6 +55,17 @@ class Comparison:
     windows: Counter[str] = field(default_factory=Counter)  # "200k (model)" -> conversations
     mixed: int = 0  # conversations left out: the policies' windows differ on them
     mixed_windows: Counter[str] = field(default_factory=Counter)
+
+
+def pooled_recall(per_conversation: Sequence[tuple[int, int] | None]) -> Interval | None:
+    """Probes carried over probes asked, pooled over the conversations that were measured,
+    with its paired-bootstrap interval (None: none was)."""
+    measured = [pair for pair in per_conversation if pair is not None]
+    if not measured:
+        return None
+    return paired_bootstrap(
+        [float(t) for _, t in measured], [float(h) for h, _ in measured], ratio_of_sums
+    )
 
 
 def _baseline_figures(run: ArmRun, base: ArmRun | None) -> tuple[float | None, float]:
@@ -80,11 +92,8 @@ def policy_row(name: str, runs: list[ArmRun], bases: list[ArmRun | None]) -> Pol
             n = len(priced)
             row.cost_delta_usd = Interval(mean.estimate * n, mean.low * n, mean.high * n, n)
         row.cost_delta_share = paired_bootstrap(before, after, relative_change)
-    measured = [r.recall for r in runs if r.recall is not None]
-    if measured:
-        row.recall = paired_bootstrap(
-            [float(t) for _, t in measured], [float(h) for h, _ in measured], ratio_of_sums
-        )
+    row.recall = pooled_recall([r.recall for r in runs])
+    row.view_recall = pooled_recall([r.view_recall for r in runs])
     pairs = [
         (base.recall[0] / base.recall[1], r.recall[0] / r.recall[1])
         for r, base in zip(runs, bases, strict=True)

@@ -90,6 +90,16 @@ COLUMNS: tuple[Column, ...] = (
         lambda r: _interval(r.recall, 100, ".0f") + (f" n={r.recall.pairs}" if r.recall else ""),
     ),
     Column(
+        "vrecall",
+        "view recall",
+        "artifact probes of the history up to each action that the whole next view "
+        "carries (kept verbatim too), %, 95% interval, n conversations (opt-in: --columns)",
+        lambda r: (
+            _interval(r.view_recall, 100, ".0f")
+            + (f" n={r.view_recall.pairs}" if r.view_recall else "")
+        ),
+    ),
+    Column(
         "drecall",
         "Δ recall",
         "recall change against a baseline policy, points, paired",
@@ -136,6 +146,7 @@ KEEP_ORDER = (
     "dusd",
     "cost",
     "drecall",
+    "vrecall",
 )
 SORT_KEYS = ("cost", "recall", "retained", "policy")
 
@@ -172,6 +183,8 @@ def eligible_keys(rows: Sequence[PolicyRow], priced: bool) -> list[str]:
     keys = [k for k in KEEP_ORDER if priced or k not in ("cost", "dusd", "verdict")]
     if all(r.recall_delta is None for r in rows):
         keys.remove("drecall")
+    if all(r.view_recall is None for r in rows):  # computed only when asked for
+        keys.remove("vrecall")
     return keys
 
 

@@ -103,8 +103,15 @@ class CompareRun:
                 f"left out: {c.mixed} conversation(s) whose log names no window: each policy "
                 f"would run at its own ({own}); --max-context-tokens N runs them at one"
             )
+        lines.append(
+            f"recall: artifact probes (tsum eval) carried by summaries of {self.summarizer}"
+        )
+        if any(r.view_recall is not None for r in c.rows):
+            lines.append(
+                "view recall: every artifact probe of the history up to each action, looked"
+                " for in the whole next view (summary and messages kept verbatim), same summaries"
+            )
         lines += [
-            f"recall: artifact probes (tsum eval) carried by summaries of {self.summarizer}",
             f"intervals: {LEVEL:.0%} percentile, paired bootstrap over conversations "
             f"({RESAMPLES} resamples, seed {SEED})",
             f"degenerate: a policy firing at >= {DEGENERATE_SHARE:.0%} of a conversation's "
@@ -147,10 +154,13 @@ def compare_paths(
     budget_windows: Sequence[int] = (),
     drift: bool = False,
     replicates: Replicates | None = None,
+    view_recall: bool = False,
 ) -> CompareRun:
     """Each of ``policies`` over ``paths`` at ``window`` (AUTO: each log's own), against
     ``baseline`` (ORIGINAL, or one of the policies' names). In one process: the pairing
-    needs every conversation's outcome, which a parallel part keeps to itself."""
+    needs every conversation's outcome, which a parallel part keeps to itself.
+    ``view_recall``: score recall over the whole view too (eval/view_recall.py; the
+    ``vrecall`` column), which the --budget-windows runs always do."""
     names = [p.name for p in policies]
     if len(set(names)) != len(names):
         raise ConfigError(f"--policy names a policy twice: {', '.join(names)}")
@@ -184,6 +194,7 @@ def compare_paths(
         error=error,
         on_conversation=on_conversation,
         on_outcome=on_outcome,
+        whole_view=view_recall,
     )
     try:
         result = sweep.run(list(paths))
@@ -197,7 +208,9 @@ def compare_paths(
             done.replicate_spec = replicates
         if budget_windows:  # the same summary source, before it is closed
             grid = policy_grid(policies, list(budget_windows), base=base)
-            curves = replace(sweep, configs=grid, pricer=None, on_conversation=None)
+            curves = replace(
+                sweep, configs=grid, pricer=None, on_conversation=None, whole_view=True
+            )
             done.curves, done.budget_conversations = _budget_run(curves, names, list(paths))
     finally:
         if executor is not None:
@@ -222,18 +235,21 @@ def _budget_run(sweep: Sweep, names: list[str], paths: list[str]) -> tuple[list[
 def budget_curves(
     names: list[str], owners: list[str], conversations: list[dict[int, ArmRun]]
 ) -> tuple[list[BudgetCurve], int]:
-    """Per policy, (mean retained tokens, pooled recall) at each window, over the
-    conversations every policy summarized at every window: the same conversations under
-    every point (pooling each point's own summarizing conversations would mix a small
-    window's easy logs with a large window's long ones), and how many they are."""
-    common = [c for c in conversations if all(run.recall is not None for run in c.values())]
+    """Per policy, (mean retained tokens, pooled view recall) at each window, over the
+    conversations where every policy acted at every window: the same conversations under
+    every point (pooling each point's own acting conversations would mix a small
+    window's easy logs with a large window's long ones), and how many they are.
+
+    View recall (eval/view_recall.py) counts the probes the whole view carries, those of
+    messages kept verbatim too: keeping more can raise it, as a budget should."""
+    common = [c for c in conversations if all(run.view_recall is not None for run in c.values())]
     curves = {name: BudgetCurve(name, []) for name in names}
     for arm, name in enumerate(owners):
         if not common:
             break
         runs = [c[arm] for c in common]
-        hits = sum(run.recall[0] for run in runs if run.recall is not None)
-        total = sum(run.recall[1] for run in runs if run.recall is not None)
+        hits = sum(run.view_recall[0] for run in runs if run.view_recall is not None)
+        total = sum(run.view_recall[1] for run in runs if run.view_recall is not None)
         retained = sum(run.retained for run in runs) / len(runs)
         curves[name].points.append((retained, hits / total))
     return list(curves.values()), len(common)

@@ -153,3 +153,6 @@ class ConfigOutcome:
     task_outcome: dict[str, Any] | None = None  # --cost: the log's task result (tau-bench)
     # --policy: per summary, in order, (artifact probes kept, probed, tokens freed, kept)
     by_summary: list[tuple[int, int, int, int]] = field(default_factory=list)
+    # --policy with Sweep.whole_view: every action's (kept, probed) over the whole view
+    # pooled (eval/view_recall.py); None when not asked for or nothing was probed
+    view_recall: tuple[int, int] | None = None

@@ -112,6 +112,7 @@ class Sweep:
     # as resolved for it (its window), its outcome and the unit profile (tsum compare
     # pairs conversations); in-process runs only: a parallel part's outcomes stay there
     on_outcome: Callable[[int, SweepConfig, ConfigOutcome, ConversationSeries], None] | None = None
+    whole_view: bool = False  # --policy rows: recall over the whole view too (compare)
     # Session ids taken before these paths (one file of a parallel run: sweep/parallel.py)
     taken_ids: set[str] = field(default_factory=NameSet)
 
@@ -195,7 +196,8 @@ class Sweep:
             original = recorded_run(conv, self.pricer)
             rebuilt = reconstructed_run(conv, calibrate(conv), self.pricer, carry_breaks=True)
             off_chain = off_chain_run(conv, self.pricer)
-        shared = SharedWork(conv, self.base.max_tool_result_chars)  # for every engine run
+        # for every engine run
+        shared = SharedWork(conv, self.base.max_tool_result_chars, self.whole_view)
         for i, grid_cfg in enumerate(self.configs):
             turns, profile = profiled(grid_cfg.checkpoint)
             cfg = grid_cfg.for_conversation(conv)  # --max-context-tokens auto: its window

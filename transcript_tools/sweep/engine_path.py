@@ -134,6 +134,10 @@ async def evaluate_engine(
         result.recall = (sum(h for h, _ in hits), sum(t for _, t in hits))
         done = [v for v, s in zip(views_before, engine.summaries, strict=False) if summary_ok(s)]
         result.by_summary = summary_figures(actions.scorer.records, done)
+        if shared.whole_view:
+            whole = [r["whole_view"] for r in actions.scorer.records if "whole_view" in r]
+            probed = sum(t for _, t in whole)
+            result.view_recall = (sum(k for k, _ in whole), probed) if probed else None
     elif cfg.mode is SlotMode.FOCUSED:  # what the summaries carried (tsum eval, docs/eval.md)
         from ..eval.baseline import artifact_hits, score_summaries
 
@@ -196,6 +200,7 @@ def _action_hooks(
     scorer = ActionScorer(
         probes, cfg.policy.name, conv.session_id, conv.path, probes.max_tool_result_chars
     )
+    scorer.whole_view = shared.whole_view
     return ActionHooks(engine, scorer, lambda _record: None)
 
 
@@ -208,6 +213,7 @@ class SharedWork:
 
     conv: Conversation
     cut: int
+    whole_view: bool = False  # score recall over the whole view too (eval/view_recall.py)
     _sizes: list[SizeModel | None] = field(default_factory=list)  # [] until asked
     _probes: ConversationProbes | None = None
 
