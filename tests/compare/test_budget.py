@@ -85,3 +85,21 @@ def test_the_matched_budget_is_read_off_view_recall_curves() -> None:
     assert "view recall @ 18.0k" in text.splitlines()[2]
     assert [line.split()[-1] for line in text.splitlines()[3:5]] == ["58%", "50%"]
     assert "over the 2 conversation(s) where every policy acted at every window" in text
+
+
+def test_the_budget_most_curves_reach_is_read_and_the_others_named() -> None:
+    a = [(10_000.0, 0.4), (30_000.0, 0.8)]
+    b = [(20_000.0, 0.5), (40_000.0, 0.9)]
+    same = [(60_000.0, 0.7), (60_000.0, 0.7)]  # keeps 60k whatever the window
+    low = [(5_000.0, 0.3), (8_000.0, 0.35)]
+    # the smallest figures 10k, 20k, 60k, 5k are reached by 1, 2 (a, b), 1, 1 curves
+    assert matched_budget([a, b, same, low]) == 20_000
+    # ties: the larger (10k and 30k are each reached by two)
+    assert matched_budget([[(10.0, 0.1), (20.0, 0.2)]] * 2 + [[(30.0, 0.3), (40.0, 0.4)]] * 2) == 30
+    assert matched_budget([same, low]) is None  # no two curves meet
+    assert matched_budget([low]) == 5_000 and matched_budget([]) is None
+    names = ["a", "b", "same", "low"]
+    curves = [BudgetCurve(n, list(c)) for n, c in zip(names, [a, b, same, low], strict=True)]
+    lines = render_curves(curves, [16_000, 64_000], 20_000, 3).splitlines()
+    assert [line.split()[-1] for line in lines[3:7]] == ["60%", "50%", "-", "-"]
+    assert lines[7] == "  (2 of 4 curves reach 20.0k; not: same 60.0k, low 5.0k-8.0k)"

@@ -28,14 +28,20 @@ def recall_at(curve: Sequence[Point], tokens: float) -> float | None:
 
 
 def matched_budget(curves: Sequence[Sequence[Point]]) -> float | None:
-    """The budget every curve reaches: the largest of the curves' smallest retained
-    tokens, when it is within every curve's range (else None)."""
-    if not curves or any(not c for c in curves):
+    """The budget the most curves reach: of the curves' smallest retained tokens, the one
+    within the most curves' ranges (ties: the largest), so that where every range
+    overlaps it is the largest of the smallest figures; None where no two curves reach
+    one budget (one curve alone: its smallest figure). A curve whose points all sit at
+    one figure (a policy that keeps the same whatever the window) reaches only that."""
+    shown = [c for c in curves if c]
+    if not shown:
         return None
-    budget = max(min(x for x, _ in c) for c in curves)
-    if any(budget > max(x for x, _ in c) for c in curves):
-        return None
-    return budget
+
+    def reach(tokens: float) -> int:
+        return sum(min(x for x, _ in c) <= tokens <= max(x for x, _ in c) for c in shown)
+
+    budget = max((min(x for x, _ in c) for c in shown), key=lambda t: (reach(t), t))
+    return budget if reach(budget) >= min(2, len(shown)) else None
 
 
 @dataclass(slots=True)
@@ -76,5 +82,19 @@ def render_curves(
             "  (no conversation where every policy acted at every window: smaller windows)"
         )
     elif tokens is None:
-        lines.append("  (no budget every curve reaches: the curves' ranges do not overlap)")
+        lines.append("  (no budget two curves reach: the curves' ranges do not overlap)")
+    else:
+        outside = [c for c in curves if c.at(tokens) is None]
+        if outside:
+            lines.append(
+                f"  ({len(curves) - len(outside)} of {len(curves)} curves reach {at}; not: "
+                + ", ".join(f"{c.name} {_span(c.points)}" for c in outside)
+                + ")"
+            )
     return "\n".join(lines) + "\n"
+
+
+def _span(points: Sequence[Point]) -> str:
+    """A curve's range of retained tokens: "22.7k-24.2k", or "66.2k" at one figure."""
+    ends = [f"{x / 1000:.1f}k" for x in (min(p[0] for p in points), max(p[0] for p in points))]
+    return ends[0] if ends[0] == ends[1] else "-".join(ends)
