@@ -80,14 +80,14 @@ class _Stub:
         return SummaryOutcome(SummaryResponse(text=SUMMARY, model="stub"))
 
 
-def _actions(tmp_path: Path, text: str) -> list[dict[str, Any]]:
+def _actions(tmp_path: Path, text: str, whole_view: bool = False) -> list[dict[str, Any]]:
     path = tmp_path / "policy.toml"
     path.write_text(text)
     policy = resolve_policy(str(path))
     settings = with_policy(ReplaySettings(summary=SummaryConfig()), policy)
     conv = Conversation("s", "s.jsonl", "native", list(MESSAGES))
     probes = ConversationProbes(conv.messages, 500)
-    scorer = ActionScorer(probes, policy.name, "s", "s.jsonl", 500)
+    scorer = ActionScorer(probes, policy.name, "s", "s.jsonl", 500, whole_view=whole_view)
     records: list[dict[str, Any]] = []
     engine = SessionEngine("s", settings)
     failed = asyncio.run(policy_actions(conv, engine, _Stub(), scorer, records.append))  # type: ignore[arg-type]

@@ -5,24 +5,12 @@ tests/eval/test_eval_policy.py."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
-from tests.eval.test_eval_policy import CLEAR, MESSAGES, SUMMARIZE, _Stub
-from transcript_tools.engine.config import ReplaySettings, SummaryConfig
-from transcript_tools.engine.messages import Conversation
-from transcript_tools.engine.policy_engine import with_policy
-from transcript_tools.engine.policy_toml import resolve_policy
-from transcript_tools.engine.session import SessionEngine
+from tests.eval.test_eval_policy import CLEAR, MESSAGES, SUMMARIZE, _actions
 from transcript_tools.eval.haystack import Haystack
 from transcript_tools.eval.normalize import normalize
-from transcript_tools.eval.policy_probes import (
-    ActionScorer,
-    artifact_hits,
-    policy_actions,
-    visible_text,
-)
-from transcript_tools.eval.records import PolicyActionRecord
+from transcript_tools.eval.policy_probes import artifact_hits, visible_text
 from transcript_tools.eval.score import ConversationProbes
 from transcript_tools.eval.view_recall import whole_view_hits
 
@@ -33,22 +21,8 @@ from transcript_tools.eval.view_recall import whole_view_hits
 #   7 command git commit -am fix | 8 commit 1a2b3c4d
 
 
-def _records(tmp_path: Path, text: str, whole_view: bool) -> list[PolicyActionRecord]:
-    path = tmp_path / "policy.toml"
-    path.write_text(text)
-    policy = resolve_policy(str(path))
-    settings = with_policy(ReplaySettings(summary=SummaryConfig()), policy)
-    conv = Conversation("s", "s.jsonl", "native", list(MESSAGES))
-    probes = ConversationProbes(conv.messages, 500)
-    scorer = ActionScorer(probes, policy.name, "s", "s.jsonl", 500, whole_view=whole_view)
-    records: list[PolicyActionRecord] = []
-    engine = SessionEngine("s", settings)
-    asyncio.run(policy_actions(conv, engine, _Stub(), scorer, records.append))  # type: ignore[arg-type]
-    return records
-
-
 def test_a_probe_kept_verbatim_counts_in_view_recall_not_in_the_actions(tmp_path: Path) -> None:
-    first, second = _records(tmp_path, CLEAR, whole_view=True)
+    first, second = _actions(tmp_path, CLEAR, whole_view=True)
     # c2's result arrives (history 0-4): message 2's result is cleared. The action took
     # out 2 probes: tests/test_dates.py (still in message 1's command) and the error
     # (only message 2 said it): 1 of 2.
@@ -64,7 +38,7 @@ def test_a_probe_kept_verbatim_counts_in_view_recall_not_in_the_actions(tmp_path
 
 
 def test_where_everything_left_the_view_both_recalls_agree(tmp_path: Path) -> None:
-    (summary,) = _records(tmp_path, SUMMARIZE, whole_view=True)
+    (summary,) = _actions(tmp_path, SUMMARIZE, whole_view=True)
     # messages 0-8 summarized, "Done." kept: the 9 probes are all the action's, and the
     # summary names src/app/dates.py and parse_month: 2 of 9 either way
     assert artifact_hits(summary) == (2, 9)
@@ -72,7 +46,7 @@ def test_where_everything_left_the_view_both_recalls_agree(tmp_path: Path) -> No
 
 
 def test_view_recall_is_only_computed_when_asked_for(tmp_path: Path) -> None:
-    records = _records(tmp_path, CLEAR, whole_view=False)
+    records = _actions(tmp_path, CLEAR)
     assert len(records) == 2 and not any("whole_view" in r for r in records)
 
 
