@@ -16,7 +16,8 @@ from click.testing import CliRunner
 from transcript_tools.cli.main import cli
 from transcript_tools.compare.bootstrap import Interval
 from transcript_tools.compare.figures import ORIGINAL, Comparison, PolicyRow
-from transcript_tools.compare.report import Axes, _point, tradeoff
+from transcript_tools.compare.report import SORT_VALUES, Axes, _point, table, tradeoff
+from transcript_tools.compare.table import COLUMN_KEYS
 
 SAMPLE = str(Path(__file__).parents[2] / "samples" / "long_session.jsonl")
 
@@ -171,3 +172,14 @@ def test_a_click_on_a_header_sorts_the_rows_in_a_browser(tmp_path: Path) -> None
     assert order == ["seed", "codex", "aider"]  # 92%, 87%, 86% on this sample
     assert recall == sorted(recall, reverse=True)
     assert 'aria-sort="descending"' in dom
+
+
+def test_view_recall_shows_where_it_was_computed_and_sorts_by_its_share() -> None:
+    assert set(SORT_VALUES) == set(COLUMN_KEYS)  # every column sorts by a figure
+    row = _row("a", 8.0, Interval(-2.0, -3.0, -0.5, 4), Interval(0.5, 0.4, 0.7, 3))
+    assert "vrecall" not in [c["key"] for c in table([row])["columns"]]  # not computed
+    row.view_recall = Interval(0.25, 0.2, 0.3, 3)
+    shown = table([row])
+    at = [c["key"] for c in shown["columns"]].index("vrecall")
+    assert shown["rows"][0][at]["text"] == "25 [20, 30] n=3"
+    assert shown["rows"][0][at]["sort"] == "0.25"

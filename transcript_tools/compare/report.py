@@ -41,6 +41,7 @@ SORT_VALUES: dict[str, SortValue] = {
     "verdict": _estimate(lambda r: r.cost_delta_share),
     "recall": _estimate(lambda r: r.recall),
     "drecall": _estimate(lambda r: r.recall_delta),
+    "vrecall": _estimate(lambda r: r.view_recall),
     "retained": lambda r: r.retained,
     "over": lambda r: r.overflow,
     "invalid": lambda r: r.invalid,
