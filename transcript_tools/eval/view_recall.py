@@ -7,9 +7,10 @@ The action scorer's own recall (eval/policy_probes.py) asks a narrower question:
 probes the action took OUT of the view, how many the next view still carries. A probe
 of a message the action kept verbatim is in neither its numerator nor its denominator,
 so keeping more verbatim never raises it; here it counts as kept, as a model asked about
-it after the compaction would find it (the exam of a public compaction evaluation asks
-about facts of the whole conversation, kept or summarized:
-NousResearch/hermes-agent@evals/compaction/results/SCORECARD-2026-09-19-jev.md).
+it after the compaction would find it. A public compaction evaluation scores its arms
+with one exam over the retained context at each arm's retained tokens, and found its
+whole gain came from text kept verbatim
+(NousResearch/hermes-agent@evals/compaction/results/SCORECARD-2026-09-19-jev.md).
 
 Probes and the matching rule are the scorer's (``ConversationProbes.probes``,
 ``score.recalled``); requests are left out, as the artifact recall leaves them out.
