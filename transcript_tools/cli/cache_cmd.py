@@ -12,6 +12,7 @@ from typing import Any
 import click
 import orjson
 
+from ..present.table import text_table
 from ..providers.cache import ResponseCache, default_cache_path
 from ..terminal import echo
 from .help import TsumGroupCommand, examples
@@ -66,12 +67,9 @@ def stats_command(cache_path: Path | None, as_json: bool) -> None:
     echo(f"path: {data['path']}")
     echo(f"entries: {data['entries']}")
     echo(f"size: {_human(data['size_bytes'])} ({data['size_bytes']} bytes)")
-    rows = data["by_model"]
-    if rows:
-        width_p = max(len(r["provider"]) for r in rows)
-        width_m = max(len(r["model"]) for r in rows)
-        for row in rows:
-            echo(f"{row['provider']:<{width_p}}  {row['model']:<{width_m}}  {row['entries']}")
+    rows = [(r["provider"], r["model"], str(r["entries"])) for r in data["by_model"]]
+    for line in text_table(rows, (0, 1, 2), strip=True) if rows else []:
+        echo(line)
 
 
 @cache_group.command(

@@ -16,6 +16,7 @@ import orjson
 
 from ..engine.person_fates import FATES
 from ..fidelity import FidelityResult, FidelityRow, RuntimeSummary, fidelity_paths
+from ..present.table import text_table
 from ..settings import settings_values
 from ..terminal import echo, escape_controls
 from .help import TsumCommand, examples
@@ -109,15 +110,7 @@ def _summary_row(summary: RuntimeSummary) -> list[str]:
 
 
 def _table(header: tuple[str, ...], rows: list[list[str]]) -> str:
-    cells = [list(header), *rows]
-    widths = [max(len(r[c]) for r in cells) for c in range(len(header))]
-    return "\n".join(
-        "  ".join(
-            cell.ljust(w) if c == 0 else cell.rjust(w)
-            for c, (cell, w) in enumerate(zip(row, widths, strict=True))
-        ).rstrip()
-        for row in cells
-    )
+    return "\n".join(text_table([list(header), *rows], strip=True))
 
 
 def render(result: FidelityResult) -> str:

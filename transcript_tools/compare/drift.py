@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..eval.aggregate import POSITION_CAP
+from ..present.table import text_table
 from .bootstrap import Interval, paired_bootstrap
 from .collect import ArmRun
 from .figures import ratio_of_sums, same_window
@@ -108,12 +109,7 @@ def render_drift(table: Sequence[Round]) -> str:
                 f"{r.kept:,.0f}",
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        cells = [row[0].ljust(widths[0])] + [
-            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
-        ]
-        lines.append("  ".join(cells))
+    lines += text_table(rows)
     if len(rows) == 1:
         lines.append("  (no policy summarized)")
     return "\n".join(lines) + "\n"

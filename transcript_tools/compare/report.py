@@ -2,7 +2,7 @@
 
 The page: what the figures stand on (the text header), the comparison table — every
 column, sortable by a click on its header (a few lines of inline script, nothing
-loaded from anywhere) — and the trade-off chart of ``report_chart`` (the sweep's and
+loaded from anywhere) — and the trade-off chart of ``present.chart`` (the sweep's and
 eval's): one point per policy, its 95% intervals as bars, the Pareto front labelled
 with the policies' names. Without a recall figure the chart plots cost against the
 tokens each policy keeps, and says so: a chart is never empty. The template is a
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..report_chart import Point, render_svg
+from ..present.chart import Point, render_svg
 from ..sweep.html import _template
 from .bootstrap import Interval
 from .figures import ORIGINAL, Comparison, PolicyRow

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..present.table import text_table
 from .bootstrap import Interval
 from .figures import Comparison, PolicyRow, cost
 
@@ -155,15 +156,7 @@ def sort_rows(rows: Sequence[PolicyRow], key: str) -> list[PolicyRow]:
 
 def _grid(columns: Sequence[Column], rows: Sequence[PolicyRow]) -> list[str]:
     cells = [[c.header for c in columns]] + [[c.cell(r) for c in columns] for r in rows]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
-    out = []
-    for line in cells:
-        parts = [
-            text.rjust(w) if c.right else text.ljust(w)
-            for c, text, w in zip(columns, line, widths, strict=True)
-        ]
-        out.append("  ".join(parts).rstrip())
-    return out
+    return text_table(cells, [i for i, c in enumerate(columns) if not c.right], strip=True)
 
 
 def eligible_keys(rows: Sequence[PolicyRow], priced: bool) -> list[str]:

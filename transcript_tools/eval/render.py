@@ -1,5 +1,5 @@
 """The text table of ``tsum eval`` and the HTML page (``templates/eval.html.j2``), with,
-when asked, its trade-off chart (``report_chart``)."""
+when asked, its trade-off chart (``present.chart``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..report_chart import Point, Reference, render_svg
+from ..present.chart import Point, Reference, render_svg
 from .artifacts import ARTIFACT_KINDS, REQUEST
 from .evaluation import EvalResult
 

@@ -2,7 +2,7 @@
 
 The page: the headline numbers, a bar chart of summary calls per configuration,
 the summary table, with ``chart`` the trade-off of recall against cost
-(``report_chart``), and per sampled conversation its watermark curve with the
+(``present.chart``), and per sampled conversation its watermark curve with the
 threshold lines, the recorded compactions and one row of trigger points per
 configuration. Geometry is computed here; ``templates/report.html.j2`` only lays
 it out. Templates are package resources (``transcript_tools.templates``).
@@ -20,7 +20,7 @@ from typing import Any
 import jinja2
 
 from ..engine.config import Measure
-from ..report_chart import Point, Reference, render_svg
+from ..present.chart import Point, Reference, render_svg
 from .driver import ChartSample, SweepResult
 from .tables import (
     RECALL_NOT_MEASURED,
@@ -263,7 +263,7 @@ def _original_per_conversation(row: dict[str, Any]) -> float | None:
 
 
 def _tradeoff(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The trade-off chart (``report_chart``) of the configurations with a recall figure:
+    """The trade-off chart (``present.chart``) of the configurations with a recall figure:
     x = cost per conversation where every one of them has it, else the mean view."""
     measured = [r for r in rows if r["artifact_recall"] is not None]
     money = bool(measured) and all(r.get(COST_KEY) is not None for r in measured)
@@ -385,5 +385,5 @@ def render_report(
 def write_report(
     path: Path, result: SweepResult, *, sort: str = "calls", title: str = "", chart: bool = False
 ) -> None:
-    """``chart``: add the trade-off chart (recall against cost, ``report_chart``)."""
+    """``chart``: add the trade-off chart (recall against cost, ``present.chart``)."""
     path.write_text(render_report(result, sort=sort, title=title, chart=chart), encoding="utf-8")

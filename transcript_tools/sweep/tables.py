@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from ..present.table import text_table
 from .config import auto_window_cell
 from .cost_table import COST_COLUMNS, COST_KEY, cost_cell, cost_legend, cost_notes
 
@@ -273,16 +274,7 @@ def render_table(result: SweepTableSource, sort: str = "calls") -> str:
     rows, how = sorted_rows(result, sort)
     columns, left = table_columns(rows)
     cells = [[h for h, _ in columns]] + [[cell(r, k) for _, k in columns] for r in rows]
-    widths = [max(len(c[i]) for c in cells) for i in range(len(columns))]
-    lines = []
-    for n, line in enumerate(cells):
-        parts = [
-            c.ljust(w) if i in left else c.rjust(w)
-            for i, (c, w) in enumerate(zip(line, widths, strict=True))
-        ]
-        lines.append("  ".join(parts).rstrip())
-        if n == 0:
-            lines.append("  ".join("-" * w for w in widths))
+    lines = text_table(cells, left, strip=True, rule=True)
     legend = (
         f"{result.conversations} conversation(s), {result.turns} turn(s), {len(result.configs)} configuration(s); "
         f"{how}.\n"
