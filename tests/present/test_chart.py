@@ -20,8 +20,8 @@ from transcript_tools.present.chart import (
     axis_ticks,
     pareto_front,
     render_svg,
-    tick_label,
 )
+from transcript_tools.present.numbers import tick_label
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 GRID = ["--measure", "current", "--ratio", "0.5,0.75", "--max-context-tokens", "4000,8000"]

@@ -12,6 +12,7 @@ from typing import Any
 import click
 import orjson
 
+from ..present.numbers import binary_size
 from ..present.table import text_table
 from ..providers.cache import ResponseCache, default_cache_path
 from ..terminal import echo
@@ -66,7 +67,7 @@ def stats_command(cache_path: Path | None, as_json: bool) -> None:
         return
     echo(f"path: {data['path']}")
     echo(f"entries: {data['entries']}")
-    echo(f"size: {_human(data['size_bytes'])} ({data['size_bytes']} bytes)")
+    echo(f"size: {binary_size(data['size_bytes'])} ({data['size_bytes']} bytes)")
     rows = [(r["provider"], r["model"], str(r["entries"])) for r in data["by_model"]]
     for line in text_table(rows, (0, 1, 2), strip=True) if rows else []:
         echo(line)
@@ -85,12 +86,3 @@ def clear_command(cache_path: Path | None) -> None:
     with ResponseCache(path) as cache:
         removed = cache.clear()
     echo(f"{path}: removed {removed} cached responses", err=True)
-
-
-def _human(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"  # pragma: no cover

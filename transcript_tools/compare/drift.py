@@ -18,6 +18,7 @@ from ..present.table import text_table
 from .bootstrap import Interval, paired_bootstrap
 from .collect import ArmRun
 from .figures import ratio_of_sums, same_window
+from .table import interval
 
 # rounds from the cap on share one row ("5+"), as eval's by-position recall pools them
 ROUNDS = POSITION_CAP
@@ -82,12 +83,6 @@ def drift_table(names: Sequence[str], conversations: Sequence[dict[int, ArmRun]]
     ]
 
 
-def _recall(value: Interval | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value.estimate * 100:.0f} [{value.low * 100:.0f}, {value.high * 100:.0f}]"
-
-
 def render_drift(table: Sequence[Round]) -> str:
     """The drift table: one line per policy and round."""
     lines = [
@@ -104,7 +99,7 @@ def render_drift(table: Sequence[Round]) -> str:
                 r.label,
                 str(r.conversations),
                 str(r.summaries),
-                _recall(r.recall),
+                interval(r.recall, 100, ".0f"),
                 f"{r.freed:,.0f}",
                 f"{r.kept:,.0f}",
             )

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.validity import APIS
+from ..present.numbers import percent
 from .artifacts import ARTIFACT_KINDS, REQUEST
 from .policy_probes import ACTIONS, POLICY_VARIANTS
 from .records import PolicyActionRecord
@@ -108,10 +109,6 @@ def _pool(target: dict[str, list[int]], counts: dict[str, list[int]]) -> None:
         pair[1] += n
 
 
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{value * 100:.1f}%"
-
-
 def render_policy_text(
     policies: dict[str, dict[str, Any]],
     recorded: dict[str, dict[str, Any]],
@@ -140,7 +137,7 @@ def render_policy_text(
         probes = str(sum(d["probes"].values())) if d else ""
         text = f"{name:<{width}}"
         text += f"{actions.get('summary', ''):>10}{actions.get('prepass', ''):>9}{probes:>8}"
-        text += f"{_pct(recall.get('artifact')):>10}{_pct(recall.get(REQUEST)):>9}"
+        text += f"{percent(recall.get('artifact')):>10}{percent(recall.get(REQUEST)):>9}"
         text += f"{'' if tokens is None else str(tokens):>10}"
         if broken is not None:  # (views that break each API, views)
             text += "".join(f"{broken[0][api]:>7}/{broken[1]:<3}" for api in APIS)
@@ -165,16 +162,16 @@ def render_policy_text(
     lines.append(f"{'artifact recall (view)':<{width}}" + "".join(f"{k:>11}" for k in kinds))
     for label, d in policies.items():
         recall = d["recall"]["view"]
-        lines.append(f"{label:<{width}}" + "".join(f"{_pct(recall.get(k)):>11}" for k in kinds))
+        lines.append(f"{label:<{width}}" + "".join(f"{percent(recall.get(k)):>11}" for k in kinds))
     lines.append("")
     getters: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
         (
             "summary actions: artifact",
-            lambda d: _pct(d["recall_by_action"]["summary"].get("artifact")),
+            lambda d: percent(d["recall_by_action"]["summary"].get("artifact")),
         ),
         (
             "pre-pass actions: artifact",
-            lambda d: _pct(d["recall_by_action"]["prepass"].get("artifact")),
+            lambda d: percent(d["recall_by_action"]["prepass"].get("artifact")),
         ),
         (
             "carried probes survived",

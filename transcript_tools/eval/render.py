@@ -9,14 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..present.chart import Point, Reference, render_svg
+from ..present.numbers import percent
 from .artifacts import ARTIFACT_KINDS, REQUEST
 from .evaluation import EvalResult
 
 _ORDINAL = {"1": "1st", "2": "2nd", "3": "3rd"}
-
-
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{value * 100:.1f}%"
 
 
 def _columns(result: EvalResult) -> list[tuple[str, str, str]]:
@@ -62,14 +59,14 @@ def recall_table(result: EvalResult) -> RecallTable | None:
     for kind in kinds:
         total = sum(n[k] for k in ARTIFACT_KINDS) if kind == "artifact" else n[kind]
         name = (kind if kind in ("artifact", REQUEST) else f"  {kind}") + f" ({total})"
-        cells = [_pct(data[label]["recall"][variant].get(kind)) for _, label, variant in cols]
+        cells = [percent(data[label]["recall"][variant].get(kind)) for _, label, variant in cols]
         table.recall.append((name, cells))
     for name, key, kind in (
         ("artifact, shorter only", "recall_where_shorter", "artifact"),
         ("artifact, shown only", "recall_where_shown", "artifact"),
         ("request, shown only", "recall_where_shown", REQUEST),
     ):
-        cells = [_pct(data[label][key][variant].get(kind)) for _, label, variant in cols]
+        cells = [percent(data[label][key][variant].get(kind)) for _, label, variant in cols]
         table.recall.append((name, cells))
     for name, get in _stat_rows(data):
         cells = [get(data[label]) if variant == "summary" else "" for _, label, variant in cols]
@@ -133,7 +130,7 @@ def _table_notes(data: dict[str, Any], cols: list[tuple[str, str, str]]) -> list
         for pos, item in data[label]["by_position"].items():
             ordinal = _ORDINAL.get(pos, pos if pos.endswith("+") else pos + "th")
             parts.append(
-                f"{ordinal} {_pct(item['summary'])} / {_pct(item['truncation'])} (n={item['checkpoints']})"
+                f"{ordinal} {percent(item['summary'])} / {percent(item['truncation'])} (n={item['checkpoints']})"
             )
         lines.append(f"  {label}: " + ("; ".join(parts) or "—"))
     return lines

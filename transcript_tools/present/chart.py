@@ -17,9 +17,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Literal
 
-Unit = Literal["tokens", "usd"]
+from .numbers import Unit, tick_label
 
 WIDTH, HEIGHT = 880, 400
 LEFT, RIGHT, TOP, BOTTOM = 64, 24, 34, 50
@@ -97,16 +96,6 @@ def axis_ticks(values: Sequence[float], count: int = 5) -> tuple[list[float], in
     step, decimals = _step(hi - lo, count)
     first, last = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
     return [round(i * step, decimals + 1) for i in range(first, last + 1)], decimals
-
-
-def tick_label(value: float, unit: Unit, decimals: int) -> str:
-    """``$0.015`` for money; ``800``, ``1.5k``, ``2M`` for tokens."""
-    if unit == "usd":
-        return f"${value:.{decimals}f}"
-    for scale, suffix in ((1e6, "M"), (1e3, "k")):
-        if abs(value) >= scale:
-            return f"{round(value / scale, 3):g}{suffix}"
-    return f"{round(value, decimals):g}"
 
 
 def _fmt(value: float) -> str:

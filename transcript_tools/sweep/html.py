@@ -21,6 +21,7 @@ import jinja2
 
 from ..engine.config import Measure
 from ..present.chart import Point, Reference, render_svg
+from ..present.numbers import short
 from .driver import ChartSample, SweepResult
 from .tables import (
     RECALL_NOT_MEASURED,
@@ -70,16 +71,6 @@ def _ticks(top: float, count: int = 4) -> list[float]:
     magnitude = 10 ** (len(str(int(raw))) - 1) if raw >= 1 else 1
     step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
     return [step * i for i in range(int(top // step) + 1)]
-
-
-def _short(value: float | str) -> str:
-    if isinstance(value, str):  # max_context_tokens auto
-        return value
-    if value >= 1e6:
-        return f"{value / 1e6:g}M"
-    if value >= 1e3:
-        return f"{value / 1e3:g}k"
-    return f"{value:g}"
 
 
 @dataclass(slots=True)
@@ -151,7 +142,7 @@ def _chart(
         else _ticks(y_max)
     )
     chart.gridlines = [
-        {"y": y(v), "label": _short(v)} for v in ticks if (10**lo if log else 0) <= v <= y_max
+        {"y": y(v), "label": short(v)} for v in ticks if (10**lo if log else 0) <= v <= y_max
     ]
     step = max(1, round(n / 10))
     chart.xticks = [{"x": x(t), "label": str(t)} for t in range(0, n, step)]
@@ -185,16 +176,16 @@ def _chart(
         )
     labelled: dict[str, Any] | None = None
     for value in visible:  # labels of lines closer than 11px share one line of text
-        line = {"y": y(value), "label": f"threshold {_short(value)}"}
+        line = {"y": y(value), "label": f"threshold {short(value)}"}
         if labelled is not None and labelled["y"] - line["y"] < 11:
-            labelled["label"] += f" · {_short(value)}"
+            labelled["label"] += f" · {short(value)}"
             line["label"] = ""
         else:
             labelled = line
         chart.thresholds.append(line)
     hidden = [t for t in thresholds if t not in visible]
     if hidden:
-        above = "thresholds above the chart: " + ", ".join(_short(t) for t in hidden)
+        above = "thresholds above the chart: " + ", ".join(short(t) for t in hidden)
         chart.note = f"{chart.note}; {above}" if chart.note else above
     for turn in p.compaction_turns:
         at = x(min(turn + 0.5, n - 1) if n > 1 else turn)
@@ -225,7 +216,7 @@ def _chart(
 def _config_text(row: dict[str, Any]) -> str:
     """A configuration in words: the bar chart's label, the trade-off chart's tooltip."""
     return (
-        f"#{row['config']} ratio {row['trigger_token_ratio']:g} · max {_short(row['max_context_tokens'])} "
+        f"#{row['config']} ratio {row['trigger_token_ratio']:g} · max {short(row['max_context_tokens'])} "
         f"· debounce {row['debounce_turns']} · {row['mode']} · {row['measure']}"
     )
 
@@ -252,7 +243,7 @@ def _point_label(row: dict[str, Any]) -> str:
     """A configuration on the chart: #n, then policy (when the row has one) · ratio ·
     window · debounce."""
     parts = [row.get("policy"), f"{row['trigger_token_ratio']:g}"]
-    parts += [_short(row["max_context_tokens"]), f"d{row['debounce_turns']}"]
+    parts += [short(row["max_context_tokens"]), f"d{row['debounce_turns']}"]
     return f"#{row['config']} " + "·".join(str(p) for p in parts if p)
 
 
@@ -275,7 +266,7 @@ def _tradeoff(rows: list[dict[str, Any]]) -> dict[str, Any]:
     )
 
     def shown(value: float) -> str:
-        return f"${value:.4f} per conversation" if money else f"mean view {_short(value)}"
+        return f"${value:.4f} per conversation" if money else f"mean view {short(value)}"
 
     points = [
         Point(
