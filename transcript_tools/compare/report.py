@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..present.chart import Point, render_svg
-from ..sweep.html import _template
+from ..present.page import page_template
 from .bootstrap import Interval
 from .figures import ORIGINAL, Comparison, PolicyRow
 from .table import COLUMNS, eligible_keys, sort_rows
@@ -177,7 +177,7 @@ def render_page(
 ) -> str:
     """``sections``: (heading, preformatted text) shown under the chart (the matched-budget
     table, the drift by compaction)."""
-    return _template("compare.html.j2").render(
+    return page_template("compare.html.j2").render(
         title=title or "corpus",
         header=list(header),
         warnings=list(warnings),

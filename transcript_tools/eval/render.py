@@ -10,6 +10,7 @@ from typing import Any
 
 from ..present.chart import Point, Reference, render_svg
 from ..present.numbers import percent
+from ..present.page import page_template
 from .artifacts import ARTIFACT_KINDS, REQUEST
 from .evaluation import EvalResult
 
@@ -295,12 +296,5 @@ def render_html(
     result: EvalResult, notes: list[str], table: str | None = None, *, chart: bool = False
 ) -> str:
     """The page; ``table``: the text table shown; ``chart``: the trade-off chart after it."""
-    from importlib import resources
-
-    from jinja2 import Environment, select_autoescape
-
-    source = (
-        resources.files("transcript_tools.templates").joinpath("eval.html.j2").read_text("utf-8")
-    )
-    env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
-    return env.from_string(source).render(**html_context(result, notes, table, chart=chart))
+    context = html_context(result, notes, table, chart=chart)
+    return page_template("eval.html.j2", strict=False).render(**context)

@@ -69,10 +69,9 @@ def pareto_front(points: Sequence[Point]) -> list[int]:
     return front
 
 
-def _step(span: float, count: int) -> tuple[float, int]:
-    """A round tick step (1, 2, 2.5 or 5 times a power of ten) giving about ``count``
-    intervals over ``span``, and the decimals its labels need."""
-    raw = span / count
+def nice_step(raw: float) -> tuple[float, int]:
+    """The round step (1, 2, 2.5 or 5 times a power of ten) nearest above ``raw``, and
+    the decimals its labels need."""
     power = math.floor(math.log10(raw))
     for mantissa in (1.0, 2.0, 2.5, 5.0, 10.0):
         if mantissa * 10.0**power >= raw * (1 - 1e-9):
@@ -93,9 +92,28 @@ def axis_ticks(values: Sequence[float], count: int = 5) -> tuple[list[float], in
     margin = (hi - lo) * 0.05
     floor = 0.0 if lo >= 0 else -math.inf
     lo, hi = max(lo - margin, floor), hi + margin
-    step, decimals = _step(hi - lo, count)
+    step, decimals = nice_step((hi - lo) / count)
     first, last = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
     return [round(i * step, decimals + 1) for i in range(first, last + 1)], decimals
+
+
+def ticks_from_zero(top: float, count: int = 4) -> list[float]:
+    """About ``count`` ticks from 0 up to ``top``, a round step (at least 1) apart."""
+    if top <= 0:
+        return [0.0]
+    step = nice_step(max(top / count, 1.0))[0]
+    return [step * i for i in range(int(top // step) + 1)]
+
+
+def log_ticks(low: float, high: float) -> list[float]:
+    """1, 2 and 5 times each power of ten from ``10**low`` to ``10**high`` (a log axis)."""
+    return [10.0**e * m for e in range(int(low), math.ceil(high) + 1) for m in (1, 2, 5)]
+
+
+def linear(low: float, high: float, start: float, end: float) -> Callable[[float], float]:
+    """The scale from ``low``..``high`` onto ``start``..``end`` (SVG units: a y axis runs
+    from the bottom, the larger number, up to the top)."""
+    return lambda value: start + (end - start) * (value - low) / (high - low)
 
 
 def _fmt(value: float) -> str:
@@ -163,11 +181,7 @@ def render_svg(
     x_lo, x_hi = ticks[0], ticks[-1]
     plot_right, plot_bottom = WIDTH - RIGHT, HEIGHT - BOTTOM
 
-    def px(value: float) -> float:
-        return LEFT + (plot_right - LEFT) * (value - x_lo) / (x_hi - x_lo)
-
-    def py(share: float) -> float:
-        return TOP + (plot_bottom - TOP) * (Y_HIGH - share) / (Y_HIGH - Y_LOW)
+    px, py = linear(x_lo, x_hi, LEFT, plot_right), linear(Y_HIGH, Y_LOW, TOP, plot_bottom)
 
     out = [
         f'<svg class="tradeoff" xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" '
