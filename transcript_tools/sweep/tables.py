@@ -250,7 +250,7 @@ POLICY_CELLS: dict[str, Callable[[dict[str, Any]], str]] = {
     "tool_results_cleared": lambda row: compact(row["tool_results_cleared"]),
     "violations": _violations_cell,
     "compaction_agreement": _agreement_cell,
-    "max_context_tokens": lambda row: auto_window_cell(row),  # auto: the windows it found
+    "max_context_tokens": auto_window_cell,  # auto: the windows it found
 }
 
 
