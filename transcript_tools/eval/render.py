@@ -11,6 +11,7 @@ from typing import Any
 from ..present.chart import Point, Reference, render_svg
 from ..present.numbers import percent
 from ..present.page import page_template
+from ..present.table import fixed_row
 from .artifacts import ARTIFACT_KINDS, REQUEST
 from .evaluation import EvalResult
 
@@ -148,7 +149,7 @@ def render_text(result: EvalResult) -> str:
     width = max(12, *(len(c) for c in table.columns))
 
     def row(name: str, cells: list[str]) -> str:
-        return f"{name:<22}" + "".join(f"{cell:>{width + 2}}" for cell in cells)
+        return fixed_row([name, *cells], [22, *[width + 2] * len(cells)])
 
     lines = [row("recall", table.columns)]
     lines.extend(row(name, cells) for name, cells in table.recall)

@@ -27,3 +27,12 @@ def text_table(
     if rule:
         lines.insert(1, "  ".join("-" * width for width in widths))
     return lines
+
+
+def fixed_row(cells: Sequence[object], widths: Sequence[int], left: Container[int] = (0,)) -> str:
+    """One line of a table whose columns have set widths and no gap: the cells in ``left``
+    padded on the right, the others on the left; a wider cell pushes the rest along."""
+    return "".join(
+        f"{cell:<{width}}" if i in left else f"{cell:>{width}}"
+        for i, (cell, width) in enumerate(zip(cells, widths, strict=False))
+    )
