@@ -220,12 +220,15 @@ def render_svg(
     return "\n".join(out) + "\n"
 
 
-def _text(x: object, y: object, anchor: str, body: str, style: str = "", cls: str = "") -> str:
+def _text(
+    x: object, y: object, anchor: str, body: str, style: str = "", cls: str = "", turn: str = ""
+) -> str:
     """One label in the chart's font (``body`` escaped); a float position rounded."""
     x, y = (_fmt(v) if isinstance(v, float) else v for v in (x, y))
     head = (f'<text class="{cls}"' if cls else "<text") + f' x="{x}" y="{y}"'
     head += f' text-anchor="{anchor}"' if anchor else ""
-    return f"{head} {FONT}" + (f' style="{style}"' if style else "") + f">{escape(body)}</text>"
+    tail = (f' style="{style}"' if style else "") + (f' transform="{turn}"' if turn else "")
+    return f"{head} {FONT}{tail}>{escape(body)}</text>"
 
 
 def _axes(ticks: list[tuple[float, str]], py: Scale, x_title: str, y_title: str) -> list[str]:
@@ -246,8 +249,8 @@ def _axes(ticks: list[tuple[float, str]], py: Scale, x_title: str, y_title: str)
         _text((LEFT + PLOT_RIGHT) / 2, HEIGHT - 12, "middle", f"{x_title} — left: cheaper", BOLD)
     )
     middle = _fmt((TOP + PLOT_BOTTOM) / 2)
-    turned = f'{BOLD}" transform="rotate(-90 14 {middle})'  # after the style attribute
-    out.append(_text(14, middle, "middle", f"{y_title} — up: keeps more", turned))
+    turn = f"rotate(-90 14 {middle})"
+    out.append(_text(14, middle, "middle", f"{y_title} — up: keeps more", BOLD, turn=turn))
     return out
 
 
