@@ -1,4 +1,6 @@
-"""The trade-off chart of the sweep's report and eval's page: one self-contained SVG.
+"""The charts' axes, ticks and scales (``axis_ticks``, ``ticks_from_zero``, ``log_ticks``,
+``linear``), and the trade-off chart of the sweep's report, eval's page and compare's
+report drawn with them: one self-contained SVG.
 
 One point per configuration: x a cost (lower is better: money per conversation, or the
 tokens the model is still sent), y a recall share (higher is better). The Pareto front —
@@ -6,9 +8,8 @@ the points no other point beats on both axes — is drawn as a staircase and its
 are labelled; reference marks (the uncompacted run, the floors of docs/eval.md "Floors")
 sit beside them. Inline SVG only: no script, no web font, no external reference.
 
-Pure (strings in, a string out) and importing nothing of the package, so that both
-``sweep/`` and ``eval/`` (which sits below sweep) can use it: see LAYERS in
-tests/test_import_graph.py.
+Pure (numbers and strings in, a string out) and importing nothing of the package outside
+``present/``, so that every layer can use it: see LAYERS in tests/test_import_graph.py.
 """
 
 from __future__ import annotations
