@@ -73,6 +73,7 @@ gridlines
 _.gridlines
 xticks
 _.xticks
+plot_bottom
 
 # Library API: read by callers of the package (and its tests), not inside it.
 RequestProvider  # providers/base.py: the Protocol a provider with complete_request meets

@@ -121,7 +121,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "_sync",
         "_version",
         "templates",
-        "report_chart",
+        "present",
         "untrusted",
         "writable",
     ),

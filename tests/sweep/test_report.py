@@ -23,7 +23,7 @@ from transcript_tools.engine.messages import (
     Usage,
     UserMessage,
 )
-from transcript_tools.report_chart import FRONT, REFERENCE
+from transcript_tools.present.chart import FRONT, REFERENCE
 from transcript_tools.sweep.driver import Sweep, SweepResult, config_grid
 from transcript_tools.sweep.html import render_report, write_report
 from transcript_tools.sweep.stats import ConfigStats
@@ -188,7 +188,7 @@ CHART_PAGES = {  # a sweep grid whose configurations have recall figures, and ev
 )
 @pytest.mark.parametrize("command", sorted(CHART_PAGES))
 def test_tradeoff_chart_is_painted_in_chromium(command: str, tmp_path: Path) -> None:
-    """The chart's two colours (report_chart.FRONT, REFERENCE) are named nowhere else on
+    """The chart's two colours (present.chart.FRONT, REFERENCE) are named nowhere else on
     the page: pixels of exactly those colours are the chart's marks, painted."""
     from transcript_tools.cli.main import cli
 

@@ -12,6 +12,8 @@ from typing import Any
 import click
 import orjson
 
+from ..present.numbers import binary_size
+from ..present.table import text_table
 from ..providers.cache import ResponseCache, default_cache_path
 from ..terminal import echo
 from .help import TsumGroupCommand, examples
@@ -65,13 +67,10 @@ def stats_command(cache_path: Path | None, as_json: bool) -> None:
         return
     echo(f"path: {data['path']}")
     echo(f"entries: {data['entries']}")
-    echo(f"size: {_human(data['size_bytes'])} ({data['size_bytes']} bytes)")
-    rows = data["by_model"]
-    if rows:
-        width_p = max(len(r["provider"]) for r in rows)
-        width_m = max(len(r["model"]) for r in rows)
-        for row in rows:
-            echo(f"{row['provider']:<{width_p}}  {row['model']:<{width_m}}  {row['entries']}")
+    echo(f"size: {binary_size(data['size_bytes'])} ({data['size_bytes']} bytes)")
+    rows = [(r["provider"], r["model"], str(r["entries"])) for r in data["by_model"]]
+    for line in text_table(rows, (0, 1, 2), strip=True) if rows else []:
+        echo(line)
 
 
 @cache_group.command(
@@ -87,12 +86,3 @@ def clear_command(cache_path: Path | None) -> None:
     with ResponseCache(path) as cache:
         removed = cache.clear()
     echo(f"{path}: removed {removed} cached responses", err=True)
-
-
-def _human(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"  # pragma: no cover

@@ -16,6 +16,8 @@ import orjson
 
 from ..engine.person_fates import FATES
 from ..fidelity import FidelityResult, FidelityRow, RuntimeSummary, fidelity_paths
+from ..present.numbers import grouped, whole_percent
+from ..present.table import text_table
 from ..settings import settings_values
 from ..terminal import echo, escape_controls
 from .help import TsumCommand, examples
@@ -57,21 +59,13 @@ SUMMARY_COLUMNS = (
 )
 
 
-def _number(value: int | None) -> str:
-    return "-" if value is None else f"{value:,}"
-
-
-def _share(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0%}"
-
-
 def _row(row: FidelityRow, base: str) -> list[str]:
     rel = os.path.relpath(row.path, base) if base else row.path
     fates = row.recorded_person_fates
     kept = (
         "-"
         if row.recorded_kept_messages is None
-        else f"{row.recorded_kept_messages}/{_number(row.predicted_kept_messages)}"
+        else f"{row.recorded_kept_messages}/{grouped(row.predicted_kept_messages)}"
     )
     return [
         escape_controls(rel if len(rel) <= 40 else "…" + rel[-39:]),
@@ -82,12 +76,12 @@ def _row(row: FidelityRow, base: str) -> list[str]:
         f"{row.window:,} ({row.window_from})",
         "-" if row.threshold is None else f"{row.threshold:,.0f}",
         str(row.recorded_call),
-        _number(row.predicted_call) if row.predicted_call is not None else "never",
-        _number(row.recorded_tokens_before),
-        _number(row.recorded_tokens_after),
-        _number(row.predicted_tokens_after),
+        grouped(row.predicted_call) if row.predicted_call is not None else "never",
+        grouped(row.recorded_tokens_before),
+        grouped(row.recorded_tokens_after),
+        grouped(row.predicted_tokens_after),
         "-" if row.size_error is None else f"{row.size_error:+.0%}",
-        _number(row.rebuilt_tokens_after),
+        grouped(row.rebuilt_tokens_after),
         "-" if row.rebuilt_error is None else f"{row.rebuilt_error:+.0%}",
         kept,
         "-" if fates is None else "/".join(str(fates[k]) for k in FATES),
@@ -102,22 +96,14 @@ def _summary_row(summary: RuntimeSummary) -> list[str]:
         summary.runtime,
         *counts,
         *rest,
-        _share(summary.agreement),
-        _share(summary.median_size_error),
-        _share(summary.median_rebuilt_error),
+        whole_percent(summary.agreement),
+        whole_percent(summary.median_size_error),
+        whole_percent(summary.median_rebuilt_error),
     ]
 
 
 def _table(header: tuple[str, ...], rows: list[list[str]]) -> str:
-    cells = [list(header), *rows]
-    widths = [max(len(r[c]) for r in cells) for c in range(len(header))]
-    return "\n".join(
-        "  ".join(
-            cell.ljust(w) if c == 0 else cell.rjust(w)
-            for c, (cell, w) in enumerate(zip(row, widths, strict=True))
-        ).rstrip()
-        for row in cells
-    )
+    return "\n".join(text_table([list(header), *rows], strip=True))
 
 
 def render(result: FidelityResult) -> str:
@@ -217,7 +203,7 @@ def fidelity_command(
     below = min_agreement is not None and (agreement is None or agreement < min_agreement)
     if below and not (result.failed or not result.sessions):
         echo(
-            f"tsum: agreement {_share(agreement)} is under --min-agreement {min_agreement:.0%}",
+            f"tsum: agreement {whole_percent(agreement)} is under --min-agreement {min_agreement:.0%}",
             err=True,
         )
     finish(failed=result.failed > 0 or not result.sessions, differences=below)

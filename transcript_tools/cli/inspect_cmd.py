@@ -14,6 +14,7 @@ import orjson
 
 from ..errors import InputError
 from ..inspection import SessionInfo, inspect_paths
+from ..present.table import text_table
 from ..settings import settings_values
 from ..terminal import echo, escape_controls
 from .help import TsumCommand, examples
@@ -100,15 +101,8 @@ def render_table(infos: list[SessionInfo]) -> str:
     except (ValueError, IndexError):  # mixed absolute/relative paths, or stdin only
         base = ""
     rows = [[name for name, _ in COLUMNS]] + [_row(i, base) for i in infos]
-    widths = [max(len(r[c]) for r in rows) for c in range(len(COLUMNS))]
-    lines = []
-    for row in rows:
-        cells = [
-            cell.ljust(width) if align == "<" else cell.rjust(width)
-            for cell, width, (_, align) in zip(row, widths, COLUMNS, strict=True)
-        ]
-        lines.append("  ".join(cells).rstrip())
-    return "\n".join(lines)
+    left = [c for c, (_, align) in enumerate(COLUMNS) if align == "<"]
+    return "\n".join(text_table(rows, left, strip=True))
 
 
 @click.command(

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..present.table import text_table
+
 Point = tuple[float, float]  # (mean retained tokens, recall)
 
 
@@ -72,11 +74,7 @@ def render_curves(
         points = ", ".join(f"{x / 1000:.1f}k: {y * 100:.0f}%" for x, y in sorted(curve.points))
         read = curve.at(tokens)
         rows.append((curve.name, points or "-", "-" if read is None else f"{read * 100:.0f}%"))
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    for row in rows:
-        lines.append(
-            "  ".join([row[0].ljust(widths[0]), row[1].ljust(widths[1]), row[2].rjust(widths[2])])
-        )
+    lines += text_table(rows, (0, 1))
     if not conversations:
         lines.append(
             "  (no conversation where every policy acted at every window: smaller windows)"

@@ -29,6 +29,7 @@ from ..eval.canaries import (
 from ..eval.checkpoints import compaction_message_indices
 from ..eval.policy_probes import ActionScorer, policy_actions
 from ..formats.corpus import CorpusReader, ignore
+from ..present.table import text_table
 from ..providers.executor import SummaryExecutor
 from ..sweep.config import SweepConfig
 from ..sweep.driver import _offline_executor, policy_grid
@@ -156,11 +157,7 @@ def render_canaries(result: CanaryResult) -> str:
                 # a stale value falling off is good news: no cliff
                 fell = "-" if kind == STALE else cliff(table, kind, labels)
                 rows.append((name, kind, *cells, fell))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        left = [row[0].ljust(widths[0]), row[1].ljust(widths[1])]
-        right = [c.rjust(w) for c, w in zip(row[2:], widths[2:], strict=True)]
-        lines.append("  ".join(left + right))
+    lines += text_table(rows, (0, 1))
     if len(rows) == 1:
         lines.append("  (no canary was taken out of a view: no policy summarized past one)")
     return "\n".join(lines) + "\n"

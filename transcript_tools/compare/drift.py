@@ -14,9 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..eval.aggregate import POSITION_CAP
+from ..present.table import text_table
 from .bootstrap import Interval, paired_bootstrap
 from .collect import ArmRun
 from .figures import ratio_of_sums, same_window
+from .table import interval
 
 # rounds from the cap on share one row ("5+"), as eval's by-position recall pools them
 ROUNDS = POSITION_CAP
@@ -81,12 +83,6 @@ def drift_table(names: Sequence[str], conversations: Sequence[dict[int, ArmRun]]
     ]
 
 
-def _recall(value: Interval | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value.estimate * 100:.0f} [{value.low * 100:.0f}, {value.high * 100:.0f}]"
-
-
 def render_drift(table: Sequence[Round]) -> str:
     """The drift table: one line per policy and round."""
     lines = [
@@ -103,17 +99,12 @@ def render_drift(table: Sequence[Round]) -> str:
                 r.label,
                 str(r.conversations),
                 str(r.summaries),
-                _recall(r.recall),
+                interval(r.recall, 100, ".0f"),
                 f"{r.freed:,.0f}",
                 f"{r.kept:,.0f}",
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        cells = [row[0].ljust(widths[0])] + [
-            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
-        ]
-        lines.append("  ".join(cells))
+    lines += text_table(rows)
     if len(rows) == 1:
         lines.append("  (no policy summarized)")
     return "\n".join(lines) + "\n"

@@ -18,6 +18,7 @@ from typing import Any
 
 from .._sync import run_sync
 from ..engine.config import RunSettings
+from ..present.table import text_table
 from ..sweep.config import ConfigOutcome, SweepConfig
 from ..sweep.driver import Sweep
 from ..sweep.simulate import ConversationSeries
@@ -149,9 +150,5 @@ def render_replicates(rows: list[ReplicateRow], spec: Replicates) -> str:
     for row in rows:
         cells = ["-" if r is None else f"{r:.0%}" for r in row.recalls]
         table.append((row.policy, row.model, *cells, row.spread()))
-    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
-    for line in table:
-        left = [line[0].ljust(widths[0]), line[1].ljust(widths[1])]
-        right = [c.rjust(w) for c, w in zip(line[2:], widths[2:], strict=True)]
-        lines.append("  ".join(left + right))
+    lines += text_table(table, (0, 1))
     return "\n".join(lines) + "\n"

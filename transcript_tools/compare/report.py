@@ -2,7 +2,7 @@
 
 The page: what the figures stand on (the text header), the comparison table — every
 column, sortable by a click on its header (a few lines of inline script, nothing
-loaded from anywhere) — and the trade-off chart of ``report_chart`` (the sweep's and
+loaded from anywhere) — and the trade-off chart of ``present.chart`` (the sweep's and
 eval's): one point per policy, its 95% intervals as bars, the Pareto front labelled
 with the policies' names. Without a recall figure the chart plots cost against the
 tokens each policy keeps, and says so: a chart is never empty. The template is a
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..report_chart import Point, render_svg
-from ..sweep.html import _template
+from ..present.chart import Point, render_svg
+from ..present.page import page_template
 from .bootstrap import Interval
 from .figures import ORIGINAL, Comparison, PolicyRow
 from .table import COLUMNS, eligible_keys, sort_rows
@@ -178,7 +178,7 @@ def render_page(
 ) -> str:
     """``sections``: (heading, preformatted text) shown under the chart (the matched-budget
     table, the drift by compaction)."""
-    return _template("compare.html.j2").render(
+    return page_template("compare.html.j2").render(
         title=title or "corpus",
         header=list(header),
         warnings=list(warnings),

@@ -6,12 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..present.numbers import kilo, percent
+from ..present.table import text_table
 from .bootstrap import Interval
 from .figures import Comparison, PolicyRow, cost
-
-
-def _pct(value: float) -> str:
-    return f"{value * 100:.1f}%"
 
 
 def cost_verdict(delta: Interval | None) -> str:
@@ -19,30 +17,26 @@ def cost_verdict(delta: Interval | None) -> str:
     if delta is None:
         return "unpriced"
     if delta.spans_zero:
-        return (
-            f"no difference ({delta.estimate * 100:+.1f}% [{_pct(delta.low)}, {_pct(delta.high)}])"
-        )
+        return f"no difference ({delta.estimate * 100:+.1f}% [{percent(delta.low)}, {percent(delta.high)}])"
     if delta.high < 0:
-        return f"cheaper by {_pct(-delta.estimate)} [{_pct(-delta.high)}, {_pct(-delta.low)}]"
-    return f"costlier by {_pct(delta.estimate)} [{_pct(delta.low)}, {_pct(delta.high)}]"
+        return (
+            f"cheaper by {percent(-delta.estimate)} [{percent(-delta.high)}, {percent(-delta.low)}]"
+        )
+    return f"costlier by {percent(delta.estimate)} [{percent(delta.low)}, {percent(delta.high)}]"
 
 
-def _interval(value: Interval | None, scale: float, fmt: str) -> str:
+def interval(value: Interval | None, scale: float, fmt: str) -> str:
     if value is None:
         return "-"
     est, low, high = (v * scale for v in (value.estimate, value.low, value.high))
     return f"{est:{fmt}} [{low:{fmt}}, {high:{fmt}}]"
 
 
-def _tokens(value: float) -> str:
-    return f"{value / 1000:.1f}k" if value >= 1000 else f"{value:.0f}"
-
-
 def _retained(row: PolicyRow) -> str:
     change = row.retained_delta_share
     if change is None:
-        return _tokens(row.retained)
-    return f"{_tokens(row.retained)} ({_interval(change, 100, '+.0f')}%)"
+        return kilo(row.retained)
+    return f"{kilo(row.retained)} ({interval(change, 100, '+.0f')}%)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +66,7 @@ COLUMNS: tuple[Column, ...] = (
         "dusd",
         "Δ $",
         "its change against the baseline in USD, 95% interval",
-        lambda r: _interval(r.cost_delta_usd, 1, "+.2f"),
+        lambda r: interval(r.cost_delta_usd, 1, "+.2f"),
     ),
     Column(
         "verdict",
@@ -87,7 +81,7 @@ COLUMNS: tuple[Column, ...] = (
         "recall",
         "artifact recall, % of probes the summaries carry, 95% interval, over n "
         "conversations where it summarized (- : it never did)",
-        lambda r: _interval(r.recall, 100, ".0f") + (f" n={r.recall.pairs}" if r.recall else ""),
+        lambda r: interval(r.recall, 100, ".0f") + (f" n={r.recall.pairs}" if r.recall else ""),
     ),
     Column(
         "vrecall",
@@ -103,7 +97,7 @@ COLUMNS: tuple[Column, ...] = (
         "drecall",
         "Δ recall",
         "recall change against a baseline policy, points, paired",
-        lambda r: _interval(r.recall_delta, 100, "+.0f"),
+        lambda r: interval(r.recall_delta, 100, "+.0f"),
     ),
     Column(
         "retained",
@@ -166,15 +160,7 @@ def sort_rows(rows: Sequence[PolicyRow], key: str) -> list[PolicyRow]:
 
 def _grid(columns: Sequence[Column], rows: Sequence[PolicyRow]) -> list[str]:
     cells = [[c.header for c in columns]] + [[c.cell(r) for c in columns] for r in rows]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
-    out = []
-    for line in cells:
-        parts = [
-            text.rjust(w) if c.right else text.ljust(w)
-            for c, text, w in zip(columns, line, widths, strict=True)
-        ]
-        out.append("  ".join(parts).rstrip())
-    return out
+    return text_table(cells, [i for i, c in enumerate(columns) if not c.right], strip=True)
 
 
 def eligible_keys(rows: Sequence[PolicyRow], priced: bool) -> list[str]:

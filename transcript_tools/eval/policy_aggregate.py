@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.validity import APIS
+from ..present.numbers import percent
+from ..present.table import fixed_row
 from .artifacts import ARTIFACT_KINDS, REQUEST
 from .policy_probes import ACTIONS, POLICY_VARIANTS
 from .records import PolicyActionRecord
@@ -108,10 +110,6 @@ def _pool(target: dict[str, list[int]], counts: dict[str, list[int]]) -> None:
         pair[1] += n
 
 
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{value * 100:.1f}%"
-
-
 def render_policy_text(
     policies: dict[str, dict[str, Any]],
     recorded: dict[str, dict[str, Any]],
@@ -123,11 +121,9 @@ def render_policy_text(
     if not any(sum(d["actions"].values()) for d in policies.values()) and not recorded:
         return "no policy acted: nothing to score (lower --max-context-tokens?)\n"
     width = max(24, *(len(label) + 2 for label in (*policies, *recorded)))
-    head = (
-        f"{'policy':<{width}}{'summaries':>10}{'pre-pass':>9}{'probes':>8}{'artifact':>10}"
-        f"{'request':>9}{'view tok':>10}" + "".join(f"{api:>11}" for api in APIS)
-    )
-    lines = [head]
+    widths = [width, 10, 9, 8, 10, 9, 10, *[11] * len(APIS)]
+    head = ["policy", "summaries", "pre-pass", "probes", "artifact", "request", "view tok"]
+    lines = [fixed_row([*head, *APIS], widths)]
 
     def row(
         name: str,
@@ -138,13 +134,12 @@ def render_policy_text(
     ) -> str:
         actions = d["actions"] if d else {}
         probes = str(sum(d["probes"].values())) if d else ""
-        text = f"{name:<{width}}"
-        text += f"{actions.get('summary', ''):>10}{actions.get('prepass', ''):>9}{probes:>8}"
-        text += f"{_pct(recall.get('artifact')):>10}{_pct(recall.get(REQUEST)):>9}"
-        text += f"{'' if tokens is None else str(tokens):>10}"
+        cells = [name, actions.get("summary", ""), actions.get("prepass", ""), probes]
+        cells += [percent(recall.get("artifact")), percent(recall.get(REQUEST))]
+        cells.append("" if tokens is None else str(tokens))
         if broken is not None:  # (views that break each API, views)
-            text += "".join(f"{broken[0][api]:>7}/{broken[1]:<3}" for api in APIS)
-        return text.rstrip()
+            cells += [f"{broken[0][api]:>7}/{broken[1]:<3}" for api in APIS]
+        return fixed_row(cells, widths).rstrip()
 
     for label, d in policies.items():
         n = sum(d["actions"].values())
@@ -162,19 +157,21 @@ def render_policy_text(
         lines.append(row("  truncation floor", None, d["recall"]["truncation"], None))
     lines.append("")
     kinds = [k for k in ARTIFACT_KINDS if any(d["probes"].get(k) for d in policies.values())]
-    lines.append(f"{'artifact recall (view)':<{width}}" + "".join(f"{k:>11}" for k in kinds))
+    columns = [width, *[11] * len(kinds)]
+    lines.append(fixed_row(["artifact recall (view)", *kinds], columns))
     for label, d in policies.items():
-        recall = d["recall"]["view"]
-        lines.append(f"{label:<{width}}" + "".join(f"{_pct(recall.get(k)):>11}" for k in kinds))
+        lines.append(
+            fixed_row([label, *(percent(d["recall"]["view"].get(k)) for k in kinds)], columns)
+        )
     lines.append("")
     getters: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
         (
             "summary actions: artifact",
-            lambda d: _pct(d["recall_by_action"]["summary"].get("artifact")),
+            lambda d: percent(d["recall_by_action"]["summary"].get("artifact")),
         ),
         (
             "pre-pass actions: artifact",
-            lambda d: _pct(d["recall_by_action"]["prepass"].get("artifact")),
+            lambda d: percent(d["recall_by_action"]["prepass"].get("artifact")),
         ),
         (
             "carried probes survived",

@@ -1,5 +1,5 @@
 """The text table of ``tsum eval`` and the HTML page (``templates/eval.html.j2``), with,
-when asked, its trade-off chart (``report_chart``)."""
+when asked, its trade-off chart (``present.chart``)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..report_chart import Point, Reference, render_svg
+from ..present.chart import Point, Reference, render_svg
+from ..present.numbers import percent
+from ..present.page import page_template
+from ..present.table import fixed_row
 from .artifacts import ARTIFACT_KINDS, REQUEST
 from .evaluation import EvalResult
 
 _ORDINAL = {"1": "1st", "2": "2nd", "3": "3rd"}
-
-
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{value * 100:.1f}%"
 
 
 def _columns(result: EvalResult) -> list[tuple[str, str, str]]:
@@ -62,14 +61,14 @@ def recall_table(result: EvalResult) -> RecallTable | None:
     for kind in kinds:
         total = sum(n[k] for k in ARTIFACT_KINDS) if kind == "artifact" else n[kind]
         name = (kind if kind in ("artifact", REQUEST) else f"  {kind}") + f" ({total})"
-        cells = [_pct(data[label]["recall"][variant].get(kind)) for _, label, variant in cols]
+        cells = [percent(data[label]["recall"][variant].get(kind)) for _, label, variant in cols]
         table.recall.append((name, cells))
     for name, key, kind in (
         ("artifact, shorter only", "recall_where_shorter", "artifact"),
         ("artifact, shown only", "recall_where_shown", "artifact"),
         ("request, shown only", "recall_where_shown", REQUEST),
     ):
-        cells = [_pct(data[label][key][variant].get(kind)) for _, label, variant in cols]
+        cells = [percent(data[label][key][variant].get(kind)) for _, label, variant in cols]
         table.recall.append((name, cells))
     for name, get in _stat_rows(data):
         cells = [get(data[label]) if variant == "summary" else "" for _, label, variant in cols]
@@ -133,7 +132,7 @@ def _table_notes(data: dict[str, Any], cols: list[tuple[str, str, str]]) -> list
         for pos, item in data[label]["by_position"].items():
             ordinal = _ORDINAL.get(pos, pos if pos.endswith("+") else pos + "th")
             parts.append(
-                f"{ordinal} {_pct(item['summary'])} / {_pct(item['truncation'])} (n={item['checkpoints']})"
+                f"{ordinal} {percent(item['summary'])} / {percent(item['truncation'])} (n={item['checkpoints']})"
             )
         lines.append(f"  {label}: " + ("; ".join(parts) or "—"))
     return lines
@@ -150,7 +149,7 @@ def render_text(result: EvalResult) -> str:
     width = max(12, *(len(c) for c in table.columns))
 
     def row(name: str, cells: list[str]) -> str:
-        return f"{name:<22}" + "".join(f"{cell:>{width + 2}}" for cell in cells)
+        return fixed_row([name, *cells], [22, *[width + 2] * len(cells)])
 
     lines = [row("recall", table.columns)]
     lines.extend(row(name, cells) for name, cells in table.recall)
@@ -298,12 +297,5 @@ def render_html(
     result: EvalResult, notes: list[str], table: str | None = None, *, chart: bool = False
 ) -> str:
     """The page; ``table``: the text table shown; ``chart``: the trade-off chart after it."""
-    from importlib import resources
-
-    from jinja2 import Environment, select_autoescape
-
-    source = (
-        resources.files("transcript_tools.templates").joinpath("eval.html.j2").read_text("utf-8")
-    )
-    env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
-    return env.from_string(source).render(**html_context(result, notes, table, chart=chart))
+    context = html_context(result, notes, table, chart=chart)
+    return page_template("eval.html.j2", strict=False).render(**context)

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import io
-from typing import IO, Any
+from typing import IO
 
 from ..engine.records import DecisionRecord, SummaryRecord, record_unit, summary_ok
 from ..engine.rules import FIRED
 from ..engine.session import ESTIMATED
+from ..present.numbers import grouped
 from ..terminal import escaper
 from .conversation import SessionResult
 from .parking import Rendered
-
-
-def _fmt_int(value: Any) -> str:
-    return f"{value:,}" if isinstance(value, int) else "-" if value is None else str(value)
 
 
 class TextReport:
@@ -57,7 +54,7 @@ class TextReport:
         window = ""
         if decisions and "max_context_tokens_from" in decisions[0]:  # --max-context-tokens auto
             window = (
-                f", max_context_tokens {_fmt_int(decisions[0]['max_context_tokens'])} "
+                f", max_context_tokens {grouped(decisions[0]['max_context_tokens'])} "
                 f"(from {decisions[0]['max_context_tokens_from']})"
             )
         out(
@@ -75,9 +72,9 @@ class TextReport:
                 None,
             )
             out(
-                f"   threshold {_fmt_int(int(threshold)) if threshold is not None else '-'} tokens; "
+                f"   threshold {grouped(int(threshold)) if threshold is not None else '-'} tokens; "
                 f"first over it at {unit} {first_over if first_over is not None else '-'}; "
-                f"final cost_so_far {_fmt_int(decisions[-1]['cost_so_far'])}\n"
+                f"final cost_so_far {grouped(decisions[-1]['cost_so_far'])}\n"
             )
             if first_over is not None and not fired and engine.settings.summary is not None:
                 debounce = engine.settings.summary.debounce_turns
@@ -89,9 +86,9 @@ class TextReport:
             if estimated:  # a dry run under --measure current: no summary was written
                 out(
                     f"   estimated from {unit} {estimated[0][unit]} on: each would-be summary assumed "
-                    f"{_fmt_int(estimated[0][ESTIMATED])} tokens and the view cut to the focused "
+                    f"{grouped(estimated[0][ESTIMATED])} tokens and the view cut to the focused "
                     f"window, as tsum sweep estimates it (without summaries the watermark ends at "
-                    f"{_fmt_int(estimated[-1]['watermark_without_summaries'])})\n"
+                    f"{grouped(estimated[-1]['watermark_without_summaries'])})\n"
                 )
         shown = [
             d
@@ -110,7 +107,7 @@ class TextReport:
                     c = d["cleared"]
                     extra += (
                         f"  [cleared {c['messages_cleared']} tool result(s), "
-                        f"-{_fmt_int(c['freed_tokens'])} tokens]"
+                        f"-{grouped(c['freed_tokens'])} tokens]"
                     )
                 if "recorded_compaction" in d:
                     extra += (
@@ -119,12 +116,12 @@ class TextReport:
                         + "]"
                     )
                 out(
-                    f"   {d[unit]:>4}  {_fmt_int(d['turn_tokens']):>11}  {_fmt_int(d['cost_so_far']):>11}  "
-                    f"{_fmt_int(d['watermark']):>11}  {d['decision']}{extra}\n"
+                    f"   {d[unit]:>4}  {grouped(d['turn_tokens']):>11}  {grouped(d['cost_so_far']):>11}  "
+                    f"{grouped(d['watermark']):>11}  {d['decision']}{extra}\n"
                 )
         view_messages, view_tokens = engine.slot.view_size()
         out(
-            f"   next view (load_messages): {view_messages} messages, ~{_fmt_int(view_tokens)} tokens "
+            f"   next view (load_messages): {view_messages} messages, ~{grouped(view_tokens)} tokens "
             f"(full history: {len(engine.slot.messages)} messages)\n"
         )
         if engine.settings.policy is not None:
@@ -160,6 +157,6 @@ def _policy_line(name: str, decisions: list[DecisionRecord], summaries: list[Sum
     return (
         f"   policy {name}: {len(made)} summary view(s), "
         f"{sum(c['messages_cleared'] for c in cleared)} tool result(s) cleared "
-        f"(-{_fmt_int(sum(c['freed_tokens'] for c in cleared))} tokens); "
+        f"(-{grouped(sum(c['freed_tokens'] for c in cleared))} tokens); "
         f"summary views breaking a rule the log itself does not: {apis}\n"
     )

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +15,7 @@ from ..engine.policy import Policy
 from ..engine.policy_engine import policy_threshold
 from ..engine.runtime_policy import follow_runtime
 from ..engine.windows import conversation_model
+from ..present.numbers import compact
 
 if TYPE_CHECKING:
     from ..cost.model import RunCost
@@ -23,16 +23,16 @@ if TYPE_CHECKING:
 # ---- the grid -----------------------------------------------------------------------------
 
 
-def auto_window_cell(row: dict[str, Any], short: Callable[[Any], str]) -> str:
+def auto_window_cell(row: dict[str, Any]) -> str:
     """The table's ``max_ctx`` cell: the window, or on an auto row the one window it found
     (``auto=258k (log)``), or ``auto (mixed)`` (``max_context_tokens_used``)."""
     used = row.get("max_context_tokens_used")
     if not used:
-        return short(row["max_context_tokens"])
+        return compact(row["max_context_tokens"])
     if len(used) > 1:
         return "auto (mixed)"
     window, source = next(iter(used)).split(" ", 1)
-    return f"auto={short(int(window))} {source}"
+    return f"auto={compact(int(window))} {source}"
 
 
 @dataclass(frozen=True, slots=True)

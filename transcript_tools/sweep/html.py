@@ -2,7 +2,7 @@
 
 The page: the headline numbers, a bar chart of summary calls per configuration,
 the summary table, with ``chart`` the trade-off of recall against cost
-(``report_chart``), and per sampled conversation its watermark curve with the
+(``present.chart``), and per sampled conversation its watermark curve with the
 threshold lines, the recorded compactions and one row of trigger points per
 configuration. Geometry is computed here; ``templates/report.html.j2`` only lays
 it out. Templates are package resources (``transcript_tools.templates``).
@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jinja2
-
 from ..engine.config import Measure
-from ..report_chart import Point, Reference, render_svg
+from ..present.chart import Point, Reference, linear, log_ticks, render_svg, ticks_from_zero
+from ..present.numbers import short
+from ..present.page import page_template
 from .driver import ChartSample, SweepResult
 from .tables import (
     RECALL_NOT_MEASURED,
@@ -53,35 +53,6 @@ COST_KEY = "cost_per_conversation_usd"
 ORIGINAL_COST_KEY = "original_cost_per_conversation"
 
 
-def _template(name: str) -> jinja2.Template:
-    source = (
-        resources.files("transcript_tools.templates").joinpath(name).read_text(encoding="utf-8")
-    )
-    env = jinja2.Environment(
-        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
-    )
-    return env.from_string(source)
-
-
-def _ticks(top: float, count: int = 4) -> list[float]:
-    if top <= 0:
-        return [0.0]
-    raw = top / count
-    magnitude = 10 ** (len(str(int(raw))) - 1) if raw >= 1 else 1
-    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
-    return [step * i for i in range(int(top // step) + 1)]
-
-
-def _short(value: float | str) -> str:
-    if isinstance(value, str):  # max_context_tokens auto
-        return value
-    if value >= 1e6:
-        return f"{value / 1e6:g}M"
-    if value >= 1e3:
-        return f"{value / 1e3:g}k"
-    return f"{value:g}"
-
-
 @dataclass(slots=True)
 class Chart:
     title: str
@@ -98,6 +69,43 @@ class Chart:
     note: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class _Level:
+    """The watermark chart's y axis: linear from 0, or log (from a power of ten) when a
+    cumulative series dwarfs the thresholds it crossed long ago."""
+
+    log: bool
+    low: float
+    high: float  # log: of the power of ten
+    visible: list[float]  # the thresholds drawn (the others are above the chart)
+
+    @property
+    def top(self) -> float:
+        return 10**self.high if self.log else self.high
+
+    def __call__(self, value: float) -> float:
+        if not self.log:
+            share = value / self.high
+        else:
+            share = (math.log10(value) - self.low) / (self.high - self.low) if value > 0 else 0.0
+        return round(linear(1.0, 0.0, TOP, TOP + PLOT_H)(max(share, 0.0)), 1)
+
+    def ticks(self) -> list[float]:
+        ticks = log_ticks(self.low, self.high) if self.log else ticks_from_zero(self.top)
+        return [v for v in ticks if (10**self.low if self.log else 0) <= v <= self.top]
+
+
+def _level(series: list[int], thresholds: list[float]) -> _Level:
+    top = max(series, default=0)
+    positive = [v for v in (*series, *thresholds) if v > 0]
+    if bool(thresholds) and top > 10 * thresholds[0] and bool(positive):
+        visible = [t for t in thresholds if t <= top * 1.6] or thresholds[:1]
+        low = float(math.floor(math.log10(min(positive))))
+        return _Level(True, low, math.log10(max([top, *visible]) * 1.3), visible)
+    visible = [t for t in thresholds if t <= max(top, 1) * 1.6] or thresholds[:1]
+    return _Level(False, 0.0, max([top, *visible, 1]) * 1.08, visible)
+
+
 def _chart(
     sample: ChartSample, measure: Measure, shown: list[tuple[int, int]], result: SweepResult
 ) -> Chart:
@@ -106,34 +114,15 @@ def _chart(
     series = p.cost if measure is Measure.CUMULATIVE else p.view
     configs = [(c, i) for c, i in shown if result.configs[i].measure is measure]
     n = max(p.turns, 1)
-    top = max(series, default=0)
     # with --max-context-tokens auto each conversation has its own: no one line to draw
     thresholds = sorted(
         {result.configs[i].threshold for _, i in configs if not result.configs[i].auto_window}
     )
-    # A cumulative series dwarfs the thresholds it crossed long ago: log scale then.
-    positive = [v for v in (*series, *thresholds) if v > 0]
-    log = bool(thresholds) and top > 10 * thresholds[0] and bool(positive)
-    if log:
-        visible = [t for t in thresholds if t <= top * 1.6] or thresholds[:1]
-        lo = float(math.floor(math.log10(min(positive))))
-        hi = math.log10(max([top, *visible]) * 1.3)
-    else:
-        visible = [t for t in thresholds if t <= max(top, 1) * 1.6] or thresholds[:1]
-        lo, hi = 0.0, max([top, *visible, 1]) * 1.08
-    y_max = 10**hi if log else hi
-    plot_w = WIDTH - LEFT - RIGHT
-    span = max(n - 1, 1)
+    y = _level(series, thresholds)
+    along = linear(0, max(n - 1, 1), LEFT, WIDTH - RIGHT)
 
     def x(turn: float) -> float:
-        return round(LEFT + plot_w * turn / span, 1) if n > 1 else LEFT + plot_w / 2
-
-    def y(value: float) -> float:
-        if log:
-            share = (math.log10(value) - lo) / (hi - lo) if value > 0 else 0.0
-        else:
-            share = value / hi
-        return round(TOP + PLOT_H * (1 - max(share, 0.0)), 1)
+        return round(along(turn), 1) if n > 1 else LEFT + (WIDTH - LEFT - RIGHT) / 2
 
     label = (
         "cost_so_far (cumulative)" if measure is Measure.CUMULATIVE else "context size (current)"
@@ -141,61 +130,14 @@ def _chart(
     chart = Chart(
         title=f"{p.session_id}",
         subtitle=f"{Path(p.path).name} · {p.turns} turns · {label}"
-        + (" · log scale" if log else "")
+        + (" · log scale" if y.log else "")
         + ("" if p.all_recorded else " · estimated usage"),
         height=TOP + PLOT_H + 28 + RUG_ROW * len(configs) + 6,
     )
-    ticks = (
-        [10.0**e * m for e in range(int(lo), math.ceil(hi) + 1) for m in (1, 2, 5)]
-        if log
-        else _ticks(y_max)
-    )
-    chart.gridlines = [
-        {"y": y(v), "label": _short(v)} for v in ticks if (10**lo if log else 0) <= v <= y_max
-    ]
-    step = max(1, round(n / 10))
-    chart.xticks = [{"x": x(t), "label": str(t)} for t in range(0, n, step)]
-    points = " L ".join(f"{x(t)},{y(v)}" for t, v in enumerate(series))
-    chart.paths.append(
-        {
-            "d": f"M {points}" if points else "",
-            "color": "#222",
-            "width": 2.2,
-            "dash": "",
-            "label": "without summaries",
-        }
-    )
-    for colour, i in configs:
-        curve = sample.curves.get(i)
-        if curve:
-            pts = " L ".join(f"{x(t)},{y(min(v, y_max))}" for t, v in enumerate(curve))
-            chart.paths.append(
-                {
-                    "d": f"M {pts}",
-                    "color": PALETTE[colour],
-                    "width": 1.4,
-                    "dash": "4 2",
-                    "label": f"#{i + 1} with its summaries",
-                }
-            )
-    if len(series) < 2:  # one point draws no line: say why the chart is empty
-        after = f"; the watermark after it: {series[0]:,} tokens" if series else ""
-        chart.note = (
-            f"no curve: a curve joins two turns or more, this conversation has {p.turns}{after}"
-        )
-    labelled: dict[str, Any] | None = None
-    for value in visible:  # labels of lines closer than 11px share one line of text
-        line = {"y": y(value), "label": f"threshold {_short(value)}"}
-        if labelled is not None and labelled["y"] - line["y"] < 11:
-            labelled["label"] += f" · {_short(value)}"
-            line["label"] = ""
-        else:
-            labelled = line
-        chart.thresholds.append(line)
-    hidden = [t for t in thresholds if t not in visible]
-    if hidden:
-        above = "thresholds above the chart: " + ", ".join(_short(t) for t in hidden)
-        chart.note = f"{chart.note}; {above}" if chart.note else above
+    chart.gridlines = [{"y": y(v), "label": short(v)} for v in y.ticks()]
+    chart.xticks = [{"x": x(t), "label": str(t)} for t in range(0, n, max(1, round(n / 10)))]
+    _curves(chart, sample, series, configs, x, y)
+    _thresholds(chart, thresholds, y)
     for turn in p.compaction_turns:
         at = x(min(turn + 0.5, n - 1) if n > 1 else turn)
         right = at > WIDTH - RIGHT - 110  # near the right edge: label on the left of the line
@@ -222,10 +164,67 @@ def _chart(
     return chart
 
 
+def _curves(
+    chart: Chart,
+    sample: ChartSample,
+    series: list[int],
+    configs: list[tuple[int, int]],
+    x: Callable[[float], float],
+    y: _Level,
+) -> None:
+    """The watermark without summaries, and each drawn configuration's own (dashed)."""
+    points = " L ".join(f"{x(t)},{y(v)}" for t, v in enumerate(series))
+    chart.paths.append(
+        {
+            "d": f"M {points}" if points else "",
+            "color": "#222",
+            "width": 2.2,
+            "dash": "",
+            "label": "without summaries",
+        }
+    )
+    for colour, i in configs:
+        curve = sample.curves.get(i)
+        if curve:
+            pts = " L ".join(f"{x(t)},{y(min(v, y.top))}" for t, v in enumerate(curve))
+            chart.paths.append(
+                {
+                    "d": f"M {pts}",
+                    "color": PALETTE[colour],
+                    "width": 1.4,
+                    "dash": "4 2",
+                    "label": f"#{i + 1} with its summaries",
+                }
+            )
+    if len(series) < 2:  # one point draws no line: say why the chart is empty
+        after = f"; the watermark after it: {series[0]:,} tokens" if series else ""
+        chart.note = (
+            f"no curve: a curve joins two turns or more, this conversation has "
+            f"{sample.profile.turns}{after}"
+        )
+
+
+def _thresholds(chart: Chart, thresholds: list[float], y: _Level) -> None:
+    """The threshold lines drawn, and a note naming those above the chart."""
+    labelled: dict[str, Any] | None = None
+    for value in y.visible:  # labels of lines closer than 11px share one line of text
+        line = {"y": y(value), "label": f"threshold {short(value)}"}
+        if labelled is not None and labelled["y"] - line["y"] < 11:
+            labelled["label"] += f" · {short(value)}"
+            line["label"] = ""
+        else:
+            labelled = line
+        chart.thresholds.append(line)
+    hidden = [t for t in thresholds if t not in y.visible]
+    if hidden:
+        above = "thresholds above the chart: " + ", ".join(short(t) for t in hidden)
+        chart.note = f"{chart.note}; {above}" if chart.note else above
+
+
 def _config_text(row: dict[str, Any]) -> str:
     """A configuration in words: the bar chart's label, the trade-off chart's tooltip."""
     return (
-        f"#{row['config']} ratio {row['trigger_token_ratio']:g} · max {_short(row['max_context_tokens'])} "
+        f"#{row['config']} ratio {row['trigger_token_ratio']:g} · max {short(row['max_context_tokens'])} "
         f"· debounce {row['debounce_turns']} · {row['mode']} · {row['measure']}"
     )
 
@@ -252,7 +251,7 @@ def _point_label(row: dict[str, Any]) -> str:
     """A configuration on the chart: #n, then policy (when the row has one) · ratio ·
     window · debounce."""
     parts = [row.get("policy"), f"{row['trigger_token_ratio']:g}"]
-    parts += [_short(row["max_context_tokens"]), f"d{row['debounce_turns']}"]
+    parts += [short(row["max_context_tokens"]), f"d{row['debounce_turns']}"]
     return f"#{row['config']} " + "·".join(str(p) for p in parts if p)
 
 
@@ -263,7 +262,7 @@ def _original_per_conversation(row: dict[str, Any]) -> float | None:
 
 
 def _tradeoff(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The trade-off chart (``report_chart``) of the configurations with a recall figure:
+    """The trade-off chart (``present.chart``) of the configurations with a recall figure:
     x = cost per conversation where every one of them has it, else the mean view."""
     measured = [r for r in rows if r["artifact_recall"] is not None]
     money = bool(measured) and all(r.get(COST_KEY) is not None for r in measured)
@@ -275,7 +274,7 @@ def _tradeoff(rows: list[dict[str, Any]]) -> dict[str, Any]:
     )
 
     def shown(value: float) -> str:
-        return f"${value:.4f} per conversation" if money else f"mean view {_short(value)}"
+        return f"${value:.4f} per conversation" if money else f"mean view {short(value)}"
 
     points = [
         Point(
@@ -362,7 +361,7 @@ def render_report(
         ],
     }
     total_calls = sum(r["summary_calls"] for r in rows)
-    return _template("report.html.j2").render(
+    return page_template("report.html.j2").render(
         title=title or "corpus",
         how=how,
         result=result,
@@ -385,5 +384,5 @@ def render_report(
 def write_report(
     path: Path, result: SweepResult, *, sort: str = "calls", title: str = "", chart: bool = False
 ) -> None:
-    """``chart``: add the trade-off chart (recall against cost, ``report_chart``)."""
+    """``chart``: add the trade-off chart (recall against cost, ``present.chart``)."""
     path.write_text(render_report(result, sort=sort, title=title, chart=chart), encoding="utf-8")

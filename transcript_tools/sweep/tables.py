@@ -9,6 +9,8 @@ from typing import Any, Protocol
 
 import orjson
 
+from ..present.numbers import compact
+from ..present.table import text_table
 from .config import auto_window_cell
 from .cost_table import COST_COLUMNS, COST_KEY, cost_cell, cost_legend, cost_notes
 
@@ -78,23 +80,6 @@ def sorted_rows(result: SweepTableSource, sort: str = "calls") -> tuple[list[dic
         rows.sort(key=key)
     order = "descending" if descending else "ascending"
     return rows, f"sorted by {text}" + (f" ({order}, ties in grid order)" if field_name else "")
-
-
-def _k(value: float | int | str | None) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, str):  # max_context_tokens auto
-        return value
-    value = float(value)
-    if abs(value) >= 10_000_000:
-        return f"{value / 1e6:.0f}M"
-    if abs(value) >= 1_000_000:
-        return f"{value / 1e6:.1f}M"
-    if abs(value) >= 10_000:
-        return f"{value / 1e3:.0f}k"
-    if abs(value) >= 1000:
-        return f"{value / 1e3:.1f}k"
-    return f"{value:.0f}"
 
 
 COLUMNS: list[tuple[str, str]] = [
@@ -203,7 +188,7 @@ def cell(row: dict[str, Any], key: str) -> str:
     if key == "calls_per_conversation_mean":
         return f"{row[key]:.1f}"
     if key == "summarizer_input_tokens_estimated" and row.get("summarizer_cost") is not None:
-        return f"{_k(row[key])} ${row['summarizer_cost']:.2f}"
+        return f"{compact(row[key])} ${row['summarizer_cost']:.2f}"
     if key == "checkpoint":  # absent on turn configurations (default outputs unchanged)
         return str(row.get(key, "turn"))
     if key in (
@@ -217,7 +202,7 @@ def cell(row: dict[str, Any], key: str) -> str:
     ):
         value = row[key]
         return str(value) if value is not None else "-"
-    return _k(row[key])
+    return compact(row[key])
 
 
 def table_columns(rows: list[dict[str, Any]]) -> tuple[list[tuple[str, str]], set[int]]:
@@ -262,10 +247,10 @@ def _agreement_cell(row: dict[str, Any]) -> str:
 
 POLICY_CELLS: dict[str, Callable[[dict[str, Any]], str]] = {
     "policy": lambda row: str(row["policy"]),
-    "tool_results_cleared": lambda row: _k(row["tool_results_cleared"]),
+    "tool_results_cleared": lambda row: compact(row["tool_results_cleared"]),
     "violations": _violations_cell,
     "compaction_agreement": _agreement_cell,
-    "max_context_tokens": lambda row: auto_window_cell(row, _k),  # auto: the windows it found
+    "max_context_tokens": auto_window_cell,  # auto: the windows it found
 }
 
 
@@ -273,16 +258,7 @@ def render_table(result: SweepTableSource, sort: str = "calls") -> str:
     rows, how = sorted_rows(result, sort)
     columns, left = table_columns(rows)
     cells = [[h for h, _ in columns]] + [[cell(r, k) for _, k in columns] for r in rows]
-    widths = [max(len(c[i]) for c in cells) for i in range(len(columns))]
-    lines = []
-    for n, line in enumerate(cells):
-        parts = [
-            c.ljust(w) if i in left else c.rjust(w)
-            for i, (c, w) in enumerate(zip(line, widths, strict=True))
-        ]
-        lines.append("  ".join(parts).rstrip())
-        if n == 0:
-            lines.append("  ".join("-" * w for w in widths))
+    lines = text_table(cells, left, strip=True, rule=True)
     legend = (
         f"{result.conversations} conversation(s), {result.turns} turn(s), {len(result.configs)} configuration(s); "
         f"{how}.\n"

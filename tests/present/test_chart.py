@@ -1,4 +1,4 @@
-"""The trade-off chart (transcript_tools/report_chart.py): the Pareto front on hand-computed
+"""The trade-off chart (transcript_tools/present/chart.py): the Pareto front on hand-computed
 points, the axis ticks, a golden SVG, and its wiring into `tsum sweep --report --chart` and
 `tsum eval --html --chart` (off by default: the pages without the flag are unchanged).
 The browser check is in tests/test_report.py (test_tradeoff_chart_is_painted_in_chromium)."""
@@ -14,16 +14,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transcript_tools.cli.main import cli
-from transcript_tools.report_chart import (
+from transcript_tools.present.chart import (
     Point,
     Reference,
     axis_ticks,
     pareto_front,
     render_svg,
-    tick_label,
 )
+from transcript_tools.present.numbers import tick_label
 
-SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 GRID = ["--measure", "current", "--ratio", "0.5,0.75", "--max-context-tokens", "4000,8000"]
 
 

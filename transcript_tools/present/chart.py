@@ -1,4 +1,6 @@
-"""The trade-off chart of the sweep's report and eval's page: one self-contained SVG.
+"""The charts' axes, ticks and scales (``axis_ticks``, ``ticks_from_zero``, ``log_ticks``,
+``linear``), and the trade-off chart of the sweep's report, eval's page and compare's
+report drawn with them: one self-contained SVG.
 
 One point per configuration: x a cost (lower is better: money per conversation, or the
 tokens the model is still sent), y a recall share (higher is better). The Pareto front —
@@ -6,9 +8,8 @@ the points no other point beats on both axes — is drawn as a staircase and its
 are labelled; reference marks (the uncompacted run, the floors of docs/eval.md "Floors")
 sit beside them. Inline SVG only: no script, no web font, no external reference.
 
-Pure (strings in, a string out) and importing nothing of the package, so that both
-``sweep/`` and ``eval/`` (which sits below sweep) can use it: see LAYERS in
-tests/test_import_graph.py.
+Pure (numbers and strings in, a string out) and importing nothing of the package outside
+``present/``, so that every layer can use it: see LAYERS in tests/test_import_graph.py.
 """
 
 from __future__ import annotations
@@ -17,15 +18,18 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Literal
 
-Unit = Literal["tokens", "usd"]
+from .numbers import Unit, tick_label
 
 WIDTH, HEIGHT = 880, 400
 LEFT, RIGHT, TOP, BOTTOM = 64, 24, 34, 50
 Y_LOW, Y_HIGH = -0.05, 1.05  # recall 0% and 100% sit inside the frame, not on it
 CHAR_W, LINE_H = 6.2, 12  # the width of one 11px character, and a label's height (estimates)
 FRONT, DOMINATED, REFERENCE, GRID, INK = "#1a56db", "#8a94a3", "#b45309", "#eceff3", "#4a5562"
+PLOT_RIGHT, PLOT_BOTTOM = WIDTH - RIGHT, HEIGHT - BOTTOM
+FONT = f'font-family="system-ui, sans-serif" font-size="11" fill="{INK}"'
+BOLD = "font-weight: 600"
+Scale = Callable[[float], float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +74,9 @@ def pareto_front(points: Sequence[Point]) -> list[int]:
     return front
 
 
-def _step(span: float, count: int) -> tuple[float, int]:
-    """A round tick step (1, 2, 2.5 or 5 times a power of ten) giving about ``count``
-    intervals over ``span``, and the decimals its labels need."""
-    raw = span / count
+def nice_step(raw: float) -> tuple[float, int]:
+    """The round step (1, 2, 2.5 or 5 times a power of ten) nearest above ``raw``, and
+    the decimals its labels need."""
     power = math.floor(math.log10(raw))
     for mantissa in (1.0, 2.0, 2.5, 5.0, 10.0):
         if mantissa * 10.0**power >= raw * (1 - 1e-9):
@@ -94,19 +97,28 @@ def axis_ticks(values: Sequence[float], count: int = 5) -> tuple[list[float], in
     margin = (hi - lo) * 0.05
     floor = 0.0 if lo >= 0 else -math.inf
     lo, hi = max(lo - margin, floor), hi + margin
-    step, decimals = _step(hi - lo, count)
+    step, decimals = nice_step((hi - lo) / count)
     first, last = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
     return [round(i * step, decimals + 1) for i in range(first, last + 1)], decimals
 
 
-def tick_label(value: float, unit: Unit, decimals: int) -> str:
-    """``$0.015`` for money; ``800``, ``1.5k``, ``2M`` for tokens."""
-    if unit == "usd":
-        return f"${value:.{decimals}f}"
-    for scale, suffix in ((1e6, "M"), (1e3, "k")):
-        if abs(value) >= scale:
-            return f"{round(value / scale, 3):g}{suffix}"
-    return f"{round(value, decimals):g}"
+def ticks_from_zero(top: float, count: int = 4) -> list[float]:
+    """About ``count`` ticks from 0 up to ``top``, a round step (at least 1) apart."""
+    if top <= 0:
+        return [0.0]
+    step = nice_step(max(top / count, 1.0))[0]
+    return [step * i for i in range(int(top // step) + 1)]
+
+
+def log_ticks(low: float, high: float) -> list[float]:
+    """1, 2 and 5 times each power of ten from ``10**low`` to ``10**high`` (a log axis)."""
+    return [10.0**e * m for e in range(int(low), math.ceil(high) + 1) for m in (1, 2, 5)]
+
+
+def linear(low: float, high: float, start: float, end: float) -> Callable[[float], float]:
+    """The scale from ``low``..``high`` onto ``start``..``end`` (SVG units: a y axis runs
+    from the bottom, the larger number, up to the top)."""
+    return lambda value: start + (end - start) * (value - low) / (high - low)
 
 
 def _fmt(value: float) -> str:
@@ -171,131 +183,138 @@ def render_svg(
     xs = [p.x for p in points] + [r.x for r in references if r.x is not None]
     xs += [end for p in points if p.x_bar is not None for end in p.x_bar]
     ticks, decimals = axis_ticks(xs)
-    x_lo, x_hi = ticks[0], ticks[-1]
-    plot_right, plot_bottom = WIDTH - RIGHT, HEIGHT - BOTTOM
-
-    def px(value: float) -> float:
-        return LEFT + (plot_right - LEFT) * (value - x_lo) / (x_hi - x_lo)
-
-    def py(share: float) -> float:
-        return TOP + (plot_bottom - TOP) * (Y_HIGH - share) / (Y_HIGH - Y_LOW)
-
+    px, py = linear(ticks[0], ticks[-1], LEFT, PLOT_RIGHT), linear(Y_HIGH, Y_LOW, TOP, PLOT_BOTTOM)
     out = [
         f'<svg class="tradeoff" xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" '
         f'height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
         f'aria-label="{escape(y_title)} against {escape(x_title)}, one point per configuration">',
-        f'<rect class="plot" x="{LEFT}" y="{TOP}" width="{plot_right - LEFT}" '
-        f'height="{plot_bottom - TOP}" fill="#fff" stroke="#b8c0ca"/>',
+        f'<rect class="plot" x="{LEFT}" y="{TOP}" width="{PLOT_RIGHT - LEFT}" '
+        f'height="{PLOT_BOTTOM - TOP}" fill="#fff" stroke="#b8c0ca"/>',
     ]
-    text = f'font-family="system-ui, sans-serif" font-size="11" fill="{INK}"'
+    out += _axes([(px(t), tick_label(t, x_unit, decimals)) for t in ticks], py, x_title, y_title)
+    labels = _Labels(LEFT + 4, PLOT_RIGHT - 4)
+    out += _reference_lines(references, py, labels)
+    front = pareto_front(points)
+    out += _front_line([(px(points[i].x), py(points[i].y)) for i in front])
+    out += _bars(points, px, py)
+    groups: dict[tuple[float, float], list[Point]] = {}
+    for i in front:  # points at one place share one mark and one label
+        groups.setdefault((points[i].x, points[i].y), []).append(points[i])
+    on_front = set(front)
+    off_front = [p for i, p in enumerate(points) if i not in on_front]
+    markers = [(px(r.x), py(r.y), r.label) for r in references if r.x is not None]
+    out += _marks(off_front, markers, groups, px, py)
+    # Labels go where no mark is: the front's first (they name the configurations to pick).
+    for x, y in [(px(p.x), py(p.y)) for p in points] + [(x, y) for x, y, _ in markers]:
+        labels.mark(x, y)
+    named = [(px(x), py(y), " = ".join(m.label for m in group)) for (x, y), group in groups.items()]
+    out += [
+        _text(*labels.place(x, y, text), text, f"fill: {FRONT}", "front-label")
+        for x, y, text in named
+    ]
+    for p in off_front if label_dominated else []:
+        spot = labels.place(px(p.x), py(p.y), p.label)
+        out.append(_text(*spot, p.label, f"fill: {DOMINATED}", "dominated-label"))
+    out += [_text(*labels.place(x, y, text), text, f"fill: {REFERENCE}") for x, y, text in markers]
+    out.extend(_legend(has_references=bool(references)))
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def _text(
+    x: object, y: object, anchor: str, body: str, style: str = "", cls: str = "", turn: str = ""
+) -> str:
+    """One label in the chart's font (``body`` escaped); a float position rounded."""
+    x, y = (_fmt(v) if isinstance(v, float) else v for v in (x, y))
+    head = (f'<text class="{cls}"' if cls else "<text") + f' x="{x}" y="{y}"'
+    head += f' text-anchor="{anchor}"' if anchor else ""
+    tail = (f' style="{style}"' if style else "") + (f' transform="{turn}"' if turn else "")
+    return f"{head} {FONT}{tail}>{escape(body)}</text>"
+
+
+def _axes(ticks: list[tuple[float, str]], py: Scale, x_title: str, y_title: str) -> list[str]:
+    """The grid and its labels (recall every 20%; x at ``ticks``, (position, label)), and
+    the axes' titles."""
+    out: list[str] = []
     for share in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0):
         row = _fmt(py(share))
-        out.append(f'<line x1="{LEFT}" x2="{plot_right}" y1="{row}" y2="{row}" stroke="{GRID}"/>')
+        out.append(f'<line x1="{LEFT}" x2="{PLOT_RIGHT}" y1="{row}" y2="{row}" stroke="{GRID}"/>')
+        out.append(_text(LEFT - 6, py(share) + 4, "end", f"{share:.0%}"))
+    for at, label in ticks:
+        column = _fmt(at)
         out.append(
-            f'<text x="{LEFT - 6}" y="{_fmt(py(share) + 4)}" text-anchor="end" {text}>'
-            f"{share:.0%}</text>"
+            f'<line x1="{column}" x2="{column}" y1="{TOP}" y2="{PLOT_BOTTOM}" stroke="{GRID}"/>'
         )
-    for tick in ticks:
-        column = _fmt(px(tick))
-        out.append(
-            f'<line x1="{column}" x2="{column}" y1="{TOP}" y2="{plot_bottom}" stroke="{GRID}"/>'
-        )
-        out.append(
-            f'<text x="{column}" y="{plot_bottom + 15}" text-anchor="middle" {text}>'
-            f"{escape(tick_label(tick, x_unit, decimals))}</text>"
-        )
+        out.append(_text(column, PLOT_BOTTOM + 15, "middle", label))
     out.append(
-        f'<text x="{_fmt((LEFT + plot_right) / 2)}" y="{HEIGHT - 12}" text-anchor="middle" '
-        f'{text} style="font-weight: 600">{escape(x_title)} — left: cheaper</text>'
+        _text((LEFT + PLOT_RIGHT) / 2, HEIGHT - 12, "middle", f"{x_title} — left: cheaper", BOLD)
     )
-    out.append(
-        f'<text x="14" y="{_fmt((TOP + plot_bottom) / 2)}" text-anchor="middle" {text} '
-        f'style="font-weight: 600" transform="rotate(-90 14 {_fmt((TOP + plot_bottom) / 2)})">'
-        f"{escape(y_title)} — up: keeps more</text>"
-    )
-    labels = _Labels(LEFT + 4, plot_right - 4)
-    for ref in references:  # lines first, under the points
+    middle = _fmt((TOP + PLOT_BOTTOM) / 2)
+    turn = f"rotate(-90 14 {middle})"
+    out.append(_text(14, middle, "middle", f"{y_title} — up: keeps more", BOLD, turn=turn))
+    return out
+
+
+def _reference_lines(references: Sequence[Reference], py: Scale, labels: _Labels) -> list[str]:
+    """Each reference without an x: a dashed line across the plot, named at its right end."""
+    out: list[str] = []
+    for ref in references:
         if ref.x is not None:
             continue
         y = py(ref.y)
         out.append(
-            f'<line class="reference" x1="{LEFT}" x2="{plot_right}" y1="{_fmt(y)}" '
+            f'<line class="reference" x1="{LEFT}" x2="{PLOT_RIGHT}" y1="{_fmt(y)}" '
             f'y2="{_fmt(y)}" stroke="{REFERENCE}" stroke-dasharray="6 4"/>'
         )
         width = len(ref.label) * CHAR_W
-        labels.boxes.append((plot_right - 6 - width, y - 4 - LINE_H, plot_right - 6, y - 2))
-        out.append(
-            f'<text x="{plot_right - 6}" y="{_fmt(y - 4)}" text-anchor="end" {text} '
-            f'style="fill: {REFERENCE}">{escape(ref.label)}</text>'
-        )
-    front = pareto_front(points)
-    on_front = set(front)
-    if len(front) > 1:
-        corners = [(px(points[front[0]].x), py(points[front[0]].y))]
-        for i in front[1:]:
-            corners += [(px(points[i].x), corners[-1][1]), (px(points[i].x), py(points[i].y))]
-        steps = [f"{_fmt(x)},{_fmt(y)}" for x, y in corners]
-        path = " L ".join(c for n, c in enumerate(steps) if n == 0 or c != steps[n - 1])
-        out.append(
-            f'<path class="front" d="M {path}" fill="none" stroke="{FRONT}" '
-            f'stroke-width="1.6" stroke-linejoin="round"/>'
-        )
-    out.extend(_bars(points, px, py))
-    for i, p in enumerate(points):
-        if i in on_front:
-            continue
-        out.append(
-            f'<circle class="dominated" cx="{_fmt(px(p.x))}" cy="{_fmt(py(p.y))}" r="3.5" '
-            f'fill="#fff" stroke="{DOMINATED}" stroke-width="1.4">'
-            f"<title>{escape(p.detail or p.label)}</title></circle>"
-        )
-    markers = [r for r in references if r.x is not None]
-    for ref in markers:
-        x, y = px(ref.x or 0.0), py(ref.y)
-        out.append(
-            f'<rect class="reference" x="{_fmt(x - 4)}" y="{_fmt(y - 4)}" width="8" height="8" '
-            f'fill="#fff" stroke="{REFERENCE}" stroke-width="1.6" transform="rotate(45 '
-            f'{_fmt(x)} {_fmt(y)})"><title>{escape(ref.label)}</title></rect>'
-        )
-    groups: dict[tuple[float, float], list[Point]] = {}
-    for i in front:  # points at one place share one mark and one label
-        groups.setdefault((points[i].x, points[i].y), []).append(points[i])
+        labels.boxes.append((PLOT_RIGHT - 6 - width, y - 4 - LINE_H, PLOT_RIGHT - 6, y - 2))
+        out.append(_text(PLOT_RIGHT - 6, y - 4, "end", ref.label, f"fill: {REFERENCE}"))
+    return out
+
+
+def _front_line(front: list[tuple[float, float]]) -> list[str]:
+    """The Pareto front (its points' positions, x ascending) as a staircase."""
+    if len(front) < 2:
+        return []
+    corners = [front[0]]
+    for x, y in front[1:]:
+        corners += [(x, corners[-1][1]), (x, y)]
+    steps = [f"{_fmt(x)},{_fmt(y)}" for x, y in corners]
+    path = " L ".join(c for n, c in enumerate(steps) if n == 0 or c != steps[n - 1])
+    return [
+        f'<path class="front" d="M {path}" fill="none" stroke="{FRONT}" '
+        f'stroke-width="1.6" stroke-linejoin="round"/>'
+    ]
+
+
+def _marks(
+    off_front: list[Point],
+    markers: list[tuple[float, float, str]],
+    groups: dict[tuple[float, float], list[Point]],
+    px: Scale,
+    py: Scale,
+) -> list[str]:
+    """The dominated points, the reference marks (x, y, label) and the front's points,
+    one mark per place, each with its tooltip."""
+    out = [
+        f'<circle class="dominated" cx="{_fmt(px(p.x))}" cy="{_fmt(py(p.y))}" r="3.5" '
+        f'fill="#fff" stroke="{DOMINATED}" stroke-width="1.4">'
+        f"<title>{escape(p.detail or p.label)}</title></circle>"
+        for p in off_front
+    ]
+    out += [
+        f'<rect class="reference" x="{_fmt(x - 4)}" y="{_fmt(y - 4)}" width="8" height="8" '
+        f'fill="#fff" stroke="{REFERENCE}" stroke-width="1.6" transform="rotate(45 '
+        f'{_fmt(x)} {_fmt(y)})"><title>{escape(label)}</title></rect>'
+        for x, y, label in markers
+    ]
     for (gx, gy), members in groups.items():
         tooltip = "\n".join(m.detail or m.label for m in members)
         out.append(
             f'<circle class="front" cx="{_fmt(px(gx))}" cy="{_fmt(py(gy))}" r="4.5" '
             f'fill="{FRONT}"><title>{escape(tooltip)}</title></circle>'
         )
-    # Labels go where no mark is: the front's first (they name the configurations to pick).
-    for p in points:
-        labels.mark(px(p.x), py(p.y))
-    for ref in markers:
-        labels.mark(px(ref.x or 0.0), py(ref.y))
-    for (gx, gy), members in groups.items():
-        label = " = ".join(m.label for m in members)
-        tx, ty, anchor = labels.place(px(gx), py(gy), label)
-        out.append(
-            f'<text class="front-label" x="{_fmt(tx)}" y="{_fmt(ty)}" text-anchor="{anchor}" '
-            f'{text} style="fill: {FRONT}">{escape(label)}</text>'
-        )
-    if label_dominated:
-        for i, p in enumerate(points):
-            if i in on_front:
-                continue
-            tx, ty, anchor = labels.place(px(p.x), py(p.y), p.label)
-            out.append(
-                f'<text class="dominated-label" x="{_fmt(tx)}" y="{_fmt(ty)}" '
-                f'text-anchor="{anchor}" {text} style="fill: {DOMINATED}">{escape(p.label)}</text>'
-            )
-    for ref in markers:
-        tx, ty, anchor = labels.place(px(ref.x or 0.0), py(ref.y), ref.label)
-        out.append(
-            f'<text x="{_fmt(tx)}" y="{_fmt(ty)}" text-anchor="{anchor}" {text} '
-            f'style="fill: {REFERENCE}">{escape(ref.label)}</text>'
-        )
-    out.extend(_legend(text, has_references=bool(references)))
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+    return out
 
 
 def _bars(
@@ -320,7 +339,7 @@ def _bars(
     return out
 
 
-def _legend(text: str, *, has_references: bool) -> list[str]:
+def _legend(*, has_references: bool) -> list[str]:
     """One row above the plot: what each mark is."""
     out: list[str] = []
     x, y = float(LEFT), TOP - 14
@@ -340,6 +359,6 @@ def _legend(text: str, *, has_references: bool) -> list[str]:
                 f'<rect x="{_fmt(x)}" y="{y - 4}" width="8" height="8" fill="#fff" '
                 f'stroke="{REFERENCE}" stroke-width="1.6" transform="rotate(45 {_fmt(x + 4)} {y})"/>'
             )
-        out.append(f'<text x="{_fmt(x + 13)}" y="{y + 4}" {text}>{escape(label)}</text>')
+        out.append(_text(x + 13, y + 4, "", label))
         x += 13 + len(label) * CHAR_W + 18
     return out
