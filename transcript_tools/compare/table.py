@@ -89,7 +89,7 @@ COLUMNS: tuple[Column, ...] = (
         "artifact probes of the history up to each action that the whole next view "
         "carries (kept verbatim too), %, 95% interval, n conversations (opt-in: --columns)",
         lambda r: (
-            _interval(r.view_recall, 100, ".0f")
+            interval(r.view_recall, 100, ".0f")
             + (f" n={r.view_recall.pairs}" if r.view_recall else "")
         ),
     ),
