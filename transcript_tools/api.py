@@ -40,6 +40,7 @@ from .engine.policy_toml import resolve_policy
 from .formats.corpus import ignore
 from .providers.base import Provider
 from .providers.factory import ProviderOptions
+from .reporter import Callbacks
 
 if TYPE_CHECKING:
     from .diff.changes import RunDiff
@@ -122,10 +123,7 @@ def replay_corpus(
         run,
         out_dir=out,
         collect=out is None,
-        warn=warn,
-        error=error or warn,
-        on_session=on_session,
-        say=lambda message, _important: warn(message),
+        reporter=Callbacks(warn, error, on_session),
         backend=backend if (workers or ray or run.values.get("workers")) else None,
         cost=pricer_for(cost, prices, run.provider.get("price_per_mtok")),
     )
@@ -205,8 +203,7 @@ def sweep_corpus(
         ray=ray,
         report_path=report,
         chart=chart,
-        warn=warn,
-        error=error or warn,
+        reporter=Callbacks(warn, error),
         price_per_mtok=price_per_mtok,
         pricer=pricer_for(cost, prices, price_per_mtok),
         **given_only(
@@ -279,9 +276,7 @@ def eval_corpus(
         else [],
         cost=cost,
         person_fates=person_fates,
-        warn=warn,
-        error=error or warn,
-        say=lambda message, _important: warn(message),
+        reporter=Callbacks(warn, error),
     )
 
 
@@ -322,8 +317,7 @@ def check(
         max_drop=max_drop,
         max_cost_increase=max_cost_increase,
         context=context,
-        say=warn,
-        error=warn,
+        reporter=Callbacks(warn),
     )
 
 
@@ -374,8 +368,7 @@ def fidelity_corpus(
         policy=policy,
         fmt=format,
         skip_bad_lines=skip_bad_lines,
-        warn=warn,
-        error=warn,
+        reporter=Callbacks(warn),
     )
 
 

@@ -174,10 +174,7 @@ def eval_command(
             policy_names=policy_names,
             cost=cost,
             person_fates=person_fates,
-            warn=stderr.warn,
-            error=stderr.error,
-            say=stderr.say,
-            on_session=stderr.session,
+            reporter=stderr,
         )
     finally:
         stderr.close()

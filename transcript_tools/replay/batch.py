@@ -339,7 +339,7 @@ class _ResultsProvider:
 
 
 class BatchSetup:
-    """``--batch`` on a run that replays (``replay.run.run_replay``): validated before any
+    """``--batch`` on a run that replays (``replay.run.replay_paths``): validated before any
     work. ``say(line, important)`` gets the progress lines; ``important`` marks the one a
     quiet caller must still show (batches left in flight by a failed run)."""
 
