@@ -8,7 +8,7 @@ checkpoints go to ``checkpoints.jsonl`` and the aggregates to ``eval.json`` unde
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from ..engine.config import RunSettings
+from ..engine.policy import Policy
 from ..errors import ConfigError
 from ..providers.factory import build_executor, cache_only_failure, describe_stats
 from ..reporter import QUIET, Reporter, notes_only
@@ -97,6 +98,26 @@ class EvalRun:
         if self.result.sessions == 0:
             return NO_SESSIONS if not self.result.errors else NONE_READ
         return "" if self.result.errors else None
+
+
+def variant_grid(
+    policies: Sequence[Policy],
+    prompts: Sequence[str],
+    models: Sequence[str | None],
+    settings_for: Callable[[Policy | None, str | None, str | None], RunSettings],
+) -> tuple[list[VariantSettings], list[str]]:
+    """``tsum eval``'s variants: every policy (none: the run's own), prompt (none: the
+    run's) and model, in that nesting, with ``settings_for``'s settings; and each one's
+    policy name when a policy is not the seed's (``--policy``: every action scored)."""
+    from ..engine.policy_engine import is_seed
+
+    policy_list: list[Policy | None] = list(policies) or [None]
+    specs: list[str | None] = list(dict.fromkeys(prompts)) or [None]
+    combos = [(p, s, m) for p in policy_list for s in specs for m in dict.fromkeys(models)]
+    variants = [(spec, model, settings_for(policy, spec, model)) for policy, spec, model in combos]
+    if all(policy is None or is_seed(policy) for policy in policy_list):
+        return variants, []
+    return variants, [policy.name for policy, _, _ in combos if policy is not None]
 
 
 NO_SESSIONS = "no sessions found in the given paths"
