@@ -25,6 +25,7 @@ from ..engine.rules import turn_starts
 from ..engine.seed_defaults import DEFAULT_KEEP_RECENT_TURNS, DEFAULT_MAX_TOOL_RESULT_CHARS
 from ..errors import TsumError
 from ..formats.corpus import CorpusReader
+from ..reporter import Callbacks
 from ..writable import drop_links
 from .aggregate import Aggregate
 from .artifacts import ARTIFACT_KINDS
@@ -72,7 +73,7 @@ def score_replay_output(
             by_session.setdefault(str(record["session"]), []).append(record)
     aggregate = Aggregate()
     checkpoints: list[dict[str, Any]] = []
-    reader = CorpusReader(fmt=fmt, skip_bad_lines=skip_bad_lines, warn=warn, error=warn)
+    reader = CorpusReader(fmt, skip_bad_lines, Callbacks(warn))
     for conv in reader.conversations(paths):
         summaries = by_session.get(conv.session_id)
         if not summaries:

@@ -170,8 +170,7 @@ class Evaluation:
         if self.policy_mode:
             result = EvalResult([], {}, policies={label: PolicyAggregate() for label in labels})
             result.failed = {label: 0 for label in labels}
-        reporter = self.reporter
-        reader = CorpusReader(self.fmt, self.skip_bad_lines, reporter.warn, reporter.error)
+        reader = CorpusReader(self.fmt, self.skip_bad_lines, self.reporter)
         if self.person_fates:
             result.person_fates = []
         same: list[bool] = []
@@ -179,7 +178,7 @@ class Evaluation:
             for conv in reader.conversations(paths):
                 result.sessions += 1
                 await self._one(conv, result, same)
-                reporter.session(conv.path)
+                self.reporter.session(conv.path)
         finally:
             for v in self.variants:
                 await v.executor.aclose()

@@ -60,7 +60,7 @@ def fidelity_paths(
     name or a policy file for every log (None: each log's runtime's preset); ``follow``:
     presets follow the runtime release and model each compaction records."""
     chosen = resolve_policy(policy) if isinstance(policy, str) else policy
-    reader = CorpusReader(fmt, skip_bad_lines, reporter.warn, reporter.error)
+    reader = CorpusReader(fmt, skip_bad_lines, reporter)
     result = FidelityResult([])
     for conv in reader.conversations(paths):
         result.sessions += 1

@@ -139,9 +139,8 @@ class ReplayDriver:
     ) -> Generator[Conversation, None, None]:
         """The conversations of every input, in order (``formats.corpus.CorpusReader``,
         counting into this run's stats)."""
-        reporter = self.reporter
         reader = CorpusReader(
-            self.fmt, self.skip_bad_lines, reporter.warn, reporter.error, self._seen_ids, self.stats
+            self.fmt, self.skip_bad_lines, self.reporter, self._seen_ids, self.stats
         )
         yield from reader.conversations(paths)
 

@@ -59,9 +59,7 @@ class ReplayJob:
     def run(self, items: list[InputFile], taken: set[str]) -> ReplayPart:
         recorder = Recorder()
         events = recorder.events
-        reader = CorpusReader(
-            self.fmt, self.skip_bad_lines, recorder.warn, recorder.error, NameSet(taken)
-        )
+        reader = CorpusReader(self.fmt, self.skip_bad_lines, recorder, NameSet(taken))
         report = TextReport(io.StringIO(), show_summaries=self.show_summaries)
         names: set[str] = set()
         loop = asyncio.new_event_loop()

@@ -147,13 +147,7 @@ class Sweep:
 
             self.template = template_from_config(self.base.summary_prompt)
         result = SweepResult(self.configs, self.new_stats())
-        reader = CorpusReader(
-            fmt=self.fmt,
-            skip_bad_lines=self.skip_bad_lines,
-            warn=self.reporter.warn,
-            error=self.reporter.error,
-            seen_ids=self.taken_ids,
-        )
+        reader = CorpusReader(self.fmt, self.skip_bad_lines, self.reporter, self.taken_ids)
         heap: list[tuple[tuple[int, int, int], int, ChartSample]] = []
         for index, conv in enumerate(reader.conversations(paths)):
             await self._one(index, conv, result, heap)
