@@ -170,7 +170,7 @@ def replay_paths(
     if options.get("batch") and executor is not None:
         from .batch import BatchSetup
 
-        batch_driver = BatchSetup(executor, poll=options.get("batch_poll"), say=reporter.say)
+        batch_driver = BatchSetup(executor, poll=options.get("batch_poll"))
     state = "complete"
     try:
         if batch_driver is not None:
