@@ -130,6 +130,8 @@ def replay_paths(
     ``cost`` (--cost) prices each session as replayed, not spread (``costs.jsonl``, a
     report line: docs/cost.md).
     """
+    from .output_dir import OutputDirectory, run_info
+
     options = run.provider
     if cost is not None and options.get("batch"):
         raise ConfigError("--cost does not price a --batch replay: drop one of the two")
@@ -138,13 +140,7 @@ def replay_paths(
     cfg = settings.summary
     if template is None and cfg is not None:
         template = template_from_config(cfg.summary_prompt, settings.template_name)
-    executor = _executor(run) if not settings.dry_run and cfg is not None else None
-    provider_name = "none" if executor is None else executor.provider.name
-    model = cfg.summary_model if cfg is not None else None
-    if executor is not None and model is None:
-        model = executor.provider.default_model
-    from .output_dir import OutputDirectory, run_info
-
+    executor, provider_name, model = _summarizer(run)
     sink = _sink(out_dir, report, collect, settings.dry_run, cost is not None)
     out = sink if isinstance(sink, OutputDirectory) else None
     info: dict[str, Any] | None = None
@@ -204,16 +200,27 @@ def replay_paths(
     return result
 
 
-def _executor(run: RunSettings) -> Any:
-    """The summary executor of ``run.provider`` (a name, or a caller's own ``Provider``)."""
+def _summarizer(run: RunSettings) -> tuple[Any, str, str | None]:
+    """The summary executor of ``run.provider`` (a name, or a caller's own ``Provider``;
+    None: a dry run or no checkpoint), its provider's name and the model."""
+    cfg = run.settings.summary
+    if run.settings.dry_run or cfg is None:
+        return None, "none", cfg.summary_model if cfg is not None else None
     options = {**run.provider, "concurrency": run.concurrency}
     provider = options["provider"]
     if isinstance(provider, str):
-        return build_executor(options)
-    # A caller's own provider object gets the offline rule: no response cache
-    # unless one is asked for (``cache`` or a cache flag).
-    mode = resolve_cache_mode({**options, "provider": "offline"})
-    return _executor_for(provider, options, mode)
+        executor = build_executor(options)
+    else:
+        # A caller's own provider object gets the offline rule: no response cache
+        # unless one is asked for (``cache`` or a cache flag).
+        mode = resolve_cache_mode({**options, "provider": "offline"})
+        executor = _executor_for(provider, options, mode)
+    model = cfg.summary_model
+    return (
+        executor,
+        executor.provider.name,
+        executor.provider.default_model if model is None else model,
+    )
 
 
 def _sink(

@@ -73,14 +73,13 @@ def sweep_paths(
     report_sample: int = DEFAULT_REPORT_SAMPLE,
     sort: str = DEFAULT_SORT,
     chart: bool = False,
-    title: str | None = None,
     reporter: Reporter = QUIET,
 ) -> SweepRun:
     """Every combination of the axes over ``paths``; an empty axis is ``run``'s value.
 
     ``cache`` holds a non-offline provider's responses (``run.provider``); ``ray`` an
     address for Ray (``parallel.RAY_LOCAL``: a local one); ``report_path`` an HTML report
-    (``report_sample`` conversations charted, rows by ``sort``, ``title`` on top);
+    (``report_sample`` conversations charted, rows by ``sort``);
     ``pricer`` (``--cost``) prices every configuration's runs (docs/cost.md)."""
     if report_path is not None:
         check_output_file(report_path, "--report")  # before the sweep, not after it
@@ -130,13 +129,7 @@ def sweep_paths(
     if report is not None:
         from .html import write_report
 
-        write_report(
-            report,
-            result,
-            sort=sort,
-            title=" ".join(paths) if title is None else title,
-            chart=chart,
-        )
+        write_report(report, result, sort=sort, title=" ".join(paths), chart=chart)
     return SweepRun(result, report)
 
 
