@@ -37,10 +37,9 @@ from .engine.config import (
 from .engine.messages import Conversation
 from .engine.policy import Policy
 from .engine.policy_toml import resolve_policy
-from .formats.corpus import ignore
 from .providers.base import Provider
 from .providers.factory import ProviderOptions
-from .reporter import Callbacks
+from .reporter import Callbacks, ignore
 
 if TYPE_CHECKING:
     from .diff.changes import RunDiff

@@ -76,12 +76,12 @@ class Callbacks(Reporter):
             self.on_session(result)
 
 
-def _ignore(_message: str) -> None:
-    return None
+def ignore(_message: str) -> None:
+    """The warn / error function that drops the message (the front door's default)."""
 
 
 LOGGED = Reporter()  # a driver's default: warnings and errors to logging, nothing else
-QUIET = Callbacks(_ignore)  # a workflow's default: nothing at all
+QUIET = Callbacks(ignore)  # a workflow's default: nothing at all
 
 
 def no_progress(reporter: Reporter) -> Reporter:
@@ -92,7 +92,7 @@ def no_progress(reporter: Reporter) -> Reporter:
 
 def notes_only(reporter: Reporter) -> Reporter:
     """``reporter``'s notes (``say``) alone: a pass whose input another pass reports."""
-    return Callbacks(_ignore, say=reporter.say)
+    return Callbacks(ignore, say=reporter.say)
 
 
 class Recorder(Reporter):

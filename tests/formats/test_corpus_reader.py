@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from transcript_tools.formats.corpus import CorpusReader, ignore
-from transcript_tools.reporter import Callbacks
+from transcript_tools.formats.corpus import CorpusReader
+from transcript_tools.reporter import Callbacks, ignore
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "chinese_migration.jsonl"
 

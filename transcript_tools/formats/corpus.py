@@ -37,10 +37,6 @@ class CorpusCounts:
     errors: list[str] = field(default_factory=list)
 
 
-def ignore(_message: str) -> None:
-    """The warn / error callback that drops the message (the library's default)."""
-
-
 @dataclass
 class CorpusReader:
     """``conversations(paths)``: the conversations of every input, in order."""
