@@ -2,7 +2,7 @@
 
 Each job runs the library's own single-process code on its share of the files, with
 warnings and errors captured as *events* in the order they happened. The driver replays the
-events through the same callbacks and counters, in input order, so stderr reads exactly as
+events through the same reporter and counters, in input order, so stderr reads exactly as
 in a single process; stdout and output files get the records the worker rendered with the
 same writers (``TextReport``, ``OutputDirectory.write_session``).
 """

@@ -2,7 +2,7 @@
 
 Each job runs the library's own single-process code on its share of the files, with
 warnings and errors captured as *events* in the order they happened. The driver replays the
-events through the same callbacks and counters, in input order, so stderr reads exactly as
+events through the same reporter and counters, in input order, so stderr reads exactly as
 in a single process; the parts' aggregates merge into the same totals one process gets.
 """
 
@@ -31,7 +31,7 @@ class SweepPart:
 
 @dataclass(slots=True)
 class SweepJob:
-    sweep: Sweep  # without callables or executor: the offline summarizer is built per worker
+    sweep: Sweep  # with the logging reporter and no executor: the offline summarizer is built per worker
     names_sessions: bool = True
     # A part is aggregates (a few KB per configuration, at most ``sample_size`` charted
     # conversations): many may wait, so a grid's slow batch (a big log, a long
