@@ -66,6 +66,7 @@ span_id  # formats/otel_records.py: a TypedDict of a parsed span
 cache_only  # providers/factory.py: ProviderOptions, the `**options` of the public api
 refresh
 no_cache
+batch_poll
 
 # Fields read by the Jinja template transcript_tools/templates/report.html.j2.
 subtitle  # sweep/html.py

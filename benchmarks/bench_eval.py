@@ -32,6 +32,7 @@ from transcript_tools.eval.score import ConversationProbes
 from transcript_tools.providers.executor import SummaryExecutor
 from transcript_tools.providers.offline import OfflineProvider
 from transcript_tools.replay.driver import ReplayDriver
+from transcript_tools.reporter import QUIET
 
 REFERENCE_LOOP_S = 0.12  # sum(range(10**7)) on an idle 3 GHz core, Python 3.11
 GENERATOR = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "gen_corpus.py"
@@ -41,7 +42,7 @@ def checkpoints_of(corpus: str, max_context_tokens: int) -> list:
     """(conversation, its checkpoints) for the corpus, with offline summaries (untimed)."""
     settings = ReplaySettings(summary=SummaryConfig(max_context_tokens=max_context_tokens))
     executor = SummaryExecutor(OfflineProvider(), timeout=None)
-    reader = ReplayDriver(ReplaySettings(), None, None, warn=lambda m: None, error=lambda m: None)
+    reader = ReplayDriver(ReplaySettings(), None, None, reporter=QUIET)
     out = []
     for conv in reader.conversations([corpus]):
         engine = SessionEngine(conv.session_id, settings)

@@ -347,6 +347,7 @@ def driver_cell(corpus: Path, name: str, jobs: int, *, old: bool) -> Cell:
     from transcript_tools.providers.executor import SummaryExecutor
     from transcript_tools.replay.driver import ReplayDriver
     from transcript_tools.replay.output_dir import OutputDirectory
+    from transcript_tools.reporter import QUIET
 
     out = WORK / f"e2e-driver-{name}-j{jobs}"
     shutil.rmtree(out, ignore_errors=True)
@@ -361,7 +362,7 @@ def driver_cell(corpus: Path, name: str, jobs: int, *, old: bool) -> Cell:
         provider_name="sleep",
         template=load_template(None),
         concurrency=jobs,
-        warn=lambda _m: None,
+        reporter=QUIET,
         **window,  # type: ignore[arg-type]
     )
     load = os.getloadavg()[0]

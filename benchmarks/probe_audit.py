@@ -16,6 +16,7 @@ from transcript_tools.engine.config import ReplaySettings
 from transcript_tools.eval.artifacts import ARTIFACT_KINDS
 from transcript_tools.eval.score import ConversationProbes
 from transcript_tools.replay.driver import ReplayDriver
+from transcript_tools.reporter import QUIET
 
 
 def main() -> None:
@@ -25,7 +26,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=13)
     args = parser.parse_args()
     pool = []
-    reader = ReplayDriver(ReplaySettings(), None, None, warn=lambda m: None, error=lambda m: None)
+    reader = ReplayDriver(ReplaySettings(), None, None, reporter=QUIET)
     for conv in reader.conversations(args.paths):
         probes = ConversationProbes(conv.messages)
         for i in range(len(conv.messages)):

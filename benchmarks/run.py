@@ -135,6 +135,7 @@ def replay(path: Path, out: Path, *, dry_run: bool) -> ReplayFigures:
     from transcript_tools.providers.registry import get_provider
     from transcript_tools.replay.driver import ReplayDriver
     from transcript_tools.replay.output_dir import OutputDirectory
+    from transcript_tools.reporter import QUIET
 
     started = time.perf_counter()
     template = load_template(None)
@@ -150,7 +151,7 @@ def replay(path: Path, out: Path, *, dry_run: bool) -> ReplayFigures:
         sink,
         provider_name="none" if executor is None else "offline",
         template=template,
-        warn=lambda _m: None,
+        reporter=QUIET,
     )
     stats = _run_async(run, [str(path)])
     if executor is not None:

@@ -116,6 +116,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("engine",),
     (
         "errors",
+        "reporter",
         "plugins",
         "terminal",
         "_sync",

@@ -37,9 +37,9 @@ from .engine.config import (
 from .engine.messages import Conversation
 from .engine.policy import Policy
 from .engine.policy_toml import resolve_policy
-from .formats.corpus import ignore
 from .providers.base import Provider
 from .providers.factory import ProviderOptions
+from .reporter import Callbacks, ignore
 
 if TYPE_CHECKING:
     from .diff.changes import RunDiff
@@ -122,10 +122,7 @@ def replay_corpus(
         run,
         out_dir=out,
         collect=out is None,
-        warn=warn,
-        error=error or warn,
-        on_session=on_session,
-        say=lambda message, _important: warn(message),
+        reporter=Callbacks(warn, error, on_session),
         backend=backend if (workers or ray or run.values.get("workers")) else None,
         cost=pricer_for(cost, prices, run.provider.get("price_per_mtok")),
     )
@@ -205,8 +202,7 @@ def sweep_corpus(
         ray=ray,
         report_path=report,
         chart=chart,
-        warn=warn,
-        error=error or warn,
+        reporter=Callbacks(warn, error),
         price_per_mtok=price_per_mtok,
         pricer=pricer_for(cost, prices, price_per_mtok),
         **given_only(
@@ -244,7 +240,7 @@ def eval_corpus(
     and model in ``models``: ``tsum eval``, its options by the same names (``out``: the
     ``checkpoints.jsonl`` and ``eval.json`` folder; ``html``: the page; ``policies``: ``Policy``
     values, preset names or files; ``person_fates``: ``--person-fates``; docs/eval.md)."""
-    from .eval.workflow import eval_paths
+    from .eval.workflow import eval_paths, variant_grid
 
     def variant(spec: str | None, model: str | None) -> RunSettings:
         given: dict[str, Any] = {**options, "model": model or options.get("model")}
@@ -252,20 +248,15 @@ def eval_corpus(
             run_settings, config, settings, spec, format, provider, given, False, skip_bad_lines
         )
 
-    specs: list[str | None] = list(dict.fromkeys(prompts)) or [None]
-    model_list: list[str | None] = list(dict.fromkeys(models)) or [options.get("model")]
-    from .engine.policy_engine import is_seed
     from .settings import apply_policy
 
+    def settings_for(policy: Policy | None, spec: str | None, model: str | None) -> RunSettings:
+        return apply_policy(variant(spec, model), policy, {"prompt": spec} if spec else None)
+
     given = [p if isinstance(p, Policy) else resolve_policy(p) for p in policies]
-    policy_list: list[Policy | None] = list(given) or [None]
-    policy_mode = any(p is not None and not is_seed(p) for p in policy_list)
-    variants = [
-        (s, m, apply_policy(variant(s, m), p, {"prompt": s} if s else None))
-        for p in policy_list
-        for s in specs
-        for m in model_list
-    ]
+    variants, policy_names = variant_grid(
+        given, prompts, list(models) or [options.get("model")], settings_for
+    )
     return eval_paths(
         _paths(paths),
         variants,
@@ -274,14 +265,10 @@ def eval_corpus(
         out_dir=Path(out) if out is not None else None,
         html_path=Path(html) if html is not None else None,
         chart=chart,
-        policy_names=[p.name for p in given for _ in specs for _ in model_list]
-        if policy_mode
-        else [],
+        policy_names=policy_names,
         cost=cost,
         person_fates=person_fates,
-        warn=warn,
-        error=error or warn,
-        say=lambda message, _important: warn(message),
+        reporter=Callbacks(warn, error),
     )
 
 
@@ -322,8 +309,7 @@ def check(
         max_drop=max_drop,
         max_cost_increase=max_cost_increase,
         context=context,
-        say=warn,
-        error=warn,
+        reporter=Callbacks(warn),
     )
 
 
@@ -374,8 +360,7 @@ def fidelity_corpus(
         policy=policy,
         fmt=format,
         skip_bad_lines=skip_bad_lines,
-        warn=warn,
-        error=warn,
+        reporter=Callbacks(warn),
     )
 
 

@@ -26,8 +26,9 @@ from .errors import InputError
 from .formats import read_input
 from .formats.inputs import InputFile, expand_inputs
 from .formats.source import Source
-from .parallel.job import ERROR, SESSION, WARN
+from .parallel.job import SESSION
 from .parallel.pool import Backend, ordered_parts, plan
+from .reporter import ERROR, WARN
 
 ROLES = ("system", "user", "user_image", "assistant", "tool")
 

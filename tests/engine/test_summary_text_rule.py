@@ -20,6 +20,7 @@ from transcript_tools.engine.config import Measure, ReplaySettings, SlotMode, Su
 from transcript_tools.engine.prompt import load_template, template_from_config
 from transcript_tools.engine.rules import depends_on_summary_text, split_turns
 from transcript_tools.engine.session import SessionEngine
+from transcript_tools.reporter import QUIET
 from transcript_tools.sweep import driver as sweep_driver
 from transcript_tools.sweep.driver import Sweep, config_grid
 
@@ -94,8 +95,7 @@ def _sweep(monkeypatch: pytest.MonkeyPatch, *, force_engine: bool) -> tuple[int,
         config_grid([0.5, 0.75], [4000], [3], base=WINDOW),
         base=WINDOW,
         template=template_from_config(WINDOW.summary_prompt),
-        warn=lambda _m: None,
-        error=lambda _m: None,
+        reporter=QUIET,
     )
     result = sweep.run([str(SAMPLE)])
     # The schedule's figures. Not the view with summaries (peak_with, view_with_sum):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from transcript_tools.formats.corpus import CorpusReader
+from transcript_tools.reporter import Callbacks, ignore
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "chinese_migration.jsonl"
 
@@ -13,7 +14,7 @@ def test_reads_in_order_with_unique_ids_and_goes_on_after_a_bad_file(tmp_path: P
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{not json\n", encoding="utf-8")
     errors: list[str] = []
-    reader = CorpusReader(error=errors.append, seen_ids={"taken"})
+    reader = CorpusReader(reporter=Callbacks(ignore, errors.append), seen_ids={"taken"})
     ids = [c.session_id for c in reader.conversations([str(SAMPLE), str(bad), str(SAMPLE)])]
     first = ids[0]
     assert ids == [first, f"{first}#2"]  # the same file twice: the second id is made unique
@@ -27,6 +28,6 @@ def test_counts_warnings(tmp_path: Path) -> None:
     partial = tmp_path / "partial.jsonl"
     partial.write_bytes(SAMPLE.read_bytes().rstrip(b"\n")[:-5])  # a truncated last line
     warnings: list[str] = []
-    reader = CorpusReader(warn=warnings.append)
+    reader = CorpusReader(reporter=Callbacks(warnings.append))
     list(reader.conversations([str(partial)]))
     assert warnings and reader.stats.warnings == len(warnings)

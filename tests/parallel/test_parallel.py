@@ -14,6 +14,7 @@ from transcript_tools.formats.inputs import InputFile, unique_name
 from transcript_tools.parallel import pool as parallel
 from transcript_tools.parallel.pool import Backend, SeenNames, batches, plan
 from transcript_tools.replay import parallel as replay_parallel
+from transcript_tools.reporter import QUIET
 from transcript_tools.sweep import parallel as sweep_parallel
 from transcript_tools.sweep.driver import Sweep, config_grid
 
@@ -61,8 +62,7 @@ def test_sweep_report_sample_matches_one_process(corpus: Path) -> None:
             config_grid([0.5, 0.75], [4000], [1, 3], base=base),
             base=base,
             sample_size=4,
-            warn=lambda _m: None,
-            error=lambda _m: None,
+            reporter=QUIET,
         )
         result = sweep_parallel.run_sweep(sweep, [str(corpus)], Backend(workers))
         return [(s.profile.index, s.profile.session_id, s.fires) for s in result.samples]

@@ -25,6 +25,7 @@ from transcript_tools.providers.executor import SummaryExecutor
 from transcript_tools.replay.driver import ReplayDriver, SessionResult, window_bounds
 from transcript_tools.replay.output_dir import OutputDirectory
 from transcript_tools.replay.parking import SessionCounts
+from transcript_tools.reporter import QUIET
 
 # Turns per conversation: short and long mixed, a long one first (the head).
 MIXED_TURNS = (40, 2, 5, 25, 1, 3, 12, 30, 4, 8, 2, 18, 6, 1, 35, 3)
@@ -96,7 +97,7 @@ def replay_to(
         provider_name="fake",
         template=load_template(None),
         concurrency=concurrency,
-        warn=lambda _m: None,
+        reporter=QUIET,
         **window,
     )
 
@@ -223,7 +224,7 @@ def _run_counting(tmp_path: Path, corpus: Path, provider: object, **window: int)
         provider_name="fake",
         template=load_template(None),
         concurrency=2,
-        warn=lambda _m: None,
+        reporter=QUIET,
         **window,
     )
 

@@ -39,6 +39,7 @@ from transcript_tools.engine.rules import (
 )
 from transcript_tools.engine.session import SessionEngine
 from transcript_tools.errors import ConfigError
+from transcript_tools.reporter import QUIET
 from transcript_tools.sweep.config import SweepConfig
 from transcript_tools.sweep.driver import Sweep, _offline_executor, config_grid
 from transcript_tools.sweep.engine_path import evaluate_engine
@@ -227,7 +228,7 @@ def test_compaction_distance_and_sample() -> None:
     conv.compactions.append(
         Compaction(message_index=conv.messages.index(conv.messages[9]), source="claude-code")
     )
-    result = Sweep([SweepConfig(0.5, 20000, 2)], sample_size=3, warn=lambda m: None).run([])
+    result = Sweep([SweepConfig(0.5, 20000, 2)], sample_size=3, reporter=QUIET).run([])
     assert result.conversations == 0
     sweep = Sweep([SweepConfig(0.5, 20000, 2), SweepConfig(0.9, 10**9, 2)], sample_size=3)
     result = SweepResultHarness.run(sweep, [conv])
@@ -364,7 +365,7 @@ def test_cli_sweep_errors(tmp_path: Path) -> None:
 def test_real_corpus_recorded_logs_need_no_provider() -> None:
     paths = [str(REAL / "chat-completions"), str(REAL / "claude-code"), str(REAL / "codex")]
     configs = config_grid([0.5, 0.9], [32000, 128000], [1, 5])
-    result = Sweep(configs, warn=lambda m: None, error=lambda m: None).run(paths)
+    result = Sweep(configs, reporter=QUIET).run(paths)
     assert result.conversations >= 30 and not result.errors
     rows = [s.to_json() for s in result.stats]
     assert all(r["summarizing_conversations"] > 0 for r in rows)

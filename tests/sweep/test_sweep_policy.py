@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from transcript_tools.cli.main import cli
 from transcript_tools.engine.policy_toml import preset, preset_names
+from transcript_tools.reporter import QUIET
 from transcript_tools.sweep.driver import Sweep, config_grid, policy_grid
 
 SAMPLES = str(Path(__file__).resolve().parents[2] / "samples")
@@ -27,7 +28,7 @@ SHARED = [
 
 
 def _rows(configs: list) -> list[dict]:  # type: ignore[type-arg]
-    result = Sweep(configs, warn=lambda m: None, error=lambda m: None).run([SAMPLES])
+    result = Sweep(configs, reporter=QUIET).run([SAMPLES])
     return [s.to_json() for s in result.stats]
 
 
@@ -48,7 +49,7 @@ def test_the_seed_row_of_a_policy_grid_is_the_fast_paths_row() -> None:
 
 def test_every_preset_runs_on_the_engine_and_names_itself() -> None:
     policies = [preset(name) for name in preset_names()]
-    result = Sweep(policy_grid(policies, [8_000]), warn=lambda m: None).run([SAMPLES])
+    result = Sweep(policy_grid(policies, [8_000]), reporter=QUIET).run([SAMPLES])
     assert result.fast_runs == 0
     assert result.engine_runs == len(policies) * result.conversations
     rows = [s.to_json() for s in result.stats]

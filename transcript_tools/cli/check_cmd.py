@@ -18,6 +18,7 @@ from ..diff.render import render_gates_markdown
 from ..engine.config import DEFAULT_MAX_DROP
 from ..errors import ConfigError
 from ..providers.retry import public_url
+from ..reporter import Callbacks
 from ..terminal import echo
 from .diff_cmd import OWN_OPTIONS, diff_output_options, finish_diff, render_diff
 from .help import TsumCommand, examples
@@ -130,8 +131,7 @@ def check_command(
         replay=lambda listed, out, cost: replay_paths(
             listed, resolved, out_dir=out, silent=silent, cost=cost
         ),
-        say=say,
-        error=lambda message: echo(message, err=True),
+        reporter=Callbacks(say, lambda message: echo(message, err=True)),
         on_update_diff=show,
         update_command=_command(ctx, add="--update"),
         record_command=_command(ctx, drop=("cache_only",)),

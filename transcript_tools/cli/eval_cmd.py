@@ -135,31 +135,17 @@ def eval_command(
     """Score what survives each summary: probes from the replaced history, per template."""
     if chart and html_path is None:
         raise click.UsageError("--chart draws into the HTML page: give --html FILE too")
-    from ..eval.workflow import eval_paths
+    from ..eval.workflow import eval_paths, variant_grid
     from .settings import resolve
 
-    specs: list[str | None] = list(dict.fromkeys(prompts)) or [None]
-    model_list: list[str | None] = list(dict.fromkeys(models)) or [opts.get("model")]
-    from ..engine.policy_engine import is_seed
+    def settings_for(policy: Any, spec: str | None, model: str | None) -> Any:
+        overrides = {"prompt": spec, "summary_model": model}
+        return resolve(dict(opts) | {"policy": policy}, overrides=overrides)
 
-    policy_list: list[Any] = list(dict.fromkeys(policies)) or [None]
-    # a policy other than the seed's: eval scores policies; --policy seed alone is the seed's eval
-    policy_mode = any(p is not None and not is_seed(p) for p in policy_list)
-    variants = [
-        (
-            spec,
-            model,
-            resolve(
-                dict(opts) | {"policy": policy}, overrides={"prompt": spec, "summary_model": model}
-            ),
-        )
-        for policy in policy_list
-        for spec in specs
-        for model in model_list
-    ]
-    policy_names = (
-        [p.name for p in policy_list for _ in specs for _ in model_list] if policy_mode else []
+    variants, policy_names = variant_grid(
+        list(dict.fromkeys(policies)), prompts, list(models) or [opts.get("model")], settings_for
     )
+    policy_mode = bool(policy_names)
 
     stderr = RunStderr(list(paths), desc="eval", silent=silent, warnings_mode=warnings_mode)
     try:
@@ -174,10 +160,7 @@ def eval_command(
             policy_names=policy_names,
             cost=cost,
             person_fates=person_fates,
-            warn=stderr.warn,
-            error=stderr.error,
-            say=stderr.say,
-            on_session=stderr.session,
+            reporter=stderr,
         )
     finally:
         stderr.close()

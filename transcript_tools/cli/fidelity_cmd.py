@@ -18,6 +18,7 @@ from ..engine.person_fates import FATES
 from ..fidelity import FidelityResult, FidelityRow, RuntimeSummary, fidelity_paths
 from ..present.numbers import grouped, whole_percent
 from ..present.table import text_table
+from ..reporter import Callbacks
 from ..settings import settings_values
 from ..terminal import echo, escape_controls
 from .help import TsumCommand, examples
@@ -186,8 +187,7 @@ def fidelity_command(
         fmt=values.get("format"),
         skip_bad_lines=skip_bad_lines,
         follow=not as_is,
-        warn=lambda m: echo(m, err=True),
-        error=lambda m: echo(m, err=True),
+        reporter=Callbacks(lambda m: echo(m, err=True)),
     )
     if json_out:
         click.echo(orjson.dumps(as_json(result), option=orjson.OPT_INDENT_2).decode())

@@ -19,6 +19,7 @@ from typing import IO, Any
 
 import click
 
+from ..reporter import Reporter
 from ..terminal import echo, escape_controls, is_terminal
 
 SUMMARY, ALL = "summary", "all"
@@ -80,8 +81,8 @@ def count_inputs(paths: list[str]) -> int:
     return sum(1 for _ in expand_inputs(paths))
 
 
-class RunStderr:
-    """The stderr of one run of replay, sweep, eval or inspect."""
+class RunStderr(Reporter):
+    """The stderr of one run of replay, sweep, compare, eval or inspect (its reporter)."""
 
     def __init__(
         self,
@@ -139,11 +140,11 @@ class RunStderr:
         self.write(message)
         self.files_done(1)
 
-    def say(self, message: str, important: bool) -> None:
+    def say(self, message: str, important: bool = False) -> None:
         if important or not self.silent:
             self.write(message)
 
-    def session(self, path: str | None) -> None:
+    def session(self, path: str | None, result: Any = None) -> None:
         """A session done; a new ``path`` means the file before it is done."""
         self.sessions += 1
         if path is not None and path != self._path:
@@ -171,13 +172,3 @@ class RunStderr:
                 f"{self.sessions} session(s), {len(self.warnings)} warning(s)", refresh=False
             )
             self.bar.update(0)  # drawn at most every mininterval (0.1 s), as update(n) is
-
-
-def session_path(done: Any) -> str | None:
-    """The file of what replay's ``on_session`` gets: a session's result, or a parallel
-    worker's digest of one (``replay.parallel.SessionDigest``)."""
-    conversation = getattr(done, "conversation", None)
-    if conversation is not None:
-        return str(conversation.path)
-    counts = getattr(done, "counts", None)
-    return None if counts is None else str(counts.path)

@@ -13,7 +13,7 @@ from ..terminal import echo
 from .cost_options import cost_options, pricer_for
 from .help import TsumCommand, examples
 from .outcome import finish
-from .progress import SUMMARY, RunStderr, session_path, warnings_option
+from .progress import SUMMARY, RunStderr, warnings_option
 from .provider_options import provider_options
 from .scale_options import scale_options
 from .settings import resolve, summary_options
@@ -121,30 +121,37 @@ def replay_paths(
 ) -> ReplayResult:
     """The library's run with the CLI's stderr: warnings, errors, progress, the end-of-run line."""
     from ..replay.run import replay_paths as run_paths
-    from ..replay.tips import window_tip
 
-    stderr = RunStderr(paths, desc="replay", silent=silent, warnings_mode=warnings_mode)
-
-    def on_end(result: ReplayResult, state: str) -> None:
-        stderr.close()
-        if not silent or state != "complete":
-            echo(result.summary_line(state), err=True)
-        if not silent and (tip := window_tip(result.stats.model_room, resolved)) is not None:
-            echo(tip, err=True)
-
+    reporter = ReplayStderr(paths, resolved, silent=silent, warnings_mode=warnings_mode)
+    report = None if out_dir is not None else sys.stdout
     return run_paths(
         paths,
         resolved,
         out_dir=out_dir,
-        report=None if out_dir is not None else sys.stdout,
-        warn=stderr.warn,
-        error=stderr.error,
-        on_session=lambda done: stderr.session(session_path(done)),
-        on_end=on_end,
-        say=stderr.say,
+        report=report,
+        reporter=reporter,
         backend=backend,
         cost=cost,
     )
+
+
+class ReplayStderr(RunStderr):
+    """A replay's stderr: at the end, the bar gone, the run's line and the window tip."""
+
+    def __init__(
+        self, paths: list[str], resolved: RunSettings, *, silent: bool, warnings_mode: str
+    ) -> None:
+        super().__init__(paths, desc="replay", silent=silent, warnings_mode=warnings_mode)
+        self.resolved = resolved
+
+    def end(self, result: Any, state: str) -> None:
+        from ..replay.tips import window_tip
+
+        self.close()
+        if not self.silent or state != "complete":
+            echo(result.summary_line(state), err=True)
+        if not self.silent and (tip := window_tip(result.stats.model_room, self.resolved)):
+            echo(tip, err=True)
 
 
 def exit_for(result: ReplayResult) -> None:

@@ -238,10 +238,7 @@ def sweep_command(
             report_sample=report_sample,
             sort=sort,
             chart=chart,
-            warn=stderr.warn,
-            error=stderr.error,
-            on_conversation=stderr.session,
-            on_files=stderr.files_done,
+            reporter=stderr,
         )
     finally:
         stderr.close()

@@ -8,7 +8,7 @@ Model-free: the summaries come from the offline provider, whatever the compariso
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .._sync import run_sync
@@ -28,7 +28,7 @@ from ..eval.canaries import (
 )
 from ..eval.checkpoints import compaction_message_indices
 from ..eval.policy_probes import ActionScorer, policy_actions
-from ..formats.corpus import CorpusReader, ignore
+from ..formats.corpus import CorpusReader
 from ..present.table import text_table
 from ..providers.executor import SummaryExecutor
 from ..sweep.config import SweepConfig
@@ -90,14 +90,12 @@ def canary_paths(
     window: int | str,
     *,
     seed: int = SEED,
-    warn: Callable[[str], None] = ignore,
-    error: Callable[[str], None] = ignore,
 ) -> CanaryResult:
     """Every policy at ``window`` over a planted copy of each conversation of ``paths``."""
     assert run.settings.summary is not None
     configs = policy_grid(policies, [window], base=run.settings.summary)
     result = CanaryResult([p.name for p in policies], seed)
-    reader = CorpusReader(fmt=run.fmt, skip_bad_lines=run.skip_bad_lines, warn=ignore, error=ignore)
+    reader = CorpusReader(run.fmt, run.skip_bad_lines)
     executor = _offline_executor()
 
     async def go() -> None:

@@ -19,9 +19,8 @@ from typing import Any
 from .._sync import run_sync
 from ..engine.config import RunSettings
 from ..present.table import text_table
-from ..sweep.config import ConfigOutcome, SweepConfig
+from ..reporter import no_progress
 from ..sweep.driver import Sweep
-from ..sweep.simulate import ConversationSeries
 from .collect import Collected
 from .figures import same_window
 
@@ -96,19 +95,12 @@ def _replicate(
 ) -> list[float | None]:
     """One replicate: ``sweep`` with ``executor``, each policy's pooled recall."""
     collected = Collected(len(sweep.configs))
-
-    def on_outcome(
-        arm: int, cfg: SweepConfig, outcome: ConfigOutcome, profile: ConversationSeries
-    ) -> None:
-        collected.add(arm, cfg, outcome, profile)
-
     live = replace(
         sweep,
         executor=executor,
-        describe_executor=None,
         pricer=None,
-        on_conversation=None,
-        on_outcome=on_outcome,
+        reporter=no_progress(sweep.reporter),
+        on_outcome=collected.add,
     )
 
     async def run() -> None:

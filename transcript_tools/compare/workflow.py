@@ -3,7 +3,7 @@ each conversation's runs collected, then each policy against the baseline."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,11 +11,9 @@ from typing import TYPE_CHECKING
 from ..engine.config import AUTO, RunSettings
 from ..engine.policy import Policy
 from ..errors import ConfigError
-from ..formats.corpus import ignore
-from ..sweep.config import ConfigOutcome, SweepConfig
+from ..reporter import QUIET, Reporter, no_progress
 from ..sweep.driver import Sweep, SweepResult, policy_grid
-from ..sweep.simulate import ConversationSeries
-from ..sweep.workflow import _summary_source
+from ..sweep.workflow import summary_source
 from .bootstrap import LEVEL, RESAMPLES, SEED
 from .budget import BudgetCurve, matched_budget, render_curves
 from .collect import DEGENERATE_MIN_FIRES, DEGENERATE_SHARE, ArmRun, Collected
@@ -148,9 +146,7 @@ def compare_paths(
     window: int | str = AUTO,
     pricer: Pricer | None = None,
     cache: str | Path | None = None,
-    warn: Callable[[str], None] = ignore,
-    error: Callable[[str], None] = ignore,
-    on_conversation: Callable[[str | None], None] | None = None,
+    reporter: Reporter = QUIET,
     budget_windows: Sequence[int] = (),
     drift: bool = False,
     replicates: Replicates | None = None,
@@ -169,31 +165,15 @@ def compare_paths(
     base = run.settings.summary
     assert base is not None
     configs = policy_grid(policies, [window], base=base)
-    provider = run.provider["provider"]
-    executor = _summary_source(provider, run.provider["model"], run.provider["base_url"], cache)
+    executor = summary_source(run, cache)
     collected = Collected(len(configs))
-
-    def on_outcome(
-        arm: int, cfg: SweepConfig, outcome: ConfigOutcome, profile: ConversationSeries
-    ) -> None:
-        collected.add(arm, cfg, outcome, profile)
-
-    sweep = Sweep(
+    sweep = Sweep.for_run(
         configs,
-        base=base,
-        template=run.template,
-        keep_recent_turns=run.settings.keep_recent_turns,
-        path=run.settings.path,
-        executor=executor,
-        provider_name=provider,
-        describe_executor=executor.describe if executor is not None else None,
+        run,
+        executor,
         pricer=pricer,
-        fmt=run.fmt,
-        skip_bad_lines=run.skip_bad_lines,
-        warn=warn,
-        error=error,
-        on_conversation=on_conversation,
-        on_outcome=on_outcome,
+        reporter=reporter,
+        on_outcome=collected.add,
         whole_view=view_recall,
     )
     try:
@@ -209,7 +189,11 @@ def compare_paths(
         if budget_windows:  # the same summary source, before it is closed
             grid = policy_grid(policies, list(budget_windows), base=base)
             curves = replace(
-                sweep, configs=grid, pricer=None, on_conversation=None, whole_view=True
+                sweep,
+                configs=grid,
+                pricer=None,
+                reporter=no_progress(reporter),
+                whole_view=True,
             )
             done.curves, done.budget_conversations = _budget_run(curves, names, list(paths))
     finally:
@@ -221,13 +205,7 @@ def compare_paths(
 def _budget_run(sweep: Sweep, names: list[str], paths: list[str]) -> tuple[list[BudgetCurve], int]:
     """Every policy at every window of ``sweep``'s grid, collected per conversation."""
     runs = Collected(len(sweep.configs))
-
-    def on_outcome(
-        arm: int, cfg: SweepConfig, outcome: ConfigOutcome, profile: ConversationSeries
-    ) -> None:
-        runs.add(arm, cfg, outcome, profile)
-
-    replace(sweep, on_outcome=on_outcome).run(paths)
+    replace(sweep, on_outcome=runs.add).run(paths)
     owners = [cfg.policy.name if cfg.policy is not None else "" for cfg in sweep.configs]
     return budget_curves(names, owners, runs.complete())
 

@@ -23,6 +23,7 @@ from ..errors import ConfigError, TsumError
 from ..providers.cache import CacheMode
 from ..providers.factory import build_executor
 from ..replay.run import ReplayResult, RunStatus, replay_paths
+from ..reporter import QUIET, Reporter
 from ..writable import check_output_dir
 from .baseline import cache_only_message, cache_only_misses, seed_cache, update_baseline
 from .changes import RunDiff
@@ -31,10 +32,6 @@ from .render import verdict_line
 
 # (paths, out, the pricer: with the cost gate the replay is priced, as replay --cost)
 Replay = Callable[[list[str], Path, Pricer | None], ReplayResult]
-
-
-def _quiet(_message: str) -> None:
-    return None
 
 
 @dataclass(slots=True)
@@ -79,8 +76,7 @@ def check_corpus(
     max_cost_increase: float | None = None,
     context: int = DEFAULT_DIFF_CONTEXT,
     replay: Replay | None = None,
-    say: Callable[[str], None] = _quiet,
-    error: Callable[[str], None] = _quiet,
+    reporter: Reporter = QUIET,
     on_update_diff: Callable[[RunDiff], None] | None = None,
     update_command: str = "tsum check ... --update",
     record_command: str = "tsum check ... (without --cache-only)",
@@ -91,7 +87,7 @@ def check_corpus(
     quiet), priced when ``max_cost_increase`` is given (a cost rise beyond that share of
     the baseline's ``costs.jsonl`` fails like a recall drop; prices: --price-per-mtok,
     else genai-prices);
-    ``say`` gets the informational lines, ``error`` the replay's fatal one;
+    ``reporter`` gets the informational lines (``say``) and the replay's fatal one;
     ``on_update_diff`` sees the diff before ``update`` rewrites the baseline. Raises
     ``TsumError`` when nothing could be compared (``update_command`` /
     ``record_command`` are quoted in the message as the command that fixes it)."""
@@ -125,15 +121,17 @@ def check_corpus(
                 raise TsumError(
                     f"baseline: {exc}\n(create or rewrite it with: {update_command})"
                 ) from None
-            say(f"tsum: warning: baseline unreadable, it will be replaced: {exc}")
+            reporter.say(f"tsum: warning: baseline unreadable, it will be replaced: {exc}")
     if baseline is not None:
         seeded = _seed(baseline, run)
         if seeded:
-            say(f"tsum: {seeded} summary response(s) taken from the baseline into the cache")
+            reporter.say(
+                f"tsum: {seeded} summary response(s) taken from the baseline into the cache"
+            )
 
     with tempfile.TemporaryDirectory(prefix="tsum-check-") as tmp:
         fresh_dir = out_dir if out_dir is not None else Path(tmp) / "fresh"
-        replay_error = _replayed(replay(list(paths), fresh_dir, pricer), error)
+        replay_error = _replayed(replay(list(paths), fresh_dir, pricer), reporter)
         missing = cache_only_misses(fresh_dir) if run.provider.get("cache_only") else []
         fresh = None
         if replay_error is None or missing:
@@ -165,7 +163,7 @@ def check_corpus(
         except TsumError as exc:  # the baseline's stored scores are torn
             if not update:
                 raise
-            say(f"tsum: warning: baseline scores unreadable, they will be replaced: {exc}")
+            reporter.say(f"tsum: warning: baseline scores unreadable, they will be replaced: {exc}")
             scores = gate(list(paths), fresh_dir, None, max_drop=max_drop, fmt=run.fmt)
         if not update:
             assert diff is not None
@@ -206,14 +204,14 @@ def _bless(
     update_baseline(fresh_dir, baseline_dir)  # with the gates' stored figures (GATE_FILES)
 
 
-def _replayed(result: ReplayResult, error: Callable[[str], None]) -> TsumError | None:
+def _replayed(result: ReplayResult, reporter: Reporter) -> TsumError | None:
     """The replay's failure, if any (bad input was already reported line by line)."""
     if result.status is RunStatus.OK:
         return None
     if (fatal := result.could_not_run()) is not None:
         return fatal
     if result.status is RunStatus.NO_SESSIONS:
-        error(f"tsum: error: {result.message}")
+        reporter.error(f"tsum: error: {result.message}")
     return ReplayFailed(
         "the replay failed (see above): nothing compared, the baseline is unchanged"
     )

@@ -11,7 +11,7 @@ rescored from its own summaries, never compared number to number.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -49,8 +49,6 @@ def score_replay_output(
     out_dir: Path,
     *,
     fmt: str | None = None,
-    skip_bad_lines: bool = False,
-    warn: Callable[[str], None] = lambda _m: None,
 ) -> dict[str, Any] | None:
     """The scores of every successful summary in ``out_dir``; None when the run was not in
     Focused mode (a summary then replaces nothing) or wrote no run.json."""
@@ -72,7 +70,7 @@ def score_replay_output(
             by_session.setdefault(str(record["session"]), []).append(record)
     aggregate = Aggregate()
     checkpoints: list[dict[str, Any]] = []
-    reader = CorpusReader(fmt=fmt, skip_bad_lines=skip_bad_lines, warn=warn, error=warn)
+    reader = CorpusReader(fmt)
     for conv in reader.conversations(paths):
         summaries = by_session.get(conv.session_id)
         if not summaries:

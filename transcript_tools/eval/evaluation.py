@@ -9,7 +9,6 @@ whole, for the HTML page.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +27,7 @@ from ..errors import ConfigError
 from ..formats.corpus import CorpusReader
 from ..providers.executor import SummaryExecutor
 from ..replay.sizes import policy_sizes
+from ..reporter import LOGGED, Reporter
 from .aggregate import Aggregate
 from .artifacts import ARTIFACT_KINDS
 from .checkpoints import (
@@ -42,8 +42,6 @@ from .policy_probes import ActionScorer, policy_actions
 from .probes import EXTRACTOR_VERSION
 from .records import CheckpointRecord, PolicyActionRecord
 from .score import ConversationProbes, score_checkpoint
-
-_log = logging.getLogger("transcript_tools")
 
 KEEP_WHOLE = 20  # scored checkpoints kept with their texts, for the HTML page
 
@@ -141,11 +139,9 @@ class Evaluation:
     variants: list[Variant]
     fmt: str | None = None
     skip_bad_lines: bool = False
-    # never stdout (a library's caller owns it): logging, unless a callback is given
-    warn: Callable[[str], None] = _log.warning
-    error: Callable[[str], None] = _log.error
+    # warnings, errors, progress (each session, with its file's path); never stdout
+    reporter: Reporter = LOGGED
     on_checkpoint: Callable[[CheckpointRecord | PolicyActionRecord], None] | None = None
-    on_session: Callable[[str], None] | None = None  # after each session, with its file's path
     judge: Any = None  # eval.judge.Judge, or None
     cost: bool = False  # --cost: each tsum checkpoint's recall per 1,000 retained tokens
     # ``--policy``: score every action of each variant's policy on what it took out of
@@ -174,9 +170,7 @@ class Evaluation:
         if self.policy_mode:
             result = EvalResult([], {}, policies={label: PolicyAggregate() for label in labels})
             result.failed = {label: 0 for label in labels}
-        reader = CorpusReader(
-            fmt=self.fmt, skip_bad_lines=self.skip_bad_lines, warn=self.warn, error=self.error
-        )
+        reader = CorpusReader(self.fmt, self.skip_bad_lines, self.reporter)
         if self.person_fates:
             result.person_fates = []
         same: list[bool] = []
@@ -184,8 +178,7 @@ class Evaluation:
             for conv in reader.conversations(paths):
                 result.sessions += 1
                 await self._one(conv, result, same)
-                if self.on_session is not None:
-                    self.on_session(conv.path)
+                self.reporter.session(conv.path)
         finally:
             for v in self.variants:
                 await v.executor.aclose()

@@ -16,8 +16,10 @@ from typing import Any
 import orjson
 
 from ..engine.config import RunSettings
+from ..engine.policy import Policy
 from ..errors import ConfigError
 from ..providers.factory import build_executor, cache_only_failure, describe_stats
+from ..reporter import QUIET, Reporter, notes_only
 from ..writable import check_output_dir, check_output_file, drop_links
 from .evaluation import EvalResult, Evaluation, Variant
 from .records import CheckpointRecord, PolicyActionRecord
@@ -26,10 +28,6 @@ JSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
 
 # (prompt as given: a built-in name, a file or None; model or None; its settings)
 VariantSettings = tuple[str | None, str | None, RunSettings]
-
-
-def _quiet(_message: str) -> None:
-    return None
 
 
 @dataclass(slots=True)
@@ -102,6 +100,26 @@ class EvalRun:
         return "" if self.result.errors else None
 
 
+def variant_grid(
+    policies: Sequence[Policy],
+    prompts: Sequence[str],
+    models: Sequence[str | None],
+    settings_for: Callable[[Policy | None, str | None, str | None], RunSettings],
+) -> tuple[list[VariantSettings], list[str]]:
+    """``tsum eval``'s variants: every policy (none: the run's own), prompt (none: the
+    run's) and model, in that nesting, with ``settings_for``'s settings; and each one's
+    policy name when a policy is not the seed's (``--policy``: every action scored)."""
+    from ..engine.policy_engine import is_seed
+
+    policy_list: list[Policy | None] = list(policies) or [None]
+    specs: list[str | None] = list(dict.fromkeys(prompts)) or [None]
+    combos = [(p, s, m) for p in policy_list for s in specs for m in dict.fromkeys(models)]
+    variants = [(spec, model, settings_for(policy, spec, model)) for policy, spec, model in combos]
+    if all(policy is None or is_seed(policy) for policy in policy_list):
+        return variants, []
+    return variants, [policy.name for policy, _, _ in combos if policy is not None]
+
+
 NO_SESSIONS = "no sessions found in the given paths"
 NONE_READ = "no session could be read (the errors above say why): nothing to score"
 
@@ -118,14 +136,11 @@ def eval_paths(
     policy_names: Sequence[str] = (),
     cost: bool = False,
     person_fates: bool = False,
-    warn: Callable[[str], None] = _quiet,
-    error: Callable[[str], None] = _quiet,
-    say: Callable[[str, bool], None] | None = None,
-    on_session: Callable[[str], None] | None = None,
+    reporter: Reporter = QUIET,
 ) -> EvalRun:
     """Score every variant's summaries over ``paths``. ``base`` (the settings without a
-    variant's prompt or model) gives the judge's provider and the format; ``say`` gets
-    ``--batch``'s progress lines. ``policy_names``: the compaction policy of each variant
+    variant's prompt or model) gives the judge's provider and the format; ``reporter`` gets
+    the warnings, errors, progress and ``--batch``'s lines. ``policy_names``: the compaction policy of each variant
     (``tsum eval --policy``, at least one not the seed's): every action, summary or
     pre-pass, is scored on what it took out of the view (eval/policy_probes.py), and every
     row names its policy. ``cost`` (``tsum eval --cost``) adds each checkpoint's recall
@@ -158,7 +173,7 @@ def eval_paths(
         labels.add(label)
         built.append(Variant(label, template, run.settings, executor, executor.provider.name))
     if variants[0][2].provider.get("batch"):
-        _batch_prefill(paths, [run for _, _, run in variants], say)
+        _batch_prefill(paths, [run for _, _, run in variants], reporter)
 
     notes: list[str] = []
     judge_obj = None
@@ -176,10 +191,8 @@ def eval_paths(
         built,
         fmt=base.fmt,
         skip_bad_lines=base.skip_bad_lines,
-        warn=warn,
-        error=error,
+        reporter=reporter,
         on_checkpoint=records.write,
-        on_session=on_session,
         judge=judge_obj,
         cost=cost,
         person_fates=person_fates,
@@ -248,9 +261,7 @@ class _Records:
             self.handle.close()
 
 
-def _batch_prefill(
-    paths: list[str], runs: list[RunSettings], say: Callable[[str, bool], None] | None
-) -> None:
+def _batch_prefill(paths: list[str], runs: list[RunSettings], reporter: Reporter) -> None:
     """``--batch``: every variant's summary calls go through the provider's batch API first
     (in rounds, resumable: the same driver as ``tsum replay --batch``), into the response
     cache under the synchronous path's keys, since eval's engine renders the same prompts.
@@ -258,4 +269,4 @@ def _batch_prefill(
     from ..replay.run import replay_paths
 
     for run in runs:
-        replay_paths(paths, run, say=say)
+        replay_paths(paths, run, reporter=notes_only(reporter))  # the evaluation warns

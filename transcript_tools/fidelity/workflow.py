@@ -8,12 +8,12 @@ with ``--min-agreement`` (docs/fidelity.md).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..engine.policy import Policy
 from ..engine.policy_toml import preset, resolve_policy
-from ..formats.corpus import CorpusReader, ignore
+from ..formats.corpus import CorpusReader
+from ..reporter import QUIET, Reporter
 from .records import FidelityRow, RuntimeSummary, summarize
 from .replay import compaction_rows
 
@@ -54,14 +54,13 @@ def fidelity_paths(
     fmt: str | None = None,
     skip_bad_lines: bool = False,
     follow: bool = True,
-    warn: Callable[[str], None] = ignore,
-    error: Callable[[str], None] = ignore,
+    reporter: Reporter = QUIET,
 ) -> FidelityResult:
     """The fidelity rows of every recorded compaction under ``paths``; ``policy``: a preset
     name or a policy file for every log (None: each log's runtime's preset); ``follow``:
     presets follow the runtime release and model each compaction records."""
     chosen = resolve_policy(policy) if isinstance(policy, str) else policy
-    reader = CorpusReader(fmt=fmt, skip_bad_lines=skip_bad_lines, warn=warn, error=error)
+    reader = CorpusReader(fmt, skip_bad_lines, reporter)
     result = FidelityResult([])
     for conv in reader.conversations(paths):
         result.sessions += 1
@@ -73,7 +72,9 @@ def fidelity_paths(
             if name is None:
                 skipped = result.skipped_formats
                 if conv.format not in skipped:
-                    warn(f"warning: {conv.path}: no preset for {conv.format} logs (use --policy)")
+                    reporter.warn(
+                        f"warning: {conv.path}: no preset for {conv.format} logs (use --policy)"
+                    )
                 skipped[conv.format] = skipped.get(conv.format, 0) + 1
                 continue
             used = preset(name)

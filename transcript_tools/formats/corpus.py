@@ -1,19 +1,20 @@
 """Reading a corpus: every input's conversations, in input order, ids unique corpus-wide.
 
 The one reading loop of replay, sweep, eval, the ``--batch`` planner and the parallel
-jobs. A file that cannot be read is an error (counted, reported through ``error``) and
-the rest of the corpus goes on; warnings (skipped lines, a truncated last line) go
-through ``warn`` and are counted.
+jobs. A file that cannot be read is an error (counted, reported through the run's
+``reporter.error``) and the rest of the corpus goes on; warnings (skipped lines, a
+truncated last line) go to ``reporter.warn`` and are counted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..engine.messages import Conversation
 from ..errors import InputError
+from ..reporter import QUIET, Reporter
 from . import read_input
 from .inputs import InputFile, NameSet, expand_inputs, unique_name
 from .source import Source
@@ -36,18 +37,13 @@ class CorpusCounts:
     errors: list[str] = field(default_factory=list)
 
 
-def ignore(_message: str) -> None:
-    """The warn / error callback that drops the message (the library's default)."""
-
-
 @dataclass
 class CorpusReader:
     """``conversations(paths)``: the conversations of every input, in order."""
 
     fmt: str | None = None
     skip_bad_lines: bool = False
-    warn: Callable[[str], None] = ignore
-    error: Callable[[str], None] = ignore
+    reporter: Reporter = QUIET
     seen_ids: set[str] = field(default_factory=NameSet)  # ids taken so far: later ones get #2…
     stats: ReadCounts = field(default_factory=CorpusCounts)
 
@@ -66,8 +62,8 @@ class CorpusReader:
             except InputError as exc:
                 self.stats.failed_files += 1
                 self.stats.errors.append(exc.location_text())
-                self.error(f"error: {exc.location_text()}")
+                self.reporter.error(f"error: {exc.location_text()}")
 
     def _warn(self, message: str) -> None:
         self.stats.warnings += 1
-        self.warn(message)
+        self.reporter.warn(message)

@@ -8,8 +8,9 @@ from ..formats.inputs import InputFile
 
 RAY_INSTALL_HINT = "pip install 'transcript-tools[ray]'"
 
-# The kinds of event a job records for its driver to replay, in order.
-WARN, ERROR, SESSION = "warn", "error", "session"
+# A kind of event a job records for its driver to replay, in order, beside the
+# warnings and errors of ``reporter.Recorder``.
+SESSION = "session"
 
 
 # Batches a local pool keeps in flight per worker: its finished parts wait there for

@@ -44,6 +44,7 @@ from ..providers.batch.store import BatchStore
 from ..providers.cache import CacheMode, cache_key
 from ..providers.executor import SummaryExecutor
 from ..providers.retry import ProviderCallError, public_url
+from ..reporter import Reporter
 from .conversation import replay_conversation
 from .driver import ReplayDriver, ReplayStats
 
@@ -74,7 +75,6 @@ class BatchReplay:
         *,
         poll: float = 30.0,
         sleep: Sleep = asyncio.sleep,
-        say: Callable[[str], None] = lambda _m: None,
     ) -> None:
         if executor.cache is None:
             raise TsumError("--batch needs the response cache (results are stored there)")
@@ -87,7 +87,7 @@ class BatchReplay:
         self.poll = poll
         self.poll_cap = max(poll, min(POLL_CAP_MAX, poll * POLL_CAP_FACTOR))
         self._sleep = sleep
-        self._say = say
+        self._say = run.reporter.say  # progress lines
         self.base_url = public_url(str(getattr(self.provider, "_base_url", "")))
         settings = run.settings
         self.report = BatchReport(
@@ -339,16 +339,15 @@ class _ResultsProvider:
 
 
 class BatchSetup:
-    """``--batch`` on a run that replays (``replay.run.run_replay``): validated before any
-    work. ``say(line, important)`` gets the progress lines; ``important`` marks the one a
-    quiet caller must still show (batches left in flight by a failed run)."""
+    """``--batch`` on a run that replays (``replay.run.replay_paths``): validated before any
+    work. The run's ``reporter.say`` gets the progress lines, the one a quiet caller must
+    still show (batches left in flight by a failed run) marked ``important``."""
 
     def __init__(
         self,
         executor: SummaryExecutor,
         *,
         poll: float | None = None,
-        say: Callable[[str, bool], None] = lambda _m, _important: None,
     ) -> None:
         from ..providers.batch import batch_client
 
@@ -361,34 +360,30 @@ class BatchSetup:
         self.client = batch_client(executor.provider, limits_from_env())
         self.store = BatchStore(executor.cache.path)
         self.poll = float(poll or DEFAULT_BATCH_POLL)
-        self._say = say
         self.report: BatchReport | None = None
-
-    def say(self, message: str, *, force: bool = False) -> None:
-        self._say(message, force)
 
     async def run(self, run: ReplayDriver, paths: list[str]) -> None:
         executor = self.executor
-        driver = BatchReplay(run, executor, self.client, self.store, poll=self.poll, say=self.say)
+        driver = BatchReplay(run, executor, self.client, self.store, poll=self.poll)
         self.report = driver.report
         try:
             await driver.run_all(paths)
         except (asyncio.CancelledError, KeyboardInterrupt, TsumError):
-            self._in_flight_hint()
+            self._in_flight_hint(run.reporter)
             raise
         finally:
             await executor.aclose()
             self.store.close()
 
-    def _in_flight_hint(self) -> None:
+    def _in_flight_hint(self, reporter: Reporter) -> None:
         try:
             left = self.store.in_flight()
         except Exception:  # the hint must never hide the real error
             return
         if left:
             ids = ", ".join(b.batch_id for b in left)
-            self.say(
+            reporter.say(
                 f"tsum: {len(left)} batch(es) in flight ({ids}): the same command resumes them "
                 "without resubmitting; `tsum batch cancel` stops them",
-                force=True,
+                important=True,
             )

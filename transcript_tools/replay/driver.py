@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
-import logging
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -22,6 +21,7 @@ from ..engine.messages import Conversation
 from ..formats.corpus import CorpusReader
 from ..formats.inputs import InputFile, NameSet
 from ..providers.executor import SummaryExecutor
+from ..reporter import LOGGED, Reporter
 from .conversation import SessionResult, replay_conversation, session_counts
 from .parking import Parked, ParkFile, Rendered, SessionCounts, discard_parked
 
@@ -129,9 +129,7 @@ class ReplayDriver:
     # None: derived from ``concurrency`` (``window_bounds``)
     sessions: int | None = None
     reorder: int | None = None
-    warn: Callable[[str], None] = logging.getLogger("transcript_tools").warning  # never stdout
-    error: Callable[[str], None] = logging.getLogger("transcript_tools").error
-    on_session: Callable[[SessionResult], None] | None = None
+    reporter: Reporter = LOGGED  # warnings, errors, progress: never stdout
     pricer: Pricer | None = None  # --cost: price each session as replayed
     stats: ReplayStats = field(default_factory=ReplayStats)
     _seen_ids: set[str] = field(default_factory=NameSet)
@@ -142,13 +140,13 @@ class ReplayDriver:
         """The conversations of every input, in order (``formats.corpus.CorpusReader``,
         counting into this run's stats)."""
         reader = CorpusReader(
-            self.fmt, self.skip_bad_lines, self.warn, self.error, self._seen_ids, self.stats
+            self.fmt, self.skip_bad_lines, self.reporter, self._seen_ids, self.stats
         )
         yield from reader.conversations(paths)
 
     def _warn(self, message: str) -> None:
         self.stats.warnings += 1
-        self.warn(message)
+        self.reporter.warn(message)
 
     async def run(self, paths: list[str]) -> ReplayStats:
         """Replay every conversation of ``paths`` into the sink, in input order.
@@ -258,8 +256,7 @@ class ReplayDriver:
                     position = running.pop(task)
                     result = task.result()  # an exception propagates
                     if position != written and parking is not None and renderer is not None:
-                        if self.on_session is not None:  # progress: as it ends
-                            self.on_session(result)
+                        self._progress(result)  # as it ends
                         counts = session_counts(result)
                         finished[position] = parking.park(counts, renderer.render(result))
                         parked += 1
@@ -293,8 +290,10 @@ class ReplayDriver:
     def _deliver(self, result: SessionResult) -> None:
         self._count(session_counts(result))
         self.sink.write_session(result)
-        if self.on_session is not None:
-            self.on_session(result)
+        self._progress(result)
+
+    def _progress(self, result: SessionResult) -> None:
+        self.reporter.session(str(result.conversation.path), result)
 
     def _count(self, counts: SessionCounts) -> None:
         stats = self.stats

@@ -2,7 +2,7 @@
 
 Each job runs the library's own single-process code on its share of the files, with
 warnings and errors captured as *events* in the order they happened. The driver replays the
-events through the same callbacks and counters, in input order, so stderr reads exactly as
+events through the same reporter and counters, in input order, so stderr reads exactly as
 in a single process; stdout and output files get the records the worker rendered with the
 same writers (``TextReport``, ``OutputDirectory.write_session``).
 """
@@ -18,8 +18,9 @@ from typing import Any
 from ..engine.config import ReplaySettings
 from ..formats.corpus import CorpusReader
 from ..formats.inputs import InputFile, NameSet
-from ..parallel.job import ERROR, SESSION, WARN
+from ..parallel.job import SESSION
 from ..parallel.pool import Backend, ordered_parts, plan
+from ..reporter import ERROR, WARN, Recorder
 from .conversation import replay_conversation, session_counts
 from .driver import ReplayDriver, ReplayStats, window_bounds
 from .output_dir import OutputDirectory, render_records
@@ -56,14 +57,9 @@ class ReplayJob:
     names_sessions: bool = True
 
     def run(self, items: list[InputFile], taken: set[str]) -> ReplayPart:
-        events: list[tuple[str, Any]] = []
-        reader = CorpusReader(
-            fmt=self.fmt,
-            skip_bad_lines=self.skip_bad_lines,
-            warn=lambda m: events.append((WARN, m)),
-            error=lambda m: events.append((ERROR, m)),
-            seen_ids=NameSet(taken),
-        )
+        recorder = Recorder()
+        events = recorder.events
+        reader = CorpusReader(self.fmt, self.skip_bad_lines, recorder, NameSet(taken))
         report = TextReport(io.StringIO(), show_summaries=self.show_summaries)
         names: set[str] = set()
         loop = asyncio.new_event_loop()
@@ -114,9 +110,9 @@ def parallel_replay(run: ReplayDriver, paths: list[str], backend: Backend) -> Re
         for kind, value in part.events:
             if kind == WARN:
                 stats.warnings += 1
-                run.warn(value)
+                run.reporter.warn(value)
             elif kind == ERROR:
-                run.error(value)
+                run.reporter.error(value)
             else:
                 window.append(value)
                 if len(window) >= limit:
@@ -136,5 +132,4 @@ def _deliver(run: ReplayDriver, digest: SessionDigest) -> None:
     sink = run.sink
     assert isinstance(sink, (OutputDirectory, TextReport))
     sink.write_rendered(digest.counts.session_id, digest.rendered)
-    if run.on_session is not None:
-        run.on_session(digest)  # type: ignore[arg-type]  # progress only counts
+    run.reporter.session(digest.counts.path)

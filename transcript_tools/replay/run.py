@@ -1,13 +1,12 @@
 """A replay run, orchestrated: inputs, executor, sinks, ``run.json``, the manifest, the status.
 
-The CLI (``tsum replay``, ``tsum check``) and the library front door call ``run_replay``
+The CLI (``tsum replay``, ``tsum check``) and the library front door call ``replay_paths``
 alike; the CLI only parses options, prints, and maps the status to an exit code.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -16,12 +15,10 @@ from typing import IO, Any
 from .._sync import run_sync
 from .._version import __version__
 from ..cost.prices import Pricer
-from ..engine.config import DEFAULT_PROVIDER, ReplaySettings, RunSettings, TurnPath
-from ..engine.prompt import PromptTemplate, template_from_config
+from ..engine.config import RunSettings, TurnPath
+from ..engine.prompt import template_from_config
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..errors import ConfigError, TsumError
-from ..formats.corpus import ignore
-from ..providers.base import Provider
 from ..providers.factory import (
     _executor_for,
     build_executor,
@@ -29,6 +26,7 @@ from ..providers.factory import (
     executor_stats,
     resolve_cache_mode,
 )
+from ..reporter import QUIET, Reporter
 from .conversation import SessionResult
 from .driver import CollectingSink, ReplayDriver, ReplayStats, Sink
 
@@ -46,7 +44,7 @@ class RunStatus(StrEnum):
 @dataclass(slots=True)
 class ReplayResult:
     """What a run did. ``sessions`` holds every session's result only when the run
-    collected them (``run_replay(..., collect=True)``, the library default)."""
+    collected them (``replay_paths(..., collect=True)``, the library default)."""
 
     status: RunStatus
     stats: ReplayStats
@@ -104,141 +102,6 @@ class ReplayResult:
         )
 
 
-def run_replay(
-    paths: list[str],
-    settings: ReplaySettings,
-    *,
-    template: PromptTemplate | None = None,
-    provider: str | Provider = DEFAULT_PROVIDER,
-    provider_options: Mapping[str, Any] | None = None,
-    out_dir: str | Path | None = None,
-    report: IO[str] | None = None,
-    collect: bool = False,
-    fmt: str | None = None,
-    skip_bad_lines: bool = False,
-    concurrency: int = 8,
-    warn: Callable[[str], None] = ignore,
-    error: Callable[[str], None] = ignore,
-    on_session: Callable[[SessionResult], None] | None = None,
-    on_end: Callable[[ReplayResult, str], None] | None = None,
-    batch: bool = False,
-    batch_poll: float | None = None,
-    say: Callable[[str, bool], None] | None = None,
-    price_per_mtok: str | float | None = None,
-    backend: Any = None,
-    cost: Pricer | None = None,
-) -> ReplayResult:
-    """Replay ``paths`` (files, directories, globs, ``-``) through the checkpoint.
-
-    Records go to ``out_dir`` (the JSONL files, ``run.json``, ``manifest.json``), or a
-    readable report to ``report``, or (``collect``) into ``ReplayResult.sessions``.
-    ``provider`` is a name (built with ``provider_options``: model, base_url, cache
-    flags, timeout, max_attempts; the same keys as the CLI options) or a ready
-    ``Provider`` (which uses a response cache only when one is asked for). A provider that cannot be built fails here (``ProviderConfigError``),
-    before any work. ``on_end(result, state)`` runs once whatever happens (``state``:
-    complete, interrupted or failed), before an exception propagates.
-    ``batch`` (``--batch``) sends the summary calls through the provider's batch API in
-    rounds (``batch.BatchSetup``: ``batch_poll`` seconds apart, progress to ``say``);
-    ``price_per_mtok`` prices the run (batch vs synchronous) in the manifest and line.
-    ``backend`` (``--workers`` / ``--ray``) spreads a dry run's files over processes or
-    a Ray cluster, same outputs. ``cost`` (--cost) prices each session as replayed, not
-    spread (``costs.jsonl``, a report line: docs/cost.md).
-    """
-    from .output_dir import OutputDirectory, run_info
-    from .text_report import TextReport
-
-    if cost is not None and batch:
-        raise ConfigError("--cost does not price a --batch replay: drop one of the two")
-
-    started = time.perf_counter()
-    cfg = settings.summary
-    if template is None and cfg is not None:
-        template = template_from_config(cfg.summary_prompt, settings.template_name)
-    executor = None
-    if not settings.dry_run and cfg is not None:
-        options = dict(provider_options or {})
-        options["concurrency"] = concurrency
-        if isinstance(provider, str):
-            options["provider"] = provider
-            executor = build_executor(options)
-        else:
-            # A caller's own provider object gets the offline rule: no response cache
-            # unless one is asked for (``cache`` or a cache flag).
-            mode = resolve_cache_mode({**options, "provider": "offline"})
-            executor = _executor_for(provider, options, mode)
-    provider_name = "none" if executor is None else executor.provider.name
-    model = cfg.summary_model if cfg is not None else None
-    if executor is not None and model is None:
-        model = executor.provider.default_model
-
-    out = None
-    info: dict[str, Any] | None = None
-    sink: Sink
-    if out_dir is not None:
-        out = OutputDirectory(out_dir, write_compressed=not settings.dry_run, cost=cost is not None)
-        if template is not None:
-            # what the provider sends (its identity): None = the API's own default
-            temperature = executor.provider.identity(None).get("temperature") if executor else None
-            info = run_info(settings, template, provider_name, model, temperature)
-            out.write_run_info(info)
-        sink = out
-    elif report is not None:
-        sink = TextReport(report)
-    else:
-        sink = CollectingSink() if collect else NullSink()
-    run = ReplayDriver(
-        settings,
-        executor,
-        sink,
-        provider_name=provider_name,
-        template=template,
-        fmt=fmt,
-        skip_bad_lines=skip_bad_lines,
-        concurrency=concurrency,
-        warn=warn,
-        error=error,
-        on_session=on_session,
-        pricer=cost,
-    )
-    result = ReplayResult(RunStatus.OK, run.stats)
-    batch_driver = None
-    if batch and executor is not None:
-        from .batch import BatchSetup
-
-        batch_driver = BatchSetup(executor, poll=batch_poll, say=say or (lambda _m, _i: None))
-    state = "complete"
-    try:
-        if batch_driver is not None:
-            run_sync(lambda: batch_driver.run(run, list(paths)))
-        elif cost is not None or not _spread(run, paths, backend):
-            run_sync(lambda: _run_and_close(run, list(paths), executor))
-    except KeyboardInterrupt:
-        state = "interrupted"
-        raise
-    except BaseException as exc:  # the manifest must not call an aborted run complete
-        state = "failed"
-        run.stats.errors.append(f"run aborted: {exc}")
-        raise
-    finally:
-        result.executor = executor_stats(executor)
-        if executor is not None:
-            executor.close()
-        result.elapsed = time.perf_counter() - started
-        extra = _batch_and_cost(result, executor, model, batch_driver, price_per_mtok)
-        if out is not None and info is not None and run.stats.stream_units:
-            # the path that ran, not the one asked for (both give the same schedule by
-            # design, so nothing else shows it); absent: the sync path
-            out.write_run_info({**info, "path_ran": TurnPath.STREAM.value})
-        if out is not None:
-            out.close(_manifest(state, paths, result, provider_name, model) | extra)
-        if on_end is not None:
-            on_end(result, state)
-    if isinstance(sink, CollectingSink):
-        result.sessions = sink.results
-    _set_status(result, executor, out_dir)
-    return result
-
-
 def replay_paths(
     paths: list[str],
     run: RunSettings,
@@ -246,39 +109,132 @@ def replay_paths(
     out_dir: str | Path | None = None,
     report: IO[str] | None = None,
     collect: bool = False,
-    warn: Callable[[str], None] = ignore,
-    error: Callable[[str], None] = ignore,
-    on_session: Callable[[SessionResult], None] | None = None,
-    on_end: Callable[[ReplayResult, str], None] | None = None,
-    say: Callable[[str, bool], None] | None = None,
+    reporter: Reporter = QUIET,
     backend: Any = None,
     cost: Pricer | None = None,
 ) -> ReplayResult:
-    """``run_replay`` with every setting from ``run`` (``settings.load_settings``)."""
+    """Replay ``paths`` (files, directories, globs, ``-``) with ``run``'s settings
+    (``settings.load_settings``) through the checkpoint.
+
+    Records go to ``out_dir`` (the JSONL files, ``run.json``, ``manifest.json``), or a
+    readable report to ``report``, or (``collect``) into ``ReplayResult.sessions``.
+    ``run.provider["provider"]`` is a name (built with the other ``run.provider`` options:
+    model, base_url, cache flags, timeout, max_attempts, batch; the CLI's keys) or a ready
+    ``Provider`` (which uses a response cache only when one is asked for). A provider that
+    cannot be built fails here (``ProviderConfigError``), before any work. ``reporter``
+    gets the warnings, errors, progress and (``end``) the result, once whatever happens.
+    ``batch`` sends the summary calls through the provider's batch API in rounds
+    (``batch.BatchSetup``: progress to ``reporter.say``); ``price_per_mtok`` prices the
+    run (batch vs synchronous) in the manifest and line. ``backend`` (``--workers`` /
+    ``--ray``) spreads a dry run's files over processes or a Ray cluster, same outputs.
+    ``cost`` (--cost) prices each session as replayed, not spread (``costs.jsonl``, a
+    report line: docs/cost.md).
+    """
+    from .output_dir import OutputDirectory, run_info
+
     options = run.provider
-    return run_replay(
-        paths,
-        run.settings,
-        template=run.template,
-        provider=options["provider"],
-        provider_options=options,
-        out_dir=out_dir,
-        report=report,
-        collect=collect,
+    if cost is not None and options.get("batch"):
+        raise ConfigError("--cost does not price a --batch replay: drop one of the two")
+    started = time.perf_counter()
+    settings, template = run.settings, run.template
+    cfg = settings.summary
+    if template is None and cfg is not None:
+        template = template_from_config(cfg.summary_prompt, settings.template_name)
+    executor, provider_name, model = _summarizer(run)
+    sink = _sink(out_dir, report, collect, settings.dry_run, cost is not None)
+    out = sink if isinstance(sink, OutputDirectory) else None
+    info: dict[str, Any] | None = None
+    if out is not None and template is not None:
+        # what the provider sends (its identity): None = the API's own default
+        temperature = executor.provider.identity(None).get("temperature") if executor else None
+        info = run_info(settings, template, provider_name, model, temperature)
+        out.write_run_info(info)
+    driver = ReplayDriver(
+        settings,
+        executor,
+        sink,
+        provider_name=provider_name,
+        template=template,
         fmt=run.fmt,
         skip_bad_lines=run.skip_bad_lines,
         concurrency=run.concurrency,
-        warn=warn,
-        error=error,
-        on_session=on_session,
-        on_end=on_end,
-        batch=bool(options.get("batch")),
-        batch_poll=options.get("batch_poll"),
-        say=say,
-        price_per_mtok=options.get("price_per_mtok"),
-        backend=backend,
-        cost=cost,
+        reporter=reporter,
+        pricer=cost,
     )
+    result = ReplayResult(RunStatus.OK, driver.stats)
+    batch_driver = None
+    if options.get("batch") and executor is not None:
+        from .batch import BatchSetup
+
+        batch_driver = BatchSetup(executor, poll=options.get("batch_poll"))
+    state = "complete"
+    try:
+        if batch_driver is not None:
+            run_sync(lambda: batch_driver.run(driver, list(paths)))
+        elif cost is not None or not _spread(driver, paths, backend):
+            run_sync(lambda: _run_and_close(driver, list(paths), executor))
+    except KeyboardInterrupt:
+        state = "interrupted"
+        raise
+    except BaseException as exc:  # the manifest must not call an aborted run complete
+        state = "failed"
+        driver.stats.errors.append(f"run aborted: {exc}")
+        raise
+    finally:
+        result.executor = executor_stats(executor)
+        if executor is not None:
+            executor.close()
+        result.elapsed = time.perf_counter() - started
+        price = options.get("price_per_mtok")
+        extra = _batch_and_cost(result, executor, model, batch_driver, price)
+        if out is not None and info is not None and driver.stats.stream_units:
+            # the path that ran, not the one asked for (both give the same schedule by
+            # design, so nothing else shows it); absent: the sync path
+            out.write_run_info({**info, "path_ran": TurnPath.STREAM.value})
+        if out is not None:
+            out.close(_manifest(state, paths, result, provider_name, model) | extra)
+        reporter.end(result, state)
+    if isinstance(sink, CollectingSink):
+        result.sessions = sink.results
+    _set_status(result, executor, out_dir)
+    return result
+
+
+def _summarizer(run: RunSettings) -> tuple[Any, str, str | None]:
+    """The summary executor of ``run.provider`` (a name, or a caller's own ``Provider``;
+    None: a dry run or no checkpoint), its provider's name and the model."""
+    cfg = run.settings.summary
+    if run.settings.dry_run or cfg is None:
+        return None, "none", cfg.summary_model if cfg is not None else None
+    options = {**run.provider, "concurrency": run.concurrency}
+    provider = options["provider"]
+    if isinstance(provider, str):
+        executor = build_executor(options)
+    else:
+        # A caller's own provider object gets the offline rule: no response cache
+        # unless one is asked for (``cache`` or a cache flag).
+        mode = resolve_cache_mode({**options, "provider": "offline"})
+        executor = _executor_for(provider, options, mode)
+    model = cfg.summary_model
+    return (
+        executor,
+        executor.provider.name,
+        executor.provider.default_model if model is None else model,
+    )
+
+
+def _sink(
+    out_dir: str | Path | None, report: IO[str] | None, collect: bool, dry_run: bool, cost: bool
+) -> Sink:
+    """Where the records go: the output directory, the readable report, or memory."""
+    from .output_dir import OutputDirectory
+    from .text_report import TextReport
+
+    if out_dir is not None:
+        return OutputDirectory(out_dir, write_compressed=not dry_run, cost=cost)
+    if report is not None:
+        return TextReport(report)
+    return CollectingSink() if collect else NullSink()
 
 
 def _spread(run: ReplayDriver, paths: list[str], backend: Any) -> bool:

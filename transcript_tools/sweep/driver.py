@@ -12,14 +12,13 @@ the per-turn curves of a small deterministic sample of conversations for the rep
 from __future__ import annotations
 
 import heapq
-import logging
 import time
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..engine.config import DEFAULT_PROVIDER, Checkpoint, SummaryConfig, TurnPath
+from ..engine.config import DEFAULT_PROVIDER, Checkpoint, RunSettings, SummaryConfig, TurnPath
 from ..engine.messages import Conversation, Message
 from ..engine.prompt import PromptTemplate
 from ..engine.requests import SummaryOutcome, SummaryRequest
@@ -27,6 +26,7 @@ from ..engine.rules import depends_on_summary_text, split_units, unit_turns
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..formats.corpus import CorpusReader
 from ..formats.inputs import NameSet
+from ..reporter import LOGGED, Reporter
 from .config import ConfigOutcome, SweepConfig
 from .engine_path import SharedWork, evaluate_engine
 from .simulate import ConversationSeries, evaluate_fast, profile_conversation, simulate
@@ -34,8 +34,6 @@ from .stats import ConfigStats, config_grid, policy_grid
 
 if TYPE_CHECKING:
     from ..cost.prices import Pricer
-
-_log = logging.getLogger("transcript_tools")
 
 __all__ = [
     "ConversationSeries",
@@ -95,19 +93,15 @@ class Sweep:
     path: TurnPath = TurnPath.SYNC  # the engine path's turn path (the schedule is the same)
     executor: Any = None  # engine path; None: the offline provider, built on first use
     provider_name: str = DEFAULT_PROVIDER
-    describe_executor: Callable[[], str] | None = None
     summary_tokens: int = SUMMARY_MAX_TOKENS
     price_per_mtok: float | None = None
     pricer: Pricer | None = None  # --cost: price every configuration's run (cost/)
     sample_size: int = 0
     fmt: str | None = None
     skip_bad_lines: bool = False
-    # never stdout (a library's caller owns it): logging, unless a callback is given
-    warn: Callable[[str], None] = _log.warning
-    error: Callable[[str], None] = _log.error
-    # after each conversation, with its file's path (None: a parallel part's, no path)
-    on_conversation: Callable[[str | None], None] | None = None
-    on_files: Callable[[int], None] | None = None  # files a parallel part finished
+    # warnings, errors and progress (each conversation done, with its file's path);
+    # never stdout: a library's caller owns it
+    reporter: Reporter = LOGGED
     # after each (conversation, configuration): its index in the grid, the configuration
     # as resolved for it (its window), its outcome and the unit profile (tsum compare
     # pairs conversations); in-process runs only: a parallel part's outcomes stay there
@@ -115,6 +109,27 @@ class Sweep:
     whole_view: bool = False  # --policy rows: recall over the whole view too (compare)
     # Session ids taken before these paths (one file of a parallel run: sweep/parallel.py)
     taken_ids: set[str] = field(default_factory=NameSet)
+
+    @classmethod
+    def for_run(
+        cls, configs: list[SweepConfig], run: RunSettings, executor: Any, **more: Any
+    ) -> Sweep:
+        """A sweep of ``configs`` with ``run``'s settings (``settings.load_settings``);
+        ``executor``: cached responses (``workflow.summary_source``) or None (offline)."""
+        settings = run.settings
+        assert settings.summary is not None
+        return cls(
+            configs,
+            base=settings.summary,
+            template=run.template,
+            keep_recent_turns=settings.keep_recent_turns,
+            path=settings.path,
+            executor=executor,
+            provider_name=run.provider["provider"],
+            fmt=run.fmt,
+            skip_bad_lines=run.skip_bad_lines,
+            **more,
+        )
 
     def new_stats(self) -> list[ConfigStats]:
         cost_on = self.pricer is not None
@@ -133,18 +148,11 @@ class Sweep:
 
             self.template = template_from_config(self.base.summary_prompt)
         result = SweepResult(self.configs, self.new_stats())
-        reader = CorpusReader(
-            fmt=self.fmt,
-            skip_bad_lines=self.skip_bad_lines,
-            warn=self.warn,
-            error=self.error,
-            seen_ids=self.taken_ids,
-        )
+        reader = CorpusReader(self.fmt, self.skip_bad_lines, self.reporter, self.taken_ids)
         heap: list[tuple[tuple[int, int, int], int, ChartSample]] = []
         for index, conv in enumerate(reader.conversations(paths)):
             await self._one(index, conv, result, heap)
-            if self.on_conversation is not None:
-                self.on_conversation(conv.path)
+            self.reporter.session(conv.path)
         stats = reader.stats
         result.files, result.errors, result.warnings = stats.files, stats.errors, stats.warnings
         result.samples = [s for _, _, s in sorted(heap, key=lambda item: item[2].profile.index)]
@@ -270,11 +278,8 @@ class Sweep:
         why = "the current measure in Focused mode, and a trigger"
         if self.template is not None and "previous_summary" in self.template.variables:
             why += "; or a prompt that shows the previous summary"
-        how = (
-            self.describe_executor()
-            if self.describe_executor
-            else "offline provider (extractive, not an LLM)"
-        )
+        describe = getattr(self.executor, "describe", None)  # CachedThenOffline's
+        how = describe() if describe else "offline provider (extractive, not an LLM)"
         return (
             f"{result.engine_runs} of {result.engine_runs + result.fast_runs} conversation runs needed "
             f"summary text ({why}): {how}"

@@ -2,14 +2,13 @@
 
 Each job runs the library's own single-process code on its share of the files, with
 warnings and errors captured as *events* in the order they happened. The driver replays the
-events through the same callbacks and counters, in input order, so stderr reads exactly as
+events through the same reporter and counters, in input order, so stderr reads exactly as
 in a single process; the parts' aggregates merge into the same totals one process gets.
 """
 
 from __future__ import annotations
 
 import heapq
-import logging
 import time
 import zlib
 from collections import Counter
@@ -17,12 +16,10 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ..formats.inputs import InputFile, NameSet
-from ..parallel.job import ERROR, WARN
 from ..parallel.pool import Backend, ordered_parts, plan
+from ..reporter import LOGGED, Recorder, replay_to
 from .driver import ChartSample, Sweep, SweepResult
 from .stats import ConfigStats
-
-_log = logging.getLogger("transcript_tools")  # a job's own callbacks: replaced per part
 
 
 @dataclass(slots=True)
@@ -34,7 +31,7 @@ class SweepPart:
 
 @dataclass(slots=True)
 class SweepJob:
-    sweep: Sweep  # without callables or executor: the offline summarizer is built per worker
+    sweep: Sweep  # with the logging reporter and no executor: the offline summarizer is built per worker
     names_sessions: bool = True
     # A part is aggregates (a few KB per configuration, at most ``sample_size`` charted
     # conversations): many may wait, so a grid's slow batch (a big log, a long
@@ -42,16 +39,10 @@ class SweepJob:
     parts_per_worker: int = 16
 
     def run(self, items: list[InputFile], taken: set[str]) -> SweepPart:
-        events: list[tuple[str, str]] = []
-        ids = NameSet(taken)
-        sweep = replace(
-            self.sweep,
-            warn=lambda m: events.append((WARN, m)),
-            error=lambda m: events.append((ERROR, m)),
-            taken_ids=ids,
-        )
+        recorder, ids = Recorder(), NameSet(taken)
+        sweep = replace(self.sweep, reporter=recorder, taken_ids=ids)
         result = sweep.run(items)  # type: ignore[arg-type]  # InputFiles pass through
-        return SweepPart(result, events, ids - taken)
+        return SweepPart(result, recorder.events, ids - taken)
 
 
 def run_sweep(sweep: Sweep, paths: list[str], backend: Backend) -> SweepResult:
@@ -64,28 +55,16 @@ def run_sweep(sweep: Sweep, paths: list[str], backend: Backend) -> SweepResult:
         from ..engine.prompt import template_from_config
 
         sweep.template = template_from_config(sweep.base.summary_prompt)
-    job = SweepJob(
-        replace(
-            sweep,
-            warn=_log.warning,
-            error=_log.error,
-            on_conversation=None,
-            on_files=None,
-            on_outcome=None,
-            describe_executor=None,
-        )
-    )
+    job = SweepJob(replace(sweep, reporter=LOGGED, on_outcome=None))
     total = SweepResult(sweep.configs, sweep.new_stats())
     heap: list[tuple[tuple[bool, bool, int, int], int, ChartSample]] = []
+    reporter = sweep.reporter
     for part in ordered_parts(job, items, backend):
-        for kind, message in part.events:
-            (sweep.warn if kind == WARN else sweep.error)(message)
+        replay_to(reporter, part.events)
         _merge_sweep(total, part.result, heap, sweep.sample_size)
-        if sweep.on_conversation is not None:
-            for _ in range(part.result.conversations):
-                sweep.on_conversation(None)
-        if sweep.on_files is not None:
-            sweep.on_files(part.result.files)
+        for _ in range(part.result.conversations):
+            reporter.session(None)
+        reporter.files_done(part.result.files)
     total.samples = [s for _, _, s in sorted(heap, key=lambda item: item[2].profile.index)]
     total.summary_source = sweep._source(total)
     total.elapsed = time.perf_counter() - started

@@ -7,7 +7,7 @@ provider or from a provider's cached responses (never an API call).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,8 +17,8 @@ from ..engine.policy import Policy
 from ..engine.policy_engine import is_seed
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..errors import ConfigError
-from ..formats.corpus import ignore
 from ..parallel.pool import backend_for, refuse_summaries_on_ray
+from ..reporter import QUIET, Reporter
 from ..writable import check_output_file
 from .driver import CachedThenOffline, Sweep, SweepResult, config_grid, policy_grid
 from .parallel import run_sweep
@@ -73,17 +73,13 @@ def sweep_paths(
     report_sample: int = DEFAULT_REPORT_SAMPLE,
     sort: str = DEFAULT_SORT,
     chart: bool = False,
-    title: str | None = None,
-    warn: Callable[[str], None] = ignore,
-    error: Callable[[str], None] = ignore,
-    on_conversation: Callable[[str | None], None] | None = None,
-    on_files: Callable[[int], None] | None = None,
+    reporter: Reporter = QUIET,
 ) -> SweepRun:
     """Every combination of the axes over ``paths``; an empty axis is ``run``'s value.
 
     ``cache`` holds a non-offline provider's responses (``run.provider``); ``ray`` an
     address for Ray (``parallel.RAY_LOCAL``: a local one); ``report_path`` an HTML report
-    (``report_sample`` conversations charted, rows by ``sort``, ``title`` on top);
+    (``report_sample`` conversations charted, rows by ``sort``);
     ``pricer`` (``--cost``) prices every configuration's runs (docs/cost.md)."""
     if report_path is not None:
         check_output_file(report_path, "--report")  # before the sweep, not after it
@@ -113,26 +109,16 @@ def sweep_paths(
     if provider != "offline":
         refuse_summaries_on_ray(ray, f"a sweep that reads {provider} summaries")
     backend = backend_for(run.values.get("workers"), ray)
-    executor = _summary_source(provider, run.provider["model"], run.provider["base_url"], cache)
-    sweep = Sweep(
+    executor = summary_source(run, cache)
+    sweep = Sweep.for_run(
         configs,
-        base=base,
-        template=run.template,
-        keep_recent_turns=settings.keep_recent_turns,
-        path=settings.path,
-        executor=executor,
-        provider_name=provider,
-        describe_executor=executor.describe if executor is not None else None,
+        run,
+        executor,
         summary_tokens=summary_tokens,
         price_per_mtok=price_per_mtok,
         pricer=pricer,
         sample_size=report_sample if report_path else 0,
-        fmt=run.fmt,
-        skip_bad_lines=run.skip_bad_lines,
-        warn=warn,
-        error=error,
-        on_conversation=on_conversation,
-        on_files=on_files,
+        reporter=reporter,
     )
     try:
         result = run_sweep(sweep, list(paths), backend)
@@ -143,20 +129,13 @@ def sweep_paths(
     if report is not None:
         from .html import write_report
 
-        write_report(
-            report,
-            result,
-            sort=sort,
-            title=" ".join(paths) if title is None else title,
-            chart=chart,
-        )
+        write_report(report, result, sort=sort, title=" ".join(paths), chart=chart)
     return SweepRun(result, report)
 
 
-def _summary_source(
-    provider: str, model: str | None, base_url: str | None, cache: str | Path | None
-) -> Any:
+def summary_source(run: RunSettings, cache: str | Path | None) -> Any:
     """None for the offline default; for another provider, its cached responses (never an API call)."""
+    provider, model, base_url = (run.provider[k] for k in ("provider", "model", "base_url"))
     if provider == "offline":
         if cache is not None or model or base_url:
             raise ConfigError(
