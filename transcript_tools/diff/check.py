@@ -91,14 +91,7 @@ def check_corpus(
     ``on_update_diff`` sees the diff before ``update`` rewrites the baseline. Raises
     ``TsumError`` when nothing could be compared (``update_command`` /
     ``record_command`` are quoted in the message as the command that fixes it)."""
-    if out_dir is not None and out_dir.resolve() == baseline_dir.resolve():
-        raise ConfigError(
-            "--out must not be the --baseline directory (use --update to rewrite the baseline)"
-        )
-    if out_dir is not None:
-        check_output_dir(out_dir, "--out")  # before paying for a replay
-    if update:
-        check_output_dir(baseline_dir.parent, "--baseline")  # renamed into place there
+    _check_destinations(baseline_dir, out_dir, update)  # before paying for a replay
     if replay is None:
 
         def replay(listed: list[str], out: Path, cost: Pricer | None) -> ReplayResult:
@@ -112,16 +105,7 @@ def check_corpus(
                 f"--max-cost-increase: {baseline_dir} has no {COST_FILE} to compare the "
                 f"cost with; bless one with: {update_command}"
             )
-    baseline = None
-    if baseline_dir.exists() or not update:
-        try:
-            baseline = load_output(baseline_dir)  # fail before paying for a replay
-        except TsumError as exc:
-            if not update:
-                raise TsumError(
-                    f"baseline: {exc}\n(create or rewrite it with: {update_command})"
-                ) from None
-            reporter.say(f"tsum: warning: baseline unreadable, it will be replaced: {exc}")
+    baseline = _load_baseline(baseline_dir, update, update_command, reporter)
     if baseline is not None:
         seeded = _seed(baseline, run)
         if seeded:
@@ -150,21 +134,15 @@ def check_corpus(
         if replay_error is not None:
             raise replay_error
         assert fresh is not None
-        from ..eval.baseline import gate  # tsum eval's recall gate (docs/eval.md)
-
-        try:
-            scores = gate(
-                list(paths),
-                fresh_dir,
-                baseline_dir if baseline else None,
-                max_drop=max_drop,
-                fmt=run.fmt,
-            )
-        except TsumError as exc:  # the baseline's stored scores are torn
-            if not update:
-                raise
-            reporter.say(f"tsum: warning: baseline scores unreadable, they will be replaced: {exc}")
-            scores = gate(list(paths), fresh_dir, None, max_drop=max_drop, fmt=run.fmt)
+        scores = _gate(
+            list(paths),
+            fresh_dir,
+            baseline_dir if baseline else None,
+            run,
+            max_drop,
+            update,
+            reporter,
+        )
         if not update:
             assert diff is not None
             costs = None
@@ -174,13 +152,69 @@ def check_corpus(
                 )
             return CheckResult(diff, scores, costs)
         _bless(fresh, fresh_dir, baseline_dir, diff, on_update_diff)
-        if diff is None:
-            what = "written (new baseline)"
-        elif diff.identical:
-            what = "rewritten (no differences)"
-        else:
-            what = "updated (" + verdict_line(diff).removeprefix("tsum: ") + ")"
-        return CheckResult(diff, scores, updated=f"tsum: baseline {baseline_dir} {what}")
+        return CheckResult(diff, scores, updated=_updated_line(baseline_dir, diff))
+
+
+def _gate(
+    paths: list[str],
+    fresh_dir: Path,
+    baseline_dir: Path | None,
+    run: RunSettings,
+    max_drop: float,
+    update: bool,
+    reporter: Reporter,
+) -> Any:  # eval.baseline.Comparison | None
+    """tsum eval's recall gate (docs/eval.md) of the fresh replay against the baseline's
+    stored scores; with ``update``, torn stored scores are replaced instead of failing."""
+    from ..eval.baseline import gate
+
+    try:
+        return gate(paths, fresh_dir, baseline_dir, max_drop=max_drop, fmt=run.fmt)
+    except TsumError as exc:  # the baseline's stored scores are torn
+        if not update:
+            raise
+        reporter.say(f"tsum: warning: baseline scores unreadable, they will be replaced: {exc}")
+        return gate(paths, fresh_dir, None, max_drop=max_drop, fmt=run.fmt)
+
+
+def _check_destinations(baseline_dir: Path, out_dir: Path | None, update: bool) -> None:
+    """Refuse an --out that is the baseline, and unwritable destinations, before any work."""
+    if out_dir is not None and out_dir.resolve() == baseline_dir.resolve():
+        raise ConfigError(
+            "--out must not be the --baseline directory (use --update to rewrite the baseline)"
+        )
+    if out_dir is not None:
+        check_output_dir(out_dir, "--out")
+    if update:
+        check_output_dir(baseline_dir.parent, "--baseline")  # renamed into place there
+
+
+def _load_baseline(
+    baseline_dir: Path, update: bool, update_command: str, reporter: Reporter
+) -> ReplayOutput | None:
+    """The baseline, read before paying for a replay; None where ``update`` writes a new one
+    (a missing or unreadable baseline fails the check, naming ``update_command``)."""
+    if not baseline_dir.exists() and update:
+        return None
+    try:
+        return load_output(baseline_dir)
+    except TsumError as exc:
+        if not update:
+            raise TsumError(
+                f"baseline: {exc}\n(create or rewrite it with: {update_command})"
+            ) from None
+        reporter.say(f"tsum: warning: baseline unreadable, it will be replaced: {exc}")
+        return None
+
+
+def _updated_line(baseline_dir: Path, diff: RunDiff | None) -> str:
+    if diff is None:
+        what = "written (new baseline)"
+    elif diff.identical:
+        what = "rewritten (no differences)"
+    else:
+        what = "updated (" + verdict_line(diff).removeprefix("tsum: ") + ")"
+    return f"tsum: baseline {baseline_dir} {what}"
 
 
 def _bless(
