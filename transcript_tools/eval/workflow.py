@@ -150,6 +150,43 @@ def eval_paths(
         check_output_dir(out_dir, "--out")  # before any work, not after it
     if html_path is not None:
         check_output_file(html_path, "--html")
+    built = _built_variants(variants, policy_names)
+    policy_mode = bool(policy_names)
+    if variants[0][2].provider.get("batch"):
+        _batch_prefill(paths, [run for _, _, run in variants], reporter)
+
+    notes: list[str] = []
+    judge_obj = _judge(built, base, notes) if judge else None
+
+    records = _Records(out_dir)
+    evaluation = Evaluation(
+        built,
+        fmt=base.fmt,
+        skip_bad_lines=base.skip_bad_lines,
+        reporter=reporter,
+        on_checkpoint=records.write,
+        judge=judge_obj,
+        cost=cost,
+        person_fates=person_fates,
+        policy_mode=policy_mode,
+        # one tool-result cut for every policy's probes: the seed's (or the one given)
+        probe_tool_result_chars=_probe_cap(base) if policy_mode else None,
+    )
+    try:
+        result = evaluation.run(list(paths))
+    finally:
+        records.close()
+    notes.extend(result.notes)
+    notes.extend(_run_notes(result, built, policy_mode))
+    done = EvalRun(result, built, notes, judge_obj, policy_mode)
+    _write_outputs(done, out_dir, html_path, chart)
+    return done
+
+
+def _built_variants(
+    variants: Sequence[VariantSettings], policy_names: Sequence[str]
+) -> list[Variant]:
+    """Each variant with its executor and its row's label (unique, or a ConfigError)."""
     built: list[Variant] = []
     labels: set[str] = set()
     several_models = len({model for _, model, _ in variants}) > 1
@@ -172,39 +209,23 @@ def eval_paths(
             )
         labels.add(label)
         built.append(Variant(label, template, run.settings, executor, executor.provider.name))
-    if variants[0][2].provider.get("batch"):
-        _batch_prefill(paths, [run for _, _, run in variants], reporter)
+    return built
 
+
+def _judge(built: list[Variant], base: RunSettings, notes: list[str]) -> Any:
+    """The --judge, or None with the reason in ``notes`` where its provider cannot judge."""
+    from .judge import Judge, judge_unavailable
+
+    reason = judge_unavailable(built[0].executor.provider.name)
+    if reason:
+        notes.append(reason)
+        return None
+    return Judge(build_executor(base.provider))
+
+
+def _run_notes(result: EvalResult, built: list[Variant], policy_mode: bool) -> list[str]:
+    """What the table's reader must know to read it right."""
     notes: list[str] = []
-    judge_obj = None
-    if judge:
-        from .judge import Judge, judge_unavailable
-
-        reason = judge_unavailable(built[0].executor.provider.name)
-        if reason:
-            notes.append(reason)
-        else:
-            judge_obj = Judge(build_executor(base.provider))
-
-    records = _Records(out_dir)
-    evaluation = Evaluation(
-        built,
-        fmt=base.fmt,
-        skip_bad_lines=base.skip_bad_lines,
-        reporter=reporter,
-        on_checkpoint=records.write,
-        judge=judge_obj,
-        cost=cost,
-        person_fates=person_fates,
-        policy_mode=policy_mode,
-        # one tool-result cut for every policy's probes: the seed's (or the one given)
-        probe_tool_result_chars=_probe_cap(base) if policy_mode else None,
-    )
-    try:
-        result = evaluation.run(list(paths))
-    finally:
-        records.close()
-    notes.extend(result.notes)
     if policy_mode:
         notes.append(
             "--policy: each action (summary or pre-pass) is scored on the probes of the messages it "
@@ -221,15 +242,21 @@ def eval_paths(
             f"all {len(built)} variants wrote identical summaries at every checkpoint: their columns are the same "
             "text scored twice, not a finding"
         )
-    done = EvalRun(result, built, notes, judge_obj, policy_mode)
+    return notes
+
+
+def _write_outputs(
+    done: EvalRun, out_dir: Path | None, html_path: Path | None, chart: bool
+) -> None:
+    """eval.json under --out; the --html page."""
     if out_dir is not None:
         (out_dir / "eval.json").write_bytes(orjson.dumps(done.as_json(), option=JSON_OPTIONS))
     if html_path is not None:
         from .render import render_html
 
-        table = done.policy_table() if policy_mode else None
-        html_path.write_text(render_html(result, notes, table, chart=chart), encoding="utf-8")
-    return done
+        table = done.policy_table() if done.policy_mode else None
+        page = render_html(done.result, done.notes, table, chart=chart)
+        html_path.write_text(page, encoding="utf-8")
 
 
 def _probe_cap(base: RunSettings) -> int:
