@@ -36,10 +36,6 @@ LONG: dict[str, tuple[int, str]] = {
     "sweep/engine_path.py::evaluate_engine": (120, WORKFLOW),
     "diff/check.py::check_corpus": (88, WORKFLOW),
     "sweep/driver.py::Sweep._one": (107, WORKFLOW),
-    "replay/text_report.py::TextReport.write_session": (
-        100,
-        "the report's per-session block, line by line in the order it prints; not yet split",
-    ),
     "replay/run.py::replay_paths": (96, WORKFLOW),
     "eval/policy_aggregate.py::render_policy_text": (
         92,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from typing import IO
 
-from ..engine.records import DecisionRecord, SummaryRecord, record_unit, summary_ok
+from ..engine.records import DecisionRecord, SummaryRecord, UnitKey, record_unit, summary_ok
 from ..engine.rules import FIRED
 from ..engine.session import ESTIMATED
 from ..present.numbers import grouped
@@ -38,105 +38,126 @@ class TextReport:
         self.stream.write(escaper(self.stream)(text))  # controls already escaped: a no-op
 
     def write_session(self, result: SessionResult) -> None:
-        write = self.stream.write
         escape = escaper(self.stream)
+        for line in self.session_lines(result):
+            self.stream.write(escape(line))
 
-        def out(text: str) -> None:
-            write(escape(text))
-
-        conv, engine = result.conversation, result.engine
+    def session_lines(self, result: SessionResult) -> list[str]:
+        """The session's block, line by line (each escaped on its own when written)."""
+        engine = result.engine
         decisions = engine.decisions
-        sources = sorted({d["tokens"] for d in decisions} - {"none"}) or ["none"]
-        fired = [d for d in decisions if d["decision"] in FIRED]
-        out(f"== {conv.session_id}  ({conv.format}, {conv.path})\n")
         unit = record_unit(decisions[0]) if decisions else "turn"  # --checkpoint call
-        calls = f", {len(decisions)} calls" if unit == "call" else ""
-        window = ""
-        if decisions and "max_context_tokens_from" in decisions[0]:  # --max-context-tokens auto
-            window = (
-                f", max_context_tokens {grouped(decisions[0]['max_context_tokens'])} "
-                f"(from {decisions[0]['max_context_tokens_from']})"
-            )
-        out(
-            f"   {result.turns} turns{calls}, {len(conv.messages)} messages, tokens {'/'.join(sources)}, "
-            f"{len(fired)} checkpoint firing(s){window}\n"
-        )
+        lines = _heading(result, unit)
         if decisions:
-            threshold = decisions[0]["threshold"]
-            first_over = next(
-                (
-                    d[unit]
-                    for d in decisions
-                    if threshold is not None and d["watermark"] >= threshold
-                ),
-                None,
-            )
-            out(
-                f"   threshold {grouped(int(threshold)) if threshold is not None else '-'} tokens; "
-                f"first over it at {unit} {first_over if first_over is not None else '-'}; "
-                f"final cost_so_far {grouped(decisions[-1]['cost_so_far'])}\n"
-            )
-            if first_over is not None and not fired and engine.settings.summary is not None:
-                debounce = engine.settings.summary.debounce_turns
-                out(
-                    f"   (over the line, but the seed's debounce holds: the first summary can come at {unit} "
-                    f"{debounce} at the earliest, and this session has {unit}s 0..{len(decisions) - 1})\n"
-                )
-            estimated = [d for d in decisions if ESTIMATED in d]
-            if estimated:  # a dry run under --measure current: no summary was written
-                out(
-                    f"   estimated from {unit} {estimated[0][unit]} on: each would-be summary assumed "
-                    f"{grouped(estimated[0][ESTIMATED])} tokens and the view cut to the focused "
-                    f"window, as tsum sweep estimates it (without summaries the watermark ends at "
-                    f"{grouped(estimated[-1]['watermark_without_summaries'])})\n"
-                )
-        shown = [
-            d
-            for d in decisions
-            if d["decision"] not in ("below_threshold", "debounced", *_quiet_under_policy(d))
-            or "recorded_compaction" in d
-            or "cleared" in d
-        ]
-        if shown:
-            out(f"   {unit:>4}  turn_tokens  cost_so_far    watermark  decision\n")
-            for d in shown:
-                extra = ""
-                if d.get("error"):
-                    extra = f"  ({d['error']})"
-                if "cleared" in d:  # a policy's pre-pass (engine/policy_slot.py)
-                    c = d["cleared"]
-                    extra += (
-                        f"  [cleared {c['messages_cleared']} tool result(s), "
-                        f"-{grouped(c['freed_tokens'])} tokens]"
-                    )
-                if "recorded_compaction" in d:
-                    extra += (
-                        "  [agent compacted here: "
-                        + ", ".join(c["source"] for c in d["recorded_compaction"])
-                        + "]"
-                    )
-                out(
-                    f"   {d[unit]:>4}  {grouped(d['turn_tokens']):>11}  {grouped(d['cost_so_far']):>11}  "
-                    f"{grouped(d['watermark']):>11}  {d['decision']}{extra}\n"
-                )
+            lines += _threshold_lines(result, unit)
+        lines += _decision_rows(decisions, unit)
         view_messages, view_tokens = engine.slot.view_size()
-        out(
+        lines.append(
             f"   next view (load_messages): {view_messages} messages, ~{grouped(view_tokens)} tokens "
             f"(full history: {len(engine.slot.messages)} messages)\n"
         )
         if engine.settings.policy is not None:
-            out(_policy_line(engine.settings.policy.name, engine.decisions, engine.summaries))
+            lines.append(_policy_line(engine.settings.policy.name, decisions, engine.summaries))
         if result.cost is not None:
             from ..cost.meter import cost_line
 
-            out(f"   {cost_line(result.cost)}\n")
+            lines.append(f"   {cost_line(result.cost)}\n")
         latest = engine.get_conversation_summary()
         if latest and self.show_summaries:
             last = next(s for s in reversed(engine.summaries) if summary_ok(s))
-            out(f"   latest summary (turn {last['turn']}, {last['provider']}/{last['model']}):\n")
-            for line in latest.splitlines():
-                out(f"   | {line}\n")
-        out("\n")
+            lines.append(
+                f"   latest summary (turn {last['turn']}, {last['provider']}/{last['model']}):\n"
+            )
+            lines += [f"   | {line}\n" for line in latest.splitlines()]
+        lines.append("\n")
+        return lines
+
+
+def _heading(result: SessionResult, unit: UnitKey) -> list[str]:
+    conv, decisions = result.conversation, result.engine.decisions
+    sources = sorted({d["tokens"] for d in decisions} - {"none"}) or ["none"]
+    fired = [d for d in decisions if d["decision"] in FIRED]
+    calls = f", {len(decisions)} calls" if unit == "call" else ""
+    window = ""
+    if decisions and "max_context_tokens_from" in decisions[0]:  # --max-context-tokens auto
+        window = (
+            f", max_context_tokens {grouped(decisions[0]['max_context_tokens'])} "
+            f"(from {decisions[0]['max_context_tokens_from']})"
+        )
+    return [
+        f"== {conv.session_id}  ({conv.format}, {conv.path})\n",
+        f"   {result.turns} turns{calls}, {len(conv.messages)} messages, tokens {'/'.join(sources)}, "
+        f"{len(fired)} checkpoint firing(s){window}\n",
+    ]
+
+
+def _threshold_lines(result: SessionResult, unit: UnitKey) -> list[str]:
+    """The line, where the session first crossed it, and why no summary came if none did."""
+    engine = result.engine
+    decisions = engine.decisions
+    fired = any(d["decision"] in FIRED for d in decisions)
+    threshold = decisions[0]["threshold"]
+    first_over = next(
+        (d[unit] for d in decisions if threshold is not None and d["watermark"] >= threshold),
+        None,
+    )
+    lines = [
+        f"   threshold {grouped(int(threshold)) if threshold is not None else '-'} tokens; "
+        f"first over it at {unit} {first_over if first_over is not None else '-'}; "
+        f"final cost_so_far {grouped(decisions[-1]['cost_so_far'])}\n"
+    ]
+    if first_over is not None and not fired and engine.settings.summary is not None:
+        debounce = engine.settings.summary.debounce_turns
+        lines.append(
+            f"   (over the line, but the seed's debounce holds: the first summary can come at {unit} "
+            f"{debounce} at the earliest, and this session has {unit}s 0..{len(decisions) - 1})\n"
+        )
+    estimated = [d for d in decisions if ESTIMATED in d]
+    if estimated:  # a dry run under --measure current: no summary was written
+        lines.append(
+            f"   estimated from {unit} {estimated[0][unit]} on: each would-be summary assumed "
+            f"{grouped(estimated[0][ESTIMATED])} tokens and the view cut to the focused "
+            f"window, as tsum sweep estimates it (without summaries the watermark ends at "
+            f"{grouped(estimated[-1]['watermark_without_summaries'])})\n"
+        )
+    return lines
+
+
+def _decision_rows(decisions: list[DecisionRecord], unit: UnitKey) -> list[str]:
+    """The table of the units where something happened (or was recorded)."""
+    shown = [
+        d
+        for d in decisions
+        if d["decision"] not in ("below_threshold", "debounced", *_quiet_under_policy(d))
+        or "recorded_compaction" in d
+        or "cleared" in d
+    ]
+    if not shown:
+        return []
+    rows = [f"   {unit:>4}  turn_tokens  cost_so_far    watermark  decision\n"]
+    for d in shown:
+        rows.append(
+            f"   {d[unit]:>4}  {grouped(d['turn_tokens']):>11}  {grouped(d['cost_so_far']):>11}  "
+            f"{grouped(d['watermark']):>11}  {d['decision']}{_row_notes(d)}\n"
+        )
+    return rows
+
+
+def _row_notes(d: DecisionRecord) -> str:
+    extra = f"  ({d['error']})" if d.get("error") else ""
+    if "cleared" in d:  # a policy's pre-pass (engine/policy_slot.py)
+        c = d["cleared"]
+        extra += (
+            f"  [cleared {c['messages_cleared']} tool result(s), "
+            f"-{grouped(c['freed_tokens'])} tokens]"
+        )
+    if "recorded_compaction" in d:
+        extra += (
+            "  [agent compacted here: "
+            + ", ".join(c["source"] for c in d["recorded_compaction"])
+            + "]"
+        )
+    return extra
 
 
 def _quiet_under_policy(decision: DecisionRecord) -> tuple[str, ...]:
