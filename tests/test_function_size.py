@@ -42,10 +42,6 @@ LONG: dict[str, tuple[int, str]] = {
         "the --policy eval table, one block per section in the order it prints; not yet split",
     ),
     "sweep/simulate.py::profile_conversation": (90, HOT),
-    "diff/compare.py::_diff_session": (
-        89,
-        "one session's diff, field by field in the order it prints; not yet split",
-    ),
     "cli/compare_cmd.py::compare_command": (88, CLI),
     "engine/accounting.py::TurnAccounting._append_turn": (86, HOT),
     "cli/sweep_cmd.py::sweep_command": (83, CLI),
@@ -74,7 +70,6 @@ LONG: dict[str, tuple[int, str]] = {
         "the seed's outcome rules in spec order (docs/spec.md); not yet split",
     ),
     "formats/trajectories.py::_openhands": (67, READER),
-    "diff/compare.py::diff_outputs": (66, WORKFLOW),
     "replay/read_output.py::load_output": (
         65,
         "one check per file of an --out directory, each with its own located error",

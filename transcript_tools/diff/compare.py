@@ -112,27 +112,7 @@ def diff_outputs(
         if d is not None:
             sessions.append(d)
 
-    explained = {f"compressed/{safe_filename(s.session)}.jsonl" for s in sessions}
-    other = []
-    for name in sorted(old.digests.keys() | new.digests.keys()):
-        a, b = old.digests.get(name), new.digests.get(name)
-        if a == b:
-            continue
-        if name.startswith("compressed/"):
-            if name in explained:
-                continue
-            other.append(
-                f"{name}: {'only in ' + new_label if a is None else 'only in ' + old_label if b is None else 'differs'}"
-            )
-        elif not (sessions or template or settings):
-            # Nothing above explains it: still a difference. The usual cause is the
-            # order of the inputs (outputs follow it): say so when that is all it is.
-            if list(old.sessions) != list(new.sessions) and set(old.sessions) == set(new.sessions):
-                other.append(
-                    f"{name}: the same sessions in another order (were the inputs given in another order?)"
-                )
-            else:
-                other.append(f"{name}: differs byte for byte")
+    other = _unexplained_files(old, new, sessions, bool(template or settings), old_label, new_label)
 
     counts = _counts(old, new, sessions)
     tokens = {
@@ -196,6 +176,64 @@ def _diff_session(
         if change is not None:
             out.summaries.append(change)
 
+    _decision_changes(out, ra, rb)
+    slot_turns = [
+        t for t in sorted(ra.slots.keys() | rb.slots.keys()) if ra.slots.get(t) != rb.slots.get(t)
+    ]
+    if slot_turns and not out.summaries and not out.schedule:
+        out.other.append(f"slot snapshots differ at turn(s) {_turn_list(slot_turns)}")
+    key = f"compressed/{safe_filename(name)}.jsonl"
+    if old.digests.get(key) != new.digests.get(key) and not (out.schedule or out.summaries):
+        out.other.append(f"the compressed transcript ({key}) differs")
+
+    if out.schedule or out.summaries or out.decisions or out.token_turns or out.other:
+        return out
+    if (
+        _strip(ra.decisions) != _strip(rb.decisions)
+        or ra.summaries != rb.summaries
+        or ra.slots != rb.slots
+    ):
+        out.other.append("records differ")
+        return out
+    return None
+
+
+def _unexplained_files(
+    old: ReplayOutput,
+    new: ReplayOutput,
+    sessions: list[SessionDiff],
+    settings_changed: bool,
+    old_label: str,
+    new_label: str,
+) -> list[str]:
+    """The output files that differ where no session's or setting's change explains it."""
+    explained = {f"compressed/{safe_filename(s.session)}.jsonl" for s in sessions}
+    other = []
+    for name in sorted(old.digests.keys() | new.digests.keys()):
+        a, b = old.digests.get(name), new.digests.get(name)
+        if a == b:
+            continue
+        if name.startswith("compressed/"):
+            if name in explained:
+                continue
+            other.append(
+                f"{name}: {'only in ' + new_label if a is None else 'only in ' + old_label if b is None else 'differs'}"
+            )
+        elif not (sessions or settings_changed):
+            # Nothing above explains it: still a difference. The usual cause is the
+            # order of the inputs (outputs follow it): say so when that is all it is.
+            if list(old.sessions) != list(new.sessions) and set(old.sessions) == set(new.sessions):
+                other.append(
+                    f"{name}: the same sessions in another order (were the inputs given in another order?)"
+                )
+            else:
+                other.append(f"{name}: differs byte for byte")
+    return other
+
+
+def _decision_changes(out: SessionDiff, ra: SessionRecords, rb: SessionRecords) -> None:
+    """Into ``out``: the units whose decision, tokens or other fields changed."""
+    unit = out.unit
     other_fields: set[str] = set()
     other_turns = []
     for turn in sorted(ra.decisions.keys() & rb.decisions.keys()):
@@ -229,25 +267,6 @@ def _diff_session(
             f"(first: {unit} {other_turns[0]}; "
             f"fields: {', '.join(sorted(other_fields))})"
         )
-    slot_turns = [
-        t for t in sorted(ra.slots.keys() | rb.slots.keys()) if ra.slots.get(t) != rb.slots.get(t)
-    ]
-    if slot_turns and not out.summaries and not out.schedule:
-        out.other.append(f"slot snapshots differ at turn(s) {_turn_list(slot_turns)}")
-    key = f"compressed/{safe_filename(name)}.jsonl"
-    if old.digests.get(key) != new.digests.get(key) and not (out.schedule or out.summaries):
-        out.other.append(f"the compressed transcript ({key}) differs")
-
-    if out.schedule or out.summaries or out.decisions or out.token_turns or out.other:
-        return out
-    if (
-        _strip(ra.decisions) != _strip(rb.decisions)
-        or ra.summaries != rb.summaries
-        or ra.slots != rb.slots
-    ):
-        out.other.append("records differ")
-        return out
-    return None
 
 
 def _strip(decisions: Mapping[int, Mapping[str, Any]]) -> dict[int, dict[str, Any]]:
