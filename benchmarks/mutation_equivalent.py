@@ -98,6 +98,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "region: Sequence[Entry], budget: int, tokens: Tokens, floor: int, at_least: bool = False",
         "False -> True",
     ): "_token_tail_start's one caller (keep_plan) passes keep.at_least: the default is never taken",
+    (
+        "transcript_tools/engine/policy_slot.py",
+        "return round(self.sizes.of(original) * estimate_message_tokens(copy) / max(estimate, 1))",
+        "1 -> 2",
+    ): "a message's estimate is never below 8 (the message overhead): max(estimate, 2) is estimate",
     ("transcript_tools/engine/config.py", "skip_bad_lines: bool = False", "False -> True"): (
         "RunSettings' one maker (settings.load_settings) passes skip_bad_lines: never the default"
     ),
