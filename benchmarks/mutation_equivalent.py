@@ -93,6 +93,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "chars = max(2, len(text) * budget // max(size, 1))",
         "1 -> 2 @51",
     ): "keep_plan cuts a message only when size > left >= 1: size >= 2, so max(size, 2) is size",
+    (
+        "transcript_tools/engine/accounting.py",
+        "if anchor_usage is not None and anchor_message is not None:",
+        "and -> or",
+    ): "anchor_usage and anchor_message are set together (one assignment): both None or neither",
     ("transcript_tools/engine/compaction.py", "cut = max(size - budget, 0)", "0 -> 1"): (
         "keep_plan cuts a message only when its size is over the budget: size - budget >= 1"
     ),
