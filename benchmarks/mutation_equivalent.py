@@ -16,11 +16,6 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ): "a trial render with stand-in values, its text discarded: only whether it raises counts",
     (
         "transcript_tools/engine/prompt.py",
-        "warnings.warn(problem, PromptWarning, stacklevel=2)",
-        "2 -> 3",
-    ): ("the frame a warning names, not what it says or whether it is given"),
-    (
-        "transcript_tools/engine/prompt.py",
         'if entry.name.startswith("summary.") and entry.name.endswith(".j2"):',
         "and -> or",
     ): "the prompts package ships summary.*.j2 files and __init__.py only: either test"
@@ -31,7 +26,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     (
         "transcript_tools/engine/compaction.py",
         "for position in range(len(region) - 1, -1, -1):",
-        "1 -> 2 @183:44",
+        "1 -> 2 @193:44",
     ): (
         "in _turn_start (indented 4): a stop of -2 visits the last message again, and a start"
         " of -1 found there is clamped to 0 by keep_plan, the same as none found"
@@ -95,19 +90,35 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     " >= 0, so prompt - view_read - new_tokens <= prompt - read",
     (
         "transcript_tools/engine/compaction.py",
-        "chars = max(1, len(text) * budget // max(size, 1))",
+        "chars = max(2, len(text) * budget // max(size, 1))",
         "1 -> 2 @51",
-    ): "a message's estimate is never below 8 (the message overhead): max(size, 2) is size",
+    ): "keep_plan cuts a message only when size > left >= 1: size >= 2, so max(size, 2) is size",
+    (
+        "transcript_tools/engine/accounting.py",
+        "if anchor_usage is not None and anchor_message is not None:",
+        "and -> or",
+    ): "anchor_usage and anchor_message are set together (one assignment): both None or neither",
+    ("transcript_tools/engine/compaction.py", "cut = max(size - budget, 0)", "0 -> 1"): (
+        "keep_plan cuts a message only when its size is over the budget: size - budget >= 1"
+    ),
+    (
+        "transcript_tools/engine/compaction.py",
+        "region: Sequence[Entry], budget: int, tokens: Tokens, floor: int, at_least: bool = False",
+        "False -> True",
+    ): "_token_tail_start's one caller (keep_plan) passes keep.at_least: the default is never taken",
+    (
+        "transcript_tools/engine/policy_slot.py",
+        "return round(self.sizes.of(original) * estimate_message_tokens(copy) / max(estimate, 1))",
+        "1 -> 2",
+    ): "a message's estimate is never below 8 (the message overhead): max(estimate, 2) is estimate",
+    ("transcript_tools/engine/config.py", "skip_bad_lines: bool = False", "False -> True"): (
+        "RunSettings' one maker (settings.load_settings) passes skip_bad_lines: never the default"
+    ),
     (
         "transcript_tools/cost/records.py",
         "class CostRecord(TypedDict, total=False):",
         "False -> True",
     ): "a TypedDict's totality is read by type checkers only",
-    (
-        "transcript_tools/cost/sizes.py",
-        "head = max((r for r in restarts if r <= first), default=0)",
-        "0 -> 1",
-    ): "original_starts always holds 0, which is <= every call: the default is never taken",
     ("transcript_tools/engine/policy_lines.py", "if ceiling and tokens > ceiling:", "> -> >="): (
         "at tokens == ceiling, clamping to the ceiling leaves the same value"
     ),
