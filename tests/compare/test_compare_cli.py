@@ -91,3 +91,30 @@ def test_view_recall_is_a_column_asked_for() -> None:
     # not asked for: neither computed nor shown, whatever the width
     code, out, _ = _run(*args)
     assert code == 0 and "view recall" not in out
+
+
+def test_fallback_window_compares_windowless_logs_at_one_window() -> None:
+    policies = ("--policy", "seed,claude-code,gemini-cli", "--width", "200", "--silent")
+    # the sample names no window: the presets would run it at 200k, 1048k and the default
+    code, _, err = _run(*policies)
+    assert code != 0
+    assert "left out: 1 conversation(s) whose log names no window" in err
+    code, fallback, _ = _run(*policies, "--fallback-window", "8000")
+    assert code == 0
+    assert "a log naming none at --fallback-window 8000: 8k (fallback) x1" in fallback
+    # the same figures as every policy run at that one window
+    code, fixed, _ = _run(*policies, "--max-context-tokens", "8000")
+    assert code == 0
+    window_line = [i for i, line in enumerate(fixed.splitlines()) if line.startswith("window:")]
+    assert len(window_line) == 1
+    drop = window_line[0]
+    assert fallback.splitlines()[:drop] + fallback.splitlines()[drop + 1 :] == (
+        fixed.splitlines()[:drop] + fixed.splitlines()[drop + 1 :]
+    )
+
+
+def test_fallback_window_needs_auto() -> None:
+    code, _, err = _run(
+        "--policy", "seed", "--max-context-tokens", "4000", "--fallback-window", "8000"
+    )
+    assert code == 2 and "only with --max-context-tokens auto" in err

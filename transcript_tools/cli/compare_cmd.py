@@ -34,7 +34,8 @@ Examples:
 
 Every policy runs at the window each log records (--max-context-tokens auto: the log's,
 else its model's documented window); conversations on which the policies would run at
-different windows are left out and counted. Each change is paired per conversation, with a
+different windows are left out and counted (--fallback-window N runs a log naming no
+window at N under every policy). Each change is paired per conversation, with a
 95% percentile interval of 2,000 paired bootstrap resamples (a fixed seed); the verdict
 says "no difference" when the interval spans 0. Recall names the summarizer: the offline
 provider is an extractive baseline, not a model. Runs in one process (no --workers).
@@ -63,10 +64,12 @@ def _replicates(
     return Replicates(count, temperature, cache)
 
 
-def _canaries(paths: list[str], run: RunSettings, policies: list[Policy], window: int | str) -> str:
+def _canaries(
+    paths: list[str], run: RunSettings, policies: list[Policy], window: int | str, fallback: int
+) -> str:
     from ..compare.canaries import canary_paths, render_canaries
 
-    return render_canaries(canary_paths(paths, run, policies, window))
+    return render_canaries(canary_paths(paths, run, policies, window, fallback_window=fallback))
 
 
 def _write_report(
@@ -132,6 +135,14 @@ def _columns(text: str | None) -> list[str] | None:
     metavar="N|auto",
     help="The one window every policy runs at; auto: each log's own (its record, else its "
     "model's documented window).",
+)
+@click.option(
+    "--fallback-window",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="With --max-context-tokens auto: the window of every policy on a log that names "
+    "none (no recorded window, no known model), said in the header; without it such a "
+    "log is left out and counted (each policy would fall back to its own).",
 )
 @click.option(
     "--budget-windows",
@@ -212,6 +223,7 @@ def compare_command(
     policies: tuple[str, ...],
     baseline: str,
     window: str,
+    fallback_window: int | None,
     budget_windows_text: str | None,
     drift: bool,
     canaries: bool,
@@ -238,6 +250,11 @@ def compare_command(
         raise click.BadParameter(
             "one window: a comparison runs every policy at the same one",
             param_hint="'--max-context-tokens'",
+        )
+    if fallback_window is not None and windows[0] != AUTO:
+        raise click.BadParameter(
+            "a fallback for the logs naming no window: only with --max-context-tokens auto",
+            param_hint="'--fallback-window'",
         )
     chosen = _split(policies, "--policy", _policy)
     budget_windows = _split((budget_windows_text or "",), "--budget-windows", int)
@@ -268,6 +285,7 @@ def compare_command(
             drift=drift,
             replicates=_replicates(replicates, temperature, provider, cache_path),
             view_recall=columns is not None and "vrecall" in columns,
+            fallback_window=fallback_window or 0,
         )
     finally:
         stderr.close()
@@ -285,7 +303,11 @@ def compare_command(
         drifted = done.drift_table()
         if drifted is not None:
             echo("\n" + drifted, nl=False)
-        planted = _canaries(list(paths), resolved, chosen, windows[0]) if canaries else None
+        planted = (
+            _canaries(list(paths), resolved, chosen, windows[0], fallback_window or 0)
+            if canaries
+            else None
+        )
         if planted is not None:
             echo("\n" + planted, nl=False)
         spread = done.replicates_table()
@@ -293,5 +315,7 @@ def compare_command(
             echo("\n" + spread, nl=False)
         if report_path is not None:
             _write_report(report_path, done, sort, paths, planted)
+    if not done.comparison.conversations and done.comparison.mixed:
+        echo(f"tsum: {done.left_out()}", err=True)  # the only reason: said even when --silent
     if done.failed or not done.comparison.conversations:
         finish(failed=True, error="no conversation to compare (the lines above say why)")

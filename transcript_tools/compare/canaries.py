@@ -90,10 +90,13 @@ def canary_paths(
     window: int | str,
     *,
     seed: int = SEED,
+    fallback_window: int = 0,
 ) -> CanaryResult:
-    """Every policy at ``window`` over a planted copy of each conversation of ``paths``."""
+    """Every policy at ``window`` over a planted copy of each conversation of ``paths``
+    (``fallback_window``: as the comparison's, ``compare.workflow.compare_paths``)."""
     assert run.settings.summary is not None
-    configs = policy_grid(policies, [window], base=run.settings.summary)
+    base = run.settings.summary
+    configs = policy_grid(policies, [window], base=base, fallback_window=fallback_window)
     result = CanaryResult([p.name for p in policies], seed)
     reader = CorpusReader(run.fmt, run.skip_bad_lines)
     executor = _offline_executor()

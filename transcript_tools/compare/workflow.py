@@ -42,6 +42,7 @@ class CompareRun:
     drift: list[Round] | None = None  # --drift: recall by the k-th compaction
     replicates: list[ReplicateRow] | None = None  # --replicates: recall per live replicate
     replicate_spec: Replicates | None = None
+    fallback_window: int = 0  # auto: the one window of the logs naming none (0: left out)
 
     def replicates_table(self) -> str | None:
         """The spread of recall over --replicates' live runs, or None without it."""
@@ -64,6 +65,15 @@ class CompareRun:
     def failed(self) -> bool:
         return bool(self.result.errors) or self.result.conversations == 0
 
+    def left_out(self) -> str:
+        """The conversations the policies would run at different windows, and the way in."""
+        c = self.comparison
+        own = ", ".join(sorted(c.mixed_windows))
+        return (
+            f"left out: {c.mixed} conversation(s) whose log names no window: each policy "
+            f"would run at its own ({own}); --max-context-tokens N runs them at one"
+        )
+
     def header(self) -> list[str]:
         c = self.comparison
         base = (
@@ -77,6 +87,8 @@ class CompareRun:
             if self.window == AUTO
             else (f"--max-context-tokens {self.window}")
         )
+        if self.window == AUTO and self.fallback_window:
+            how += f", a log naming none at --fallback-window {self.fallback_window}"
         lines = [
             f"baseline: {base}; {c.conversations} conversation(s), each paired across policies",
             f"window: every policy at {how}: {found or 'none'}",
@@ -96,11 +108,7 @@ class CompareRun:
                 )
             )
         if c.mixed:
-            own = ", ".join(sorted(c.mixed_windows))
-            lines.append(
-                f"left out: {c.mixed} conversation(s) whose log names no window: each policy "
-                f"would run at its own ({own}); --max-context-tokens N runs them at one"
-            )
+            lines.append(self.left_out())
         lines.append(
             f"recall: artifact probes (tsum eval) carried by summaries of {self.summarizer}"
         )
@@ -151,12 +159,15 @@ def compare_paths(
     drift: bool = False,
     replicates: Replicates | None = None,
     view_recall: bool = False,
+    fallback_window: int = 0,
 ) -> CompareRun:
     """Each of ``policies`` over ``paths`` at ``window`` (AUTO: each log's own), against
     ``baseline`` (ORIGINAL, or one of the policies' names). In one process: the pairing
     needs every conversation's outcome, which a parallel part keeps to itself.
     ``view_recall``: score recall over the whole view too (eval/view_recall.py; the
-    ``vrecall`` column), which the --budget-windows runs always do."""
+    ``vrecall`` column), which the --budget-windows runs always do. ``fallback_window``
+    (with AUTO): every policy's window on a log naming none (else such a log is left out,
+    each policy falling back to its own)."""
     names = [p.name for p in policies]
     if len(set(names)) != len(names):
         raise ConfigError(f"--policy names a policy twice: {', '.join(names)}")
@@ -164,7 +175,7 @@ def compare_paths(
         raise ConfigError(f"--baseline {baseline}: not one of --policy ({', '.join(names)})")
     base = run.settings.summary
     assert base is not None
-    configs = policy_grid(policies, [window], base=base)
+    configs = policy_grid(policies, [window], base=base, fallback_window=fallback_window)
     executor = summary_source(run, cache)
     collected = Collected(len(configs))
     sweep = Sweep.for_run(
@@ -180,7 +191,14 @@ def compare_paths(
         result = sweep.run(list(paths))
         summarizer = OFFLINE_RECALL if executor is None else executor.describe()
         comparison = compare_runs(names, collected.complete(), baseline)
-        done = CompareRun(comparison, result, summarizer, window, list(budget_windows))
+        done = CompareRun(
+            comparison,
+            result,
+            summarizer,
+            window,
+            list(budget_windows),
+            fallback_window=fallback_window,
+        )
         if drift:
             done.drift = drift_table(names, collected.complete())
         if replicates is not None:  # the same sweep, with live executors of their own

@@ -14,7 +14,7 @@ from ..engine.messages import Conversation
 from ..engine.policy import Policy
 from ..engine.policy_engine import policy_threshold
 from ..engine.runtime_policy import follow_runtime
-from ..engine.windows import conversation_model
+from ..engine.windows import POLICY, conversation_model
 from ..present.numbers import compact
 
 if TYPE_CHECKING:
@@ -33,6 +33,11 @@ def auto_window_cell(row: dict[str, Any]) -> str:
         return "auto (mixed)"
     window, source = next(iter(used)).split(" ", 1)
     return f"auto={compact(int(window))} {source}"
+
+
+# where auto found a window, beside engine/windows.py's sources: --fallback-window's, for a
+# log naming none
+FALLBACK = "fallback"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +59,9 @@ class SweepConfig:
     # auto, once resolved for one conversation: where its window came from
     # (engine/windows.py: log, model, policy, default)
     window_from: str | None = None
+    # auto, for a log naming no window (no record, no known model): this window for every
+    # configuration instead of each policy's own (tsum compare --fallback-window); 0: none
+    fallback_window: int = 0
 
     @property
     def threshold(self) -> float:
@@ -80,7 +88,11 @@ class SweepConfig:
         if policy is not None:  # the preset of the log's runtime release (as replay)
             policy = follow_runtime(policy, conv.runtime_version, conversation_model(conv))
         policy_window = policy.trigger.window if policy is not None else 0
-        window, source = recorded_window(conv, self.max_context_tokens, policy_window)
+        window, source = recorded_window(
+            conv, self.max_context_tokens, self.fallback_window or policy_window
+        )
+        if self.fallback_window and source == POLICY:
+            source = FALLBACK
         return replace(
             self, max_context_tokens=window, auto_window=False, policy=policy, window_from=source
         )

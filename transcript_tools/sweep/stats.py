@@ -80,10 +80,12 @@ def policy_grid(
     ratios: Sequence[float] = (),
     debounces: Sequence[int] = (),
     base: SummaryConfig | None = None,
+    fallback_window: int = 0,
 ) -> list[SweepConfig]:
     """``tsum sweep --policy``: each policy at each window; ``ratios`` (for the policies
     whose threshold is a ratio) and ``debounces``, where given, replace the policy's own.
-    No window given: the policy's ``trigger.window`` where it has one, else the base's."""
+    No window given: the policy's ``trigger.window`` where it has one, else the base's.
+    ``fallback_window`` (auto): the one window of every policy on a log naming none."""
     base = base or SummaryConfig()
     out: dict[SweepConfig, None] = {}
     for policy in policies:
@@ -108,6 +110,7 @@ def policy_grid(
                         Checkpoint(trigger.unit),
                         auto_window=window == AUTO,
                         policy=varied,
+                        fallback_window=fallback_window if window == AUTO else 0,
                     )
                     cfg.summary_config(base)  # raises ConfigError for a bad value
                     out[cfg] = None
