@@ -42,7 +42,7 @@ LONG: dict[str, tuple[int, str]] = {
         "the --policy eval table, one block per section in the order it prints; not yet split",
     ),
     "sweep/simulate.py::profile_conversation": (90, HOT),
-    "cli/compare_cmd.py::compare_command": (88, CLI),
+    "cli/compare_cmd.py::compare_command": (83, CLI),
     "engine/accounting.py::TurnAccounting._append_turn": (86, HOT),
     "cli/sweep_cmd.py::sweep_command": (83, CLI),
     "api.py::sweep_corpus": (
@@ -75,7 +75,7 @@ LONG: dict[str, tuple[int, str]] = {
         "one check per file of an --out directory, each with its own located error",
     ),
     "formats/claude_code.py::_Session._entry": (64, READER),
-    "compare/workflow.py::compare_paths": (63, WORKFLOW),
+    "compare/workflow.py::compare_paths": (62, WORKFLOW),
     "engine/session.py::SessionEngine._checkpoint": (
         63,
         "the seed's checkpoint rules in spec order (docs/spec.md); not yet split",

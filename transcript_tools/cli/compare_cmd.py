@@ -98,6 +98,22 @@ def _write_report(
     )
 
 
+def _one_window(window: str, fallback_window: int | None) -> int | str:
+    """--max-context-tokens as one window (or AUTO), checked with --fallback-window."""
+    windows = _split((window,), "--max-context-tokens", _window)
+    if len(windows) != 1:
+        raise click.BadParameter(
+            "one window: a comparison runs every policy at the same one",
+            param_hint="'--max-context-tokens'",
+        )
+    if fallback_window is not None and windows[0] != AUTO:
+        raise click.BadParameter(
+            "a fallback for the logs naming no window: only with --max-context-tokens auto",
+            param_hint="'--fallback-window'",
+        )
+    return windows[0]
+
+
 def _columns(text: str | None) -> list[str] | None:
     if not text:
         return None
@@ -245,17 +261,7 @@ def compare_command(
 ) -> None:
     """Compare policies against a baseline: cost, recall, retained tokens, with intervals."""
     columns = _columns(columns_text)
-    windows = _split((window,), "--max-context-tokens", _window)
-    if len(windows) != 1:
-        raise click.BadParameter(
-            "one window: a comparison runs every policy at the same one",
-            param_hint="'--max-context-tokens'",
-        )
-    if fallback_window is not None and windows[0] != AUTO:
-        raise click.BadParameter(
-            "a fallback for the logs naming no window: only with --max-context-tokens auto",
-            param_hint="'--fallback-window'",
-        )
+    one_window = _one_window(window, fallback_window)
     chosen = _split(policies, "--policy", _policy)
     budget_windows = _split((budget_windows_text or "",), "--budget-windows", int)
     if len(budget_windows) == 1:
@@ -263,7 +269,7 @@ def compare_command(
             "a curve needs two windows or more", param_hint="'--budget-windows'"
         )
     opts.update(provider=provider, model=model, base_url=base_url)
-    auto = {"max_context_tokens": AUTO} if windows[0] == AUTO else None
+    auto = {"max_context_tokens": AUTO} if one_window == AUTO else None
     resolved = resolve(opts, overrides=auto)
     pricer = None
     if cost:
@@ -277,7 +283,7 @@ def compare_command(
             resolved,
             chosen,
             baseline=baseline,
-            window=windows[0],
+            window=one_window,
             pricer=pricer,
             cache=cache_path,
             reporter=stderr,
@@ -297,22 +303,14 @@ def compare_command(
             render(done.comparison, done.header(), width=shown, columns=columns, sort=sort),
             nl=False,
         )
-        budget = done.budget_table()
-        if budget is not None:
-            echo("\n" + budget, nl=False)
-        drifted = done.drift_table()
-        if drifted is not None:
-            echo("\n" + drifted, nl=False)
         planted = (
-            _canaries(list(paths), resolved, chosen, windows[0], fallback_window or 0)
+            _canaries(list(paths), resolved, chosen, one_window, fallback_window or 0)
             if canaries
             else None
         )
-        if planted is not None:
-            echo("\n" + planted, nl=False)
-        spread = done.replicates_table()
-        if spread is not None:
-            echo("\n" + spread, nl=False)
+        for table in (done.budget_table(), done.drift_table(), planted, done.replicates_table()):
+            if table is not None:
+                echo("\n" + table, nl=False)
         if report_path is not None:
             _write_report(report_path, done, sort, paths, planted)
     if not done.comparison.conversations and done.comparison.mixed:

@@ -12,6 +12,7 @@ from ..engine.config import AUTO, RunSettings
 from ..engine.policy import Policy
 from ..errors import ConfigError
 from ..reporter import QUIET, Reporter, no_progress
+from ..sweep.config import SweepConfig
 from ..sweep.driver import Sweep, SweepResult, policy_grid
 from ..sweep.workflow import summary_source
 from .bootstrap import LEVEL, RESAMPLES, SEED
@@ -168,11 +169,7 @@ def compare_paths(
     ``vrecall`` column), which the --budget-windows runs always do. ``fallback_window``
     (with AUTO): every policy's window on a log naming none (else such a log is left out,
     each policy falling back to its own)."""
-    names = [p.name for p in policies]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"--policy names a policy twice: {', '.join(names)}")
-    if baseline != ORIGINAL and baseline not in names:
-        raise ConfigError(f"--baseline {baseline}: not one of --policy ({', '.join(names)})")
+    names = _checked_names(policies, baseline)
     base = run.settings.summary
     assert base is not None
     configs = policy_grid(policies, [window], base=base, fallback_window=fallback_window)
@@ -206,25 +203,32 @@ def compare_paths(
             done.replicate_spec = replicates
         if budget_windows:  # the same summary source, before it is closed
             grid = policy_grid(policies, list(budget_windows), base=base)
-            curves = replace(
-                sweep,
-                configs=grid,
-                pricer=None,
-                reporter=no_progress(reporter),
-                whole_view=True,
-            )
-            done.curves, done.budget_conversations = _budget_run(curves, names, list(paths))
+            done.curves, done.budget_conversations = _budget_run(sweep, grid, names, list(paths))
     finally:
         if executor is not None:
             executor.primary.close()
     return done
 
 
-def _budget_run(sweep: Sweep, names: list[str], paths: list[str]) -> tuple[list[BudgetCurve], int]:
-    """Every policy at every window of ``sweep``'s grid, collected per conversation."""
-    runs = Collected(len(sweep.configs))
-    replace(sweep, on_outcome=runs.add).run(paths)
-    owners = [cfg.policy.name if cfg.policy is not None else "" for cfg in sweep.configs]
+def _checked_names(policies: Sequence[Policy], baseline: str) -> list[str]:
+    names = [p.name for p in policies]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"--policy names a policy twice: {', '.join(names)}")
+    if baseline != ORIGINAL and baseline not in names:
+        raise ConfigError(f"--baseline {baseline}: not one of --policy ({', '.join(names)})")
+    return names
+
+
+def _budget_run(
+    sweep: Sweep, grid: list[SweepConfig], names: list[str], paths: list[str]
+) -> tuple[list[BudgetCurve], int]:
+    """Every policy at every window of ``grid`` (unpriced, view recall, no progress: the
+    comparison's sweep showed it), collected per conversation."""
+    runs = Collected(len(grid))
+    quiet = no_progress(sweep.reporter)
+    curves = replace(sweep, configs=grid, pricer=None, reporter=quiet, whole_view=True)
+    replace(curves, on_outcome=runs.add).run(paths)
+    owners = [cfg.policy.name if cfg.policy is not None else "" for cfg in grid]
     return budget_curves(names, owners, runs.complete())
 
 
