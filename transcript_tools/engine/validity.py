@@ -89,9 +89,11 @@ def _empty(message: Message) -> bool:
 # mostly the same history messages, view after view and configuration after
 # configuration, and a message is frozen (engine/messages.py), so its facts are found
 # once. The message is held, so no other object takes its id while it is here; all are
-# let go once more than MESSAGE_FACTS are held (a few MB at most).
+# let go once MESSAGE_FACTS are held: enough for one conversation's messages under every
+# configuration of a grid (a sweep runs them one conversation at a time), and little
+# beside the messages a streamed replay keeps alive (docs/performance.md).
 _MESSAGE_FACTS: dict[int, tuple[Message, str, tuple[str, ...], bool]] = {}
-MESSAGE_FACTS = 1 << 16
+MESSAGE_FACTS = 1 << 14
 
 
 def _message_facts(message: Message) -> tuple[Message, str, tuple[str, ...], bool]:
