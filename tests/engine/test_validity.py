@@ -228,3 +228,58 @@ def test_check_all_from_several_threads_gives_each_its_views_violations(
         for _ in range(5):
             assert list(pool.map(check, range(len(views)))) == expected
     assert validity._held[0] == sum(len(entry[0]) for entry in validity._RECENT.values()) <= 5
+
+
+# Views with every rule broken somewhere (and the clean one), for the facts memo below.
+MIXED: list[list[Message]] = [
+    GOOD,
+    [user(), asst("", "t1"), user("next")],
+    [sys_(), user(), asst("", "t1"), user("first"), result("t1"), sys_("late"), asst("")],
+    [asst("hi"), result("t9"), user(""), user("x"), asst("", "a", "b"), result("b")],
+    [sys_(), sys_(), user(), asst("ok"), asst("again"), result("t1")],
+]
+
+
+def test_the_message_facts_memo_gives_every_check_of_fresh_facts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A message's role, calls and emptiness are found once (validity._message_facts) and
+    reused by every view that holds it: each API's violations are those of facts found
+    afresh from each message (no memo), whether the memo is cold, warm, or warmed by
+    other views of the same messages."""
+    from transcript_tools.engine import validity
+
+    def without_memo(view: list[Message]) -> dict[str, list[Violation]]:
+        roles = [validity.role(m) for m in view]
+        leading = next((i for i, r in enumerate(roles) if r != "system"), len(roles))
+        calls = [validity._calls(m) for m in view]
+        facts = validity._Facts(roles, calls, [validity._empty(m) for m in view], leading)
+        return {api: check_view(view, api, facts) for api in APIS}
+
+    monkeypatch.setattr(validity, "_MESSAGE_FACTS", {})
+    views = MIXED + [view[::-1] for view in MIXED]  # the same messages in other views
+    for _ in ("cold", "warm"):
+        for view in views:
+            assert {api: check_view(view, api) for api in APIS} == without_memo(view)
+    assert len(validity._MESSAGE_FACTS) == len({id(m) for view in MIXED for m in view})
+    assert sum(len(v) for view in views for v in without_memo(view).values()) > 10
+
+
+def test_the_message_facts_memo_is_read_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checks read the remembered facts (a wrong entry would change the answer: the
+    test above can fail), and the memo lets every entry go once it holds its bound."""
+    from transcript_tools.engine import validity
+
+    monkeypatch.setattr(validity, "_MESSAGE_FACTS", {})
+    monkeypatch.setattr(validity, "MESSAGE_FACTS", 4)
+    call = asst("", "t1")
+    view = [user(), call]
+    assert rules(view, "openai") == [("call-unanswered", 1)]
+    validity._MESSAGE_FACTS[id(call)] = (call, "assistant", (), False)  # "no call"
+    assert rules(view, "openai") == []
+    validity._MESSAGE_FACTS.clear()
+    for n in range(4):
+        check_view([user(f"q{n}")], "openai")
+    assert len(validity._MESSAGE_FACTS) == 4
+    check_view([user("one more")], "openai")
+    assert len(validity._MESSAGE_FACTS) == 1

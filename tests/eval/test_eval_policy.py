@@ -271,3 +271,41 @@ def test_claude_code_and_codex_through_the_openai_sdk(network: None, tmp_path: P
         assert p["summary_cost"]["input_tokens"] > 0
         assert p["recall"]["ceiling"]["artifact"] == 1.0
         assert set(p["violations"]) == {"anthropic", "openai", "gemini", "strict"}
+
+
+def test_the_ceilings_own_message_haystack_answers_as_a_fresh_one() -> None:
+    """The ceiling looks for a probe in its own message first, through a haystack kept
+    per history message (``ActionScorer._message_haystack``): with the probes' cut, one
+    for every scorer of the conversation (a grid's configurations); with another cut,
+    the scorer's own. Each answer is ``recalled`` on a fresh haystack of that text."""
+    from transcript_tools.eval.haystack import Haystack
+    from transcript_tools.eval.normalize import normalize
+    from transcript_tools.eval.policy_probes import visible_text
+    from transcript_tools.eval.score import recalled, recalled_memo
+
+    probes = ConversationProbes(MESSAGES, 500)
+    grid = [ActionScorer(probes, name, "s", "p", 500) for name in ("a", "b")]
+    short = ActionScorer(probes, "c", "s", "p", 12)  # tool results cut shorter than probed
+    answers: dict[int, set[bool]] = {500: set(), 12: set()}
+    for _ in ("cold", "warm"):
+        for index, message in enumerate(MESSAGES):
+            for scorer in (*grid, short):
+                cut = scorer.max_tool_result_chars
+                fresh = Haystack(normalize(visible_text(message, cut)))
+                for probe in probes.message_probes(index):
+                    expected = recalled(probe, fresh)
+                    assert recalled_memo(probe, scorer._message_haystack(index)) is expected
+                    assert scorer._in_history(probe, len(MESSAGES), []) is (
+                        expected or recalled(probe, _history_text(cut))
+                    )
+                    answers[cut].add(expected)
+    assert grid[0]._message_haystack(2) is grid[1]._message_haystack(2)  # shared
+    assert short._message_haystack(2) is not grid[0]._message_haystack(2)
+    assert answers == {500: {True}, 12: {True, False}}  # the short cut misses some
+
+
+def _history_text(cut: int) -> str:
+    from transcript_tools.eval.normalize import normalize
+    from transcript_tools.eval.policy_probes import visible_text
+
+    return " ".join(p for m in MESSAGES if (p := normalize(visible_text(m, cut))))

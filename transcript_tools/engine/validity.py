@@ -43,6 +43,7 @@ from .messages import (
 )
 
 APIS = ("anthropic", "openai", "gemini", "strict")
+_RECENT_LOCK = threading.Lock()  # a library caller may check views from several threads
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,10 +69,10 @@ def role(message: Message) -> str:
     return "user"
 
 
-def _calls(message: Message) -> list[str]:
+def _calls(message: Message) -> tuple[str, ...]:
     if type(message) is not AssistantMessage:
-        return []
-    return [b.id for b in message.blocks if type(b) is ToolUseBlock]
+        return ()
+    return tuple(b.id for b in message.blocks if type(b) is ToolUseBlock)
 
 
 def _empty(message: Message) -> bool:
@@ -84,6 +85,26 @@ def _empty(message: Message) -> bool:
     return all(type(b) is TextBlock and not b.text.strip() for b in message.blocks)
 
 
+# Each message's (message, role, calls, emptiness) by its identity: a grid's views are
+# mostly the same history messages, view after view and configuration after
+# configuration, and a message is frozen (engine/messages.py), so its facts are found
+# once. The message is held, so no other object takes its id while it is here; all are
+# let go once MESSAGE_FACTS are held: enough for one conversation's messages under every
+# configuration of a grid (a sweep runs them one conversation at a time), and little
+# beside the messages a streamed replay keeps alive (docs/performance.md).
+_MESSAGE_FACTS: dict[int, tuple[Message, str, tuple[str, ...], bool]] = {}
+MESSAGE_FACTS = 1 << 14
+
+
+def _message_facts(message: Message) -> tuple[Message, str, tuple[str, ...], bool]:
+    known = (message, role(message), _calls(message), _empty(message))
+    with _RECENT_LOCK:
+        if len(_MESSAGE_FACTS) >= MESSAGE_FACTS:
+            _MESSAGE_FACTS.clear()
+        _MESSAGE_FACTS[id(message)] = known
+    return known
+
+
 @dataclass(frozen=True, slots=True)
 class _Facts:
     """What every API's rules read of each message of a view, found once per view (the
@@ -91,17 +112,22 @@ class _Facts:
     system messages open the view."""
 
     roles: list[str]
-    calls: list[list[str]]
+    calls: list[tuple[str, ...]]
     empty: list[bool]
     leading_system: int
 
     @classmethod
     def of(cls, view: Sequence[Message]) -> _Facts:
-        roles = [role(m) for m in view]
+        known = list(map(_MESSAGE_FACTS.get, map(id, view)))
+        for i, entry in enumerate(known):
+            if entry is None:
+                known[i] = _message_facts(view[i])
+        facts: list[tuple[Message, str, tuple[str, ...], bool]] = known  # type: ignore[assignment]  # no None left
+        roles = [entry[1] for entry in facts]
         leading = 0
         while leading < len(roles) and roles[leading] == "system":
             leading += 1
-        return cls(roles, [_calls(m) for m in view], [_empty(m) for m in view], leading)
+        return cls(roles, [entry[2] for entry in facts], [entry[3] for entry in facts], leading)
 
 
 def _misplaced_system(api: str, facts: _Facts, where: str) -> list[Violation]:
@@ -337,7 +363,6 @@ def check_view(view: Sequence[Message], api: str, facts: _Facts | None = None) -
 _RECENT: dict[tuple[int, ...], tuple[tuple[Message, ...], dict[str, list[Violation]]]] = {}
 RECENT_MESSAGES = 1 << 16
 _held = [0]  # messages held by _RECENT's views
-_RECENT_LOCK = threading.Lock()  # a library caller may check views from several threads
 
 
 def check_all(view: Sequence[Message]) -> dict[str, list[Violation]]:

@@ -48,7 +48,7 @@ from .haystack import Haystack, JoinedHaystack, MemoHaystack
 from .normalize import normalize
 from .probes import Probe
 from .records import PolicyActionRecord, PolicyProbeRow
-from .score import ConversationProbes, recall_of, recalled
+from .score import ConversationProbes, recall_of, recalled, recalled_memo
 from .view_recall import whole_view_hits
 
 SUMMARY = "summary"
@@ -91,6 +91,7 @@ class ActionScorer:
     whole_view: bool = False  # also score every probe of the history (eval/view_recall.py)
     _history: dict[int, str] = field(default_factory=dict)  # index -> visible, normalized
     _shown: dict[int, tuple[Message, str]] = field(default_factory=dict)  # id -> the same
+    _history_hay: dict[int, MemoHaystack] = field(default_factory=dict)  # index -> its haystack
 
     def _norm(self, index: int | None, message: Message) -> str:
         """``visible_text(message)``, normalized; once per history message (for every
@@ -111,6 +112,21 @@ class ActionScorer:
                 normalize(visible_text(message, self.max_tool_result_chars)),
             )
         return known[1]
+
+    def _message_haystack(self, index: int) -> MemoHaystack:
+        """History message ``index``'s normalized visible text as a haystack that keeps
+        its answers (``score.recalled_memo``): the ceiling looks for a probe in its own
+        message first, at every action that removes or carries it, in every configuration
+        of a grid (kept with ``ConversationProbes.visible`` when they cut tool results
+        alike). ``recalled`` is a pure function of the probe and the text."""
+        probes = self.probes
+        same_cut = probes.max_tool_result_chars == self.max_tool_result_chars
+        kept = probes.visible_haystacks if same_cut else self._history_hay
+        haystack = kept.get(index)
+        if haystack is None:
+            text = self._norm(index, probes.messages[index])
+            haystack = kept[index] = MemoHaystack(text)
+        return haystack
 
     def score(
         self, kind: str, turn: int, entries: Entries, history_end: int, extra: PolicyActionRecord
@@ -197,7 +213,7 @@ class ActionScorer:
         substring of that view, so a hit there is a hit), the whole only if not."""
         history = self.probes.messages
         own = probe.message
-        if own < end and recalled(probe, Haystack(self._norm(own, history[own]))):
+        if own < end and recalled_memo(probe, self._message_haystack(own)):
             return True
         if not built:
             built.append(

@@ -127,6 +127,8 @@ class ConversationProbes:
     # index -> the message's visible text, normalized, at ``max_tool_result_chars``: kept
     # here for every policy scorer of the conversation (eval/policy_probes.py ActionScorer)
     visible: dict[int, str] = field(default_factory=dict)
+    # index -> that text as a haystack keeping its answers (ActionScorer's ceiling)
+    visible_haystacks: dict[int, MemoHaystack] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         starts = turn_starts(list(self.messages))
