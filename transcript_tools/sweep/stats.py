@@ -83,9 +83,8 @@ def policy_grid(
     fallback_window: int = 0,
 ) -> list[SweepConfig]:
     """``tsum sweep --policy``: each policy at each window; ``ratios`` (for the policies
-    whose threshold is a ratio) and ``debounces``, where given, replace the policy's own.
-    No window given: the policy's ``trigger.window`` where it has one, else the base's.
-    ``fallback_window`` (auto): the one window of every policy on a log naming none."""
+    whose threshold is a ratio) and ``debounces``, where given, replace the policy's own;
+    no window: its ``trigger.window``, else the base's (``fallback_window``: SweepConfig's)."""
     base = base or SummaryConfig()
     out: dict[SweepConfig, None] = {}
     for policy in policies:
