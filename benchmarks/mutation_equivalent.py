@@ -393,6 +393,13 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
             ("_held = [0]  # messages held by _RECENT's views", "0 -> 1"),
         )
     },
+    **{
+        ("transcript_tools/engine/validity.py", "MESSAGE_FACTS = 1 << 14", change): (
+            "the bound of the per-message facts memo: facts read from it and found afresh are"
+            " the same (messages are frozen, and held while memoized)"
+        )
+        for change in ("1 -> 2", "14 -> 15")
+    },
     (
         "transcript_tools/engine/drive.py",
         "def recorded_window(conv: Conversation, configured: int, policy_window: int = 0)"
