@@ -86,7 +86,6 @@ detect_format  # formats/__init__.py: the name of the format of one file
 
 # Counted but not yet read: the cost rule and counters below are kept for the change of the
 # engine and sweep that will read or drop them; delete them here when it does.
-ANTHROPIC_HAIKU  # cost/cache_rules.py: Haiku's 2,048-token cache minimum, not wired into rules_for
 recorded_calls  # engine/session.py, engine/accounting.py
 _.recorded_calls
 cost_original_conversations  # sweep/stats.py

@@ -326,14 +326,6 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "call_open: bool = False  # the current unit already holds a model call",
         "False -> True",
     ): "read only once pending is None, which is after the first call set it to True anyway",
-    **{
-        (
-            "transcript_tools/cost/cache_rules.py",
-            'ANTHROPIC_HAIKU = CacheRules("anthropic", 2048, 1, 300.0, True)',
-            change,
-        ): "read nowhere: rules_for takes a Haiku's minimum from ANTHROPIC_MINIMUMS"
-        for change in ("2048 -> 2049", "1 -> 2", "300.0 -> 301.0", "True -> False")
-    },
     (
         "transcript_tools/cost/cache_rules.py",
         'DEEPSEEK = CacheRules("deepseek", 0, 1, None, False)',

@@ -68,7 +68,6 @@ class CacheRules:
 
 
 ANTHROPIC = CacheRules("anthropic", 1024, 1, 300.0, True)
-ANTHROPIC_HAIKU = CacheRules("anthropic", 2048, 1, 300.0, True)
 OPENAI = CacheRules("openai", 1024, 128, 600.0, False)
 GEMINI = CacheRules("google", 2048, 1, None, False)
 DEEPSEEK = CacheRules("deepseek", 0, 1, None, False)
