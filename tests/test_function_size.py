@@ -33,7 +33,7 @@ LONG: dict[str, tuple[int, str]] = {
         127,
         HOT + "; a table of extractors not yet separated from their pre-checks",
     ),
-    "sweep/engine_path.py::evaluate_engine": (120, WORKFLOW),
+    "sweep/engine_path.py::evaluate_engine": (79, WORKFLOW),
     "diff/check.py::check_corpus": (88, WORKFLOW),
     "sweep/driver.py::Sweep._one": (107, WORKFLOW),
     "replay/run.py::replay_paths": (96, WORKFLOW),

@@ -105,11 +105,28 @@ async def evaluate_engine(
         after_summary=after_summary,
         appended=None if actions is None else actions.appended,
     )
+    result = _run_figures(engine, cfg, profile, curve, peak, checks)
+    if meter is not None:
+        result.cost = meter.run
+    if actions is not None:
+        _action_recall(result, actions, engine, views_before, shared.whole_view)
+    elif cfg.mode is SlotMode.FOCUSED:  # what the summaries carried (tsum eval, docs/eval.md)
+        result.recall = _summary_recall(conv, engine, cfg, turns, keep_recent_turns, base)
+    return result
+
+
+def _run_figures(
+    engine: SessionEngine,
+    cfg: SweepConfig,
+    profile: ConversationSeries,
+    curve: list[int],
+    peak: int,
+    checks: ViewChecks | None,
+) -> ConfigOutcome:
+    """What one configuration's engine run did: its fires, summaries, views and curve."""
     unit = unit_key(cfg.checkpoint)
     fires = [d[unit] for d in engine.decisions if d["decision"] in FIRED]
     result = ConfigOutcome(turns=profile.turns, fires=fires, curve=curve)
-    if meter is not None:
-        result.cost = meter.run
     for summary in engine.summaries:
         result.prompt_chars += summary["prompt_chars"]
         result.prompt_tokens += estimate_text_tokens(engine.prompts[summary["prompt_sha256"]])
@@ -126,34 +143,53 @@ async def evaluate_engine(
     result.views_over = checkpoints_over(engine.decisions)
     if cfg.measure is Measure.CURRENT:
         result.watermark = [d["watermark"] for d in engine.decisions]
-    if actions is not None:
-        from ..eval.policy_probes import artifact_hits as action_hits
-        from ..eval.policy_probes import summary_figures
-
-        hits = [action_hits(record) for record in actions.scorer.records]
-        result.recall = (sum(h for h, _ in hits), sum(t for _, t in hits))
-        done = [v for v, s in zip(views_before, engine.summaries, strict=False) if summary_ok(s)]
-        result.by_summary = summary_figures(actions.scorer.records, done)
-        if shared.whole_view:
-            whole = [r["whole_view"] for r in actions.scorer.records if "whole_view" in r]
-            probed = sum(t for _, t in whole)
-            result.view_recall = (sum(k for k, _ in whole), probed) if probed else None
-    elif cfg.mode is SlotMode.FOCUSED:  # what the summaries carried (tsum eval, docs/eval.md)
-        from ..eval.baseline import artifact_hits, score_summaries
-
-        summaries, starts = engine.summaries, None
-        if cfg.checkpoint is Checkpoint.CALL:  # keep_recent_turns counts calls
-            summaries = [{**s, "turn": s["call"]} for s in summaries]
-            starts = [start for start, _ in turns]
-        scored = score_summaries(
-            conv,
-            summaries,
-            keep=keep_recent_turns,
-            max_tool_result_chars=base.max_tool_result_chars,
-            starts=starts,
-        )
-        result.recall = artifact_hits(scored)
     return result
+
+
+def _action_recall(
+    result: ConfigOutcome,
+    actions: Any,  # eval.policy_probes.ActionHooks
+    engine: SessionEngine,
+    views_before: list[int],
+    whole_view: bool,
+) -> None:
+    """--policy: every action's probes (eval/policy_probes.py), per summary too."""
+    from ..eval.policy_probes import artifact_hits as action_hits
+    from ..eval.policy_probes import summary_figures
+
+    hits = [action_hits(record) for record in actions.scorer.records]
+    result.recall = (sum(h for h, _ in hits), sum(t for _, t in hits))
+    done = [v for v, s in zip(views_before, engine.summaries, strict=False) if summary_ok(s)]
+    result.by_summary = summary_figures(actions.scorer.records, done)
+    if whole_view:
+        whole = [r["whole_view"] for r in actions.scorer.records if "whole_view" in r]
+        probed = sum(t for _, t in whole)
+        result.view_recall = (sum(k for k, _ in whole), probed) if probed else None
+
+
+def _summary_recall(
+    conv: Conversation,
+    engine: SessionEngine,
+    cfg: SweepConfig,
+    turns: list[tuple[int, list[Message]]],
+    keep_recent_turns: int,
+    base: SummaryConfig,
+) -> tuple[int, int]:
+    """The seed's grid: what its summaries carried, as ``tsum eval`` scores them."""
+    from ..eval.baseline import artifact_hits, score_summaries
+
+    summaries, starts = engine.summaries, None
+    if cfg.checkpoint is Checkpoint.CALL:  # keep_recent_turns counts calls
+        summaries = [{**s, "turn": s["call"]} for s in summaries]
+        starts = [start for start, _ in turns]
+    scored = score_summaries(
+        conv,
+        summaries,
+        keep=keep_recent_turns,
+        max_tool_result_chars=base.max_tool_result_chars,
+        starts=starts,
+    )
+    return artifact_hits(scored)
 
 
 def engine_for(
