@@ -35,7 +35,7 @@ LONG: dict[str, tuple[int, str]] = {
     ),
     "sweep/engine_path.py::evaluate_engine": (79, WORKFLOW),
     "diff/check.py::check_corpus": (88, WORKFLOW),
-    "sweep/driver.py::Sweep._one": (107, WORKFLOW),
+    "sweep/driver.py::Sweep._one": (66, WORKFLOW),
     "replay/run.py::replay_paths": (96, WORKFLOW),
     "eval/policy_aggregate.py::render_policy_text": (
         92,

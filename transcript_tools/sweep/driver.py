@@ -194,51 +194,18 @@ class Sweep:
         fires: list[list[int]] = []
         curves: dict[int, list[int]] = {}
         ever = False
-        uncompacted = original = rebuilt = off_chain = None
-        if self.pricer is not None:
-            from ..cost.meter import uncompacted_run
-            from ..cost.original import off_chain_run, reconstructed_run, recorded_run
-            from ..cost.sizes import calibrate
-
-            uncompacted = uncompacted_run(conv, self.pricer)
-            original = recorded_run(conv, self.pricer)
-            rebuilt = reconstructed_run(conv, calibrate(conv), self.pricer, carry_breaks=True)
-            off_chain = off_chain_run(conv, self.pricer)
+        uncompacted, original, rebuilt, off_chain = self._recorded_costs(conv)
         # for every engine run
         shared = SharedWork(conv, self.base.max_tool_result_chars, self.whole_view)
         for i, grid_cfg in enumerate(self.configs):
             turns, profile = profiled(grid_cfg.checkpoint)
             cfg = grid_cfg.for_conversation(conv)  # --max-context-tokens auto: its window
-            # Until the first summary the engine's state is the profile's: a configuration
-            # that never fires on the profile never fires in the engine either.
-            # A policy runs the engine: its trigger and pre-pass are not the profile's
-            # series, and its views are checked against the APIs (the seed's row too).
-            # --cost needs the views of every configuration that fires: the engine's.
-            needs_text = self.pricer is not None or depends_on_summary_text(
-                cfg.mode, cfg.measure, self.template
-            )
-            if cfg.policy is not None or (needs_text and simulate(profile, cfg)):
-                if self.executor is None:
-                    self.executor = _offline_executor()
-                outcome = await evaluate_engine(
-                    conv,
-                    turns,
-                    profile,
-                    cfg,
-                    base=self.base,
-                    template=self.template,
-                    keep_recent_turns=self.keep_recent_turns,
-                    executor=self.executor,
-                    provider_name=self.provider_name,
-                    path=self.path,
-                    pricer=self.pricer,
-                    shared=shared,
-                )
+            outcome, engine_ran = await self._outcome(conv, turns, profile, cfg, shared)
+            if engine_ran:
                 result.engine_runs += 1
                 if keep and outcome.watermark is not None:
                     curves[i] = _per_turn(conv, turns, outcome.watermark, cfg.checkpoint)
             else:
-                outcome = evaluate_fast(profile, cfg)
                 outcome.cost = uncompacted  # never fires: nothing is compacted
                 result.fast_runs += 1
             outcome.original_cost, outcome.rebuilt_cost = original, rebuilt
@@ -257,16 +224,63 @@ class Sweep:
                 else:
                     fires.append(outcome.fires)
         if keep:
-            # Deterministic sample, whatever the order: logs where the agent compacted
-            # first, then those some configuration summarizes, then by a hash of the session.
-            digest = zlib.crc32(f"{conv.path}\0{conv.session_id}".encode())
-            profile = profiled(Checkpoint.TURN)[1]  # the report charts turns
-            key = (bool(profile.compaction_turns), ever, digest, -index)
-            item = (key, index, ChartSample(profile, fires, curves))
-            if len(heap) < self.sample_size:
-                heapq.heappush(heap, item)
-            elif key > heap[0][0]:
-                heapq.heapreplace(heap, item)
+            sample = ChartSample(profiled(Checkpoint.TURN)[1], fires, curves)  # charts turns
+            _keep_sample(heap, self.sample_size, index, conv, sample, ever)
+
+    def _recorded_costs(self, conv: Conversation) -> tuple[Any, Any, Any, Any]:
+        """--cost: the conversation's uncompacted, recorded, rebuilt and off-chain runs
+        (cost/meter.py, cost/original.py), the same for every configuration; else Nones."""
+        if self.pricer is None:
+            return None, None, None, None
+        from ..cost.meter import uncompacted_run
+        from ..cost.original import off_chain_run, reconstructed_run, recorded_run
+        from ..cost.sizes import calibrate
+
+        return (
+            uncompacted_run(conv, self.pricer),
+            recorded_run(conv, self.pricer),
+            reconstructed_run(conv, calibrate(conv), self.pricer, carry_breaks=True),
+            off_chain_run(conv, self.pricer),
+        )
+
+    async def _outcome(
+        self,
+        conv: Conversation,
+        turns: list[tuple[int, list[Message]]],
+        profile: ConversationSeries,
+        cfg: SweepConfig,
+        shared: SharedWork,
+    ) -> tuple[ConfigOutcome, bool]:
+        """One configuration on one conversation, and whether the engine ran it (else the
+        fast path did).
+        Until the first summary the engine's state is the profile's: a configuration that
+        never fires on the profile never fires in the engine either. A policy runs the
+        engine: its trigger and pre-pass are not the profile's series, and its views are
+        checked against the APIs (the seed's row too). --cost needs the views of every
+        configuration that fires: the engine's."""
+        assert self.template is not None
+        needs_text = self.pricer is not None or depends_on_summary_text(
+            cfg.mode, cfg.measure, self.template
+        )
+        if cfg.policy is None and not (needs_text and simulate(profile, cfg)):
+            return evaluate_fast(profile, cfg), False
+        if self.executor is None:
+            self.executor = _offline_executor()
+        outcome = await evaluate_engine(
+            conv,
+            turns,
+            profile,
+            cfg,
+            base=self.base,
+            template=self.template,
+            keep_recent_turns=self.keep_recent_turns,
+            executor=self.executor,
+            provider_name=self.provider_name,
+            path=self.path,
+            pricer=self.pricer,
+            shared=shared,
+        )
+        return outcome, True
 
     def _source(self, result: SweepResult) -> str:
         if result.engine_runs == 0:
@@ -335,3 +349,17 @@ class CachedThenOffline:
             f"cached {name} responses ({self.hits} hit(s)); "
             f"{self.misses} miss(es) summarized by the offline provider"
         )
+
+
+def _keep_sample(
+    heap: list[Any], size: int, index: int, conv: Conversation, sample: ChartSample, ever: bool
+) -> None:
+    """Deterministic sample, whatever the order: logs where the agent compacted first, then
+    those some configuration summarizes, then by a hash of the session."""
+    digest = zlib.crc32(f"{conv.path}\0{conv.session_id}".encode())
+    key = (bool(sample.profile.compaction_turns), ever, digest, -index)
+    item = (key, index, sample)
+    if len(heap) < size:
+        heapq.heappush(heap, item)
+    elif key > heap[0][0]:
+        heapq.heapreplace(heap, item)
