@@ -36,7 +36,7 @@ LONG: dict[str, tuple[int, str]] = {
     "sweep/engine_path.py::evaluate_engine": (79, WORKFLOW),
     "diff/check.py::check_corpus": (88, WORKFLOW),
     "sweep/driver.py::Sweep._one": (66, WORKFLOW),
-    "replay/run.py::replay_paths": (96, WORKFLOW),
+    "replay/run.py::replay_paths": (87, WORKFLOW),
     "eval/policy_aggregate.py::render_policy_text": (
         92,
         "the --policy eval table, one block per section in the order it prints; not yet split",

@@ -7,6 +7,7 @@ alike; the CLI only parses options, prints, and maps the status to an exit code.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -16,7 +17,7 @@ from .._sync import run_sync
 from .._version import __version__
 from ..cost.prices import Pricer
 from ..engine.config import RunSettings, TurnPath
-from ..engine.prompt import template_from_config
+from ..engine.prompt import PromptTemplate, template_from_config
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..errors import ConfigError, TsumError
 from ..providers.factory import (
@@ -130,7 +131,7 @@ def replay_paths(
     ``cost`` (--cost) prices each session as replayed, not spread (``costs.jsonl``, a
     report line: docs/cost.md).
     """
-    from .output_dir import OutputDirectory, run_info
+    from .output_dir import OutputDirectory
 
     options = run.provider
     if cost is not None and options.get("batch"):
@@ -143,12 +144,7 @@ def replay_paths(
     executor, provider_name, model = _summarizer(run)
     sink = _sink(out_dir, report, collect, settings.dry_run, cost is not None)
     out = sink if isinstance(sink, OutputDirectory) else None
-    info: dict[str, Any] | None = None
-    if out is not None and template is not None:
-        # what the provider sends (its identity): None = the API's own default
-        temperature = executor.provider.identity(None).get("temperature") if executor else None
-        info = run_info(settings, template, provider_name, model, temperature)
-        out.write_run_info(info)
+    info = _write_run_info(out, run, template, executor, provider_name, model)
     driver = ReplayDriver(
         settings,
         executor,
@@ -162,11 +158,7 @@ def replay_paths(
         pricer=cost,
     )
     result = ReplayResult(RunStatus.OK, driver.stats)
-    batch_driver = None
-    if options.get("batch") and executor is not None:
-        from .batch import BatchSetup
-
-        batch_driver = BatchSetup(executor, poll=options.get("batch_poll"))
+    batch_driver = _batch_driver(options, executor)
     state = "complete"
     try:
         if batch_driver is not None:
@@ -198,6 +190,35 @@ def replay_paths(
         result.sessions = sink.results
     _set_status(result, executor, out_dir)
     return result
+
+
+def _write_run_info(
+    out: Any,
+    run: RunSettings,
+    template: PromptTemplate | None,
+    executor: Any,
+    provider_name: str,
+    model: str | None,
+) -> dict[str, Any] | None:
+    """run.json's settings, written before any session (None: no --out, or no checkpoint)."""
+    if out is None or template is None:
+        return None
+    from .output_dir import run_info
+
+    # what the provider sends (its identity): None = the API's own default
+    temperature = executor.provider.identity(None).get("temperature") if executor else None
+    info = run_info(run.settings, template, provider_name, model, temperature)
+    out.write_run_info(info)
+    return info
+
+
+def _batch_driver(options: Mapping[str, Any], executor: Any) -> Any:
+    """--batch: the rounds' driver (replay/batch.py), else None."""
+    if not options.get("batch") or executor is None:
+        return None
+    from .batch import BatchSetup
+
+    return BatchSetup(executor, poll=options.get("batch_poll"))
 
 
 def _summarizer(run: RunSettings) -> tuple[Any, str, str | None]:
