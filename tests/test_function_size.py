@@ -50,7 +50,6 @@ LONG: dict[str, tuple[int, str]] = {
         "the public front door: one keyword per setting, documented in its docstring",
     ),
     "eval/policy_probes.py::ActionScorer.score": (79, HOT),
-    "sweep/workflow.py::sweep_paths": (78, WORKFLOW),
     "inspection.py::inspect_conversation": (75, HOT + " over a conversation's messages"),
     "cli/eval_cmd.py::eval_command": (74, CLI),
     "providers/offline/render.py::render_summary": (

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..engine.config import AUTO, Checkpoint, Measure, RunSettings, SlotMode
+from ..engine.config import AUTO, Checkpoint, Measure, ReplaySettings, RunSettings, SlotMode
 from ..engine.policy import Policy
 from ..engine.policy_engine import is_seed
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
@@ -20,6 +20,7 @@ from ..errors import ConfigError
 from ..parallel.pool import backend_for, refuse_summaries_on_ray
 from ..reporter import QUIET, Reporter
 from ..writable import check_output_file
+from .config import SweepConfig
 from .driver import CachedThenOffline, Sweep, SweepResult, config_grid, policy_grid
 from .parallel import run_sweep
 
@@ -83,28 +84,9 @@ def sweep_paths(
     ``pricer`` (``--cost``) prices every configuration's runs (docs/cost.md)."""
     if report_path is not None:
         check_output_file(report_path, "--report")  # before the sweep, not after it
-    settings = run.settings
-    base = settings.summary
-    assert base is not None
-    if any(not is_seed(policy) for policy in policies):
-        if modes or measures or checkpoints:
-            raise ConfigError(
-                "--mode, --measure and --checkpoint are a policy's own with --policy: "
-                "set trigger.measure / trigger.unit in a policy file instead"
-            )
-        configs = policy_grid(
-            policies, list(max_context_tokens), ratios=ratios, debounces=debounces, base=base
-        )
-    else:  # no policy, or the seed's alone: the seed's grid, byte for byte
-        configs = config_grid(
-            list(ratios) or [base.trigger_token_ratio],
-            list(max_context_tokens) or [AUTO if settings.auto_window else base.max_context_tokens],
-            list(debounces) or [base.debounce_turns],
-            list(modes) or [settings.mode],
-            list(measures) or [settings.measure],
-            base=base,
-            checkpoints=list(checkpoints) or [settings.checkpoint],
-        )
+    configs = _grid(
+        run.settings, policies, ratios, max_context_tokens, debounces, modes, measures, checkpoints
+    )
     provider = run.provider["provider"]
     if provider != "offline":
         refuse_summaries_on_ray(ray, f"a sweep that reads {provider} summaries")
@@ -131,6 +113,42 @@ def sweep_paths(
 
         write_report(report, result, sort=sort, title=" ".join(paths), chart=chart)
     return SweepRun(result, report)
+
+
+def _grid(
+    settings: ReplaySettings,
+    policies: Sequence[Policy],
+    ratios: Sequence[float],
+    max_context_tokens: Sequence[int | str],
+    debounces: Sequence[int],
+    modes: Sequence[SlotMode],
+    measures: Sequence[Measure],
+    checkpoints: Sequence[Checkpoint],
+) -> list[SweepConfig]:
+    """The configurations of a sweep: the policies' grid, or the seed's (an empty axis is
+    the settings' value)."""
+    base = settings.summary
+    assert base is not None
+    if any(not is_seed(policy) for policy in policies):
+        if modes or measures or checkpoints:
+            raise ConfigError(
+                "--mode, --measure and --checkpoint are a policy's own with --policy: "
+                "set trigger.measure / trigger.unit in a policy file instead"
+            )
+        configs = policy_grid(
+            policies, list(max_context_tokens), ratios=ratios, debounces=debounces, base=base
+        )
+    else:  # no policy, or the seed's alone: the seed's grid, byte for byte
+        configs = config_grid(
+            list(ratios) or [base.trigger_token_ratio],
+            list(max_context_tokens) or [AUTO if settings.auto_window else base.max_context_tokens],
+            list(debounces) or [base.debounce_turns],
+            list(modes) or [settings.mode],
+            list(measures) or [settings.measure],
+            base=base,
+            checkpoints=list(checkpoints) or [settings.checkpoint],
+        )
+    return configs
 
 
 def summary_source(run: RunSettings, cache: str | Path | None) -> Any:
