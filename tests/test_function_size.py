@@ -37,10 +37,6 @@ LONG: dict[str, tuple[int, str]] = {
     "diff/check.py::check_corpus": (88, WORKFLOW),
     "sweep/driver.py::Sweep._one": (66, WORKFLOW),
     "replay/run.py::replay_paths": (87, WORKFLOW),
-    "eval/policy_aggregate.py::render_policy_text": (
-        92,
-        "the --policy eval table, one block per section in the order it prints; not yet split",
-    ),
     "sweep/simulate.py::profile_conversation": (90, HOT),
     "cli/compare_cmd.py::compare_command": (83, CLI),
     "engine/accounting.py::TurnAccounting._append_turn": (86, HOT),

@@ -121,6 +121,63 @@ def render_policy_text(
     if not any(sum(d["actions"].values()) for d in policies.values()) and not recorded:
         return "no policy acted: nothing to score (lower --max-context-tokens?)\n"
     width = max(24, *(len(label) + 2 for label in (*policies, *recorded)))
+    lines = _action_rows(policies, recorded, width)
+    lines.append("")
+    kinds = [k for k in ARTIFACT_KINDS if any(d["probes"].get(k) for d in policies.values())]
+    columns = [width, *[11] * len(kinds)]
+    lines.append(fixed_row(["artifact recall (view)", *kinds], columns))
+    for label, d in policies.items():
+        lines.append(
+            fixed_row([label, *(percent(d["recall"]["view"].get(k)) for k in kinds)], columns)
+        )
+    lines.append("")
+    for label, d in policies.items():
+        parts = "; ".join(f"{name} {get(d)}" for name, get in SUMMARY_LINE)
+        lines.append(f"{label}: {parts}; failed summaries {failed.get(label, 0)}")
+    lines.append("")
+    lines.append(
+        "view tok: mean estimated tokens of the view after each action (ceiling row: of the "
+        "uncompacted history); per API: views that break a rule of it the log's own history keeps "
+        "(policy_engine.new_violations, as replay and sweep count them) / views; ceiling row: the "
+        "uncompacted views at the same actions that break one (what the log itself breaks)"
+    )
+    broken = [
+        f"  {label}: {api}: " + ", ".join(f"{rule} {n}" for rule, n in v["rules"].items())
+        for label, d in policies.items()
+        for api, v in d["violations"].items()
+        if v["views"]
+    ]
+    if broken:
+        lines.append("violations the compaction made, by rule (count over all views):")
+        lines.extend(broken)
+    return "\n".join(lines) + "\n"
+
+
+# the line under the tables per policy: (its name, its figure)
+SUMMARY_LINE: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
+    (
+        "summary actions: artifact",
+        lambda d: percent(d["recall_by_action"]["summary"].get("artifact")),
+    ),
+    (
+        "pre-pass actions: artifact",
+        lambda d: percent(d["recall_by_action"]["prepass"].get("artifact")),
+    ),
+    (
+        "carried probes survived",
+        lambda d: f"{d['carried']['survived']}/{d['carried']['looked_for']}",
+    ),
+    (
+        "summary cost in/out",
+        lambda d: f"{d['summary_cost']['input_tokens']}/{d['summary_cost']['output_tokens']}",
+    ),
+]
+
+
+def _action_rows(
+    policies: dict[str, dict[str, Any]], recorded: dict[str, dict[str, Any]], width: int
+) -> list[str]:
+    """The first table: each policy's actions, recall and views, with its floor rows."""
     widths = [width, 10, 9, 8, 10, 9, 10, *[11] * len(APIS)]
     head = ["policy", "summaries", "pre-pass", "probes", "artifact", "request", "view tok"]
     lines = [fixed_row([*head, *APIS], widths)]
@@ -155,50 +212,4 @@ def render_policy_text(
     for label, d in recorded.items():
         lines.append(row(f"{label} (summary only)", None, d["recall"]["summary"], None))
         lines.append(row("  truncation floor", None, d["recall"]["truncation"], None))
-    lines.append("")
-    kinds = [k for k in ARTIFACT_KINDS if any(d["probes"].get(k) for d in policies.values())]
-    columns = [width, *[11] * len(kinds)]
-    lines.append(fixed_row(["artifact recall (view)", *kinds], columns))
-    for label, d in policies.items():
-        lines.append(
-            fixed_row([label, *(percent(d["recall"]["view"].get(k)) for k in kinds)], columns)
-        )
-    lines.append("")
-    getters: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
-        (
-            "summary actions: artifact",
-            lambda d: percent(d["recall_by_action"]["summary"].get("artifact")),
-        ),
-        (
-            "pre-pass actions: artifact",
-            lambda d: percent(d["recall_by_action"]["prepass"].get("artifact")),
-        ),
-        (
-            "carried probes survived",
-            lambda d: f"{d['carried']['survived']}/{d['carried']['looked_for']}",
-        ),
-        (
-            "summary cost in/out",
-            lambda d: f"{d['summary_cost']['input_tokens']}/{d['summary_cost']['output_tokens']}",
-        ),
-    ]
-    for label, d in policies.items():
-        parts = "; ".join(f"{name} {get(d)}" for name, get in getters)
-        lines.append(f"{label}: {parts}; failed summaries {failed.get(label, 0)}")
-    lines.append("")
-    lines.append(
-        "view tok: mean estimated tokens of the view after each action (ceiling row: of the "
-        "uncompacted history); per API: views that break a rule of it the log's own history keeps "
-        "(policy_engine.new_violations, as replay and sweep count them) / views; ceiling row: the "
-        "uncompacted views at the same actions that break one (what the log itself breaks)"
-    )
-    broken = [
-        f"  {label}: {api}: " + ", ".join(f"{rule} {n}" for rule, n in v["rules"].items())
-        for label, d in policies.items()
-        for api, v in d["violations"].items()
-        if v["views"]
-    ]
-    if broken:
-        lines.append("violations the compaction made, by rule (count over all views):")
-        lines.extend(broken)
-    return "\n".join(lines) + "\n"
+    return lines
