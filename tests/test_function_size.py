@@ -59,7 +59,6 @@ LONG: dict[str, tuple[int, str]] = {
         "the one precedence home (flags, env, file, defaults) for every setting",
     ),
     "cli/check_cmd.py::check_command": (68, CLI),
-    "replay/conversation.py::replay_conversation": (68, WORKFLOW),
     "engine/session.py::SessionEngine._apply_outcome": (
         67,
         "the seed's outcome rules in spec order (docs/spec.md); not yet split",

@@ -124,15 +124,7 @@ async def replay_conversation(
         template=template,
         sizes=policy_sizes(conv, settings),
     )
-    spool: IO[bytes] | None = None
-    if spool_prompts:
-        spool = tempfile.SpooledTemporaryFile(max_size=PROMPT_SPOOL_MEMORY)
-        write = spool.write
-
-        def sink(sha: str, text: str) -> None:
-            write(_prompt_line(sha, text))
-
-        engine.prompt_sink = sink
+    spool = _spool_prompts(engine) if spool_prompts else None
     # Each turn's messages are sliced when it is replayed, not all up front: fewer
     # objects alive at once (the cyclic GC walks every live container).
     units = unit_bounds(conv, settings)  # turns, or calls (--checkpoint call)
@@ -154,12 +146,7 @@ async def replay_conversation(
 
     # --cost: priced as it runs (cost/meter.py); the one loop otherwise (engine/drive.py)
     meter = await drive_priced(conv, engine, execute, pricer, units=units, annotate=annotate)
-    warnings = list(conv.warnings) + tool_oddities(conv.messages)
-    empty = conv.empty_warning()
-    if empty is not None:
-        warnings.append(empty)
-    cadence = fixed_cadence_warning(engine) or every_unit_warning(engine)
-    warnings.extend(w for w in (cadence, overflow_warning(engine)) if w)
+    warnings = _session_warnings(conv, engine)
     # person turns in both modes (with --checkpoint call, ``starts`` are the calls)
     turns = len(engine.slot.units.turn_starts)
     cost: CostRecord | None = (
@@ -168,6 +155,29 @@ async def replay_conversation(
         else {"session": conv.session_id, **meter.record(checkpoints_over(engine.decisions))}
     )
     return SessionResult(conv, engine, turns, warnings, spool, cost)
+
+
+def _spool_prompts(engine: SessionEngine) -> IO[bytes]:
+    """The session's rendered prompts, written to a temporary file as they are made."""
+    spool: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=PROMPT_SPOOL_MEMORY)
+    write = spool.write
+
+    def sink(sha: str, text: str) -> None:
+        write(_prompt_line(sha, text))
+
+    engine.prompt_sink = sink
+    return spool
+
+
+def _session_warnings(conv: Conversation, engine: SessionEngine) -> list[str]:
+    """The reader's warnings, then what the replay itself found odd, in that order."""
+    warnings = list(conv.warnings) + tool_oddities(conv.messages)
+    empty = conv.empty_warning()
+    if empty is not None:
+        warnings.append(empty)
+    cadence = fixed_cadence_warning(engine) or every_unit_warning(engine)
+    warnings.extend(w for w in (cadence, overflow_warning(engine)) if w)
+    return warnings
 
 
 def fixed_cadence_warning(engine: SessionEngine) -> str | None:
