@@ -64,10 +64,6 @@ LONG: dict[str, tuple[int, str]] = {
         "the seed's outcome rules in spec order (docs/spec.md); not yet split",
     ),
     "formats/trajectories.py::_openhands": (67, READER),
-    "replay/read_output.py::load_output": (
-        65,
-        "one check per file of an --out directory, each with its own located error",
-    ),
     "formats/claude_code.py::_Session._entry": (64, READER),
     "compare/workflow.py::compare_paths": (62, WORKFLOW),
     "engine/session.py::SessionEngine._checkpoint": (

@@ -75,22 +75,7 @@ def load_output(root: str | Path) -> ReplayOutput:
     _refuse_partial(root)
     _refuse_links(root)
     run_path = root / RUN_FILE
-    if not run_path.is_file():
-        raise DiffInputError(
-            f"{root}: no {RUN_FILE}: not a tsum replay --out directory (or an interrupted one)"
-        )
-    try:
-        run = orjson.loads(run_path.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise InputError(str(run_path), None, f"invalid JSON ({exc})") from None
-    if not isinstance(run, dict):
-        raise InputError(str(run_path), None, "expected a JSON object")
-    fmt = run.get("output_format")
-    if fmt not in SUPPORTED_OUTPUT_FORMATS:
-        raise DiffInputError(
-            f"{run_path}: output_format {fmt!r} is not one this tsum reads "
-            f"({', '.join(map(str, SUPPORTED_OUTPUT_FORMATS))}); rerun the replay with this version"
-        )
+    run = _run_settings(root, run_path)
     for name in RECORD_FILES:
         if not (root / name).is_file():
             raise DiffInputError(
@@ -131,6 +116,27 @@ def load_output(root: str | Path) -> ReplayOutput:
             f"{root}: zero sessions in decisions.jsonl: nothing to compare (never a pass)"
         )
     return ReplayOutput(root, run, sessions, digests, offsets)
+
+
+def _run_settings(root: Path, run_path: Path) -> dict[str, Any]:
+    """run.json, checked: present, a JSON object, in an output format this tsum reads."""
+    if not run_path.is_file():
+        raise DiffInputError(
+            f"{root}: no {RUN_FILE}: not a tsum replay --out directory (or an interrupted one)"
+        )
+    try:
+        run = orjson.loads(run_path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise InputError(str(run_path), None, f"invalid JSON ({exc})") from None
+    if not isinstance(run, dict):
+        raise InputError(str(run_path), None, "expected a JSON object")
+    fmt = run.get("output_format")
+    if fmt not in SUPPORTED_OUTPUT_FORMATS:
+        raise DiffInputError(
+            f"{run_path}: output_format {fmt!r} is not one this tsum reads "
+            f"({', '.join(map(str, SUPPORTED_OUTPUT_FORMATS))}); rerun the replay with this version"
+        )
+    return run
 
 
 def _refuse_links(root: Path) -> None:
