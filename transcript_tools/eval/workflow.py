@@ -155,8 +155,8 @@ def eval_paths(
     if variants[0][2].provider.get("batch"):
         _batch_prefill(paths, [run for _, _, run in variants], reporter)
 
-    notes: list[str] = []
-    judge_obj = _judge(built, base, notes) if judge else None
+    judge_obj, unavailable = _judge(built, base) if judge else (None, None)
+    notes = [unavailable] if unavailable else []
 
     records = _Records(out_dir)
     evaluation = Evaluation(
@@ -212,15 +212,14 @@ def _built_variants(
     return built
 
 
-def _judge(built: list[Variant], base: RunSettings, notes: list[str]) -> Any:
-    """The --judge, or None with the reason in ``notes`` where its provider cannot judge."""
+def _judge(built: list[Variant], base: RunSettings) -> tuple[Any, str | None]:
+    """The --judge, or None and why where the variants' provider cannot be judged."""
     from .judge import Judge, judge_unavailable
 
     reason = judge_unavailable(built[0].executor.provider.name)
     if reason:
-        notes.append(reason)
-        return None
-    return Judge(build_executor(base.provider))
+        return None, reason
+    return Judge(build_executor(base.provider)), None
 
 
 def _run_notes(result: EvalResult, built: list[Variant], policy_mode: bool) -> list[str]:

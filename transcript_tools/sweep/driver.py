@@ -33,6 +33,7 @@ from .simulate import ConversationSeries, evaluate_fast, profile_conversation, s
 from .stats import ConfigStats, config_grid, policy_grid
 
 if TYPE_CHECKING:
+    from ..cost.model import RunCost
     from ..cost.prices import Pricer
 
 __all__ = [
@@ -227,7 +228,7 @@ class Sweep:
             sample = ChartSample(profiled(Checkpoint.TURN)[1], fires, curves)  # charts turns
             _keep_sample(heap, self.sample_size, index, conv, sample, ever)
 
-    def _recorded_costs(self, conv: Conversation) -> tuple[Any, Any, Any, Any]:
+    def _recorded_costs(self, conv: Conversation) -> tuple[RunCost | None, ...]:
         """--cost: the conversation's uncompacted, recorded, rebuilt and off-chain runs
         (cost/meter.py, cost/original.py), the same for every configuration; else Nones."""
         if self.pricer is None:
