@@ -30,167 +30,11 @@ from typing import TYPE_CHECKING, Any
 
 from ._version import __version__ as __version__
 
-# public name -> module that defines it (imported on first use, PEP 562)
-_EXPORTS = {
-    # functions
-    "read_corpus": "api",
-    "replay_corpus": "api",
-    "sweep_corpus": "api",
-    "eval_corpus": "api",
-    "check": "api",
-    "inspect_corpus": "api",
-    "fidelity_corpus": "api",
-    "diff_outputs": "api",
-    "load_settings": "settings",
-    "format_messages_as_text": "engine.formatting",
-    "load_template": "engine.prompt",
-    # settings
-    "SummaryConfig": "engine.config",
-    "ReplaySettings": "engine.config",
-    "SlotMode": "engine.config",
-    "TurnPath": "engine.config",
-    "Measure": "engine.config",
-    "Checkpoint": "engine.config",
-    "RunSettings": "engine.config",
-    "ProviderOptions": "providers.factory",
-    # results
-    "ReplayResult": "replay.run",
-    "RunStatus": "replay.run",
-    "ReplayStats": "replay.driver",
-    "SessionResult": "replay.conversation",
-    "SweepResult": "sweep.driver",
-    "RunDiff": "diff.changes",
-    "EvalRun": "eval.workflow",
-    "CheckResult": "diff.check",
-    "InspectResult": "inspection",
-    "FidelityResult": "fidelity",
-    "SessionInfo": "inspection",
-    "Decision": "engine.rules",
-    # the records the workflows write (typed once: engine/records.py, eval/, cost/)
-    "DecisionRecord": "engine.records",
-    "SummaryRecord": "engine.records",
-    "SnapshotRecord": "engine.records",
-    "SummaryStatus": "engine.records",
-    "CheckpointRecord": "eval.records",
-    "PolicyActionRecord": "eval.records",
-    "CostRecord": "cost.records",
-    # the engine and what it exchanges
-    "SessionEngine": "engine.session",
-    "SummaryRequest": "engine.requests",
-    "SummaryOutcome": "engine.requests",
-    "SummaryResponse": "engine.requests",
-    "Provider": "providers.base",
-    "ContextSlot": "engine.slot",
-    "FocusedConfig": "engine.slot",
-    "SessionMemory": "engine.slot",
-    "PromptTemplate": "engine.prompt",
-    # messages
-    "AssistantMessage": "engine.messages",
-    "Conversation": "engine.messages",
-    "Message": "engine.messages",
-    "OtherBlock": "engine.messages",
-    "SystemMessage": "engine.messages",
-    "TextBlock": "engine.messages",
-    "ToolResultMessage": "engine.messages",
-    "ToolUseBlock": "engine.messages",
-    "Usage": "engine.messages",
-    "UserImageMessage": "engine.messages",
-    "UserMessage": "engine.messages",
-    # errors
-    "TsumError": "errors",
-    "ConfigError": "errors",
-    "InputError": "errors",
-    "ProviderError": "errors",
-    "ProviderConfigError": "errors",
-    "UnknownFormatError": "errors",
-    "TemplateError": "errors",
-    "ExitCode": "errors",
-}
-
-__all__ = [
-    "AssistantMessage",
-    "CheckResult",
-    "Checkpoint",
-    "CheckpointRecord",
-    "ConfigError",
-    "ContextSlot",
-    "Conversation",
-    "CostRecord",
-    "Decision",
-    "DecisionRecord",
-    "EvalRun",
-    "ExitCode",
-    "FocusedConfig",
-    "InputError",
-    "FidelityResult",
-    "InspectResult",
-    "Measure",
-    "Message",
-    "OtherBlock",
-    "PolicyActionRecord",
-    "PromptTemplate",
-    "Provider",
-    "ProviderConfigError",
-    "ProviderError",
-    "ProviderOptions",
-    "ReplayResult",
-    "ReplaySettings",
-    "ReplayStats",
-    "RunDiff",
-    "RunSettings",
-    "RunStatus",
-    "SessionEngine",
-    "SessionInfo",
-    "SessionMemory",
-    "SessionResult",
-    "SlotMode",
-    "SnapshotRecord",
-    "SummaryConfig",
-    "SummaryOutcome",
-    "SummaryRecord",
-    "SummaryRequest",
-    "SummaryResponse",
-    "SummaryStatus",
-    "SweepResult",
-    "SystemMessage",
-    "TemplateError",
-    "TextBlock",
-    "ToolResultMessage",
-    "ToolUseBlock",
-    "TsumError",
-    "TurnPath",
-    "UnknownFormatError",
-    "Usage",
-    "UserImageMessage",
-    "UserMessage",
-    "check",
-    "diff_outputs",
-    "eval_corpus",
-    "fidelity_corpus",
-    "format_messages_as_text",
-    "inspect_corpus",
-    "load_settings",
-    "load_template",
-    "read_corpus",
-    "replay_corpus",
-    "sweep_corpus",
-]
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'transcript_tools' has no attribute {name!r}")
-    value = getattr(import_module(f".{module}", __name__), name)
-    globals()[name] = value  # the next lookup is a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
-
-if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
+# The one list of exports is the block of imports below, under TYPE_CHECKING: type checkers
+# and IDEs read it as written; at run time ``_exports`` reads the same block from this
+# file's source on the first use of a name (PEP 562), so importing the package imports
+# nothing more.
+if TYPE_CHECKING:
     from .api import (
         check,
         diff_outputs,
@@ -254,3 +98,37 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .replay.run import ReplayResult, RunStatus
     from .settings import load_settings
     from .sweep.driver import SweepResult
+
+
+_EXPORTS: dict[str, str] = {}  # filled from the block above on first use
+
+
+def _exports() -> dict[str, str]:
+    """Public name -> the module that defines it: the TYPE_CHECKING imports above."""
+    if not _EXPORTS:
+        import ast
+        from pathlib import Path
+
+        tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+        block = next(
+            n for n in tree.body if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test)
+        )
+        for node in block.body:
+            assert isinstance(node, ast.ImportFrom) and node.module
+            _EXPORTS.update((alias.name, node.module) for alias in node.names)
+    return _EXPORTS
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__all__":
+        value: Any = sorted(_exports())
+    elif name in _exports():
+        value = getattr(import_module(f".{_exports()[name]}", __name__), name)
+    else:
+        raise AttributeError(f"module 'transcript_tools' has no attribute {name!r}")
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_exports()})
