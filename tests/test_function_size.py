@@ -64,7 +64,7 @@ LONG: dict[str, tuple[int, str]] = {
         "the seed's outcome rules in spec order (docs/spec.md); not yet split",
     ),
     "formats/trajectories.py::_openhands": (67, READER),
-    "formats/claude_code.py::_Session._entry": (64, READER),
+    "formats/claude_code/__init__.py::_Session._entry": (64, READER),
     "compare/workflow.py::compare_paths": (62, WORKFLOW),
     "engine/session.py::SessionEngine._checkpoint": (
         63,

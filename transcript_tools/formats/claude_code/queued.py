@@ -24,9 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.messages import INJECTED, Block, Message, TextBlock, UserMessage
-from .anthropic_api import blocks_from_anthropic, user_message
-from .source import Record, Source
+from ...engine.messages import INJECTED, Block, Message, TextBlock, UserMessage
+from ..anthropic_api import blocks_from_anthropic, user_message
+from ..source import Record, Source
 
 DELIVERED_REASONS = (None, "absorbed_mid_turn")
 RUNTIME_PREFIXES = ("<task-notification>",)

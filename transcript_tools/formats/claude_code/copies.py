@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .source import Record
+from ..source import Record
 
 # Entries that carry a message or a compaction: the ones a copy repeats.
 COPIED_TYPES = frozenset({"user", "assistant", "system"})

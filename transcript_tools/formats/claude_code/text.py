@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from ..engine.messages import Block, OtherBlock, TextBlock
+from ...engine.messages import Block, OtherBlock, TextBlock
 
 # Text a user line starts with when it is Claude Code talking, not the human.
 NOISE_PREFIXES = (

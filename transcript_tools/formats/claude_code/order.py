@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..engine.messages import Message
-from .source import Record, Source
+from ...engine.messages import Message
+from ..source import Record, Source
 
 
 @dataclass(slots=True)

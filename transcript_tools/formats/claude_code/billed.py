@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.messages import REWOUND, SIDECHAIN, SYNTHETIC_MODEL, OffChainCall, Usage
-from .anthropic_api import usage_from_anthropic
-from .assembly import PendingAssistant
-from .source import Warn
+from ...engine.messages import REWOUND, SIDECHAIN, SYNTHETIC_MODEL, OffChainCall, Usage
+from ..anthropic_api import usage_from_anthropic
+from ..assembly import PendingAssistant
+from ..source import Warn
 
 
 class BilledElsewhere:

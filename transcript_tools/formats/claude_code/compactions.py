@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..engine.messages import SYNTHETIC_MODEL, Compaction, UserMessage
-from ..engine.person_fates import person_text
+from ...engine.messages import SYNTHETIC_MODEL, Compaction, UserMessage
+from ...engine.person_fates import person_text
 
 AUTO = "auto"
 MANUAL = "manual"

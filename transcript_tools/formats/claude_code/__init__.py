@@ -12,12 +12,12 @@ compactions — is docs/formats.md, "Claude Code"; in short:
   no call.
 - ``user`` lines: tool results (ordered by the parent chain), a real prompt (a turn), or
   text the runtime wrote (compaction summaries, task notifications: ``INJECTED``); the
-  helper modules ``claude_code_*`` each own one of these rules.
+  other modules of this package each own one of these rules.
 - Rewinds (a prompt whose ``parentUuid`` points back before the current tip): the
   abandoned branch is dropped with a warning; its responses, and sidechain calls, stay
-  billed as ``Conversation.off_chain_calls`` (``claude_code_billed``).
+  billed as ``Conversation.off_chain_calls`` (``billed.py``).
 - An entry type this reader does not know is skipped with a warning (one per type, at
-  its first line; ``claude_code_types.KNOWN_TYPES`` lists the known ones).
+  its first line; ``entries.KNOWN_TYPES`` lists the known ones).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ..engine.messages import (
+from ...engine.messages import (
     INJECTED,
     PERSON,
     SYNTHETIC_MODEL,
@@ -36,24 +36,24 @@ from ..engine.messages import (
     Message,
     UserMessage,
 )
-from .anthropic_api import (
+from ..anthropic_api import (
     blocks_from_anthropic,
     has_tool_result,
     tool_results,
     usage_from_anthropic,
     user_message,
 )
-from .assembly import PendingAssistant, freeze_all
-from .claude_code_billed import BilledElsewhere
-from .claude_code_compactions import CompactionNotes, preserved_texts
-from .claude_code_copies import Copies
-from .claude_code_order import ParentOrder
-from .claude_code_queue import Queue
-from .claude_code_sidechain import WarmUp
-from .claude_code_text import CONTINUATION_PREFIX, first_text, ide_only, is_prompt, response_id
-from .claude_code_types import KNOWN_TYPES, is_entry, nobody_there, runtime_notice
-from .source import Record, Source, session_stem
-from .switch import FormatSwitch
+from ..assembly import PendingAssistant, freeze_all
+from ..source import Record, Source, session_stem
+from ..switch import FormatSwitch
+from .billed import BilledElsewhere
+from .compactions import CompactionNotes, preserved_texts
+from .copies import Copies
+from .entries import KNOWN_TYPES, is_entry, nobody_there, runtime_notice
+from .order import ParentOrder
+from .queued import Queue
+from .text import CONTINUATION_PREFIX, first_text, ide_only, is_prompt, response_id
+from .warm_up import WarmUp
 
 NAME = "claude-code"
 # a slash command's record: <command-name>/clear</command-name> (Conversation.commands)
@@ -292,7 +292,7 @@ class _Session:
             self.ide = None
 
     def _delivered(self, messages: list[Message]) -> None:
-        """Queued prompts delivered here (claude_code_queue)."""
+        """Queued prompts delivered here (queued.py)."""
         for message in messages:
             self._drop_ide()
             self.open = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.messages import (
+from ...engine.messages import (
     PERSON,
     SYNTHETIC_MODEL,
     AssistantMessage,
@@ -14,9 +14,9 @@ from ..engine.messages import (
     UserImageMessage,
     UserMessage,
 )
-from ..engine.rules import is_model_call
-from .claude_code_queue import RUNTIME_PREFIXES
-from .claude_code_text import first_text
+from ...engine.rules import is_model_call
+from .queued import RUNTIME_PREFIXES
+from .text import first_text
 
 # Session bookkeeping Claude Code 2.1 writes, often before the first prompt: the last
 # prompt and the titles (for `claude --resume`'s list), the input and permission modes.
@@ -24,7 +24,7 @@ from .claude_code_text import first_text
 BOOKKEEPING_TYPES = frozenset(
     {"permission-mode", "last-prompt", "mode", "ai-title", "custom-title", "agent-name"}
 )
-# Entry types Claude Code writes (FORMATS.md); only user/assistant/system carry messages.
+# Entry types Claude Code writes (docs/formats.md, "Claude Code"); only user/assistant/system carry messages.
 KNOWN_TYPES = frozenset(
     {
         "user",
@@ -59,7 +59,7 @@ def is_entry(obj: dict[str, Any]) -> bool:
 def runtime_notice(obj: dict[str, Any], blocks: list[Block]) -> bool:
     """A user line the runtime wrote to tell the model something (a background task or
     a Monitor event finished): ``origin.kind`` says so (2.1.1xx), or its text is the
-    notice itself, as when the same notice is queued (claude_code_queue)."""
+    notice itself, as when the same notice is queued (queued.py)."""
     origin = obj.get("origin")
     if isinstance(origin, dict) and origin.get("kind") == "task-notification":
         return True

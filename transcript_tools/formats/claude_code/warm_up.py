@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .source import Record
+from ..source import Record
 
 WARM_UP_PROMPT = "Warmup"
 
