@@ -206,16 +206,28 @@ def test_edges_are_resolved() -> None:
     assert "transcript_tools.sweep.tables" in graph["transcript_tools.sweep.html"]
 
 
-MAX_MODULE_LINES = 400  # a module of one responsibility stays readable
+MAX_MODULE_LINES = 400
+# A module over MAX_MODULE_LINES is one concept that reads better whole than split to fit a
+# number: listed here with its lines today and why; it may shrink, not grow. A new long
+# module fails until it is split along a concept or its reason is written down.
+# "path": (its lines today, why it is whole)
+LONG_MODULES: dict[str, tuple[int, str]] = {
+    "formats/codex.py": (
+        468,
+        "one reader: a rollout's line kinds and the parts of its items, private to it",
+    ),
+}
 
 
-def test_no_module_is_over_400_lines() -> None:
+def test_a_module_over_400_lines_names_its_reason() -> None:
     sizes = {
-        module_name(path): len(path.read_text(encoding="utf-8").splitlines())
+        path.relative_to(ROOT).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
         for path in ROOT.rglob("*.py")
     }
     assert len(sizes) > 100  # the walk found the package
-    assert {m: n for m, n in sizes.items() if n > MAX_MODULE_LINES} == {}
+    long = {m: n for m, n in sizes.items() if n > MAX_MODULE_LINES}
+    assert sorted(long) == sorted(LONG_MODULES), "a long module without a reason, or a stale entry"
+    assert {m: n for m, n in long.items() if n > LONG_MODULES[m][0]} == {}, "a long module grew"
 
 
 if __name__ == "__main__":

@@ -43,12 +43,16 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+import orjson
+
 from ..engine.messages import (
+    Block,
     Compaction,
     Conversation,
     Message,
     OtherBlock,
     SystemMessage,
+    TextBlock,
     ToolResultMessage,
     ToolUseBlock,
     Usage,
@@ -56,13 +60,6 @@ from ..engine.messages import (
     UserMessage,
 )
 from .assembly import PendingAssistant, freeze_all
-from .codex_items import arguments as _arguments
-from .codex_items import content_blocks as _content_blocks
-from .codex_items import int_value as _int
-from .codex_items import output as _output
-from .codex_items import reasoning as _reasoning
-from .codex_items import text as _text
-from .codex_items import user_texts as _user_texts
 from .source import Record, Source, Warn, count_field, session_stem
 from .switch import FormatSwitch
 
@@ -395,3 +392,77 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
     for record in records:
         rollout.add(record)
     yield rollout.finish()
+
+
+# -- the parts of a rollout's items: content parts, reasoning, tool arguments and output --
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _content_blocks(content: Any, warn: Warn | None = None) -> list[Block]:
+    if isinstance(content, str):
+        return [TextBlock(content)]
+    blocks: list[Block] = []
+    for i, part in enumerate(content if isinstance(content, list) else ()):
+        if not isinstance(part, dict) or not part.get("type"):
+            if warn is not None:
+                warn(f"content[{i}] is not a content part ({str(part)[:60]!r}); skipped")
+            continue
+        kind = part.get("type")
+        if kind in ("input_text", "output_text", "text") and isinstance(part.get("text"), str):
+            blocks.append(TextBlock(part["text"]))
+        elif kind in ("input_image", "image"):
+            blocks.append(OtherBlock("image", part))
+        else:
+            blocks.append(OtherBlock(str(kind), part))
+    return blocks
+
+
+def _text(blocks: list[Block]) -> str:
+    return "\n".join(
+        b.text if isinstance(b, TextBlock) else f"[{b.kind}]"
+        for b in blocks
+        if not isinstance(b, ToolUseBlock)
+    )
+
+
+def _reasoning(payload: dict[str, Any]) -> OtherBlock:
+    parts = []
+    for key in ("summary", "content"):
+        for part in payload.get(key) or ():
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+    return OtherBlock("thinking", "\n".join(parts))
+
+
+def _arguments(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value  # free-form input (apply_patch) or broken JSON: keep the text
+    return value
+
+
+def _output(payload: dict[str, Any]) -> tuple[str, bool]:
+    output = payload.get("output")
+    if isinstance(output, dict):
+        content = output.get("content", output.get("output", ""))
+        return (
+            content if isinstance(content, str) else _text(_content_blocks(content))
+        ), output.get("success") is False
+    if isinstance(output, list):
+        return _text(_content_blocks(output)), False
+    return ("" if output is None else str(output)), False
+
+
+def _user_texts(history: list[Any]) -> list[str]:
+    """The text of each user message of a ``compacted`` item's ``replacement_history``
+    (its parts were read, and warned of, as items already)."""
+    return [
+        _text(_content_blocks(item.get("content"), lambda _: None))
+        for item in history
+        if isinstance(item, dict) and item.get("type") == "message" and item.get("role") == "user"
+    ]
