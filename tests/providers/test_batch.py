@@ -285,18 +285,21 @@ def test_eval_takes_batch_too(tmp_path: Path) -> None:
 def test_prices() -> None:
     from transcript_tools.engine.messages import Usage
     from transcript_tools.errors import ConfigError
-    from transcript_tools.providers.batch.pricing import cost_report, parse_price, price_for
+    from transcript_tools.providers.batch.pricing import cost_report, price_for
 
-    assert parse_price("3") == (3.0, 3.0) and parse_price("3/15") == (3.0, 15.0)
-    for bad in ("", "x", "1/2/3", "-1"):
+    override = price_for("claude-haiku-4-5", "3/15/0.3/3.75")
+    assert override is not None and override[1] == "--price-per-mtok"
+    for bad in ("x", "1/2/3", "-1"):
         with pytest.raises(ConfigError):
-            parse_price(bad)
+            price_for(None, bad)
     dated = price_for("claude-haiku-4-5-20251001", None)
-    assert dated is not None and dated.input_per_mtok == 1.0 and "as of" in dated.source
-    assert price_for("some-local-model", None) is None
-    words, entry = cost_report(Usage(1_000_000, 100_000), price_for(None, "3/15"), batch=True)
+    assert dated is not None and dated[0].input == 1.0 and "as of" in dated[1]
+    assert price_for("some-local-model", None) is None and price_for(None, None) is None
+    # 1M input at $3 + 100k output at $15 = $4.50; the cache rates do not apply
+    words, entry = cost_report(Usage(1_000_000, 100_000), override, batch=True)
     assert entry["synchronous_usd"] == 4.5 and entry["batch_usd"] == 2.25 == entry["paid_usd"]
-    assert words.startswith("cost $2.2500 at batch prices (synchronous: $4.5000)")
+    assert entry["price_per_mtok"] == {"input": 3.0, "output": 15.0}
+    assert words == "cost $2.2500 at batch prices (synchronous: $4.5000) [--price-per-mtok]"
 
 
 @FLAVORS
