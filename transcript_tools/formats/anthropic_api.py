@@ -30,6 +30,7 @@ from ..engine.messages import (
     UserImageMessage,
     UserMessage,
 )
+from .fields import str_or_none
 from .source import Warn, count_field
 
 # Block types that only the Anthropic API uses (OpenAI has tool_calls / role "tool").
@@ -278,7 +279,7 @@ def message_from_anthropic(
             AssistantMessage(
                 tuple(blocks_from_anthropic(content, _at(where, warn))),
                 usage_from_anthropic(msg.get("usage"), _at(where, warn)),
-                model if isinstance(model, str) else None,
+                str_or_none(model),
             )
         ]
     if role == "user":

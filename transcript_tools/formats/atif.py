@@ -51,6 +51,7 @@ from ..engine.messages import (
     UserMessage,
 )
 from .content_parts import parts_to_blocks, text_of
+from .fields import str_or_none
 from .source import Record, Source, Warn, count_field, session_stem
 
 NAME = "atif"
@@ -110,7 +111,7 @@ def _trajectory(
     conv = Conversation(base, source.display, NAME, line=record.line)
     agent = obj.get("agent")
     name = agent.get("model_name") if isinstance(agent, dict) else None
-    model = name if isinstance(name, str) else None
+    model = str_or_none(name)
     carried = copied  # the handed-over summary and copied steps lead a continuation
     if copied:
         conv.compactions.append(Compaction(0, COPIED, None, _handoff(steps)))

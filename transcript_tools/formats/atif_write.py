@@ -29,24 +29,20 @@ from ..engine.messages import (
     Message,
     OtherBlock,
     SystemMessage,
-    TextBlock,
     ToolResultMessage,
     ToolUseBlock,
     UserImageMessage,
     UserMessage,
 )
 from . import native
+from .content_parts import text_of
 from .source import Source, iter_records
 
 SCHEMA_VERSION = "ATIF-v1.8"
 
 
-def _text(blocks: Iterable[object]) -> str:
-    return "\n".join(b.text for b in blocks if isinstance(b, TextBlock))
-
-
 def _agent_step(message: AssistantMessage) -> dict[str, Any]:
-    step: dict[str, Any] = {"source": "agent", "message": _text(message.blocks)}
+    step: dict[str, Any] = {"source": "agent", "message": text_of(message.blocks)}
     thinking = [
         str(b.data) for b in message.blocks if isinstance(b, OtherBlock) and b.kind == "thinking"
     ]
@@ -91,7 +87,7 @@ def _step(message: Message) -> dict[str, Any]:
     if isinstance(message, SystemMessage):
         return {"source": "system", "message": message.text}
     if isinstance(message, UserMessage):
-        step: dict[str, Any] = {"source": "user", "message": _text(message.blocks)}
+        step: dict[str, Any] = {"source": "user", "message": text_of(message.blocks)}
         if message.origin != PERSON:
             step["extra"] = {"origin": message.origin}
         return step

@@ -57,6 +57,7 @@ from ..engine.messages import (
 from ..errors import InputError
 from . import cline_ui
 from .anthropic_api import blocks_from_anthropic, tool_result_text
+from .fields import str_or_none
 from .source import Record, Source, count_field, iter_records, read_sibling, session_stem
 
 NAME = "cline"
@@ -207,9 +208,7 @@ class _History:
                 else None
             )
             self.out.append(
-                AssistantMessage(
-                    tuple(blocks), _metrics(obj, warn), model if isinstance(model, str) else None
-                )
+                AssistantMessage(tuple(blocks), _metrics(obj, warn), str_or_none(model))
             )
             self.open_calls = [b.id for b in blocks if isinstance(b, ToolUseBlock)]
             self.compact_after = any(

@@ -35,6 +35,7 @@ from ..engine.messages import (
     Usage,
     UserMessage,
 )
+from .fields import str_or_empty
 from .source import Record, Source, count_field
 
 PERSON_SAYS = frozenset({"task", "user_feedback"})
@@ -43,7 +44,7 @@ TEXT_SAYS = frozenset({"text", "completion_result"})
 
 def kind(obj: dict[str, Any]) -> str:
     value = obj.get("say") if obj.get("type") == "say" else obj.get("ask")
-    return value if isinstance(value, str) else ""
+    return str_or_empty(value)
 
 
 def is_record(obj: dict[str, Any]) -> bool:
@@ -178,7 +179,7 @@ class Alone:
         what = kind(obj)
         place = f"[{record.item}]" if record.item is not None else f"line {record.line}"
         raw = obj.get("text")
-        text: str = raw if isinstance(raw, str) else ""
+        text: str = str_or_empty(raw)
         if is_partial(obj):
             what = f"{what} (partial)"  # a streaming leftover; its final version follows
         elif is_person(obj, self.requests > 0):

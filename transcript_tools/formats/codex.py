@@ -43,8 +43,6 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-import orjson
-
 from ..engine.messages import (
     Block,
     Compaction,
@@ -60,6 +58,8 @@ from ..engine.messages import (
     UserMessage,
 )
 from .assembly import PendingAssistant, freeze_all
+from .content_parts import json_or_text
+from .fields import int_or_zero, str_or_none
 from .source import Record, Source, Warn, count_field, session_stem
 from .switch import FormatSwitch
 
@@ -144,7 +144,7 @@ class _Rollout:
             self._meta(payload)
         elif kind == "compacted":
             message = payload.get("message")
-            self._compaction("codex:compacted", message if isinstance(message, str) else None)
+            self._compaction("codex:compacted", str_or_none(message))
             self._kept(payload.get("replacement_history"))
 
     def _unknown(self, kind: Any, record: Record) -> None:
@@ -190,7 +190,7 @@ class _Rollout:
             )
             call_id = payload.get("call_id") or payload.get("id") or ""
             args = payload.get("arguments", payload.get("input", payload.get("action")))
-            self._open().blocks.append(ToolUseBlock(str(call_id), str(name), _arguments(args)))
+            self._open().blocks.append(ToolUseBlock(str(call_id), str(name), json_or_text(args)))
         elif kind == "web_search_call":
             self._open().blocks.append(OtherBlock("web_search", payload.get("action")))
         elif kind in OUTPUT_ITEMS:
@@ -234,7 +234,7 @@ class _Rollout:
                 self.event_waiting = True
         elif kind == "task_started" and payload.get("model_context_window"):
             self.conv.context_window = (
-                _int(payload["model_context_window"]) or self.conv.context_window
+                int_or_zero(payload["model_context_window"]) or self.conv.context_window
             )
         elif kind == "context_compacted":
             self._compaction("codex:context_compacted")
@@ -261,7 +261,7 @@ class _Rollout:
             return  # rate-limit-only event
         if info.get("model_context_window"):
             self.conv.context_window = (
-                _int(info["model_context_window"]) or self.conv.context_window
+                int_or_zero(info["model_context_window"]) or self.conv.context_window
             )
         last = info.get("last_token_usage")
         total = info.get("total_token_usage")
@@ -283,7 +283,7 @@ class _Rollout:
             ),
         )
         self.billed += usage.total_tokens
-        self.last_call_tokens = _int(last.get("total_tokens")) or usage.total_tokens
+        self.last_call_tokens = int_or_zero(last.get("total_tokens")) or usage.total_tokens
         # Two model calls are always separated by an input, so a count belongs to the
         # call whose items sit next to it with no input between.
         call, latest = self.call, self.latest
@@ -379,7 +379,7 @@ class _Rollout:
 
     def _check_total(self) -> None:
         total = self.last_total
-        logged = _int(total.get("total_tokens")) if isinstance(total, dict) else 0
+        logged = int_or_zero(total.get("total_tokens")) if isinstance(total, dict) else 0
         if logged and logged != self.billed:
             self.conv.warnings.append(
                 f"the calls' token_count events sum to {self.billed} tokens but the log's"
@@ -395,10 +395,6 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
 
 
 # -- the parts of a rollout's items: content parts, reasoning, tool arguments and output --
-
-
-def _int(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
 def _content_blocks(content: Any, warn: Warn | None = None) -> list[Block]:
@@ -435,15 +431,6 @@ def _reasoning(payload: dict[str, Any]) -> OtherBlock:
             if isinstance(part, dict) and isinstance(part.get("text"), str):
                 parts.append(part["text"])
     return OtherBlock("thinking", "\n".join(parts))
-
-
-def _arguments(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return orjson.loads(value)
-        except orjson.JSONDecodeError:
-            return value  # free-form input (apply_patch) or broken JSON: keep the text
-    return value
 
 
 def _output(payload: dict[str, Any]) -> tuple[str, bool]:

@@ -44,6 +44,7 @@ from ..engine.messages import (
 )
 from ..engine.tokens import estimate_text_tokens
 from ..errors import UnknownFormatError
+from .fields import str_or_empty
 from .source import Record, Source, conversation_id
 
 NAME = "continue"
@@ -131,7 +132,7 @@ def prompt_log_usage(logs: Any, where: str, notes: list[str]) -> Usage | None:
             notes.append(f"{where}: promptLogs[{i}] is not a prompt log; left out")
             continue
         raw = log.get("completion")
-        completion = raw if isinstance(raw, str) else ""
+        completion = str_or_empty(raw)
         usage = Usage(estimate_text_tokens(log["prompt"]), estimate_text_tokens(completion))
         total = usage if total is None else total + usage
         read += 1

@@ -51,6 +51,7 @@ from ..engine.messages import (
 )
 from ..engine.person_fates import person_text
 from .anthropic_api import user_message
+from .fields import int_or_zero, str_or_none
 from .source import MAX_TOKENS_PER_CALL, Record, Source, session_stem
 
 NAME = "gemini-cli"
@@ -82,17 +83,13 @@ def sniff(head: list[Record]) -> bool:
     return any(r.obj.get("type") == "gemini" and _is_record(r.obj) for r in head)
 
 
-def _int(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
-
-
 def usage_from_gemini(tokens: Any) -> Usage | None:
     if not isinstance(tokens, dict) or not any(k in tokens for k in ("input", "output", "total")):
         return None
     return Usage(
-        input_tokens=_int(tokens.get("input")) + _int(tokens.get("tool")),
-        output_tokens=_int(tokens.get("output")) + _int(tokens.get("thoughts")),
-        cache_read_tokens=_int(tokens.get("cached")),
+        input_tokens=int_or_zero(tokens.get("input")) + int_or_zero(tokens.get("tool")),
+        output_tokens=int_or_zero(tokens.get("output")) + int_or_zero(tokens.get("thoughts")),
+        cache_read_tokens=int_or_zero(tokens.get("cached")),
     )
 
 
@@ -182,7 +179,7 @@ def _model(obj: dict[str, Any]) -> list[Message]:
     assistant = AssistantMessage(
         tuple(blocks),
         usage_from_gemini(obj.get("tokens")),
-        model if isinstance(model, str) else None,
+        str_or_none(model),
     )
     return [assistant, *results]
 

@@ -50,6 +50,7 @@ from ..engine.messages import (
     Usage,
     UserMessage,
 )
+from .fields import str_or_none
 from .source import Record, Source, conversation_id, count_field
 
 NAME = "gemini-stream"
@@ -269,7 +270,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
                 )
                 current = _Conversation(conv, session)
             run = _Run(record.line)
-            model = obj.get("model") if isinstance(obj.get("model"), str) else None
+            model = str_or_none(obj.get("model"))
             for held in early:  # written before the init of their run (no result between)
                 event(held)
             early.clear()

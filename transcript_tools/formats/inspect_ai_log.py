@@ -45,6 +45,7 @@ from ..engine.messages import (
 )
 from ..errors import InputError
 from .content_parts import PartNames, parts_to_blocks, text_of
+from .fields import int_or_none, str_or_none
 from .source import Record, Source, Warn, count_field
 
 NAME = "inspect-ai"
@@ -156,7 +157,7 @@ def _message(raw: dict[str, Any], usage: Usage | None, warn: Warn) -> Message | 
             if isinstance(call, dict):
                 name = str(call.get("function") or "unknown")
                 blocks.append(ToolUseBlock(str(call.get("id") or ""), name, call.get("arguments")))
-        model = raw.get("model") if isinstance(raw.get("model"), str) else None
+        model = str_or_none(raw.get("model"))
         return AssistantMessage(tuple(blocks), usage, model)
     if role == "tool":
         error = raw.get("error")
@@ -214,7 +215,7 @@ def sample_conversation(sample: dict[str, Any], source: Source, warn: Warn) -> C
             if before < len(matched)
             else len(conv.messages)
         )
-        pre = tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None
+        pre = int_or_none(tokens)
         conv.compactions.append(Compaction(index, COMPACTION_SOURCE, pre))
     if unmatched:
         conv.warnings.append(

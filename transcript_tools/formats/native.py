@@ -37,6 +37,7 @@ from ..engine.messages import (
     UserImageMessage,
     UserMessage,
 )
+from .fields import str_or_none
 from .source import Record, Source, session_stem
 
 NAME = "native"
@@ -182,7 +183,7 @@ def message_from_json(obj: dict[str, Any]) -> Message:
     if kind == "assistant":
         usage = _usage(obj["usage"]) if obj.get("usage") is not None else None
         model = obj.get("model")
-        return AssistantMessage(_blocks(obj), usage, model if isinstance(model, str) else None)
+        return AssistantMessage(_blocks(obj), usage, str_or_none(model))
     if kind == "tool_result":
         return ToolResultMessage(
             _str(obj, "tool_call_id"), _str(obj, "content"), bool(obj.get("is_error", False))

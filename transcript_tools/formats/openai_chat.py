@@ -41,6 +41,7 @@ from ..engine.messages import (
     UserImageMessage,
     UserMessage,
 )
+from .fields import str_or_none
 from .source import (
     MAX_TOKENS_PER_CALL,
     Record,
@@ -274,9 +275,7 @@ def _assistant(msg: dict[str, Any], content: Any, warn: Warn | None = None) -> A
     if msg.get("tool_calls") or "function_call" in msg:
         blocks = (*blocks, *_tool_calls(msg))
     model = msg.get("model")
-    return AssistantMessage(
-        blocks, _assistant_usage(msg, warn), model if isinstance(model, str) else None
-    )
+    return AssistantMessage(blocks, _assistant_usage(msg, warn), str_or_none(model))
 
 
 OBSERVATION_PREFIXES = ("<returncode>",)  # mini-swe-agent's observation template

@@ -47,6 +47,7 @@ from ..engine.messages import (
     Usage,
     UserMessage,
 )
+from .fields import str_or_empty, str_or_none
 from .source import count_field
 
 COMPACTION_SOURCE = "opencode:summary"
@@ -103,21 +104,16 @@ def usage_from_tokens(tokens: Any, warn: Any = None) -> Usage | None:
     return Usage(fresh + read + write, output, read, write)
 
 
-def _text(part: dict[str, Any]) -> str:
-    text = part.get("text")
-    return text if isinstance(text, str) else ""
-
-
 def _user(b: _Builder, msg: StoredMessage) -> None:
     blocks: list[Block] = []
     typed = False
     for i, part in enumerate(msg.parts):
         kind = part.get("type") if isinstance(part, dict) else None
         if kind == "text":
-            if part.get("ignored") or not _text(part):
+            if part.get("ignored") or not str_or_empty(part.get("text")):
                 continue
             typed = typed or not part.get("synthetic")
-            blocks.append(TextBlock(_text(part)))
+            blocks.append(TextBlock(str_or_empty(part.get("text"))))
         elif kind == "file":
             mime = str(part.get("mime") or "")
             if mime in SENT_AS_TEXT:
@@ -139,7 +135,11 @@ def _user(b: _Builder, msg: StoredMessage) -> None:
 
 
 def _summary(b: _Builder, msg: StoredMessage) -> None:
-    text = "\n\n".join(_text(p) for p in msg.parts if isinstance(p, dict) and _text(p))
+    text = "\n\n".join(
+        str_or_empty(p.get("text"))
+        for p in msg.parts
+        if isinstance(p, dict) and str_or_empty(p.get("text"))
+    )
     usage = usage_from_tokens(msg.info.get("tokens"))
     pre = usage.input_tokens if usage else None
     index = len(b.conv.messages)
@@ -156,7 +156,7 @@ def _summary(b: _Builder, msg: StoredMessage) -> None:
 
 def _assistant(b: _Builder, msg: StoredMessage) -> None:
     info = msg.info
-    model = info.get("modelID") if isinstance(info.get("modelID"), str) else None
+    model = str_or_none(info.get("modelID"))
     steps: list[tuple[list[Block], list[Message], Usage | None, bool]] = []
     blocks: list[Block] = []
     results: list[Message] = []
@@ -164,11 +164,11 @@ def _assistant(b: _Builder, msg: StoredMessage) -> None:
     for i, part in enumerate(msg.parts):
         kind = part.get("type") if isinstance(part, dict) else None
         if kind == "text":
-            if _text(part):
-                blocks.append(TextBlock(_text(part)))
+            if str_or_empty(part.get("text")):
+                blocks.append(TextBlock(str_or_empty(part.get("text"))))
         elif kind == "reasoning":
-            if _text(part):
-                blocks.append(OtherBlock("thinking", _text(part)))
+            if str_or_empty(part.get("text")):
+                blocks.append(OtherBlock("thinking", str_or_empty(part.get("text"))))
         elif kind == "tool":
             state = part.get("state") if isinstance(part.get("state"), dict) else {}
             call_id = str(part.get("callID") or part.get("id") or "")

@@ -47,6 +47,7 @@ from ..engine.messages import (
 )
 from .anthropic_api import tool_result_text
 from .content_parts import PartNames, parts_to_blocks
+from .fields import int_or_none, str_or_none
 from .source import Record, Source, Warn, count_field, session_stem
 
 NAME = "pi"
@@ -113,7 +114,7 @@ def _message(msg: dict[str, Any], record: Record, source: Source) -> Message | N
                 f"an API error pi logged ({str(msg.get('errorMessage'))[:80]!r}), not a reply; left out"
             )
             return None
-        model = msg.get("model") if isinstance(msg.get("model"), str) else None
+        model = str_or_none(msg.get("model"))
         return AssistantMessage(tuple(blocks), usage_from_pi(msg.get("usage"), warn), model)
     if role == "toolResult":
         text = tool_result_text(msg.get("content"))
@@ -185,7 +186,7 @@ def _add(conv: Conversation, record: Record, source: Source) -> None:
     elif kind == "compaction":
         summary = str(obj.get("summary") or "")
         before = obj.get("tokensBefore")
-        pre = before if isinstance(before, int) and not isinstance(before, bool) else None
+        pre = int_or_none(before)
         conv.compactions.append(Compaction(len(conv.messages), COMPACTION_SOURCE, pre, summary))
         message = UserMessage((TextBlock(summary),), INJECTED)
     else:

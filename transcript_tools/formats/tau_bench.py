@@ -48,6 +48,7 @@ from ..engine.messages import (
     Usage,
     UserMessage,
 )
+from .fields import str_or_empty, str_or_none
 from .openai_chat import BadMessage, message_from_openai, usage_from_openai
 from .source import Record, Source, session_stem
 
@@ -107,7 +108,7 @@ def _indices(found: list[int]) -> str:
 def _tau2_message(msg: dict[str, Any], model: str | None) -> Message:
     role = msg.get("role")
     content = msg.get("content")
-    text = content if isinstance(content, str) else ""
+    text = str_or_empty(content)
     if role == "assistant":
         blocks: list[Block] = [TextBlock(text)] if text else []
         for call in msg.get("tool_calls") or ():
@@ -166,7 +167,7 @@ def _tau2(obj: dict[str, Any], record: Record, source: Source) -> Iterator[Conve
     info = obj.get("info")
     agent = info.get("agent_info") if isinstance(info, dict) else None
     model = agent.get("llm") if isinstance(agent, dict) else None
-    model = model if isinstance(model, str) else None
+    model = str_or_none(model)
     env = info.get("environment_info") if isinstance(info, dict) else None
     policy = env.get("policy") if isinstance(env, dict) else None
     stem = session_stem(source)

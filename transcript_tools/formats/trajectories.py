@@ -50,6 +50,7 @@ from ..engine.messages import (
     Usage,
     UserMessage,
 )
+from .fields import str_or_empty, str_or_none
 from .openai_chat import BadMessage, message_from_openai, usage_from_openai
 from .source import Record, Source, Warn, conversation_id, count_field, session_stem
 
@@ -193,7 +194,7 @@ def _event_text(event: dict[str, Any]) -> str:
     if isinstance(content, str) and content:
         return content
     message = event.get("message")
-    return message if isinstance(message, str) else ""
+    return str_or_empty(message)
 
 
 def _response_parts(meta: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
@@ -266,7 +267,7 @@ def _openhands(
                 if isinstance(meta.get("model_response"), dict)
                 else None
             )
-            out.append(AssistantMessage(blocks, usage, model if isinstance(model, str) else None))
+            out.append(AssistantMessage(blocks, usage, str_or_none(model)))
             open_id, open_at = response_id, len(out) - 1
         elif action in ("message", "finish") and ev.get("source") == "agent":
             out.append(AssistantMessage.text(_event_text(ev)))

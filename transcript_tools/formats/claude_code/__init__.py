@@ -44,6 +44,7 @@ from ..anthropic_api import (
     user_message,
 )
 from ..assembly import PendingAssistant, freeze_all
+from ..fields import str_or_none
 from ..source import Record, Source, session_stem
 from ..switch import FormatSwitch
 from .billed import BilledElsewhere
@@ -195,7 +196,7 @@ class _Session:
                 f"{field} is not a string ({str(raw_id)[:60]!r}); lines with the same"
                 " id are still read as one response",
             )
-        model = msg.get("model") if isinstance(msg.get("model"), str) else None
+        model = str_or_none(msg.get("model"))
         self.notes.model_call(model)
         usage = (
             None

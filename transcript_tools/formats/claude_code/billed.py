@@ -12,6 +12,7 @@ from typing import Any
 from ...engine.messages import REWOUND, SIDECHAIN, SYNTHETIC_MODEL, OffChainCall, Usage
 from ..anthropic_api import usage_from_anthropic
 from ..assembly import PendingAssistant
+from ..fields import str_or_none
 from ..source import Warn
 
 
@@ -25,7 +26,7 @@ class BilledElsewhere:
         msg = obj.get("message")
         if obj.get("type") != "assistant" or not isinstance(msg, dict):
             return
-        model = msg.get("model") if isinstance(msg.get("model"), str) else None
+        model = str_or_none(msg.get("model"))
         if model == SYNTHETIC_MODEL:
             return
         usage = usage_from_anthropic(msg.get("usage"), warn)

@@ -21,6 +21,7 @@ from typing import Any
 
 from ...engine.messages import SYNTHETIC_MODEL, Compaction, UserMessage
 from ...engine.person_fates import person_text
+from ..fields import int_or_none
 
 AUTO = "auto"
 MANUAL = "manual"
@@ -76,7 +77,7 @@ class CompactionNotes:
         post = meta.get("postTokens")
         return (
             trigger if trigger in (AUTO, MANUAL) else None,
-            post if isinstance(post, int) and not isinstance(post, bool) else None,
+            int_or_none(post),
         )
 
     def settle(self, compactions: list[Compaction]) -> None:

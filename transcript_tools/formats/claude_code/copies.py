@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..fields import str_or_empty
 from ..source import Record
 
 # Entries that carry a message or a compaction: the ones a copy repeats.
@@ -41,7 +42,7 @@ def _key(obj: dict[str, Any]) -> tuple[str, str, str, int] | None:
             _size(msg.get("content")),
         )
     subtype = obj.get("subtype")
-    return (kind, stamp, subtype if isinstance(subtype, str) else "", _size(obj.get("content")))
+    return (kind, stamp, str_or_empty(subtype), _size(obj.get("content")))
 
 
 @dataclass(slots=True)
