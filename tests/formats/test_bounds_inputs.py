@@ -14,8 +14,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 import transcript_tools.formats as formats
+from tests.support.detection import detect_format
 from transcript_tools.cli.main import cli
-from transcript_tools.formats import bounds, detect_format
+from transcript_tools.formats import bounds
 from transcript_tools.formats.source import Source
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "long_session.jsonl"

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.corpus import CORPUS, FIXTURES, needs_corpus, read
+from tests.support.detection import detect_format
 from transcript_tools.engine.messages import (
     INJECTED,
     OBSERVATION,
@@ -20,7 +21,7 @@ from transcript_tools.engine.messages import (
 )
 from transcript_tools.engine.rules import split_turns
 from transcript_tools.errors import InputError
-from transcript_tools.formats import detect_format, read_conversations
+from transcript_tools.formats import read_conversations
 from transcript_tools.formats.inputs import expand_inputs
 from transcript_tools.formats.source import Source
 

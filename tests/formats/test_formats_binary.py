@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.detection import detect_format
 from transcript_tools.errors import InputError
-from transcript_tools.formats import detect_format, read_conversations, read_input
+from transcript_tools.formats import read_conversations, read_input
 from transcript_tools.formats.binary import kind
 from transcript_tools.formats.source import Source
 

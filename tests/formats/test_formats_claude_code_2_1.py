@@ -10,6 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from tests.support.corpus import FIXTURES, read
+from tests.support.detection import detect_format
 from transcript_tools.cli.main import cli
 from transcript_tools.engine.messages import (
     INJECTED,
@@ -21,7 +22,6 @@ from transcript_tools.engine.messages import (
     UserMessage,
 )
 from transcript_tools.engine.rules import turn_starts
-from transcript_tools.formats import detect_format
 from transcript_tools.formats.source import Source
 from transcript_tools.replay.conversation import tool_oddities
 

@@ -8,8 +8,9 @@ import orjson
 import pytest
 
 from tests.support.corpus import CORPUS, FIXTURES, build_database, needs_corpus
+from tests.support.detection import detect_format
 from transcript_tools.errors import InputError
-from transcript_tools.formats import READERS, detect_format, read_conversations, reader_names
+from transcript_tools.formats import READERS, read_conversations, reader_names
 from transcript_tools.formats.source import Source
 
 FIXTURE_FORMATS = {

@@ -11,10 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from tests.support.corpus import FIXTURES, read
+from tests.support.detection import detect_format
 from transcript_tools.cli.inspect_cmd import inspect_command
 from transcript_tools.engine.messages import AssistantMessage, TextBlock, ToolResultMessage
 from transcript_tools.errors import InputError
-from transcript_tools.formats import detect_format, openai_chat
+from transcript_tools.formats import openai_chat
 from transcript_tools.formats.source import Record, Source
 
 REPRESENTATIVE = FIXTURES / "representative_gemini_stream.jsonl"

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from tests.support.corpus import FIXTURES, read
+from tests.support.detection import detect_format
 from transcript_tools.engine.messages import AssistantMessage
-from transcript_tools.formats import detect_format
 from transcript_tools.formats.source import Source
 
 RAW = FIXTURES / "edge_cases_managed_agents_raw.jsonl"

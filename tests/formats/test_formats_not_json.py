@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.support.detection import detect_format
 from transcript_tools.cli.main import cli
 from transcript_tools.errors import UnknownFormatError
-from transcript_tools.formats import detect_format, read_conversations
+from transcript_tools.formats import read_conversations
 from transcript_tools.formats.source import Source
 
 PROSE = (

@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.support.corpus import FIXTURES, build_database
+from tests.support.detection import detect_format
 from transcript_tools.cli.inspect_cmd import inspect_command
 from transcript_tools.engine.formatting import format_messages_as_text
 from transcript_tools.engine.messages import (
@@ -30,7 +31,7 @@ from transcript_tools.engine.messages import (
     is_turn_start,
 )
 from transcript_tools.errors import InputError
-from transcript_tools.formats import detect_format, read_conversations, read_input
+from transcript_tools.formats import read_conversations, read_input
 from transcript_tools.formats.source import PREFETCHED_BYTES, Source
 
 

@@ -10,9 +10,9 @@ from typing import Any
 from click.testing import CliRunner
 
 from tests.support.corpus import FIXTURES, read
+from tests.support.detection import detect_format
 from transcript_tools.cli.inspect_cmd import inspect_command
 from transcript_tools.engine.messages import ToolResultMessage
-from transcript_tools.formats import detect_format
 from transcript_tools.formats.source import Source
 
 GENAI = FIXTURES / "representative_otel_genai.json"

@@ -12,10 +12,11 @@ import pytest
 from click.testing import CliRunner
 
 from tests.support.corpus import FIXTURES, read
+from tests.support.detection import detect_format
 from transcript_tools.cli.inspect_cmd import inspect_command
 from transcript_tools.engine.messages import AssistantMessage, OtherBlock, ToolUseBlock
 from transcript_tools.errors import InputError
-from transcript_tools.formats import detect_format, detect_text, read_conversations, specstory
+from transcript_tools.formats import detect_text, read_conversations, specstory
 from transcript_tools.formats.source import Source
 
 

@@ -306,16 +306,6 @@ def _archive_reader(what: str, data: bytes, forced: ModuleType | None) -> Module
     return next((r for r in ARCHIVE_READERS if r.sniff_archive(data)), None)
 
 
-def _database_name(source: Source, data: bytes) -> str | None:
-    """Crush or OpenCode, told by the database's tables and columns (no row is read)."""
-    if not opencode_db.is_opencode_database(source, data):
-        return None
-    try:
-        return str(database_reader(source, data).NAME)
-    except InputError:
-        return None
-
-
 def database_reader(source: Source, data: bytes) -> ModuleType:
     """The reader of a SQLite database, from its tables (the last one names any other)."""
     tables = read_tables(source, data)
@@ -345,26 +335,3 @@ def read_input(
             source.warn(f"warning: {exc.location_text()} (skipped)")
             return
         source.warn(f"warning: {source.display}: {NOT_A_TRANSCRIPT} (skipped)")
-
-
-def detect_format(source: Source) -> str | None:
-    """The name of the detected format of a file, or None."""
-    data = _sqlite_header(source)
-    if data is not None:
-        return _database_name(source, data)
-    data = read_bytes(source.path)
-    found = binary.kind(data)
-    if found is not None:
-        archive = _archive_reader(found[0], data, None)
-        if archive is not None:
-            return str(archive.NAME)
-        if found[0] != binary.SQLITE:
-            return None
-        return _database_name(source, data)
-    text_reader = detect_text(data)
-    if text_reader is not None:
-        return str(text_reader.NAME)
-    if is_text_not_json(data):
-        return None
-    reader, _ = detect_head(iter_records(source, data))
-    return reader.NAME if reader else None

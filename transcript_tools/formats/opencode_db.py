@@ -127,16 +127,6 @@ def _read(source: Source, data: bytes, fmt: str, compaction_source: str) -> Iter
     yield from convs
 
 
-def is_opencode_database(source: Source, data: bytes) -> bool:
-    """Whether a SQLite database has OpenCode's tables (its rows are not read)."""
-    try:
-        with open_database(source, data) as db:
-            tables = table_columns(db)
-    except (sqlite3.Error, InputError):
-        return False
-    return _has(tables, GO_TABLES) or _has(tables, TS_TABLES)
-
-
 # ---- Go --------------------------------------------------------------------------------
 
 
