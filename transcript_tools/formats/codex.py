@@ -115,8 +115,7 @@ class _Rollout:
         self.unconfirmed: set[int] = set()
         self.saw_user_event = False
         self.session_set = False
-        self.unknown: dict[str, tuple[int, Record]] = {}  # line type -> (count, first record)
-        self.switch = FormatSwitch(NAME)
+        self.switch = FormatSwitch(NAME, ("line", "lines"))
         self.warn: Warn = source.warn
 
     def add(self, record: Record) -> None:
@@ -125,7 +124,7 @@ class _Rollout:
         payload = obj.get("payload")
         self.warn = self.source.warner(record)  # for helpers that read this line's fields
         if type(kind) is not str or kind not in LINE_TYPES:
-            self._unknown(kind, record)
+            self.switch.skip(kind, record, self.source)
             return
         self.switch.started = True
         if not isinstance(payload, dict):
@@ -146,16 +145,6 @@ class _Rollout:
             message = payload.get("message")
             self._compaction("codex:compacted", str_or_none(message))
             self._kept(payload.get("replacement_history"))
-
-    def _unknown(self, kind: Any, record: Record) -> None:
-        if not isinstance(kind, str):  # a broken line: say which
-            self.source.dropped(record, f"line 'type' is {kind!r}, not a string (line skipped)")
-            return
-        if self.switch.claims(record, self.source):
-            return  # another format's line: the file changes format (one warning)
-        # a newer Codex's line type: one warning per type, at its first line
-        count, first = self.unknown.get(kind, (0, record))
-        self.unknown[kind] = (count + 1, first)
 
     def _meta(self, payload: dict[str, Any]) -> None:
         if isinstance(payload.get("cli_version"), str):
@@ -371,9 +360,6 @@ class _Rollout:
             )
         self._check_total()
         self.switch.report(self.source)
-        for kind, (count, first_record) in self.unknown.items():
-            noun = "line" if count == 1 else "lines"
-            self.source.dropped(first_record, f"{count} {noun} of unknown type {kind!r} skipped")
         self.conv.messages = freeze_all(self.out)
         return self.conv
 

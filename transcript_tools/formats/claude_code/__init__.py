@@ -79,11 +79,10 @@ class _Session:
         self.after_command = False
         self.pos: dict[str, int] = {}  # uuid → number of messages after that entry
         self.tip: str | None = None  # uuid of the latest main-chain entry
-        self.unknown: dict[str, tuple[int, Record]] = {}  # entry type -> (count, first record)
         self.responses: dict[str, PendingAssistant] = {}  # message.id → its message
         self.odd_id = False  # a non-string message.id was warned about
         self.copies = Copies()
-        self.switch = FormatSwitch(NAME)
+        self.switch = FormatSwitch(NAME, ("entry", "entries"))
         self.queue = Queue(source)
         self.ide: tuple[list[Block], Record] | None = None  # IDE context waiting for its prompt
         self.billed = BilledElsewhere()  # calls billed outside the replayed messages
@@ -100,7 +99,7 @@ class _Session:
         obj = record.obj
         kind = obj.get("type")
         if type(kind) is not str or kind not in KNOWN_TYPES:
-            self._unknown(kind, record)
+            self.switch.skip(kind, record, self.source)
             return
         self.switch.started = True
         if self.warm_up.hold(obj, record):
@@ -299,16 +298,6 @@ class _Session:
             self.open = None
             self.out.append(message)
 
-    def _unknown(self, kind: Any, record: Record) -> None:
-        if not isinstance(kind, str):  # a broken entry: say which
-            self.source.dropped(record, f"entry 'type' is {kind!r}, not a string (entry skipped)")
-            return
-        if self.switch.claims(record, self.source):
-            return  # another format's record: the file changes format (one warning)
-        # a newer Claude Code's entry type: one warning per type, at its first line
-        count, first = self.unknown.get(kind, (0, record))
-        self.unknown[kind] = (count + 1, first)
-
     def _compaction(
         self, source: str, pre_tokens: int | None, recorded: Compaction | None = None
     ) -> None:
@@ -369,9 +358,6 @@ class _Session:
         self.copies.close()
         self.conv.warnings.extend(self.copies.warnings)
         self.switch.report(self.source)
-        for kind, (count, first) in self.unknown.items():
-            noun = "entry" if count == 1 else "entries"
-            self.source.dropped(first, f"{count} {noun} of unknown type {kind!r} skipped")
         self.notes.settle(self.conv.compactions)
         self.conv.runtime_version = self.notes.version
         self.conv.messages = freeze_all(self.out)
