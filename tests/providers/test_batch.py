@@ -28,7 +28,8 @@ from tests.support.batch_runs import (
     tsum,
 )
 from tests.support.fake_batch_server import FakeBatchServer, reply_text
-from transcript_tools.providers.batch import BatchItem, batch_client
+from transcript_tools.providers.batch import batch_client
+from transcript_tools.providers.batch.base import BatchItem
 from transcript_tools.providers.batch.store import BatchStore
 
 __all__ = ["network"]  # the autouse fixture: imported, it applies to this module's tests

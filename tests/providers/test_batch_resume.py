@@ -10,7 +10,8 @@ import pytest
 
 from tests.support.batch_runs import SAMPLES, Flavor, manifest, network, replay, summaries, tsum
 from tests.support.fake_batch_server import FakeBatchServer
-from transcript_tools.providers.batch import BatchItem, batch_client
+from transcript_tools.providers.batch import batch_client
+from transcript_tools.providers.batch.base import BatchItem
 from transcript_tools.providers.batch.store import BatchStore
 from transcript_tools.providers.cache import cache_key
 

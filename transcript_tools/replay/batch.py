@@ -38,8 +38,8 @@ from ..engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
 from ..engine.rules import depends_on_summary_text
 from ..errors import ConfigError, ProviderError, TsumError
 from ..formats.corpus import CorpusReader
-from ..providers.batch import BatchClient, BatchItem, BatchStatus, limits_from_env
-from ..providers.batch.base import BatchReport
+from ..providers.batch import limits_from_env
+from ..providers.batch.base import BatchClient, BatchItem, BatchReport, BatchStatus
 from ..providers.batch.store import BatchStore
 from ..providers.cache import CacheMode, cache_key
 from ..providers.executor import SummaryExecutor

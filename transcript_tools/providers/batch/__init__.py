@@ -18,33 +18,7 @@ import os
 
 from ...errors import ConfigError, ProviderConfigError
 from ..base import Provider
-from .base import (
-    BATCH_PROVIDERS,
-    DEFAULT_LIMITS,
-    BatchClient,
-    BatchItem,
-    BatchLimits,
-    BatchResult,
-    BatchStatus,
-    exact,
-    merge_limits,
-    sdk_error,
-)
-
-__all__ = [
-    "BATCH_PROVIDERS",
-    "DEFAULT_LIMITS",
-    "BatchClient",
-    "BatchItem",
-    "BatchLimits",
-    "BatchResult",
-    "BatchStatus",
-    "batch_client",
-    "exact",
-    "limits_from_env",
-    "merge_limits",
-    "sdk_error",
-]
+from .base import BatchClient, BatchLimits
 
 
 def batch_client(provider: Provider, limits: BatchLimits | None = None) -> BatchClient:

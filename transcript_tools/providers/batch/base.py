@@ -62,7 +62,6 @@ class BatchClient(Protocol):
     async def cancel(self, batch_id: str) -> BatchStatus: ...
 
 
-BATCH_PROVIDERS = ("anthropic", "openai")
 # tsum's own cap per batch, below the APIs' (256 / 200 MB): a batch is built in memory,
 # so this bounds the memory of a run (TSUM_BATCH_MAX_BYTES / _REQUESTS lower it further).
 DEFAULT_LIMITS = BatchLimits(max_requests=100_000, max_bytes=32 * 1024 * 1024)
