@@ -53,7 +53,7 @@ LONG: dict[str, tuple[int, str]] = {
         "the offline summary's sections in the order they print",
     ),
     "eval/score.py::score_checkpoint": (72, WORKFLOW),
-    "formats/opencode_session.py::_assistant": (72, READER),
+    "formats/opencode/session.py::_assistant": (72, READER),
     "settings.py::load_settings": (
         69,
         "the one precedence home (flags, env, file, defaults) for every setting",

@@ -1,5 +1,5 @@
 """Recorded usage adds up field by field (a runtime that logs one call in several records
-sums them: formats/codex.py, formats/opencode_session.py), pinned against one-point edits
+sums them: formats/codex.py, formats/opencode/session.py), pinned against one-point edits
 (a single-point mutation run, docs/testing.md, found a field no test summed).
 """
 

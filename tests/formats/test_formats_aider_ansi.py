@@ -1,4 +1,4 @@
-"""Aider logs keep the terminal's colour codes; the readers drop them (formats/aider_common.py)."""
+"""Aider logs keep the terminal's colour codes; the readers drop them (formats/aider/common.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 from transcript_tools.engine.messages import AssistantMessage, Conversation, UserMessage
 from transcript_tools.formats import read_conversations
-from transcript_tools.formats.aider_common import strip_ansi
+from transcript_tools.formats.aider.common import strip_ansi
 from transcript_tools.formats.source import Source
 
 BOLD, YELLOW, RESET = "\x1b[1m", "\x1b[1;33m", "\x1b[0m"

@@ -34,8 +34,6 @@ from ..engine.messages import Conversation
 from ..errors import ConfigError, InputError, UnknownFormatError
 from ..plugins import FORMATS_GROUP, load_entry_points
 from . import (
-    aider_history,
-    aider_llm,
     anthropic,
     atif,
     binary,
@@ -43,15 +41,12 @@ from . import (
     cline,
     codex,
     continue_sessions,
-    crush_db,
     gemini,
     gemini_stream,
     inspect_ai_log,
     managed_agents,
     native,
     openai_chat,
-    opencode,
-    opencode_db,
     otel,
     pi,
     sharegpt,
@@ -59,7 +54,12 @@ from . import (
     tau_bench,
     trajectories,
 )
+from .aider import history as aider_history
+from .aider import llm as aider_llm
 from .bounds import MAX_NESTING_DEPTH, check_nesting
+from .opencode import crush as crush_db
+from .opencode import database as opencode_db
+from .opencode import storage as opencode
 from .prose import is_text_not_json
 from .source import PREFETCHED_BYTES, Record, Source, decode_text, iter_records, read_bytes
 from .sqlite_file import read_tables

@@ -4,8 +4,8 @@ A SQLite database, a gzip archive or an image handed to tsum used to fail with "
 UTF-8 on this line" at some line number of its bytes. ``kind`` names it instead from its
 magic number (the file signatures are the formats' own: SQLite's "SQLite format 3\\0"
 header, RFC 1952 for gzip, the PNG / JPEG / GIF / WebP / PDF / ZIP signatures …). A
-SQLite database goes on to the database readers (``opencode_db``); every other binary is
-an error naming what it is, or a warning when a directory walk found it.
+SQLite database goes on to the database readers (``opencode/database.py``); every other
+binary is an error naming what it is, or a warning when a directory walk found it.
 """
 
 from __future__ import annotations

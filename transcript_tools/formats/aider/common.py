@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..engine.messages import INJECTED, OBSERVATION, PERSON
-from .source import Source
+from ...engine.messages import INJECTED, OBSERVATION, PERSON
+from ..source import Source
 
 # The context Aider puts in front of the conversation, rebuilt for every request.
 CONTEXT_PREFIXES = (

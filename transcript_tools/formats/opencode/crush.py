@@ -1,7 +1,7 @@
 """Crush's SQLite database (``.crush/crush.db``; charmbracelet/crush, the successor of the
 Go OpenCode).
 
-Crush keeps the Go OpenCode schema (``opencode_db``: ``sessions`` and ``messages`` with
+Crush keeps the Go OpenCode schema (``database.py``: ``sessions`` and ``messages`` with
 ``parts`` as ``{"type", "data"}`` JSON) and adds to it (charmbracelet/crush
 ``internal/db/migrations`` at 37f36e93): ``messages.provider`` (2025-06-27: which provider
 answered), ``messages.is_summary_message`` (2025-08-10: every summary Crush wrote, not only
@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..engine.messages import Conversation
-from . import opencode_db
-from .source import Source
+from ...engine.messages import Conversation
+from ..source import Source
+from . import database as opencode_db
 
 NAME = "crush"
 DESCRIPTION = (

@@ -43,7 +43,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ..engine.messages import (
+from ...engine.messages import (
     INJECTED,
     AssistantMessage,
     Conversation,
@@ -52,9 +52,9 @@ from ..engine.messages import (
     Usage,
     UserMessage,
 )
-from ..errors import InputError
-from .aider_common import stem, strip_ansi
-from .source import Source
+from ...errors import InputError
+from ..source import Source
+from .common import stem, strip_ansi
 
 NAME = "aider-chat"
 DESCRIPTION = "Aider chat history (.aider.chat.history.md: sessions, #### prompts, > notes)"

@@ -14,7 +14,7 @@
   over ``s3://…``) reads as a local one.
 
 One session per file, named after its parent when it has one (``parent/child``). The
-mapping of messages and parts is ``opencode_session``'s.
+mapping of messages and parts is ``session.py``'s.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from typing import Any
 
 import orjson
 
-from ..engine.messages import Conversation
-from ..errors import UnknownFormatError
-from .opencode_session import StoredMessage, build_conversation, session_name
-from .source import Record, Source, list_siblings, read_sibling
+from ...engine.messages import Conversation
+from ...errors import UnknownFormatError
+from ..source import Record, Source, list_siblings, read_sibling
+from .session import StoredMessage, build_conversation, session_name
 
 NAME = "opencode"
 DESCRIPTION = "OpenCode (TypeScript) sessions: `opencode export` JSON and storage/session/*/*.json"

@@ -29,7 +29,7 @@ Opened read-only, never written (``sqlite_file``). Which one it is comes from it
 
 **TypeScript**: ``session`` (``id``, ``parent_id``), ``message`` and ``part`` (``id``,
 ``message_id``, ``session_id``, ``data`` JSON): the same objects as ``opencode export``,
-mapped by ``opencode_session``.
+mapped by ``session.py``.
 
 A database with neither schema is an error naming its tables.
 """
@@ -42,7 +42,7 @@ from typing import Any
 
 import orjson
 
-from ..engine.messages import (
+from ...engine.messages import (
     INJECTED,
     AssistantMessage,
     Block,
@@ -56,13 +56,13 @@ from ..engine.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from ..errors import InputError
-from .anthropic_api import user_message
-from .binary import BinaryFileError
-from .content_parts import json_or_text
-from .opencode_session import StoredMessage, build_conversation, session_name
-from .source import Source
-from .sqlite_file import database_error, open_database, table_columns
+from ...errors import InputError
+from ..anthropic_api import user_message
+from ..binary import BinaryFileError
+from ..content_parts import json_or_text
+from ..source import Source
+from ..sqlite_file import database_error, open_database, table_columns
+from .session import StoredMessage, build_conversation, session_name
 
 NAME = "opencode-db"
 DESCRIPTION = (
@@ -102,7 +102,7 @@ def read_database(source: Source, data: bytes) -> Iterator[Conversation]:
 def read_go_database(
     source: Source, data: bytes, fmt: str, compaction_source: str
 ) -> Iterator[Conversation]:
-    """The Go schema read as ``fmt`` (Crush keeps it: ``crush_db``)."""
+    """The Go schema read as ``fmt`` (Crush keeps it: ``crush.py``)."""
     yield from _read(source, data, fmt, compaction_source)
 
 

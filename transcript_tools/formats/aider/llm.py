@@ -19,7 +19,7 @@ which interleave with the architect's chat.
 
 Messages: SYSTEM → SystemMessage; the repository map and file contents → INJECTED user
 messages; Aider's runtime messages → INJECTED, command / lint output → OBSERVATION
-(aider_common); other user messages are the person's and start turns. The canned replies
+(common.py); other user messages are the person's and start turns. The canned replies
 Aider writes after its own messages ("Ok.", "Ok, I will use that as …") are not model
 calls: they are left out, counted in a warning. No usage: every call is estimated.
 """
@@ -30,10 +30,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ..engine.messages import AssistantMessage, Conversation, SystemMessage, TextBlock, UserMessage
-from ..errors import InputError
-from .aider_common import is_canned, is_context, stem, strip_ansi, user_origin
-from .source import Source
+from ...engine.messages import AssistantMessage, Conversation, SystemMessage, TextBlock, UserMessage
+from ...errors import InputError
+from ..source import Source
+from .common import is_canned, is_context, stem, strip_ansi, user_origin
 
 NAME = "aider-llm"
 DESCRIPTION = "Aider request log (.aider.llm.history: every request and response, plain text)"

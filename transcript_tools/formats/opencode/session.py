@@ -1,7 +1,7 @@
 """One TypeScript-OpenCode session (its messages, each with its parts) → a Conversation.
 
 Shared by the JSON reader (``opencode``: ``opencode export`` files and the storage
-folder) and the SQLite reader (``opencode_db``: the newer ``message`` / ``part`` tables,
+folder) and the SQLite reader (``database.py``: the newer ``message`` / ``part`` tables,
 whose ``data`` column holds the same JSON). The shapes are OpenCode's ``MessageV2``
 (packages/opencode/src/session/message-v2.ts in sst/opencode):
 
@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.messages import (
+from ...engine.messages import (
     INJECTED,
     PERSON,
     SYNTHETIC_MODEL,
@@ -47,8 +47,8 @@ from ..engine.messages import (
     Usage,
     UserMessage,
 )
-from .fields import str_or_empty, str_or_none
-from .source import count_field
+from ..fields import str_or_empty, str_or_none
+from ..source import count_field
 
 COMPACTION_SOURCE = "opencode:summary"
 # What OpenCode sends the model for a call left pending / running (an interrupted run):
