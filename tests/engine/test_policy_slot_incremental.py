@@ -6,13 +6,20 @@ estimate kept by identity (engine/tokens.py), each against the same figure found
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transcript_tools.engine import tokens
-from transcript_tools.engine.compaction import oldest_clearable, prepass_selection
+from transcript_tools.engine.compaction import (
+    cleared,
+    is_tool_output,
+    oldest_clearable,
+    prepass_selection,
+    prepass_should_run,
+)
 from transcript_tools.engine.messages import (
     OBSERVATION,
     AssistantMessage,
@@ -73,7 +80,7 @@ prepasses = st.builds(
         placeholder="[cleared]",
     ),
     st.integers(0, 3),
-    st.sampled_from([0, 0, 30]),
+    st.sampled_from([0, 0, 30, 100, 300]),
     st.integers(0, 2),
     st.sampled_from([0, 0, 20]),
     st.lists(st.sampled_from(TOOLS), max_size=2, unique=True).map(tuple),
@@ -90,15 +97,47 @@ keeps = st.one_of(
 
 
 class WalkFromSettled(PolicySlot):
-    """The slot as it was before ``_passed``: the pre-pass walks from the newest output
-    it cleared (or the whole region while messages are kept)."""
+    """The pre-pass as it was before the slot kept what it passed over: every unit it
+    walks from the newest output it cleared (the whole region while messages are kept)."""
 
-    def _unsettled_region(self) -> list[tuple[int, Message]]:
-        passed, self._passed = self._passed, 0
-        try:
-            return super()._unsettled_region()
-        finally:
-            self._passed = passed
+    def prepass(self, view_tokens: int) -> dict[str, Any] | None:
+        prepass = self.policy.prepass
+        kept_outputs = sum(1 for i in self.kept if is_tool_output(self.messages[i]))
+        outputs = len(self._outputs) - bisect.bisect_left(self._outputs, self.base) + kept_outputs
+        if not prepass_should_run(prepass, view_tokens, self.window, outputs):
+            return None
+        end = len(self.messages)
+        if self.kept:
+            region = self.region()
+        else:
+            keep = self.policy.keep
+            region = [
+                (i, self.shown(i, end))
+                for i in range(max(self._settled, self.base), end)
+                if not (keep.system and type(self.messages[i]) is SystemMessage)
+                and not (keep.first_user and i == self._first_person)
+            ]
+        chosen, freed = prepass_selection(
+            region, prepass, self._names, self.sizes.of, self.replaced
+        )
+        if not chosen:
+            return None
+        self._settled = chosen[-1] + 1
+        call_ids: set[str] = set()
+        for index in chosen:
+            message = self.messages[index]
+            self._replace(index, cleared(message, prepass.placeholder), end)
+            if type(message) is ToolResultMessage:
+                call_ids.add(message.tool_call_id)
+        if prepass.clear_inputs and call_ids:
+            freed += self._clear_inputs(call_ids, end)
+        return {
+            "messages_cleared": len(chosen),
+            "cleared": chosen,
+            "view_tokens_before": view_tokens,
+            "view_tokens_after": view_tokens - freed,
+            "freed_tokens": freed,
+        }
 
 
 def _size_afresh(slot: PolicySlot, upto: int) -> tuple[int, int]:

@@ -99,6 +99,7 @@ class PolicySlot:
     # that the pre-pass may clear, now or later (compaction.oldest_clearable), unless a
     # tool call is renamed (then 0 again): the pre-pass walks from the furthest of the three
     _passed: int = 0
+    _output_tokens: list[int] = field(default_factory=lambda: [0])  # of _outputs[:k], billed
     # The head and kept messages' tokens as shown now, and the latest history length at
     # which one of them was replaced (a view over fewer messages shows its original):
     # None until asked after the head, the kept messages or a replacement changed
@@ -134,6 +135,7 @@ class PolicySlot:
         for index, message in enumerate(messages, start):
             if is_tool_output(message):
                 self._outputs.append(index)
+                self._output_tokens.append(self._output_tokens[-1] + self.sizes.of(message))
             elif (
                 self._first_person is None
                 and type(message) is UserMessage
@@ -250,9 +252,16 @@ class PolicySlot:
     def prepass(self, view_tokens: int) -> dict[str, Any] | None:
         """Run the pre-pass on the view; what it cleared, or None when it did nothing."""
         prepass = self.policy.prepass
-        kept_outputs = sum(1 for i in self.kept if is_tool_output(self.messages[i]))
-        outputs = len(self._outputs) - bisect.bisect_left(self._outputs, self.base) + kept_outputs
-        if not prepass_should_run(prepass, view_tokens, self.window, outputs):
+        kept_outputs = [i for i in self.kept if is_tool_output(self.messages[i])]
+        outputs = len(self._outputs) - bisect.bisect_left(self._outputs, self.base)
+        if not prepass_should_run(prepass, view_tokens, self.window, outputs + len(kept_outputs)):
+            return None
+        # The walk clears an output only past the newest protect_tokens of output: none
+        # where all the outputs it walks come to less (cleared ones counted whole)
+        counted = self._output_tokens
+        walked = counted[-1] - counted[bisect.bisect_left(self._outputs, self._walk_start())]
+        walked += sum(self.sizes.of(self.messages[i]) for i in kept_outputs)
+        if walked < prepass.protect_tokens:
             return None
         region = self._unsettled_region()
         chosen, freed = prepass_selection(
@@ -291,10 +300,15 @@ class PolicySlot:
         keep = self.policy.keep
         return [
             (i, self.shown(i, end))
-            for i in range(max(self._settled, self._passed, self.base), end)
+            for i in range(self._walk_start(), end)
             if not (keep.system and type(self.messages[i]) is SystemMessage)
             and not (keep.first_user and i == self._first_person)
         ]
+
+    def _walk_start(self) -> int:
+        """The history index the pre-pass walks from while no message before ``base`` is
+        kept (the whole region otherwise)."""
+        return self.base if self.kept else max(self._settled, self._passed, self.base)
 
     @property
     def hidden_tokens(self) -> int:
