@@ -133,6 +133,35 @@ def prepass_selection(
     return chosen, freed
 
 
+def oldest_clearable(
+    region: Sequence[Entry],
+    prepass: PrePass,
+    names: dict[str, str],
+    tokens: Tokens,
+    already: Container[int],
+) -> int | None:
+    """The history index of the first tool output of ``region`` that ``prepass_selection``
+    may clear now or later, None if there is none: not cleared already, longer than the
+    placeholder, and of a tool not excluded (a call whose tool is not named yet may be).
+    Every output before it stays as it is whatever comes next, so long as no tool call
+    is renamed; and as the walk's protections are counted from the newest output back, it
+    changes no choice among the outputs after it."""
+    placeholder_size = tokens(ToolResultMessage("", prepass.placeholder))
+    for index, message in region:
+        if not is_tool_output(message) or index in already:
+            continue
+        if tokens(message) <= placeholder_size:
+            continue
+        call_id = message.tool_call_id if type(message) is ToolResultMessage else ""
+        name = names.get(call_id)
+        if name is None:
+            return index
+        if name in prepass.exclude_tools or (prepass.only_tools and name not in prepass.only_tools):
+            continue
+        return index
+    return None
+
+
 def without_inputs(message: AssistantMessage, call_ids: set[str]) -> AssistantMessage:
     """``message`` with the arguments of the calls in ``call_ids`` cleared (``clear_inputs``)."""
     blocks = tuple(

@@ -26,6 +26,7 @@ from .compaction import (
     cleared,
     is_tool_output,
     keep_plan,
+    oldest_clearable,
     placed_summary,
     prepass_selection,
     prepass_should_run,
@@ -94,6 +95,15 @@ class PolicySlot:
     _outputs: list[int] = field(default_factory=list)
     _first_person: int | None = None
     _settled: int = 0
+    # Below here (from ``base``, or ``_settled`` where further) no tool output is left
+    # that the pre-pass may clear, now or later (compaction.oldest_clearable), unless a
+    # tool call is renamed (then 0 again): the pre-pass walks from the furthest of the three
+    _passed: int = 0
+    _output_tokens: list[int] = field(default_factory=lambda: [0])  # of _outputs[:k], billed
+    # The head and kept messages' tokens as shown now, and the latest history length at
+    # which one of them was replaced (a view over fewer messages shows its original):
+    # None until asked after the head, the kept messages or a replacement changed
+    _fixed: tuple[int, int] | None = None
     restarted: bool = False  # a message the size model marks as a restart was appended
 
     # ---- the ContextSlot interface ---------------------------------------------------
@@ -114,13 +124,18 @@ class PolicySlot:
         start = len(self.messages)
         self.units.extend(messages)
         self.messages.extend(messages)
-        self._names.update(tool_names(messages))
+        names = tool_names(messages)
+        known = self._names
+        if any(known.get(call_id, name) != name for call_id, name in names.items()):
+            self._passed = 0  # an output passed over may be of a tool it may clear now
+        known.update(names)
         restarts = self.sizes.restarts
         if restarts and not self.restarted:
             self.restarted = any(id(m) in restarts for m in messages)
         for index, message in enumerate(messages, start):
             if is_tool_output(message):
                 self._outputs.append(index)
+                self._output_tokens.append(self._output_tokens[-1] + self.sizes.of(message))
             elif (
                 self._first_person is None
                 and type(message) is UserMessage
@@ -178,13 +193,24 @@ class PolicySlot:
             if made_at <= end:
                 break
             tokens += saved  # not yet made in the view over messages[:upto]
+        fixed = self._fixed
+        if fixed is None:
+            fixed = self._fixed = self._fixed_tokens(len(self.messages))
+        tokens += fixed[1] if end >= fixed[0] else self._fixed_tokens(end)[1]
+        return len(self.head) + len(self.kept) + len(self.summary) + end - start, tokens
+
+    def _fixed_tokens(self, end: int) -> tuple[int, int]:
+        """(the latest history length at which a head or kept message was replaced, at
+        most ``end``; the head and kept messages' tokens in the view over messages[:end])."""
+        latest = tokens = 0
         for index in (*self.head, *self.kept):
             entry = self.replaced.get(index)
             if entry is not None and entry[1] <= end:
+                latest = max(latest, entry[1])
                 tokens += entry[2]
             else:
                 tokens += self.tokens_between(index, index + 1)
-        return len(self.head) + len(self.kept) + len(self.summary) + end - start, tokens
+        return latest, tokens
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -226,18 +252,21 @@ class PolicySlot:
     def prepass(self, view_tokens: int) -> dict[str, Any] | None:
         """Run the pre-pass on the view; what it cleared, or None when it did nothing."""
         prepass = self.policy.prepass
-        kept_outputs = sum(1 for i in self.kept if is_tool_output(self.messages[i]))
-        outputs = len(self._outputs) - bisect.bisect_left(self._outputs, self.base) + kept_outputs
-        if not prepass_should_run(prepass, view_tokens, self.window, outputs):
+        kept_outputs = [i for i in self.kept if is_tool_output(self.messages[i])]
+        outputs = len(self._outputs) - bisect.bisect_left(self._outputs, self.base)
+        if not prepass_should_run(prepass, view_tokens, self.window, outputs + len(kept_outputs)):
             return None
+        # The walk clears an output only past the newest protect_tokens of output: none
+        # where all the outputs it walks come to less (cleared ones counted whole)
+        counted = self._output_tokens
+        walked = counted[-1] - counted[bisect.bisect_left(self._outputs, self._walk_start())]
+        walked += sum(self.sizes.of(self.messages[i]) for i in kept_outputs)
+        if walked < prepass.protect_tokens:
+            return None
+        region = self._unsettled_region()
         chosen, freed = prepass_selection(
-            self._unsettled_region(), prepass, self._names, self.sizes.of, self.replaced
+            region, prepass, self._names, self.sizes.of, self.replaced
         )
-        if not chosen:
-            return None
-        # Every output older than the newest one cleared was cleared now or before, or
-        # can never be (the walk passed it after every protection was used up).
-        self._settled = chosen[-1] + 1
         end = len(self.messages)
         call_ids: set[str] = set()
         for index in chosen:
@@ -245,6 +274,13 @@ class PolicySlot:
             self._replace(index, cleared(message, prepass.placeholder), end)
             if type(message) is ToolResultMessage:
                 call_ids.add(message.tool_call_id)
+        clearable = oldest_clearable(region, prepass, self._names, self.sizes.of, self.replaced)
+        self._passed = max(self._passed, end if clearable is None else clearable)
+        if not chosen:
+            return None
+        # Every output older than the newest one cleared was cleared now or before, or
+        # can never be (the walk passed it after every protection was used up).
+        self._settled = chosen[-1] + 1
         if prepass.clear_inputs and call_ids:
             freed += self._clear_inputs(call_ids, end)
         return {
@@ -264,10 +300,15 @@ class PolicySlot:
         keep = self.policy.keep
         return [
             (i, self.shown(i, end))
-            for i in range(max(self._settled, self.base), end)
+            for i in range(self._walk_start(), end)
             if not (keep.system and type(self.messages[i]) is SystemMessage)
             and not (keep.first_user and i == self._first_person)
         ]
+
+    def _walk_start(self) -> int:
+        """The history index the pre-pass walks from while no message before ``base`` is
+        kept (the whole region otherwise)."""
+        return self.base if self.kept else max(self._settled, self._passed, self.base)
 
     @property
     def hidden_tokens(self) -> int:
@@ -284,6 +325,7 @@ class PolicySlot:
         self, index: int, message: Message, made_at: int, original: Message | None = None
     ) -> None:
         size = self.sizes.of(message) if original is None else self._copy_size(original, message)
+        self._fixed = None  # a head or kept message may be shown otherwise now
         if index in self.replaced:  # replaced again: its earlier saving no longer holds
             self._made = [m for m in self._made if m[1] != index]
             self._saved = sum(m[2] for m in self._made)
@@ -348,6 +390,7 @@ class PolicySlot:
                 self._replace(index, message, end, self.messages[index])
             self.kept.append(index)
         self.base = plan.history_end
+        self._fixed = None  # new head and kept messages
         self._made = [m for m in self._made if m[1] >= self.base]  # the rest is not appended
         self._saved = sum(m[2] for m in self._made)
         self.summary_text = text

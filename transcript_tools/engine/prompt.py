@@ -32,11 +32,18 @@ JINJA_MARKERS = ("{{", "{%", "{#")
 
 def builtin_template_names() -> list[str]:
     """Names of the templates shipped in the package (``summary.zh.j2`` → ``zh``)."""
+    return list(_shipped_template_names())
+
+
+@cache
+def _shipped_template_names() -> tuple[str, ...]:
+    # Listed once per process: every engine a sweep builds loads its template by name
+    # (policy_engine.with_policy), and listing the package's files costs more than a turn
     names = []
     for entry in resources.files(BUILTIN_PACKAGE).iterdir():
         if entry.name.startswith("summary.") and entry.name.endswith(".j2"):
             names.append(entry.name[len("summary.") : -len(".j2")])
-    return sorted(names)
+    return tuple(sorted(names))
 
 
 @cache

@@ -155,8 +155,30 @@ def assumed_summary_tokens(marker: str, summary_tokens: int) -> int:
     return MESSAGE_OVERHEAD_TOKENS + estimate_text_tokens(marker) + summary_tokens
 
 
+# Each message's estimate by its identity: every configuration of a grid, and the size
+# model, the profile and the seed's slot of one conversation, size the same history
+# messages, and a message is frozen (engine/messages.py), so each is estimated once. The
+# message is held, so no other object takes its id while it is here; all are let go once
+# MESSAGE_ESTIMATES are held (as engine/validity.py holds its message facts): enough for
+# one conversation's messages under every configuration of a grid.
+_MESSAGE_ESTIMATES: dict[int, tuple[Message, int]] = {}
+MESSAGE_ESTIMATES = 1 << 14
+
+
 def estimate_message_tokens(message: Message) -> int:
     """Estimated tokens of one message as a model would be sent it."""
+    known = _MESSAGE_ESTIMATES.get(id(message))
+    if known is not None and known[0] is message:
+        return known[1]
+    tokens = _message_tokens(message)
+    if len(_MESSAGE_ESTIMATES) >= MESSAGE_ESTIMATES:
+        _MESSAGE_ESTIMATES.clear()
+    _MESSAGE_ESTIMATES[id(message)] = (message, tokens)
+    return tokens
+
+
+def _message_tokens(message: Message) -> int:
+    """``estimate_message_tokens``, computed."""
     # Hot path (every message of a transcript without usage): exact-type checks for
     # the common shapes, no generator; subclasses take the isinstance chain below.
     cls = type(message)
