@@ -307,15 +307,17 @@ def test_a_history_checked_prefix_by_prefix_is_checked_as_from_scratch(
 def test_each_message_of_a_growing_history_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """A history checked at every action, one prefix longer each time and again by the
     next configuration, reads each of its messages once (not once per prefix); a view
-    starting with a kept prefix reads only what follows it; the tree lets every prefix
-    go at PREFIX_NODES."""
+    starting with a kept prefix reads only what follows it; the trees of the last
+    PREFIX_TREES histories are kept, all let go at PREFIX_NODES."""
     from transcript_tools.engine import validity
 
     reads: list[Message] = []
     read = validity._Scan.read
     monkeypatch.setattr(validity._Scan, "read", lambda scan, m: reads.append(m) or read(scan, m))
     monkeypatch.setattr(validity, "_ROOT", validity._Node(None, validity._Scan(), {}))
-    monkeypatch.setattr(validity, "_nodes", [0])
+    monkeypatch.setattr(validity, "_sizes", {})
+    monkeypatch.setattr(validity, "_RECENT", {})
+    monkeypatch.setattr(validity, "_held", [0])
     history = [sys_(), user("q1"), asst("", "t1"), result("t1"), asst("a1"), user("q2")]
     for _ in ("a configuration", "the next one"):
         for end in range(1, len(history) + 1):
@@ -325,28 +327,14 @@ def test_each_message_of_a_growing_history_is_read_once(monkeypatch: pytest.Monk
     summary = user("[summary]")
     check_all([*history[:2], summary, *history[4:]])
     assert reads == [summary, *history[4:]]
-    monkeypatch.setattr(validity, "PREFIX_NODES", 4)
+    others = [[user(f"log {n}"), asst("a")] for n in range(validity.PREFIX_TREES)]
+    for other in others:  # the first history's tree is the oldest: let go
+        check_all(other, prefix=True)
+    assert list(validity._sizes.values()) == [2] * validity.PREFIX_TREES
     reads.clear()
+    validity._RECENT.clear()  # the views' memo aside: the trees alone
+    check_all(history, prefix=True)
+    assert reads == history
+    monkeypatch.setattr(validity, "PREFIX_NODES", 9)
     check_all([user("other"), *history], prefix=True)
-    assert validity._nodes == [3]  # cleared at 4, three kept since
-    assert len(reads) == 7
-
-
-def test_the_message_facts_memo_is_read_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The checks read the remembered facts (a wrong entry would change the answer: the
-    test above can fail), and the memo lets every entry go once it holds its bound."""
-    from transcript_tools.engine import validity
-
-    monkeypatch.setattr(validity, "_MESSAGE_FACTS", {})
-    monkeypatch.setattr(validity, "MESSAGE_FACTS", 4)
-    call = asst("", "t1")
-    view = [user(), call]
-    assert rules(view, "openai") == [("call-unanswered", 1)]
-    validity._MESSAGE_FACTS[id(call)] = (call, "assistant", (), False)  # "no call"
-    assert rules(view, "openai") == []
-    validity._MESSAGE_FACTS.clear()
-    for n in range(4):
-        check_view([user(f"q{n}")], "openai")
-    assert len(validity._MESSAGE_FACTS) == 4
-    check_view([user("one more")], "openai")
-    assert len(validity._MESSAGE_FACTS) == 1
+    assert list(validity._sizes.values()) == [7]  # all let go at 9 nodes, then this one kept

@@ -30,6 +30,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from .messages import (
     AssistantMessage,
@@ -109,13 +110,10 @@ Found = tuple[tuple[str, int, str], ...]  # (rule, message index, call id or tex
 
 
 class _Scan:
-    """Every API's check read left to right: the state after a prefix of a view, and
-    what that prefix breaks so far. Each rule looks only at the messages before the
-    one read (the turns', calls' and roles' state), so the state after a prefix is the
-    same in every view that starts with it; what a view's end leaves open (a call no
-    result answered yet, an empty last message) is found by ``found``. Every field is
-    immutable (tuples, frozensets, dicts never changed once made), so a copy is a
-    shallow one (``copy``) and a prefix's scan is kept as it is."""
+    """Every API's check read left to right: the state after a prefix of a view and what
+    it breaks so far (a rule looks only at the messages before the one read, so a prefix
+    has one state in every view starting with it); ``found`` adds what the view's end
+    leaves open. Fields are immutable (dicts never changed once made): copies share."""
 
     __slots__ = (
         "n", "leading", "opened", "misplaced", "empty",
@@ -142,8 +140,7 @@ class _Scan:
         self.open_calls: dict[str, int] = {}  # call -> index of the assistant message
         self.answerable: frozenset[str] = frozenset()
         self.openai: Found = ()
-        # strict: alternating roles
-        self.expected = "user"
+        self.expected = "user"  # strict: alternating roles
         self.strict_calls: frozenset[str] = frozenset()
         self.strict: Found = ()
 
@@ -255,18 +252,11 @@ class _Scan:
                 Violation("openai", "call-unanswered", at, f"tool_call {c} never answered")
                 for c, at in self.open_calls.items()
             ]
-            return sorted(found, key=_index)
+            return sorted(found, key=attrgetter("index"))
         found = [Violation(api, "system-not-leading", i, _MISPLACED[api]) for i in self.misplaced]
         if api == "strict":
             if self.leading > 1:
-                found.append(
-                    Violation(
-                        "strict",
-                        "system-not-leading",
-                        1,
-                        "more than one system message at the front",
-                    )
-                )
+                found.append(_strict_violation("system-not-leading", 1, _MORE_THAN_ONE))
             found += [_strict_violation(*entry) for entry in self.strict]
             if self.strict_calls:
                 calls = ", ".join(sorted(self.strict_calls))
@@ -282,9 +272,10 @@ class _Scan:
             for i, kind in self.empty
             if not (api == "anthropic" and i == last and kind == "assistant")
         ]
-        return sorted(found, key=_index)
+        return sorted(found, key=attrgetter("index"))
 
 
+_MORE_THAN_ONE = "more than one system message at the front"
 _MISPLACED = {
     api: f"a system message after the conversation began ({where})"
     for api, where in (
@@ -293,10 +284,6 @@ _MISPLACED = {
         ("strict", "only one optional system message at the front"),
     )
 }
-
-
-def _index(violation: Violation) -> int:
-    return violation.index
 
 
 def _paired_violation(api: str, noun: str, rule: str, i: int, call: str) -> Violation:
@@ -330,13 +317,14 @@ def check_view(view: Sequence[Message], api: str) -> list[Violation]:
     return _scan(view, remember=False).found(api)
 
 
-# The scans of the views' prefixes checked so far, as a tree by the messages'
+# The scans of the views' prefixes checked so far, as trees by the messages'
 # identities: a node holds its message (so no other object takes its id while it is
 # here) and the scan after it. A log's history is checked at every action, each time
 # one prefix longer, under every configuration of a grid: each message of it is read
-# once (``check_prefix``), not once per action. Messages are frozen
+# once (``check_all(prefix=True)``), not once per action. Messages are frozen
 # (engine/messages.py), so the same objects in the same order are the same prefix.
-# Bounded by its nodes (all let go at PREFIX_NODES: more than one long log's history).
+# One tree per history's first message; the last PREFIX_TREES kept (a sweep runs a
+# log's configurations one after another), all let go at PREFIX_NODES nodes.
 @dataclass(slots=True)
 class _Node:
     message: Message | None
@@ -345,13 +333,13 @@ class _Node:
 
 
 _ROOT = _Node(None, _Scan(), {})
-PREFIX_NODES = 1 << 15
-_nodes = [0]  # nodes below the root
+PREFIX_TREES, PREFIX_NODES = 4, 1 << 15
+_sizes: dict[int, int] = {}  # nodes per tree, by its first message's id
 
 
 def _scan(view: Sequence[Message], remember: bool) -> _Scan:
-    """The scan of ``view``: from the longest prefix of it the tree holds, the rest read
-    (and kept in the tree when ``remember``)."""
+    """The scan of ``view``: from the longest prefix of it a tree holds, the rest read
+    (and kept in the trees when ``remember``)."""
     node, done = _ROOT, 0
     for message in view:
         step = node.after.get(id(message))
@@ -363,13 +351,26 @@ def _scan(view: Sequence[Message], remember: bool) -> _Scan:
         scan.read(message)
         if remember:
             with _RECENT_LOCK:
-                if _nodes[0] >= PREFIX_NODES:
-                    _ROOT.after.clear()
-                    _nodes[0] = 0
-                step = _Node(message, scan.copy(), {})
-                node.after[id(message)] = node = step
-                _nodes[0] += 1
+                node = _keep(node, message, scan.copy(), id(view[0]))
     return scan
+
+
+def _keep(node: _Node, message: Message, scan: _Scan, tree: int) -> _Node:
+    """The node after ``node`` for ``message``, kept in its ``tree`` (made if it is
+    the tree's first), the oldest trees let go beyond the bounds."""
+    if sum(_sizes.values()) >= PREFIX_NODES:
+        _ROOT.after.clear()
+        _sizes.clear()
+    if node is _ROOT:
+        while len(_ROOT.after) >= PREFIX_TREES:
+            oldest = next(iter(_ROOT.after))
+            del _ROOT.after[oldest]
+            _sizes.pop(oldest, None)
+        _sizes[tree] = 0
+    step = node.after[id(message)] = _Node(message, scan, {})
+    if tree in _sizes:
+        _sizes[tree] += 1
+    return step
 
 
 # The last views check_all saw, by their messages' identities, each with its messages
