@@ -4,6 +4,8 @@ and the seed's own placement (a system message at the end of the view)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from transcript_tools.engine.messages import (
     AssistantMessage,
@@ -240,6 +242,14 @@ MIXED: list[list[Message]] = [
 ]
 
 
+def _afresh(view: list[Message]) -> dict[str, list[Violation]]:
+    """Every API's violations of ``view`` found with no memo: copies of its messages
+    (other objects: no fact, prefix or view any memo holds is theirs)."""
+    import copy
+
+    return {api: check_view([copy.copy(m) for m in view], api) for api in APIS}
+
+
 def test_the_message_facts_memo_gives_every_check_of_fresh_facts(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -249,37 +259,82 @@ def test_the_message_facts_memo_gives_every_check_of_fresh_facts(
     other views of the same messages."""
     from transcript_tools.engine import validity
 
-    def without_memo(view: list[Message]) -> dict[str, list[Violation]]:
-        roles = [validity.role(m) for m in view]
-        leading = next((i for i, r in enumerate(roles) if r != "system"), len(roles))
-        calls = [validity._calls(m) for m in view]
-        facts = validity._Facts(roles, calls, [validity._empty(m) for m in view], leading)
-        return {api: check_view(view, api, facts) for api in APIS}
-
     monkeypatch.setattr(validity, "_MESSAGE_FACTS", {})
     views = MIXED + [view[::-1] for view in MIXED]  # the same messages in other views
     for _ in ("cold", "warm"):
         for view in views:
-            assert {api: check_view(view, api) for api in APIS} == without_memo(view)
-    assert len(validity._MESSAGE_FACTS) == len({id(m) for view in MIXED for m in view})
-    assert sum(len(v) for view in views for v in without_memo(view).values()) > 10
+            assert {api: check_view(view, api) for api in APIS} == _afresh(view)
+    held = {id(m) for view in MIXED for m in view}
+    assert held <= set(validity._MESSAGE_FACTS)
+    assert sum(len(v) for view in views for v in _afresh(view).values()) > 10
 
 
-def test_the_message_facts_memo_is_read_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The checks read the remembered facts (a wrong entry would change the answer: the
-    test above can fail), and the memo lets every entry go once it holds its bound."""
+# Messages to build histories of: each rule can break somewhere in them.
+PARTS: list[Message] = [
+    sys_(),
+    sys_("late"),
+    user(),
+    user(""),
+    asst("ok"),
+    asst(""),
+    asst("", "t1"),
+    asst("x", "t1", "t2"),
+    result("t1"),
+    result("t2"),
+    result("t9"),
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, len(PARTS) - 1), max_size=14),
+    st.lists(st.integers(0, len(PARTS) - 1), max_size=6),
+    st.integers(0, 14),
+)
+def test_a_history_checked_prefix_by_prefix_is_checked_as_from_scratch(
+    picks: list[int], view_picks: list[int], cut: int
+) -> None:
+    """check_all(prefix=True) keeps the scan of every prefix of a history (validity._scan)
+    and starts the next, longer one where it stopped; a view that shares a kept prefix
+    starts from it too. Every answer is the one found with no memo."""
+    history = [PARTS[p] for p in picks]
+    for end in range(len(history) + 1):
+        assert check_all(history[:end], prefix=True) == _afresh(history[:end])
+    view = history[:cut] + [PARTS[p] for p in view_picks]  # a history prefix, then others
+    assert check_all(view) == _afresh(view)
+
+
+def test_each_message_of_a_growing_history_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A history checked at every action, one prefix longer each time and again by the
+    next configuration, reads each of its messages once (not once per prefix); a view
+    starting with a kept prefix reads only what follows it; the trees of the last
+    PREFIX_TREES histories are kept, all let go at PREFIX_NODES."""
     from transcript_tools.engine import validity
 
-    monkeypatch.setattr(validity, "_MESSAGE_FACTS", {})
-    monkeypatch.setattr(validity, "MESSAGE_FACTS", 4)
-    call = asst("", "t1")
-    view = [user(), call]
-    assert rules(view, "openai") == [("call-unanswered", 1)]
-    validity._MESSAGE_FACTS[id(call)] = (call, "assistant", (), False)  # "no call"
-    assert rules(view, "openai") == []
-    validity._MESSAGE_FACTS.clear()
-    for n in range(4):
-        check_view([user(f"q{n}")], "openai")
-    assert len(validity._MESSAGE_FACTS) == 4
-    check_view([user("one more")], "openai")
-    assert len(validity._MESSAGE_FACTS) == 1
+    reads: list[Message] = []
+    read = validity._Scan.read
+    monkeypatch.setattr(validity._Scan, "read", lambda scan, m: reads.append(m) or read(scan, m))
+    monkeypatch.setattr(validity, "_ROOT", validity._Node(None, validity._Scan(), {}))
+    monkeypatch.setattr(validity, "_sizes", {})
+    monkeypatch.setattr(validity, "_RECENT", {})
+    monkeypatch.setattr(validity, "_held", [0])
+    history = [sys_(), user("q1"), asst("", "t1"), result("t1"), asst("a1"), user("q2")]
+    for _ in ("a configuration", "the next one"):
+        for end in range(1, len(history) + 1):
+            check_all(history[:end], prefix=True)
+    assert reads == history
+    reads.clear()
+    summary = user("[summary]")
+    check_all([*history[:2], summary, *history[4:]])
+    assert reads == [summary, *history[4:]]
+    others = [[user(f"log {n}"), asst("a")] for n in range(validity.PREFIX_TREES)]
+    for other in others:  # the first history's tree is the oldest: let go
+        check_all(other, prefix=True)
+    assert list(validity._sizes.values()) == [2] * validity.PREFIX_TREES
+    reads.clear()
+    validity._RECENT.clear()  # the views' memo aside: the trees alone
+    check_all(history, prefix=True)
+    assert reads == history
+    monkeypatch.setattr(validity, "PREFIX_NODES", 9)
+    check_all([user("other"), *history], prefix=True)
+    assert list(validity._sizes.values()) == [7]  # all let go at 9 nodes, then this one kept

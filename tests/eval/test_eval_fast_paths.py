@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transcript_tools.eval import patterns
-from transcript_tools.eval.artifacts import _constraint_hint
-from transcript_tools.eval.haystack import Haystack, JoinedHaystack, MemoHaystack
+from transcript_tools.eval.artifacts import ARTIFACT_KINDS, REQUEST, _constraint_hint
+from transcript_tools.eval.haystack import Haystack, JoinedHaystack, MemoHaystack, PartsHaystack
 from transcript_tools.eval.normalize import (
     STOPWORDS,
     _single_spaced,
@@ -21,6 +21,8 @@ from transcript_tools.eval.normalize import (
     squash,
     term_set,
 )
+from transcript_tools.eval.probes import Probe
+from transcript_tools.eval.score import recalled
 
 # Characters that exercise the rules: ASCII words and separators, full-width forms and
 # the ellipsis (mapped before NFKC), characters NFKC or casefold change (ﬁ, Ⅻ, ß, İ),
@@ -111,6 +113,50 @@ def test_a_joined_haystack_answers_as_the_joined_text(head: str, tail: str, need
             assert view.in_squashed(squash(needle)) == joined.in_squashed(squash(needle))
             terms = tuple(key_terms(needle)) + ("a", "src/app.py")
             assert view.count_words(terms) == joined.count_words(terms)
+
+
+@settings(max_examples=400)
+@given(st.lists(texts, max_size=5), st.lists(st.sampled_from(PIECES), max_size=4).map("".join))
+def test_a_haystack_of_parts_answers_as_their_joined_text(parts: list[str], needle: str) -> None:
+    """A view's text made of its messages' haystacks (their word sets and squashed
+    forms reused) answers every question as the text of the non-empty parts joined."""
+    texts = [normalize(part) for part in parts]
+    needle = normalize(needle) or "a"
+    joined = Haystack(" ".join(t for t in texts if t))
+    view = PartsHaystack([MemoHaystack(t) for t in texts])
+    terms = tuple(key_terms(needle)) + ("a", "src/app.py")
+    for _ in range(2):  # the memo's second answer is its first
+        assert bool(view) == bool(joined)
+        assert view.text == joined.text
+        assert view.words == joined.words
+        assert view.squashed == joined.squashed
+        assert view.in_text(needle) == joined.in_text(needle)
+        assert view.in_squashed(squash(needle)) == joined.in_squashed(squash(needle))
+        assert view.count_words(terms) == joined.count_words(terms)
+
+
+@settings(max_examples=400)
+@given(
+    st.sampled_from([*ARTIFACT_KINDS, REQUEST]),
+    st.lists(st.sampled_from(PIECES), min_size=1, max_size=8).map("".join),
+    texts,
+    st.booleans(),
+    texts,
+)
+def test_a_probe_the_rest_of_a_view_carries_the_whole_view_carries(
+    kind: str, text: str, around: str, holds: bool, tail: str
+) -> None:
+    """The action scorer reads ``none`` (the view without what the action added) first,
+    and a hit there is a hit in the view and the truncation (eval/policy_probes.py):
+    recall only grows with the text, for every kind's rule."""
+    key = normalize(text)
+    terms = tuple(key_terms(key.partition(": ")[2] if kind == "error" else key))
+    probe = Probe(kind, 0, 0, text, key, terms, tuple(t for t in terms if not t.isascii()))
+    alone = MemoHaystack(normalize(around + " " + text if holds else around))
+    assert not recalled(probe, alone) or recalled(probe, JoinedHaystack(alone, normalize(tail)))
+    if holds and len(key) > 1 and (terms or kind not in ("constraint", REQUEST)):
+        # the probe's own text carries it (a coverage kind needs its terms): the case above
+        assert recalled(probe, alone)
 
 
 @settings(max_examples=600)

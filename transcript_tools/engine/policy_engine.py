@@ -182,8 +182,9 @@ def policy_skip(
 def new_violations(history: list[Message], view: list[Message]) -> dict[str, list[str]]:
     """The rules of each target API that ``view`` (one a compaction made) breaks and the
     log's own ``history`` does not: what the policy did, not what the log already had (a
-    tool result without its call in the log itself stays out)."""
-    old = {api: {v.rule for v in found} for api, found in check_all(history).items()}
+    tool result without its call in the log itself stays out). ``history`` is checked as
+    a prefix that later actions extend (``validity.check_all``)."""
+    old = {api: {v.rule for v in found} for api, found in check_all(history, prefix=True).items()}
     out: dict[str, list[str]] = {}
     for api, found in check_all(view).items():
         fresh = [str(v) for v in found if v.rule not in old[api]]

@@ -30,6 +30,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from .messages import (
     AssistantMessage,
@@ -105,274 +106,291 @@ def _message_facts(message: Message) -> tuple[Message, str, tuple[str, ...], boo
     return known
 
 
-@dataclass(frozen=True, slots=True)
-class _Facts:
-    """What every API's rules read of each message of a view, found once per view (the
-    four checks share it): its role, its calls' ids, whether it is empty, and how many
-    system messages open the view."""
-
-    roles: list[str]
-    calls: list[tuple[str, ...]]
-    empty: list[bool]
-    leading_system: int
-
-    @classmethod
-    def of(cls, view: Sequence[Message]) -> _Facts:
-        known = list(map(_MESSAGE_FACTS.get, map(id, view)))
-        for i, entry in enumerate(known):
-            if entry is None:
-                known[i] = _message_facts(view[i])
-        facts: list[tuple[Message, str, tuple[str, ...], bool]] = known  # type: ignore[assignment]  # no None left
-        roles = [entry[1] for entry in facts]
-        leading = 0
-        while leading < len(roles) and roles[leading] == "system":
-            leading += 1
-        return cls(roles, [entry[2] for entry in facts], [entry[3] for entry in facts], leading)
+Found = tuple[tuple[str, int, str], ...]  # (rule, message index, call id or text)
 
 
-def _misplaced_system(api: str, facts: _Facts, where: str) -> list[Violation]:
-    roles = facts.roles
-    return [
-        Violation(
-            api, "system-not-leading", i, f"a system message after the conversation began ({where})"
-        )
-        for i in range(facts.leading_system, len(roles))
-        if roles[i] == "system"
-    ]
+class _Scan:
+    """Every API's check read left to right: the state after a prefix of a view and what
+    it breaks so far (a rule looks only at the messages before the one read, so a prefix
+    has one state in every view starting with it); ``found`` adds what the view's end
+    leaves open. Fields are immutable (dicts never changed once made): copies share."""
 
+    __slots__ = (
+        "n", "leading", "opened", "misplaced", "empty",
+        "group", "turn_calls", "turn_where", "pending", "called", "answered", "seen_other",
+        "paired", "open_calls", "answerable", "openai", "expected", "strict_calls", "strict",
+    )  # fmt: skip
 
-def _empty_content(api: str, facts: _Facts, final_assistant_ok: bool) -> list[Violation]:
-    found = []
-    roles, last = facts.roles, len(facts.roles) - 1
-    for i, empty in enumerate(facts.empty):
-        if empty and not (final_assistant_ok and i == last and roles[i] == "assistant"):
-            found.append(Violation(api, "empty-content", i, f"empty {roles[i]} message"))
-    return found
+    def __init__(self) -> None:
+        self.n = 0  # messages read
+        self.leading = 0  # system messages before any other
+        self.opened = False  # a message other than a system one was read
+        self.misplaced: tuple[int, ...] = ()  # system messages after the conversation began
+        self.empty: tuple[tuple[int, str], ...] = ()  # (index, role) of empty messages
+        # Anthropic and Gemini: turns of merged roles, calls answered in the next turn
+        self.group = ""  # the current turn's: "assistant", "user" (user, tool, system)
+        self.turn_calls: tuple[str, ...] = ()  # the current assistant turn's calls
+        self.turn_where: dict[str, int] = {}  # call -> the last message of the turn making it
+        self.pending: tuple[tuple[str, ...], dict[str, int]] | None = None  # the turn before's
+        self.called: frozenset[str] = frozenset()  # calls a result of this user turn may answer
+        self.answered: frozenset[str] = frozenset()  # results of this user turn
+        self.seen_other = False  # this user turn held other content before a result
+        self.paired: Found = ()
+        # OpenAI: results right after the assistant message that called
+        self.open_calls: dict[str, int] = {}  # call -> index of the assistant message
+        self.answerable: frozenset[str] = frozenset()
+        self.openai: Found = ()
+        self.expected = "user"  # strict: alternating roles
+        self.strict_calls: frozenset[str] = frozenset()
+        self.strict: Found = ()
 
+    def copy(self) -> _Scan:
+        twin = _Scan.__new__(_Scan)
+        for name in _Scan.__slots__:
+            setattr(twin, name, getattr(self, name))
+        return twin
 
-def _turns(roles: list[str], start: int, merge: set[str]) -> list[list[int]]:
-    """Indices of the conversation's turns after ``start``: consecutive messages whose
-    roles fall in the same group are one turn (the API merges them)."""
-    turns: list[list[int]] = []
-    previous = None
-    for i in range(start, len(roles)):
-        group = "user" if roles[i] in merge else roles[i]
-        if turns and group == previous:
-            turns[-1].append(i)
-        else:
-            turns.append([i])
-        previous = group
-    return turns
+    def read(self, message: Message) -> None:
+        """The scan after one more message."""
+        known = _MESSAGE_FACTS.get(id(message))
+        _, kind, calls, empty = known if known is not None else _message_facts(message)
+        i = self.n
+        self.n = i + 1
+        if empty:
+            self.empty += ((i, kind),)
+        if not self.opened:
+            if kind == "system":  # the system prompt (or the parameter's parts)
+                self.leading += 1
+                return
+            self.opened = True
+        elif kind == "system":
+            self.misplaced += (i,)
+        self._paired(message, i, kind, calls)
+        self._openai(message, i, kind, calls)
+        self._strict(message, i, kind, calls)
 
-
-def _paired_turns(api: str, view: Sequence[Message], facts: _Facts, noun: str) -> list[Violation]:
-    """Calls answered in the very next user turn (Anthropic, Gemini): results only there.
-    Only assistant messages make calls and only the user side holds results, so an
-    assistant turn is checked for its calls and a user turn for its results."""
-    found: list[Violation] = []
-    calls_of, roles = facts.calls, facts.roles
-    turns = _turns(roles, facts.leading_system, {"user", "tool", "system"})
-    previous_calls: list[str] = []  # the calls of the turn before
-    for n, turn in enumerate(turns):
-        if roles[turn[0]] == "assistant":
-            calls = [c for i in turn for c in calls_of[i]]
+    def _paired(self, message: Message, i: int, kind: str, calls: tuple[str, ...]) -> None:
+        group = "assistant" if kind == "assistant" else "user"
+        if group != self.group:
+            if group == "user":  # the assistant turn before (if any) awaits this turn
+                self.pending = (self.turn_calls, self.turn_where) if self.turn_calls else None
+                self.called = frozenset(self.turn_calls)
+                self.answered, self.seen_other = frozenset(), False
+            else:
+                self.paired += self._unanswered()
+                self.pending, self.turn_calls, self.turn_where = None, (), {}
+            self.group = group
+        if group == "assistant":
             if calls:
-                after = turns[n + 1] if n + 1 < len(turns) else []
-                answered = {
-                    m.tool_call_id for m in (view[i] for i in after) if type(m) is ToolResultMessage
-                }
-                for call in calls:
-                    if call not in answered:
-                        index = max(i for i in turn if call in calls_of[i])
-                        found.append(
-                            Violation(
-                                api,
-                                "call-unanswered",
-                                index,
-                                f"{noun} call {call} has no result in the next turn",
-                            )
-                        )
-            previous_calls = calls
-            continue
-        called = set(previous_calls)
-        previous_calls = []
-        seen_other = False
-        for i in turn:
-            kind = roles[i]
-            if kind != "tool":
-                seen_other = seen_other or kind != "system"
-                continue
-            message = view[i]
+                self.turn_calls += calls
+                self.turn_where = {**self.turn_where, **dict.fromkeys(calls, i)}
+        elif kind == "tool":
             assert type(message) is ToolResultMessage
-            if message.tool_call_id not in called:
-                found.append(
-                    Violation(
-                        api,
-                        "result-orphan",
-                        i,
-                        f"{noun} result {message.tool_call_id} answers no call of the turn before",
-                    )
-                )
-            elif seen_other and api == "anthropic":
-                found.append(
-                    Violation(
-                        api,
-                        "result-not-first",
-                        i,
-                        f"tool result {message.tool_call_id} after other content of its user turn",
-                    )
-                )
-    return found
+            call = message.tool_call_id
+            self.answered |= {call}
+            if call not in self.called:
+                self.paired += (("result-orphan", i, call),)
+            elif self.seen_other:
+                self.paired += (("result-not-first", i, call),)
+        elif kind != "system":
+            self.seen_other = True
 
+    def _unanswered(self) -> Found:
+        """The assistant turn before this user turn: its calls this turn did not answer
+        (every call of an assistant turn that ends the view)."""
+        if self.group == "assistant":
+            calls, where, answered = self.turn_calls, self.turn_where, frozenset[str]()
+        elif self.pending is not None:
+            (calls, where), answered = self.pending, self.answered
+        else:
+            return ()
+        return tuple(("call-unanswered", where[c], c) for c in calls if c not in answered)
 
-def _anthropic(view: Sequence[Message], facts: _Facts) -> list[Violation]:
-    return (
-        _misplaced_system("anthropic", facts, "only the top-level system parameter takes one")
-        + _paired_turns("anthropic", view, facts, "tool_use")
-        + _empty_content("anthropic", facts, final_assistant_ok=True)
-    )
-
-
-def _gemini(view: Sequence[Message], facts: _Facts) -> list[Violation]:
-    return (
-        _misplaced_system(
-            "gemini", facts, "the system instruction is separate; contents are user/model"
-        )
-        + _paired_turns("gemini", view, facts, "function")
-        + _empty_content("gemini", facts, final_assistant_ok=False)
-    )
-
-
-def _openai(view: Sequence[Message], facts: _Facts) -> list[Violation]:
-    found: list[Violation] = []
-    open_calls: dict[str, int] = {}  # id -> index of the assistant message that made the call
-    answerable: set[str] = set()
-    for i, message in enumerate(view):
-        if type(message) is ToolResultMessage:
-            if message.tool_call_id in answerable:
-                answerable.discard(message.tool_call_id)
-                open_calls.pop(message.tool_call_id, None)
-            else:
-                found.append(
-                    Violation(
-                        "openai",
-                        "result-orphan",
-                        i,
-                        f"tool message {message.tool_call_id} answers no tool_calls id of the assistant message before it",
-                    )
-                )
-            continue
-        for call, index in open_calls.items():
-            found.append(
-                Violation(
-                    "openai",
-                    "call-unanswered",
-                    index,
-                    f"tool_call {call} not answered before the next non-tool message",
-                )
-            )
-        open_calls = {call: i for call in facts.calls[i]}
-        answerable = set(open_calls)
-    for call, index in open_calls.items():
-        found.append(
-            Violation("openai", "call-unanswered", index, f"tool_call {call} never answered")
-        )
-    return sorted(found, key=lambda v: v.index)
-
-
-def _strict(view: Sequence[Message], facts: _Facts) -> list[Violation]:
-    found = _misplaced_system("strict", facts, "only one optional system message at the front")
-    start, roles = facts.leading_system, facts.roles
-    if start > 1:
-        found.append(
-            Violation(
-                "strict", "system-not-leading", 1, "more than one system message at the front"
-            )
-        )
-    expected = "user"
-    calls: set[str] = set()
-    for i in range(start, len(view)):
-        message, kind = view[i], roles[i]
-        if kind == "system":
-            continue  # reported above
+    def _openai(self, message: Message, i: int, kind: str, calls: tuple[str, ...]) -> None:
         if kind == "tool":
-            if type(message) is ToolResultMessage and message.tool_call_id in calls:
-                calls.discard(message.tool_call_id)
-                expected = "assistant"
+            assert type(message) is ToolResultMessage
+            call = message.tool_call_id
+            if call in self.answerable:
+                self.answerable -= {call}
+                self.open_calls = {c: at for c, at in self.open_calls.items() if c != call}
             else:
-                found.append(
-                    Violation(
-                        "strict",
-                        "result-orphan",
-                        i,
-                        "tool result not right after the assistant message that called it",
-                    )
-                )
-            continue
-        if calls:
-            found.append(
-                Violation(
-                    "strict",
-                    "call-unanswered",
-                    i - 1,
-                    f"tool call(s) {', '.join(sorted(calls))} not answered",
-                )
-            )
-        if kind != expected:
-            first = i == start or all(roles[j] == "system" for j in range(start, i))
+                self.openai += (("result-orphan", i, call),)
+            return
+        if self.open_calls:
+            self.openai += tuple(("call-unanswered", at, c) for c, at in self.open_calls.items())
+        self.open_calls = dict.fromkeys(calls, i)
+        self.answerable = frozenset(self.open_calls)
+
+    def _strict(self, message: Message, i: int, kind: str, calls: tuple[str, ...]) -> None:
+        if kind == "system":
+            return  # reported as misplaced
+        if kind == "tool":
+            assert type(message) is ToolResultMessage
+            if message.tool_call_id in self.strict_calls:
+                self.strict_calls -= {message.tool_call_id}
+                self.expected = "assistant"
+            else:
+                self.strict += (("result-orphan", i, ""),)
+            return
+        if self.strict_calls:
+            self.strict += (("call-unanswered", i - 1, ", ".join(sorted(self.strict_calls))),)
+        if kind != self.expected:
             text = (
                 "the conversation must start with a user message"
-                if first
-                else f"{kind} message where the {expected} must come: roles must alternate"
+                if i == self.leading  # the first message after the system prompt
+                else f"{kind} message where the {self.expected} must come: roles must alternate"
             )
-            found.append(Violation("strict", "roles-not-alternating", i, text))
-        calls = set(facts.calls[i])
-        expected = "user" if kind == "assistant" else "assistant"
-    if calls:
-        found.append(
-            Violation(
-                "strict",
-                "call-unanswered",
-                len(view) - 1,
-                f"tool call(s) {', '.join(sorted(calls))} not answered",
-            )
-        )
-    return sorted(
-        found + _empty_content("strict", facts, final_assistant_ok=False), key=lambda v: v.index
+            self.strict += (("roles-not-alternating", i, text),)
+        self.strict_calls = frozenset(calls)
+        self.expected = "user" if kind == "assistant" else "assistant"
+
+    def found(self, api: str) -> list[Violation]:
+        """``api``'s violations of the view read so far, by message index."""
+        if api == "openai":
+            found = [_openai_violation(*entry) for entry in self.openai]
+            found += [
+                Violation("openai", "call-unanswered", at, f"tool_call {c} never answered")
+                for c, at in self.open_calls.items()
+            ]
+            return sorted(found, key=attrgetter("index"))
+        found = [Violation(api, "system-not-leading", i, _MISPLACED[api]) for i in self.misplaced]
+        if api == "strict":
+            if self.leading > 1:
+                found.append(_strict_violation("system-not-leading", 1, _MORE_THAN_ONE))
+            found += [_strict_violation(*entry) for entry in self.strict]
+            if self.strict_calls:
+                calls = ", ".join(sorted(self.strict_calls))
+                found.append(_strict_violation("call-unanswered", self.n - 1, calls))
+        else:
+            noun = "tool_use" if api == "anthropic" else "function"
+            for rule, i, call in self.paired + self._unanswered():
+                if rule != "result-not-first" or api == "anthropic":
+                    found.append(_paired_violation(api, noun, rule, i, call))
+        last = self.n - 1
+        found += [
+            Violation(api, "empty-content", i, f"empty {kind} message")
+            for i, kind in self.empty
+            if not (api == "anthropic" and i == last and kind == "assistant")
+        ]
+        return sorted(found, key=attrgetter("index"))
+
+
+_MORE_THAN_ONE = "more than one system message at the front"
+_MISPLACED = {
+    api: f"a system message after the conversation began ({where})"
+    for api, where in (
+        ("anthropic", "only the top-level system parameter takes one"),
+        ("gemini", "the system instruction is separate; contents are user/model"),
+        ("strict", "only one optional system message at the front"),
     )
+}
 
 
-CHECKS = {"anthropic": _anthropic, "openai": _openai, "gemini": _gemini, "strict": _strict}
+def _paired_violation(api: str, noun: str, rule: str, i: int, call: str) -> Violation:
+    if rule == "call-unanswered":
+        return Violation(api, rule, i, f"{noun} call {call} has no result in the next turn")
+    if rule == "result-orphan":
+        return Violation(api, rule, i, f"{noun} result {call} answers no call of the turn before")
+    return Violation(api, rule, i, f"tool result {call} after other content of its user turn")
 
 
-def check_view(view: Sequence[Message], api: str, facts: _Facts | None = None) -> list[Violation]:
-    """The violations of ``api``'s rules in ``view``, by message index (``facts``: the
-    view's, when ``check_all`` found them once for every API)."""
-    if api not in CHECKS:
+def _openai_violation(rule: str, i: int, call: str) -> Violation:
+    if rule == "result-orphan":
+        text = f"tool message {call} answers no tool_calls id of the assistant message before it"
+    else:
+        text = f"tool_call {call} not answered before the next non-tool message"
+    return Violation("openai", rule, i, text)
+
+
+def _strict_violation(rule: str, i: int, text: str) -> Violation:
+    if rule == "result-orphan":
+        text = "tool result not right after the assistant message that called it"
+    elif rule == "call-unanswered":
+        text = f"tool call(s) {text} not answered"
+    return Violation("strict", rule, i, text)
+
+
+def check_view(view: Sequence[Message], api: str) -> list[Violation]:
+    """The violations of ``api``'s rules in ``view``, by message index."""
+    if api not in APIS:
         raise ValueError(f"unknown API {api!r} (known: {', '.join(APIS)})")
-    return sorted(CHECKS[api](view, facts or _Facts.of(view)), key=lambda v: v.index)
+    return _scan(view, remember=False).found(api)
+
+
+# The scans of the views' prefixes checked so far, as trees by the messages'
+# identities: a node holds its message (so no other object takes its id while it is
+# here) and the scan after it. A log's history is checked at every action, each time
+# one prefix longer, under every configuration of a grid: each message of it is read
+# once (``check_all(prefix=True)``), not once per action. Messages are frozen
+# (engine/messages.py), so the same objects in the same order are the same prefix.
+# One tree per history's first message; the last PREFIX_TREES kept (a sweep runs a
+# log's configurations one after another), all let go at PREFIX_NODES nodes.
+@dataclass(slots=True)
+class _Node:
+    message: Message | None
+    scan: _Scan
+    after: dict[int, _Node]
+
+
+_ROOT = _Node(None, _Scan(), {})
+PREFIX_TREES, PREFIX_NODES = 4, 1 << 15
+_sizes: dict[int, int] = {}  # nodes per tree, by its first message's id
+
+
+def _scan(view: Sequence[Message], remember: bool) -> _Scan:
+    """The scan of ``view``: from the longest prefix of it a tree holds, the rest read
+    (and kept in the trees when ``remember``)."""
+    node, done = _ROOT, 0
+    for message in view:
+        step = node.after.get(id(message))
+        if step is None:
+            break
+        node, done = step, done + 1
+    scan = node.scan.copy()
+    for message in view[done:]:
+        scan.read(message)
+        if remember:
+            with _RECENT_LOCK:
+                node = _keep(node, message, scan.copy(), id(view[0]))
+    return scan
+
+
+def _keep(node: _Node, message: Message, scan: _Scan, tree: int) -> _Node:
+    """The node after ``node`` for ``message``, kept in its ``tree`` (made if it is
+    the tree's first), the oldest trees let go beyond the bounds."""
+    if sum(_sizes.values()) >= PREFIX_NODES:
+        _ROOT.after.clear()
+        _sizes.clear()
+    if node is _ROOT:
+        while len(_ROOT.after) >= PREFIX_TREES:
+            oldest = next(iter(_ROOT.after))
+            del _ROOT.after[oldest]
+            _sizes.pop(oldest, None)
+        _sizes[tree] = 0
+    step = node.after[id(message)] = _Node(message, scan, {})
+    if tree in _sizes:
+        _sizes[tree] += 1
+    return step
 
 
 # The last views check_all saw, by their messages' identities, each with its messages
-# (held, so no other object can take one of their ids while it is here) and its result.
-# One compaction's views are checked by several observers in a row (the session's
-# summary record, the sweep's counts, the action scorer), and a sweep's configurations
-# check the same history prefixes of a conversation one after another: each is found
-# once. Messages are frozen (engine/messages.py), so the same objects in the same order
-# are the same view. Bounded by the messages held (a few MB at most).
+# (held, so no other object can take one of their ids while it is here) and its result:
+# one compaction's view is checked by several observers in a row (the session's summary
+# record, the sweep's counts, the action scorer). Bounded by the messages held.
 _RECENT: dict[tuple[int, ...], tuple[tuple[Message, ...], dict[str, list[Violation]]]] = {}
 RECENT_MESSAGES = 1 << 16
 _held = [0]  # messages held by _RECENT's views
 
 
-def check_all(view: Sequence[Message]) -> dict[str, list[Violation]]:
-    """Every API's violations of ``view`` (an API with none maps to an empty list)."""
+def check_all(view: Sequence[Message], *, prefix: bool = False) -> dict[str, list[Violation]]:
+    """Every API's violations of ``view`` (an API with none maps to an empty list).
+    ``prefix``: ``view`` is a log's history up to now, which later calls extend (its
+    scan is kept for them: ``_scan``)."""
     key = tuple(map(id, view))
     known = _RECENT.get(key)
     if known is None:
-        facts = _Facts.of(view)
-        found = {api: check_view(view, api, facts) for api in APIS}
-        known = (tuple(view), found)
+        scan = _scan(view, prefix)
+        known = (tuple(view), {api: scan.found(api) for api in APIS})
         with _RECENT_LOCK:
             while _RECENT and _held[0] + len(key) > RECENT_MESSAGES:
                 _held[0] -= len(_RECENT.pop(next(iter(_RECENT)))[0])  # the oldest

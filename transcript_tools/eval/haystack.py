@@ -5,6 +5,10 @@ built on need. Three questions are asked of it: is a string in the text, is a st
 in the squashed text (keys holding CJK, CJK key terms), and how many of some ASCII
 terms are words of it.
 
+``PartsHaystack``: the texts of several haystacks joined with spaces, its word set and
+squashed form made from theirs (the parts keep them): a policy's view is its messages'
+texts, and the same messages are in view after view.
+
 ``JoinedHaystack``: the text ``head + " " + tail`` answering the same questions as a
 ``Haystack`` of that text would, without building it: the head is shared and keeps
 the answers already looked up in it. The truncation floor is one: the first N tokens of
@@ -14,6 +18,8 @@ in them every time (benchmarks/bench_eval.py).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from .normalize import squash_utf8, term_set
 
@@ -149,3 +155,28 @@ class JoinedHaystack(Haystack):
         head = self._head.words.intersection(terms)
         tail = self._tail.words.intersection(terms)
         return len(head | tail) if tail else len(head)
+
+
+class PartsHaystack(MemoHaystack):
+    """The non-empty texts of ``parts`` joined with one space, as a ``MemoHaystack`` of
+    that text: its words are the union of the parts' (a word never holds a space, so
+    none runs across a joint), its squashed form the parts' squashed forms end to end
+    (the joints' spaces are what squashing drops). Each part builds its own once."""
+
+    __slots__ = ("_parts",)
+
+    def __init__(self, parts: Sequence[Haystack]) -> None:
+        self._parts = [part for part in parts if part.text]
+        super().__init__(" ".join([part.text for part in self._parts]))
+
+    @property
+    def words(self) -> frozenset[str]:
+        if self._words is None:
+            self._words = frozenset[str]().union(*[part.words for part in self._parts])
+        return self._words
+
+    @property
+    def squashed(self) -> bytes:
+        if self._squashed is None:
+            self._squashed = b"".join([part.squashed for part in self._parts])
+        return self._squashed

@@ -44,7 +44,7 @@ from ..engine.tokens import estimate_text_tokens
 from ..engine.validity import check_all
 from ..providers.executor import SummaryExecutor
 from .artifacts import REQUEST
-from .haystack import Haystack, JoinedHaystack, MemoHaystack
+from .haystack import Haystack, JoinedHaystack, MemoHaystack, PartsHaystack
 from .normalize import normalize
 from .probes import Probe
 from .records import PolicyActionRecord, PolicyProbeRow
@@ -90,7 +90,7 @@ class ActionScorer:
     alive: list[Probe] = field(default_factory=list)  # survivors, carried by the view's text
     whole_view: bool = False  # also score every probe of the history (eval/view_recall.py)
     _history: dict[int, str] = field(default_factory=dict)  # index -> visible, normalized
-    _shown: dict[int, tuple[Message, str]] = field(default_factory=dict)  # id -> the same
+    _shown: dict[int, tuple[Message, MemoHaystack]] = field(default_factory=dict)  # id -> the same
     _history_hay: dict[int, MemoHaystack] = field(default_factory=dict)  # index -> its haystack
 
     def _norm(self, index: int | None, message: Message) -> str:
@@ -105,12 +105,17 @@ class ActionScorer:
             if text is None:
                 text = history[index] = normalize(visible_text(message, self.max_tool_result_chars))
             return text
+        return self._haystack(index, message).text
+
+    def _haystack(self, index: int | None, message: Message) -> MemoHaystack:
+        """``_norm``'s text as a haystack that keeps its word set and answers: the
+        history message's (``_message_haystack``), or the summary's or copy's own."""
+        if index is not None and self.probes.messages[index] is message:
+            return self._message_haystack(index)
         known = self._shown.get(id(message))
         if known is None or known[0] is not message:
-            known = self._shown[id(message)] = (
-                message,
-                normalize(visible_text(message, self.max_tool_result_chars)),
-            )
+            text = normalize(visible_text(message, self.max_tool_result_chars))
+            known = self._shown[id(message)] = (message, MemoHaystack(text))
         return known[1]
 
     def _message_haystack(self, index: int) -> MemoHaystack:
@@ -143,9 +148,7 @@ class ActionScorer:
         gone = set(removed)
         added = [(i, m) for i, m in entries if (i is None and kind == SUMMARY) or i in gone]
         added_ids = {id(m) for _, m in added}
-        rest = MemoHaystack(
-            " ".join(p for i, m in entries if id(m) not in added_ids and (p := self._norm(i, m)))
-        )
+        rest = PartsHaystack([self._haystack(i, m) for i, m in entries if id(m) not in added_ids])
         added_raw = "\n\n".join(visible_text(m, self.max_tool_result_chars) for _, m in added)
         view = JoinedHaystack(rest, normalize(added_raw))
         whole, cut = self.probes.truncate_indices(removed, estimate_text_tokens(added_raw))
@@ -159,10 +162,11 @@ class ActionScorer:
         counts: dict[str, dict[str, list[int]]] = {v: {} for v in POLICY_VARIANTS}
         survivors: list[Probe] = []
         for probe, was_carried in checked:
+            alone = recalled(probe, rest)  # the view and the truncation hold all of rest
             hits = {
-                "view": recalled(probe, view),
-                "truncation": recalled(probe, truncation),
-                "none": recalled(probe, rest),
+                "view": alone or recalled(probe, view),
+                "truncation": alone or recalled(probe, truncation),
+                "none": alone,
                 "ceiling": self._in_history(probe, history_end, uncompacted),
             }
             if hits["view"]:
