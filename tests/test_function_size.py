@@ -39,7 +39,7 @@ LONG: dict[str, tuple[int, str]] = {
     "replay/run.py::replay_paths": (87, WORKFLOW),
     "sweep/simulate.py::profile_conversation": (90, HOT),
     "cli/compare_cmd.py::compare_command": (83, CLI),
-    "engine/accounting.py::TurnAccounting._append_turn": (86, HOT),
+    "engine/accounting.py::TurnAccounting.append_turn": (86, HOT),
     "cli/sweep_cmd.py::sweep_command": (83, CLI),
     "api.py::sweep_corpus": (
         79,

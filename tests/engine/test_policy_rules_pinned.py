@@ -58,9 +58,14 @@ from transcript_tools.engine.policy import (
     SummarySpec,
     Trigger,
 )
-from transcript_tools.engine.policy_engine import policy_skip, seed_shaped, with_policy
+from transcript_tools.engine.policy_engine import (
+    policy_skip,
+    seed_shaped,
+    summarized_span,
+    with_policy,
+)
 from transcript_tools.engine.policy_lines import keep_budget_tokens, threshold_tokens
-from transcript_tools.engine.policy_slot import CompactionPlan, PolicySlot, summarized_span
+from transcript_tools.engine.policy_slot import CompactionPlan, PolicySlot
 from transcript_tools.engine.prompt import (
     PromptTemplate,
     builtin_template_names,

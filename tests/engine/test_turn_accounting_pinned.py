@@ -25,9 +25,9 @@ def test_recorded_calls_count_one_per_call_with_usage_and_cache_fields_add_up() 
         [UserMessage.text("u1"), _call(Usage(100, 10, 40, 7)), _call(Usage(200, 20, 50, 8))]
     )
     engine.submit_turn([UserMessage.text("u2"), _call(Usage(300, 30, 60, 9))])
-    assert engine.recorded_calls == 3
-    assert engine.estimated_calls == 0
-    assert engine.cost_so_far == Usage(600, 60, 150, 24)
+    assert engine.accounting.recorded_calls == 3
+    assert engine.accounting.estimated_calls == 0
+    assert engine.accounting.cost_so_far == Usage(600, 60, 150, 24)
     assert [d["cost_so_far"] for d in engine.decisions] == [330, 660]
     assert [d["tokens"] for d in engine.decisions] == ["recorded", "recorded"]
 
@@ -49,4 +49,4 @@ def test_with_no_recorded_call_the_seeds_current_context_is_the_view_alone() -> 
     turn = [UserMessage.text("u1"), _call(None)]
     engine.submit_turn(turn)
     view = sum(estimate_message_tokens(m) for m in turn)
-    assert engine.current_context_tokens() == view
+    assert engine.accounting.current_context_tokens() == view

@@ -226,7 +226,7 @@ def profile_conversation(
     # peaks: the view a model is called with (never past the last call)
     peak_view = view
     if measured_end < len(conv.messages) and view:
-        clipped = engine.current_context_tokens(measured_end)
+        clipped = engine.accounting.current_context_tokens(measured_end)
         peak_view = [
             v if end <= measured_end else clipped for v, end in zip(view, history_end, strict=True)
         ]
@@ -253,7 +253,7 @@ def profile_conversation(
         cost=cost,
         view=view,
         history_end=history_end,
-        all_recorded=engine.estimated_calls == 0,
+        all_recorded=engine.accounting.estimated_calls == 0,
         compaction_turns=sorted(
             {compaction_turn(starts, c.message_index) for c in conv.compactions}
         ),
