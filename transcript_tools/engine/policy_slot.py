@@ -29,7 +29,6 @@ from .compaction import (
     tool_names,
     without_inputs,
 )
-from .config import SlotMode
 from .messages import (
     PERSON,
     AssistantMessage,
@@ -70,7 +69,6 @@ class PolicySlot:
     # budgets and thresholds it is compared with, reads it
     sizes: SizeModel = ESTIMATES
     slot_id: str = "main"
-    mode: SlotMode = SlotMode.FOCUSED
     messages: list[Message] = field(default_factory=list)
     units: UnitCounter = field(default_factory=UnitCounter)
     saves: int = 0
@@ -96,19 +94,11 @@ class PolicySlot:
     _settled: int = 0
     restarted: bool = False  # a message the size model marks as a restart was appended
 
-    # ---- the ContextSlot interface ---------------------------------------------------
+    # ---- the view ---------------------------------------------------------------------
 
     @property
     def marker(self) -> str:
         return self.policy.placement.marker
-
-    @property
-    def unit_starts(self) -> list[int]:
-        return self.units.starts
-
-    @property
-    def summary_override(self) -> str | None:
-        return self.summary_text
 
     def append_messages(self, messages: list[Message]) -> None:
         start = len(self.messages)
