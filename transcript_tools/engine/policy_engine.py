@@ -175,24 +175,24 @@ def policy_threshold(policy: Policy, window: int) -> float | None:
 
 
 def policy_skip(
-    policy: Policy,
+    trigger: Trigger,
     turn: int,
     last_summary_turn: int,
     watermark: float,
-    window: int,
+    line: float | None,
     view_messages: int,
     empty: bool,
 ) -> Decision | None:
-    """Why the policy's trigger does not fire at this unit, or None when it fires.
+    """Why the trigger does not fire at this unit, or None when it fires.
 
-    Token forms: the seed's comparison (``rules.skip_reason``) against the policy's line.
-    ``every``: fires once ``every`` units passed since the last summary; ``messages``: once
-    the view holds that many; ``never``: a pre-pass-only policy, no summary (``disabled``).
-    The debounce applies to every form, as F6 does to the seed's."""
-    trigger = policy.trigger
+    Token forms: the seed's comparison (``rules.skip_reason``) against ``line``, the
+    trigger's line for the session's window (:func:`policy_threshold`, the same float as
+    F2's for the seed). ``every``: fires once ``every`` units passed since the last
+    summary; ``messages``: once the view holds that many; ``never``: a pre-pass-only
+    policy, no summary (``disabled``). The debounce applies to every form, as F6 does to
+    the seed's."""
     if trigger.threshold == "never":
         return Decision.DISABLED
-    line = threshold_tokens(trigger, window)
     if line is None:  # every / messages: the measure is a count, the line that count
         since = turn - last_summary_turn
         measure, line = (

@@ -87,6 +87,7 @@ class SessionEngine:
     policy: Policy = field(init=False)
     slot: Slot = field(init=False)
     accounting: TurnAccounting = field(init=False)  # step 5 and the measures
+    _line: float | None = field(init=False)  # the trigger's line for the session's window
     memory: SessionMemory = field(default_factory=SessionMemory)
     decisions: list[DecisionRecord] = field(default_factory=list)
     summaries: list[SummaryRecord] = field(default_factory=list)
@@ -111,6 +112,7 @@ class SessionEngine:
         self.slot = new_slot(settings, policy, self.sizes)
         current = settings.measure is Measure.CURRENT
         self.accounting = TurnAccounting(self.session_id, self.slot, policy, current)
+        self._line = None if cfg is None else policy_threshold(policy, cfg.max_context_tokens)
         if cfg is not None and self.template is None:
             self.template = template_from_config(cfg.summary_prompt, self.settings.template_name)
 
@@ -180,16 +182,16 @@ class SessionEngine:
             record["threshold"] = None
             self._finish(record, Decision.DISABLED, advance_after)
             return None
-        slot, policy, window = self.slot, self.policy, cfg.max_context_tokens
+        slot, trigger, line = self.slot, self.policy.trigger, self._line
         # F2 + F6 (the seed's form of the trigger), or the policy's (engine/policy_engine.py)
-        record["threshold"] = policy_threshold(policy, window)
-        count = slot.view_size()[0] if policy.trigger.threshold == "messages" else 0
+        record["threshold"] = line
+        count = slot.view_size()[0] if trigger.threshold == "messages" else 0
         skip = policy_skip(
-            policy,
+            trigger,
             turn,
             self.last_summary_turn,
             record["watermark"],
-            window,
+            line,
             count,
             not slot.messages,
         )
