@@ -128,7 +128,7 @@ def seed_policy(cfg: SummaryConfig | None, settings: ReplaySettings) -> Policy:
 
 def engine_measure(trigger: Trigger) -> Measure:
     """The engine's measure for ``trigger``: ``conversation`` is a view measure (the
-    current one's timing and unit), read by ``TurnAccounting.conversation_tokens``."""
+    current one's timing and unit), read by ``TurnAccounting.view_measure``."""
     return Measure.CURRENT if trigger.measure == "conversation" else Measure(trigger.measure)
 
 

@@ -172,7 +172,7 @@ class ConversationSeries:
 
     def focused_size(self, turn: int, covered_turn: int) -> int:
         """Size of the focused view after ``turn``, the latest summary made at ``covered_turn``
-        (as ``SessionEngine.current_context_tokens`` measures it)."""
+        (as ``TurnAccounting.current_context_tokens`` measures it)."""
         starts = self.starts
         start = focused_window_start(
             starts, turn + 1, self.keep_recent_turns, self.history_end[covered_turn]
@@ -211,7 +211,7 @@ def profile_conversation(
     slot = engine.slot
     assert isinstance(slot, ContextSlot)  # the profile runs no policy (settings above)
     cost = [d["cost_so_far"] for d in engine.decisions]
-    # the current measure; never below the estimated view (SessionEngine.current_context_tokens)
+    # the current measure; never below the estimated view (TurnAccounting.current_context_tokens)
     view = [d["watermark"] for d in engine.decisions]
     history_end = [start + len(messages) for start, messages in turns]
     starts = [start for start, _ in turns]
