@@ -39,7 +39,7 @@ LONG: dict[str, tuple[int, str]] = {
     "replay/run.py::replay_paths": (87, WORKFLOW),
     "sweep/simulate.py::profile_conversation": (90, HOT),
     "cli/compare_cmd.py::compare_command": (83, CLI),
-    "engine/accounting.py::TurnAccounting._append_turn": (86, HOT),
+    "engine/accounting.py::TurnAccounting.append_turn": (86, HOT),
     "cli/sweep_cmd.py::sweep_command": (83, CLI),
     "api.py::sweep_corpus": (
         79,
@@ -59,17 +59,9 @@ LONG: dict[str, tuple[int, str]] = {
         "the one precedence home (flags, env, file, defaults) for every setting",
     ),
     "cli/check_cmd.py::check_command": (68, CLI),
-    "engine/session.py::SessionEngine._apply_outcome": (
-        67,
-        "the seed's outcome rules in spec order (docs/spec.md); not yet split",
-    ),
     "formats/trajectories.py::_openhands": (67, READER),
     "formats/claude_code/__init__.py::_Session._entry": (64, READER),
     "compare/workflow.py::compare_paths": (62, WORKFLOW),
-    "engine/session.py::SessionEngine._checkpoint": (
-        63,
-        "the seed's checkpoint rules in spec order (docs/spec.md); not yet split",
-    ),
     "formats/managed_agents.py::_Session.add": (63, READER),
     "sweep/html.py::_tradeoff": (
         62,

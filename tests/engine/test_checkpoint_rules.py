@@ -27,7 +27,7 @@ def test_empty_history_guard_is_reached_and_makes_no_call() -> None:
     history is empty: the checkpoint must fire into the guard, not into a call.
     """
     e, p = engine(max_context_tokens=100, trigger_token_ratio=0.5, debounce_turns=0), FakeProvider()
-    e.cost_so_far = Usage(80, 20)  # restored state: 100 >= 50
+    e.accounting.cost_so_far = Usage(80, 20)  # restored state: 100 >= 50
     request = e.submit_turn([])
     assert request is None
     assert [d["decision"] for d in e.decisions] == ["skipped_empty"]
@@ -99,4 +99,4 @@ def test_summary_usage_never_enters_cost_so_far() -> None:
         s["usage"]["input_tokens"] > 0 and s["usage"]["output_tokens"] > 0 for s in summarized
     )
     assert [d["cost_so_far"] for d in e.decisions] == [15 * (i + 1) for i in range(6)]
-    assert e.cost_so_far.total_tokens == 90
+    assert e.accounting.cost_so_far.total_tokens == 90

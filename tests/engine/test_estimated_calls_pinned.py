@@ -21,8 +21,8 @@ def test_each_call_without_recorded_usage_counts_one_estimated_call() -> None:
     engine = SessionEngine("s")
     engine.submit_turn([UserMessage.text("u1"), _call(), _call()])
     engine.submit_turn([UserMessage.text("u2"), _call()])
-    assert engine.estimated_calls == 3
-    assert engine.recorded_calls == 0
+    assert engine.accounting.estimated_calls == 3
+    assert engine.accounting.recorded_calls == 0
     assert [d["tokens"] for d in engine.decisions] == ["estimated", "estimated"]
 
 

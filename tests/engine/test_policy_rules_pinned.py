@@ -58,9 +58,14 @@ from transcript_tools.engine.policy import (
     SummarySpec,
     Trigger,
 )
-from transcript_tools.engine.policy_engine import policy_skip, seed_shaped, with_policy
+from transcript_tools.engine.policy_engine import (
+    policy_skip,
+    seed_shaped,
+    summarized_span,
+    with_policy,
+)
 from transcript_tools.engine.policy_lines import keep_budget_tokens, threshold_tokens
-from transcript_tools.engine.policy_slot import CompactionPlan, PolicySlot, summarized_span
+from transcript_tools.engine.policy_slot import CompactionPlan, PolicySlot
 from transcript_tools.engine.prompt import (
     PromptTemplate,
     builtin_template_names,
@@ -106,7 +111,7 @@ def test_every_form_counts_units_since_the_last_summary_as_a_difference() -> Non
     policy = Policy(name="every-3", trigger=Trigger(threshold="every", every=3, debounce=0))
 
     def skip(turn: int, last: int) -> Decision | None:
-        return policy_skip(policy, turn, last, 0.0, 100_000, 0, False)
+        return policy_skip(policy.trigger, turn, last, 0.0, None, 0, False)
 
     assert skip(5, 3) is Decision.BELOW_THRESHOLD  # 5 - 3 = 2 units: not yet
     assert skip(6, 3) is None  # 3 units: fires

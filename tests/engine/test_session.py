@@ -178,8 +178,9 @@ def test_summary_format_messages() -> None:
 
 # 11 summary_skipped_for_empty_messages
 def test_summary_skipped_for_empty_messages() -> None:
-    e, p = engine(max_context_tokens=1, trigger_token_ratio=1.0, debounce_turns=0), FakeProvider()
-    e.settings = ReplaySettings(summary=e.settings.summary, measure=Measure.CURRENT)
+    cfg = SummaryConfig(max_context_tokens=1, trigger_token_ratio=1.0, debounce_turns=0)
+    e = SessionEngine("s1", ReplaySettings(summary=cfg, measure=Measure.CURRENT))
+    p = FakeProvider()
     drive(e, [[]], p)
     assert p.prompts == []
 

@@ -25,21 +25,21 @@ def test_recorded_calls_count_one_per_call_with_usage_and_cache_fields_add_up() 
         [UserMessage.text("u1"), _call(Usage(100, 10, 40, 7)), _call(Usage(200, 20, 50, 8))]
     )
     engine.submit_turn([UserMessage.text("u2"), _call(Usage(300, 30, 60, 9))])
-    assert engine.recorded_calls == 3
-    assert engine.estimated_calls == 0
-    assert engine.cost_so_far == Usage(600, 60, 150, 24)
+    assert engine.accounting.recorded_calls == 3
+    assert engine.accounting.estimated_calls == 0
+    assert engine.accounting.cost_so_far == Usage(600, 60, 150, 24)
     assert [d["cost_so_far"] for d in engine.decisions] == [330, 660]
     assert [d["tokens"] for d in engine.decisions] == ["recorded", "recorded"]
 
 
-def test_the_session_engine_keeps_every_field_in_slots() -> None:
-    """The accounting mixin declares empty ``__slots__`` at run time, so an engine (one
-    per session, millions of attribute reads) has no instance dict (fails when the mixin
-    leaves them out: every engine gets a ``__dict__``)."""
+def test_the_session_engine_and_its_accounting_keep_every_field_in_slots() -> None:
+    """An engine and its accounting (one each per session, millions of attribute reads)
+    have no instance dict (fails when either class is declared without ``slots``)."""
     engine = SessionEngine("s")
-    assert not hasattr(engine, "__dict__")
-    with pytest.raises(AttributeError):
-        engine.not_a_field = 1  # type: ignore[attr-defined]
+    for part in (engine, engine.accounting):
+        assert not hasattr(part, "__dict__")
+        with pytest.raises(AttributeError):
+            part.not_a_field = 1  # type: ignore[union-attr]
 
 
 def test_with_no_recorded_call_the_seeds_current_context_is_the_view_alone() -> None:
@@ -49,4 +49,4 @@ def test_with_no_recorded_call_the_seeds_current_context_is_the_view_alone() -> 
     turn = [UserMessage.text("u1"), _call(None)]
     engine.submit_turn(turn)
     view = sum(estimate_message_tokens(m) for m in turn)
-    assert engine.current_context_tokens() == view
+    assert engine.accounting.current_context_tokens() == view

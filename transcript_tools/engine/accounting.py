@@ -1,49 +1,44 @@
 """A session's turn accounting: what each turn adds to ``cost_so_far`` (the seed's step 5)
 and the measures the checkpoint compares (cumulative, or the current view).
 
-A mixin of :class:`~.session.SessionEngine` (its fields are declared there): the engine's
-other half, the checkpoint and the summary it hands out, is in ``session.py``.
+The session engine holds one (``SessionEngine.accounting``) over its slot: each unit
+appended through it opens that unit's decision record, which the checkpoint completes.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from dataclasses import dataclass, field
+from typing import Final
 
-from .config import Measure
 from .messages import SYNTHETIC_MODEL, AssistantMessage, Message, Usage
-from .policy_engine import policy_fields
-from .policy_slot import PolicySlot
+from .policy import Policy
 from .records import DecisionRecord
-from .rules import estimated_summary_view, focused_window_start
 from .seed_defaults import SUMMARY_MAX_TOKENS
-from .slot import ContextSlot
-from .tokens import assumed_summary_tokens, conversation_tokens
-
-if TYPE_CHECKING:
-    from .config import ReplaySettings
+from .slot import Slot
+from .tokens import conversation_tokens
 
 # The decision field that marks a watermark estimated: a dry run under --measure current
 # wrote no summary, so its effect is assumed (the summary this many tokens long).
 ESTIMATED: Final = "summary_tokens_assumed"
 
 
+@dataclass(slots=True)
 class TurnAccounting:
-    """Step 5 and the measures; the fields are ``SessionEngine``'s."""
+    """Step 5 and the measures of one session's ``slot`` under ``policy``."""
 
-    if not TYPE_CHECKING:  # the engine's own slots hold the fields (mypy: declared below)
-        __slots__ = ()
-    else:
-        session_id: str
-        settings: ReplaySettings
-        slot: ContextSlot | PolicySlot
-        cost_so_far: Usage
-        estimated_calls: int
-        recorded_calls: int
-        _anchor_tokens: int | None
-        _anchor_end: int
-        _estimated_covered: int | None
+    session_id: str
+    slot: Slot
+    policy: Policy
+    current: bool  # --measure current: the watermark is the view, not cost_so_far
+    cost_so_far: Usage = field(default_factory=Usage)
+    estimated_calls: int = 0
+    recorded_calls: int = 0
+    # --measure current: the latest recorded call (prompt + output tokens) and the slot
+    # index just after its message; later views are measured from there.
+    _anchor_tokens: int | None = None
+    _anchor_end: int = 0
 
-    def _append_turn(
+    def append_turn(
         self, messages: list[Message], annotations: DecisionRecord | None
     ) -> DecisionRecord:
         # Hot path (once per turn): plain int sums, no Usage objects per call, and
@@ -51,7 +46,7 @@ class TurnAccounting:
         # extended once per turn.
         slot = self.slot
         start = len(slot.messages)
-        current = self.settings.measure is Measure.CURRENT
+        current = self.current
         slot.append_messages(messages)  # step 6: append + save
 
         input_tokens = output_tokens = cache_read = cache_creation = 0
@@ -85,9 +80,8 @@ class TurnAccounting:
                 output_tokens += prefix[index] - before
                 estimated += 1
         if anchor_usage is not None and anchor_message is not None:
-            output = anchor_usage.output_tokens
-            if isinstance(slot, PolicySlot):  # a policy measures in billed tokens
-                output = slot.sizes.output_of(anchor_message, output)
+            # in billed tokens where the slot's size model has them (engine/sizes.py)
+            output = slot.sizes.output_of(anchor_message, anchor_usage.output_tokens)
             self._anchor_tokens = anchor_usage.input_tokens + output
             self._anchor_end = anchor_end
         cost = self.cost_so_far
@@ -101,14 +95,15 @@ class TurnAccounting:
             self.recorded_calls += recorded
             self.estimated_calls += estimated
         cleared = None
-        if isinstance(slot, PolicySlot) and slot.policy.prepass.kind != "none":
+        if self.policy.prepass.kind != "none":
             cleared = slot.prepass(self.current_context_tokens())  # before the trigger
 
         cost_total = cost.input_tokens + cost.output_tokens
-        watermark = self._view_measure() if current else cost_total
+        watermark = self.view_measure() if current else cost_total
         estimated_from = watermark
-        if current and self._estimated_covered is not None:
-            watermark = self._estimated_view(watermark)
+        assumed = slot.estimated_view(watermark) if current else None
+        if assumed is not None:
+            watermark = assumed
         record: DecisionRecord = {
             "session": self.session_id,
             "turn_tokens": input_tokens + output_tokens,
@@ -119,11 +114,10 @@ class TurnAccounting:
             "messages": len(messages),
             "tokens": _source(recorded, estimated),
         }
-        if isinstance(slot, PolicySlot):
-            record.update(policy_fields(slot.policy))
-            if cleared is not None:
-                record["cleared"] = cleared
-        if current and self._estimated_covered is not None:  # the schedule rests on it
+        record.update(slot.record_fields())
+        if cleared is not None:
+            record["cleared"] = cleared
+        if assumed is not None:  # the schedule rests on it
             record["watermark_without_summaries"] = estimated_from
             record[ESTIMATED] = SUMMARY_MAX_TOKENS
         if annotations:
@@ -148,7 +142,7 @@ class TurnAccounting:
         slot = self.slot
         view = slot.view_size(end)[1]
         if self._anchor_tokens is None:  # the size model's hidden prefix (engine/sizes.py)
-            return view + (slot.hidden_tokens if isinstance(slot, PolicySlot) else 0)
+            return view + slot.sizes.hidden
         end = len(slot.messages) if end is None else end
         since = slot.tokens_between(self._anchor_end, end)
         anchored = self._anchor_tokens + since + view - slot.tokens_between(0, end)
@@ -159,33 +153,19 @@ class TurnAccounting:
         # only once a recorded compaction is in the slot: before it the recorded prompt is
         # exact, and the billed sizes of what a runtime later dropped from its prompt
         # (Codex's earlier reasoning) would overstate the floor.
-        if isinstance(slot, PolicySlot) and slot.sizes.by_id and not slot.restarted:
+        if slot.sizes.by_id and not slot.restarted:
             return anchored
         return max(anchored, view)
 
-    def _view_measure(self) -> int:
+    def view_measure(self) -> int:
         """The view measure the trigger compares: the current one, or under a policy that
         measures ``conversation`` (Aider's ``too_big(done_messages)``, Aider-AI/aider
         aider/history.py@5dc9490b) only its conversation messages, estimated as Aider's
         tokenizer counts them: no system message, no hidden prefix, no recorded prompt
         (which holds Aider's system prompt, repo map and files)."""
-        slot = self.slot
-        if isinstance(slot, PolicySlot) and slot.policy.trigger.measure == "conversation":
-            return conversation_tokens(message for _, message in slot.view_entries())
+        if self.policy.trigger.measure == "conversation":
+            return conversation_tokens(self.slot.load_messages())
         return self.current_context_tokens()
-
-    def _estimated_view(self, view: int) -> int:
-        """A dry run's watermark after a would-be summary: the view without summaries
-        less what the focused window leaves out, plus a summary of SUMMARY_MAX_TOKENS
-        (the sweep's estimate, ``--summary-tokens`` at its default)."""
-        slot = self.slot
-        assert isinstance(slot, ContextSlot)  # a policy's dry run applies its summary instead
-        starts = slot.unit_starts
-        start = focused_window_start(
-            starts, len(starts), slot.focused.keep_recent_turns, self._estimated_covered
-        )
-        summary = assumed_summary_tokens(slot.marker, SUMMARY_MAX_TOKENS)
-        return estimated_summary_view(view, slot.dropped_tokens(start), summary)
 
 
 def _source(recorded: int, estimated: int) -> str:

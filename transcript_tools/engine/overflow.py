@@ -13,9 +13,12 @@ The seed's path has no window of its own to fail and is not marked.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from .policy_slot import PolicySlot
 from .records import DecisionRecord
+
+if TYPE_CHECKING:
+    from .policy_slot import PolicySlot
 
 
 def tokens_over(slot: PolicySlot) -> int:

@@ -10,18 +10,23 @@ policy at all (the seed's engine path, byte for byte).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 from .compaction import formatter_cap
 from .config import Checkpoint, Measure, ReplaySettings, SummaryConfig
 from .messages import Message
-from .policy import Policy, Trigger
+from .policy import Keep, Placement, Policy, SummarizerInput, SummarySpec, Trigger
 from .policy_lines import threshold_tokens
-from .records import PolicyFields
+from .records import PolicyFields, SummaryRecord
 from .rules import Decision, skip_reason
 from .seed_defaults import SUMMARY_MAX_TOKENS
 from .validity import check_all
+
+if TYPE_CHECKING:
+    from .policy_slot import CompactionPlan, PolicySlot
 
 
 def is_seed(policy: Policy) -> bool:
@@ -101,9 +106,29 @@ def with_policy(
     return settings if changed == settings else changed
 
 
+@lru_cache(maxsize=64)
+def seed_policy(cfg: SummaryConfig | None, settings: ReplaySettings) -> Policy:
+    """The seed's checkpoint as the ``Policy`` the engine runs (the preset ``seed`` with
+    the SummaryConfig's and the run's values): ``with_policy``'s inverse. No SummaryConfig
+    (N2): the preset's trigger, which never runs."""
+    trigger = Trigger(measure=settings.measure.value, unit=settings.checkpoint.value)
+    if cfg is None:
+        return Policy(trigger=trigger, keep=Keep(turns=settings.keep_recent_turns))
+    return Policy(
+        trigger=replace(trigger, ratio=cfg.trigger_token_ratio, debounce=cfg.debounce_turns),
+        keep=Keep(turns=settings.keep_recent_turns),
+        summarizer_input=SummarizerInput(
+            max_transcript_chars=cfg.max_transcript_chars,
+            max_tool_result_chars=cfg.max_tool_result_chars,
+        ),
+        placement=Placement(marker=cfg.summary_marker),
+        summary=SummarySpec(template=settings.template_name),
+    )
+
+
 def engine_measure(trigger: Trigger) -> Measure:
     """The engine's measure for ``trigger``: ``conversation`` is a view measure (the
-    current one's timing and unit), read by ``TurnAccounting.conversation_tokens``."""
+    current one's timing and unit), read by ``TurnAccounting.view_measure``."""
     return Measure.CURRENT if trigger.measure == "conversation" else Measure(trigger.measure)
 
 
@@ -150,24 +175,24 @@ def policy_threshold(policy: Policy, window: int) -> float | None:
 
 
 def policy_skip(
-    policy: Policy,
+    trigger: Trigger,
     turn: int,
     last_summary_turn: int,
     watermark: float,
-    window: int,
+    line: float | None,
     view_messages: int,
     empty: bool,
 ) -> Decision | None:
-    """Why the policy's trigger does not fire at this unit, or None when it fires.
+    """Why the trigger does not fire at this unit, or None when it fires.
 
-    Token forms: the seed's comparison (``rules.skip_reason``) against the policy's line.
-    ``every``: fires once ``every`` units passed since the last summary; ``messages``: once
-    the view holds that many; ``never``: a pre-pass-only policy, no summary (``disabled``).
-    The debounce applies to every form, as F6 does to the seed's."""
-    trigger = policy.trigger
+    Token forms: the seed's comparison (``rules.skip_reason``) against ``line``, the
+    trigger's line for the session's window (:func:`policy_threshold`, the same float as
+    F2's for the seed). ``every``: fires once ``every`` units passed since the last
+    summary; ``messages``: once the view holds that many; ``never``: a pre-pass-only
+    policy, no summary (``disabled``). The debounce applies to every form, as F6 does to
+    the seed's."""
     if trigger.threshold == "never":
         return Decision.DISABLED
-    line = threshold_tokens(trigger, window)
     if line is None:  # every / messages: the measure is a count, the line that count
         since = turn - last_summary_turn
         measure, line = (
@@ -196,3 +221,36 @@ def new_violations(history: list[Message], view: list[Message]) -> dict[str, lis
 def policy_fields(policy: Policy) -> PolicyFields:
     """The fields every record of a run under ``policy`` carries."""
     return {"policy": policy.name}
+
+
+def summary_fields(slot: PolicySlot, plan: CompactionPlan) -> SummaryRecord:
+    """What a summary record under a policy adds once the summary is applied: the rules
+    the new view breaks anew, the policy, what the summary replaced, the view's size."""
+    fields: SummaryRecord = {"violations": new_violations(slot.messages, slot.load_messages())}
+    fields.update(policy_fields(slot.policy))
+    fields.update(summarized_span(plan))
+    fields["view_tokens_after"] = slot.view_size()[1]
+    return fields
+
+
+def summarized_span(plan: CompactionPlan) -> SummaryRecord:
+    """The record fields that say what a summary replaced (``summaries.jsonl``)."""
+    dropped = [index for index, _ in plan.dropped]
+    return {
+        "messages_summarized": len(plan.summarizer_input),
+        "messages_dropped": len(dropped),
+        "dropped": _ranges(dropped),
+        "messages_kept": len(plan.kept),
+        "view_tokens_before": plan.view_tokens_before,
+    }
+
+
+def _ranges(indices: Sequence[int]) -> list[list[int]]:
+    """Sorted indices as [start, end) ranges (compact records)."""
+    ranges: list[list[int]] = []
+    for index in sorted(indices):
+        if ranges and ranges[-1][1] == index:
+            ranges[-1][1] = index + 1
+        else:
+            ranges.append([index, index + 1])
+    return ranges

@@ -7,17 +7,13 @@ compaction kept verbatim, the summary where it is ``end``, every message appende
 the latest compaction, and the summary where it is ``tail`` (the seed's own place: the
 very end of every view). A message the pre-pass cleared is shown as its placeholder copy.
 
-Same interface as ``slot.ContextSlot`` where the session engine uses it (``messages``,
-``units``, ``append_messages``, ``load_messages``, ``view_size``, the token prefix sums),
-so the engine's turn accounting, the current measure and the one loop are shared; the
-seed's policy never comes here (``SessionEngine`` keeps ``ContextSlot`` for it, so
-outputs without a policy stay byte-identical).
+The session engine runs it through the ``slot.Slot`` protocol, as it runs the seed's
+``ContextSlot`` (the one the engine builds for the seed's own policy).
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +30,6 @@ from .compaction import (
     tool_names,
     without_inputs,
 )
-from .config import SlotMode
 from .messages import (
     PERSON,
     AssistantMessage,
@@ -43,11 +38,15 @@ from .messages import (
     ToolResultMessage,
     UserMessage,
 )
+from .overflow import mark_overflow
 from .policy import Policy
-from .records import SummaryRecord
+from .policy_engine import policy_fields, summary_fields
+from .records import DecisionRecord, PolicyFields, SummaryRecord
 from .rules import UnitCounter
+from .seed_defaults import SUMMARY_MAX_TOKENS
 from .sizes import ESTIMATES, SizeModel
-from .tokens import estimate_message_tokens
+from .slot import SummaryInput
+from .tokens import assumed_summary_tokens, estimate_message_tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +70,6 @@ class PolicySlot:
     # budgets and thresholds it is compared with, reads it
     sizes: SizeModel = ESTIMATES
     slot_id: str = "main"
-    mode: SlotMode = SlotMode.FOCUSED
     messages: list[Message] = field(default_factory=list)
     units: UnitCounter = field(default_factory=UnitCounter)
     saves: int = 0
@@ -106,19 +104,11 @@ class PolicySlot:
     _fixed: tuple[int, int] | None = None
     restarted: bool = False  # a message the size model marks as a restart was appended
 
-    # ---- the ContextSlot interface ---------------------------------------------------
+    # ---- the view ---------------------------------------------------------------------
 
     @property
     def marker(self) -> str:
         return self.policy.placement.marker
-
-    @property
-    def unit_starts(self) -> list[int]:
-        return self.units.starts
-
-    @property
-    def summary_override(self) -> str | None:
-        return self.summary_text
 
     def append_messages(self, messages: list[Message]) -> None:
         start = len(self.messages)
@@ -402,25 +392,28 @@ class PolicySlot:
         self._summary_tokens = tuple(sizes)
         self.save()
 
+    # ---- the engine's Slot protocol (engine/slot.py) ---------------------------------
 
-def summarized_span(plan: CompactionPlan) -> SummaryRecord:
-    """The record fields that say what a summary replaced (``summaries.jsonl``)."""
-    dropped = [index for index, _ in plan.dropped]
-    return {
-        "messages_summarized": len(plan.summarizer_input),
-        "messages_dropped": len(dropped),
-        "dropped": _ranges(dropped),
-        "messages_kept": len(plan.kept),
-        "view_tokens_before": plan.view_tokens_before,
-    }
+    def record_fields(self) -> PolicyFields:
+        return policy_fields(self.policy)
 
+    def summary_input(self) -> SummaryInput | None:
+        plan = self.plan()
+        if not plan.summarizer_input or not (plan.dropped or self.summary):
+            return None  # nothing to summarize, or a summary would replace nothing
+        return plan.summarizer_input, plan
 
-def _ranges(indices: Sequence[int]) -> list[list[int]]:
-    """Sorted indices as [start, end) ranges (compact records)."""
-    ranges: list[list[int]] = []
-    for index in sorted(indices):
-        if ranges and ranges[-1][1] == index:
-            ranges[-1][1] = index + 1
-        else:
-            ranges.append([index, index + 1])
-    return ranges
+    def apply_summary(self, text: str, plan: CompactionPlan | None) -> SummaryRecord:
+        assert plan is not None  # summary_input gave one
+        self.set_summary(text, plan)
+        return summary_fields(self, plan)
+
+    def assume_summary(self) -> None:
+        """A dry run: the plan applied with a summary SUMMARY_MAX_TOKENS long."""
+        self.set_summary("", assumed_tokens=assumed_summary_tokens(self.marker, SUMMARY_MAX_TOKENS))
+
+    def estimated_view(self, view: int) -> None:
+        """The assumed summary is in the view itself: nothing to estimate on top."""
+
+    def mark(self, record: DecisionRecord) -> None:
+        mark_overflow(record, self)

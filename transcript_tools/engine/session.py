@@ -25,41 +25,18 @@ from typing import Any, cast
 
 from ..errors import TsumError
 from .accounting import ESTIMATED, TurnAccounting
-from .config import (
-    DEFAULT_PROVIDER,
-    Checkpoint,
-    Measure,
-    ReplaySettings,
-    SlotMode,
-    SummaryConfig,
-)
-from .formatting import (
-    MESSAGE_SEPARATOR,
-    FormattedHistory,
-    formatted_blocks,
-)
+from .config import DEFAULT_PROVIDER, Checkpoint, Measure, ReplaySettings, SummaryConfig
+from .formatting import MESSAGE_SEPARATOR, FormattedHistory, formatted_blocks
 from .messages import Message, Usage
-from .overflow import mark_overflow
-from .policy_engine import (
-    new_violations,
-    policy_fields,
-    policy_skip,
-    policy_threshold,
-    summary_max_tokens,
-)
-from .policy_slot import CompactionPlan, PolicySlot, summarized_span
+from .policy import Policy
+from .policy_engine import policy_skip, policy_threshold, seed_policy, summary_max_tokens
+from .policy_slot import CompactionPlan, PolicySlot
 from .prompt import PromptTemplate, template_from_config
 from .records import DecisionRecord, SnapshotRecord, SummaryRecord, SummaryStatus, UnitFields
 from .requests import SummaryOutcome, SummaryRequest
-from .rules import (
-    Decision,
-    UnitCounter,
-    skip_reason,
-)
-from .seed_defaults import DEFAULT_SUMMARY_MARKER, SUMMARY_MAX_TOKENS
+from .rules import Decision, UnitCounter
 from .sizes import ESTIMATES, SizeModel
-from .slot import ContextSlot, FocusedConfig, SessionMemory
-from .tokens import assumed_summary_tokens
+from .slot import ContextSlot, FocusedConfig, SessionMemory, Slot
 
 SUMMARY_KEY = "conversation_summary"  # F5
 __all__ = ["ESTIMATED", "SUMMARY_KEY", "SessionEngine"]
@@ -74,8 +51,24 @@ class _Pending:
     plan: CompactionPlan | None = None  # under a policy: what the summary replaces
 
 
+def new_slot(settings: ReplaySettings, policy: Policy, sizes: SizeModel | None) -> Slot:
+    """The slot a session runs ``policy`` in: the seed's ``ContextSlot`` where the run
+    names no other policy (``settings.policy`` None: the seed's outputs, byte for byte),
+    else a ``PolicySlot`` (engine/policy_slot.py: the view a policy makes)."""
+    units = UnitCounter(settings.checkpoint)
+    if settings.policy is None:
+        return ContextSlot(
+            mode=settings.mode,
+            focused=FocusedConfig(keep_recent_turns=policy.keep.turns),
+            marker=policy.placement.marker,
+            units=units,
+        )
+    window = (settings.summary or SummaryConfig()).max_context_tokens
+    return PolicySlot(policy, window, sizes or ESTIMATES, units=units)
+
+
 @dataclass(slots=True)
-class SessionEngine(TurnAccounting):
+class SessionEngine:
     """Replays one conversation's turns through the checkpoint."""
 
     session_id: str
@@ -85,22 +78,16 @@ class SessionEngine(TurnAccounting):
     template: PromptTemplate | None = None
     turn_index: int = 0
     last_summary_turn: int = 0  # the seed: starts at 0
-    cost_so_far: Usage = field(default_factory=Usage)
-    estimated_calls: int = 0
-    recorded_calls: int = 0
-    # --measure current: the latest recorded call (prompt + output tokens) and the slot
-    # index just after its message; later views are measured from there.
-    _anchor_tokens: int | None = None
-    _anchor_end: int = 0
-    # A dry run under --measure current in Focused mode: the history length the latest
-    # would-be summary covered. No summary is written, so from then on the watermark is
-    # estimated the way the sweep estimates it (rules.estimated_summary_view).
-    _estimated_covered: int | None = None
     stream_units: int = 0  # units that went through submit_turn_stream + finalize_turn
     # A policy's size model (engine/sizes.py): billed sizes where the log recorded them;
     # None: estimates (the seed's path never reads it)
     sizes: SizeModel | None = None
-    slot: ContextSlot | PolicySlot = field(init=False)
+    # The policy the session runs: ``settings.policy``, or the seed's (engine/presets/seed.toml
+    # with the SummaryConfig's values)
+    policy: Policy = field(init=False)
+    slot: Slot = field(init=False)
+    accounting: TurnAccounting = field(init=False)  # step 5 and the measures
+    _line: float | None = field(init=False)  # the trigger's line for the session's window
     memory: SessionMemory = field(default_factory=SessionMemory)
     decisions: list[DecisionRecord] = field(default_factory=list)
     summaries: list[SummaryRecord] = field(default_factory=list)
@@ -120,18 +107,12 @@ class SessionEngine(TurnAccounting):
 
     def __post_init__(self) -> None:
         cfg = self.settings.summary
-        units = UnitCounter(self.settings.checkpoint)
-        policy = self.settings.policy
-        if policy is not None:  # engine/policy_slot.py: the view a policy makes
-            window = (cfg or SummaryConfig()).max_context_tokens
-            self.slot = PolicySlot(policy, window, self.sizes or ESTIMATES, units=units)
-        else:
-            self.slot = ContextSlot(
-                mode=self.settings.mode,
-                focused=FocusedConfig(keep_recent_turns=self.settings.keep_recent_turns),
-                marker=cfg.summary_marker if cfg else DEFAULT_SUMMARY_MARKER,
-                units=units,
-            )
+        settings = self.settings
+        policy = self.policy = settings.policy or seed_policy(cfg, settings)
+        self.slot = new_slot(settings, policy, self.sizes)
+        current = settings.measure is Measure.CURRENT
+        self.accounting = TurnAccounting(self.session_id, self.slot, policy, current)
+        self._line = None if cfg is None else policy_threshold(policy, cfg.max_context_tokens)
         if cfg is not None and self.template is None:
             self.template = template_from_config(cfg.summary_prompt, self.settings.template_name)
 
@@ -149,7 +130,7 @@ class SessionEngine(TurnAccounting):
     ) -> SummaryRequest | None:
         """Sync path: append the turn, then the checkpoint at ``turn_index`` (step 8.5)."""
         self._ensure_idle()
-        record = self._append_turn(messages, annotations)
+        record = self.accounting.append_turn(messages, annotations)
         return self._checkpoint(self.turn_index, record, advance_after=True)
 
     def submit_turn_stream(
@@ -157,7 +138,7 @@ class SessionEngine(TurnAccounting):
     ) -> None:
         """Stream path, first half: the turn index advances here, before ``finalize_turn``."""
         self._ensure_idle()
-        record = self._append_turn(messages, annotations)
+        record = self.accounting.append_turn(messages, annotations)
         self.turn_index += 1
         self._pending = _Pending(self.turn_index, None, record, advance_after=False)
 
@@ -201,87 +182,49 @@ class SessionEngine(TurnAccounting):
             record["threshold"] = None
             self._finish(record, Decision.DISABLED, advance_after)
             return None
-        slot = self.slot
-        if isinstance(slot, PolicySlot):  # the policy's trigger (engine/policy_engine.py)
-            record["threshold"] = policy_threshold(slot.policy, slot.window)
-            count = slot.view_size()[0] if slot.policy.trigger.threshold == "messages" else 0
-            skip = policy_skip(
-                slot.policy,
-                turn,
-                self.last_summary_turn,
-                record["watermark"],
-                slot.window,
-                count,
-                not slot.messages,
-            )
-        else:
-            threshold = record["threshold"] = cfg.threshold
-            # F2 + F6: should_summarize, then generate_summary's empty-history guard
-            skip = skip_reason(
-                turn,
-                self.last_summary_turn,
-                record["watermark"],
-                threshold,
-                cfg.debounce_turns,
-                not slot.messages,
-            )
+        slot, trigger, line = self.slot, self.policy.trigger, self._line
+        # F2 + F6 (the seed's form of the trigger), or the policy's (engine/policy_engine.py)
+        record["threshold"] = line
+        count = slot.view_size()[0] if trigger.threshold == "messages" else 0
+        skip = policy_skip(
+            trigger,
+            turn,
+            self.last_summary_turn,
+            record["watermark"],
+            line,
+            count,
+            not slot.messages,
+        )
         if skip is not None:
             self._finish(record, skip, advance_after)
             return None
         if self.settings.dry_run:
             self.last_summary_turn = turn  # as if it succeeded: the schedule of a run where all do
-            if isinstance(slot, PolicySlot):  # its effect: a summary SUMMARY_MAX_TOKENS long
-                slot.set_summary(
-                    "", assumed_tokens=assumed_summary_tokens(slot.marker, SUMMARY_MAX_TOKENS)
-                )
-            elif self.settings.measure is Measure.CURRENT and slot.mode is SlotMode.FOCUSED:
-                self._estimated_covered = len(slot.messages)  # its effect, estimated
+            slot.assume_summary()  # its effect: a summary SUMMARY_MAX_TOKENS long
             self._finish(record, Decision.WOULD_SUMMARIZE, advance_after)
             return None
-        if isinstance(slot, PolicySlot):
-            plan = slot.plan()
-            if not plan.summarizer_input or not (plan.dropped or slot.summary):
-                # nothing to summarize, or a summary would replace nothing
-                self._finish(record, Decision.SKIPPED_EMPTY, advance_after)
-                return None
-            request = self._policy_request(turn, plan, slot)
-            self._pending = _Pending(turn, request, record, advance_after, plan)
-            return request
-        request = self._build_request(turn)
-        self._pending = _Pending(turn, request, record, advance_after)
+        given = slot.summary_input()
+        if given is None:  # nothing to summarize, or a summary would replace nothing
+            self._finish(record, Decision.SKIPPED_EMPTY, advance_after)
+            return None
+        request = self._request(turn, given[0], cfg)
+        self._pending = _Pending(turn, request, record, advance_after, given[1])
         return request
 
-    def _policy_request(self, turn: int, plan: CompactionPlan, slot: PolicySlot) -> SummaryRequest:
-        """The summary request of a policy: its summarizer input, formatted with its caps."""
-        cfg = self.settings.summary
-        assert cfg is not None
-        given = plan.summarizer_input
-        blocks, cut = formatted_blocks(given, cfg.max_tool_result_chars, cfg.max_transcript_chars)
-        return self._request(turn, given, blocks, cut, summary_max_tokens(slot.policy))
-
-    def _build_request(self, turn: int) -> SummaryRequest:
-        cfg = self.settings.summary
-        assert cfg is not None
-        # F3: the FULL history (slot.messages), not the focused view
-        formatted = self._formatted
-        if formatted is None:
-            formatted = self._formatted = FormattedHistory(
-                cfg.max_tool_result_chars, cfg.max_transcript_chars
-            )
-        blocks, cut = formatted.formatted_blocks(self.slot.messages)
-        return self._request(turn, self.slot.messages, blocks, cut, SUMMARY_MAX_TOKENS)
-
-    def _request(
-        self,
-        turn: int,
-        given: Sequence[Message],
-        blocks: list[str],
-        cut: bool,
-        max_tokens: int,
-    ) -> SummaryRequest:
-        """The request for the formatted ``blocks`` of the newest of ``given``."""
-        cfg = self.settings.summary
-        assert cfg is not None and self.template is not None
+    def _request(self, turn: int, given: Sequence[Message], cfg: SummaryConfig) -> SummaryRequest:
+        """The request for the formatted newest of ``given``: the whole history (F3) is
+        formatted once per message (``FormattedHistory``), any other input afresh."""
+        assert self.template is not None
+        if given is self.slot.messages:
+            formatted = self._formatted
+            if formatted is None:
+                formatted = self._formatted = FormattedHistory(
+                    cfg.max_tool_result_chars, cfg.max_transcript_chars
+                )
+            blocks, cut = formatted.formatted_blocks(given)
+        else:
+            caps = cfg.max_tool_result_chars, cfg.max_transcript_chars
+            blocks, cut = formatted_blocks(given, *caps)
         prompt = self.template.render(
             blocks[0] if cut else MESSAGE_SEPARATOR.join(blocks),
             session_id=self.session_id,
@@ -293,7 +236,7 @@ class SessionEngine(TurnAccounting):
             turn,
             prompt,
             cfg.summary_model,
-            max_tokens,
+            summary_max_tokens(self.policy),
             # those in the prompt (the 30K cut) and their text in it
             messages=tuple(given[len(given) - len(blocks) :]),
             max_tool_result_chars=cfg.max_tool_result_chars,
@@ -342,17 +285,8 @@ class SessionEngine(TurnAccounting):
         summary["error"] = None
         summary["text"] = text
         summary["usage"] = _usage_json(response.usage) if response.usage else None
-        slot = self.slot
-        if isinstance(slot, PolicySlot):
-            assert pending.plan is not None
-            slot.set_summary(text, pending.plan)
-            summary["violations"] = new_violations(slot.messages, slot.load_messages())
-            summary.update(policy_fields(slot.policy))
-            summary.update(summarized_span(pending.plan))
-            summary["view_tokens_after"] = slot.view_size()[1]
+        summary.update(self.slot.apply_summary(text, pending.plan))
         self._keep("summary", summary)
-        if not isinstance(slot, PolicySlot):
-            slot.set_summary(text)  # F4 (Focused only) + slot.save() (every mode)
         self.memory.set(SUMMARY_KEY, text)  # F5, every mode
         self.last_summary_turn = turn
         view_messages, view_tokens = self.slot.view_size()
@@ -389,8 +323,7 @@ class SessionEngine(TurnAccounting):
 
     def _finish(self, record: DecisionRecord, decision: Decision, advance_after: bool) -> None:
         record["decision"] = decision
-        if isinstance(self.slot, PolicySlot):
-            mark_overflow(record, self.slot)
+        self.slot.mark(record)
         self._keep("decision", record)
         if advance_after:
             self.turn_index += 1  # step 9

@@ -1,4 +1,10 @@
-"""ContextSlot (Full / Focused modes, ``load_messages``) and SessionMemory.
+"""The ``Slot`` protocol the session engine runs every policy through, the seed's
+``ContextSlot`` (Full / Focused modes, ``load_messages``), and SessionMemory.
+
+The engine builds one slot per session (``session.new_slot``: this one for the seed,
+``policy_slot.PolicySlot`` for any other policy) and from then on only calls the
+protocol: what the summary is given, how it is applied, a dry run's assumed summary,
+and the record fields a run under ``--policy`` adds.
 
 The consumer side of the seed (Phase 10's ``filter_focused``): in Focused mode
 with a ``summary_override`` the model's next view is the focused messages
@@ -16,14 +22,57 @@ for the size of the view costs O(1) amortized instead of O(history).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from .config import SlotMode
 from .messages import Message, SystemMessage
-from .rules import UnitCounter, focused_window_start
-from .seed_defaults import DEFAULT_KEEP_RECENT_TURNS, DEFAULT_SUMMARY_MARKER
-from .tokens import MESSAGE_OVERHEAD_TOKENS, estimate_message_tokens, estimate_text_tokens
+from .records import DecisionRecord, PolicyFields, SummaryRecord
+from .rules import UnitCounter, estimated_summary_view, focused_window_start
+from .seed_defaults import DEFAULT_KEEP_RECENT_TURNS, DEFAULT_SUMMARY_MARKER, SUMMARY_MAX_TOKENS
+from .sizes import ESTIMATES, SizeModel
+from .tokens import (
+    MESSAGE_OVERHEAD_TOKENS,
+    assumed_summary_tokens,
+    estimate_message_tokens,
+    estimate_text_tokens,
+)
+
+if TYPE_CHECKING:
+    from .policy_slot import CompactionPlan
+
+# What a summary is given: the messages formatted into its prompt, and what it replaces
+# (None: the seed's, which replaces nothing, F4)
+SummaryInput = tuple[Sequence[Message], "CompactionPlan | None"]
+
+
+class Slot(Protocol):
+    """What the session engine asks of a context slot (``ContextSlot``, ``PolicySlot``)."""
+
+    messages: list[Message]  # the whole history
+    units: UnitCounter
+    saves: int
+
+    @property
+    def sizes(self) -> SizeModel: ...  # what the slot sizes messages with
+
+    @property
+    def restarted(self) -> bool: ...  # the size model saw a recorded compaction
+
+    def append_messages(self, messages: list[Message]) -> None: ...
+    def load_messages(self, upto: int | None = None) -> list[Message]: ...
+    def view_size(self, upto: int | None = None) -> tuple[int, int]: ...
+    def token_prefix(self, upto: int) -> list[int]: ...
+    def tokens_between(self, start: int, end: int) -> int: ...
+    def snapshot(self) -> dict[str, Any]: ...
+    def prepass(self, view_tokens: int) -> dict[str, Any] | None: ...
+    def record_fields(self) -> PolicyFields: ...  # every record of the run carries them
+    def summary_input(self) -> SummaryInput | None: ...  # None: nothing to summarize
+    def apply_summary(self, text: str, plan: CompactionPlan | None) -> SummaryRecord: ...
+    def assume_summary(self) -> None: ...  # a dry run's summary, its text not known
+    def estimated_view(self, view: int) -> int | None: ...  # the view after it, estimated
+    def mark(self, record: DecisionRecord) -> None: ...  # what a checkpoint left
 
 
 @dataclass(slots=True)
@@ -51,6 +100,10 @@ class ContextSlot:
     _system_count: list[int] = field(default_factory=lambda: [0])
     # (summary message text, its estimated tokens with the message overhead)
     _summary_cache: tuple[str | None, int] = field(default=(None, 0), compare=False, repr=False)
+    # A dry run in Focused mode: the history length the latest would-be summary covered
+    _assumed_end: int | None = None
+    sizes: ClassVar[SizeModel] = ESTIMATES  # the seed's measure: every size estimated
+    restarted: ClassVar[bool] = False
 
     @property
     def summary_override(self) -> str | None:
@@ -168,6 +221,46 @@ class ContextSlot:
             + self._summary_tokens(summary)
         )
         return n_system + (end - start) + 1, tokens
+
+    # ---- the engine's Slot protocol --------------------------------------------------
+
+    def prepass(self, view_tokens: int) -> None:
+        """The seed clears nothing before its checkpoint."""
+
+    def record_fields(self) -> PolicyFields:
+        """The seed's records name no policy (outputs without ``--policy`` unchanged)."""
+        return {}
+
+    def summary_input(self) -> SummaryInput:
+        """F3: the FULL history (not the focused view); the summary replaces nothing."""
+        return self.messages, None
+
+    def apply_summary(self, text: str, plan: CompactionPlan | None) -> SummaryRecord:
+        self.set_summary(text)  # F4 (Focused only) + slot.save() (every mode)
+        return {}
+
+    def assume_summary(self) -> None:
+        """A dry run: remember the history the would-be summary covered (Focused only;
+        ``estimated_view`` applies its effect to the view the current measure reads)."""
+        if self.mode is SlotMode.FOCUSED:
+            self._assumed_end = len(self.messages)
+
+    def estimated_view(self, view: int) -> int | None:
+        """A dry run's view after a would-be summary: ``view`` (the view without
+        summaries) less what the focused window leaves out, plus a summary of
+        SUMMARY_MAX_TOKENS (the sweep's estimate, ``--summary-tokens`` at its default);
+        None before any (or in Full mode)."""
+        if self._assumed_end is None:
+            return None
+        starts = self.unit_starts
+        start = focused_window_start(
+            starts, len(starts), self.focused.keep_recent_turns, self._assumed_end
+        )
+        summary = assumed_summary_tokens(self.marker, SUMMARY_MAX_TOKENS)
+        return estimated_summary_view(view, self.dropped_tokens(start), summary)
+
+    def mark(self, record: DecisionRecord) -> None:
+        """The seed's path has no window of its own to fail (engine/overflow.py)."""
 
     def snapshot(self) -> dict[str, Any]:
         """The slot config as persisted (for the slot snapshot output)."""

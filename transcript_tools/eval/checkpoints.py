@@ -18,10 +18,11 @@ replaced.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ..engine.drive import drive_conversation
 from ..engine.messages import INJECTED, Conversation, TextBlock, UserMessage
+from ..engine.policy_slot import PolicySlot
 from ..engine.records import summary_ok
 from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.session import SessionEngine
@@ -97,7 +98,7 @@ async def tsum_checkpoints(
             return
         slot = engine.slot
         # the next view's first kept message (under a policy: the first one it shows again)
-        cut = slot.kept_start() if isinstance(slot, ContextSlot) else slot.base
+        cut = slot.kept_start() if isinstance(slot, ContextSlot) else cast(PolicySlot, slot).base
         if cut == 0:
             return  # the window still holds everything: nothing was replaced
         out.append(

@@ -34,9 +34,9 @@ from typing import Any, Literal, cast
 from ..engine.drive import drive_conversation
 from ..engine.formatting import format_message
 from ..engine.messages import AssistantMessage, Conversation, Message, ToolUseBlock
+from ..engine.policy_engine import _ranges as ranges
 from ..engine.policy_engine import new_violations
 from ..engine.policy_slot import PolicySlot
-from ..engine.policy_slot import _ranges as ranges
 from ..engine.records import summary_ok
 from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.session import SessionEngine

@@ -209,7 +209,7 @@ def session_counts(result: SessionResult) -> SessionCounts:
         result.conversation.session_id,
         result.conversation.path,
         result.turns,
-        len(engine.slot.unit_starts) if calls else 0,
+        len(engine.slot.units.starts) if calls else 0,
         ok,
         len(engine.summaries) - ok,
         sum(1 for d in engine.decisions if d["decision"] == Decision.WOULD_SUMMARIZE),

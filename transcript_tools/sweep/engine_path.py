@@ -68,10 +68,10 @@ async def evaluate_engine(
 
     def measure(_number: int) -> None:
         nonlocal peak
-        curve.append(engine.current_context_tokens())  # what the model is sent next turn
-        # a peak counts only what a model is called with: up to the last call
-        past = len(engine.slot.messages) > measured_end
-        peak = max(peak, engine.current_context_tokens(measured_end) if past else curve[-1])
+        view = engine.accounting.current_context_tokens  # what the model is sent next turn
+        curve.append(view())
+        past = len(engine.slot.messages) > measured_end  # a peak: up to the last call only
+        peak = max(peak, view(measured_end) if past else curve[-1])
 
     views_before: list[int] = []  # per summary request: the view it is to replace
 

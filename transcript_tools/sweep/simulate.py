@@ -172,7 +172,7 @@ class ConversationSeries:
 
     def focused_size(self, turn: int, covered_turn: int) -> int:
         """Size of the focused view after ``turn``, the latest summary made at ``covered_turn``
-        (as ``SessionEngine.current_context_tokens`` measures it)."""
+        (as ``TurnAccounting.current_context_tokens`` measures it)."""
         starts = self.starts
         start = focused_window_start(
             starts, turn + 1, self.keep_recent_turns, self.history_end[covered_turn]
@@ -211,7 +211,7 @@ def profile_conversation(
     slot = engine.slot
     assert isinstance(slot, ContextSlot)  # the profile runs no policy (settings above)
     cost = [d["cost_so_far"] for d in engine.decisions]
-    # the current measure; never below the estimated view (SessionEngine.current_context_tokens)
+    # the current measure; never below the estimated view (TurnAccounting.current_context_tokens)
     view = [d["watermark"] for d in engine.decisions]
     history_end = [start + len(messages) for start, messages in turns]
     starts = [start for start, _ in turns]
@@ -226,7 +226,7 @@ def profile_conversation(
     # peaks: the view a model is called with (never past the last call)
     peak_view = view
     if measured_end < len(conv.messages) and view:
-        clipped = engine.current_context_tokens(measured_end)
+        clipped = engine.accounting.current_context_tokens(measured_end)
         peak_view = [
             v if end <= measured_end else clipped for v, end in zip(view, history_end, strict=True)
         ]
@@ -253,7 +253,7 @@ def profile_conversation(
         cost=cost,
         view=view,
         history_end=history_end,
-        all_recorded=engine.estimated_calls == 0,
+        all_recorded=engine.accounting.estimated_calls == 0,
         compaction_turns=sorted(
             {compaction_turn(starts, c.message_index) for c in conv.compactions}
         ),
