@@ -14,9 +14,10 @@ from dataclasses import replace
 from typing import Any
 
 from .compaction import formatter_cap
-from .config import Checkpoint, Measure, ReplaySettings, SummaryConfig
+from .config import ReplaySettings, SummaryConfig
+from .kinds import Threshold
 from .messages import Message
-from .policy import Policy, Trigger
+from .policy import Policy
 from .policy_lines import threshold_tokens
 from .records import PolicyFields
 from .rules import Decision, skip_reason
@@ -92,19 +93,13 @@ def with_policy(
     changed = replace(
         settings,
         summary=cfg if settings.summary is not None else None,
-        measure=engine_measure(policy.trigger),
-        checkpoint=Checkpoint(policy.trigger.unit),
+        measure=policy.trigger.measure.engine,
+        checkpoint=policy.trigger.unit,
         keep_recent_turns=max(policy.keep.turns, 1),
         template_name=load_template(template).name,
         policy=None if seed_shaped(policy) else policy,
     )
     return settings if changed == settings else changed
-
-
-def engine_measure(trigger: Trigger) -> Measure:
-    """The engine's measure for ``trigger``: ``conversation`` is a view measure (the
-    current one's timing and unit), read by ``TurnAccounting.conversation_tokens``."""
-    return Measure.CURRENT if trigger.measure == "conversation" else Measure(trigger.measure)
 
 
 # The seed-shaped settings a flag may set on top of a policy: file key -> (part, field).
@@ -131,7 +126,7 @@ def policy_with_flags(policy: Policy, given: dict[str, Any]) -> Policy:
     for key, value in given.items():
         if key in FLAG_FIELDS and value is not None:
             part, name = FLAG_FIELDS[key]
-            parts.setdefault(part, {})[name] = str(value) if name in ("measure", "unit") else value
+            parts.setdefault(part, {})[name] = value
     if not parts:
         return policy
     return replace(policy, **{p: replace(getattr(policy, p), **v) for p, v in parts.items()})
@@ -165,14 +160,14 @@ def policy_skip(
     the view holds that many; ``never``: a pre-pass-only policy, no summary (``disabled``).
     The debounce applies to every form, as F6 does to the seed's."""
     trigger = policy.trigger
-    if trigger.threshold == "never":
+    if trigger.threshold is Threshold.NEVER:
         return Decision.DISABLED
     line = threshold_tokens(trigger, window)
     if line is None:  # every / messages: the measure is a count, the line that count
         since = turn - last_summary_turn
         measure, line = (
             (since, trigger.every)
-            if trigger.threshold == "every"
+            if trigger.threshold is Threshold.EVERY
             else (view_messages, trigger.messages)
         )
         return skip_reason(turn, last_summary_turn, measure, line, trigger.debounce, empty)

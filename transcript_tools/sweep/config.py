@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine.config import AUTO, Checkpoint, Measure, SlotMode, SummaryConfig
 from ..engine.drive import recorded_window
+from ..engine.kinds import Threshold
 from ..engine.messages import Conversation
 from ..engine.policy import Policy
 from ..engine.policy_engine import policy_threshold
@@ -71,7 +72,7 @@ class SweepConfig:
     def label(self) -> str:
         window = AUTO if self.auto_window else self.max_context_tokens
         if self.policy is not None:
-            ratio = self.policy.trigger.threshold == "ratio"
+            ratio = self.policy.trigger.threshold is Threshold.RATIO
             return f"{self.policy.name} max={window}" + (
                 f" ratio={self.trigger_token_ratio:g}" if ratio else ""
             )
@@ -124,7 +125,9 @@ class SweepConfig:
             trigger = self.policy.trigger
             clamped = trigger.floor_tokens or trigger.ceiling_tokens
             out["trigger"] = (
-                "ratio-clamped" if trigger.threshold == "ratio" and clamped else trigger.threshold
+                "ratio-clamped"
+                if trigger.threshold is Threshold.RATIO and clamped
+                else trigger.threshold
             )
             if self.policy.name != "seed":  # its own line (policy_engine.policy_threshold)
                 out["threshold"] = (

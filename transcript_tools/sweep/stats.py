@@ -15,8 +15,9 @@ from typing import Any
 
 from ..cost.overflow import run_price
 from ..engine.config import AUTO, Checkpoint, Measure, SlotMode, SummaryConfig
+from ..engine.kinds import Threshold
 from ..engine.policy import Policy
-from ..engine.policy_engine import engine_measure, policy_with_flags
+from ..engine.policy_engine import policy_with_flags
 from .config import ConfigOutcome, SweepConfig
 from .simulate import ConversationSeries
 from .tables import RECALL_NOT_MEASURED, recall_not_measured
@@ -82,16 +83,15 @@ def policy_grid(
     base: SummaryConfig | None = None,
     fallback_window: int = 0,
 ) -> list[SweepConfig]:
-    """``tsum sweep --policy``: each policy at each window; ``ratios`` (for the policies
-    whose threshold is a ratio) and ``debounces``, where given, replace the policy's own;
-    no window: its ``trigger.window``, else the base's (``fallback_window``: SweepConfig's)."""
+    """``tsum sweep --policy``: each policy at each window; ``ratios`` (ratio thresholds) and
+    ``debounces``, where given, replace the policy's own; no window: its ``trigger.window``."""
     base = base or SummaryConfig()
     out: dict[SweepConfig, None] = {}
     for policy in policies:
         own = policy.trigger.window or base.max_context_tokens  # no window given; auto's fallback
         windows = list(max_context_tokens) or [own]
         own_ratios: Sequence[float | None] = (
-            list(ratios) if ratios and policy.trigger.threshold == "ratio" else [None]
+            list(ratios) if ratios and policy.trigger.threshold is Threshold.RATIO else [None]
         )
         for window in windows:
             for ratio in own_ratios:
@@ -105,8 +105,8 @@ def policy_grid(
                         own if window == AUTO else int(window),
                         trigger.debounce,
                         SlotMode.FOCUSED,
-                        engine_measure(trigger),
-                        Checkpoint(trigger.unit),
+                        trigger.measure.engine,
+                        trigger.unit,
                         auto_window=window == AUTO,
                         policy=varied,
                         fallback_window=fallback_window if window == AUTO else 0,
