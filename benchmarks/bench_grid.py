@@ -96,16 +96,20 @@ def medians(commands: dict[str, list[str]], repeat: int) -> dict[str, tuple[floa
 
 def hundred_vs_one(corpus: Path, repeat: int) -> tuple[float, float, float]:
     """(100 configurations s, 1 configuration s, ratio), in this process (bench_sweep.py)."""
-    from transcript_tools.sweep.driver import Sweep, config_grid
+    from transcript_tools.reporter import QUIET
+    from transcript_tools.sweep.driver import Sweep, sweep_grid
 
-    one = config_grid([0.75], [32000], [3])
-    hundred = config_grid(
-        [0.5, 0.6, 0.7, 0.8, 0.9], [8000, 16000, 32000, 64000, 128000], [1, 2, 3, 5]
+    one = sweep_grid((), [32000], ratios=[0.75], debounces=[3])
+    hundred = sweep_grid(
+        (),
+        [8000, 16000, 32000, 64000, 128000],
+        ratios=[0.5, 0.6, 0.7, 0.8, 0.9],
+        debounces=[1, 2, 3, 5],
     )
     times: dict[int, list[float]] = {1: [], 100: []}
     for _ in range(repeat):
         for configs in (one, hundred):
-            sweep = Sweep(configs, warn=lambda _m: None, error=lambda _m: None)
+            sweep = Sweep(configs, reporter=QUIET)
             started = time.process_time()
             sweep.run([str(corpus)])
             times[len(configs)].append(time.process_time() - started)

@@ -117,10 +117,11 @@ def cpu_model(corpus: Path) -> dict[str, float]:
     import resource
 
     from transcript_tools.parallel.pool import Backend
-    from transcript_tools.sweep.driver import Sweep, config_grid
+    from transcript_tools.reporter import QUIET
+    from transcript_tools.sweep.driver import Sweep, sweep_grid
     from transcript_tools.sweep.parallel import run_sweep
 
-    grid = config_grid([0.5, 0.75, 0.9], [32000, 128000], [1, 3])
+    grid = sweep_grid((), [32000, 128000], ratios=[0.5, 0.75, 0.9], debounces=[1, 3])
 
     def children() -> float:
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -129,7 +130,7 @@ def cpu_model(corpus: Path) -> dict[str, float]:
     out: dict[str, float] = {}
     for workers in (1, 2):
         before, mine = children(), time.process_time()
-        sweep = Sweep(grid, warn=lambda _m: None, error=lambda _m: None)
+        sweep = Sweep(grid, reporter=QUIET)
         run_sweep(sweep, [str(corpus)], Backend(workers))
         out[f"driver_{workers}"] = time.process_time() - mine
         out[f"workers_{workers}"] = children() - before

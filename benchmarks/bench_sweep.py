@@ -17,7 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from transcript_tools.sweep.driver import Sweep, config_grid
+from transcript_tools.reporter import QUIET
+from transcript_tools.sweep.driver import Sweep, sweep_grid
 
 GENERATOR = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "gen_corpus.py"
 
@@ -27,7 +28,7 @@ def timed(configs: list, corpus: str, repeat: int) -> tuple[float, int]:
     calls = 0
     for _ in range(repeat):
         started = time.perf_counter()
-        result = Sweep(configs, warn=lambda m: None, error=lambda m: None).run([corpus])
+        result = Sweep(configs, reporter=QUIET).run([corpus])
         best = min(best, time.perf_counter() - started)
         calls = sum(s.calls for s in result.stats)
         assert result.engine_runs == 0, "the benchmark corpus records usage: no engine run expected"
@@ -50,9 +51,12 @@ def main() -> None:
                 check=True,
                 stdout=subprocess.DEVNULL,
             )
-        one = config_grid([0.75], [32000], [3])
-        hundred = config_grid(
-            [0.5, 0.6, 0.7, 0.8, 0.9], [8000, 16000, 32000, 64000, 128000], [1, 2, 3, 5]
+        one = sweep_grid((), [32000], ratios=[0.75], debounces=[3])
+        hundred = sweep_grid(
+            (),
+            [8000, 16000, 32000, 64000, 128000],
+            ratios=[0.5, 0.6, 0.7, 0.8, 0.9],
+            debounces=[1, 2, 3, 5],
         )
         assert len(hundred) == 100
         t1, calls1 = timed(one, corpus, args.repeat)

@@ -53,7 +53,7 @@ def _run(
 
 
 def test_the_matched_budget_is_read_off_view_recall_curves() -> None:
-    # the grid's order (sweep.stats.policy_grid): a@16k, a@32k, b@16k, b@32k
+    # the grid's order (sweep.config.sweep_grid): a@16k, a@32k, b@16k, b@32k
     owners = ["a", "a", "b", "b"]
     one = {
         0: _run(16_000, 10_000, (3, 10), (1, 4)),

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from transcript_tools.engine import policy as P
 from transcript_tools.engine import policy_lines as L
 from transcript_tools.engine.config import SummaryConfig
+from transcript_tools.engine.kinds import Checkpoint, Measure, Threshold, TriggerMeasure
 from transcript_tools.engine.policy_toml import (
     load_policy_file,
     parse_policy,
@@ -343,6 +344,27 @@ def test_a_python_built_value_checks_itself() -> None:
         P.Trigger(floor_tokens=10, ceiling_tokens=5)
 
 
+def test_the_triggers_kinds_are_enums_whose_text_is_the_tomls() -> None:
+    trigger = P.Trigger(measure="conversation", threshold="every", every=2, unit="call")
+    assert trigger.measure is TriggerMeasure.CONVERSATION
+    assert trigger.threshold is Threshold.EVERY and trigger.unit is Checkpoint.CALL
+    # conversation is timed as the current view; the others are the engine's own
+    assert [m.engine for m in TriggerMeasure] == [
+        Measure.CUMULATIVE,
+        Measure.CURRENT,
+        Measure.CURRENT,
+    ]
+    assert 'measure = "conversation"' in to_toml(P.Policy(trigger=trigger))
+    with pytest.raises(
+        ConfigError, match=r"^trigger.unit: must be one of turn, call, got 'message'$"
+    ):
+        P.Trigger(unit="message")
+    with pytest.raises(
+        ConfigError, match=r"^trigger.threshold: must be one of ratio, .*, got \[1\]$"
+    ):
+        P.Trigger(threshold=[1])
+
+
 def test_trigger_summary_says_when_each_preset_acts() -> None:
     assert (
         trigger_summary(preset("seed"))
@@ -367,8 +389,8 @@ _ratio = st.floats(min_value=0.0, max_value=1.0, exclude_min=True)
 def policies(draw: st.DrawFn) -> P.Policy:
     floor = draw(st.integers(0, 5000))
     trigger = P.Trigger(
-        measure=draw(st.sampled_from(P.MEASURES)),
-        threshold=draw(st.sampled_from(P.THRESHOLDS[:-1])),
+        measure=draw(st.sampled_from(list(TriggerMeasure))),
+        threshold=draw(st.sampled_from([t for t in Threshold if t is not Threshold.NEVER])),
         ratio=draw(_ratio),
         tokens=draw(_count),
         reserve_tokens=draw(_count),
@@ -377,7 +399,7 @@ def policies(draw: st.DrawFn) -> P.Policy:
         every=draw(_count),
         messages=draw(_count),
         debounce=draw(st.integers(0, 50)),
-        unit=draw(st.sampled_from(P.UNITS)),
+        unit=draw(st.sampled_from(list(Checkpoint))),
     )
     trigger_tokens = draw(st.sampled_from([0, draw(_count)]))
     prepass = P.PrePass(

@@ -22,7 +22,7 @@ from transcript_tools.engine.rules import depends_on_summary_text, split_turns
 from transcript_tools.engine.session import SessionEngine
 from transcript_tools.reporter import QUIET
 from transcript_tools.sweep import driver as sweep_driver
-from transcript_tools.sweep.driver import Sweep, config_grid
+from transcript_tools.sweep.driver import Sweep, sweep_grid
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "chinese_migration.jsonl"
 WINDOW = SummaryConfig(max_context_tokens=4000)
@@ -92,7 +92,7 @@ def _sweep(monkeypatch: pytest.MonkeyPatch, *, force_engine: bool) -> tuple[int,
     if force_engine:
         monkeypatch.setattr(sweep_driver, "depends_on_summary_text", lambda *a: True)
     sweep = Sweep(
-        config_grid([0.5, 0.75], [4000], [3], base=WINDOW),
+        sweep_grid((), [4000], ratios=[0.5, 0.75], debounces=[3], base=WINDOW),
         base=WINDOW,
         template=template_from_config(WINDOW.summary_prompt),
         reporter=QUIET,

@@ -16,7 +16,7 @@ from transcript_tools.parallel.pool import Backend, SeenNames, batches, plan
 from transcript_tools.replay import parallel as replay_parallel
 from transcript_tools.reporter import QUIET
 from transcript_tools.sweep import parallel as sweep_parallel
-from transcript_tools.sweep.driver import Sweep, config_grid
+from transcript_tools.sweep.driver import Sweep, sweep_grid
 
 SWEEP_GRID = ["--ratio", "0.5,0.75", "--max-context-tokens", "2000,32000", "--debounce", "1,3"]
 SWEEP_GRID += ["--measure", "cumulative,current"]
@@ -59,7 +59,7 @@ def test_sweep_report_sample_matches_one_process(corpus: Path) -> None:
     def run(workers: int) -> list[tuple[int, str, list[list[int]]]]:
         base = SummaryConfig(max_context_tokens=4000)
         sweep = Sweep(
-            config_grid([0.5, 0.75], [4000], [1, 3], base=base),
+            sweep_grid((), [4000], ratios=[0.5, 0.75], debounces=[1, 3], base=base),
             base=base,
             sample_size=4,
             reporter=QUIET,

@@ -24,7 +24,7 @@ from transcript_tools.engine.messages import (
     UserMessage,
 )
 from transcript_tools.present.chart import FRONT, REFERENCE
-from transcript_tools.sweep.driver import Sweep, SweepResult, config_grid
+from transcript_tools.sweep.driver import Sweep, SweepResult, sweep_grid
 from transcript_tools.sweep.html import render_report, write_report
 from transcript_tools.sweep.stats import ConfigStats
 
@@ -62,8 +62,12 @@ def sweep_result() -> SweepResult:
 
     from transcript_tools.engine.prompt import template_from_config
 
-    configs = config_grid(
-        [0.5, 0.9], [8000, 32000], [1, 3], measures=[Measure.CUMULATIVE, Measure.CURRENT]
+    configs = sweep_grid(
+        (),
+        [8000, 32000],
+        ratios=[0.5, 0.9],
+        debounces=[1, 3],
+        measures=[Measure.CUMULATIVE, Measure.CURRENT],
     )
     sweep = Sweep(configs, sample_size=4)
     sweep.template = template_from_config(sweep.base.summary_prompt)

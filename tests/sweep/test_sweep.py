@@ -41,7 +41,7 @@ from transcript_tools.engine.session import SessionEngine
 from transcript_tools.errors import ConfigError
 from transcript_tools.reporter import QUIET
 from transcript_tools.sweep.config import SweepConfig
-from transcript_tools.sweep.driver import Sweep, _offline_executor, config_grid
+from transcript_tools.sweep.driver import Sweep, _offline_executor, sweep_grid
 from transcript_tools.sweep.engine_path import evaluate_engine
 from transcript_tools.sweep.simulate import evaluate_fast, profile_conversation, simulate
 
@@ -211,8 +211,8 @@ def test_current_measure_sees_the_summary() -> None:
     assert not fixed_cadence([d["decision"] for d in engine.decisions], 1)
 
 
-def test_config_grid_validates_and_dedups() -> None:
-    grid = config_grid([0.5, 0.5, 0.75], [1000], [1, 3])
+def test_the_seeds_grid_validates_and_dedups() -> None:
+    grid = sweep_grid((), [1000], ratios=[0.5, 0.5, 0.75], debounces=[1, 3])
     assert [(c.trigger_token_ratio, c.debounce_turns) for c in grid] == [
         (0.5, 1),
         (0.5, 3),
@@ -220,7 +220,7 @@ def test_config_grid_validates_and_dedups() -> None:
         (0.75, 3),
     ]
     with pytest.raises(ConfigError):
-        config_grid([1.5], [1000], [1])
+        sweep_grid((), [1000], ratios=[1.5], debounces=[1])
 
 
 def test_compaction_distance_and_sample() -> None:
@@ -364,7 +364,7 @@ def test_cli_sweep_errors(tmp_path: Path) -> None:
 )
 def test_real_corpus_recorded_logs_need_no_provider() -> None:
     paths = [str(REAL / "chat-completions"), str(REAL / "claude-code"), str(REAL / "codex")]
-    configs = config_grid([0.5, 0.9], [32000, 128000], [1, 5])
+    configs = sweep_grid((), [32000, 128000], ratios=[0.5, 0.9], debounces=[1, 5])
     result = Sweep(configs, reporter=QUIET).run(paths)
     assert result.conversations >= 30 and not result.errors
     rows = [s.to_json() for s in result.stats]

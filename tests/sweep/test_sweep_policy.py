@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from transcript_tools.cli.main import cli
 from transcript_tools.engine.policy_toml import preset, preset_names
 from transcript_tools.reporter import QUIET
-from transcript_tools.sweep.driver import Sweep, config_grid, policy_grid
+from transcript_tools.sweep.driver import Sweep, sweep_grid
 
 SAMPLES = str(Path(__file__).resolve().parents[2] / "samples")
 # The schedule and what does not depend on summary text (the fast path assumes every summary
@@ -36,10 +36,8 @@ def test_the_seed_row_of_a_policy_grid_is_the_fast_paths_row() -> None:
     # The fast path applies to the seed's policy only (every other preset measures the
     # view, whose size depends on the summary): through the engine it must agree.
     for window in (3_000, 8_000):
-        fast = _rows(config_grid([0.5, 0.75], [window], [1, 3]))
-        engine = _rows(
-            policy_grid([preset("seed")], [window], ratios=[0.5, 0.75], debounces=[1, 3])
-        )
+        fast = _rows(sweep_grid((), [window], ratios=[0.5, 0.75], debounces=[1, 3]))
+        engine = _rows(sweep_grid([preset("seed")], [window], ratios=[0.5, 0.75], debounces=[1, 3]))
         assert len(fast) == len(engine) == 4
         for a, b in zip(fast, engine, strict=True):
             assert b["policy"] == "seed"
@@ -49,7 +47,7 @@ def test_the_seed_row_of_a_policy_grid_is_the_fast_paths_row() -> None:
 
 def test_every_preset_runs_on_the_engine_and_names_itself() -> None:
     policies = [preset(name) for name in preset_names()]
-    result = Sweep(policy_grid(policies, [8_000]), reporter=QUIET).run([SAMPLES])
+    result = Sweep(sweep_grid(policies, [8_000]), reporter=QUIET).run([SAMPLES])
     assert result.fast_runs == 0
     assert result.engine_runs == len(policies) * result.conversations
     rows = [s.to_json() for s in result.stats]
@@ -117,7 +115,7 @@ def test_a_grid_row_is_the_row_of_its_configuration_swept_alone(
 
     monkeypatch.setattr(engine_path, "log_sizes", counting)
     policies = [preset(name) for name in ("seed", "aider", "langchain", "observation-masking")]
-    grid = policy_grid(policies, [8_000])
+    grid = sweep_grid(policies, [8_000])
     together = _rows(grid)
     assert len(built) == len(set(built)) > 0  # once per conversation for the whole grid
     alone = [_rows([cfg])[0] for cfg in grid]

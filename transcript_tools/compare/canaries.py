@@ -32,7 +32,7 @@ from ..formats.corpus import CorpusReader
 from ..present.table import text_table
 from ..providers.executor import SummaryExecutor
 from ..sweep.config import SweepConfig
-from ..sweep.driver import _offline_executor, policy_grid
+from ..sweep.driver import _offline_executor, sweep_grid
 from ..sweep.engine_path import engine_for
 from .drift import ROUNDS, _label
 from .figures import one_window
@@ -96,7 +96,7 @@ def canary_paths(
     (``fallback_window``: as the comparison's, ``compare.workflow.compare_paths``)."""
     assert run.settings.summary is not None
     base = run.settings.summary
-    configs = policy_grid(policies, [window], base=base, fallback_window=fallback_window)
+    configs = sweep_grid(policies, [window], base=base, fallback_window=fallback_window)
     result = CanaryResult([p.name for p in policies], seed)
     reader = CorpusReader(run.fmt, run.skip_bad_lines)
     executor = _offline_executor()

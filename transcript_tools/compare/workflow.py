@@ -13,7 +13,7 @@ from ..engine.policy import Policy
 from ..errors import ConfigError
 from ..reporter import QUIET, Reporter, no_progress
 from ..sweep.config import SweepConfig
-from ..sweep.driver import Sweep, SweepResult, policy_grid
+from ..sweep.driver import Sweep, SweepResult, sweep_grid
 from ..sweep.workflow import summary_source
 from .bootstrap import LEVEL, RESAMPLES, SEED
 from .budget import BudgetCurve, matched_budget, render_curves
@@ -172,7 +172,7 @@ def compare_paths(
     names = _checked_names(policies, baseline)
     base = run.settings.summary
     assert base is not None
-    configs = policy_grid(policies, [window], base=base, fallback_window=fallback_window)
+    configs = sweep_grid(policies, [window], base=base, fallback_window=fallback_window)
     executor = summary_source(run, cache)
     collected = Collected(len(configs))
     sweep = Sweep.for_run(
@@ -202,7 +202,7 @@ def compare_paths(
             done.replicates = replicate_rows(sweep, names, run, replicates, list(paths))
             done.replicate_spec = replicates
         if budget_windows:  # the same summary source, before it is closed
-            grid = policy_grid(policies, list(budget_windows), base=base)
+            grid = sweep_grid(policies, list(budget_windows), base=base)
             done.curves, done.budget_conversations = _budget_run(sweep, grid, names, list(paths))
     finally:
         if executor is not None:

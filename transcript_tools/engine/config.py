@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..writable import MAX_SETTING_INT
+from .kinds import Checkpoint as Checkpoint
+from .kinds import Measure as Measure
 from .seed_defaults import (
     DEFAULT_DEBOUNCE_TURNS,
     DEFAULT_KEEP_RECENT_TURNS,
@@ -89,20 +91,6 @@ class SlotMode(StrEnum):
 class TurnPath(StrEnum):
     SYNC = "sync"  # submit_turn
     STREAM = "stream"  # submit_turn_stream + finalize_turn
-
-
-class Measure(StrEnum):
-    CUMULATIVE = "cumulative"  # the seed: cost_so_far.total_tokens
-    CURRENT = "current"  # size of the context the model is sent next turn
-
-
-class Checkpoint(StrEnum):
-    """Where the checkpoint runs (docs/spec.md, "Checkpoint units"): after each user turn
-    (the seed) or after each model call (``--checkpoint call``: every rule that counts turns
-    counts calls)."""
-
-    TURN = "turn"
-    CALL = "call"
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,10 +20,12 @@ engine path, unchanged.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
+from enum import StrEnum
+from typing import Any, TypeVar
 
 from ..errors import ConfigError
 from ..writable import MAX_SETTING_INT
+from .kinds import Checkpoint, Threshold, TriggerMeasure
 from .seed_defaults import (
     DEFAULT_DEBOUNCE_TURNS,
     DEFAULT_KEEP_RECENT_TURNS,
@@ -35,9 +37,6 @@ from .seed_defaults import (
     SUMMARY_MAX_TOKENS,
 )
 
-MEASURES = ("cumulative", "current", "conversation")
-THRESHOLDS = ("ratio", "tokens", "reserve", "every", "messages", "never")
-UNITS = ("turn", "call")
 PREPASS_KINDS = ("none", "clear-tool-results")
 KEEP_KINDS = ("turns", "messages", "tokens", "user-messages", "fraction", "none")
 INPUT_KINDS = ("history", "dropped", "dropped-tail", "since-last-summary")
@@ -46,8 +45,19 @@ POSITIONS = ("front", "end", "tail")
 RUNTIMES = ("claude-code", "opencode", "automatic")  # cache-breakpoint placements known
 
 
+_Kind = TypeVar("_Kind", bound=StrEnum)
+
+
 def _fail(key: str, text: str, value: Any) -> ConfigError:
     return ConfigError(f"{key}: {text}, got {value!r}")
+
+
+def _member(key: str, value: Any, kind: type[_Kind]) -> _Kind:
+    """``value`` (a TOML string, or the member itself) as a member of ``kind``."""
+    try:
+        return kind(value)
+    except ValueError:
+        raise _fail(key, f"must be one of {', '.join(kind)}", value) from None
 
 
 def _choice(key: str, value: Any, choices: tuple[str, ...]) -> None:
@@ -99,8 +109,8 @@ class Trigger:
     otherwise fire at every unit.
     """
 
-    measure: str = "cumulative"
-    threshold: str = "ratio"
+    measure: TriggerMeasure = TriggerMeasure.CUMULATIVE
+    threshold: Threshold = Threshold.RATIO
     ratio: float = DEFAULT_TRIGGER_RATIO  # the seed's
     tokens: int = 0
     reserve_tokens: int = 0
@@ -110,13 +120,13 @@ class Trigger:
     every: int = 0
     messages: int = 0
     debounce: int = DEFAULT_DEBOUNCE_TURNS  # the seed's
-    unit: str = "turn"
+    unit: Checkpoint = Checkpoint.TURN
     window: int = 0
 
     def __post_init__(self) -> None:
-        _choice("trigger.measure", self.measure, MEASURES)
-        _choice("trigger.threshold", self.threshold, THRESHOLDS)
-        _choice("trigger.unit", self.unit, UNITS)
+        kinds = (("measure", TriggerMeasure), ("threshold", Threshold), ("unit", Checkpoint))
+        for name, kind in kinds:  # a TOML string becomes its member (frozen: set once here)
+            object.__setattr__(self, name, _member(f"trigger.{name}", getattr(self, name), kind))
         _fraction("trigger.ratio", self.ratio)
         _fraction("trigger.reserve_ratio", self.reserve_ratio, zero=True)
         if self.reserve_ratio == 1:
@@ -126,10 +136,10 @@ class Trigger:
         for name in ("every", "messages", "debounce", "window"):
             _int(f"trigger.{name}", getattr(self, name))
         needs = {
-            "tokens": "tokens",
-            "reserve": "reserve_tokens",
-            "every": "every",
-            "messages": "messages",
+            Threshold.TOKENS: "tokens",
+            Threshold.RESERVE: "reserve_tokens",
+            Threshold.EVERY: "every",
+            Threshold.MESSAGES: "messages",
         }
         if self.threshold in needs and getattr(self, needs[self.threshold]) < 1:
             name = needs[self.threshold]
@@ -345,7 +355,7 @@ class Policy:
             value = getattr(self, part)
             if type(value) is not PART_TYPES[part]:
                 raise _fail(part, f"must be a {PART_TYPES[part].__name__}", value)
-        if self.trigger.threshold == "never" and self.prepass.kind == "none":
+        if self.trigger.threshold is Threshold.NEVER and self.prepass.kind == "none":
             raise _fail(
                 "trigger.threshold",
                 "is never and there is no prepass: the policy does nothing",
@@ -355,7 +365,7 @@ class Policy:
     @property
     def summarizes(self) -> bool:
         """Whether the policy ever calls the summarizer (pre-pass-only policies do not)."""
-        return self.trigger.threshold != "never"
+        return self.trigger.threshold is not Threshold.NEVER
 
 
 PART_TYPES: dict[str, type] = {

@@ -16,7 +16,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from .compaction import formatter_cap
-from .config import Checkpoint, Measure, ReplaySettings, SummaryConfig
+from .config import ReplaySettings, SummaryConfig
+from .kinds import Threshold
 from .messages import Message
 from .policy import Keep, Placement, Policy, SummarizerInput, SummarySpec, Trigger
 from .policy_lines import threshold_tokens
@@ -97,8 +98,8 @@ def with_policy(
     changed = replace(
         settings,
         summary=cfg if settings.summary is not None else None,
-        measure=engine_measure(policy.trigger),
-        checkpoint=Checkpoint(policy.trigger.unit),
+        measure=policy.trigger.measure.engine,
+        checkpoint=policy.trigger.unit,
         keep_recent_turns=max(policy.keep.turns, 1),
         template_name=load_template(template).name,
         policy=None if seed_shaped(policy) else policy,
@@ -126,12 +127,6 @@ def seed_policy(cfg: SummaryConfig | None, settings: ReplaySettings) -> Policy:
     )
 
 
-def engine_measure(trigger: Trigger) -> Measure:
-    """The engine's measure for ``trigger``: ``conversation`` is a view measure (the
-    current one's timing and unit), read by ``TurnAccounting.view_measure``."""
-    return Measure.CURRENT if trigger.measure == "conversation" else Measure(trigger.measure)
-
-
 # The seed-shaped settings a flag may set on top of a policy: file key -> (part, field).
 FLAG_FIELDS = {
     "trigger_token_ratio": ("trigger", "ratio"),
@@ -156,7 +151,7 @@ def policy_with_flags(policy: Policy, given: dict[str, Any]) -> Policy:
     for key, value in given.items():
         if key in FLAG_FIELDS and value is not None:
             part, name = FLAG_FIELDS[key]
-            parts.setdefault(part, {})[name] = str(value) if name in ("measure", "unit") else value
+            parts.setdefault(part, {})[name] = value
     if not parts:
         return policy
     return replace(policy, **{p: replace(getattr(policy, p), **v) for p, v in parts.items()})
@@ -191,13 +186,13 @@ def policy_skip(
     summary; ``messages``: once the view holds that many; ``never``: a pre-pass-only
     policy, no summary (``disabled``). The debounce applies to every form, as F6 does to
     the seed's."""
-    if trigger.threshold == "never":
+    if trigger.threshold is Threshold.NEVER:
         return Decision.DISABLED
     if line is None:  # every / messages: the measure is a count, the line that count
         since = turn - last_summary_turn
         measure, line = (
             (since, trigger.every)
-            if trigger.threshold == "every"
+            if trigger.threshold is Threshold.EVERY
             else (view_messages, trigger.messages)
         )
         return skip_reason(turn, last_summary_turn, measure, line, trigger.debounce, empty)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .kinds import Threshold
+
 if TYPE_CHECKING:
     from .policy import Keep, Trigger
 
@@ -39,16 +41,16 @@ def reserve_line(trigger: Trigger, window: int) -> float:
 def threshold_tokens(trigger: Trigger, window: int) -> float | None:
     """The token count at which ``trigger`` fires for a model with ``window`` tokens;
     None for the forms that do not count tokens (every, messages, never)."""
-    if trigger.threshold == "ratio":
+    if trigger.threshold is Threshold.RATIO:
         line = clamp_tokens(window * trigger.ratio, trigger.floor_tokens, trigger.ceiling_tokens)
         if trigger.reserve_tokens or trigger.reserve_ratio:
             reserved = reserve_line(trigger, window)
             if reserved > 0:
                 line = min(line, reserved)
         return line
-    if trigger.threshold == "tokens":
+    if trigger.threshold is Threshold.TOKENS:
         return float(trigger.tokens)
-    if trigger.threshold == "reserve":
+    if trigger.threshold is Threshold.RESERVE:
         return max(reserve_line(trigger, window), 0.0)
     return None
 

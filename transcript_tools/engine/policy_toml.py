@@ -29,6 +29,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..plugins import POLICIES_GROUP, load_entry_points
 from ..untrusted import check_file_path
+from .kinds import Threshold, TriggerMeasure
 from .policy import PART_TYPES, PARTS, Policy, part_fields
 
 PRESETS_PACKAGE = "transcript_tools.engine.presets"
@@ -251,23 +252,23 @@ def trigger_summary(policy: Policy) -> str:
         if p.min_results:
             when += f", > {p.min_results} tool results"
         parts.append(f"clear tool results ({when})")
-    if t.threshold != "never":
-        size = {"cumulative": "cumulative", "conversation": "conversation"}.get(t.measure, "view")
+    if t.threshold is not Threshold.NEVER:
+        size = "view" if t.measure is TriggerMeasure.CURRENT else t.measure.value
         reserve = f"window - {t.reserve_tokens:,}"
         if t.reserve_ratio:
             reserve = f"window x {1 - t.reserve_ratio:g} - {t.reserve_tokens:,}"
-        if t.threshold == "ratio":
+        if t.threshold is Threshold.RATIO:
             rule = f"{size} >= window x {t.ratio:g}"
             if t.floor_tokens or t.ceiling_tokens:
                 ceiling = f"{t.ceiling_tokens:,}" if t.ceiling_tokens else "inf"
                 rule += f" in [{t.floor_tokens:,}, {ceiling}]"
             if t.reserve_tokens or t.reserve_ratio:
                 rule += f" or >= {reserve}"
-        elif t.threshold == "tokens":
+        elif t.threshold is Threshold.TOKENS:
             rule = f"{size} >= {t.tokens:,}"
-        elif t.threshold == "reserve":
+        elif t.threshold is Threshold.RESERVE:
             rule = f"{size} >= {reserve}"
-        elif t.threshold == "every":
+        elif t.threshold is Threshold.EVERY:
             rule = f"every {t.every} {t.unit}s"
         else:
             rule = f"view >= {t.messages} messages"

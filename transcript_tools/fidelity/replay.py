@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..engine.config import Checkpoint, ReplaySettings, SummaryConfig
+from ..engine.config import ReplaySettings, SummaryConfig
 from ..engine.drive import drive_without_summaries, unit_bounds
 from ..engine.messages import (
     INJECTED,
@@ -151,7 +151,7 @@ def _view_after(
     if not policy.summarizes:
         return None, 0, "none"
     part = _stretch_conversation(conv, stretch)
-    slot = PolicySlot(policy, window, sizes, units=UnitCounter(Checkpoint(policy.trigger.unit)))
+    slot = PolicySlot(policy, window, sizes, units=UnitCounter(policy.trigger.unit))
     slot.append_messages(part.messages)
     if policy.prepass.kind != "none":
         slot.prepass(slot.view_size()[1] + slot.hidden_tokens)

@@ -5,22 +5,92 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..engine.config import AUTO, Checkpoint, Measure, SlotMode, SummaryConfig
 from ..engine.drive import recorded_window
+from ..engine.kinds import Threshold, TriggerMeasure
 from ..engine.messages import Conversation
 from ..engine.policy import Policy
 from ..engine.policy_engine import policy_threshold
+from ..engine.policy_toml import preset
 from ..engine.runtime_policy import follow_runtime
 from ..engine.windows import POLICY, conversation_model
+from ..errors import ConfigError
 from ..present.numbers import compact
 
 if TYPE_CHECKING:
     from ..cost.model import RunCost
 
 # ---- the grid -----------------------------------------------------------------------------
+
+
+def sweep_grid(
+    policies: Sequence[Policy] = (),
+    windows: Sequence[int | str] = (),
+    *,
+    ratios: Sequence[float] = (),
+    debounces: Sequence[int] = (),
+    modes: Sequence[SlotMode] = (),
+    measures: Sequence[Measure] = (),
+    checkpoints: Sequence[Checkpoint] = (),
+    base: SummaryConfig | None = None,
+    fallback_window: int = 0,
+) -> list[SweepConfig]:
+    """Every policy at every window, ratio (where its threshold is a ratio) and debounce,
+    in that order, duplicates dropped; an empty axis is the policy's own (its window:
+    ``trigger.window``, else the base's; AUTO's fallback alike). No ``policies``: the
+    seed's configurations, the seed's policy at the base's ratio and debounce in every
+    checkpoint unit, measure and mode (``seed_variants``), with no policy in any output."""
+    base = base or SummaryConfig()
+    if policies and (modes or measures or checkpoints):
+        raise ConfigError(
+            "--mode, --measure and --checkpoint are a policy's own with --policy: "
+            "set trigger.measure / trigger.unit in a policy file instead"
+        )
+    variants = list(policies) or seed_variants(base, measures, checkpoints)
+    out: dict[SweepConfig, None] = {}
+    for policy in variants:
+        own = policy.trigger.window or base.max_context_tokens  # no window given; auto's fallback
+        varies = ratios if ratios and policy.trigger.threshold is Threshold.RATIO else ()
+        for mode in modes or [SlotMode.FOCUSED]:
+            for window in list(windows) or [own]:
+                auto = window == AUTO
+                for ratio in varies or [policy.trigger.ratio]:
+                    for debounce in debounces or [policy.trigger.debounce]:
+                        trigger = policy.trigger
+                        if policies:  # a bad --ratio in the policy's words (trigger.ratio: ...)
+                            trigger = replace(trigger, ratio=ratio, debounce=debounce)
+                        cfg = SweepConfig(
+                            ratio,
+                            own if auto else int(window),
+                            debounce,
+                            mode,
+                            trigger.measure.engine,
+                            trigger.unit,
+                            auto_window=auto,
+                            policy=replace(policy, trigger=trigger) if policies else None,
+                            fallback_window=fallback_window if auto else 0,
+                        )
+                        cfg.summary_config(base)  # raises ConfigError for a bad value
+                        out[cfg] = None
+    return list(out)
+
+
+def seed_variants(
+    base: SummaryConfig, measures: Sequence[Measure] = (), checkpoints: Sequence[Checkpoint] = ()
+) -> list[Policy]:
+    """The seed's policy at ``base``'s ratio and debounce, in each checkpoint unit and
+    measure (in that order; none given: the seed's own)."""
+    seed = preset("seed")
+    trigger = replace(seed.trigger, ratio=base.trigger_token_ratio, debounce=base.debounce_turns)
+    return [
+        replace(seed, trigger=replace(trigger, measure=TriggerMeasure(measure), unit=unit))
+        for unit in checkpoints or [Checkpoint.TURN]
+        for measure in measures or [Measure.CUMULATIVE]
+    ]
 
 
 def auto_window_cell(row: dict[str, Any]) -> str:
@@ -71,7 +141,7 @@ class SweepConfig:
     def label(self) -> str:
         window = AUTO if self.auto_window else self.max_context_tokens
         if self.policy is not None:
-            ratio = self.policy.trigger.threshold == "ratio"
+            ratio = self.policy.trigger.threshold is Threshold.RATIO
             return f"{self.policy.name} max={window}" + (
                 f" ratio={self.trigger_token_ratio:g}" if ratio else ""
             )
@@ -124,7 +194,9 @@ class SweepConfig:
             trigger = self.policy.trigger
             clamped = trigger.floor_tokens or trigger.ceiling_tokens
             out["trigger"] = (
-                "ratio-clamped" if trigger.threshold == "ratio" and clamped else trigger.threshold
+                "ratio-clamped"
+                if trigger.threshold is Threshold.RATIO and clamped
+                else trigger.threshold
             )
             if self.policy.name != "seed":  # its own line (policy_engine.policy_threshold)
                 out["threshold"] = (

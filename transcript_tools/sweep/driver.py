@@ -27,10 +27,10 @@ from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..formats.corpus import CorpusReader
 from ..formats.inputs import NameSet
 from ..reporter import LOGGED, Reporter
-from .config import ConfigOutcome, SweepConfig
+from .config import ConfigOutcome, SweepConfig, sweep_grid
 from .engine_path import SharedWork, evaluate_engine
 from .simulate import ConversationSeries, evaluate_fast, profile_conversation, simulate
-from .stats import ConfigStats, config_grid, policy_grid
+from .stats import ConfigStats
 
 if TYPE_CHECKING:
     from ..cost.model import RunCost
@@ -41,10 +41,9 @@ __all__ = [
     "Sweep",
     "SweepConfig",
     "SweepResult",
-    "config_grid",
-    "policy_grid",
     "profile_conversation",
     "simulate",
+    "sweep_grid",
 ]
 
 

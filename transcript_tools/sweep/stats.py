@@ -9,14 +9,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..cost.overflow import run_price
-from ..engine.config import AUTO, Checkpoint, Measure, SlotMode, SummaryConfig
-from ..engine.policy import Policy
-from ..engine.policy_engine import engine_measure, policy_with_flags
 from .config import ConfigOutcome, SweepConfig
 from .simulate import ConversationSeries
 from .tables import RECALL_NOT_MEASURED, recall_not_measured
@@ -38,82 +34,6 @@ def quantile(hist: Counter[int], q: float) -> int | None:
 
 def _over(part: float, whole: float) -> float | None:
     return round(part / whole, 4) if whole else None
-
-
-def config_grid(
-    ratios: Sequence[float],
-    max_context_tokens: Sequence[int | str],
-    debounces: Sequence[int],
-    modes: Sequence[SlotMode] = (SlotMode.FOCUSED,),
-    measures: Sequence[Measure] = (Measure.CUMULATIVE,),
-    base: SummaryConfig | None = None,
-    checkpoints: Sequence[Checkpoint] = (Checkpoint.TURN,),
-) -> list[SweepConfig]:
-    """Every combination, in the order given (duplicates dropped); each is validated."""
-    base = base or SummaryConfig()
-    out: dict[SweepConfig, None] = {}
-    for checkpoint in checkpoints:
-        for measure in measures:
-            for mode in modes:
-                for maximum in max_context_tokens:
-                    for ratio in ratios:
-                        for debounce in debounces:
-                            auto = maximum == AUTO  # per conversation; else the default
-                            cfg = SweepConfig(
-                                ratio,
-                                base.max_context_tokens if auto else int(maximum),
-                                debounce,
-                                SlotMode(mode),
-                                Measure(measure),
-                                Checkpoint(checkpoint),
-                                auto_window=auto,
-                            )
-                            cfg.summary_config(base)  # raises ConfigError for a bad value
-                            out[cfg] = None
-    return list(out)
-
-
-def policy_grid(
-    policies: Sequence[Policy],
-    max_context_tokens: Sequence[int | str] = (),
-    *,
-    ratios: Sequence[float] = (),
-    debounces: Sequence[int] = (),
-    base: SummaryConfig | None = None,
-    fallback_window: int = 0,
-) -> list[SweepConfig]:
-    """``tsum sweep --policy``: each policy at each window; ``ratios`` (for the policies
-    whose threshold is a ratio) and ``debounces``, where given, replace the policy's own;
-    no window: its ``trigger.window``, else the base's (``fallback_window``: SweepConfig's)."""
-    base = base or SummaryConfig()
-    out: dict[SweepConfig, None] = {}
-    for policy in policies:
-        own = policy.trigger.window or base.max_context_tokens  # no window given; auto's fallback
-        windows = list(max_context_tokens) or [own]
-        own_ratios: Sequence[float | None] = (
-            list(ratios) if ratios and policy.trigger.threshold == "ratio" else [None]
-        )
-        for window in windows:
-            for ratio in own_ratios:
-                own_debounces: Sequence[int | None] = list(debounces) or [None]
-                for debounce in own_debounces:
-                    given = {"trigger_token_ratio": ratio, "debounce_turns": debounce}
-                    varied = policy_with_flags(policy, given)
-                    trigger = varied.trigger
-                    cfg = SweepConfig(
-                        trigger.ratio,
-                        own if window == AUTO else int(window),
-                        trigger.debounce,
-                        SlotMode.FOCUSED,
-                        engine_measure(trigger),
-                        Checkpoint(trigger.unit),
-                        auto_window=window == AUTO,
-                        policy=varied,
-                        fallback_window=fallback_window if window == AUTO else 0,
-                    )
-                    cfg.summary_config(base)  # raises ConfigError for a bad value
-                    out[cfg] = None
-    return list(out)
 
 
 @dataclass(slots=True)

@@ -21,7 +21,7 @@ from ..parallel.pool import backend_for, refuse_summaries_on_ray
 from ..reporter import QUIET, Reporter
 from ..writable import check_output_file
 from .config import SweepConfig
-from .driver import CachedThenOffline, Sweep, SweepResult, config_grid, policy_grid
+from .driver import CachedThenOffline, Sweep, SweepResult, sweep_grid
 from .parallel import run_sweep
 
 if TYPE_CHECKING:
@@ -125,30 +125,22 @@ def _grid(
     measures: Sequence[Measure],
     checkpoints: Sequence[Checkpoint],
 ) -> list[SweepConfig]:
-    """The configurations of a sweep: the policies' grid, or the seed's (an empty axis is
-    the settings' value)."""
+    """The configurations of a sweep: the policies', or, for none or the seed's alone, the
+    seed's (its empty axes the settings' values)."""
     base = settings.summary
     assert base is not None
-    if any(not is_seed(policy) for policy in policies):
-        if modes or measures or checkpoints:
-            raise ConfigError(
-                "--mode, --measure and --checkpoint are a policy's own with --policy: "
-                "set trigger.measure / trigger.unit in a policy file instead"
-            )
-        configs = policy_grid(
-            policies, list(max_context_tokens), ratios=ratios, debounces=debounces, base=base
-        )
-    else:  # no policy, or the seed's alone: the seed's grid, byte for byte
-        configs = config_grid(
-            list(ratios) or [base.trigger_token_ratio],
-            list(max_context_tokens) or [AUTO if settings.auto_window else base.max_context_tokens],
-            list(debounces) or [base.debounce_turns],
-            list(modes) or [settings.mode],
-            list(measures) or [settings.measure],
-            base=base,
-            checkpoints=list(checkpoints) or [settings.checkpoint],
-        )
-    return configs
+    if all(is_seed(policy) for policy in policies):  # the seed's grid, byte for byte
+        policies = ()
+        max_context_tokens = list(max_context_tokens) or [
+            AUTO if settings.auto_window else base.max_context_tokens
+        ]
+        modes = list(modes) or [settings.mode]
+        measures = list(measures) or [settings.measure]
+        checkpoints = list(checkpoints) or [settings.checkpoint]
+    return sweep_grid(
+        policies, max_context_tokens, ratios=ratios, debounces=debounces,
+        modes=modes, measures=measures, checkpoints=checkpoints, base=base,
+    )  # fmt: skip
 
 
 def summary_source(run: RunSettings, cache: str | Path | None) -> Any:
