@@ -71,8 +71,7 @@ _EXPORTS = {
     "SummaryRecord": "engine.records",
     "SnapshotRecord": "engine.records",
     "SummaryStatus": "engine.records",
-    "CheckpointRecord": "eval.records",
-    "PolicyActionRecord": "eval.records",
+    "ScoreRecord": "eval.records",
     "CostRecord": "cost.records",
     # the engine and what it exchanges
     "SessionEngine": "engine.session",
@@ -111,7 +110,6 @@ __all__ = [
     "AssistantMessage",
     "CheckResult",
     "Checkpoint",
-    "CheckpointRecord",
     "ConfigError",
     "ContextSlot",
     "Conversation",
@@ -127,7 +125,6 @@ __all__ = [
     "Measure",
     "Message",
     "OtherBlock",
-    "PolicyActionRecord",
     "PromptTemplate",
     "Provider",
     "ProviderConfigError",
@@ -139,6 +136,7 @@ __all__ = [
     "RunDiff",
     "RunSettings",
     "RunStatus",
+    "ScoreRecord",
     "SessionEngine",
     "SessionInfo",
     "SessionMemory",
@@ -243,7 +241,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
         TsumError,
         UnknownFormatError,
     )
-    from .eval.records import CheckpointRecord, PolicyActionRecord
+    from .eval.records import ScoreRecord
     from .eval.workflow import EvalRun
     from .fidelity import FidelityResult
     from .inspection import InspectResult, SessionInfo

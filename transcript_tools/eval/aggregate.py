@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .records import CheckpointRecord
+from .records import ScoreRecord
 from .score import VARIANTS, recall_of
 
 POSITION_CAP = 5  # positions 5 and later are pooled as "5+"
@@ -40,7 +40,7 @@ class Aggregate:
     retained_probes: int = 0
     retained_view_tokens: int = 0
 
-    def add(self, record: CheckpointRecord) -> None:
+    def add(self, record: ScoreRecord) -> None:
         self.checkpoints += 1
         position = record["position"]
         key = str(position) if position < POSITION_CAP else f"{POSITION_CAP}+"

@@ -27,7 +27,7 @@ from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.session import SessionEngine
 from ..engine.slot import ContextSlot
 from ..providers.executor import SummaryExecutor
-from .records import CheckpointRecord
+from .records import ScoreRecord
 
 CLAUDE_CODE_CONTINUATION = "This session is being continued from a previous conversation"
 TSUM = "tsum"
@@ -59,7 +59,7 @@ class SummaryReplacement:
     # (a recorded compaction). Not in ``head()``: records without --cost are unchanged.
     view_tokens: int | None = None
 
-    def head(self) -> CheckpointRecord:
+    def head(self) -> ScoreRecord:
         return {
             "kind": self.kind,
             "label": self.label,

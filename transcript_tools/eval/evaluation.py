@@ -40,7 +40,7 @@ from .person_fates import fate_records, fate_totals
 from .policy_aggregate import PolicyAggregate
 from .policy_probes import ActionScorer, policy_actions
 from .probes import EXTRACTOR_VERSION
-from .records import CheckpointRecord, PolicyActionRecord
+from .records import ScoreRecord
 from .score import ConversationProbes, score_checkpoint
 
 KEEP_WHOLE = 20  # scored checkpoints kept with their texts, for the HTML page
@@ -67,7 +67,7 @@ class EvalResult:
     notes: list[str] = field(default_factory=list)
     failed: dict[str, int] = field(default_factory=dict)
     kept: list[dict[str, Any]] = field(default_factory=list)  # whole records, for HTML
-    kept_actions: list[PolicyActionRecord] = field(default_factory=list)  # --policy: the same
+    kept_actions: list[ScoreRecord] = field(default_factory=list)  # --policy: the same
     identical_summaries: bool | None = (
         None  # every variant wrote the same text at every shared checkpoint
     )
@@ -105,7 +105,7 @@ class EvalResult:
         return out
 
 
-def score_record(cp: SummaryReplacement, probes: ConversationProbes) -> CheckpointRecord:
+def score_record(cp: SummaryReplacement, probes: ConversationProbes) -> ScoreRecord:
     """The checkpoint's record: who, where, the summary, and its scores."""
     record = cp.head()
     record.update(score_checkpoint(probes, replaced=cp.replaced, kept=cp.kept, summary=cp.summary))
@@ -116,7 +116,7 @@ def score_record(cp: SummaryReplacement, probes: ConversationProbes) -> Checkpoi
     return record
 
 
-def retained_recall(record: CheckpointRecord, view_tokens: int) -> CheckpointRecord:
+def retained_recall(record: ScoreRecord, view_tokens: int) -> ScoreRecord:
     """The artifact probes the next view still carries (in the summary or the kept
     turns) per 1,000 of its estimated tokens: the figure of NousResearch/hermes-agent's
     compaction eval (recall at retained tokens), docs/cost.md."""
@@ -141,7 +141,7 @@ class Evaluation:
     skip_bad_lines: bool = False
     # warnings, errors, progress (each session, with its file's path); never stdout
     reporter: Reporter = LOGGED
-    on_checkpoint: Callable[[CheckpointRecord | PolicyActionRecord], None] | None = None
+    on_checkpoint: Callable[[ScoreRecord], None] | None = None
     judge: Any = None  # eval.judge.Judge, or None
     cost: bool = False  # --cost: each tsum checkpoint's recall per 1,000 retained tokens
     # ``--policy``: score every action of each variant's policy on what it took out of
@@ -231,8 +231,8 @@ class Evaluation:
                 result.labels.append(cp.label)
             await self._emit(cp, probes, result, cp.label)
 
-    def _policy_sink(self, result: EvalResult, label: str) -> Callable[[PolicyActionRecord], None]:
-        def sink(record: PolicyActionRecord) -> None:
+    def _policy_sink(self, result: EvalResult, label: str) -> Callable[[ScoreRecord], None]:
+        def sink(record: ScoreRecord) -> None:
             result.policies[label].add(record)
             if len(result.kept_actions) < KEEP_WHOLE:
                 result.kept_actions.append(record)

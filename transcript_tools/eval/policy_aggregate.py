@@ -16,7 +16,7 @@ from ..present.numbers import percent
 from ..present.table import fixed_row
 from .artifacts import ARTIFACT_KINDS, REQUEST
 from .policy_probes import ACTIONS, POLICY_VARIANTS
-from .records import PolicyActionRecord
+from .records import ScoreRecord
 from .score import recall_of
 
 FLOOR_ROWS = (
@@ -51,7 +51,7 @@ class PolicyAggregate:
     def views(self) -> int:
         return sum(self.actions.values())
 
-    def add(self, record: PolicyActionRecord) -> None:
+    def add(self, record: ScoreRecord) -> None:
         self.actions[record["action"]] += 1
         for variant in POLICY_VARIANTS:
             _pool(self.counts[variant], record["counts"][variant])

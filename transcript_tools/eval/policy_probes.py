@@ -47,7 +47,7 @@ from .artifacts import REQUEST
 from .haystack import Haystack, JoinedHaystack, MemoHaystack
 from .normalize import normalize
 from .probes import Probe
-from .records import PolicyActionRecord, PolicyProbeRow
+from .records import ProbeRow, ScoreRecord
 from .score import ConversationProbes, recall_of, recalled, recalled_memo
 from .view_recall import whole_view_hits
 
@@ -85,7 +85,7 @@ class ActionScorer:
     session: str
     path: str
     max_tool_result_chars: int
-    records: list[PolicyActionRecord] = field(default_factory=list)
+    records: list[ScoreRecord] = field(default_factory=list)
     hidden: set[int] = field(default_factory=set)  # not shown verbatim by the latest view
     alive: list[Probe] = field(default_factory=list)  # survivors, carried by the view's text
     whole_view: bool = False  # also score every probe of the history (eval/view_recall.py)
@@ -129,8 +129,8 @@ class ActionScorer:
         return haystack
 
     def score(
-        self, kind: str, turn: int, entries: Entries, history_end: int, extra: PolicyActionRecord
-    ) -> PolicyActionRecord:
+        self, kind: str, turn: int, entries: Entries, history_end: int, extra: ScoreRecord
+    ) -> ScoreRecord:
         """The record of one action whose next view is ``entries`` (one that took nothing
         out of the view — a summary while the window still holds the whole history — has
         no probes, and its view is still checked)."""
@@ -155,7 +155,7 @@ class ActionScorer:
         checked = _dedup([(p, False) for i in removed for p in self.probes.message_probes(i)])
         seen = {(p.kind, p.key) for p, _ in checked}
         checked += [(p, True) for p in carried if (p.kind, p.key) not in seen]
-        rows: list[PolicyProbeRow] = []
+        rows: list[ProbeRow] = []
         counts: dict[str, dict[str, list[int]]] = {v: {} for v in POLICY_VARIANTS}
         survivors: list[Probe] = []
         for probe, was_carried in checked:
@@ -171,14 +171,14 @@ class ActionScorer:
                 pair = counts[variant].setdefault(probe.kind, [0, 0])
                 pair[0] += hit
                 pair[1] += 1
-            rows.append(cast(PolicyProbeRow, probe.as_json() | {"carried": was_carried} | hits))
+            rows.append(cast(ProbeRow, probe.as_json() | {"carried": was_carried} | hits))
         self.alive = survivors if kind == SUMMARY else [*self.alive, *survivors]
         # what the compaction broke (rules the log's own history keeps), as replay and
         # sweep count it, and what the uncompacted view itself breaks (the ceiling row)
         history_view = list(self.probes.messages[:history_end])
         found = new_violations(history_view, [m for _, m in entries])
         baseline = check_all(history_view)
-        record: PolicyActionRecord = {
+        record: ScoreRecord = {
             "kind": "policy-action",
             "action": kind,
             "label": self.label,
@@ -271,16 +271,16 @@ class ActionHooks:
 
     engine: SessionEngine
     scorer: ActionScorer
-    on_record: Callable[[PolicyActionRecord], None]
+    on_record: Callable[[ScoreRecord], None]
     failed: int = 0
     replaced: int = 0  # PolicySlot.replaced grows exactly when a pre-pass clears something
-    prepass: PolicyActionRecord | None = None
+    prepass: ScoreRecord | None = None
 
     def appended(self, _n: int, _start: int, end: int) -> None:
         slot = self.engine.slot
         if isinstance(slot, PolicySlot) and len(slot.replaced) > self.replaced:
             self.replaced = len(slot.replaced)
-            extra: PolicyActionRecord = {
+            extra: ScoreRecord = {
                 "view_tokens_after": slot.view_size()[1],
                 **_uncompacted(slot, end),
             }
@@ -307,7 +307,7 @@ class ActionHooks:
             self.failed += 1
             return
         end = len(slot.messages)
-        extra: PolicyActionRecord = {
+        extra: ScoreRecord = {
             "view_tokens_before": summary.get("view_tokens_before"),
             "view_tokens_after": slot.view_size()[1],
             **_uncompacted(slot, end),
@@ -329,7 +329,7 @@ async def policy_actions(
     engine: SessionEngine,
     executor: SummaryExecutor,
     scorer: ActionScorer,
-    on_record: Callable[[PolicyActionRecord], None],
+    on_record: Callable[[ScoreRecord], None],
 ) -> int:
     """Replay ``conv`` through ``engine`` (the one loop), scoring every action as it
     happens; each record goes to ``on_record``. Returns the number of failed summaries."""
@@ -349,7 +349,7 @@ async def policy_actions(
     return hooks.failed
 
 
-def artifact_hits(record: PolicyActionRecord) -> tuple[int, int]:
+def artifact_hits(record: ScoreRecord) -> tuple[int, int]:
     """(kept in the next view, probed) of one action record's artifact probes (the
     person's requests left out, as the sweep's recall counts artifacts)."""
     kept = total = 0
@@ -362,9 +362,7 @@ def artifact_hits(record: PolicyActionRecord) -> tuple[int, int]:
 SummaryFigures = tuple[int, int, int, int]  # artifact probes kept, probed; tokens freed, kept
 
 
-def summary_figures(
-    records: list[PolicyActionRecord], views_before: list[int]
-) -> list[SummaryFigures]:
+def summary_figures(records: list[ScoreRecord], views_before: list[int]) -> list[SummaryFigures]:
     """Per summary of a run, in order (the k-th compaction is the k-th entry): its artifact
     probes kept and probed, the view tokens it freed (negative: the view grew) and those
     left after it. ``views_before``: each successful summary's view when it was asked for."""
@@ -376,5 +374,5 @@ def summary_figures(
     return out
 
 
-def _uncompacted(slot: Any, end: int) -> PolicyActionRecord:
+def _uncompacted(slot: Any, end: int) -> ScoreRecord:
     return {"uncompacted_tokens": slot.token_prefix(end)[end]}

@@ -22,7 +22,7 @@ from ..providers.factory import build_executor, cache_only_failure, describe_sta
 from ..reporter import QUIET, Reporter, notes_only
 from ..writable import check_output_dir, check_output_file, drop_links
 from .evaluation import EvalResult, Evaluation, Variant
-from .records import CheckpointRecord, PolicyActionRecord
+from .records import ScoreRecord
 
 JSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
 
@@ -276,7 +276,7 @@ class _Records:
             drop_links(out_dir, ("checkpoints.jsonl", "eval.json"))  # never written through
             self.handle = open(out_dir / "checkpoints.jsonl", "wb")  # noqa: SIM115
 
-    def write(self, record: CheckpointRecord | PolicyActionRecord) -> None:
+    def write(self, record: ScoreRecord) -> None:
         if self.handle is not None:
             self.handle.write(
                 orjson.dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
