@@ -30,12 +30,7 @@ from ..replay.sizes import policy_sizes
 from ..reporter import LOGGED, Reporter
 from .aggregate import Aggregate
 from .artifacts import ARTIFACT_KINDS
-from .checkpoints import (
-    SummaryReplacement,
-    compaction_message_indices,
-    recorded_checkpoints,
-    tsum_checkpoints,
-)
+from .checkpoints import SummaryReplacement, compaction_message_indices, recorded_checkpoints
 from .person_fates import fate_records, fate_totals
 from .policy_aggregate import PolicyAggregate
 from .policy_probes import ActionScorer, policy_actions
@@ -209,15 +204,17 @@ class Evaluation:
                 template=v.template,
                 sizes=policy_sizes(conv, settings),  # a policy measures in billed tokens
             )
-            if self.policy_mode:
-                scorer = ActionScorer(probes, v.label, conv.session_id, conv.path, max_tool)
-                result.failed[v.label] += await policy_actions(
-                    conv, engine, v.executor, scorer, self._policy_sink(result, v.label)
-                )
-                continue
-            checkpoints, failed = await tsum_checkpoints(conv, engine, v.executor, v.label)
-            result.failed[v.label] += failed
-            for cp in checkpoints:
+            scorer = ActionScorer(probes, v.label, conv.session_id, conv.path, max_tool)
+            replaced: list[SummaryReplacement] = []  # the seed's report (no --policy)
+            result.failed[v.label] += await policy_actions(
+                conv,
+                engine,
+                v.executor,
+                scorer,
+                self._policy_sink(result, v.label),
+                None if self.policy_mode else replaced.append,
+            )
+            for cp in replaced:
                 by_turn.setdefault(cp.turn, set()).add(cp.summary)
                 await self._emit(cp, probes, result, v.label)
         same.extend(len(texts) == 1 for texts in by_turn.values())

@@ -44,6 +44,7 @@ from ..engine.tokens import estimate_text_tokens
 from ..engine.validity import check_all
 from ..providers.executor import SummaryExecutor
 from .artifacts import REQUEST
+from .checkpoints import SummaryReplacement, tsum_replacement
 from .haystack import Haystack, JoinedHaystack, MemoHaystack
 from .normalize import normalize
 from .probes import Probe
@@ -267,14 +268,22 @@ def _rule_counts(lines: list[str]) -> dict[str, int]:
 class ActionHooks:
     """The ``drive_conversation`` callbacks that score every action of a policy as it
     happens (``appended``, ``after_summary``, ``after_unit``); each record goes to
-    ``on_record``. The sweep chains them with its own measures (sweep/engine_path.py)."""
+    ``on_record``. The sweep chains them with its own measures (sweep/engine_path.py).
+
+    ``on_replacement``: the seed's report (``tsum eval`` without ``--policy``), the one
+    place its summaries are scored otherwise: each successful summary that replaced
+    something goes there as the history it replaced (``checkpoints.tsum_replacement``),
+    for ``score.score_checkpoint`` to score its text alone, instead of being scored here
+    on the next view (docs/eval.md "Floors" and "Policies")."""
 
     engine: SessionEngine
     scorer: ActionScorer
     on_record: Callable[[ScoreRecord], None]
+    on_replacement: Callable[[SummaryReplacement], None] | None = None
     failed: int = 0
     replaced: int = 0  # PolicySlot.replaced grows exactly when a pre-pass clears something
     prepass: ScoreRecord | None = None
+    replacements: int = 0  # the summaries given to ``on_replacement``
 
     def appended(self, _n: int, _start: int, end: int) -> None:
         slot = self.engine.slot
@@ -298,13 +307,21 @@ class ActionHooks:
             prepass["freed_tokens"] = cleared.get("freed_tokens")
             self.on_record(prepass)
 
-    def after_summary(self, _request: SummaryRequest) -> None:
+    def after_summary(self, request: SummaryRequest) -> None:
         self.flush_prepass()
         engine, slot = self.engine, self.engine.slot
         summary = engine.summaries[-1]
         text = summary.get("text")
         if not summary_ok(summary) or text is None:
             self.failed += 1
+            return
+        if self.on_replacement is not None:
+            scorer = self.scorer
+            row = (scorer.label, scorer.session, scorer.path)
+            cp = tsum_replacement(engine, request, row, self.replacements + 1)
+            if cp is not None:
+                self.replacements += 1
+                self.on_replacement(cp)
             return
         end = len(slot.messages)
         extra: ScoreRecord = {
@@ -330,10 +347,12 @@ async def policy_actions(
     executor: SummaryExecutor,
     scorer: ActionScorer,
     on_record: Callable[[ScoreRecord], None],
+    on_replacement: Callable[[SummaryReplacement], None] | None = None,
 ) -> int:
     """Replay ``conv`` through ``engine`` (the one loop), scoring every action as it
-    happens; each record goes to ``on_record``. Returns the number of failed summaries."""
-    hooks = ActionHooks(engine, scorer, on_record)
+    happens; each record goes to ``on_record`` (``on_replacement``: ``ActionHooks``').
+    Returns the number of failed summaries."""
+    hooks = ActionHooks(engine, scorer, on_record, on_replacement)
 
     async def execute(request: SummaryRequest, _left: int) -> SummaryOutcome:
         return await executor.execute(request)
