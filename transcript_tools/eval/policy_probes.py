@@ -52,6 +52,7 @@ from .records import ProbeRow, ScoreRecord
 from .score import ConversationProbes, recall_of, recalled, recalled_memo
 from .view_recall import whole_view_hits
 
+POLICY_ACTION = "policy-action"  # the ScoreRecord kind of an action scored here
 SUMMARY = "summary"
 PREPASS = "prepass"
 ACTIONS = (SUMMARY, PREPASS)
@@ -180,7 +181,7 @@ class ActionScorer:
         found = new_violations(history_view, [m for _, m in entries])
         baseline = check_all(history_view)
         record: ScoreRecord = {
-            "kind": "policy-action",
+            "kind": POLICY_ACTION,
             "action": kind,
             "label": self.label,
             "session": self.session,

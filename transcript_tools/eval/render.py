@@ -14,6 +14,7 @@ from ..present.page import page_template
 from ..present.table import fixed_row
 from .artifacts import ARTIFACT_KINDS, REQUEST
 from .evaluation import EvalResult
+from .policy_probes import POLICY_ACTION
 
 _ORDINAL = {"1": "1st", "2": "2nd", "3": "3rd"}
 
@@ -267,7 +268,8 @@ def html_context(
 ) -> dict[str, Any]:
     """The page's values; ``table``: the text table to show (default ``render_text``)."""
     checkpoints = []
-    for record in result.kept:
+    actions = [r for r in result.kept if r["kind"] == POLICY_ACTION]
+    for record in (r for r in result.kept if r["kind"] != POLICY_ACTION):
         lost = [p for p in record["probes"] if not p["summary"]]
         lost_texts = [p["text"] for p in lost if p["kind"] != REQUEST]
         lost_at = {p["message"] for p in lost}
@@ -284,7 +286,7 @@ def html_context(
         "notes": notes,
         "checkpoints": checkpoints,
         "policy_actions": [
-            {**a, "lost": [p for p in a["probes"] if not p["view"]]} for a in result.kept_actions
+            {**a, "lost": [p for p in a["probes"] if not p["view"]]} for a in actions
         ],
         "summary": result.as_json(),
         "tradeoff": (_policy_tradeoff(result) if result.policies else _tradeoff(result))

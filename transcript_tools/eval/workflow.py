@@ -45,8 +45,8 @@ class EvalRun:
         return f"<EvalRun {line}; {len(self.result.errors)} error(s)>"
 
     def policy_table(self) -> str:
-        """--policy: the per-policy table (eval/policy_aggregate.py)."""
-        from .policy_aggregate import render_policy_text
+        """--policy: the per-policy table (eval/policy_table.py)."""
+        from .policy_table import render_policy_text
 
         result = self.result
         return render_policy_text(
@@ -75,8 +75,7 @@ class EvalRun:
 
     def summary_line(self) -> str:
         result = self.result
-        total = sum(a.checkpoints for a in result.aggregates.values())
-        total += sum(p.views for p in result.policies.values())  # --policy: scored actions
+        total = sum(a.checkpoints for a in result.aggregates.values())  # --policy: actions too
         stats = "; ".join(f"{v.label}: {describe_stats(v.executor.stats)}" for v in self.variants)
         return (
             f"tsum: {result.files} file(s), {result.sessions} session(s), {total} scored checkpoint(s), "
