@@ -38,22 +38,10 @@ class EvalRun:
     variants: list[Variant]
     notes: list[str] = field(default_factory=list)
     judge: Any = None  # eval.judge.Judge, or None
-    policy_mode: bool = False  # tsum eval --policy: actions scored per policy
 
     def __repr__(self) -> str:  # counts, not every kept record
         line = self.summary_line().removeprefix("tsum: ")
         return f"<EvalRun {line}; {len(self.result.errors)} error(s)>"
-
-    def policy_table(self) -> str:
-        """--policy: the per-policy table (eval/policy_table.py)."""
-        from .policy_table import render_policy_text
-
-        result = self.result
-        return render_policy_text(
-            {label: agg.as_json() for label, agg in result.policies.items()},
-            {label: result.aggregates[label].as_json() for label in result.labels},
-            result.failed,
-        )
 
     def as_json(self) -> dict[str, Any]:
         return self.result.as_json() | {"notes": self.notes}
@@ -177,7 +165,7 @@ def eval_paths(
         records.close()
     notes.extend(result.notes)
     notes.extend(_run_notes(result, built, policy_mode))
-    done = EvalRun(result, built, notes, judge_obj, policy_mode)
+    done = EvalRun(result, built, notes, judge_obj)
     _write_outputs(done, out_dir, html_path, chart)
     return done
 
@@ -252,8 +240,7 @@ def _write_outputs(
     if html_path is not None:
         from .render import render_html
 
-        table = done.policy_table() if done.policy_mode else None
-        page = render_html(done.result, done.notes, table, chart=chart)
+        page = render_html(done.result, done.notes, chart=chart)
         html_path.write_text(page, encoding="utf-8")
 
 
