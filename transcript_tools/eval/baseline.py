@@ -137,17 +137,6 @@ def score_summaries(
     return out
 
 
-def artifact_hits(records: list[ScoreRecord]) -> tuple[int, int]:
-    """(recalled, total) artifact probes over scored records."""
-    hits = total = 0
-    for record in records:
-        for kind, (hit, n) in record["counts"]["summary"].items():
-            if kind in ARTIFACT_KINDS:
-                hits += hit
-                total += n
-    return hits, total
-
-
 def write_scores(scores: dict[str, Any], out_dir: Path) -> None:
     drop_links(out_dir, (SCORES_FILE,))  # never written through a link
     (out_dir / SCORES_FILE).write_bytes(

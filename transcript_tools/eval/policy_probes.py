@@ -43,13 +43,12 @@ from ..engine.session import SessionEngine
 from ..engine.tokens import estimate_text_tokens
 from ..engine.validity import check_all
 from ..providers.executor import SummaryExecutor
-from .artifacts import REQUEST
 from .checkpoints import SummaryReplacement, tsum_replacement
 from .haystack import Haystack, JoinedHaystack, MemoHaystack
 from .normalize import normalize
 from .probes import Probe
 from .records import ProbeRow, ScoreRecord
-from .score import ConversationProbes, recall_of, recalled, recalled_memo
+from .score import ConversationProbes, artifact_hits, recall_of, recalled, recalled_memo
 from .view_recall import whole_view_hits
 
 POLICY_ACTION = "policy-action"  # the ScoreRecord kind of an action scored here
@@ -369,16 +368,6 @@ async def policy_actions(
     return hooks.failed
 
 
-def artifact_hits(record: ScoreRecord) -> tuple[int, int]:
-    """(kept in the next view, probed) of one action record's artifact probes (the
-    person's requests left out, as the sweep's recall counts artifacts)."""
-    kept = total = 0
-    for kind, (hits, probed) in record["counts"]["view"].items():
-        if kind != REQUEST:
-            kept, total = kept + hits, total + probed
-    return kept, total
-
-
 SummaryFigures = tuple[int, int, int, int]  # artifact probes kept, probed; tokens freed, kept
 
 
@@ -390,7 +379,7 @@ def summary_figures(records: list[ScoreRecord], views_before: list[int]) -> list
     out: list[SummaryFigures] = []
     for record, before in zip(summaries, views_before, strict=False):
         after = record.get("view_tokens_after") or 0
-        out.append((*artifact_hits(record), before - after, after))
+        out.append((*artifact_hits([record], "view"), before - after, after))
     return out
 
 

@@ -358,6 +358,17 @@ def score_checkpoint(
     }
 
 
+def artifact_hits(records: Iterable[ScoreRecord], variant: str) -> tuple[int, int]:
+    """(recalled, probed) artifact probes of ``records`` by ``variant`` (the person's
+    requests left out)."""
+    hits = total = 0
+    for record in records:
+        for kind, (hit, n) in record["counts"][variant].items():
+            if kind in ARTIFACT_KINDS:
+                hits, total = hits + hit, total + n
+    return hits, total
+
+
 def recall_of(counts: Counts) -> Recall:
     """``artifact`` (all artifact kinds pooled), ``request``, and each kind: hits / probes."""
     out: Recall = {}

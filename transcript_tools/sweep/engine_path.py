@@ -154,11 +154,10 @@ def _action_recall(
     whole_view: bool,
 ) -> None:
     """--policy: every action's probes (eval/policy_probes.py), per summary too."""
-    from ..eval.policy_probes import artifact_hits as action_hits
     from ..eval.policy_probes import summary_figures
+    from ..eval.score import artifact_hits
 
-    hits = [action_hits(record) for record in actions.scorer.records]
-    result.recall = (sum(h for h, _ in hits), sum(t for _, t in hits))
+    result.recall = artifact_hits(actions.scorer.records, "view")
     done = [v for v, s in zip(views_before, engine.summaries, strict=False) if summary_ok(s)]
     result.by_summary = summary_figures(actions.scorer.records, done)
     if whole_view:
@@ -176,7 +175,8 @@ def _summary_recall(
     base: SummaryConfig,
 ) -> tuple[int, int]:
     """The seed's grid: what its summaries carried, as ``tsum eval`` scores them."""
-    from ..eval.baseline import artifact_hits, score_summaries
+    from ..eval.baseline import score_summaries
+    from ..eval.score import artifact_hits
 
     summaries, starts = engine.summaries, None
     if cfg.checkpoint is Checkpoint.CALL:  # keep_recent_turns counts calls
@@ -189,7 +189,7 @@ def _summary_recall(
         max_tool_result_chars=base.max_tool_result_chars,
         starts=starts,
     )
-    return artifact_hits(scored)
+    return artifact_hits(scored, "summary")
 
 
 def engine_for(
