@@ -26,8 +26,7 @@ from pathlib import Path
 from transcript_tools.cli.main import tune_gc
 from transcript_tools.engine.config import ReplaySettings, SummaryConfig
 from transcript_tools.engine.session import SessionEngine
-from transcript_tools.eval.checkpoints import compaction_message_indices
-from transcript_tools.eval.evaluation import score_record
+from transcript_tools.eval.checkpoints import compaction_message_indices, score_record
 from transcript_tools.eval.policy_probes import ActionScorer, policy_actions
 from transcript_tools.eval.score import ConversationProbes
 from transcript_tools.providers.executor import SummaryExecutor

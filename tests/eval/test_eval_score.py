@@ -196,7 +196,8 @@ def test_recorded_codex_compaction_text_is_read_from_the_rollout(tmp_path: Path)
 
 def test_probes_older_than_the_prompts_character_limit_are_marked_never_shown() -> None:
     from transcript_tools.eval.aggregate import Aggregate
-    from transcript_tools.eval.evaluation import EvalResult, score_record
+    from transcript_tools.eval.checkpoints import score_record
+    from transcript_tools.eval.evaluation import EvalResult
     from transcript_tools.eval.render import render_html, render_text
 
     conv = conversation(7)

@@ -28,8 +28,7 @@ from ..formats.corpus import CorpusReader
 from ..writable import drop_links
 from .aggregate import Aggregate
 from .artifacts import ARTIFACT_KINDS
-from .checkpoints import TSUM, SummaryReplacement, compaction_message_indices
-from .evaluation import score_record
+from .checkpoints import TSUM, SummaryReplacement, compaction_message_indices, score_record
 from .probes import EXTRACTOR_VERSION
 from .records import ScoreRecord
 from .score import ConversationProbes

@@ -25,6 +25,7 @@ from ..engine.requests import SummaryRequest
 from ..engine.session import SessionEngine
 from ..engine.slot import ContextSlot
 from .records import ScoreRecord
+from .score import ConversationProbes, score_checkpoint
 
 CLAUDE_CODE_CONTINUATION = "This session is being continued from a previous conversation"
 TSUM = "tsum"
@@ -70,6 +71,17 @@ class SummaryReplacement:
             "shown_messages": None if self.shown is None else list(self.shown),
             "summary": self.summary,
         }
+
+
+def score_record(cp: SummaryReplacement, probes: ConversationProbes) -> ScoreRecord:
+    """The checkpoint's record: who, where, the summary, and its scores."""
+    record = cp.head()
+    record.update(score_checkpoint(probes, replaced=cp.replaced, kept=cp.kept, summary=cp.summary))
+    if cp.shown is not None:  # lost before the summary was written, or by it?
+        first_shown = cp.shown[0]
+        for probe in record["probes"]:
+            probe["shown"] = probe["message"] >= first_shown
+    return record
 
 
 def tsum_replacement(

@@ -31,12 +31,17 @@ from ..replay.sizes import policy_sizes
 from ..reporter import LOGGED, Reporter
 from .aggregate import Aggregate
 from .artifacts import ARTIFACT_KINDS
-from .checkpoints import SummaryReplacement, compaction_message_indices, recorded_checkpoints
+from .checkpoints import (
+    SummaryReplacement,
+    compaction_message_indices,
+    recorded_checkpoints,
+    score_record,
+)
 from .person_fates import fate_records, fate_totals
 from .policy_probes import POLICY_ACTION, ActionScorer, policy_actions
 from .probes import EXTRACTOR_VERSION
 from .records import ScoreRecord
-from .score import ConversationProbes, score_checkpoint
+from .score import ConversationProbes
 
 KEEP_WHOLE = 20  # scored checkpoints kept with their texts, for the HTML page
 
@@ -103,17 +108,6 @@ class EvalResult:
                 "compactions": self.person_fates,
             }
         return out
-
-
-def score_record(cp: SummaryReplacement, probes: ConversationProbes) -> ScoreRecord:
-    """The checkpoint's record: who, where, the summary, and its scores."""
-    record = cp.head()
-    record.update(score_checkpoint(probes, replaced=cp.replaced, kept=cp.kept, summary=cp.summary))
-    if cp.shown is not None:  # lost before the summary was written, or by it?
-        first_shown = cp.shown[0]
-        for probe in record["probes"]:
-            probe["shown"] = probe["message"] >= first_shown
-    return record
 
 
 def retained_recall(record: ScoreRecord, view_tokens: int) -> ScoreRecord:
