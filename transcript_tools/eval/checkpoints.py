@@ -74,7 +74,8 @@ class SummaryReplacement:
 
 
 def score_record(cp: SummaryReplacement, probes: ConversationProbes) -> ScoreRecord:
-    """The checkpoint's record: who, where, the summary, and its scores."""
+    """The summary's record: who, where, the summary, and its scores on the history it
+    replaced (``score.score_checkpoint``)."""
     record = cp.head()
     record.update(score_checkpoint(probes, replaced=cp.replaced, kept=cp.kept, summary=cp.summary))
     if cp.shown is not None:  # lost before the summary was written, or by it?
@@ -88,8 +89,9 @@ def tsum_replacement(
     engine: SessionEngine, request: SummaryRequest, row: tuple[str, str, str], position: int
 ) -> SummaryReplacement | None:
     """The summary ``engine`` just applied (a successful one, the ``position``-th of its
-    session; ``row``: its label, session and path) and the history it replaced; None when it replaced nothing (the window
-    still holds everything). ``request``: the summary's, for what its prompt showed."""
+    session; ``row``: its label, session and path) and the history it replaced; None
+    when it replaced nothing (the window still holds everything). ``request``: the
+    summary's, for what its prompt showed."""
     slot = engine.slot
     total = len(slot.messages)  # F3: the prompt shows the newest of all of them
     shown = (total - len(request.messages or ()), total)

@@ -1,10 +1,11 @@
-"""``tsum eval`` as a library call: every checkpoint of a corpus, per variant, scored.
+"""``tsum eval`` as a library call: every action of a corpus, per variant, scored.
 
-A variant is one template (and provider/model) to compare. Each conversation is read
-once; its probes are extracted once and shared by every variant and every checkpoint
-(``ConversationProbes``). Scored checkpoints go to ``on_checkpoint`` as they are made
-(the CLI writes them to JSONL) and into the aggregates; only the first few are kept
-whole, for the HTML page.
+A variant is one template (and provider/model, and with ``--policy`` one policy) to
+compare. Each conversation is read once; its probes are extracted once and shared by
+every variant and every action (``ConversationProbes``). Every variant runs through the
+same drive (``policy_probes.policy_actions``); the scored records go to
+``on_checkpoint`` as they are made (the CLI writes them to JSONL) and into their row's
+``Aggregate``; only the first few are kept whole, for the HTML page.
 """
 
 from __future__ import annotations

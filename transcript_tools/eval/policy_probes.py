@@ -22,7 +22,9 @@ Actions are observed through the one loop's callbacks (engine/drive.py): ``appen
 runs after a unit's pre-pass and before its summary is applied (the view right after
 the pre-pass), ``after_summary`` after a summary was applied, ``after_unit`` once the
 unit's decision record (with the pre-pass's ``"cleared"`` figures) is written. Each
-action is scored at once and only its record is kept (a view is never stored).
+action is scored at once and only its record is kept (a view is never stored). The
+seed's report (``tsum eval`` without ``--policy``) rides the same callbacks and scores
+its summaries on the history they replaced instead (``ActionHooks.on_replacement``).
 """
 
 from __future__ import annotations
@@ -266,8 +268,8 @@ def _rule_counts(lines: list[str]) -> dict[str, int]:
 
 @dataclass(slots=True)
 class ActionHooks:
-    """The ``drive_conversation`` callbacks that score every action of a policy as it
-    happens (``appended``, ``after_summary``, ``after_unit``); each record goes to
+    """The ``drive_conversation`` callbacks that score every action of a policy (the
+    seed's included) as it happens (``appended``, ``after_summary``, ``after_unit``); each record goes to
     ``on_record``. The sweep chains them with its own measures (sweep/engine_path.py).
 
     ``on_replacement``: the seed's report (``tsum eval`` without ``--policy``), the one
