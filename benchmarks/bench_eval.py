@@ -26,8 +26,8 @@ from pathlib import Path
 from transcript_tools.cli.main import tune_gc
 from transcript_tools.engine.config import ReplaySettings, SummaryConfig
 from transcript_tools.engine.session import SessionEngine
-from transcript_tools.eval.checkpoints import compaction_message_indices, tsum_checkpoints
-from transcript_tools.eval.evaluation import score_record
+from transcript_tools.eval.checkpoints import compaction_message_indices, score_record
+from transcript_tools.eval.policy_probes import ActionScorer, policy_actions
 from transcript_tools.eval.score import ConversationProbes
 from transcript_tools.providers.executor import SummaryExecutor
 from transcript_tools.providers.offline import OfflineProvider
@@ -46,7 +46,11 @@ def checkpoints_of(corpus: str, max_context_tokens: int) -> list:
     out = []
     for conv in reader.conversations([corpus]):
         engine = SessionEngine(conv.session_id, settings)
-        cps, _ = asyncio.run(tsum_checkpoints(conv, engine, executor, "zh"))
+        scorer = ActionScorer(
+            ConversationProbes(conv.messages), "zh", conv.session_id, conv.path, 500
+        )
+        cps: list = []  # each summary as the history it replaced (ActionHooks.on_replacement)
+        asyncio.run(policy_actions(conv, engine, executor, scorer, lambda _r: None, cps.append))
         out.append((conv, cps))
     return out
 

@@ -87,7 +87,7 @@ if TYPE_CHECKING:
         TsumError,
         UnknownFormatError,
     )
-    from .eval.records import CheckpointRecord, PolicyActionRecord
+    from .eval.records import ScoreRecord
     from .eval.workflow import EvalRun
     from .fidelity import FidelityResult
     from .inspection import InspectResult, SessionInfo

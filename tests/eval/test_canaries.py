@@ -22,7 +22,7 @@ from transcript_tools.eval.canaries import (
 )
 from transcript_tools.eval.normalize import normalize
 from transcript_tools.eval.probes import Probe
-from transcript_tools.eval.records import PolicyActionRecord
+from transcript_tools.eval.records import ScoreRecord
 
 
 def _conversation(turns: int) -> Conversation:
@@ -58,9 +58,9 @@ def _canary(kind: str, value: str, message: int) -> Canary:
     return Canary(kind, value, Probe(CANARY, message, 0, value, normalize(value)))
 
 
-def _summary(*rows: tuple[str, bool]) -> PolicyActionRecord:
+def _summary(*rows: tuple[str, bool]) -> ScoreRecord:
     probes = [{"text": text, "view": view} for text, view in rows]
-    return cast(PolicyActionRecord, {"action": "summary", "probes": probes})
+    return cast(ScoreRecord, {"action": "summary", "probes": probes})
 
 
 def test_survival_by_round_by_hand() -> None:
@@ -76,7 +76,7 @@ def test_survival_by_round_by_hand() -> None:
         # round 1 (history up to message 6): the rule and the goal taken out, the rule kept
         (_summary(("heron-1", True), ("quartz-2", False)), 6),
         # a pre-pass is no round
-        (cast(PolicyActionRecord, {"action": "prepass", "probes": []}), 7),
+        (cast(ScoreRecord, {"action": "prepass", "probes": []}), 7),
         # round 2 (history to 12, the update given): the carried rule lost; the old port kept
         (_summary(("heron-1", False), ("41000", True)), 12),
         # round 3: the old port still there

@@ -19,7 +19,8 @@ from transcript_tools.engine.messages import (
 )
 from transcript_tools.engine.session import SessionEngine
 from transcript_tools.engine.tokens import estimate_text_tokens
-from transcript_tools.eval.checkpoints import recorded_checkpoints, tsum_checkpoints
+from transcript_tools.eval.checkpoints import SummaryReplacement, recorded_checkpoints
+from transcript_tools.eval.policy_probes import ActionScorer, policy_actions
 from transcript_tools.eval.score import ConversationProbes, score_checkpoint
 from transcript_tools.formats import read_input
 from transcript_tools.formats.source import Source
@@ -43,7 +44,20 @@ def run_checkpoints(conv: Conversation, reply: str = "summary: billing/module_0.
     settings = ReplaySettings(summary=SummaryConfig(max_context_tokens=8000), keep_recent_turns=2)
     engine = SessionEngine(conv.session_id, settings, provider_name="fake")
     executor = SummaryExecutor(FakeProvider(default=reply), timeout=None)
-    return asyncio.run(tsum_checkpoints(conv, engine, executor, "zh")), engine
+    return replacements(conv, engine, executor), engine
+
+
+def replacements(
+    conv: Conversation, engine: SessionEngine, executor: SummaryExecutor
+) -> tuple[list[SummaryReplacement], int]:
+    """The seed's report: each summary as the history it replaced (``ActionHooks``'s
+    ``on_replacement``), and the number of failed summaries."""
+    scorer = ActionScorer(ConversationProbes(conv.messages), "zh", conv.session_id, conv.path, 500)
+    out: list[SummaryReplacement] = []
+    failed = asyncio.run(
+        policy_actions(conv, engine, executor, scorer, lambda _r: None, out.append)
+    )
+    return out, failed
 
 
 def test_replaced_part_is_what_the_next_view_no_longer_shows() -> None:
@@ -182,7 +196,8 @@ def test_recorded_codex_compaction_text_is_read_from_the_rollout(tmp_path: Path)
 
 def test_probes_older_than_the_prompts_character_limit_are_marked_never_shown() -> None:
     from transcript_tools.eval.aggregate import Aggregate
-    from transcript_tools.eval.evaluation import EvalResult, score_record
+    from transcript_tools.eval.checkpoints import score_record
+    from transcript_tools.eval.evaluation import EvalResult
     from transcript_tools.eval.render import render_html, render_text
 
     conv = conversation(7)
@@ -192,7 +207,7 @@ def test_probes_older_than_the_prompts_character_limit_are_marked_never_shown() 
     )
     engine = SessionEngine(conv.session_id, settings, provider_name="fake")
     executor = SummaryExecutor(FakeProvider(default="billing/module_0.py"), timeout=None)
-    checkpoints, _ = asyncio.run(tsum_checkpoints(conv, engine, executor, "zh"))
+    checkpoints, _ = replacements(conv, engine, executor)
     cp = checkpoints[-1]
     history = conv.messages[: cp.kept[1]]
     # F3: the prompt holds the newest messages of the whole history within the limit

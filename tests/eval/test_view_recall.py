@@ -10,8 +10,8 @@ from pathlib import Path
 from tests.eval.test_eval_policy import CLEAR, MESSAGES, SUMMARIZE, _actions
 from transcript_tools.eval.haystack import Haystack
 from transcript_tools.eval.normalize import normalize
-from transcript_tools.eval.policy_probes import artifact_hits, visible_text
-from transcript_tools.eval.score import ConversationProbes
+from transcript_tools.eval.policy_probes import visible_text
+from transcript_tools.eval.score import ConversationProbes, artifact_hits
 from transcript_tools.eval.view_recall import whole_view_hits
 
 # The artifact probes of MESSAGES, by message (requests left out):
@@ -26,14 +26,14 @@ def test_a_probe_kept_verbatim_counts_in_view_recall_not_in_the_actions(tmp_path
     # c2's result arrives (history 0-4): message 2's result is cleared. The action took
     # out 2 probes: tests/test_dates.py (still in message 1's command) and the error
     # (only message 2 said it): 1 of 2.
-    assert artifact_hits(first) == (1, 2)
+    assert artifact_hits([first], "view") == (1, 2)
     # The whole view: 5 probes of messages 0-4; src/app/dates.py (message 0), the pytest
     # command (1) and 2.8.2 (4) are kept verbatim, tests/test_dates.py is found in
     # message 1, the error is gone: 4 of 5.
     assert first["whole_view"] == [4, 5]
     # c3's result (history 0-8): message 4 is cleared, its 2.8.2 lost: 0 of 1; over the
     # whole view 9 probes, the error and 2.8.2 gone: 7 of 9.
-    assert artifact_hits(second) == (0, 1)
+    assert artifact_hits([second], "view") == (0, 1)
     assert second["whole_view"] == [7, 9]
 
 
@@ -41,7 +41,7 @@ def test_where_everything_left_the_view_both_recalls_agree(tmp_path: Path) -> No
     (summary,) = _actions(tmp_path, SUMMARIZE, whole_view=True)
     # messages 0-8 summarized, "Done." kept: the 9 probes are all the action's, and the
     # summary names src/app/dates.py and parse_month: 2 of 9 either way
-    assert artifact_hits(summary) == (2, 9)
+    assert artifact_hits([summary], "view") == (2, 9)
     assert summary["whole_view"] == [2, 9]
 
 

@@ -145,7 +145,6 @@ def eval_command(
     variants, policy_names = variant_grid(
         list(dict.fromkeys(policies)), prompts, list(models) or [opts.get("model")], settings_for
     )
-    policy_mode = bool(policy_names)
 
     stderr = RunStderr(list(paths), desc="eval", silent=silent, warnings_mode=warnings_mode)
     try:
@@ -168,10 +167,8 @@ def eval_command(
         pass  # nothing read: no table to print, only the error below
     elif as_json:
         click.echo(done.to_json_text())
-    elif policy_mode:
-        click.echo(done.policy_table(), nl=False)
     else:
-        from ..eval.render import render_text
+        from ..eval.render import render_text  # with --policy: the policies' table
 
         click.echo(render_text(done.result), nl=False)
     if done.result.person_fates is not None and done.result.sessions and not as_json:

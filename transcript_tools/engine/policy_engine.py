@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .compaction import formatter_cap
 from .config import ReplaySettings, SummaryConfig
-from .kinds import Threshold
+from .kinds import Threshold, TriggerMeasure
 from .messages import Message
 from .policy import Keep, Placement, Policy, SummarizerInput, SummarySpec, Trigger
 from .policy_lines import threshold_tokens
@@ -112,7 +112,7 @@ def seed_policy(cfg: SummaryConfig | None, settings: ReplaySettings) -> Policy:
     """The seed's checkpoint as the ``Policy`` the engine runs (the preset ``seed`` with
     the SummaryConfig's and the run's values): ``with_policy``'s inverse. No SummaryConfig
     (N2): the preset's trigger, which never runs."""
-    trigger = Trigger(measure=settings.measure.value, unit=settings.checkpoint.value)
+    trigger = Trigger(measure=TriggerMeasure(settings.measure), unit=settings.checkpoint)
     if cfg is None:
         return Policy(trigger=trigger, keep=Keep(turns=settings.keep_recent_turns))
     return Policy(

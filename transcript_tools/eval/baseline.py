@@ -28,10 +28,9 @@ from ..formats.corpus import CorpusReader
 from ..writable import drop_links
 from .aggregate import Aggregate
 from .artifacts import ARTIFACT_KINDS
-from .checkpoints import TSUM, SummaryReplacement, compaction_message_indices
-from .evaluation import score_record
+from .checkpoints import TSUM, SummaryReplacement, compaction_message_indices, score_record
 from .probes import EXTRACTOR_VERSION
-from .records import CheckpointRecord
+from .records import ScoreRecord
 from .score import ConversationProbes
 
 SCORES_FILE = "eval.json"
@@ -109,7 +108,7 @@ def score_summaries(
     max_tool_result_chars: int = DEFAULT_MAX_TOOL_RESULT_CHARS,
     label: str = "summary",
     starts: list[int] | None = None,
-) -> list[CheckpointRecord]:
+) -> list[ScoreRecord]:
     """Score successful summary records (``{"turn", "text", "status"}``) of one conversation,
     replayed in Focused mode with ``keep`` recent turns: the replaced part of the summary
     made after turn t is everything before the first of the last ``keep`` turns.
@@ -120,7 +119,7 @@ def score_summaries(
         conv.messages, max_tool_result_chars, compaction_message_indices(conv)
     )
     starts = turn_starts(conv.messages) if starts is None else starts
-    out: list[CheckpointRecord] = []
+    out: list[ScoreRecord] = []
     for summary in sorted(summaries, key=lambda r: int(r["turn"])):
         turn = int(summary["turn"])
         text = summary.get("text")
@@ -135,17 +134,6 @@ def score_summaries(
         )
         out.append(score_record(cp, probes))
     return out
-
-
-def artifact_hits(records: list[CheckpointRecord]) -> tuple[int, int]:
-    """(recalled, total) artifact probes over scored records."""
-    hits = total = 0
-    for record in records:
-        for kind, (hit, n) in record["counts"]["summary"].items():
-            if kind in ARTIFACT_KINDS:
-                hits += hit
-                total += n
-    return hits, total
 
 
 def write_scores(scores: dict[str, Any], out_dir: Path) -> None:

@@ -23,7 +23,7 @@ from .artifacts import PATH
 from .normalize import normalize
 from .policy_probes import SUMMARY
 from .probes import Probe
-from .records import PolicyActionRecord
+from .records import ScoreRecord
 from .score import ConversationProbes
 
 SEED = 20260
@@ -108,7 +108,7 @@ class CanaryProbes(ConversationProbes):
         return self._at.get(index, [])
 
 
-Round = tuple[PolicyActionRecord, int]  # a summary's record, and the history's end then
+Round = tuple[ScoreRecord, int]  # a summary's record, and the history's end then
 
 
 @dataclass(slots=True)

@@ -20,15 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, cast
 
-from ..engine.drive import drive_conversation
 from ..engine.messages import INJECTED, Conversation, TextBlock, UserMessage
 from ..engine.policy_slot import PolicySlot
-from ..engine.records import summary_ok
-from ..engine.requests import SummaryOutcome, SummaryRequest
+from ..engine.requests import SummaryRequest
 from ..engine.session import SessionEngine
 from ..engine.slot import ContextSlot
-from ..providers.executor import SummaryExecutor
-from .records import CheckpointRecord
+from .records import ScoreRecord
+from .score import ConversationProbes, score_checkpoint
 
 CLAUDE_CODE_CONTINUATION = "This session is being continued from a previous conversation"
 TSUM = "tsum"
@@ -60,7 +58,7 @@ class SummaryReplacement:
     # (a recorded compaction). Not in ``head()``: records without --cost are unchanged.
     view_tokens: int | None = None
 
-    def head(self) -> CheckpointRecord:
+    def head(self) -> ScoreRecord:
         return {
             "kind": self.kind,
             "label": self.label,
@@ -76,56 +74,47 @@ class SummaryReplacement:
         }
 
 
-async def tsum_checkpoints(
-    conv: Conversation,
-    engine: SessionEngine,
-    executor: SummaryExecutor,
-    label: str,
-) -> tuple[list[SummaryReplacement], int]:
-    """Replay ``conv`` through ``engine``; every successful summary that replaced
-    something, and the number of failed summary calls."""
-    out: list[SummaryReplacement] = []
-    failed = 0
+def score_record(cp: SummaryReplacement, probes: ConversationProbes) -> ScoreRecord:
+    """The summary's record: who, where, the summary, and its scores on the history it
+    replaced (``score.score_checkpoint``)."""
+    record = cp.head()
+    record.update(score_checkpoint(probes, replaced=cp.replaced, kept=cp.kept, summary=cp.summary))
+    if cp.shown is not None:  # lost before the summary was written, or by it?
+        first_shown = cp.shown[0]
+        for probe in record["probes"]:
+            probe["shown"] = probe["message"] >= first_shown
+    return record
 
-    def checkpoint(request: SummaryRequest) -> None:
-        nonlocal failed
-        total = len(engine.slot.messages)  # F3: the prompt shows the newest of all of them
-        shown = (total - len(request.messages or ()), total)
-        record = engine.summaries[-1]
-        text = record.get("text")
-        if not summary_ok(record) or text is None:
-            failed += 1
-            return
-        slot = engine.slot
-        # the next view's first kept message (under a policy: the first one it shows again)
-        cut = slot.kept_start() if isinstance(slot, ContextSlot) else cast(PolicySlot, slot).base
-        if cut == 0:
-            return  # the window still holds everything: nothing was replaced
-        out.append(
-            SummaryReplacement(
-                TSUM,
-                label,
-                conv.session_id,
-                conv.path,
-                record["turn"],
-                len(out) + 1,
-                text,
-                (0, cut),
-                (cut, len(engine.slot.messages)),
-                shown=shown,
-                model=record.get("model"),
-                usage=record.get("usage"),
-                prompt_sha256=record.get("prompt_sha256"),
-                view_tokens=engine.slot.view_size()[1],
-            )
-        )
 
-    async def execute(request: SummaryRequest, _left: int) -> SummaryOutcome:
-        return await executor.execute(request)
-
-    # the one loop replay runs too: the engine's units and turn path (engine/drive.py)
-    await drive_conversation(conv, engine, execute, after_summary=checkpoint)
-    return out, failed
+def tsum_replacement(
+    engine: SessionEngine, request: SummaryRequest, row: tuple[str, str, str], position: int
+) -> SummaryReplacement | None:
+    """The summary ``engine`` just applied (a successful one, the ``position``-th of its
+    session; ``row``: its label, session and path) and the history it replaced; None
+    when it replaced nothing (the window still holds everything). ``request``: the
+    summary's, for what its prompt showed."""
+    slot = engine.slot
+    total = len(slot.messages)  # F3: the prompt shows the newest of all of them
+    shown = (total - len(request.messages or ()), total)
+    # the next view's first kept message (under a policy: the first one it shows again)
+    cut = slot.kept_start() if isinstance(slot, ContextSlot) else cast(PolicySlot, slot).base
+    if cut == 0:
+        return None
+    record = engine.summaries[-1]
+    return SummaryReplacement(
+        TSUM,
+        *row,
+        record["turn"],
+        position,
+        record.get("text") or "",
+        (0, cut),
+        (cut, total),
+        shown=shown,
+        model=record.get("model"),
+        usage=record.get("usage"),
+        prompt_sha256=record.get("prompt_sha256"),
+        view_tokens=slot.view_size()[1],
+    )
 
 
 def _user_text(conv: Conversation, index: int) -> str | None:

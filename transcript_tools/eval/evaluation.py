@@ -1,16 +1,18 @@
-"""``tsum eval`` as a library call: every checkpoint of a corpus, per variant, scored.
+"""``tsum eval`` as a library call: every action of a corpus, per variant, scored.
 
-A variant is one template (and provider/model) to compare. Each conversation is read
-once; its probes are extracted once and shared by every variant and every checkpoint
-(``ConversationProbes``). Scored checkpoints go to ``on_checkpoint`` as they are made
-(the CLI writes them to JSONL) and into the aggregates; only the first few are kept
-whole, for the HTML page.
+A variant is one template (and provider/model, and with ``--policy`` one policy) to
+compare. Each conversation is read once; its probes are extracted once and shared by
+every variant and every action (``ConversationProbes``). Every variant runs through the
+same drive (``policy_probes.policy_actions``); the scored records go to
+``on_checkpoint`` as they are made (the CLI writes them to JSONL) and into their row's
+``Aggregate``; only the first few are kept whole, for the HTML page.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ..engine.config import (
@@ -34,14 +36,13 @@ from .checkpoints import (
     SummaryReplacement,
     compaction_message_indices,
     recorded_checkpoints,
-    tsum_checkpoints,
+    score_record,
 )
 from .person_fates import fate_records, fate_totals
-from .policy_aggregate import PolicyAggregate
-from .policy_probes import ActionScorer, policy_actions
+from .policy_probes import POLICY_ACTION, ActionScorer, policy_actions
 from .probes import EXTRACTOR_VERSION
-from .records import CheckpointRecord, PolicyActionRecord
-from .score import ConversationProbes, score_checkpoint
+from .records import ScoreRecord
+from .score import ConversationProbes
 
 KEEP_WHOLE = 20  # scored checkpoints kept with their texts, for the HTML page
 
@@ -59,27 +60,36 @@ class Variant:
 
 @dataclass(slots=True)
 class EvalResult:
-    labels: list[str]
-    aggregates: dict[str, Aggregate]
+    labels: list[str]  # the rows of the summaries' table: variants, recorded compactions
+    aggregates: dict[str, Aggregate]  # every row: those and (``--policy``) the policies
     files: int = 0
     sessions: int = 0
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     failed: dict[str, int] = field(default_factory=dict)
-    kept: list[dict[str, Any]] = field(default_factory=list)  # whole records, for HTML
-    kept_actions: list[PolicyActionRecord] = field(default_factory=list)  # --policy: the same
+    # the first records of each way of scoring whole, for HTML (a summary with the text
+    # it replaced, ``replaced_text``)
+    kept: list[dict[str, Any]] = field(default_factory=list)
     identical_summaries: bool | None = (
         None  # every variant wrote the same text at every shared checkpoint
     )
     extractor_version: int = EXTRACTOR_VERSION
     judged: dict[str, Any] | None = None
-    # ``--policy``: each policy's scored actions (eval/policy_probes.py); its label is
-    # then in ``policies``, not in ``aggregates`` (which keeps the recorded compactions)
-    policies: dict[str, PolicyAggregate] = field(default_factory=dict)
     # ``--person-fates``: each recorded compaction's person-message fates (None: not asked)
     person_fates: list[dict[str, Any]] | None = None
 
+    @property
+    def policies(self) -> dict[str, Aggregate]:
+        """``--policy``: each policy's row, its actions scored on the next view."""
+        return {label: agg for label, agg in self.aggregates.items() if agg.on_view}
+
+    def keeps(self, record: ScoreRecord) -> bool:
+        """Is ``record`` among the first ``KEEP_WHOLE`` of its way of scoring?"""
+        on_view = record["kind"] == POLICY_ACTION
+        return sum((r["kind"] == POLICY_ACTION) == on_view for r in self.kept) < KEEP_WHOLE
+
     def as_json(self) -> dict[str, Any]:
+        policies = self.policies
         out = {
             "extractor_version": self.extractor_version,
             "files": self.files,
@@ -88,15 +98,11 @@ class EvalResult:
             "notes": self.notes,
             "failed_summaries": self.failed,
             "identical_summaries": self.identical_summaries,
-            "variants": {
-                label: self.aggregates[label].as_json()
-                for label in self.labels
-                if label not in self.policies
-            },
+            "variants": {label: self.aggregates[label].as_json() for label in self.labels},
             "judged": self.judged,
         }
-        if self.policies:
-            out["policies"] = {label: agg.as_json() for label, agg in self.policies.items()}
+        if policies:
+            out["policies"] = {label: agg.as_json() for label, agg in policies.items()}
         if self.person_fates is not None:
             out["recorded_person_fates"] = {
                 "totals": fate_totals(self.person_fates),
@@ -105,18 +111,7 @@ class EvalResult:
         return out
 
 
-def score_record(cp: SummaryReplacement, probes: ConversationProbes) -> CheckpointRecord:
-    """The checkpoint's record: who, where, the summary, and its scores."""
-    record = cp.head()
-    record.update(score_checkpoint(probes, replaced=cp.replaced, kept=cp.kept, summary=cp.summary))
-    if cp.shown is not None:  # lost before the summary was written, or by it?
-        first_shown = cp.shown[0]
-        for probe in record["probes"]:
-            probe["shown"] = probe["message"] >= first_shown
-    return record
-
-
-def retained_recall(record: CheckpointRecord, view_tokens: int) -> CheckpointRecord:
+def retained_recall(record: ScoreRecord, view_tokens: int) -> ScoreRecord:
     """The artifact probes the next view still carries (in the summary or the kept
     turns) per 1,000 of its estimated tokens: the figure of NousResearch/hermes-agent's
     compaction eval (recall at retained tokens), docs/cost.md."""
@@ -141,7 +136,7 @@ class Evaluation:
     skip_bad_lines: bool = False
     # warnings, errors, progress (each session, with its file's path); never stdout
     reporter: Reporter = LOGGED
-    on_checkpoint: Callable[[CheckpointRecord | PolicyActionRecord], None] | None = None
+    on_checkpoint: Callable[[ScoreRecord], None] | None = None
     judge: Any = None  # eval.judge.Judge, or None
     cost: bool = False  # --cost: each tsum checkpoint's recall per 1,000 retained tokens
     # ``--policy``: score every action of each variant's policy on what it took out of
@@ -165,11 +160,9 @@ class Evaluation:
                     "tsum eval needs --mode focused: in full mode a summary replaces nothing"
                 )
         labels = [v.label for v in self.variants]
-        result = EvalResult(labels, {label: Aggregate() for label in labels})
+        rows = {label: Aggregate(on_view=self.policy_mode) for label in labels}
+        result = EvalResult([] if self.policy_mode else list(labels), rows)
         result.failed = {label: 0 for label in labels}
-        if self.policy_mode:
-            result = EvalResult([], {}, policies={label: PolicyAggregate() for label in labels})
-            result.failed = {label: 0 for label in labels}
         reader = CorpusReader(self.fmt, self.skip_bad_lines, self.reporter)
         if self.person_fates:
             result.person_fates = []
@@ -209,15 +202,17 @@ class Evaluation:
                 template=v.template,
                 sizes=policy_sizes(conv, settings),  # a policy measures in billed tokens
             )
-            if self.policy_mode:
-                scorer = ActionScorer(probes, v.label, conv.session_id, conv.path, max_tool)
-                result.failed[v.label] += await policy_actions(
-                    conv, engine, v.executor, scorer, self._policy_sink(result, v.label)
-                )
-                continue
-            checkpoints, failed = await tsum_checkpoints(conv, engine, v.executor, v.label)
-            result.failed[v.label] += failed
-            for cp in checkpoints:
+            scorer = ActionScorer(probes, v.label, conv.session_id, conv.path, max_tool)
+            replaced: list[SummaryReplacement] = []  # the seed's report (no --policy)
+            result.failed[v.label] += await policy_actions(
+                conv,
+                engine,
+                v.executor,
+                scorer,
+                partial(self._add, result, v.label),
+                None if self.policy_mode else replaced.append,
+            )
+            for cp in replaced:
                 by_turn.setdefault(cp.turn, set()).add(cp.summary)
                 await self._emit(cp, probes, result, v.label)
         same.extend(len(texts) == 1 for texts in by_turn.values())
@@ -231,15 +226,20 @@ class Evaluation:
                 result.labels.append(cp.label)
             await self._emit(cp, probes, result, cp.label)
 
-    def _policy_sink(self, result: EvalResult, label: str) -> Callable[[PolicyActionRecord], None]:
-        def sink(record: PolicyActionRecord) -> None:
-            result.policies[label].add(record)
-            if len(result.kept_actions) < KEEP_WHOLE:
-                result.kept_actions.append(record)
-            if self.on_checkpoint is not None:
-                self.on_checkpoint(record)
-
-        return sink
+    def _add(
+        self,
+        result: EvalResult,
+        label: str,
+        record: ScoreRecord,
+        whole: Callable[[], dict[str, Any]] = dict,
+    ) -> None:
+        """Every scored record's way: into its row, the first few kept whole (with what
+        ``whole`` adds) for the HTML page, then to ``on_checkpoint``."""
+        result.aggregates[label].add(record)
+        if result.keeps(record):
+            result.kept.append({**record, **whole()})
+        if self.on_checkpoint is not None:
+            self.on_checkpoint(record)
 
     async def _emit(
         self, cp: SummaryReplacement, probes: ConversationProbes, result: EvalResult, label: str
@@ -249,10 +249,9 @@ class Evaluation:
             record.update(retained_recall(record, cp.view_tokens))
         if self.judge is not None:
             record["judged"] = await self.judge.judge(cp, probes)
-        result.aggregates[label].add(record)
-        if len(result.kept) < KEEP_WHOLE:
-            kept = dict(record)
-            kept["replaced_text"] = [(i, probes.block(i)) for i in range(*cp.replaced)]
-            result.kept.append(kept)
-        if self.on_checkpoint is not None:
-            self.on_checkpoint(record)
+        self._add(
+            result,
+            label,
+            record,
+            lambda: {"replaced_text": [(i, probes.block(i)) for i in range(*cp.replaced)]},
+        )

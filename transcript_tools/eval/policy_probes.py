@@ -22,7 +22,9 @@ Actions are observed through the one loop's callbacks (engine/drive.py): ``appen
 runs after a unit's pre-pass and before its summary is applied (the view right after
 the pre-pass), ``after_summary`` after a summary was applied, ``after_unit`` once the
 unit's decision record (with the pre-pass's ``"cleared"`` figures) is written. Each
-action is scored at once and only its record is kept (a view is never stored).
+action is scored at once and only its record is kept (a view is never stored). The
+seed's report (``tsum eval`` without ``--policy``) rides the same callbacks and scores
+its summaries on the history they replaced instead (``ActionHooks.on_replacement``).
 """
 
 from __future__ import annotations
@@ -43,14 +45,15 @@ from ..engine.session import SessionEngine
 from ..engine.tokens import estimate_text_tokens
 from ..engine.validity import check_all
 from ..providers.executor import SummaryExecutor
-from .artifacts import REQUEST
+from .checkpoints import SummaryReplacement, tsum_replacement
 from .haystack import Haystack, JoinedHaystack, MemoHaystack, PartsHaystack
 from .normalize import normalize
 from .probes import Probe
-from .records import PolicyActionRecord, PolicyProbeRow
-from .score import ConversationProbes, recall_of, recalled, recalled_memo
+from .records import ProbeRow, ScoreRecord
+from .score import ConversationProbes, artifact_hits, recall_of, recalled, recalled_memo
 from .view_recall import whole_view_hits
 
+POLICY_ACTION = "policy-action"  # the ScoreRecord kind of an action scored here
 SUMMARY = "summary"
 PREPASS = "prepass"
 ACTIONS = (SUMMARY, PREPASS)
@@ -85,7 +88,7 @@ class ActionScorer:
     session: str
     path: str
     max_tool_result_chars: int
-    records: list[PolicyActionRecord] = field(default_factory=list)
+    records: list[ScoreRecord] = field(default_factory=list)
     hidden: set[int] = field(default_factory=set)  # not shown verbatim by the latest view
     alive: list[Probe] = field(default_factory=list)  # survivors, carried by the view's text
     whole_view: bool = False  # also score every probe of the history (eval/view_recall.py)
@@ -134,8 +137,8 @@ class ActionScorer:
         return haystack
 
     def score(
-        self, kind: str, turn: int, entries: Entries, history_end: int, extra: PolicyActionRecord
-    ) -> PolicyActionRecord:
+        self, kind: str, turn: int, entries: Entries, history_end: int, extra: ScoreRecord
+    ) -> ScoreRecord:
         """The record of one action whose next view is ``entries`` (one that took nothing
         out of the view — a summary while the window still holds the whole history — has
         no probes, and its view is still checked)."""
@@ -158,7 +161,7 @@ class ActionScorer:
         checked = _dedup([(p, False) for i in removed for p in self.probes.message_probes(i)])
         seen = {(p.kind, p.key) for p, _ in checked}
         checked += [(p, True) for p in carried if (p.kind, p.key) not in seen]
-        rows: list[PolicyProbeRow] = []
+        rows: list[ProbeRow] = []
         counts: dict[str, dict[str, list[int]]] = {v: {} for v in POLICY_VARIANTS}
         survivors: list[Probe] = []
         for probe, was_carried in checked:
@@ -175,15 +178,15 @@ class ActionScorer:
                 pair = counts[variant].setdefault(probe.kind, [0, 0])
                 pair[0] += hit
                 pair[1] += 1
-            rows.append(cast(PolicyProbeRow, probe.as_json() | {"carried": was_carried} | hits))
+            rows.append(cast(ProbeRow, probe.as_json() | {"carried": was_carried} | hits))
         self.alive = survivors if kind == SUMMARY else [*self.alive, *survivors]
         # what the compaction broke (rules the log's own history keeps), as replay and
         # sweep count it, and what the uncompacted view itself breaks (the ceiling row)
         history_view = list(self.probes.messages[:history_end])
         found = new_violations(history_view, [m for _, m in entries])
         baseline = check_all(history_view)
-        record: PolicyActionRecord = {
-            "kind": "policy-action",
+        record: ScoreRecord = {
+            "kind": POLICY_ACTION,
             "action": kind,
             "label": self.label,
             "session": self.session,
@@ -269,22 +272,30 @@ def _rule_counts(lines: list[str]) -> dict[str, int]:
 
 @dataclass(slots=True)
 class ActionHooks:
-    """The ``drive_conversation`` callbacks that score every action of a policy as it
-    happens (``appended``, ``after_summary``, ``after_unit``); each record goes to
-    ``on_record``. The sweep chains them with its own measures (sweep/engine_path.py)."""
+    """The ``drive_conversation`` callbacks that score every action of a policy (the
+    seed's included) as it happens (``appended``, ``after_summary``, ``after_unit``); each record goes to
+    ``on_record``. The sweep chains them with its own measures (sweep/engine_path.py).
+
+    ``on_replacement``: the seed's report (``tsum eval`` without ``--policy``), the one
+    place its summaries are scored otherwise: each successful summary that replaced
+    something goes there as the history it replaced (``checkpoints.tsum_replacement``),
+    for ``score.score_checkpoint`` to score its text alone, instead of being scored here
+    on the next view (docs/eval.md "Floors" and "Policies")."""
 
     engine: SessionEngine
     scorer: ActionScorer
-    on_record: Callable[[PolicyActionRecord], None]
+    on_record: Callable[[ScoreRecord], None]
+    on_replacement: Callable[[SummaryReplacement], None] | None = None
     failed: int = 0
     replaced: int = 0  # PolicySlot.replaced grows exactly when a pre-pass clears something
-    prepass: PolicyActionRecord | None = None
+    prepass: ScoreRecord | None = None
+    replacements: int = 0  # the summaries given to ``on_replacement``
 
     def appended(self, _n: int, _start: int, end: int) -> None:
         slot = self.engine.slot
         if isinstance(slot, PolicySlot) and len(slot.replaced) > self.replaced:
             self.replaced = len(slot.replaced)
-            extra: PolicyActionRecord = {
+            extra: ScoreRecord = {
                 "view_tokens_after": slot.view_size()[1],
                 **_uncompacted(slot, end),
             }
@@ -302,7 +313,7 @@ class ActionHooks:
             prepass["freed_tokens"] = cleared.get("freed_tokens")
             self.on_record(prepass)
 
-    def after_summary(self, _request: SummaryRequest) -> None:
+    def after_summary(self, request: SummaryRequest) -> None:
         self.flush_prepass()
         engine, slot = self.engine, self.engine.slot
         summary = engine.summaries[-1]
@@ -310,8 +321,16 @@ class ActionHooks:
         if not summary_ok(summary) or text is None:
             self.failed += 1
             return
+        if self.on_replacement is not None:
+            scorer = self.scorer
+            row = (scorer.label, scorer.session, scorer.path)
+            cp = tsum_replacement(engine, request, row, self.replacements + 1)
+            if cp is not None:
+                self.replacements += 1
+                self.on_replacement(cp)
+            return
         end = len(slot.messages)
-        extra: PolicyActionRecord = {
+        extra: ScoreRecord = {
             "view_tokens_before": summary.get("view_tokens_before"),
             "view_tokens_after": slot.view_size()[1],
             **_uncompacted(slot, end),
@@ -333,11 +352,13 @@ async def policy_actions(
     engine: SessionEngine,
     executor: SummaryExecutor,
     scorer: ActionScorer,
-    on_record: Callable[[PolicyActionRecord], None],
+    on_record: Callable[[ScoreRecord], None],
+    on_replacement: Callable[[SummaryReplacement], None] | None = None,
 ) -> int:
     """Replay ``conv`` through ``engine`` (the one loop), scoring every action as it
-    happens; each record goes to ``on_record``. Returns the number of failed summaries."""
-    hooks = ActionHooks(engine, scorer, on_record)
+    happens; each record goes to ``on_record`` (``on_replacement``: ``ActionHooks``').
+    Returns the number of failed summaries."""
+    hooks = ActionHooks(engine, scorer, on_record, on_replacement)
 
     async def execute(request: SummaryRequest, _left: int) -> SummaryOutcome:
         return await executor.execute(request)
@@ -353,22 +374,10 @@ async def policy_actions(
     return hooks.failed
 
 
-def artifact_hits(record: PolicyActionRecord) -> tuple[int, int]:
-    """(kept in the next view, probed) of one action record's artifact probes (the
-    person's requests left out, as the sweep's recall counts artifacts)."""
-    kept = total = 0
-    for kind, (hits, probed) in record["counts"]["view"].items():
-        if kind != REQUEST:
-            kept, total = kept + hits, total + probed
-    return kept, total
-
-
 SummaryFigures = tuple[int, int, int, int]  # artifact probes kept, probed; tokens freed, kept
 
 
-def summary_figures(
-    records: list[PolicyActionRecord], views_before: list[int]
-) -> list[SummaryFigures]:
+def summary_figures(records: list[ScoreRecord], views_before: list[int]) -> list[SummaryFigures]:
     """Per summary of a run, in order (the k-th compaction is the k-th entry): its artifact
     probes kept and probed, the view tokens it freed (negative: the view grew) and those
     left after it. ``views_before``: each successful summary's view when it was asked for."""
@@ -376,9 +385,9 @@ def summary_figures(
     out: list[SummaryFigures] = []
     for record, before in zip(summaries, views_before, strict=False):
         after = record.get("view_tokens_after") or 0
-        out.append((*artifact_hits(record), before - after, after))
+        out.append((*artifact_hits([record], "view"), before - after, after))
     return out
 
 
-def _uncompacted(slot: Any, end: int) -> PolicyActionRecord:
+def _uncompacted(slot: Any, end: int) -> ScoreRecord:
     return {"uncompacted_tokens": slot.token_prefix(end)[end]}

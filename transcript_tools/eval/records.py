@@ -1,12 +1,14 @@
 """The records ``tsum eval`` writes to ``checkpoints.jsonl`` (docs/eval.md), typed once
-as engine/records.py types the replay's: the scorers build them, and the aggregates,
-the baseline check, the HTML report and the sweep read them through these types, so
-mypy checks every key a reader names.
+as engine/records.py types the replay's: the scorer builds them, and the aggregate, the
+baseline check, the HTML report and the sweep read them through this type, so mypy
+checks every key a reader names.
 
-Two kinds: a summary's scores (``CheckpointRecord``, one per checkpoint of the seed's
-eval), and with ``--policy`` one per action of a policy (``PolicyActionRecord``: a
-pre-pass, or a summary, scored on what it took out of the view). Keys are optional at
-type level: a record is built in steps, and some keys come only with an option.
+One family, ``ScoreRecord``: one action of a compaction (a summary, or a policy's
+pre-pass) and what survives it. Its ``kind`` says how it was scored: a summary of the
+seed's report (``"tsum"``) or one the agent recorded (``"recorded"``) on the history it
+replaced (eval/score.py); with ``--policy`` every action (``"policy-action"``) on what it
+took out of the view (eval/policy_probes.py). Keys are optional at type level: a record
+is built in steps, and some keys come only with one of the two, or with an option.
 """
 
 from __future__ import annotations
@@ -20,33 +22,45 @@ Recall = dict[str, float | None]
 
 
 class ProbeRow(TypedDict, total=False):
-    """One probe of a summary's replaced part, and who carries it."""
+    """One probe an action took away, and who still carries it."""
 
     kind: str  # eval/artifacts.py: a path, a symbol, a command, ... or the request
     message: int  # its message's index in the conversation
     turn: int
     text: str
+    # the history a summary replaced
     summary: bool  # the summary recalls it
-    truncation: bool  # the truncation baseline of the same size does
-    none: bool  # no summary at all (always False: the replaced part is gone)
     in_kept: bool  # lost by the summary, still shown by the kept turns
     shown: bool  # the summary prompt showed it (False: cut before it, by the 30K cap)
+    # what an action took out of the view
+    carried: bool  # a survivor of an earlier action (its text, not its message)
+    view: bool  # the next view still recalls it
+    ceiling: bool  # the uncompacted history does (what any policy could keep at most)
+    # both: the truncation of the same size does; no summary at all does (replaced
+    # history: always False, the replaced part is gone)
+    truncation: bool
+    none: bool
 
 
-class CheckpointRecord(TypedDict, total=False):
-    """One summary (tsum's, or one the agent recorded) and what it keeps."""
+class ScoreRecord(TypedDict, total=False):
+    """One scored action: a summary (tsum's, one the agent recorded, or a policy's) or
+    a policy's pre-pass."""
 
-    kind: str  # eval/checkpoints.py: TSUM or RECORDED
-    label: str  # the template (and model) that wrote it, or the runtime's name
+    kind: str  # eval/checkpoints.py TSUM or RECORDED; "policy-action"
+    label: str  # the template (and model) that wrote it, the runtime's, or the policy
     session: str
     path: str
-    turn: int  # the turn after which the summary was made
-    position: int  # 1st, 2nd, ... summary of its session (of its label)
+    turn: int  # the turn after which the action was taken
+    position: int  # 1st, 2nd, ... summary of its session (of its label), or action of its kind
     model: str | None
     usage: dict[str, Any] | None
     prompt_sha256: str | None
-    shown_messages: list[int] | None
     summary: str
+    counts: dict[str, Counts]  # variant -> its counts
+    recall: dict[str, Recall]  # variant -> its recall
+    probes: list[ProbeRow]
+    # the history a summary replaced (eval/score.py score_checkpoint)
+    shown_messages: list[int] | None
     extractor_version: int
     replaced_messages: list[int]  # [start, end)
     kept_messages: list[int]
@@ -54,41 +68,14 @@ class CheckpointRecord(TypedDict, total=False):
     summary_tokens: int
     compression: float | None
     not_shorter: bool
-    counts: dict[str, Counts]  # variant (summary, truncation, none) -> its counts
-    recall: dict[str, Recall]  # variant -> its recall
     language: dict[str, Any]  # conversation, summary, match
-    probes: list[ProbeRow]
     # --cost: the artifact probes the next view keeps per 1,000 of its tokens
     retained_probes: int
     next_view_tokens: int
     recall_per_1k_retained_tokens: float
     judged: dict[str, Any]  # --judge: the model's answers to the probes' questions
-
-
-class PolicyProbeRow(TypedDict, total=False):
-    """One probe an action took out of the view, and who still carries it."""
-
-    kind: str
-    message: int
-    turn: int
-    text: str
-    carried: bool  # a survivor of an earlier action (its text, not its message)
-    view: bool  # the next view still recalls it
-    truncation: bool
-    none: bool
-    ceiling: bool  # the uncompacted history does (what any policy could keep at most)
-
-
-class PolicyActionRecord(TypedDict, total=False):
-    """``--policy``: one action of a policy (a pre-pass or a summary), scored."""
-
-    kind: str  # "policy-action"
+    # --policy: what an action took out of the view (eval/policy_probes.py ActionScorer)
     action: str  # eval/policy_probes.py: PREPASS or SUMMARY
-    label: str
-    session: str
-    path: str
-    turn: int
-    position: int  # 1st, 2nd, ... action of this kind in the session
     removed_messages: int
     removed: list[list[int]]  # [start, end) ranges of history indices
     added_tokens: int
@@ -97,9 +84,6 @@ class PolicyActionRecord(TypedDict, total=False):
     violation_rules: dict[str, dict[str, int]]
     violation_examples: dict[str, list[str]]
     uncompacted_violations: dict[str, int]
-    counts: dict[str, Counts]
-    recall: dict[str, Recall]
-    probes: list[PolicyProbeRow]
     # opt-in (ActionScorer.whole_view): [kept, probed] of every artifact probe of the
     # history up to the action against the whole next view (eval/view_recall.py)
     whole_view: list[int]
@@ -107,7 +91,3 @@ class PolicyActionRecord(TypedDict, total=False):
     view_tokens_before: int | None
     view_tokens_after: int
     freed_tokens: int | None  # a pre-pass
-    summary: str  # a summary: its text, model, usage and prompt
-    model: str | None
-    usage: dict[str, int] | None
-    prompt_sha256: str | None

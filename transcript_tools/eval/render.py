@@ -14,6 +14,8 @@ from ..present.page import page_template
 from ..present.table import fixed_row
 from .artifacts import ARTIFACT_KINDS, REQUEST
 from .evaluation import EvalResult
+from .policy_probes import POLICY_ACTION
+from .policy_table import render_policy_text
 
 _ORDINAL = {"1": "1st", "2": "2nd", "3": "3rd"}
 
@@ -142,7 +144,14 @@ NOTHING_SCORED = "no checkpoint fired: nothing to score (lower --max-context-tok
 
 
 def render_text(result: EvalResult) -> str:
-    """The comparison table as text: recall per probe kind, each summary next to its floors."""
+    """The table ``tsum eval`` prints: with ``--policy`` the policies'
+    (eval/policy_table.py), else recall per probe kind, each summary next to its floors."""
+    if result.policies:
+        return render_policy_text(
+            {label: agg.as_json() for label, agg in result.policies.items()},
+            {label: result.aggregates[label].as_json() for label in result.labels},
+            result.failed,
+        )
     table = recall_table(result)
     if table is None:
         return NOTHING_SCORED + "\n"
@@ -262,12 +271,11 @@ def _tradeoff(result: EvalResult) -> dict[str, Any]:
     return {"svg": svg, "points": len(points)}
 
 
-def html_context(
-    result: EvalResult, notes: list[str], table: str | None = None, *, chart: bool = False
-) -> dict[str, Any]:
-    """The page's values; ``table``: the text table to show (default ``render_text``)."""
+def html_context(result: EvalResult, notes: list[str], *, chart: bool = False) -> dict[str, Any]:
+    """The page's values."""
     checkpoints = []
-    for record in result.kept:
+    actions = [r for r in result.kept if r["kind"] == POLICY_ACTION]
+    for record in (r for r in result.kept if r["kind"] != POLICY_ACTION):
         lost = [p for p in record["probes"] if not p["summary"]]
         lost_texts = [p["text"] for p in lost if p["kind"] != REQUEST]
         lost_at = {p["message"] for p in lost}
@@ -277,14 +285,14 @@ def html_context(
         ]
         checkpoints.append({**record, "lost": lost, "blocks": blocks})
     return {
-        "table": render_text(result) if table is None else table,
+        "table": render_text(result),
         # the standard table as cells (a <table>); --policy's own table stays text
-        "recall_table": recall_table(result) if table is None else None,
+        "recall_table": None if result.policies else recall_table(result),
         "nothing_scored": NOTHING_SCORED,
         "notes": notes,
         "checkpoints": checkpoints,
         "policy_actions": [
-            {**a, "lost": [p for p in a["probes"] if not p["view"]]} for a in result.kept_actions
+            {**a, "lost": [p for p in a["probes"] if not p["view"]]} for a in actions
         ],
         "summary": result.as_json(),
         "tradeoff": (_policy_tradeoff(result) if result.policies else _tradeoff(result))
@@ -293,9 +301,7 @@ def html_context(
     }
 
 
-def render_html(
-    result: EvalResult, notes: list[str], table: str | None = None, *, chart: bool = False
-) -> str:
-    """The page; ``table``: the text table shown; ``chart``: the trade-off chart after it."""
-    context = html_context(result, notes, table, chart=chart)
+def render_html(result: EvalResult, notes: list[str], *, chart: bool = False) -> str:
+    """The page; ``chart``: the trade-off chart after the table."""
+    context = html_context(result, notes, chart=chart)
     return page_template("eval.html.j2", strict=False).render(**context)

@@ -20,7 +20,7 @@ from .artifacts import ARTIFACT_KINDS, CONSTRAINT, ERROR, PATH, REQUEST
 from .haystack import Haystack, JoinedHaystack, MemoHaystack
 from .normalize import normalize, squash
 from .probes import EXTRACTOR_VERSION, Probe, message_probes, request_probe
-from .records import CheckpointRecord, Counts, ProbeRow, Recall
+from .records import Counts, ProbeRow, Recall, ScoreRecord
 
 COVERAGE_THRESHOLD = 0.5  # requests and constraints: share of key terms the text must hold
 CJK_LANGUAGE_SHARE = 0.3  # CJK share of letters above which a text counts as CJK
@@ -290,7 +290,7 @@ def score_checkpoint(
     replaced: tuple[int, int],
     kept: tuple[int, int],
     summary: str,
-) -> CheckpointRecord:
+) -> ScoreRecord:
     """Every probe of the replaced part, and whether each variant carries it.
 
     ``replaced``: the message range the summary replaces (its system messages stay in
@@ -356,6 +356,17 @@ def score_checkpoint(
         },
         "probes": rows,
     }
+
+
+def artifact_hits(records: Iterable[ScoreRecord], variant: str) -> tuple[int, int]:
+    """(recalled, probed) artifact probes of ``records`` by ``variant`` (the person's
+    requests left out)."""
+    hits = total = 0
+    for record in records:
+        for kind, (hit, n) in record["counts"][variant].items():
+            if kind in ARTIFACT_KINDS:
+                hits, total = hits + hit, total + n
+    return hits, total
 
 
 def recall_of(counts: Counts) -> Recall:

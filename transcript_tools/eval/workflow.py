@@ -22,7 +22,7 @@ from ..providers.factory import build_executor, cache_only_failure, describe_sta
 from ..reporter import QUIET, Reporter, notes_only
 from ..writable import check_output_dir, check_output_file, drop_links
 from .evaluation import EvalResult, Evaluation, Variant
-from .records import CheckpointRecord, PolicyActionRecord
+from .records import ScoreRecord
 
 JSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
 
@@ -38,22 +38,10 @@ class EvalRun:
     variants: list[Variant]
     notes: list[str] = field(default_factory=list)
     judge: Any = None  # eval.judge.Judge, or None
-    policy_mode: bool = False  # tsum eval --policy: actions scored per policy
 
     def __repr__(self) -> str:  # counts, not every kept record
         line = self.summary_line().removeprefix("tsum: ")
         return f"<EvalRun {line}; {len(self.result.errors)} error(s)>"
-
-    def policy_table(self) -> str:
-        """--policy: the per-policy table (eval/policy_aggregate.py)."""
-        from .policy_aggregate import render_policy_text
-
-        result = self.result
-        return render_policy_text(
-            {label: agg.as_json() for label, agg in result.policies.items()},
-            {label: result.aggregates[label].as_json() for label in result.labels},
-            result.failed,
-        )
 
     def as_json(self) -> dict[str, Any]:
         return self.result.as_json() | {"notes": self.notes}
@@ -75,8 +63,7 @@ class EvalRun:
 
     def summary_line(self) -> str:
         result = self.result
-        total = sum(a.checkpoints for a in result.aggregates.values())
-        total += sum(p.views for p in result.policies.values())  # --policy: scored actions
+        total = sum(a.checkpoints for a in result.aggregates.values())  # --policy: actions too
         stats = "; ".join(f"{v.label}: {describe_stats(v.executor.stats)}" for v in self.variants)
         return (
             f"tsum: {result.files} file(s), {result.sessions} session(s), {total} scored checkpoint(s), "
@@ -178,7 +165,7 @@ def eval_paths(
         records.close()
     notes.extend(result.notes)
     notes.extend(_run_notes(result, built, policy_mode))
-    done = EvalRun(result, built, notes, judge_obj, policy_mode)
+    done = EvalRun(result, built, notes, judge_obj)
     _write_outputs(done, out_dir, html_path, chart)
     return done
 
@@ -253,8 +240,7 @@ def _write_outputs(
     if html_path is not None:
         from .render import render_html
 
-        table = done.policy_table() if done.policy_mode else None
-        page = render_html(done.result, done.notes, table, chart=chart)
+        page = render_html(done.result, done.notes, chart=chart)
         html_path.write_text(page, encoding="utf-8")
 
 
@@ -276,7 +262,7 @@ class _Records:
             drop_links(out_dir, ("checkpoints.jsonl", "eval.json"))  # never written through
             self.handle = open(out_dir / "checkpoints.jsonl", "wb")  # noqa: SIM115
 
-    def write(self, record: CheckpointRecord | PolicyActionRecord) -> None:
+    def write(self, record: ScoreRecord) -> None:
         if self.handle is not None:
             self.handle.write(
                 orjson.dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)

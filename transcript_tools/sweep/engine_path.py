@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..cost.meter import drive_priced
-from ..engine.config import Checkpoint, Measure, ReplaySettings, SlotMode, SummaryConfig, TurnPath
+from ..engine.config import Measure, ReplaySettings, SlotMode, SummaryConfig, TurnPath
 from ..engine.messages import Conversation, Message
 from ..engine.overflow import checkpoints_over
 from ..engine.policy_engine import new_violations, with_policy
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from ..cost.prices import Pricer
     from ..engine.sizes import SizeModel
+    from ..eval.checkpoints import SummaryReplacement
     from ..eval.score import ConversationProbes
 
 
@@ -60,8 +61,11 @@ async def evaluate_engine(
     )
     checks = ViewChecks() if cfg.policy is not None else None
     # --policy: every action scored as eval --policy scores it (eval/policy_probes.py),
-    # the seed's row too, so every row's recall stands on the same footing
-    actions = _action_hooks(conv, engine, shared, cfg) if cfg.policy is not None else None
+    # the seed's row too, so every row's recall stands on the same footing; the seed's
+    # grid: each summary on what it replaced, as tsum eval scores it (docs/eval.md)
+    replaced: list[SummaryReplacement] = []
+    focused = cfg.policy is not None or cfg.mode is SlotMode.FOCUSED
+    actions = _action_hooks(conv, engine, shared, cfg, replaced) if focused else None
     curve: list[int] = []
     peak = 0
     measured_end = profile.measured_end
@@ -108,10 +112,14 @@ async def evaluate_engine(
     result = _run_figures(engine, cfg, profile, curve, peak, checks)
     if meter is not None:
         result.cost = meter.run
-    if actions is not None:
+    if cfg.policy is not None:
         _action_recall(result, actions, engine, views_before, shared.whole_view)
-    elif cfg.mode is SlotMode.FOCUSED:  # what the summaries carried (tsum eval, docs/eval.md)
-        result.recall = _summary_recall(conv, engine, cfg, turns, keep_recent_turns, base)
+    elif actions is not None:
+        from ..eval.checkpoints import score_record
+        from ..eval.score import artifact_hits
+
+        probes = shared.probes()
+        result.recall = artifact_hits((score_record(cp, probes) for cp in replaced), "summary")
     return result
 
 
@@ -154,42 +162,16 @@ def _action_recall(
     whole_view: bool,
 ) -> None:
     """--policy: every action's probes (eval/policy_probes.py), per summary too."""
-    from ..eval.policy_probes import artifact_hits as action_hits
     from ..eval.policy_probes import summary_figures
+    from ..eval.score import artifact_hits
 
-    hits = [action_hits(record) for record in actions.scorer.records]
-    result.recall = (sum(h for h, _ in hits), sum(t for _, t in hits))
+    result.recall = artifact_hits(actions.scorer.records, "view")
     done = [v for v, s in zip(views_before, engine.summaries, strict=False) if summary_ok(s)]
     result.by_summary = summary_figures(actions.scorer.records, done)
     if whole_view:
         whole = [r["whole_view"] for r in actions.scorer.records if "whole_view" in r]
         probed = sum(t for _, t in whole)
         result.view_recall = (sum(k for k, _ in whole), probed) if probed else None
-
-
-def _summary_recall(
-    conv: Conversation,
-    engine: SessionEngine,
-    cfg: SweepConfig,
-    turns: list[tuple[int, list[Message]]],
-    keep_recent_turns: int,
-    base: SummaryConfig,
-) -> tuple[int, int]:
-    """The seed's grid: what its summaries carried, as ``tsum eval`` scores them."""
-    from ..eval.baseline import artifact_hits, score_summaries
-
-    summaries, starts = engine.summaries, None
-    if cfg.checkpoint is Checkpoint.CALL:  # keep_recent_turns counts calls
-        summaries = [{**s, "turn": s["call"]} for s in summaries]
-        starts = [start for start, _ in turns]
-    scored = score_summaries(
-        conv,
-        summaries,
-        keep=keep_recent_turns,
-        max_tool_result_chars=base.max_tool_result_chars,
-        starts=starts,
-    )
-    return artifact_hits(scored)
 
 
 def engine_for(
@@ -225,19 +207,23 @@ def engine_for(
 
 
 def _action_hooks(
-    conv: Conversation, engine: SessionEngine, shared: SharedWork, cfg: SweepConfig
+    conv: Conversation,
+    engine: SessionEngine,
+    shared: SharedWork,
+    cfg: SweepConfig,
+    replaced: list[SummaryReplacement],
 ) -> Any:
-    """eval --policy's scorer on this run: probes cut as the seed's summarizer is shown
-    tool results (``base.max_tool_result_chars``), whatever the policy's own cut."""
+    """eval's scorer on this run: probes cut as the seed's summarizer is shown tool
+    results (``base.max_tool_result_chars``), whatever the policy's own cut; without a
+    policy each summary goes to ``replaced`` as the history it replaced."""
     from ..eval.policy_probes import ActionHooks, ActionScorer
 
     probes = shared.probes()
-    assert cfg.policy is not None
-    scorer = ActionScorer(
-        probes, cfg.policy.name, conv.session_id, conv.path, probes.max_tool_result_chars
-    )
+    name = "seed" if cfg.policy is None else cfg.policy.name
+    scorer = ActionScorer(probes, name, conv.session_id, conv.path, probes.max_tool_result_chars)
     scorer.whole_view = shared.whole_view
-    return ActionHooks(engine, scorer, lambda _record: None)
+    on_replacement = replaced.append if cfg.policy is None else None
+    return ActionHooks(engine, scorer, lambda _record: None, on_replacement)
 
 
 @dataclass(slots=True)

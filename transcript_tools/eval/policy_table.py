@@ -1,4 +1,4 @@
-"""Per policy: the scored actions pooled (eval/policy_probes.py), and their table.
+"""``tsum eval --policy``'s table: each policy's pooled actions (eval/aggregate.py).
 
 One row per policy — its next views' recall — and under it the two floors and the
 ceiling on the same probes (docs/eval.md "Policies"), with the views' sizes and the
@@ -8,16 +8,12 @@ target APIs their views break (engine/validity.py), counted per API.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.validity import APIS
 from ..present.numbers import percent
 from ..present.table import fixed_row
 from .artifacts import ARTIFACT_KINDS, REQUEST
-from .policy_probes import ACTIONS, POLICY_VARIANTS
-from .records import PolicyActionRecord
-from .score import recall_of
 
 FLOOR_ROWS = (
     ("truncation", "  truncation floor"),
@@ -26,98 +22,14 @@ FLOOR_ROWS = (
 )
 
 
-@dataclass(slots=True)
-class PolicyAggregate:
-    actions: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ACTIONS, 0))
-    counts: dict[str, dict[str, list[int]]] = field(
-        default_factory=lambda: {v: {} for v in POLICY_VARIANTS}
-    )
-    by_action: dict[str, dict[str, list[int]]] = field(
-        default_factory=lambda: {a: {} for a in ACTIONS}
-    )  # the view's counts, per kind of action
-    carried: list[int] = field(default_factory=lambda: [0, 0])  # [survived again, looked for]
-    removed_messages: int = 0
-    view_tokens_after: int = 0
-    uncompacted_tokens: int = 0
-    # api -> [views that break it, violations]
-    violations: dict[str, list[int]] = field(default_factory=lambda: {a: [0, 0] for a in APIS})
-    rules: dict[str, dict[str, int]] = field(default_factory=dict)
-    # api -> uncompacted views (at the same actions) that break it: the log's own share
-    uncompacted: dict[str, int] = field(default_factory=lambda: dict.fromkeys(APIS, 0))
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-    @property
-    def views(self) -> int:
-        return sum(self.actions.values())
-
-    def add(self, record: PolicyActionRecord) -> None:
-        self.actions[record["action"]] += 1
-        for variant in POLICY_VARIANTS:
-            _pool(self.counts[variant], record["counts"][variant])
-        _pool(self.by_action[record["action"]], record["counts"]["view"])
-        for probe in record["probes"]:
-            if probe["carried"]:
-                self.carried[0] += probe["view"]
-                self.carried[1] += 1
-        self.removed_messages += record["removed_messages"]
-        self.view_tokens_after += record.get("view_tokens_after") or 0
-        self.uncompacted_tokens += record.get("uncompacted_tokens") or 0
-        for api, n in record["violations"].items():
-            self.violations[api][0] += 1
-            self.violations[api][1] += n
-        for api in record["uncompacted_violations"]:
-            self.uncompacted[api] += 1
-        for api, rules in record["violation_rules"].items():
-            mine = self.rules.setdefault(api, {})
-            for rule, n in rules.items():
-                mine[rule] = mine.get(rule, 0) + n
-        usage = record.get("usage") or {}
-        self.input_tokens += int(usage.get("input_tokens") or 0)
-        self.output_tokens += int(usage.get("output_tokens") or 0)
-
-    def as_json(self) -> dict[str, Any]:
-        n = self.views
-        return {
-            "actions": dict(self.actions),
-            "probes": {k: pair[1] for k, pair in sorted(self.counts["view"].items()) if pair[1]},
-            "recall": {v: recall_of(self.counts[v]) for v in POLICY_VARIANTS},
-            "recall_by_action": {a: recall_of(self.by_action[a]) for a in ACTIONS},
-            "carried": {"looked_for": self.carried[1], "survived": self.carried[0]},
-            "removed_messages": self.removed_messages,
-            "view_tokens_after_mean": round(self.view_tokens_after / n, 1) if n else None,
-            "uncompacted_tokens_mean": round(self.uncompacted_tokens / n, 1) if n else None,
-            "violations": {
-                api: {
-                    "views": v[0],
-                    "violations": v[1],
-                    "rules": dict(sorted(self.rules.get(api, {}).items())),
-                }
-                for api, v in self.violations.items()
-            },
-            "uncompacted_violations": dict(self.uncompacted),
-            "summary_cost": {
-                "input_tokens": self.input_tokens,
-                "output_tokens": self.output_tokens,
-            },
-        }
-
-
-def _pool(target: dict[str, list[int]], counts: dict[str, list[int]]) -> None:
-    for kind, (hit, n) in counts.items():
-        pair = target.setdefault(kind, [0, 0])
-        pair[0] += hit
-        pair[1] += n
-
-
 def render_policy_text(
     policies: dict[str, dict[str, Any]],
     recorded: dict[str, dict[str, Any]],
     failed: dict[str, int],
 ) -> str:
-    """The policy table: ``policies`` label -> ``PolicyAggregate.as_json()``; ``recorded``
-    label -> the runtime's own compactions (``Aggregate.as_json()``), scored on their
-    summary text alone as without --policy."""
+    """The policy table: ``policies`` label -> its ``Aggregate.as_json()`` (actions on
+    the next view); ``recorded`` label -> the runtime's own compactions', scored on
+    their summary text alone as without --policy."""
     if not any(sum(d["actions"].values()) for d in policies.values()) and not recorded:
         return "no policy acted: nothing to score (lower --max-context-tokens?)\n"
     width = max(24, *(len(label) + 2 for label in (*policies, *recorded)))
