@@ -57,11 +57,12 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def terminate(
-    args: list[str], *, wait_for_workers: int = 0, ready: Path | None = None
+    args: list[str], *, wait_for_workers: int = 0, ready: tuple[Path, ...] = ()
 ) -> tuple[int, str, list[int], list[int]]:
-    """Run tsum, send SIGTERM once it has ``wait_for_workers`` children and ``ready``
-    exists (plus a moment of work), return its exit code, stderr, the children it had and
-    those still running after it ended."""
+    """Run tsum, send SIGTERM once it has ``wait_for_workers`` children and every file of
+    ``ready`` holds a line (plus a moment of work), return its exit code, stderr, the
+    children it had and those still running after it ended. Waiting for the files, not a
+    fixed time, keeps the test meaningful on a loaded machine."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TSUM_")}
     # stderr to a file, not a pipe: a worker left behind would hold a pipe open forever
     log = tempfile.TemporaryFile()
@@ -71,7 +72,7 @@ def terminate(
     while time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
         kids = children(proc.pid)
-        if len(kids) >= wait_for_workers and (ready is None or ready.is_file()):
+        if len(kids) >= wait_for_workers and all(_has_line(path) for path in ready):
             break
     time.sleep(1.0)  # the workers are busy now (an idle machine reads ~1,500 files a second)
     kids = sorted(set(kids) | set(children(proc.pid)))
@@ -90,6 +91,13 @@ def terminate(
     return code, log.read().decode(), kids, survivors
 
 
+def _has_line(path: Path) -> bool:
+    try:
+        return b"\n" in path.read_bytes()
+    except OSError:
+        return False
+
+
 @pytest.mark.parametrize(
     "command", [["sweep"], ["replay", "--dry-run"]], ids=["sweep", "replay-dry-run"]
 )
@@ -106,9 +114,10 @@ def test_sigterm_ends_the_pool_and_exits_143(corpus: Path, command: list[str]) -
 def test_sigterm_keeps_what_a_replay_wrote(corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     args = ["replay", str(corpus), "--out", str(out)]
-    code, stderr, _, _ = terminate(args, ready=out / "decisions.jsonl")
+    names = ("decisions", "summaries", "slots")
+    code, stderr, _, _ = terminate(args, ready=tuple(out / f"{n}.jsonl" for n in names))
     assert code == 143, stderr
     assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
-    for name in ("decisions", "summaries", "slots"):
+    for name in names:
         lines = (out / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
         assert lines and all(json.loads(line) for line in lines)  # every line whole
