@@ -310,21 +310,21 @@ def _strict_violation(rule: str, i: int, text: str) -> Violation:
     return Violation("strict", rule, i, text)
 
 
-def check_view(view: Sequence[Message], api: str) -> list[Violation]:
-    """The violations of ``api``'s rules in ``view``, by message index."""
+def check_view(view: Sequence[Message], api: str, scan: _Scan | None = None) -> list[Violation]:
+    """The violations of ``api``'s rules in ``view``, by message index (``scan``: the
+    view's, when ``check_all`` read it once for every API)."""
     if api not in APIS:
         raise ValueError(f"unknown API {api!r} (known: {', '.join(APIS)})")
-    return _scan(view, remember=False).found(api)
+    return (scan or _scan(view, remember=False)).found(api)
 
 
 # The scans of the views' prefixes checked so far, as trees by the messages'
 # identities: a node holds its message (so no other object takes its id while it is
 # here) and the scan after it. A log's history is checked at every action, each time
 # one prefix longer, under every configuration of a grid: each message of it is read
-# once (``check_all(prefix=True)``), not once per action. Messages are frozen
-# (engine/messages.py), so the same objects in the same order are the same prefix.
-# One tree per history's first message; the last PREFIX_TREES kept (a sweep runs a
-# log's configurations one after another), all let go at PREFIX_NODES nodes.
+# once (``check_all(prefix=True)``). Messages are frozen (engine/messages.py): the same
+# objects in the same order are the same prefix. A tree per history's first message, the
+# last PREFIX_TREES kept (a log's configurations run in a row), PREFIX_NODES at most.
 @dataclass(slots=True)
 class _Node:
     message: Message | None
@@ -390,7 +390,7 @@ def check_all(view: Sequence[Message], *, prefix: bool = False) -> dict[str, lis
     known = _RECENT.get(key)
     if known is None:
         scan = _scan(view, prefix)
-        known = (tuple(view), {api: scan.found(api) for api in APIS})
+        known = (tuple(view), {api: check_view(view, api, scan) for api in APIS})
         with _RECENT_LOCK:
             while _RECENT and _held[0] + len(key) > RECENT_MESSAGES:
                 _held[0] -= len(_RECENT.pop(next(iter(_RECENT)))[0])  # the oldest
