@@ -197,7 +197,9 @@ def test_the_checker_finds_a_cycle() -> None:
 def test_edges_are_resolved() -> None:
     graph = import_graph()
     assert "transcript_tools.engine.rules" in graph["transcript_tools.engine.session"]
-    assert "transcript_tools.eval.baseline" in graph["transcript_tools.sweep.engine_path"]  # down
+    assert (
+        "transcript_tools.eval.checkpoints" in graph["transcript_tools.sweep.engine_path"]
+    )  # down
     assert "transcript_tools.providers.registry" in graph["transcript_tools.providers.anthropic"]
     # registry imports the built-in providers by name at run time: no edge back
     assert (

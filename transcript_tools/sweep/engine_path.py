@@ -60,12 +60,8 @@ async def evaluate_engine(
         conv, cfg, base, template, keep_recent_turns, provider_name, path, shared.log_sizes
     )
     checks = ViewChecks() if cfg.policy is not None else None
-    # --policy: every action scored as eval --policy scores it (eval/policy_probes.py),
-    # the seed's row too, so every row's recall stands on the same footing; the seed's
-    # grid: each summary on what it replaced, as tsum eval scores it (docs/eval.md)
-    replaced: list[SummaryReplacement] = []
-    focused = cfg.policy is not None or cfg.mode is SlotMode.FOCUSED
-    actions = _action_hooks(conv, engine, shared, cfg, replaced) if focused else None
+    replaced: list[SummaryReplacement] = []  # the seed's grid: its summaries (_action_hooks)
+    actions = _action_hooks(conv, engine, shared, cfg, replaced)
     curve: list[int] = []
     peak = 0
     measured_end = profile.measured_end
@@ -112,14 +108,8 @@ async def evaluate_engine(
     result = _run_figures(engine, cfg, profile, curve, peak, checks)
     if meter is not None:
         result.cost = meter.run
-    if cfg.policy is not None:
-        _action_recall(result, actions, engine, views_before, shared.whole_view)
-    elif actions is not None:
-        from ..eval.checkpoints import score_record
-        from ..eval.score import artifact_hits
-
-        probes = shared.probes()
-        result.recall = artifact_hits((score_record(cp, probes) for cp in replaced), "summary")
+    if actions is not None:
+        _action_recall(result, actions, engine, views_before, shared, replaced)
     return result
 
 
@@ -159,16 +149,25 @@ def _action_recall(
     actions: Any,  # eval.policy_probes.ActionHooks
     engine: SessionEngine,
     views_before: list[int],
-    whole_view: bool,
+    shared: SharedWork,
+    replaced: list[SummaryReplacement],
 ) -> None:
-    """--policy: every action's probes (eval/policy_probes.py), per summary too."""
+    """What the run's summaries kept, as tsum eval scores them: the seed's grid each on
+    the history it ``replaced``; --policy every action's probes on the next view
+    (eval/policy_probes.py), per summary too."""
     from ..eval.policy_probes import summary_figures
     from ..eval.score import artifact_hits
 
+    if actions.on_replacement is not None:
+        from ..eval.checkpoints import score_record
+
+        probes = shared.probes()
+        result.recall = artifact_hits((score_record(cp, probes) for cp in replaced), "summary")
+        return
     result.recall = artifact_hits(actions.scorer.records, "view")
     done = [v for v, s in zip(views_before, engine.summaries, strict=False) if summary_ok(s)]
     result.by_summary = summary_figures(actions.scorer.records, done)
-    if whole_view:
+    if shared.whole_view:
         whole = [r["whole_view"] for r in actions.scorer.records if "whole_view" in r]
         probed = sum(t for _, t in whole)
         result.view_recall = (sum(k for k, _ in whole), probed) if probed else None
@@ -213,10 +212,16 @@ def _action_hooks(
     cfg: SweepConfig,
     replaced: list[SummaryReplacement],
 ) -> Any:
-    """eval's scorer on this run: probes cut as the seed's summarizer is shown tool
-    results (``base.max_tool_result_chars``), whatever the policy's own cut; without a
-    policy each summary goes to ``replaced`` as the history it replaced."""
+    """eval's scorer on this run (None: Full mode without a policy, nothing replaced):
+    with --policy every action scored as eval --policy scores it (eval/policy_probes.py),
+    the seed's row too, so every row's recall stands on the same footing; the seed's
+    grid each summary, kept in ``replaced``, on the history it replaced as tsum eval
+    scores it (docs/eval.md). Probes cut as the seed's summarizer is shown tool results
+    (``base.max_tool_result_chars``), whatever the policy's own cut."""
     from ..eval.policy_probes import ActionHooks, ActionScorer
+
+    if cfg.policy is None and cfg.mode is not SlotMode.FOCUSED:
+        return None
 
     probes = shared.probes()
     name = "seed" if cfg.policy is None else cfg.policy.name
