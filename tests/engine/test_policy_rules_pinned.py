@@ -21,6 +21,7 @@ import pytest
 from transcript_tools.engine import config
 from transcript_tools.engine.compaction import (
     NO_CAP,
+    CompactionPlan,
     cleared,
     formatter_cap,
     is_tool_output,
@@ -65,7 +66,7 @@ from transcript_tools.engine.policy_engine import (
     with_policy,
 )
 from transcript_tools.engine.policy_lines import keep_budget_tokens, threshold_tokens
-from transcript_tools.engine.policy_slot import CompactionPlan, PolicySlot
+from transcript_tools.engine.policy_slot import PolicySlot
 from transcript_tools.engine.prompt import (
     PromptTemplate,
     builtin_template_names,

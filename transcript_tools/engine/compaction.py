@@ -353,3 +353,14 @@ def placed_summary(placement: Placement, text: str) -> tuple[Message, ...]:
 def _runtime_assistant(text: str) -> AssistantMessage:
     # Written by the runtime, not a model call: no usage is counted or estimated for it.
     return AssistantMessage((TextBlock(text),), None, SYNTHETIC_MODEL)
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionPlan:
+    """What the summary being made will replace, decided when it is requested."""
+
+    kept: tuple[Entry, ...]
+    dropped: tuple[Entry, ...]  # history messages the new view no longer shows
+    summarizer_input: tuple[Message, ...]
+    history_end: int  # the history length at the checkpoint
+    view_tokens_before: int

@@ -13,20 +13,26 @@ The seed's path has no window of its own to fail and is not marked.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .records import DecisionRecord
 
-if TYPE_CHECKING:
-    from .policy_slot import PolicySlot
+
+class _Windowed(Protocol):  # a policy's slot (engine/policy_slot.py)
+    window: int
+
+    @property
+    def hidden_tokens(self) -> int: ...
+
+    def view_size(self, upto: int | None = None) -> tuple[int, int]: ...
 
 
-def tokens_over(slot: PolicySlot) -> int:
+def tokens_over(slot: _Windowed) -> int:
     """How far the prompt the slot's view makes runs over its window (0: it fits)."""
     return max(0, slot.hidden_tokens + slot.view_size()[1] - slot.window)
 
 
-def mark_overflow(record: DecisionRecord, slot: PolicySlot) -> None:
+def mark_overflow(record: DecisionRecord, slot: _Windowed) -> None:
     """Mark ``record`` when the view the checkpoint leaves is over the window."""
     over = tokens_over(slot)
     if over:

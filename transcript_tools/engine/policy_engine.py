@@ -27,7 +27,8 @@ from .seed_defaults import SUMMARY_MAX_TOKENS
 from .validity import check_all
 
 if TYPE_CHECKING:
-    from .policy_slot import CompactionPlan, PolicySlot
+    from .compaction import CompactionPlan
+    from .slot import Slot
 
 
 def is_seed(policy: Policy) -> bool:
@@ -218,11 +219,11 @@ def policy_fields(policy: Policy) -> PolicyFields:
     return {"policy": policy.name}
 
 
-def summary_fields(slot: PolicySlot, plan: CompactionPlan) -> SummaryRecord:
-    """What a summary record under a policy adds once the summary is applied: the rules
+def summary_fields(slot: Slot, policy: Policy, plan: CompactionPlan) -> SummaryRecord:
+    """What a summary record under ``policy`` adds once the summary is applied: the rules
     the new view breaks anew, the policy, what the summary replaced, the view's size."""
     fields: SummaryRecord = {"violations": new_violations(slot.messages, slot.load_messages())}
-    fields.update(policy_fields(slot.policy))
+    fields.update(policy_fields(policy))
     fields.update(summarized_span(plan))
     fields["view_tokens_after"] = slot.view_size()[1]
     return fields

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .compaction import (
+    CompactionPlan,
     Entry,
     cleared,
     is_tool_output,
@@ -47,17 +48,6 @@ from .seed_defaults import SUMMARY_MAX_TOKENS
 from .sizes import ESTIMATES, SizeModel
 from .slot import SummaryInput
 from .tokens import assumed_summary_tokens, estimate_message_tokens
-
-
-@dataclass(frozen=True, slots=True)
-class CompactionPlan:
-    """What the summary being made will replace, decided when it is requested."""
-
-    kept: tuple[Entry, ...]
-    dropped: tuple[Entry, ...]  # history messages the new view no longer shows
-    summarizer_input: tuple[Message, ...]
-    history_end: int  # the history length at the checkpoint
-    view_tokens_before: int
 
 
 @dataclass(slots=True)
@@ -406,7 +396,7 @@ class PolicySlot:
     def apply_summary(self, text: str, plan: CompactionPlan | None) -> SummaryRecord:
         assert plan is not None  # summary_input gave one
         self.set_summary(text, plan)
-        return summary_fields(self, plan)
+        return summary_fields(self, self.policy, plan)
 
     def assume_summary(self) -> None:
         """A dry run: the plan applied with a summary SUMMARY_MAX_TOKENS long."""

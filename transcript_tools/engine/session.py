@@ -25,12 +25,13 @@ from typing import Any, cast
 
 from ..errors import TsumError
 from .accounting import ESTIMATED, TurnAccounting
+from .compaction import CompactionPlan
 from .config import DEFAULT_PROVIDER, Checkpoint, Measure, ReplaySettings, SummaryConfig
 from .formatting import MESSAGE_SEPARATOR, FormattedHistory, formatted_blocks
 from .messages import Message, Usage
 from .policy import Policy
 from .policy_engine import policy_skip, policy_threshold, seed_policy, summary_max_tokens
-from .policy_slot import CompactionPlan, PolicySlot
+from .policy_slot import PolicySlot
 from .prompt import PromptTemplate, template_from_config
 from .records import DecisionRecord, SnapshotRecord, SummaryRecord, SummaryStatus, UnitFields
 from .requests import SummaryOutcome, SummaryRequest

@@ -40,7 +40,7 @@ from .tokens import (
 )
 
 if TYPE_CHECKING:
-    from .policy_slot import CompactionPlan
+    from .compaction import CompactionPlan
 
 # What a summary is given: the messages formatted into its prompt, and what it replaces
 # (None: the seed's, which replaces nothing, F4)
