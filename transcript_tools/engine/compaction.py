@@ -30,6 +30,7 @@ from .messages import (
 )
 from .policy import Keep, Placement, PrePass, SummarizerInput
 from .policy_lines import keep_budget_tokens
+from .records import SummaryRecord
 
 # A policy's 0 cap means "no cap"; the formatter's 0 means "nothing", so 0 maps to this.
 NO_CAP = 1 << 40
@@ -353,3 +354,40 @@ def placed_summary(placement: Placement, text: str) -> tuple[Message, ...]:
 def _runtime_assistant(text: str) -> AssistantMessage:
     # Written by the runtime, not a model call: no usage is counted or estimated for it.
     return AssistantMessage((TextBlock(text),), None, SYNTHETIC_MODEL)
+
+
+# ---- what a summary replaces --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionPlan:
+    """What the summary being made will replace, decided when it is requested."""
+
+    kept: tuple[Entry, ...]
+    dropped: tuple[Entry, ...]  # history messages the new view no longer shows
+    summarizer_input: tuple[Message, ...]
+    history_end: int  # the history length at the checkpoint
+    view_tokens_before: int
+
+
+def summarized_span(plan: CompactionPlan) -> SummaryRecord:
+    """The record fields that say what a summary replaced (``summaries.jsonl``)."""
+    dropped = [index for index, _ in plan.dropped]
+    return {
+        "messages_summarized": len(plan.summarizer_input),
+        "messages_dropped": len(dropped),
+        "dropped": _ranges(dropped),
+        "messages_kept": len(plan.kept),
+        "view_tokens_before": plan.view_tokens_before,
+    }
+
+
+def _ranges(indices: Sequence[int]) -> list[list[int]]:
+    """Sorted indices as [start, end) ranges (compact records)."""
+    ranges: list[list[int]] = []
+    for index in sorted(indices):
+        if ranges and ranges[-1][1] == index:
+            ranges[-1][1] = index + 1
+        else:
+            ranges.append([index, index + 1])
+    return ranges

@@ -17,10 +17,11 @@ outputs without a policy stay byte-identical).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+# a summary's plan and record (compaction.py), where session.py and eval/ import them
+from .compaction import CompactionPlan as CompactionPlan
 from .compaction import (
     Entry,
     cleared,
@@ -34,6 +35,8 @@ from .compaction import (
     tool_names,
     without_inputs,
 )
+from .compaction import _ranges as _ranges
+from .compaction import summarized_span as summarized_span
 from .config import SlotMode
 from .messages import (
     PERSON,
@@ -44,21 +47,9 @@ from .messages import (
     UserMessage,
 )
 from .policy import Policy
-from .records import SummaryRecord
 from .rules import UnitCounter
 from .sizes import ESTIMATES, SizeModel
 from .tokens import estimate_message_tokens
-
-
-@dataclass(frozen=True, slots=True)
-class CompactionPlan:
-    """What the summary being made will replace, decided when it is requested."""
-
-    kept: tuple[Entry, ...]
-    dropped: tuple[Entry, ...]  # history messages the new view no longer shows
-    summarizer_input: tuple[Message, ...]
-    history_end: int  # the history length at the checkpoint
-    view_tokens_before: int
 
 
 @dataclass(slots=True)
@@ -401,26 +392,3 @@ class PolicySlot:
             sizes[body] = assumed_tokens
         self._summary_tokens = tuple(sizes)
         self.save()
-
-
-def summarized_span(plan: CompactionPlan) -> SummaryRecord:
-    """The record fields that say what a summary replaced (``summaries.jsonl``)."""
-    dropped = [index for index, _ in plan.dropped]
-    return {
-        "messages_summarized": len(plan.summarizer_input),
-        "messages_dropped": len(dropped),
-        "dropped": _ranges(dropped),
-        "messages_kept": len(plan.kept),
-        "view_tokens_before": plan.view_tokens_before,
-    }
-
-
-def _ranges(indices: Sequence[int]) -> list[list[int]]:
-    """Sorted indices as [start, end) ranges (compact records)."""
-    ranges: list[list[int]] = []
-    for index in sorted(indices):
-        if ranges and ranges[-1][1] == index:
-            ranges[-1][1] = index + 1
-        else:
-            ranges.append([index, index + 1])
-    return ranges
