@@ -218,6 +218,10 @@ LONG_MODULES: dict[str, tuple[int, str]] = {
         441,
         "one reader: a rollout's line kinds and the parts of its items, private to it",
     ),
+    "engine/policy_slot.py": (
+        409,
+        "one slot: the view a policy keeps, its running sizes and the engine's Slot methods",
+    ),
 }
 
 

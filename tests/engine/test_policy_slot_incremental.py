@@ -33,7 +33,7 @@ from transcript_tools.engine.messages import (
 from transcript_tools.engine.policy import Keep, Policy, PrePass
 from transcript_tools.engine.policy_slot import PolicySlot
 from transcript_tools.engine.sizes import SizeModel
-from transcript_tools.engine.tokens import estimate_message_tokens
+from transcript_tools.engine.tokens import estimate_message_tokens, estimates_kept
 
 CALL_IDS = ["a", "b", "c", ""]  # few ids, an empty one: calls renamed, results before calls
 TOOLS = ["Read", "Bash", "skill"]
@@ -250,21 +250,24 @@ def test_the_oldest_clearable_output_skips_what_no_walk_can_clear() -> None:
 @given(st.lists(message_specs, min_size=1, max_size=8))
 def test_an_estimate_kept_by_identity_is_the_estimate_afresh(specs: list[Any]) -> None:
     messages = [_message(*spec[:4]) for spec in specs]
-    assert [estimate_message_tokens(m) for m in messages] == [
-        tokens._message_tokens(m) for m in messages
-    ]
-    assert [estimate_message_tokens(m) for m in messages] == [
-        tokens._message_tokens(m) for m in messages
-    ]  # the second time from the memo
+    afresh = [tokens._message_tokens(m) for m in messages]
+    with estimates_kept():
+        assert [estimate_message_tokens(m) for m in messages] == afresh
+        assert [estimate_message_tokens(m) for m in messages] == afresh  # from the memo
 
 
-def test_the_estimate_memo_holds_each_message_and_lets_all_go_when_full(
+def test_estimates_are_kept_inside_the_blocks_held_and_let_go_when_full_or_done(
     monkeypatch: Any,
 ) -> None:
     monkeypatch.setattr(tokens, "_MESSAGE_ESTIMATES", {})
     monkeypatch.setattr(tokens, "MESSAGE_ESTIMATES", 2)
     first, second, third = (UserMessage.text("x" * n) for n in (4, 8, 12))
-    assert [estimate_message_tokens(m) for m in (first, second)] == [10, 11]  # 8 + 2, 8 + 3
-    assert tokens._MESSAGE_ESTIMATES[id(first)] == (first, 10)  # held: its id stays its own
-    assert estimate_message_tokens(third) == 12  # 8 + int(12 x 0.255 + 0.999)
-    assert list(tokens._MESSAGE_ESTIMATES) == [id(third)]
+    assert estimate_message_tokens(first) == 10  # 8 + int(4 x 0.255 + 0.999)
+    assert tokens._MESSAGE_ESTIMATES == {}  # outside a block: nothing kept
+    with estimates_kept():
+        with estimates_kept():
+            assert [estimate_message_tokens(m) for m in (first, second)] == [10, 11]
+        assert tokens._MESSAGE_ESTIMATES[id(first)] == (first, 10)  # held: its id stays its own
+        assert estimate_message_tokens(third) == 12  # a third: the memo is full, all go
+        assert list(tokens._MESSAGE_ESTIMATES) == [id(third)]
+    assert tokens._MESSAGE_ESTIMATES == {}  # the last block ended

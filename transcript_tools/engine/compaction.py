@@ -119,9 +119,7 @@ def prepass_selection(
         if within_budget or turns_seen < prepass.protect_turns:
             continue
         call_id = message.tool_call_id if type(message) is ToolResultMessage else ""
-        if names.get(call_id) in prepass.exclude_tools:
-            continue
-        if prepass.only_tools and names.get(call_id) not in prepass.only_tools:
+        if not _tool_clearable(prepass, names.get(call_id)):
             continue
         if size <= placeholder_size:
             continue  # clearing it frees nothing
@@ -153,13 +151,16 @@ def oldest_clearable(
         if tokens(message) <= placeholder_size:
             continue
         call_id = message.tool_call_id if type(message) is ToolResultMessage else ""
-        name = names.get(call_id)
-        if name is None:
+        if call_id not in names or _tool_clearable(prepass, names[call_id]):
             return index
-        if name in prepass.exclude_tools or (prepass.only_tools and name not in prepass.only_tools):
-            continue
-        return index
     return None
+
+
+def _tool_clearable(prepass: PrePass, name: str | None) -> bool:
+    """May the pre-pass clear an output of tool ``name`` (``exclude_tools``, ``only_tools``)?"""
+    return name not in prepass.exclude_tools and (
+        not prepass.only_tools or name in prepass.only_tools
+    )
 
 
 def without_inputs(message: AssistantMessage, call_ids: set[str]) -> AssistantMessage:

@@ -20,7 +20,9 @@ with a small constant, no Python loop over characters.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import orjson
@@ -155,18 +157,38 @@ def assumed_summary_tokens(marker: str, summary_tokens: int) -> int:
     return MESSAGE_OVERHEAD_TOKENS + estimate_text_tokens(marker) + summary_tokens
 
 
-# Each message's estimate by its identity: every configuration of a grid, and the size
-# model, the profile and the seed's slot of one conversation, size the same history
-# messages, and a message is frozen (engine/messages.py), so each is estimated once. The
-# message is held, so no other object takes its id while it is here; all are let go once
-# MESSAGE_ESTIMATES are held (as engine/validity.py holds its message facts): enough for
-# one conversation's messages under every configuration of a grid.
+# Each message's estimate by its identity, while a caller keeps them (``estimates_kept``):
+# every configuration of a grid, the profile and the size model of one conversation size
+# the same history messages, and a message is frozen (engine/messages.py), so each is
+# estimated once. The message is held, so no other object takes its id while it is here
+# (at most MESSAGE_ESTIMATES, as engine/validity.py holds its message facts); all are let
+# go when the last caller's block ends. Outside one nothing is kept: holding every message
+# a streamed run reads costs its collector more than estimating each once saves.
 _MESSAGE_ESTIMATES: dict[int, tuple[Message, int]] = {}
 MESSAGE_ESTIMATES = 1 << 14
+_keepers = [0]  # the blocks open, in every thread
+_KEEPERS_LOCK = threading.Lock()
+
+
+@contextmanager
+def estimates_kept() -> Iterator[None]:
+    """Inside the block each message's estimate is kept by its identity (a sweep: one
+    conversation under every configuration); let go when the last such block ends."""
+    with _KEEPERS_LOCK:
+        _keepers[0] += 1
+    try:
+        yield
+    finally:
+        with _KEEPERS_LOCK:
+            _keepers[0] -= 1
+            if not _keepers[0]:
+                _MESSAGE_ESTIMATES.clear()
 
 
 def estimate_message_tokens(message: Message) -> int:
     """Estimated tokens of one message as a model would be sent it."""
+    if not _keepers[0]:
+        return _message_tokens(message)
     known = _MESSAGE_ESTIMATES.get(id(message))
     if known is not None and known[0] is message:
         return known[1]

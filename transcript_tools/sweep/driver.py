@@ -24,6 +24,7 @@ from ..engine.prompt import PromptTemplate
 from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.rules import depends_on_summary_text, split_units, unit_turns
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
+from ..engine.tokens import estimates_kept
 from ..formats.corpus import CorpusReader
 from ..formats.inputs import NameSet
 from ..reporter import LOGGED, Reporter
@@ -151,7 +152,8 @@ class Sweep:
         reader = CorpusReader(self.fmt, self.skip_bad_lines, self.reporter, self.taken_ids)
         heap: list[tuple[tuple[int, int, int], int, ChartSample]] = []
         for index, conv in enumerate(reader.conversations(paths)):
-            await self._one(index, conv, result, heap)
+            with estimates_kept():  # sized once for the profile and every configuration
+                await self._one(index, conv, result, heap)
             self.reporter.session(conv.path)
         stats = reader.stats
         result.files, result.errors, result.warnings = stats.files, stats.errors, stats.warnings
