@@ -174,7 +174,7 @@ def test_the_package_root_exports_what_it_documents() -> None:
         assert callable(function)
     for name in tt.__all__:
         assert getattr(tt, name) is not None, name
-    assert len(tt.__all__) == 66 and {"check", "SummaryConfig"} <= set(tt.__all__) & set(dir(tt))
+    assert len(tt.__all__) == 65 and {"check", "SummaryConfig"} <= set(tt.__all__) & set(dir(tt))
     namespace: dict[str, object] = {}
     exec("from transcript_tools import *", namespace)
     assert namespace["SessionEngine"] is tt.SessionEngine
