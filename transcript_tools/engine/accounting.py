@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
+from .kinds import TriggerMeasure
 from .messages import SYNTHETIC_MODEL, AssistantMessage, Message, Usage
 from .policy import Policy
 from .records import DecisionRecord
@@ -163,7 +164,7 @@ class TurnAccounting:
         aider/history.py@5dc9490b) only its conversation messages, estimated as Aider's
         tokenizer counts them: no system message, no hidden prefix, no recorded prompt
         (which holds Aider's system prompt, repo map and files)."""
-        if self.policy.trigger.measure == "conversation":
+        if self.policy.trigger.measure is TriggerMeasure.CONVERSATION:
             return conversation_tokens(self.slot.load_messages())
         return self.current_context_tokens()
 

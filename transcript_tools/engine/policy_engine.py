@@ -48,9 +48,13 @@ def seed_shaped(policy: Policy) -> bool:
 
     seed = preset("seed")
     trigger, keep, given = policy.trigger, policy.keep, policy.summarizer_input
-    if trigger.threshold != "ratio" or trigger.floor_tokens or trigger.ceiling_tokens:
+    if trigger.threshold is not Threshold.RATIO or trigger.floor_tokens or trigger.ceiling_tokens:
         return False
-    if trigger.reserve_tokens or trigger.reserve_ratio or trigger.measure == "conversation":
+    if (
+        trigger.reserve_tokens
+        or trigger.reserve_ratio
+        or trigger.measure is TriggerMeasure.CONVERSATION
+    ):
         return False
     if policy.summary.max_tokens not in (0, SUMMARY_MAX_TOKENS) or keep.kind != "turns":
         return False

@@ -28,6 +28,7 @@ from .accounting import ESTIMATED, TurnAccounting
 from .compaction import CompactionPlan
 from .config import DEFAULT_PROVIDER, Checkpoint, Measure, ReplaySettings, SummaryConfig
 from .formatting import MESSAGE_SEPARATOR, FormattedHistory, formatted_blocks
+from .kinds import Threshold
 from .messages import Message, Usage
 from .policy import Policy
 from .policy_engine import policy_skip, policy_threshold, seed_policy, summary_max_tokens
@@ -186,7 +187,7 @@ class SessionEngine:
         slot, trigger, line = self.slot, self.policy.trigger, self._line
         # F2 + F6 (the seed's form of the trigger), or the policy's (engine/policy_engine.py)
         record["threshold"] = line
-        count = slot.view_size()[0] if trigger.threshold == "messages" else 0
+        count = slot.view_size()[0] if trigger.threshold is Threshold.MESSAGES else 0
         skip = policy_skip(
             trigger,
             turn,
