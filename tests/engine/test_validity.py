@@ -338,3 +338,16 @@ def test_each_message_of_a_growing_history_is_read_once(monkeypatch: pytest.Monk
     monkeypatch.setattr(validity, "PREFIX_NODES", 9)
     check_all([user("other"), *history], prefix=True)
     assert list(validity._sizes.values()) == [7]  # all let go at 9 nodes, then this one kept
+
+
+def test_an_unanswered_call_is_named_in_each_apis_own_words() -> None:
+    # Anthropic calls it a tool_use block, Gemini a functionCall: the line says which.
+    view: list[Message] = [user(), asst("", "t1"), user("next")]
+    said = {
+        api: [v.text for v in check_view(view, api) if v.rule == "call-unanswered"]
+        for api in ("anthropic", "gemini")
+    }
+    assert said == {
+        "anthropic": ["tool_use call t1 has no result in the next turn"],
+        "gemini": ["function call t1 has no result in the next turn"],
+    }
