@@ -351,3 +351,29 @@ def test_an_unanswered_call_is_named_in_each_apis_own_words() -> None:
         "anthropic": ["tool_use call t1 has no result in the next turn"],
         "gemini": ["function call t1 has no result in the next turn"],
     }
+
+
+def test_each_broken_pairing_has_its_own_line() -> None:
+    # A result answering nothing, and a result after other content of its user turn.
+    orphan: list[Message] = [user(), asst("ok"), result("zz")]
+    late: list[Message] = [user(), asst("", "t1"), user("note"), result("t1")]
+    said = {
+        (api, name): [(v.rule, v.text) for v in check_view(view, api) if v.rule != "empty-content"]
+        for api in ("anthropic", "openai")
+        for name, view in (("orphan", orphan), ("late", late))
+    }
+    assert said[("anthropic", "orphan")] == [
+        ("result-orphan", "tool_use result zz answers no call of the turn before")
+    ]
+    assert said[("anthropic", "late")] == [
+        ("result-not-first", "tool result t1 after other content of its user turn")
+    ]
+    assert said[("openai", "orphan")] == [
+        (
+            "result-orphan",
+            "tool message zz answers no tool_calls id of the assistant message before it",
+        )
+    ]
+    assert ("call-unanswered", "tool_call t1 not answered before the next non-tool message") in (
+        said[("openai", "late")]
+    )
