@@ -118,3 +118,18 @@ def test_fallback_window_needs_auto() -> None:
         "--policy", "seed", "--max-context-tokens", "4000", "--fallback-window", "8000"
     )
     assert code == 2 and "only with --max-context-tokens auto" in err
+
+
+def test_an_unreadable_input_is_an_error_not_an_empty_comparison(tmp_path: Path) -> None:
+    missing = str(tmp_path / "missing.jsonl")
+    result = CliRunner().invoke(
+        cli,
+        ["compare", SAMPLE, missing, "--policy", "seed,codex", "--max-context-tokens", "4000"],
+        catch_exceptions=False,
+    )
+    # the sample is compared; the missing file fails the run and is named, once
+    assert result.exit_code == 3
+    assert result.stdout.startswith("baseline: ") and "\ncodex" in result.stdout
+    assert f"{missing}: no such file" in result.stderr
+    assert "1 input error(s), left out of the comparison" in result.stderr
+    assert "no conversation to compare" not in result.stderr

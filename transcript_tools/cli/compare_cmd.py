@@ -315,5 +315,8 @@ def compare_command(
             _write_report(report_path, done, sort, paths, planted)
     if not done.comparison.conversations and done.comparison.mixed:
         echo(f"tsum: {done.left_out()}", err=True)  # the only reason: said even when --silent
-    if done.failed or not done.comparison.conversations:
+    if not done.comparison.conversations:
         finish(failed=True, error="no conversation to compare (the lines above say why)")
+    if done.failed:
+        errors = len(done.result.errors)
+        finish(failed=True, error=f"{errors} input error(s), left out of the comparison (above)")
