@@ -127,6 +127,8 @@ class ShownTexts:
             self._squashed = b"".join(parts)
             self._ends = list(accumulate(map(len, parts)))
         joined, ends = self._squashed, self._ends
+        if not raw:
+            return (1 << len(ends)) - 1  # every message holds the empty string
         mask = 0
         at = joined.find(raw)
         while at >= 0:
