@@ -1,5 +1,5 @@
 """The action scorer's view (``haystack.ViewHaystack`` over ``shown.ShownTexts``) answers
-every question exactly as the ``PartsHaystack`` of the same parts in the same order: the
+every question exactly as a ``Haystack`` of the same parts' texts joined in order: the
 words from per-message term masks, the squashed needles from per-message masks plus the
 joints, the text from the joined parts. Random texts mix ASCII words, punctuation a word
 is trimmed of, CJK characters and spaces, so needles run across the joints too."""
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from transcript_tools.engine.messages import AssistantMessage, Message
 from transcript_tools.eval.artifacts import CONSTRAINT, ERROR, PATH, REQUEST
-from transcript_tools.eval.haystack import Haystack, JoinedHaystack, MemoHaystack, PartsHaystack
+from transcript_tools.eval.haystack import Haystack, JoinedHaystack, MemoHaystack
 from transcript_tools.eval.normalize import key_terms, normalize
 from transcript_tools.eval.probes import Probe
 from transcript_tools.eval.score import recalled
@@ -24,7 +24,7 @@ _NEEDLE = st.text(alphabet="ab1_./- 中文字", min_size=0, max_size=5)
 
 def _view(
     history: list[str], extras: list[str], order: list[int], shown: list[bool], terms: list[str]
-) -> tuple[ShownTexts, Haystack, PartsHaystack]:
+) -> tuple[ShownTexts, Haystack, Haystack]:
     """History messages of ``history`` (those ``shown`` in the view) and ``extras``,
     laid out in ``order`` (indices into history + extras), as the scorer's view and as
     the reference joined parts."""
@@ -40,7 +40,12 @@ def _view(
     view = index.view(
         mask, [part(i) for i in kept if i >= len(history)], lambda: [part(i) for i in kept]
     )
-    return index, view, PartsHaystack([part(i) for i in kept])
+    return index, view, _joined([part(i) for i in kept])
+
+
+def _joined(parts: list[Haystack]) -> Haystack:
+    """The plain form: the parts' non-empty texts joined with one space."""
+    return Haystack(" ".join(part.text for part in parts if part.text))
 
 
 @st.composite
@@ -132,4 +137,4 @@ def test_a_history_message_is_shown_as_its_visible_text() -> None:
         (0b101, 0b001, 0),
     )
     assert index.squashed_mask("a.py,") == 0b100
-    assert index.history(2).text == PartsHaystack([index.haystack(0), index.haystack(1)]).text
+    assert index.history(2).text == _joined([index.haystack(0), index.haystack(1)]).text

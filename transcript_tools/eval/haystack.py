@@ -5,8 +5,9 @@ built on need. Three questions are asked of it: is a string in the text, is a st
 in the squashed text (keys holding CJK, CJK key terms), and how many of some ASCII
 terms are words of it.
 
-``PartsHaystack``: the texts of several haystacks joined with spaces, its word set and
-squashed form made from theirs (the parts keep them): a policy's view is its messages'
+``ViewHaystack``: a policy's view, the texts of several haystacks joined with spaces,
+answering from its history messages' per-conversation masks (eval/shown.py) and building
+the joined text only for the questions that need it: a policy's view is its messages'
 texts, and the same messages are in view after view.
 
 ``JoinedHaystack``: the text ``head + " " + tail`` answering the same questions as a
@@ -164,31 +165,6 @@ class JoinedHaystack(Haystack):
         return len(head | tail) if tail else len(head)
 
 
-class PartsHaystack(MemoHaystack):
-    """The non-empty texts of ``parts`` joined with one space, as a ``MemoHaystack`` of
-    that text: its words are the union of the parts' (a word never holds a space, so
-    none runs across a joint), its squashed form the parts' squashed forms end to end
-    (the joints' spaces are what squashing drops). Each part builds its own once."""
-
-    __slots__ = ("_parts",)
-
-    def __init__(self, parts: Sequence[Haystack]) -> None:
-        self._parts = [part for part in parts if part.text]
-        super().__init__(" ".join([part.text for part in self._parts]))
-
-    @property
-    def words(self) -> frozenset[str]:
-        if self._words is None:
-            self._words = frozenset[str]().union(*[part.words for part in self._parts])
-        return self._words
-
-    @property
-    def squashed(self) -> bytes:
-        if self._squashed is None:
-            self._squashed = b"".join([part.squashed for part in self._parts])
-        return self._squashed
-
-
 class HistoryIndex(Protocol):
     """What a ``ViewHaystack`` asks of its conversation's history (eval/shown.py)."""
 
@@ -198,7 +174,8 @@ class HistoryIndex(Protocol):
 
 
 class ViewHaystack(Haystack):
-    """A policy's view, answering as the ``PartsHaystack`` of its parts would, mostly
+    """A policy's view, answering as the ``Haystack`` of its parts' non-empty texts joined
+    with one space would, mostly
     without its text: its history messages are the bits of ``mask``, ``extras`` its other
     parts (summaries, placeholders, cut copies), and ``history`` gives, per key term or
     squashed needle, the history messages that hold it as bits (eval/shown.py). A term is

@@ -9,7 +9,7 @@ once per conversation and tool-result cut (``ConversationProbes.shown``), and ke
 as the conversation's probes.
 
 A view's text is its messages' texts joined with one space, and its words the union of
-theirs (a word never holds a space: ``haystack.PartsHaystack``). So whether a view holds a
+theirs (a word never holds a space, ``normalize.term_set``). So whether a view holds a
 key term is whether one of its messages does: ``ShownTexts`` keeps, per key term of the
 conversation's probes, the history messages whose words hold it as the bits of an int
 (``term_mask``), and a view's history messages as one too (``bits``): a term is in the
