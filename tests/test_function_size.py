@@ -45,7 +45,6 @@ LONG: dict[str, tuple[int, str]] = {
         79,
         "the public front door: one keyword per setting, documented in its docstring",
     ),
-    "eval/policy_probes.py::ActionScorer.score": (79, HOT),
     "inspection.py::inspect_conversation": (75, HOT + " over a conversation's messages"),
     "cli/eval_cmd.py::eval_command": (74, CLI),
     "providers/offline/render.py::render_summary": (

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from transcript_tools.eval import patterns
 from transcript_tools.eval.artifacts import ARTIFACT_KINDS, REQUEST, _constraint_hint
-from transcript_tools.eval.haystack import Haystack, JoinedHaystack, MemoHaystack, PartsHaystack
+from transcript_tools.eval.haystack import Haystack, JoinedHaystack, MemoHaystack
 from transcript_tools.eval.normalize import (
     STOPWORDS,
     _single_spaced,
@@ -113,26 +113,6 @@ def test_a_joined_haystack_answers_as_the_joined_text(head: str, tail: str, need
             assert view.in_squashed(squash(needle)) == joined.in_squashed(squash(needle))
             terms = tuple(key_terms(needle)) + ("a", "src/app.py")
             assert view.count_words(terms) == joined.count_words(terms)
-
-
-@settings(max_examples=400)
-@given(st.lists(texts, max_size=5), st.lists(st.sampled_from(PIECES), max_size=4).map("".join))
-def test_a_haystack_of_parts_answers_as_their_joined_text(parts: list[str], needle: str) -> None:
-    """A view's text made of its messages' haystacks (their word sets and squashed
-    forms reused) answers every question as the text of the non-empty parts joined."""
-    texts = [normalize(part) for part in parts]
-    needle = normalize(needle) or "a"
-    joined = Haystack(" ".join(t for t in texts if t))
-    view = PartsHaystack([MemoHaystack(t) for t in texts])
-    terms = tuple(key_terms(needle)) + ("a", "src/app.py")
-    for _ in range(2):  # the memo's second answer is its first
-        assert bool(view) == bool(joined)
-        assert view.text == joined.text
-        assert view.words == joined.words
-        assert view.squashed == joined.squashed
-        assert view.in_text(needle) == joined.in_text(needle)
-        assert view.in_squashed(squash(needle)) == joined.in_squashed(squash(needle))
-        assert view.count_words(terms) == joined.count_words(terms)
 
 
 @settings(max_examples=400)

@@ -80,7 +80,9 @@ class _Stub:
         return SummaryOutcome(SummaryResponse(text=SUMMARY, model="stub"))
 
 
-def _actions(tmp_path: Path, text: str, whole_view: bool = False) -> list[dict[str, Any]]:
+def _actions(
+    tmp_path: Path, text: str, whole_view: bool = False, detail: bool = True
+) -> list[dict[str, Any]]:
     path = tmp_path / "policy.toml"
     path.write_text(text)
     policy = resolve_policy(str(path))
@@ -88,6 +90,7 @@ def _actions(tmp_path: Path, text: str, whole_view: bool = False) -> list[dict[s
     conv = Conversation("s", "s.jsonl", "native", list(MESSAGES))
     probes = ConversationProbes(conv.messages, 500)
     scorer = ActionScorer(probes, policy.name, "s", "s.jsonl", 500, whole_view=whole_view)
+    scorer.detail = detail
     records: list[dict[str, Any]] = []
     engine = SessionEngine("s", settings)
     failed = asyncio.run(policy_actions(conv, engine, _Stub(), scorer, records.append))  # type: ignore[arg-type]
@@ -309,3 +312,18 @@ def _history_text(cut: int) -> str:
     from transcript_tools.eval.policy_probes import visible_text
 
     return " ".join(p for m in MESSAGES if (p := normalize(visible_text(m, cut))))
+
+
+@pytest.mark.parametrize("policy", [CLEAR, SUMMARIZE])
+def test_the_sweeps_scorer_keeps_the_view_counts_alone(tmp_path: Path, policy: str) -> None:
+    """Without ``detail`` (the sweep's scorer), each record holds what the sweep reads:
+    the view's counts, as the full record counts them, and the run's own fields."""
+    full = _actions(tmp_path, policy, whole_view=True)
+    lean = _actions(tmp_path, policy, whole_view=True, detail=False)
+    assert [r["counts"]["view"] for r in lean] == [r["counts"]["view"] for r in full]
+    assert [r["whole_view"] for r in lean] == [r["whole_view"] for r in full]
+    assert any(r["counts"]["view"] for r in lean)  # something was probed
+    for record in lean:
+        assert set(record["counts"]) == {"view"}
+        assert "probes" not in record and "violations" not in record
+        assert record["view_tokens_after"] == full[lean.index(record)]["view_tokens_after"]

@@ -5,8 +5,9 @@ built on need. Three questions are asked of it: is a string in the text, is a st
 in the squashed text (keys holding CJK, CJK key terms), and how many of some ASCII
 terms are words of it.
 
-``PartsHaystack``: the texts of several haystacks joined with spaces, its word set and
-squashed form made from theirs (the parts keep them): a policy's view is its messages'
+``ViewHaystack``: a policy's view, the texts of several haystacks joined with spaces,
+answering from its history messages' per-conversation masks (eval/shown.py) and building
+the joined text only for the questions that need it: a policy's view is its messages'
 texts, and the same messages are in view after view.
 
 ``JoinedHaystack``: the text ``head + " " + tail`` answering the same questions as a
@@ -19,9 +20,12 @@ in them every time (benchmarks/bench_eval.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from .normalize import squash_utf8, term_set
+
+TermMasks = tuple[tuple[str, ...], tuple[int, ...]]  # distinct terms, each one's mask
 
 
 def _utf8(needle: str) -> bytes:
@@ -68,6 +72,10 @@ class Haystack:
     def count_words(self, terms: tuple[str, ...]) -> int:
         """How many of ``terms`` (distinct) are words of the text."""
         return len(self.words.intersection(terms))
+
+    def words_among(self, terms: tuple[str, ...]) -> frozenset[str] | set[str]:
+        """Those of ``terms`` that are words of the text."""
+        return self.words.intersection(terms)
 
 
 class MemoHaystack(Haystack):
@@ -152,31 +160,125 @@ class JoinedHaystack(Haystack):
         return k > 0 and bool(head) and bool(tail) and raw in head[-k:] + tail[:k]
 
     def count_words(self, terms: tuple[str, ...]) -> int:
-        head = self._head.words.intersection(terms)
+        head = self._head.words_among(terms)
         tail = self._tail.words.intersection(terms)
         return len(head | tail) if tail else len(head)
 
 
-class PartsHaystack(MemoHaystack):
-    """The non-empty texts of ``parts`` joined with one space, as a ``MemoHaystack`` of
-    that text: its words are the union of the parts' (a word never holds a space, so
-    none runs across a joint), its squashed form the parts' squashed forms end to end
-    (the joints' spaces are what squashing drops). Each part builds its own once."""
+class HistoryIndex(Protocol):
+    """What a ``ViewHaystack`` asks of its conversation's history (eval/shown.py)."""
 
-    __slots__ = ("_parts",)
+    def term_masks(self, terms: tuple[str, ...]) -> TermMasks: ...
 
-    def __init__(self, parts: Sequence[Haystack]) -> None:
-        self._parts = [part for part in parts if part.text]
-        super().__init__(" ".join([part.text for part in self._parts]))
+    def squashed_mask(self, needle: str) -> int: ...
+
+
+class ViewHaystack(Haystack):
+    """A policy's view, answering as the ``Haystack`` of its parts' non-empty texts joined
+    with one space would, mostly
+    without its text: its history messages are the bits of ``mask``, ``extras`` its other
+    parts (summaries, placeholders, cut copies), and ``history`` gives, per key term or
+    squashed needle, the history messages that hold it as bits (eval/shown.py). A term is
+    one of its words when it shares a bit with ``mask`` or is a word of an extra; a
+    needle is in its squashed text when one part holds it, or it runs across the joint of
+    two parts (two characters: the last of one and the first of the next; longer ones are
+    looked for in the joined form). The text and squashed form are built from ``parts()``
+    (every part, in order) when first asked."""
+
+    __slots__ = (
+        "_extra_words",
+        "_extras",
+        "_history",
+        "_in_squashed",
+        "_in_text",
+        "_joints",
+        "_mask",
+        "_parts",
+    )
+
+    def __init__(
+        self,
+        mask: int,
+        history: HistoryIndex,
+        extras: Sequence[Haystack],
+        parts: Callable[[], list[Haystack]],
+    ) -> None:
+        super().__init__("")  # the text is built from the parts on need (``text``)
+        self._mask = mask
+        self._history = history
+        self._extras = extras
+        self._extra_words = frozenset[str]().union(*[part.words for part in extras])
+        self._parts: Callable[[], list[Haystack]] | list[Haystack] = parts
+        self._in_text: dict[str, bool] = {}
+        self._in_squashed: dict[str, bool] = {}
+        self._joints: set[str] | None = None
+
+    def _built(self) -> list[Haystack]:
+        parts = self._parts
+        if callable(parts):
+            parts = self._parts = [part for part in parts() if part.text]
+            self._text = " ".join([part.text for part in parts])
+        return parts
+
+    @property
+    def text(self) -> str:
+        self._built()
+        return self._text
+
+    def __bool__(self) -> bool:
+        return bool(self.text)
 
     @property
     def words(self) -> frozenset[str]:
         if self._words is None:
-            self._words = frozenset[str]().union(*[part.words for part in self._parts])
+            self._words = frozenset[str]().union(*[part.words for part in self._built()])
         return self._words
 
     @property
     def squashed(self) -> bytes:
         if self._squashed is None:
-            self._squashed = b"".join([part.squashed for part in self._parts])
+            self._squashed = b"".join([part.squashed for part in self._built()])
         return self._squashed
+
+    def in_text(self, needle: str) -> bool:
+        found = self._in_text.get(needle)
+        if found is None:
+            found = self._in_text[needle] = needle in self.text
+        return found
+
+    def in_squashed(self, needle: str) -> bool:
+        found = self._in_squashed.get(needle)
+        if found is None:
+            found = self._in_squashed[needle] = self._squashed_has(needle)
+        return found
+
+    def _squashed_has(self, needle: str) -> bool:
+        if self._history.squashed_mask(needle) & self._mask:
+            return True
+        raw = _utf8(needle)
+        if not needle or any(raw in part.squashed for part in self._extras):
+            return True
+        if len(needle) == 2:  # across a joint: one character on each side
+            return needle in self._joint_pairs()
+        return len(needle) > 2 and raw in self.squashed
+
+    def _joint_pairs(self) -> set[str]:
+        """The last character of each part's squashed text and the first of the next's:
+        the two-character strings that run across a joint of the squashed form."""
+        if self._joints is None:
+            ends = [t for part in self._built() if (t := part.text.strip(" "))]
+            self._joints = {a[-1] + b[0] for a, b in zip(ends, ends[1:], strict=False)}
+        return self._joints
+
+    def count_words(self, terms: tuple[str, ...]) -> int:
+        distinct, masks = self._history.term_masks(terms)
+        mask, extra = self._mask, self._extra_words
+        if not extra:
+            return len([held for held in masks if held & mask])
+        pairs = zip(distinct, masks, strict=True)
+        return len([term for term, held in pairs if held & mask or term in extra])
+
+    def words_among(self, terms: tuple[str, ...]) -> frozenset[str] | set[str]:
+        distinct, masks = self._history.term_masks(terms)
+        mask, extra = self._mask, self._extra_words
+        return {t for t, m in zip(distinct, masks, strict=True) if m & mask or t in extra}

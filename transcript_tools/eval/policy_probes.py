@@ -34,8 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from ..engine.drive import drive_conversation
-from ..engine.formatting import format_message
-from ..engine.messages import AssistantMessage, Conversation, Message, ToolUseBlock
+from ..engine.messages import Conversation, Message
 from ..engine.policy_engine import _ranges as ranges
 from ..engine.policy_engine import new_violations
 from ..engine.policy_slot import PolicySlot
@@ -46,11 +45,13 @@ from ..engine.tokens import estimate_text_tokens
 from ..engine.validity import check_all
 from ..providers.executor import SummaryExecutor
 from .checkpoints import SummaryReplacement, tsum_replacement
-from .haystack import Haystack, JoinedHaystack, MemoHaystack, PartsHaystack
+from .haystack import Haystack, MemoHaystack, ViewHaystack
+from .next_view import NextView, dedup, rule_counts
 from .normalize import normalize
 from .probes import Probe
 from .records import ProbeRow, ScoreRecord
 from .score import ConversationProbes, artifact_hits, recall_of, recalled, recalled_memo
+from .shown import ShownTexts, visible_text
 from .view_recall import whole_view_hits
 
 POLICY_ACTION = "policy-action"  # the ScoreRecord kind of an action scored here
@@ -92,99 +93,61 @@ class ActionScorer:
     hidden: set[int] = field(default_factory=set)  # not shown verbatim by the latest view
     alive: list[Probe] = field(default_factory=list)  # survivors, carried by the view's text
     whole_view: bool = False  # also score every probe of the history (eval/view_recall.py)
-    _history: dict[int, str] = field(default_factory=dict)  # index -> visible, normalized
-    _shown: dict[int, tuple[Message, MemoHaystack]] = field(default_factory=dict)  # id -> the same
-    _history_hay: dict[int, MemoHaystack] = field(default_factory=dict)  # index -> its haystack
+    detail: bool = True  # False: each record holds the view's counts only (the sweep's)
+    _copies: dict[int, tuple[Message, MemoHaystack]] = field(default_factory=dict)  # by id
+    _texts: ShownTexts | None = None  # the history as views show it (``_history``)
 
-    def _norm(self, index: int | None, message: Message) -> str:
-        """``visible_text(message)``, normalized; once per history message (for every
-        scorer of the conversation when they cut tool results alike), and once per
-        summary or placeholder copy (a view shows the same copies action after action)."""
-        probes = self.probes
-        if index is not None and probes.messages[index] is message:
-            same_cut = probes.max_tool_result_chars == self.max_tool_result_chars
-            history = probes.visible if same_cut else self._history
-            text = history.get(index)
-            if text is None:
-                text = history[index] = normalize(visible_text(message, self.max_tool_result_chars))
-            return text
-        return self._haystack(index, message).text
+    def _history(self) -> ShownTexts:
+        """The conversation's history messages as views show them, at this scorer's cut:
+        one for every scorer of the conversation at that cut (a grid's configurations)."""
+        texts = self._texts
+        if texts is None:
+            texts = self._texts = self.probes.shown(self.max_tool_result_chars)
+        return texts
 
     def _haystack(self, index: int | None, message: Message) -> MemoHaystack:
-        """``_norm``'s text as a haystack that keeps its word set and answers: the
-        history message's (``_message_haystack``), or the summary's or copy's own."""
+        """A view's message's normalized visible text as a haystack that keeps its
+        answers: a history message's is the conversation's (``_message_haystack``), a
+        summary's or copy's its own, once (a view shows the same copies action after
+        action)."""
         if index is not None and self.probes.messages[index] is message:
             return self._message_haystack(index)
-        known = self._shown.get(id(message))
+        known = self._copies.get(id(message))
         if known is None or known[0] is not message:
             text = normalize(visible_text(message, self.max_tool_result_chars))
-            known = self._shown[id(message)] = (message, MemoHaystack(text))
+            known = self._copies[id(message)] = (message, MemoHaystack(text))
         return known[1]
 
     def _message_haystack(self, index: int) -> MemoHaystack:
-        """History message ``index``'s normalized visible text as a haystack that keeps
-        its answers (``score.recalled_memo``): the ceiling looks for a probe in its own
-        message first, at every action that removes or carries it, in every configuration
-        of a grid (kept with ``ConversationProbes.visible`` when they cut tool results
-        alike). ``recalled`` is a pure function of the probe and the text."""
-        probes = self.probes
-        same_cut = probes.max_tool_result_chars == self.max_tool_result_chars
-        kept = probes.visible_haystacks if same_cut else self._history_hay
-        haystack = kept.get(index)
-        if haystack is None:
-            text = self._norm(index, probes.messages[index])
-            haystack = kept[index] = MemoHaystack(text)
-        return haystack
+        """History message ``index``'s haystack (``ShownTexts.haystack``): the ceiling
+        looks for a probe in its own message first, at every action that removes or
+        carries it, in every configuration of a grid. ``recalled`` is a pure function of
+        the probe and the text (``score.recalled_memo``)."""
+        return self._history().haystack(index)
 
     def score(
         self, kind: str, turn: int, entries: Entries, history_end: int, extra: ScoreRecord
     ) -> ScoreRecord:
         """The record of one action whose next view is ``entries`` (one that took nothing
         out of the view — a summary while the window still holds the whole history — has
-        no probes, and its view is still checked)."""
+        no probes, and its view is still checked). Without ``detail``, the record holds
+        the view's counts only, with ``extra``."""
         history = self.probes.messages
         verbatim = {i for i, m in entries if i is not None and history[i] is m}
         hidden = set(range(history_end)) - verbatim
         removed = sorted(hidden - self.hidden)
         self.hidden = hidden
-        carried = self.alive if kind == SUMMARY else []
         gone = set(removed)
         added = [(i, m) for i, m in entries if (i is None and kind == SUMMARY) or i in gone]
-        added_ids = {id(m) for _, m in added}
-        rest = PartsHaystack([self._haystack(i, m) for i, m in entries if id(m) not in added_ids])
         added_raw = "\n\n".join(visible_text(m, self.max_tool_result_chars) for _, m in added)
-        view = JoinedHaystack(rest, normalize(added_raw))
-        whole, cut = self.probes.truncate_indices(removed, estimate_text_tokens(added_raw))
-        cut_text = " ".join([*(self.probes.norm_block(i) for i in whole), normalize(cut)])
-        truncation = JoinedHaystack(rest, cut_text.strip())
-        uncompacted: list[Haystack] = []  # the whole history, built only when asked
-        checked = _dedup([(p, False) for i in removed for p in self.probes.message_probes(i)])
+        variants = NextView(self.probes, self._rest(entries, added), removed, added_raw)
+        checked = dedup([(p, False) for i in removed for p in self.probes.message_probes(i)])
         seen = {(p.kind, p.key) for p, _ in checked}
-        checked += [(p, True) for p in carried if (p.kind, p.key) not in seen]
-        rows: list[ProbeRow] = []
-        counts: dict[str, dict[str, list[int]]] = {v: {} for v in POLICY_VARIANTS}
-        survivors: list[Probe] = []
-        for probe, was_carried in checked:
-            alone = recalled(probe, rest)  # the view and the truncation hold all of rest
-            hits = {
-                "view": alone or recalled(probe, view),
-                "truncation": alone or recalled(probe, truncation),
-                "none": alone,
-                "ceiling": self._in_history(probe, history_end, uncompacted),
-            }
-            if hits["view"]:
-                survivors.append(probe)
-            for variant, hit in hits.items():
-                pair = counts[variant].setdefault(probe.kind, [0, 0])
-                pair[0] += hit
-                pair[1] += 1
-            rows.append(cast(ProbeRow, probe.as_json() | {"carried": was_carried} | hits))
+        checked += [
+            (p, True) for p in self.alive if kind == SUMMARY and (p.kind, p.key) not in seen
+        ]
+        rows, tally, survivors = self._probe_rows(checked, variants, history_end)
         self.alive = survivors if kind == SUMMARY else [*self.alive, *survivors]
-        # what the compaction broke (rules the log's own history keeps), as replay and
-        # sweep count it, and what the uncompacted view itself breaks (the ceiling row)
-        history_view = list(self.probes.messages[:history_end])
-        found = new_violations(history_view, [m for _, m in entries])
-        baseline = check_all(history_view)
         record: ScoreRecord = {
             "kind": POLICY_ACTION,
             "action": kind,
@@ -192,82 +155,109 @@ class ActionScorer:
             "session": self.session,
             "path": self.path,
             "turn": turn,
+        }
+        if self.detail:
+            record.update(self._details(kind, removed, entries, history_end, added_raw))
+        counts: dict[str, dict[str, list[int]]] = {
+            variant: {kind: [hits[j], hits[-1]] for kind, hits in tally.items()}
+            for j, variant in enumerate(POLICY_VARIANTS if self.detail else ("view",))
+        }
+        record["counts"] = counts
+        if self.detail:
+            record["recall"] = {v: recall_of(counts[v]) for v in POLICY_VARIANTS}
+            record["probes"] = rows
+        record.update(extra)
+        if self.whole_view:
+            record["whole_view"] = list(
+                whole_view_hits(
+                    self.probes,
+                    history_end,
+                    verbatim,
+                    lambda i: self._message_haystack(i).text,
+                    variants.view(),
+                )
+            )
+        self.records.append(record)
+        return record
+
+    def _details(
+        self, kind: str, removed: list[int], entries: Entries, end: int, added_raw: str
+    ) -> ScoreRecord:
+        """What the action removed and added, and what the compaction broke (rules the
+        log's own history keeps), as replay and sweep count it, and what the uncompacted
+        view itself breaks (the ceiling row)."""
+        history_view = list(self.probes.messages[:end])
+        found = new_violations(history_view, [m for _, m in entries])
+        baseline = check_all(history_view)
+        return {
             "position": sum(1 for r in self.records if r["action"] == kind) + 1,
             "removed_messages": len(removed),
             "removed": ranges(removed),
             "added_tokens": estimate_text_tokens(added_raw),
             "view_messages": len(entries),
             "violations": {api: len(lines) for api, lines in found.items()},
-            "violation_rules": {api: _rule_counts(lines) for api, lines in found.items()},
+            "violation_rules": {api: rule_counts(lines) for api, lines in found.items()},
             "violation_examples": {api: lines[:EXAMPLES] for api, lines in found.items()},
             "uncompacted_violations": {api: len(v) for api, v in baseline.items() if v},
-            "counts": counts,
-            "recall": {v: recall_of(counts[v]) for v in POLICY_VARIANTS},
-            "probes": rows,
-            **extra,
         }
-        if self.whole_view:
-            record["whole_view"] = list(
-                whole_view_hits(
-                    self.probes, history_end, verbatim, lambda i: self._norm(i, history[i]), view
-                )
-            )
-        self.records.append(record)
-        return record
+
+    def _rest(self, entries: Entries, added: Entries) -> ViewHaystack:
+        """The next view less what the action ``added`` (summary, placeholders, cut
+        copies): its history messages as bits, its other parts as haystacks."""
+        added_ids = {id(m) for _, m in added}
+        kept = [(i, m) for i, m in entries if id(m) not in added_ids]
+        history = self.probes.messages
+        mask = 0
+        extras: list[Haystack] = []
+        for i, m in kept:
+            if i is not None and history[i] is m:
+                mask |= 1 << i
+            else:
+                extras.append(self._haystack(i, m))
+        return self._history().view(mask, extras, lambda: [self._haystack(i, m) for i, m in kept])
+
+    def _probe_rows(
+        self, checked: list[tuple[Probe, bool]], variants: NextView, end: int
+    ) -> tuple[list[ProbeRow], dict[str, list[int]], list[Probe]]:
+        """Each checked probe's row, its kind's hits per variant then its probes, and
+        the probes the next view carries (without ``detail``: no rows, the view's hits)."""
+        rows: list[ProbeRow] = []
+        tally: dict[str, list[int]] = {}
+        survivors: list[Probe] = []
+        uncompacted: list[Haystack] = []  # the whole history, built only when asked
+        rest, detail = variants.rest, self.detail
+        for probe, was_carried in checked:
+            alone = recalled(probe, rest)  # the view and the truncation hold all of rest
+            in_view = alone or recalled(probe, variants.view())
+            if in_view:
+                survivors.append(probe)
+            hits = tally.get(probe.kind)
+            if hits is None:
+                hits = tally[probe.kind] = [0, 0, 0, 0, 0] if detail else [0, 0]
+            hits[0] += in_view
+            hits[-1] += 1
+            if detail:
+                in_truncation = alone or recalled(probe, variants.truncation())
+                ceiling = self._in_history(probe, end, uncompacted)
+                hits[1] += in_truncation
+                hits[2] += alone
+                hits[3] += ceiling
+                row = probe.as_json()
+                row["carried"] = was_carried
+                row["view"], row["truncation"] = in_view, in_truncation
+                row["none"], row["ceiling"] = alone, ceiling
+                rows.append(cast(ProbeRow, row))
+        return rows, tally, survivors
 
     def _in_history(self, probe: Probe, end: int, built: list[Haystack]) -> bool:
         """Recalled by the uncompacted view (history[:end]): its own message first (a
         substring of that view, so a hit there is a hit), the whole only if not."""
-        history = self.probes.messages
         own = probe.message
         if own < end and recalled_memo(probe, self._message_haystack(own)):
             return True
         if not built:
-            built.append(
-                Haystack(" ".join(p for i in range(end) if (p := self._norm(i, history[i]))))
-            )
+            built.append(self._history().history(end))
         return recalled(probe, built[0])
-
-
-def visible_text(message: Message, max_tool_result_chars: int) -> str:
-    """What the model sees of a view's message, as text: its formatted block (the
-    summarizer's format, tool results cut as the probes are) and the string arguments of
-    its tool calls, which that format leaves out but the probes draw commands and paths
-    from (eval/probes.py)."""
-    text = format_message(message, max_tool_result_chars)
-    if not isinstance(message, AssistantMessage):
-        return text
-    args: list[str] = []
-    for block in message.blocks:
-        if isinstance(block, ToolUseBlock):
-            value = block.input
-            if isinstance(value, dict):
-                args.extend(v for v in value.values() if isinstance(v, str))
-            elif isinstance(value, str):
-                args.append(value)
-    return " ".join([text, *args]) if args else text
-
-
-def _dedup(pairs: list[tuple[Probe, bool]]) -> list[tuple[Probe, bool]]:
-    """Each (kind, normalized text) once, the first kept (as ``ConversationProbes.probes``)."""
-    seen: set[tuple[str, str]] = set()
-    out = []
-    for probe, carried in pairs:
-        ident = (probe.kind, probe.key)
-        if ident not in seen:
-            seen.add(ident)
-            out.append((probe, carried))
-    return out
-
-
-def _rule_counts(lines: list[str]) -> dict[str, int]:
-    """Violations per rule code, from their lines (``validity.Violation.__str__``:
-    ``api: message N: rule: text``)."""
-    out: dict[str, int] = {}
-    for line in lines:
-        rule = line.split(": ", 3)[2]
-        out[rule] = out.get(rule, 0) + 1
-    return out
 
 
 @dataclass(slots=True)

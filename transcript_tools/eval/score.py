@@ -21,6 +21,7 @@ from .haystack import Haystack, JoinedHaystack, MemoHaystack
 from .normalize import normalize, squash
 from .probes import EXTRACTOR_VERSION, Probe, message_probes, request_probe
 from .records import Counts, ProbeRow, Recall, ScoreRecord
+from .shown import ShownTexts
 
 COVERAGE_THRESHOLD = 0.5  # requests and constraints: share of key terms the text must hold
 CJK_LANGUAGE_SHARE = 0.3  # CJK share of letters above which a text counts as CJK
@@ -124,11 +125,9 @@ class ConversationProbes:
     _heads: dict[tuple[int, int], MemoHaystack] = field(default_factory=dict)
     _person_letters: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0)])
     _all_letters: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0)])
-    # index -> the message's visible text, normalized, at ``max_tool_result_chars``: kept
-    # here for every policy scorer of the conversation (eval/policy_probes.py ActionScorer)
-    visible: dict[int, str] = field(default_factory=dict)
-    # index -> that text as a haystack keeping its answers (ActionScorer's ceiling)
-    visible_haystacks: dict[int, MemoHaystack] = field(default_factory=dict)
+    # tool-result cut -> the history as views show it, for every policy scorer of the
+    # conversation (eval/policy_probes.py ActionScorer)
+    _shown: dict[int, ShownTexts] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         starts = turn_starts(list(self.messages))
@@ -140,6 +139,20 @@ class ConversationProbes:
 
     def turn_of(self, index: int) -> int:
         return self._turn_of[index]
+
+    def shown(self, cut: int) -> ShownTexts:
+        """The history messages as a view shows them, tool results cut at ``cut``
+        (eval/shown.py): one for every scorer of the conversation at that cut."""
+        shown = self._shown.get(cut)
+        if shown is None:
+            terms = {
+                t
+                for i in range(len(self.messages))
+                for p in self.message_probes(i)
+                for t in p.terms
+            }
+            shown = self._shown[cut] = ShownTexts(self.messages, cut, frozenset(terms))
+        return shown
 
     def message_probes(self, index: int) -> list[Probe]:
         probes = self._probes.get(index)

@@ -227,6 +227,7 @@ def _action_hooks(
     name = "seed" if cfg.policy is None else cfg.policy.name
     scorer = ActionScorer(probes, name, conv.session_id, conv.path, probes.max_tool_result_chars)
     scorer.whole_view = shared.whole_view
+    scorer.detail = False  # the sweep reads each action's view counts only
     on_replacement = replaced.append if cfg.policy is None else None
     return ActionHooks(engine, scorer, lambda _record: None, on_replacement)
 

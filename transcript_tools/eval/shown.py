@@ -1,0 +1,154 @@
+"""A conversation's history messages as a policy's view shows them verbatim, normalized
+once for every scorer of the conversation (eval/policy_probes.py ``ActionScorer``).
+
+A grid replays one conversation under configuration after configuration (sweep/driver.py
+runs them one after another); the messages and their probes are the same in every one,
+only the views differ (which messages are kept verbatim, which replaced by a summary or a
+placeholder). So each message's text, its haystack and the answers given in it are made
+once per conversation and tool-result cut (``ConversationProbes.shown``), and kept as long
+as the conversation's probes.
+
+A view's text is its messages' texts joined with one space, and its words the union of
+theirs (a word never holds a space, ``normalize.term_set``). So whether a view holds a
+key term is whether one of its messages does: ``ShownTexts`` keeps, per key term of the
+conversation's probes, the history messages whose words hold it as the bits of an int
+(``term_mask``), and a view's history messages as one too (``bits``): a term is in the
+view's words when the two share a bit (``haystack.ViewHaystack``), with no word set of the
+view built at all.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import accumulate
+
+from ..engine.formatting import format_message
+from ..engine.messages import AssistantMessage, Message, ToolUseBlock
+from .haystack import Haystack, MemoHaystack, TermMasks, ViewHaystack, _utf8
+from .normalize import normalize
+
+
+def visible_text(message: Message, max_tool_result_chars: int) -> str:
+    """What the model sees of a view's message, as text: its formatted block (the
+    summarizer's format, tool results cut as the probes are) and the string arguments of
+    its tool calls, which that format leaves out but the probes draw commands and paths
+    from (eval/probes.py)."""
+    text = format_message(message, max_tool_result_chars)
+    if not isinstance(message, AssistantMessage):
+        return text
+    args: list[str] = []
+    for block in message.blocks:
+        if isinstance(block, ToolUseBlock):
+            value = block.input
+            if isinstance(value, dict):
+                args.extend(v for v in value.values() if isinstance(v, str))
+            elif isinstance(value, str):
+                args.append(value)
+    return " ".join([text, *args]) if args else text
+
+
+def bits(indices: Iterable[int]) -> int:
+    """The int with bit ``i`` set for each of ``indices``."""
+    mask = 0
+    for index in indices:
+        mask |= 1 << index
+    return mask
+
+
+@dataclass(slots=True)
+class ShownTexts:
+    """The history messages' visible texts at one cut, normalized, as haystacks that keep
+    their answers (``score.recalled_memo``), and the masks of ``terms``, the key terms of
+    the history's probes (module docstring)."""
+
+    messages: Sequence[Message]
+    cut: int
+    terms: frozenset[str]
+    _haystacks: dict[int, MemoHaystack] = field(default_factory=dict)
+    _masks: dict[str, int] | None = None  # key term -> its messages' bits, once built
+    _term_masks: dict[tuple[str, ...], TermMasks] = field(default_factory=dict)
+    _squashed_masks: dict[str, int] = field(default_factory=dict)
+    _squashed: bytes | None = None  # every message's squashed text, end to end
+    _ends: list[int] = field(default_factory=list)  # where each message's ends in it
+
+    def haystack(self, index: int) -> MemoHaystack:
+        """History message ``index``'s normalized visible text as a haystack."""
+        haystack = self._haystacks.get(index)
+        if haystack is None:
+            text = normalize(visible_text(self.messages[index], self.cut))
+            haystack = self._haystacks[index] = MemoHaystack(text)
+        return haystack
+
+    def term_masks(self, terms: tuple[str, ...]) -> TermMasks:
+        """``terms`` once each, and each one's mask: the history messages whose words
+        hold it (a CJK term never is a word: 0)."""
+        known = self._term_masks.get(terms)
+        if known is None:
+            distinct = tuple(dict.fromkeys(terms))
+            known = self._term_masks[terms] = (distinct, tuple(map(self._mask, distinct)))
+        return known
+
+    def _mask(self, term: str) -> int:
+        masks = self._masks
+        if masks is None:
+            masks = self._masks = self._build_masks()
+        mask = masks.get(term)
+        if mask is None:  # not one of ``terms``
+            mask = masks[term] = bits(
+                i for i in range(len(self.messages)) if term in self.haystack(i).words
+            )
+        return mask
+
+    def _build_masks(self) -> dict[str, int]:
+        """Every one of ``terms``, with the messages whose words hold it: one C-level set
+        intersection per message, then a bit per hit."""
+        terms = self.terms
+        masks = dict.fromkeys(terms, 0)
+        for index in range(len(self.messages)):
+            bit = 1 << index
+            for term in self.haystack(index).words.intersection(terms):
+                masks[term] |= bit
+        return masks
+
+    def squashed_mask(self, needle: str) -> int:
+        """The history messages whose squashed text holds ``needle``: found in the
+        squashed history joined end to end, an occurrence counted when it lies within
+        one message (one scan in C, then a step per message that holds it)."""
+        mask = self._squashed_masks.get(needle)
+        if mask is None:
+            mask = self._squashed_masks[needle] = self._squashed_find(_utf8(needle))
+        return mask
+
+    def _squashed_find(self, raw: bytes) -> int:
+        if self._squashed is None:
+            parts = [self.haystack(i).squashed for i in range(len(self.messages))]
+            self._squashed = b"".join(parts)
+            self._ends = list(accumulate(map(len, parts)))
+        joined, ends = self._squashed, self._ends
+        if not raw:
+            return (1 << len(ends)) - 1  # every message holds the empty string
+        mask = 0
+        at = joined.find(raw)
+        while at >= 0:
+            index = bisect_right(ends, at)  # the message the occurrence starts in
+            end = ends[index]
+            if at + len(raw) <= end:
+                mask |= 1 << index
+                at = joined.find(raw, end)
+            else:
+                at = joined.find(raw, at + 1)
+        return mask
+
+    def view(
+        self, mask: int, extras: Sequence[Haystack], parts: Callable[[], list[Haystack]]
+    ) -> ViewHaystack:
+        """A view whose history messages are ``mask``'s bits and whose other parts
+        (summaries, placeholders, cut copies) are ``extras``; ``parts()``: all of them,
+        in the view's order (its text, built only when asked)."""
+        return ViewHaystack(mask, self, extras, parts)
+
+    def history(self, end: int) -> ViewHaystack:
+        """The uncompacted view: every history message up to ``end``."""
+        return self.view((1 << end) - 1, (), lambda: [self.haystack(i) for i in range(end)])
