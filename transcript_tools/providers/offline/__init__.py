@@ -16,12 +16,12 @@ from typing import Any
 from ...engine.formatting import MESSAGE_SEPARATOR
 from ...engine.messages import Usage
 from ...engine.requests import SummaryRequest, SummaryResponse
-from ...engine.tokens import Counts, estimate_text_tokens, text_counts, tokens_from_counts
+from ...engine.tokens import estimate_text_tokens, text_counts, tokens_from_counts
 from ...errors import ProviderConfigError
 from ..registry import register
 from .facts import LEVELS, Facts, language
 from .goals import previous_requests, requests
-from .memo import Memo, ScanMemo
+from .memo import Memo, ScanMemo, packed, unpacked
 from .parse import Blocks, blocks_from_messages, conversation_text, has_text, parse_text
 from .render import cut_to_tokens, render_summary
 
@@ -125,35 +125,41 @@ class OfflineProvider:
             memo.blocks,
         )
         carried = previous_requests(request.prompt)
-        text = summarize_blocks(blocks, request.max_tokens, carried, memo if warm else None)
+        text, output_tokens = _summary(blocks, request.max_tokens, carried, memo if warm else None)
         input_tokens = None
         if warm and request.formatted is not None:
             input_tokens = prompt_tokens(
                 request.prompt, request.formatted, request.formatted_cut, memo.counts
             )
-        return self._response(request.prompt, text, model, input_tokens)
+        return self._response(request.prompt, text, model, input_tokens, output_tokens)
 
     def _response(
-        self, prompt: str, text: str, model: str | None, input_tokens: int | None = None
+        self,
+        prompt: str,
+        text: str,
+        model: str | None,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
     ) -> SummaryResponse:
+        if input_tokens is None:
+            input_tokens = estimate_text_tokens(prompt)
+        if output_tokens is None:
+            output_tokens = estimate_text_tokens(text)
         return SummaryResponse(
             text=text,
             model=model or self.default_model,
-            usage=Usage(
-                input_tokens=estimate_text_tokens(prompt) if input_tokens is None else input_tokens,
-                output_tokens=estimate_text_tokens(text),
-            ),
+            usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens),
         )
 
 
 def prompt_tokens(
-    prompt: str, blocks: Sequence[str], cut: bool, memo: Memo[str, Counts] | None = None
+    prompt: str, blocks: Sequence[str], cut: bool, memo: Memo[str, int] | None = None
 ) -> int:
     """``estimate_text_tokens(prompt)``, for a prompt made from these formatted blocks.
 
     Class counts add up over the parts of a text: where the prompt holds the formatted
     conversation as is (a template showing ``{{ messages }}`` unchanged), the blocks'
-    counts (kept in ``memo`` between requests, with the blocks' text as key) stand in
+    counts (kept packed in ``memo`` between requests, with the blocks' text as key) stand in
     for it, and only the template's own text is counted; otherwise the whole prompt.
     """
     if not blocks:
@@ -165,11 +171,19 @@ def prompt_tokens(
         at = prompt.find(probe, at + 1)
     if at == -1:
         return estimate_text_tokens(prompt)
-    parts = [*(memo if memo is not None else Memo()).lookup_all(blocks, text_counts)]
-    parts += [text_counts(prompt[:at]), text_counts(prompt[at + len(conversation) :])]
+    total = sum((memo if memo is not None else Memo()).lookup_all(blocks, packed_counts))
+    total += packed_counts(prompt[:at]) + packed_counts(prompt[at + len(conversation) :])
     if not cut:
-        parts += [text_counts(MESSAGE_SEPARATOR)] * (len(blocks) - 1)
-    return tokens_from_counts(*map(sum, zip(*parts, strict=True)))
+        total += _SEPARATOR_COUNTS * (len(blocks) - 1)
+    return tokens_from_counts(*unpacked(total, 5))
+
+
+def packed_counts(text: str) -> int:
+    """``tokens.text_counts(text)``, ``packed`` (memo.py: sums of them add up)."""
+    return packed(text_counts(text))
+
+
+_SEPARATOR_COUNTS = packed_counts(MESSAGE_SEPARATOR)
 
 
 def summarize(prompt: str, max_tokens: int, memo: ScanMemo | None = None) -> str:
@@ -202,19 +216,31 @@ def summarize_blocks(
 
     ``carried``: the requests the session's previous summary listed (``goals``).
     ``memo``: what earlier calls found in the same contents (the same summary, faster)."""
+    return _summary(blocks, max_tokens, carried, memo)[0]
+
+
+def _summary(
+    blocks: Blocks, max_tokens: int, carried: list[str] | None, memo: ScanMemo | None
+) -> tuple[str, int]:
+    """``summarize_blocks`` and the summary's ``estimate_text_tokens`` (its usage's
+    output tokens, estimated once)."""
     if not any(map(has_text, blocks.contents)):
-        return ""
+        return "", 0
     lang = language(blocks, memo)
     facts = Facts.collect(blocks, memo)
     facts.requests = requests(facts.requests, carried or [])
     shown = _shown_tokens(blocks, memo)
     target = min(max_tokens, max(MIN_TARGET_TOKENS, int(shown * SHARE_OF_SHOWN)))
-    text = ""
+    text, tokens = "", 0
     for level in LEVELS:
         text = render_summary(facts, lang, level)
-        if estimate_text_tokens(text) <= target:
-            return text
-    return text if estimate_text_tokens(text) <= max_tokens else cut_to_tokens(text, max_tokens)
+        tokens = estimate_text_tokens(text)
+        if tokens <= target:
+            return text, tokens
+    if tokens > max_tokens:
+        text = cut_to_tokens(text, max_tokens)
+        tokens = estimate_text_tokens(text)
+    return text, tokens
 
 
 def _shown_tokens(blocks: Blocks, memo: ScanMemo | None) -> int:

@@ -8,11 +8,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from itertools import chain
-from operator import itemgetter
 
 from ...engine.tokens import ascii_letter_count, cjk_count
 from .idents import Identifiers, collect_identifiers
-from .memo import ScanMemo
+from .memo import ScanMemo, packed, unpacked
 from .parse import TOOL_CALL_RE, Blocks, has_text
 
 _CUE_WORDS = (
@@ -24,15 +23,13 @@ _CUE_WORDS = (
 _CUE_ZH = (
     "决定|结论|找到|发现|需要|已经|应该|必须|修复|解决|计划|改为|改成|确认|完成|原因|采用|不再"
 )
-# The leading character-set lookahead lets the regex engine skip positions that
-# cannot start a cue word (3-4x faster than the bare alternation on 30k chars).
-_CUE_RE = re.compile(
-    r"(?=[dcawishmnrgpftu决结找发需已应必修解计改确完原采不])(?:\b(?:"
-    + _CUE_WORDS
-    + r")\b|"
-    + _CUE_ZH
-    + ")"
-)
+# Two scans, English and Chinese: a match of one never overlaps one of the other (ASCII
+# words against CJK characters), so their starts merged are those of one scan of the
+# alternation of both. The word boundary first fails at once inside a word; the
+# character-set lookahead then skips positions that cannot start a cue word (together
+# ~2x faster than the lookahead first, itself 3-4x faster than the bare alternation).
+_CUE_EN_RE = re.compile(r"\b(?=[dcawishmnrgpftu])(?:" + _CUE_WORDS + r")\b")
+_CUE_ZH_RE = re.compile(_CUE_ZH)
 _SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|[。！？；\n]")
 _SENTENCE_STARTS = (". ", "! ", "? ", "。", "！", "？", "；", "\n")
 _ERROR_LIKE_RE = re.compile(
@@ -87,18 +84,17 @@ def language(blocks: Blocks, memo: ScanMemo | None = None) -> str:
     if not any(map(has_text, prose)):
         prose = blocks.contents
     if memo is None:
-        cjk, latin = _letters("\n".join(prose))
+        cjk, latin = unpacked(_letters("\n".join(prose)), 2)
     else:  # the counts of the texts joined are the sums of theirs
-        counts = memo.letters.lookup_all(prose, _letters)
-        cjk = sum(map(itemgetter(0), counts))
-        latin = sum(map(itemgetter(1), counts))
+        cjk, latin = unpacked(sum(memo.letters.lookup_all(prose, _letters)), 2)
     if cjk and cjk / (cjk + latin) > _CJK_RATIO:
         return "zh"
     return "en"
 
 
-def _letters(text: str) -> tuple[int, int]:
-    return cjk_count(text), ascii_letter_count(text)
+def _letters(text: str) -> int:
+    """(CJK characters, ASCII letters), ``packed``."""
+    return packed((cjk_count(text), ascii_letter_count(text)))
 
 
 @dataclass(slots=True)
@@ -202,7 +198,9 @@ def _candidates(content: str) -> tuple[str, ...]:
     lowered = content.lower()  # same length as content for the cue scripts
     if len(lowered) != len(content):
         lowered = content
-    hits = [m.start() for m in _CUE_RE.finditer(lowered)]
+    hits = [m.start() for m in _CUE_EN_RE.finditer(lowered)]
+    if not lowered.isascii():
+        hits = sorted(hits + [m.start() for m in _CUE_ZH_RE.finditer(lowered)])
     found: list[str] = []
     for pos in reversed(hits):
         sentence = _sentence_at(content, pos)
