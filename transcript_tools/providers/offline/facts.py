@@ -129,16 +129,14 @@ class Facts:
             names = memo.tool_names.lookup_all(assistant, _tool_names)
             tool_counts = Counter(chain.from_iterable(names))
         tools = sorted(tool_counts.items(), key=lambda item: (-item[1], item[0]))
-        errors: list[tuple[str, str]] = []
-        error_total = 0
-        max_errors = LEVELS[0].errors
         error_like = _ERROR_LIKE_RE.match
-        for index in range(len(roles) - 1, -1, -1):
-            role = roles[index]
-            if role == "error" or (role == "result" and error_like(contents[index])):
-                error_total += 1
-                if len(errors) < max_errors:
-                    errors.append((call_ids[index], _error_line(contents[index])))
+        newest_first = [
+            index
+            for index in range(len(roles) - 1, -1, -1)
+            if roles[index] == "error" or (roles[index] == "result" and error_like(contents[index]))
+        ]
+        errors = [(call_ids[i], _error_line(contents[i])) for i in newest_first[: LEVELS[0].errors]]
+        error_total = len(newest_first)
         state = ""
         state_index = len(assistant)
         for index in range(len(assistant) - 1, -1, -1):
