@@ -28,7 +28,7 @@ from transcript_tools.engine.messages import (
     UserMessage,
 )
 from transcript_tools.engine.prompt import PromptTemplate
-from transcript_tools.engine.requests import SummaryOutcome, SummaryResponse
+from transcript_tools.engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
 from transcript_tools.engine.session import SessionEngine
 from transcript_tools.engine.tokens import estimate_text_tokens
 from transcript_tools.providers.offline import (
@@ -178,6 +178,40 @@ def test_the_memo_changes_no_summary(
         afresh = blocks_from_messages(shown, 500, max_chars)
         assert kept == afresh
         assert summarize_blocks(kept, budget, memo=memo) == summarize_blocks(afresh, budget)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(short, min_size=1, max_size=40),
+    st.lists(st.integers(1, 5), min_size=2, max_size=10),
+    st.sampled_from([40, 400, 30_000]),
+    st.sampled_from([200, 1024]),
+)
+def test_a_provider_measuring_from_its_memo_answers_as_a_fresh_one(
+    messages: list[Message], steps: list[int], max_chars: int, budget: int
+) -> None:
+    """A session's growing windows through one provider (from the second request on,
+    the shown tokens, letters and prompt counts come from the messages' memo entries:
+    ``_measured``) against a fresh provider for each request (none of it kept)."""
+    provider = OfflineProvider()
+    template = PromptTemplate("t", "Summarize.\n<messages>\n{{ messages }}\n</messages>")
+    end = 0
+    for step in steps:
+        end = min(end + step, len(messages))
+        blocks, cut = formatted_blocks(messages[:end], 500, max_chars)
+        request = SummaryRequest(
+            "s",
+            end,
+            template.render(blocks[0] if cut else "\n\n".join(blocks)),
+            max_tokens=budget,
+            messages=tuple(messages[:end]),
+            max_tool_result_chars=500,
+            max_transcript_chars=max_chars,
+            formatted=tuple(blocks),
+            formatted_cut=cut,
+        )
+        kept = asyncio.run(provider.complete_request(request, "extractive-v1"))
+        assert kept == asyncio.run(OfflineProvider().complete_request(request, "extractive-v1"))
 
 
 def test_the_provider_keeps_one_memo_across_requests() -> None:

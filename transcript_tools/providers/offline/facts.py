@@ -73,26 +73,31 @@ LEVELS = (
 _MAX_IDENTS = max(max(v.files, v.commands, v.error_lines, v.others) for v in LEVELS)
 
 
-def language(blocks: Blocks, memo: ScanMemo | None = None) -> str:
+PROSE_ROLES = ("user", "runtime", "assistant", "fragment")  # the text a language is read from
+
+
+def language(
+    blocks: Blocks, memo: ScanMemo | None = None, letters: tuple[int, int] | None = None
+) -> str:
     """ "zh" when CJK characters are more than 30% of the letters (CJK + A-Z) of the user
-    and assistant text (of all the text when those have none), else "en"."""
-    prose = [
-        c
-        for r, c in zip(blocks.roles, blocks.contents, strict=True)
-        if r == "user" or r == "runtime" or r == "assistant" or r == "fragment"
-    ]
+    and assistant text (of all the text when those have none), else "en". ``letters``:
+    the (CJK, ASCII letters) of that text when the caller counted them (some has text)."""
+    if letters is not None:
+        cjk, latin = letters
+        return "zh" if cjk and cjk / (cjk + latin) > _CJK_RATIO else "en"
+    prose = [c for r, c in zip(blocks.roles, blocks.contents, strict=True) if r in PROSE_ROLES]
     if not any(map(has_text, prose)):
         prose = blocks.contents
     if memo is None:
-        cjk, latin = unpacked(_letters("\n".join(prose)), 2)
+        cjk, latin = unpacked(letter_counts("\n".join(prose)), 2)
     else:  # the counts of the texts joined are the sums of theirs
-        cjk, latin = unpacked(sum(memo.letters.lookup_all(prose, _letters)), 2)
+        cjk, latin = unpacked(sum(memo.letters.lookup_all(prose, letter_counts)), 2)
     if cjk and cjk / (cjk + latin) > _CJK_RATIO:
         return "zh"
     return "en"
 
 
-def _letters(text: str) -> int:
+def letter_counts(text: str) -> int:
     """(CJK characters, ASCII letters), ``packed``."""
     return packed((cjk_count(text), ascii_letter_count(text)))
 
