@@ -30,7 +30,8 @@ from transcript_tools.engine.messages import (
 from transcript_tools.engine.prompt import PromptTemplate
 from transcript_tools.engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
 from transcript_tools.engine.session import SessionEngine
-from transcript_tools.engine.tokens import estimate_text_tokens
+from transcript_tools.engine.tokens import estimate_text_tokens, text_counts
+from transcript_tools.providers import offline
 from transcript_tools.providers.offline import (
     OfflineProvider,
     idents,
@@ -38,7 +39,8 @@ from transcript_tools.providers.offline import (
     prompt_tokens,
     summarize_blocks,
 )
-from transcript_tools.providers.offline.memo import Memo, ScanMemo
+from transcript_tools.providers.offline.facts import PROSE_ROLES, letter_counts
+from transcript_tools.providers.offline.memo import Memo, ScanMemo, unpacked
 from transcript_tools.providers.offline.parse import blocks_from_messages
 
 # prose with what the summarizer looks for: cue words, identifiers, CJK, errors
@@ -212,6 +214,18 @@ def test_a_provider_measuring_from_its_memo_answers_as_a_fresh_one(
         )
         kept = asyncio.run(provider.complete_request(request, "extractive-v1"))
         assert kept == asyncio.run(OfflineProvider().complete_request(request, "extractive-v1"))
+        # what it summed, against each text counted afresh
+        memo = provider._memo
+        shown = blocks_from_messages(messages[:end], 500, max_chars, (blocks, cut), memo.blocks)
+        measured = offline._measured(shown, memo)
+        assert measured is not None
+        prose = [c for r, c in zip(shown.roles, shown.contents, strict=True) if r in PROSE_ROLES]
+        assert unpacked(measured[0], 4) == (
+            offline._shown_tokens(shown, None),
+            *unpacked(letter_counts("".join(prose)), 2),
+            sum(map(parse.has_text, prose)),
+        )
+        assert unpacked(measured[1], 5) == text_counts("".join(blocks))
 
 
 def test_the_provider_keeps_one_memo_across_requests() -> None:

@@ -273,9 +273,9 @@ def _measured(blocks: Blocks, memo: ScanMemo) -> tuple[int, int] | None:
     characters, ASCII letters of the prose, prose blocks with text) and the packed class
     counts of the formatted texts. None for blocks without entries.
 
-    A cut newest message (a fragment, without its tool calls) and the last block's
-    content without its trailing newlines are not their messages' blocks: measured
-    apart."""
+    The last block may not be its message's: its content without its trailing newlines,
+    or a cut newest message (the only block then: a fragment, without its tool calls).
+    It is measured apart when it differs."""
     entries = blocks.entries
     if entries is None:
         return None
@@ -288,13 +288,11 @@ def _measured(blocks: Blocks, memo: ScanMemo) -> tuple[int, int] | None:
     measures = sum([entry[3][0] for entry in entries])
     counts = sum([entry[3][1] for entry in entries])
     last = len(entries) - 1
-    for index in {0, last} if blocks.roles[0] == "fragment" else {last}:
-        role, _, content, arguments = entries[index][2]
-        if role == blocks.roles[index] and content is blocks.contents[index]:
-            continue
-        values = [v for i, _, v in blocks.tool_args if i == index]
-        measures -= entries[index][3][0]
-        measures += _block_measures(blocks.roles[index], blocks.contents[index], values, memo)
+    role, _, content, _ = entries[last][2]
+    if role != blocks.roles[last] or content is not blocks.contents[last]:
+        values = [value for index, _, value in blocks.tool_args if index == last]
+        measures -= entries[last][3][0]
+        measures += _block_measures(blocks.roles[last], blocks.contents[last], values, memo)
     return measures, counts
 
 
