@@ -97,8 +97,9 @@ class Memo(Generic[K, V]):
 class ScanMemo:
     """One memo per kind of scan; an offline provider keeps one for its requests."""
 
-    # (message, its formatted text, its block) by the message's id(): the message is
-    # held, so its id is not reused while the entry exists
+    # [message, its formatted text, its block, what a summary measured of them]
+    # (parse.MemoEntry) by the message's id(): the message is held, so its id is not
+    # reused while the entry exists
     blocks: Memo[int, Any] = field(default_factory=Memo)
     counts: Memo[str, int] = field(default_factory=Memo)  # tokens.Counts, packed
     tokens: Memo[str, int] = field(default_factory=Memo)  # estimate_text_tokens
