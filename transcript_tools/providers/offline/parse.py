@@ -226,31 +226,12 @@ def blocks_from_messages(
         formatted = formatted_blocks(messages, max_tool_result_chars, max_chars)
     texts, cut = formatted
     kept = messages[len(messages) - len(texts) :]
-    # A session's consecutive requests show mostly the same messages with the same
-    # formatted strings: those blocks come from the memo with identity checks only.
     if known is not None:
         known = known[len(messages) - len(texts) :]
-    elif memo is not None:
-        known = memo.get_all(map(id, kept))
-    else:
-        known = [None] * len(kept)
-    entries: list[MemoEntry | None] = [
-        k if k is not None and k[0] is m and k[1] is t else None
-        for k, m, t in zip(known, kept, texts, strict=True)
-    ]
-    for index in [i for i, entry in enumerate(entries) if entry is None]:
-        message, text, entry = kept[index], texts[index], known[index]
-        if entry is not None and entry[0] is message and entry[1] == text:
-            entries[index] = entry
-            continue
-        # a new entry, kept unless the memo holds another message's by this id
-        entries[index] = fresh = [message, text, _block(message, text), None]
-        if memo is not None and entry is None:
-            memo.put(id(message), fresh, len(text))
+    entries = _entries(kept, texts, known, memo)
     if not entries:
         return Blocks([], [], [], [])
-    filled = cast(list[MemoEntry], entries)  # no None left
-    blocks = [entry[2] for entry in filled]
+    blocks = [entry[2] for entry in entries]
     roles, call_ids, contents, arguments = map(list, zip(*blocks, strict=True))
     tool_args = [
         (index, kind, value)
@@ -262,4 +243,32 @@ def blocks_from_messages(
         tool_args = [arg for arg in tool_args if arg[0]]  # a tail's calls are not shown
     if contents:
         contents[-1] = contents[-1].rstrip("\n")
-    return Blocks(roles, call_ids, contents, tool_args, filled if memo is not None else None)
+    return Blocks(roles, call_ids, contents, tool_args, entries if memo is not None else None)
+
+
+def _entries(
+    kept: Sequence[Message],
+    texts: Sequence[str],
+    known: Sequence[MemoEntry | None] | None,
+    memo: Memo[int, MemoEntry] | None,
+) -> list[MemoEntry]:
+    """Each message's memo entry for its formatted text: from the memo (``known``, its
+    lookup of the messages' ids, when the caller made it) or new (kept in the memo
+    unless it holds another message's entry by that id)."""
+    # A session's consecutive requests show mostly the same messages with the same
+    # formatted strings: those blocks come from the memo with identity checks only.
+    if known is None:
+        known = memo.get_all(map(id, kept)) if memo is not None else [None] * len(kept)
+    entries: list[MemoEntry | None] = [
+        k if k is not None and k[0] is m and k[1] is t else None
+        for k, m, t in zip(known, kept, texts, strict=True)
+    ]
+    for index in [i for i, entry in enumerate(entries) if entry is None]:
+        message, text, entry = kept[index], texts[index], known[index]
+        if entry is not None and entry[0] is message and entry[1] == text:
+            entries[index] = entry
+            continue
+        entries[index] = fresh = [message, text, _block(message, text), None]
+        if memo is not None and entry is None:
+            memo.put(id(message), fresh, len(text))
+    return cast(list[MemoEntry], entries)  # no None left
