@@ -28,9 +28,10 @@ from transcript_tools.engine.messages import (
     UserMessage,
 )
 from transcript_tools.engine.prompt import PromptTemplate
-from transcript_tools.engine.requests import SummaryOutcome, SummaryResponse
+from transcript_tools.engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
 from transcript_tools.engine.session import SessionEngine
-from transcript_tools.engine.tokens import estimate_text_tokens
+from transcript_tools.engine.tokens import estimate_text_tokens, text_counts
+from transcript_tools.providers import offline
 from transcript_tools.providers.offline import (
     OfflineProvider,
     idents,
@@ -38,7 +39,8 @@ from transcript_tools.providers.offline import (
     prompt_tokens,
     summarize_blocks,
 )
-from transcript_tools.providers.offline.memo import Memo, ScanMemo
+from transcript_tools.providers.offline.facts import PROSE_ROLES, letter_counts
+from transcript_tools.providers.offline.memo import Memo, ScanMemo, unpacked
 from transcript_tools.providers.offline.parse import blocks_from_messages
 
 # prose with what the summarizer looks for: cue words, identifiers, CJK, errors
@@ -178,6 +180,52 @@ def test_the_memo_changes_no_summary(
         afresh = blocks_from_messages(shown, 500, max_chars)
         assert kept == afresh
         assert summarize_blocks(kept, budget, memo=memo) == summarize_blocks(afresh, budget)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(short, min_size=1, max_size=40),
+    st.lists(st.integers(1, 5), min_size=2, max_size=10),
+    st.sampled_from([40, 400, 30_000]),
+    st.sampled_from([200, 1024]),
+)
+def test_a_provider_measuring_from_its_memo_answers_as_a_fresh_one(
+    messages: list[Message], steps: list[int], max_chars: int, budget: int
+) -> None:
+    """A session's growing windows through one provider (from the second request on,
+    the shown tokens, letters and prompt counts come from the messages' memo entries:
+    ``_measured``) against a fresh provider for each request (none of it kept)."""
+    provider = OfflineProvider()
+    template = PromptTemplate("t", "Summarize.\n<messages>\n{{ messages }}\n</messages>")
+    end = 0
+    for step in steps:
+        end = min(end + step, len(messages))
+        blocks, cut = formatted_blocks(messages[:end], 500, max_chars)
+        request = SummaryRequest(
+            "s",
+            end,
+            template.render(blocks[0] if cut else "\n\n".join(blocks)),
+            max_tokens=budget,
+            messages=tuple(messages[:end]),
+            max_tool_result_chars=500,
+            max_transcript_chars=max_chars,
+            formatted=tuple(blocks),
+            formatted_cut=cut,
+        )
+        kept = asyncio.run(provider.complete_request(request, "extractive-v1"))
+        assert kept == asyncio.run(OfflineProvider().complete_request(request, "extractive-v1"))
+        # what it summed, against each text counted afresh
+        memo = provider._memo
+        shown = blocks_from_messages(messages[:end], 500, max_chars, (blocks, cut), memo.blocks)
+        measured = offline._measured(shown, memo)
+        assert measured is not None
+        prose = [c for r, c in zip(shown.roles, shown.contents, strict=True) if r in PROSE_ROLES]
+        assert unpacked(measured[0], 4) == (
+            offline._shown_tokens(shown, None),
+            *unpacked(letter_counts("".join(prose)), 2),
+            sum(map(parse.has_text, prose)),
+        )
+        assert unpacked(measured[1], 5) == text_counts("".join(blocks))
 
 
 def test_the_provider_keeps_one_memo_across_requests() -> None:

@@ -16,12 +16,12 @@ from typing import Any
 from ...engine.formatting import MESSAGE_SEPARATOR
 from ...engine.messages import Usage
 from ...engine.requests import SummaryRequest, SummaryResponse
-from ...engine.tokens import Counts, estimate_text_tokens, text_counts, tokens_from_counts
+from ...engine.tokens import cjk_count, estimate_text_tokens, text_counts, tokens_from_counts
 from ...errors import ProviderConfigError
 from ..registry import register
-from .facts import LEVELS, Facts, language
+from .facts import LEVELS, PROSE_ROLES, Facts, language, letter_counts
 from .goals import previous_requests, requests
-from .memo import Memo, ScanMemo
+from .memo import FIELD_BITS, Memo, ScanMemo, packed, unpacked
 from .parse import Blocks, blocks_from_messages, conversation_text, has_text, parse_text
 from .render import cut_to_tokens, render_summary
 
@@ -123,38 +123,57 @@ class OfflineProvider:
             request.max_transcript_chars,
             None if request.formatted is None else (request.formatted, request.formatted_cut),
             memo.blocks,
+            seen,
         )
         carried = previous_requests(request.prompt)
-        text = summarize_blocks(blocks, request.max_tokens, carried, memo if warm else None)
+        measured = _measured(blocks, memo) if warm else None
+        text, output_tokens = _summary(
+            blocks, request.max_tokens, carried, memo if warm else None, measured
+        )
         input_tokens = None
         if warm and request.formatted is not None:
             input_tokens = prompt_tokens(
-                request.prompt, request.formatted, request.formatted_cut, memo.counts
+                request.prompt,
+                request.formatted,
+                request.formatted_cut,
+                memo.counts,
+                None if measured is None else measured[1],
             )
-        return self._response(request.prompt, text, model, input_tokens)
+        return self._response(request.prompt, text, model, input_tokens, output_tokens)
 
     def _response(
-        self, prompt: str, text: str, model: str | None, input_tokens: int | None = None
+        self,
+        prompt: str,
+        text: str,
+        model: str | None,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
     ) -> SummaryResponse:
+        if input_tokens is None:
+            input_tokens = estimate_text_tokens(prompt)
+        if output_tokens is None:
+            output_tokens = estimate_text_tokens(text)
         return SummaryResponse(
             text=text,
             model=model or self.default_model,
-            usage=Usage(
-                input_tokens=estimate_text_tokens(prompt) if input_tokens is None else input_tokens,
-                output_tokens=estimate_text_tokens(text),
-            ),
+            usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens),
         )
 
 
 def prompt_tokens(
-    prompt: str, blocks: Sequence[str], cut: bool, memo: Memo[str, Counts] | None = None
+    prompt: str,
+    blocks: Sequence[str],
+    cut: bool,
+    memo: Memo[str, int] | None = None,
+    blocks_counts: int | None = None,
 ) -> int:
     """``estimate_text_tokens(prompt)``, for a prompt made from these formatted blocks.
 
     Class counts add up over the parts of a text: where the prompt holds the formatted
     conversation as is (a template showing ``{{ messages }}`` unchanged), the blocks'
-    counts (kept in ``memo`` between requests, with the blocks' text as key) stand in
+    counts (kept packed in ``memo`` between requests, with the blocks' text as key) stand in
     for it, and only the template's own text is counted; otherwise the whole prompt.
+    ``blocks_counts``: the sum of the blocks' packed counts, when the caller has it.
     """
     if not blocks:
         return estimate_text_tokens(prompt)
@@ -165,11 +184,21 @@ def prompt_tokens(
         at = prompt.find(probe, at + 1)
     if at == -1:
         return estimate_text_tokens(prompt)
-    parts = [*(memo if memo is not None else Memo()).lookup_all(blocks, text_counts)]
-    parts += [text_counts(prompt[:at]), text_counts(prompt[at + len(conversation) :])]
+    total = blocks_counts
+    if total is None:
+        total = sum((memo if memo is not None else Memo()).lookup_all(blocks, packed_counts))
+    total += packed_counts(prompt[:at]) + packed_counts(prompt[at + len(conversation) :])
     if not cut:
-        parts += [text_counts(MESSAGE_SEPARATOR)] * (len(blocks) - 1)
-    return tokens_from_counts(*map(sum, zip(*parts, strict=True)))
+        total += _SEPARATOR_COUNTS * (len(blocks) - 1)
+    return tokens_from_counts(*unpacked(total, 5))
+
+
+def packed_counts(text: str) -> int:
+    """``tokens.text_counts(text)``, ``packed`` (memo.py: sums of them add up)."""
+    return packed(text_counts(text))
+
+
+_SEPARATOR_COUNTS = packed_counts(MESSAGE_SEPARATOR)
 
 
 def summarize(prompt: str, max_tokens: int, memo: ScanMemo | None = None) -> str:
@@ -202,19 +231,103 @@ def summarize_blocks(
 
     ``carried``: the requests the session's previous summary listed (``goals``).
     ``memo``: what earlier calls found in the same contents (the same summary, faster)."""
+    return _summary(blocks, max_tokens, carried, memo)[0]
+
+
+def _summary(
+    blocks: Blocks,
+    max_tokens: int,
+    carried: list[str] | None,
+    memo: ScanMemo | None,
+    measured: tuple[int, int] | None = None,
+) -> tuple[str, int]:
+    """``summarize_blocks`` and the summary's ``estimate_text_tokens`` (its usage's
+    output tokens, estimated once). ``measured``: ``_measured(blocks, memo)``."""
     if not any(map(has_text, blocks.contents)):
-        return ""
-    lang = language(blocks, memo)
+        return "", 0
+    shown, cjk, latin, prose_with_text = unpacked(measured[0] if measured else 0, 4)
+    lang = language(blocks, memo, (cjk, latin) if prose_with_text else None)
     facts = Facts.collect(blocks, memo)
     facts.requests = requests(facts.requests, carried or [])
-    shown = _shown_tokens(blocks, memo)
+    if measured is None:
+        shown = _shown_tokens(blocks, memo)
     target = min(max_tokens, max(MIN_TARGET_TOKENS, int(shown * SHARE_OF_SHOWN)))
-    text = ""
+    text, tokens = "", 0
     for level in LEVELS:
         text = render_summary(facts, lang, level)
-        if estimate_text_tokens(text) <= target:
-            return text
-    return text if estimate_text_tokens(text) <= max_tokens else cut_to_tokens(text, max_tokens)
+        tokens = estimate_text_tokens(text)
+        if tokens <= target:
+            return text, tokens
+    if tokens > max_tokens:
+        text = cut_to_tokens(text, max_tokens)
+        tokens = estimate_text_tokens(text)
+    return text, tokens
+
+
+_PROSE = frozenset(PROSE_ROLES)
+
+
+def _measured(blocks: Blocks, memo: ScanMemo) -> tuple[int, int] | None:
+    """What ``_shown_tokens``, ``language`` and ``prompt_tokens`` sum over the blocks,
+    from their memo entries (measured once per message): the packed (shown tokens, CJK
+    characters, ASCII letters of the prose, prose blocks with text) and the packed class
+    counts of the formatted texts. None for blocks without entries.
+
+    The last block may not be its message's: its content without its trailing newlines,
+    or a cut newest message (the only block then: a fragment, without its tool calls).
+    It is measured apart when it differs."""
+    entries = blocks.entries
+    if entries is None:
+        return None
+    for entry in entries:
+        if entry[3] is None:
+            role, _, content, arguments = entry[2]
+            counts = _count_once(entry[1], content, role in _PROSE, memo)
+            measures = _block_measures(role, content, [v for _, v in arguments], memo)
+            entry[3] = (measures, counts)
+    measures = sum([entry[3][0] for entry in entries])
+    counts = sum([entry[3][1] for entry in entries])
+    last = len(entries) - 1
+    role, _, content, _ = entries[last][2]
+    if role != blocks.roles[last] or content is not blocks.contents[last]:
+        values = [value for index, _, value in blocks.tool_args if index == last]
+        measures -= entries[last][3][0]
+        measures += _block_measures(blocks.roles[last], blocks.contents[last], values, memo)
+    return measures, counts
+
+
+def _count_once(text: str, content: str, prose: bool, memo: ScanMemo) -> int:
+    """The packed class counts of a block's formatted ``text``, which ends with its
+    ``content``; what the memo lacks of the content's tokens, (prose) letters and the
+    text's counts comes from one count of the content: the estimate is made of the
+    counts, the ASCII letters are one of them, and a text's counts are the sums of its
+    parts' (``tokens.text_counts``)."""
+    counts = memo.counts.get(text)
+    tokens = memo.tokens.get(content)
+    letters = memo.letters.get(content) if prose else 0
+    if counts is None or tokens is None or letters is None:
+        of_content = text_counts(content)
+        if tokens is None:
+            memo.tokens.put(content, tokens_from_counts(*of_content))
+        if letters is None:
+            memo.letters.put(content, packed((cjk_count(content), of_content[0])))
+        if counts is None:
+            counts = packed_counts(text[: len(text) - len(content)]) + packed(of_content)
+            memo.counts.put(text, counts)
+    return counts
+
+
+def _block_measures(role: str, content: str, arguments: list[str], memo: ScanMemo) -> int:
+    """One block's share of ``_measured``'s first sum."""
+    tokens = memo.tokens
+    shown = sum([tokens.lookup(value, estimate_text_tokens) for value in arguments])
+    if role == "system":
+        return shown
+    shown += tokens.lookup(content, estimate_text_tokens)
+    if role not in _PROSE:
+        return shown
+    letters = memo.letters.lookup(content, letter_counts)  # packed (CJK, ASCII letters)
+    return shown | letters << FIELD_BITS | int(has_text(content)) << (3 * FIELD_BITS)
 
 
 def _shown_tokens(blocks: Blocks, memo: ScanMemo | None) -> int:

@@ -8,11 +8,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from itertools import chain
-from operator import itemgetter
 
 from ...engine.tokens import ascii_letter_count, cjk_count
 from .idents import Identifiers, collect_identifiers
-from .memo import ScanMemo
+from .memo import ScanMemo, packed, unpacked
 from .parse import TOOL_CALL_RE, Blocks, has_text
 
 _CUE_WORDS = (
@@ -24,15 +23,13 @@ _CUE_WORDS = (
 _CUE_ZH = (
     "决定|结论|找到|发现|需要|已经|应该|必须|修复|解决|计划|改为|改成|确认|完成|原因|采用|不再"
 )
-# The leading character-set lookahead lets the regex engine skip positions that
-# cannot start a cue word (3-4x faster than the bare alternation on 30k chars).
-_CUE_RE = re.compile(
-    r"(?=[dcawishmnrgpftu决结找发需已应必修解计改确完原采不])(?:\b(?:"
-    + _CUE_WORDS
-    + r")\b|"
-    + _CUE_ZH
-    + ")"
-)
+# Two scans, English and Chinese: a match of one never overlaps one of the other (ASCII
+# words against CJK characters), so their starts merged are those of one scan of the
+# alternation of both. The word boundary first fails at once inside a word; the
+# character-set lookahead then skips positions that cannot start a cue word (together
+# ~2x faster than the lookahead first, itself 3-4x faster than the bare alternation).
+_CUE_EN_RE = re.compile(r"\b(?=[dcawishmnrgpftu])(?:" + _CUE_WORDS + r")\b")
+_CUE_ZH_RE = re.compile(_CUE_ZH)
 _SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|[。！？；\n]")
 _SENTENCE_STARTS = (". ", "! ", "? ", "。", "！", "？", "；", "\n")
 _ERROR_LIKE_RE = re.compile(
@@ -76,29 +73,33 @@ LEVELS = (
 _MAX_IDENTS = max(max(v.files, v.commands, v.error_lines, v.others) for v in LEVELS)
 
 
-def language(blocks: Blocks, memo: ScanMemo | None = None) -> str:
+PROSE_ROLES = ("user", "runtime", "assistant", "fragment")  # the text a language is read from
+
+
+def language(
+    blocks: Blocks, memo: ScanMemo | None = None, letters: tuple[int, int] | None = None
+) -> str:
     """ "zh" when CJK characters are more than 30% of the letters (CJK + A-Z) of the user
-    and assistant text (of all the text when those have none), else "en"."""
-    prose = [
-        c
-        for r, c in zip(blocks.roles, blocks.contents, strict=True)
-        if r == "user" or r == "runtime" or r == "assistant" or r == "fragment"
-    ]
+    and assistant text (of all the text when those have none), else "en". ``letters``:
+    the (CJK, ASCII letters) of that text when the caller counted them (some has text)."""
+    if letters is not None:
+        cjk, latin = letters
+        return "zh" if cjk and cjk / (cjk + latin) > _CJK_RATIO else "en"
+    prose = [c for r, c in zip(blocks.roles, blocks.contents, strict=True) if r in PROSE_ROLES]
     if not any(map(has_text, prose)):
         prose = blocks.contents
     if memo is None:
-        cjk, latin = _letters("\n".join(prose))
+        cjk, latin = unpacked(letter_counts("\n".join(prose)), 2)
     else:  # the counts of the texts joined are the sums of theirs
-        counts = memo.letters.lookup_all(prose, _letters)
-        cjk = sum(map(itemgetter(0), counts))
-        latin = sum(map(itemgetter(1), counts))
+        cjk, latin = unpacked(sum(memo.letters.lookup_all(prose, letter_counts)), 2)
     if cjk and cjk / (cjk + latin) > _CJK_RATIO:
         return "zh"
     return "en"
 
 
-def _letters(text: str) -> tuple[int, int]:
-    return cjk_count(text), ascii_letter_count(text)
+def letter_counts(text: str) -> int:
+    """(CJK characters, ASCII letters), ``packed``."""
+    return packed((cjk_count(text), ascii_letter_count(text)))
 
 
 @dataclass(slots=True)
@@ -133,16 +134,14 @@ class Facts:
             names = memo.tool_names.lookup_all(assistant, _tool_names)
             tool_counts = Counter(chain.from_iterable(names))
         tools = sorted(tool_counts.items(), key=lambda item: (-item[1], item[0]))
-        errors: list[tuple[str, str]] = []
-        error_total = 0
-        max_errors = LEVELS[0].errors
         error_like = _ERROR_LIKE_RE.match
-        for index in range(len(roles) - 1, -1, -1):
-            role = roles[index]
-            if role == "error" or (role == "result" and error_like(contents[index])):
-                error_total += 1
-                if len(errors) < max_errors:
-                    errors.append((call_ids[index], _error_line(contents[index])))
+        newest_first = [
+            index
+            for index in range(len(roles) - 1, -1, -1)
+            if roles[index] == "error" or (roles[index] == "result" and error_like(contents[index]))
+        ]
+        errors = [(call_ids[i], _error_line(contents[i])) for i in newest_first[: LEVELS[0].errors]]
+        error_total = len(newest_first)
         state = ""
         state_index = len(assistant)
         for index in range(len(assistant) - 1, -1, -1):
@@ -202,7 +201,9 @@ def _candidates(content: str) -> tuple[str, ...]:
     lowered = content.lower()  # same length as content for the cue scripts
     if len(lowered) != len(content):
         lowered = content
-    hits = [m.start() for m in _CUE_RE.finditer(lowered)]
+    hits = [m.start() for m in _CUE_EN_RE.finditer(lowered)]
+    if not lowered.isascii():
+        hits = sorted(hits + [m.start() for m in _CUE_ZH_RE.finditer(lowered)])
     found: list[str] = []
     for pos in reversed(hits):
         sentence = _sentence_at(content, pos)

@@ -58,6 +58,7 @@ _WORD_CHAR_RE = re.compile(r"[\w@&/.:\\-]")  # a character that glues onto a tok
 _JOIN = "\n\x00\n"  # between two blocks: no token runs across it
 _TRAILING = ".,;:!?'\""
 _ERROR_LINE_CHARS = 160
+_NOT_PROSE = frozenset(("result", "error", "system"))
 
 
 @dataclass(slots=True)
@@ -97,13 +98,11 @@ def collect_identifiers(blocks: Blocks, limit: int, memo: ScanMemo | None = None
     files, commands, errors, other = _Ranked(), _Ranked(), _Ranked(), _Ranked()
     # Positions order mentions in time: a block's index, then its tool calls' order.
     step = len(blocks.tool_args) + 1
-    prose: list[int] = []  # what a person or the assistant wrote (counts twice)
-    outputs: list[int] = []  # tool outputs (count once)
-    for index, role in enumerate(blocks.roles):
-        if role == "result" or role == "error":
-            outputs.append(index)
-        elif role != "system":  # a system message is always in the view: nothing to carry
-            prose.append(index)
+    roles = blocks.roles
+    # tool outputs count once; what a person or the assistant wrote twice; a system
+    # message is always in the view: nothing to carry
+    outputs = [i for i, role in enumerate(roles) if role == "result" or role == "error"]
+    prose = [i for i, role in enumerate(roles) if role not in _NOT_PROSE]
     contents = blocks.contents
     named: list[str] = []  # commands and free-form arguments: the files they name
     named_at: list[int] = []

@@ -17,6 +17,25 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 MEMO_CHARS = 1 << 20  # characters held by one memo (oldest entries go first)
+# Counts that add up over the parts of a text (tokens.Counts, letters) are kept packed in
+# one int, a field of FIELD_BITS bits per count: the sum of packed ints is the packed
+# sums (no field reaches 2**40 characters), so a request adds its texts' counts in one
+# C-level ``sum`` instead of a Python loop per text and count.
+FIELD_BITS = 40
+_FIELD_MASK = (1 << FIELD_BITS) - 1
+
+
+def packed(counts: Iterable[int]) -> int:
+    """The counts in one int, the first in the lowest bits."""
+    total = 0
+    for shift, count in enumerate(counts):
+        total |= count << (shift * FIELD_BITS)
+    return total
+
+
+def unpacked(total: int, fields: int) -> tuple[int, ...]:
+    """The ``fields`` counts ``packed`` (or a sum of packed ints) holds."""
+    return tuple((total >> (shift * FIELD_BITS)) & _FIELD_MASK for shift in range(fields))
 
 
 class Memo(Generic[K, V]):
@@ -78,12 +97,13 @@ class Memo(Generic[K, V]):
 class ScanMemo:
     """One memo per kind of scan; an offline provider keeps one for its requests."""
 
-    # (message, its formatted text, its block) by the message's id(): the message is
-    # held, so its id is not reused while the entry exists
+    # [message, its formatted text, its block, what a summary measured of them]
+    # (parse.MemoEntry) by the message's id(): the message is held, so its id is not
+    # reused while the entry exists
     blocks: Memo[int, Any] = field(default_factory=Memo)
-    counts: Memo[str, tuple[int, int, int, int, int]] = field(default_factory=Memo)  # tokens.Counts
+    counts: Memo[str, int] = field(default_factory=Memo)  # tokens.Counts, packed
     tokens: Memo[str, int] = field(default_factory=Memo)  # estimate_text_tokens
-    letters: Memo[str, tuple[int, int]] = field(default_factory=Memo)  # (CJK, ASCII letters)
+    letters: Memo[str, int] = field(default_factory=Memo)  # (CJK, ASCII letters), packed
     tool_names: Memo[str, tuple[str, ...]] = field(default_factory=Memo)
     sentences: Memo[str, tuple[str, ...]] = field(default_factory=Memo)  # decision candidates
     # identifiers found in a content, by the weight of its group (prose 2, outputs 1)

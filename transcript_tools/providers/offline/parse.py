@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress
-from typing import Any
+from typing import Any, cast
 
 from ...engine.formatting import formatted_blocks
 from ...engine.messages import (
@@ -66,6 +66,9 @@ class Blocks:
     # the assistant block, key kind "command" | "path" | "url" | "text", value), in
     # conversation order. Empty when read back from a prompt's text.
     tool_args: list[tuple[int, str, str]] = field(default_factory=list)
+    # From messages with a memo: each block's memo entry (``MemoEntry``), where later
+    # stages keep what they measured of it; None where the block has none.
+    entries: list[MemoEntry] | None = field(default=None, compare=False, repr=False)
 
 
 def conversation_text(prompt: str) -> str:
@@ -170,6 +173,9 @@ _PREFIX = {
 # One message's block: role, tool call id, content without the role prefix, and the
 # (kind, value) of its tool calls' arguments.
 _Block = tuple[str, str, str, tuple[tuple[str, str], ...]]
+# A message's memo entry: [the message, its formatted text, its block, what a summary
+# measured of them (None until one did)]; a list, so that the last can be filled in.
+MemoEntry = list[Any]
 
 
 def _block(message: Message, text: str) -> _Block:
@@ -199,7 +205,8 @@ def blocks_from_messages(
     max_tool_result_chars: int,
     max_chars: int,
     formatted: tuple[Sequence[str], bool] | None = None,
-    memo: Memo[int, tuple[Message, str, _Block]] | None = None,
+    memo: Memo[int, MemoEntry] | None = None,
+    known: Sequence[MemoEntry | None] | None = None,
 ) -> Blocks:
     """The blocks of the formatted conversation, from the messages themselves.
 
@@ -212,29 +219,19 @@ def blocks_from_messages(
     ``formatted``: ``formatted_blocks(messages, max_tool_result_chars, max_chars)`` when
     the caller has it already (the engine's requests carry it). ``memo``: each message's
     block from earlier calls, by the message's ``id()`` (the memo holds the message, so
-    the id is not reused while the entry exists), for the same formatted text only.
+    the id is not reused while the entry exists), for the same formatted text only;
+    ``known``: ``memo.get_all`` of the messages' ids, when the caller looked them up.
     """
     if formatted is None:
         formatted = formatted_blocks(messages, max_tool_result_chars, max_chars)
     texts, cut = formatted
     kept = messages[len(messages) - len(texts) :]
-    # A session's consecutive requests show mostly the same messages with the same
-    # formatted strings: those blocks come from the memo with identity checks only.
-    known = memo.get_all(map(id, kept)) if memo is not None else [None] * len(kept)
-    blocks: list[_Block | None] = [
-        k[2] if k is not None and k[0] is m and k[1] is t else None
-        for k, m, t in zip(known, kept, texts, strict=True)
-    ]
-    for index in [i for i, block in enumerate(blocks) if block is None]:
-        message, text, entry = kept[index], texts[index], known[index]
-        if entry is not None and entry[0] is message and entry[1] == text:
-            blocks[index] = entry[2]
-            continue
-        blocks[index] = block = _block(message, text)
-        if memo is not None and entry is None:
-            memo.put(id(message), (message, text, block), len(text))
-    if not blocks:
+    if known is not None:
+        known = known[len(messages) - len(texts) :]
+    entries = _entries(kept, texts, known, memo)
+    if not entries:
         return Blocks([], [], [], [])
+    blocks = [entry[2] for entry in entries]
     roles, call_ids, contents, arguments = map(list, zip(*blocks, strict=True))
     tool_args = [
         (index, kind, value)
@@ -246,4 +243,32 @@ def blocks_from_messages(
         tool_args = [arg for arg in tool_args if arg[0]]  # a tail's calls are not shown
     if contents:
         contents[-1] = contents[-1].rstrip("\n")
-    return Blocks(roles, call_ids, contents, tool_args)
+    return Blocks(roles, call_ids, contents, tool_args, entries if memo is not None else None)
+
+
+def _entries(
+    kept: Sequence[Message],
+    texts: Sequence[str],
+    known: Sequence[MemoEntry | None] | None,
+    memo: Memo[int, MemoEntry] | None,
+) -> list[MemoEntry]:
+    """Each message's memo entry for its formatted text: from the memo (``known``, its
+    lookup of the messages' ids, when the caller made it) or new (kept in the memo
+    unless it holds another message's entry by that id)."""
+    # A session's consecutive requests show mostly the same messages with the same
+    # formatted strings: those blocks come from the memo with identity checks only.
+    if known is None:
+        known = memo.get_all(map(id, kept)) if memo is not None else [None] * len(kept)
+    entries: list[MemoEntry | None] = [
+        k if k is not None and k[0] is m and k[1] is t else None
+        for k, m, t in zip(known, kept, texts, strict=True)
+    ]
+    for index in [i for i, entry in enumerate(entries) if entry is None]:
+        message, text, entry = kept[index], texts[index], known[index]
+        if entry is not None and entry[0] is message and entry[1] == text:
+            entries[index] = entry
+            continue
+        entries[index] = fresh = [message, text, _block(message, text), None]
+        if memo is not None and entry is None:
+            memo.put(id(message), fresh, len(text))
+    return cast(list[MemoEntry], entries)  # no None left

@@ -4,6 +4,7 @@ level of detail, cut to the token budget."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 
 from ...engine.tokens import estimate_text_tokens
 from .facts import Facts, Level
@@ -187,6 +188,7 @@ def _identifiers(facts: Facts, labels: dict[str, str], level: Level, sep: str) -
     return ["", labels["idents"], *lines] if lines else []
 
 
+@lru_cache(maxsize=256)  # the state message, at each level (see ``_shortened``)
 def _fits(text: str, limit: int) -> bool:
     """Whether ``text`` on one line has at most ``limit`` characters."""
     return len(text) <= 3 * limit + 16 and len(" ".join(text.split())) <= limit
@@ -197,9 +199,19 @@ def _shorten(text: str, limit: int) -> str:
     if limit <= 0:
         return ""
     window = text[: limit * 3 + 16]  # collapsing whitespace only makes it shorter
+    return _shortened(window, limit, len(window) < len(text))
+
+
+# A session's consecutive summaries, and a sweep's configurations of one conversation,
+# show mostly the same requests, sentences and messages, each at up to four levels:
+# each is flattened and cut once per limit. Keyed by the window (bounded memory; the
+# same string object while the text fits it, so its hash is computed once).
+@lru_cache(maxsize=4096)
+def _shortened(window: str, limit: int, more: bool) -> str:
+    """``_shorten`` of a text that starts with ``window`` (``more``: and goes on)."""
     flat = " ".join(window.split())
     if len(flat) <= limit:
-        return flat + ("…" if len(window) < len(text) else "")
+        return flat + ("…" if more else "")
     cut = flat[: limit - 1]
     space = cut.rfind(" ", limit // 2)
     if space > 0:
@@ -212,9 +224,15 @@ def _shorten_tail(text: str, limit: int) -> str:
     if limit <= 0:
         return ""
     window = text[-(limit * 3 + 16) :]
+    return _shortened_tail(window, limit, len(window) < len(text))
+
+
+@lru_cache(maxsize=1024)
+def _shortened_tail(window: str, limit: int, more: bool) -> str:
+    """``_shorten_tail`` of a text that ends with ``window`` (``more``: after more)."""
     flat = " ".join(window.split())
     if len(flat) <= limit:
-        return ("…" if len(window) < len(text) else "") + flat
+        return ("…" if more else "") + flat
     cut = flat[-(limit - 1) :]
     space = cut.find(" ", 0, limit // 2)
     if space >= 0:
@@ -222,6 +240,7 @@ def _shorten_tail(text: str, limit: int) -> str:
     return "…" + cut.lstrip()
 
 
+@lru_cache(maxsize=256)
 def _head_and_tail(text: str, head: int, tail: int) -> str:
     """``text`` on one line; if longer than ``head + tail``, its start … its end."""
     if tail <= 0:
