@@ -28,6 +28,7 @@ from .validity import check_all
 
 if TYPE_CHECKING:
     from .compaction import CompactionPlan
+    from .policy_slot import PolicySlot
     from .slot import Slot
 
 
@@ -221,6 +222,20 @@ def new_violations(history: list[Message], view: list[Message]) -> dict[str, lis
 def policy_fields(policy: Policy) -> PolicyFields:
     """The fields every record of a run under ``policy`` carries."""
     return {"policy": policy.name}
+
+
+def policy_snapshot(slot: PolicySlot) -> dict[str, Any]:
+    """The slot config of a run under a policy, as persisted (the slot snapshot output)."""
+    placement = slot.policy.placement
+    return {
+        "slot_id": slot.slot_id,
+        "policy": slot.policy.name,
+        "placement": f"{placement.role}@{placement.position}",
+        "summary_override": slot.summary_text,
+        "marker": placement.marker,
+        "kept_messages": len(slot.kept),
+        "cleared_messages": len(slot.replaced),
+    }
 
 
 def summary_fields(slot: Slot, policy: Policy, plan: CompactionPlan) -> SummaryRecord:
