@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .compaction import formatter_cap
 from .config import ReplaySettings, SummaryConfig
@@ -28,7 +28,6 @@ from .validity import check_all
 
 if TYPE_CHECKING:
     from .compaction import CompactionPlan
-    from .policy_slot import PolicySlot
     from .slot import Slot
 
 
@@ -224,7 +223,15 @@ def policy_fields(policy: Policy) -> PolicyFields:
     return {"policy": policy.name}
 
 
-def policy_snapshot(slot: PolicySlot) -> dict[str, Any]:
+class _PolicyView(Protocol):  # what a snapshot reads of engine/policy_slot.py's PolicySlot
+    slot_id: str
+    policy: Policy
+    summary_text: str | None
+    kept: list[int]
+    replaced: dict[int, Any]
+
+
+def policy_snapshot(slot: _PolicyView) -> dict[str, Any]:
     """The slot config of a run under a policy, as persisted (the slot snapshot output)."""
     placement = slot.policy.placement
     return {
