@@ -304,6 +304,27 @@ def test_a_history_checked_prefix_by_prefix_is_checked_as_from_scratch(
     assert check_all(view) == _afresh(view)
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, len(PARTS) - 1), min_size=1, max_size=16),
+    st.lists(st.tuples(st.integers(0, 16), st.integers(0, 16), st.integers(-1, 10)), max_size=4),
+)
+def test_a_view_read_by_known_stretches_is_checked_as_from_scratch(
+    picks: list[int], cuts: list[tuple[int, int, int]]
+) -> None:
+    """A view made of the history's stretches in new places (a slice dropped, a message put
+    in) takes each stretch it holds at a quiet point whole (validity_stretches.py), its
+    findings shifted to where it now stands: every answer is the one found with no memo."""
+    history = [PARTS[p] for p in picks]
+    for end in range(len(history) + 1):
+        assert check_all(history[:end], prefix=True) == _afresh(history[:end])
+    view = list(history)
+    for start, stop, put in cuts:
+        view[start:stop] = [] if put < 0 else [PARTS[put]]
+        for _ in ("read", "again"):  # the second time from the stretches the first kept
+            assert {api: check_view(view, api) for api in APIS} == _afresh(view)
+
+
 def test_each_message_of_a_growing_history_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """A history checked at every action, one prefix longer each time and again by the
     next configuration, reads each of its messages once (not once per prefix); a view

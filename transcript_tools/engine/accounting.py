@@ -145,8 +145,8 @@ class TurnAccounting:
         if self._anchor_tokens is None:  # the size model's hidden prefix (engine/sizes.py)
             return view + slot.sizes.hidden
         end = len(slot.messages) if end is None else end
-        since = slot.tokens_between(self._anchor_end, end)
-        anchored = self._anchor_tokens + since + view - slot.tokens_between(0, end)
+        # the messages since the anchor, less the whole history: less those before it
+        anchored = self._anchor_tokens + view - slot.token_prefix(end)[self._anchor_end]
         # Never below the view itself: after the original agent compacted, its recorded
         # prompts no longer hold the history tsum's slot still has. (Its messages only: a
         # log that restarted unmarked, an older Claude Code's continuation, would put the

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .compaction import formatter_cap
 from .config import ReplaySettings, SummaryConfig
@@ -221,6 +221,28 @@ def new_violations(history: list[Message], view: list[Message]) -> dict[str, lis
 def policy_fields(policy: Policy) -> PolicyFields:
     """The fields every record of a run under ``policy`` carries."""
     return {"policy": policy.name}
+
+
+class _PolicyView(Protocol):  # what a snapshot reads of engine/policy_slot.py's PolicySlot
+    slot_id: str
+    policy: Policy
+    summary_text: str | None
+    kept: list[int]
+    replaced: dict[int, Any]
+
+
+def policy_snapshot(slot: _PolicyView) -> dict[str, Any]:
+    """The slot config of a run under a policy, as persisted (the slot snapshot output)."""
+    placement = slot.policy.placement
+    return {
+        "slot_id": slot.slot_id,
+        "policy": slot.policy.name,
+        "placement": f"{placement.role}@{placement.position}",
+        "summary_override": slot.summary_text,
+        "marker": placement.marker,
+        "kept_messages": len(slot.kept),
+        "cleared_messages": len(slot.replaced),
+    }
 
 
 def summary_fields(slot: Slot, policy: Policy, plan: CompactionPlan) -> SummaryRecord:

@@ -41,7 +41,7 @@ from .messages import (
 )
 from .overflow import mark_overflow
 from .policy import Policy
-from .policy_engine import policy_fields, summary_fields
+from .policy_engine import policy_fields, policy_snapshot, summary_fields
 from .records import DecisionRecord, PolicyFields, SummaryRecord
 from .rules import UnitCounter
 from .seed_defaults import SUMMARY_MAX_TOKENS
@@ -93,6 +93,8 @@ class PolicySlot:
     # None until asked after the head, the kept messages or a replacement changed
     _fixed: tuple[int, int] | None = None
     restarted: bool = False  # a message the size model marks as a restart was appended
+    # view_size by the history length it is over, until the view changes (asked several times a unit)
+    _sizes_at: dict[int, tuple[int, int]] = field(default_factory=dict)
 
     # ---- the view ---------------------------------------------------------------------
 
@@ -102,6 +104,7 @@ class PolicySlot:
 
     def append_messages(self, messages: list[Message]) -> None:
         start = len(self.messages)
+        self._sizes_at.clear()
         self.units.extend(messages)
         self.messages.extend(messages)
         names = tool_names(messages)
@@ -122,9 +125,6 @@ class PolicySlot:
                 and message.origin == PERSON
             ):  # the task, as _new_head finds it
                 self._first_person = index
-
-    def save(self) -> None:
-        self.saves += 1
 
     def token_prefix(self, upto: int) -> list[int]:
         prefix = self._tokens_prefix
@@ -167,6 +167,9 @@ class PolicySlot:
         part from the prefix sums less what the pre-pass saved in it (the running total,
         less the replacements made after ``upto``), the head and kept messages summed."""
         end = len(self.messages) if upto is None else upto
+        known = self._sizes_at.get(end)
+        if known is not None:
+            return known
         start = min(self.base, end)
         tokens = self.tokens_between(start, end) + sum(self._summary_tokens) - self._saved
         for made_at, _index, saved in reversed(self._made):
@@ -177,7 +180,9 @@ class PolicySlot:
         if fixed is None:
             fixed = self._fixed = self._fixed_tokens(len(self.messages))
         tokens += fixed[1] if end >= fixed[0] else self._fixed_tokens(end)[1]
-        return len(self.head) + len(self.kept) + len(self.summary) + end - start, tokens
+        count = len(self.head) + len(self.kept) + len(self.summary) + end - start
+        self._sizes_at[end] = count, tokens
+        return count, tokens
 
     def _fixed_tokens(self, end: int) -> tuple[int, int]:
         """(the latest history length at which a head or kept message was replaced, at
@@ -193,15 +198,7 @@ class PolicySlot:
         return latest, tokens
 
     def snapshot(self) -> dict[str, Any]:
-        return {
-            "slot_id": self.slot_id,
-            "policy": self.policy.name,
-            "placement": f"{self.policy.placement.role}@{self.policy.placement.position}",
-            "summary_override": self.summary_text,
-            "marker": self.marker,
-            "kept_messages": len(self.kept),
-            "cleared_messages": len(self.replaced),
-        }
+        return policy_snapshot(self)
 
     # ---- the pre-pass ----------------------------------------------------------------
 
@@ -306,6 +303,7 @@ class PolicySlot:
     ) -> None:
         size = self.sizes.of(message) if original is None else self._copy_size(original, message)
         self._fixed = None  # a head or kept message may be shown otherwise now
+        self._sizes_at.clear()
         if index in self.replaced:  # replaced again: its earlier saving no longer holds
             self._made = [m for m in self._made if m[1] != index]
             self._saved = sum(m[2] for m in self._made)
@@ -371,6 +369,7 @@ class PolicySlot:
             self.kept.append(index)
         self.base = plan.history_end
         self._fixed = None  # new head and kept messages
+        self._sizes_at.clear()
         self._made = [m for m in self._made if m[1] >= self.base]  # the rest is not appended
         self._saved = sum(m[2] for m in self._made)
         self.summary_text = text
@@ -380,7 +379,7 @@ class PolicySlot:
             body = 1 if self.policy.placement.lead_in else 0
             sizes[body] = assumed_tokens
         self._summary_tokens = tuple(sizes)
-        self.save()
+        self.saves += 1
 
     # ---- the engine's Slot protocol (engine/slot.py) ---------------------------------
 

@@ -42,6 +42,7 @@ from .messages import (
     UserImageMessage,
     UserMessage,
 )
+from .validity_stretches import Found, read_on
 
 APIS = ("anthropic", "openai", "gemini", "strict")
 _RECENT_LOCK = threading.Lock()  # a library caller may check views from several threads
@@ -104,9 +105,6 @@ def _message_facts(message: Message) -> tuple[Message, str, tuple[str, ...], boo
             _MESSAGE_FACTS.clear()
         _MESSAGE_FACTS[id(message)] = known
     return known
-
-
-Found = tuple[tuple[str, int, str], ...]  # (rule, message index, call id or text)
 
 
 class _Scan:
@@ -347,11 +345,13 @@ def _scan(view: Sequence[Message], remember: bool) -> _Scan:
             break
         node, done = step, done + 1
     scan = node.scan.copy()
-    for message in view[done:]:
-        scan.read(message)
-        if remember:
-            with _RECENT_LOCK:
-                node = _keep(node, message, scan.copy(), id(view[0]))
+
+    def kept(message: Message) -> None:  # the message just read, as the next node
+        nonlocal node
+        with _RECENT_LOCK:
+            node = _keep(node, message, scan.copy(), id(view[0]))
+
+    read_on(scan, view, done, kept if remember else None)  # the rest, by known stretches
     return scan
 
 
