@@ -313,9 +313,14 @@ def compare_command(
                 echo("\n" + table, nl=False)
         if report_path is not None:
             _write_report(report_path, done, sort, paths, planted)
-    if not done.comparison.conversations and done.comparison.mixed:
-        echo(f"tsum: {done.left_out()}", err=True)  # the only reason: said even when --silent
+    _finish(done)
+
+
+def _finish(done: CompareRun) -> None:
+    """The run's last line and exit code: nothing compared, or inputs that failed."""
     if not done.comparison.conversations:
+        if done.comparison.mixed:  # the only reason: said even when --silent
+            echo(f"tsum: {done.left_out()}", err=True)
         finish(failed=True, error="no conversation to compare (the lines above say why)")
     if done.failed:
         errors = len(done.result.errors)
