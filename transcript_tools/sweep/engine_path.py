@@ -9,6 +9,7 @@ with ``--cost`` for every configuration that fires (its views priced: ``cost.met
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..cost.meter import drive_priced
@@ -16,7 +17,7 @@ from ..engine.config import Measure, ReplaySettings, SlotMode, SummaryConfig, Tu
 from ..engine.messages import Conversation, Message
 from ..engine.overflow import checkpoints_over
 from ..engine.policy_engine import new_violations, with_policy
-from ..engine.prompt import PromptTemplate
+from ..engine.prompt import PromptTemplate, template_from_config
 from ..engine.records import summary_ok, unit_key
 from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.rules import FIRED, fixed_cadence
@@ -185,6 +186,27 @@ def engine_for(
 ) -> SessionEngine:
     """The session engine of one configuration on one conversation (``cfg`` its own);
     ``sizes_of`` as ``replay.sizes.policy_sizes`` takes it."""
+    settings, engine_template = engine_settings(cfg, base, template, keep_recent_turns, path)
+    return SessionEngine(
+        conv.session_id,
+        settings,
+        provider_name=provider_name,
+        template=engine_template,
+        sizes=policy_sizes(conv, settings, sizes_of),  # a policy measures in billed tokens
+    )
+
+
+@lru_cache(maxsize=256)
+def engine_settings(
+    cfg: SweepConfig,
+    base: SummaryConfig,
+    template: PromptTemplate,
+    keep_recent_turns: int,
+    path: TurnPath = TurnPath.SYNC,
+) -> tuple[ReplaySettings, PromptTemplate]:
+    """The settings and template the engine of ``cfg`` (a conversation's own) runs with:
+    the same for every conversation of a grid that resolves to the same window, so made
+    once per (configuration, window), not once per conversation."""
     settings = ReplaySettings(
         summary=cfg.summary_config(base),
         mode=cfg.mode,
@@ -195,14 +217,12 @@ def engine_for(
         checkpoint=cfg.checkpoint,
     )
     settings = with_policy(settings, cfg.policy)  # the seed's policy: settings unchanged
-    return SessionEngine(
-        conv.session_id,
-        settings,
-        provider_name=provider_name,
-        # a policy's own template (with_policy put it in the SummaryConfig)
-        template=template if settings.policy is None else None,
-        sizes=policy_sizes(conv, settings, sizes_of),  # a policy measures in billed tokens
-    )
+    if settings.policy is None:
+        return settings, template
+    # a policy's own template (with_policy put it in the SummaryConfig), as the engine
+    # would load it
+    assert settings.summary is not None
+    return settings, template_from_config(settings.summary.summary_prompt, settings.template_name)
 
 
 def _action_hooks(
