@@ -17,6 +17,7 @@ from transcript_tools.engine.compaction import (
     cleared,
     is_tool_output,
     oldest_clearable,
+    placeholder_tokens,
     prepass_selection,
     prepass_should_run,
 )
@@ -67,8 +68,10 @@ units = st.lists(
     min_size=1,
     max_size=25,
 )
+# placeholders of every character class (the slot sizes each cleared output by its own)
+PLACEHOLDERS = ["[cleared]", "Old tool result content cleared", "已清除 42", "x"]
 prepasses = st.builds(
-    lambda newest, tokens_, turns, freed, tools, only, inputs: PrePass(
+    lambda newest, tokens_, turns, freed, tools, only, inputs, placeholder: PrePass(
         kind=CLEAR,
         keep_newest=newest,
         protect_tokens=tokens_,
@@ -77,7 +80,7 @@ prepasses = st.builds(
         exclude_tools=() if only else tools,
         only_tools=tools if only else (),
         clear_inputs=inputs,
-        placeholder="[cleared]",
+        placeholder=placeholder,
     ),
     st.integers(0, 3),
     st.sampled_from([0, 0, 30, 100, 300]),
@@ -86,6 +89,7 @@ prepasses = st.builds(
     st.lists(st.sampled_from(TOOLS), max_size=2, unique=True).map(tuple),
     st.booleans(),
     st.booleans(),
+    st.sampled_from(PLACEHOLDERS),
 )
 keeps = st.one_of(
     st.just(Keep(kind="none")),
@@ -271,3 +275,17 @@ def test_estimates_are_kept_inside_the_blocks_held_and_let_go_when_full_or_done(
         assert estimate_message_tokens(third) == 12  # a third: the memo is full, all go
         assert list(tokens._MESSAGE_ESTIMATES) == [id(third)]
     assert tokens._MESSAGE_ESTIMATES == {}  # the last block ended
+
+
+@settings(max_examples=200, deadline=None)
+@given(message_specs, st.one_of(st.sampled_from(PLACEHOLDERS), st.text(min_size=1)))
+def test_a_cleared_output_is_the_size_of_its_placeholder(spec: Any, placeholder: str) -> None:
+    """The slot sizes every output it clears once, by ``placeholder_tokens``: the size of
+    the cleared copy itself, whatever the output was and whatever the log billed for it."""
+    message = _message(*spec[:4])
+    sizes = SizeModel({} if spec[4] is None else {id(message): spec[4]})
+    prepass = PrePass(kind=CLEAR, placeholder=placeholder)
+    copy = cleared(message, placeholder)
+    assert sizes.of(copy) == placeholder_tokens(prepass, sizes.of)
+    with estimates_kept():
+        assert sizes.of(cleared(message, placeholder)) == placeholder_tokens(prepass, sizes.of)

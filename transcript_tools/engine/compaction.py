@@ -72,6 +72,12 @@ def cleared(message: Message, placeholder: str) -> Message:
     return UserMessage((TextBlock(placeholder),), OBSERVATION)
 
 
+def placeholder_tokens(prepass: PrePass, tokens: Tokens) -> int:
+    """The size of a tool output the pre-pass cleared: its placeholder's, whatever the
+    output was (a cleared copy is new text, never a log message a size model sized)."""
+    return tokens(ToolResultMessage("", prepass.placeholder))
+
+
 def prepass_should_run(prepass: PrePass, view_tokens: int, window: int, outputs: int) -> bool:
     """Does the pre-pass look at the view now? (its trigger and ``min_results``)."""
     if prepass.kind == "none":
@@ -89,6 +95,7 @@ def prepass_selection(
     names: dict[str, str],
     tokens: Tokens,
     already: Container[int],
+    placeholder_size: int | None = None,
 ) -> tuple[list[int], int]:
     """The history indices of the tool outputs the pre-pass clears now, and the tokens
     that frees; ``([], 0)`` when it would free less than ``min_freed_tokens``.
@@ -96,13 +103,15 @@ def prepass_selection(
     Walking newest to oldest over the region's tool outputs: the ``keep_newest`` newest
     stay; so do those within the newest ``protect_tokens`` tokens of tool output, those in
     the last ``protect_turns`` person turns, those of ``exclude_tools``, and those cleared
-    already (they count toward nothing)."""
+    already (they count toward nothing). ``placeholder_size``: ``placeholder_tokens``,
+    when the caller has it."""
     turns_seen = 0
     newest_kept = 0
     output_tokens = 0
     chosen: list[int] = []
     freed = 0
-    placeholder_size = tokens(ToolResultMessage("", prepass.placeholder))
+    if placeholder_size is None:
+        placeholder_size = placeholder_tokens(prepass, tokens)
     for index, message in reversed(region):
         if is_turn_start(message):
             turns_seen += 1
@@ -137,14 +146,17 @@ def oldest_clearable(
     names: dict[str, str],
     tokens: Tokens,
     already: Container[int],
+    placeholder_size: int | None = None,
 ) -> int | None:
     """The history index of the first tool output of ``region`` that ``prepass_selection``
     may clear now or later, None if there is none: not cleared already, longer than the
     placeholder, and of a tool not excluded (a call whose tool is not named yet may be).
     Every output before it stays as it is whatever comes next, so long as no tool call
     is renamed; and as the walk's protections are counted from the newest output back, it
-    changes no choice among the outputs after it."""
-    placeholder_size = tokens(ToolResultMessage("", prepass.placeholder))
+    changes no choice among the outputs after it. ``placeholder_size`` as
+    ``prepass_selection`` takes it."""
+    if placeholder_size is None:
+        placeholder_size = placeholder_tokens(prepass, tokens)
     for index, message in region:
         if not is_tool_output(message) or index in already:
             continue

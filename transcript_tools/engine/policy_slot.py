@@ -25,6 +25,7 @@ from .compaction import (
     keep_plan,
     oldest_clearable,
     placed_summary,
+    placeholder_tokens,
     prepass_selection,
     prepass_should_run,
     summarizer_messages,
@@ -95,6 +96,7 @@ class PolicySlot:
     restarted: bool = False  # a message the size model marks as a restart was appended
     # view_size by the history length it is over, until the view changes (asked several times a unit)
     _sizes_at: dict[int, tuple[int, int]] = field(default_factory=dict)
+    _placeholder_size: int | None = None  # compaction.placeholder_tokens, once asked
 
     # ---- the view ---------------------------------------------------------------------
 
@@ -241,17 +243,22 @@ class PolicySlot:
         if walked < prepass.protect_tokens:
             return None
         region = self._unsettled_region()
+        placeholder = self._placeholder_size
+        if placeholder is None:  # once per slot: every cleared output is its size
+            placeholder = self._placeholder_size = placeholder_tokens(prepass, self.sizes.of)
         chosen, freed = prepass_selection(
-            region, prepass, self._names, self.sizes.of, self.replaced
+            region, prepass, self._names, self.sizes.of, self.replaced, placeholder
         )
         end = len(self.messages)
         call_ids: set[str] = set()
         for index in chosen:
             message = self.messages[index]
-            self._replace(index, cleared(message, prepass.placeholder), end)
+            self._replace(index, cleared(message, prepass.placeholder), end, size=placeholder)
             if type(message) is ToolResultMessage:
                 call_ids.add(message.tool_call_id)
-        clearable = oldest_clearable(region, prepass, self._names, self.sizes.of, self.replaced)
+        clearable = oldest_clearable(
+            region, prepass, self._names, self.sizes.of, self.replaced, placeholder
+        )
         self._passed = max(self._passed, end if clearable is None else clearable)
         if not chosen:
             return None
@@ -299,9 +306,19 @@ class PolicySlot:
         return round(self.sizes.of(original) * estimate_message_tokens(copy) / max(estimate, 1))
 
     def _replace(
-        self, index: int, message: Message, made_at: int, original: Message | None = None
+        self,
+        index: int,
+        message: Message,
+        made_at: int,
+        original: Message | None = None,
+        size: int | None = None,
     ) -> None:
-        size = self.sizes.of(message) if original is None else self._copy_size(original, message)
+        """Show ``message`` for history message ``index`` from history length ``made_at``
+        on; ``size``: its size when the caller has it (a cleared output's placeholder)."""
+        if size is None:
+            size = (
+                self.sizes.of(message) if original is None else self._copy_size(original, message)
+            )
         self._fixed = None  # a head or kept message may be shown otherwise now
         self._sizes_at.clear()
         if index in self.replaced:  # replaced again: its earlier saving no longer holds
