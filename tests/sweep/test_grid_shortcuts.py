@@ -3,19 +3,33 @@ compared with the uncached path it stands in for (docs/performance.md, "The poli
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transcript_tools.engine.config import ReplaySettings, SummaryConfig, TurnPath
-from transcript_tools.engine.messages import Conversation, UserMessage
+from transcript_tools.engine.drive import drive_conversation
+from transcript_tools.engine.messages import (
+    AssistantMessage,
+    Conversation,
+    Message,
+    SystemMessage,
+    TextBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    UserMessage,
+)
 from transcript_tools.engine.policy_engine import with_policy
 from transcript_tools.engine.policy_toml import preset, preset_names
 from transcript_tools.engine.prompt import load_template
+from transcript_tools.engine.requests import SummaryOutcome, SummaryRequest
 from transcript_tools.engine.session import SessionEngine
+from transcript_tools.engine.tokens import estimate_text_tokens
 from transcript_tools.sweep.config import SweepConfig
-from transcript_tools.sweep.engine_path import engine_for
+from transcript_tools.sweep.driver import _offline_executor
+from transcript_tools.sweep.engine_path import engine_for, prompt_tokens
 
 
 def _uncached_engine(
@@ -69,3 +83,61 @@ def test_engine_settings_made_once_equal_those_made_per_conversation(
         assert engine.policy == fresh.policy
         assert engine.template == fresh.template
         assert engine._line == fresh._line
+
+
+texts = st.sampled_from(["word ", "数据 ", "x=1; ", "\n\n", "Path/to/file.py:12 ", "é "])
+turn_specs = st.lists(
+    st.tuples(st.lists(texts, min_size=1, max_size=4), st.integers(1, 80), st.booleans()),
+    min_size=1,
+    max_size=25,
+)
+
+
+def _conversation(turns: list[tuple[list[str], int, bool]]) -> Conversation:
+    messages: list[Message] = [SystemMessage("You are terse.")]
+    for n, (parts, repeat, tool) in enumerate(turns):
+        text = "".join(parts) * repeat
+        messages.append(UserMessage.text(f"task {n}: {text[:200]}"))
+        if tool:
+            messages.append(
+                AssistantMessage((TextBlock("look"), ToolUseBlock(f"c{n}", "grep", {"q": n})))
+            )
+            messages.append(ToolResultMessage(f"c{n}", text))
+        messages.append(AssistantMessage.text(f"done {n} " + text[:300]))
+    return Conversation("s", "s.jsonl", "test", messages)
+
+
+@settings(max_examples=40, deadline=None)
+@given(turn_specs, st.sampled_from(["seed", "aider", "langchain", "codex", "opencode"]))
+def test_a_prompts_tokens_read_from_the_offline_usage_are_its_estimate(
+    turns: list[tuple[list[str], int, bool]], name: str
+) -> None:
+    """The sweep reads a summary prompt's tokens from the offline provider's usage: the
+    same figure as estimating the prompt again."""
+    conv = _conversation(turns)
+    policy = preset(name)
+    cfg = SweepConfig(
+        policy.trigger.ratio,
+        1500,  # a small window: several summaries a conversation
+        0,
+        measure=policy.trigger.measure.engine,
+        checkpoint=policy.trigger.unit,
+        policy=policy if name != "seed" else None,
+    )
+    template = load_template(None)
+    engine = engine_for(conv, cfg, SummaryConfig(), template, 3, "offline")
+    executor = _offline_executor()
+
+    async def execute(request: SummaryRequest, _left: int) -> SummaryOutcome:
+        return await executor.execute(request)
+
+    asyncio.run(drive_conversation(conv, engine, execute))
+    for summary in engine.summaries:
+        assert summary["provider"] == "offline"
+        prompt = engine.prompts[summary["prompt_sha256"]]
+        assert prompt_tokens(engine, summary) == estimate_text_tokens(prompt)
+    # another provider's usage (a cached response) is not read: the prompt is estimated
+    for summary in engine.summaries:
+        other = {**summary, "provider": "anthropic", "usage": {"input_tokens": -1}}
+        prompt = engine.prompts[summary["prompt_sha256"]]
+        assert prompt_tokens(engine, other) == estimate_text_tokens(prompt)  # type: ignore[arg-type]

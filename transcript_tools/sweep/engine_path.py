@@ -18,7 +18,7 @@ from ..engine.messages import Conversation, Message
 from ..engine.overflow import checkpoints_over
 from ..engine.policy_engine import new_violations, with_policy
 from ..engine.prompt import PromptTemplate, template_from_config
-from ..engine.records import summary_ok, unit_key
+from ..engine.records import SummaryRecord, summary_ok, unit_key
 from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.rules import FIRED, fixed_cadence
 from ..engine.session import SessionEngine
@@ -128,7 +128,7 @@ def _run_figures(
     result = ConfigOutcome(turns=profile.turns, fires=fires, curve=curve)
     for summary in engine.summaries:
         result.prompt_chars += summary["prompt_chars"]
-        result.prompt_tokens += estimate_text_tokens(engine.prompts[summary["prompt_sha256"]])
+        result.prompt_tokens += prompt_tokens(engine, summary)
         result.failed += not summary_ok(summary)
     result.fixed_cadence = fixed_cadence(
         [d["decision"] for d in engine.decisions], cfg.debounce_turns
@@ -143,6 +143,19 @@ def _run_figures(
     if cfg.measure is Measure.CURRENT:
         result.watermark = [d["watermark"] for d in engine.decisions]
     return result
+
+
+def prompt_tokens(engine: SessionEngine, summary: SummaryRecord) -> int:
+    """The estimated tokens of a summary's prompt: the input tokens the offline provider
+    reported (its usage is the prompt's ``estimate_text_tokens``, counted as it
+    summarized), else the prompt estimated here (a cached response of another provider,
+    a failure)."""
+    from ..providers.offline import OfflineProvider
+
+    usage = summary["usage"]
+    if usage is not None and summary["provider"] == OfflineProvider.name:
+        return usage["input_tokens"]
+    return estimate_text_tokens(engine.prompts[summary["prompt_sha256"]])
 
 
 def _action_recall(
