@@ -64,3 +64,26 @@ def test_only_a_shipped_text_skips_the_bound(monkeypatch: pytest.MonkeyPatch) ->
     hang = "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}"
     with pytest.raises(TemplateError, match=r"prompt zh: rendering took over 0.3 s"):
         PromptTemplate("zh", hang + "{{ messages }}").render("d")
+
+
+GLOBALS_USED = (
+    "{% set ns = namespace(n=0) %}{% for i in range(3) %}{% set ns.n = ns.n + i %}{% endfor %}"
+    "{{ ns.n }} {{ dict(a=1)['a'] }} {% set c = cycler('x', 'y') %}{{ c.next() }}{{ c.next() }}"
+    "{% set j = joiner('|') %}{{ j() }}a{{ j() }}b {{ lipsum(1, html=False, min=2, max=3)|length > 0 }}"
+    " {{ session_id }} {{ turn }} {{ previous_summary }}\n{{ messages }}"
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from([*builtin_template_names(), None]), st.text(), st.integers(0, 99), st.text())
+def test_a_template_renders_as_with_the_environments_own_globals(
+    name: str | None, messages: str, turn: int, previous: str
+) -> None:
+    """``_compile`` keeps the template's globals as one dict: every template (a shipped
+    one, or one that reads every global Jinja has) renders as with Jinja's ChainMap."""
+    source = GLOBALS_USED if name is None else load_template(name).source
+    compiled = _compile(name or "globals.j2", source)
+    assert type(compiled.globals) is dict
+    as_jinja = prompt_module._environment().from_string(source)
+    values = {"messages": messages, "session_id": "s", "turn": turn, "previous_summary": previous}
+    assert compiled.render(**values) == as_jinja.render(**values)
