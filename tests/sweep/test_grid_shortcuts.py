@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.engine.config import ReplaySettings, SummaryConfig, TurnPath
+from transcript_tools.engine.config import Checkpoint, ReplaySettings, SummaryConfig, TurnPath
 from transcript_tools.engine.drive import drive_conversation
 from transcript_tools.engine.messages import (
     AssistantMessage,
@@ -25,11 +27,17 @@ from transcript_tools.engine.policy_engine import with_policy
 from transcript_tools.engine.policy_toml import preset, preset_names
 from transcript_tools.engine.prompt import load_template
 from transcript_tools.engine.requests import SummaryOutcome, SummaryRequest
+from transcript_tools.engine.rules import split_units
 from transcript_tools.engine.session import SessionEngine
 from transcript_tools.engine.tokens import estimate_text_tokens
+from transcript_tools.reporter import QUIET
+from transcript_tools.sweep import simulate
 from transcript_tools.sweep.config import SweepConfig
-from transcript_tools.sweep.driver import _offline_executor
+from transcript_tools.sweep.driver import Sweep, _offline_executor, sweep_grid
 from transcript_tools.sweep.engine_path import engine_for, prompt_tokens
+from transcript_tools.sweep.simulate import formatted_prefix, profile_conversation
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
 def _uncached_engine(
@@ -141,3 +149,40 @@ def test_a_prompts_tokens_read_from_the_offline_usage_are_its_estimate(
         other = {**summary, "provider": "anthropic", "usage": {"input_tokens": -1}}
         prompt = engine.prompts[summary["prompt_sha256"]]
         assert prompt_tokens(engine, other) == estimate_text_tokens(prompt)  # type: ignore[arg-type]
+
+
+@settings(max_examples=60, deadline=None)
+@given(turn_specs, st.sampled_from([0, 7, 2000]))
+def test_a_profile_with_the_turns_formatted_history_is_the_profile_afresh(
+    turns: list[tuple[list[str], int, bool]], cut: int
+) -> None:
+    """The sweep's profile of calls reads the formatted history of its profile of turns:
+    the same series as formatting the history again."""
+    conv = _conversation(turns)
+    base = SummaryConfig(max_tool_result_chars=cut)
+    by_turn = profile_conversation(conv, base=base, checkpoint=Checkpoint.TURN)
+    for checkpoint in Checkpoint:
+        split = split_units(conv.messages, checkpoint)
+        shared = profile_conversation(
+            conv, base=base, turns=split, checkpoint=checkpoint, formatted=by_turn.formatted
+        )
+        fresh = profile_conversation(conv, base=base, turns=split, checkpoint=checkpoint)
+        assert shared == fresh
+        assert shared.formatted == formatted_prefix(conv, base)
+
+
+def test_the_sweep_formats_each_history_once_in_a_grid_of_both_units(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A grid of turn and call units profiles each conversation in both, and formats
+    its history once."""
+    made: list[str] = []
+
+    def counted(conv: Conversation, base: SummaryConfig) -> tuple[list[int], list[int]]:
+        made.append(conv.session_id)
+        return formatted_prefix(conv, base)
+
+    monkeypatch.setattr(simulate, "formatted_prefix", counted)
+    configs = sweep_grid([preset("seed"), preset("langchain")])
+    result = Sweep(configs, reporter=QUIET).run([str(SAMPLES)])
+    assert result.conversations > 0 and len(made) == result.conversations

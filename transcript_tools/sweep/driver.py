@@ -173,20 +173,7 @@ class Sweep:
             checkpoint: Checkpoint,
         ) -> tuple[list[tuple[int, list[Message]]], ConversationSeries]:
             if checkpoint not in units:
-                split = split_units(conv.messages, checkpoint)
-                units[checkpoint] = (
-                    split,
-                    profile_conversation(
-                        conv,
-                        index=index,
-                        base=self.base,
-                        template=self.template,
-                        keep_recent_turns=self.keep_recent_turns,
-                        summary_tokens=self.summary_tokens,
-                        turns=split,
-                        checkpoint=checkpoint,
-                    ),
-                )
+                units[checkpoint] = self._profile(conv, index, checkpoint, units)
             return units[checkpoint]
 
         turns, profile = profiled(Checkpoint.TURN)
@@ -228,6 +215,30 @@ class Sweep:
         if keep:
             sample = ChartSample(profiled(Checkpoint.TURN)[1], fires, curves)  # charts turns
             _keep_sample(heap, self.sample_size, index, conv, sample, ever)
+
+    def _profile(
+        self,
+        conv: Conversation,
+        index: int,
+        checkpoint: Checkpoint,
+        made: dict[Checkpoint, tuple[list[tuple[int, list[Message]]], ConversationSeries]],
+    ) -> tuple[list[tuple[int, list[Message]]], ConversationSeries]:
+        """``conv``'s units in ``checkpoint``'s unit and its profile over them; ``made``:
+        its profiles in other units so far (the formatted history is per message: the
+        turns' profile's, in any unit)."""
+        split = split_units(conv.messages, checkpoint)
+        turn = made.get(Checkpoint.TURN)
+        return split, profile_conversation(
+            conv,
+            index=index,
+            base=self.base,
+            template=self.template,
+            keep_recent_turns=self.keep_recent_turns,
+            summary_tokens=self.summary_tokens,
+            turns=split,
+            checkpoint=checkpoint,
+            formatted=None if turn is None else turn[1].formatted,
+        )
 
     def _recorded_costs(self, conv: Conversation) -> tuple[RunCost | None, ...]:
         """--cost: the conversation's uncompacted, recorded, rebuilt and off-chain runs

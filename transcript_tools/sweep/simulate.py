@@ -93,6 +93,11 @@ class ConversationSeries:
     _focused: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
 
     @property
+    def formatted(self) -> tuple[list[int], list[int]]:
+        """``formatted_prefix`` of the conversation (the same in every unit)."""
+        return self._chars, self._tokens
+
+    @property
     def view_peak(self) -> int:
         """The largest view without summaries a model is called with."""
         return self._view_max[-1]
@@ -191,10 +196,13 @@ def profile_conversation(
     summary_tokens: int = SUMMARY_MAX_TOKENS,
     turns: list[tuple[int, list[Message]]] | None = None,
     checkpoint: Checkpoint = Checkpoint.TURN,
+    formatted: tuple[list[int], list[int]] | None = None,
 ) -> ConversationSeries:
     """Run the engine once with no checkpoint and keep what every configuration needs.
 
-    The series are per checkpoint unit: turns, or calls with ``checkpoint`` call."""
+    The series are per checkpoint unit: turns, or calls with ``checkpoint`` call.
+    ``formatted``: the conversation's ``formatted_prefix`` with the same ``base``, from
+    its profile in another unit (the same per message, whatever the unit)."""
     base = base or SummaryConfig()
     turns = split_units(conv.messages, checkpoint) if turns is None else turns
     settings = ReplaySettings(
@@ -233,14 +241,7 @@ def profile_conversation(
     # the summary message (assumed summary_tokens long: the call's max_tokens bound)
     summary_cost = assumed_summary_tokens(base.summary_marker, summary_tokens)
 
-    # The formatted history, once: prefix sums of block lengths (+ separator) and tokens.
-    chars = [0]
-    tokens = [0]
-    sep = len(MESSAGE_SEPARATOR)
-    for message in conv.messages:
-        block = format_message(message, base.max_tool_result_chars)
-        chars.append(chars[-1] + len(block) + sep)
-        tokens.append(tokens[-1] + estimate_text_tokens(block))
+    chars, tokens = formatted_prefix(conv, base) if formatted is None else formatted
     view_prefix, view_max = [0], [0]
     for size, peak in zip(view, peak_view, strict=True):
         view_prefix.append(view_prefix[-1] + size)
@@ -271,6 +272,19 @@ def profile_conversation(
         peak_view=peak_view,
         dropped_end=dropped_end,
     )
+
+
+def formatted_prefix(conv: Conversation, base: SummaryConfig) -> tuple[list[int], list[int]]:
+    """The formatted history, once: prefix sums over ``conv``'s messages of their block
+    lengths (+ separator) and tokens, tool results cut at ``base``'s cap."""
+    chars = [0]
+    tokens = [0]
+    sep = len(MESSAGE_SEPARATOR)
+    for message in conv.messages:
+        block = format_message(message, base.max_tool_result_chars)
+        chars.append(chars[-1] + len(block) + sep)
+        tokens.append(tokens[-1] + estimate_text_tokens(block))
+    return chars, tokens
 
 
 # ---- one configuration on one conversation ------------------------------------------------
