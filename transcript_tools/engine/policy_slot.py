@@ -96,7 +96,6 @@ class PolicySlot:
     restarted: bool = False  # a message the size model marks as a restart was appended
     # view_size by the history length it is over, until the view changes (asked several times a unit)
     _sizes_at: dict[int, tuple[int, int]] = field(default_factory=dict)
-    _placeholder_size: int | None = None  # compaction.placeholder_tokens, once asked
 
     # ---- the view ---------------------------------------------------------------------
 
@@ -243,22 +242,17 @@ class PolicySlot:
         if walked < prepass.protect_tokens:
             return None
         region = self._unsettled_region()
-        placeholder = self._placeholder_size
-        if placeholder is None:  # once per slot: every cleared output is its size
-            placeholder = self._placeholder_size = placeholder_tokens(prepass, self.sizes.of)
-        chosen, freed = prepass_selection(
-            region, prepass, self._names, self.sizes.of, self.replaced, placeholder
-        )
+        placeholder = placeholder_tokens(prepass, self.sizes.of)  # every cleared output's size
+        walk = (region, prepass, self._names, self.sizes.of, self.replaced, placeholder)
+        chosen, freed = prepass_selection(*walk)
         end = len(self.messages)
         call_ids: set[str] = set()
         for index in chosen:
             message = self.messages[index]
-            self._replace(index, cleared(message, prepass.placeholder), end, size=placeholder)
+            self._replace(index, cleared(message, prepass.placeholder), end, placeholder)
             if type(message) is ToolResultMessage:
                 call_ids.add(message.tool_call_id)
-        clearable = oldest_clearable(
-            region, prepass, self._names, self.sizes.of, self.replaced, placeholder
-        )
+        clearable = oldest_clearable(*walk)
         self._passed = max(self._passed, end if clearable is None else clearable)
         if not chosen:
             return None
@@ -305,20 +299,8 @@ class PolicySlot:
         estimate = estimate_message_tokens(original)
         return round(self.sizes.of(original) * estimate_message_tokens(copy) / max(estimate, 1))
 
-    def _replace(
-        self,
-        index: int,
-        message: Message,
-        made_at: int,
-        original: Message | None = None,
-        size: int | None = None,
-    ) -> None:
-        """Show ``message`` for history message ``index`` from history length ``made_at``
-        on; ``size``: its size when the caller has it (a cleared output's placeholder)."""
-        if size is None:
-            size = (
-                self.sizes.of(message) if original is None else self._copy_size(original, message)
-            )
+    def _replace(self, index: int, message: Message, made_at: int, size: int | None = None) -> None:
+        size = self.sizes.of(message) if size is None else size  # a cut copy's: _copy_size
         self._fixed = None  # a head or kept message may be shown otherwise now
         self._sizes_at.clear()
         if index in self.replaced:  # replaced again: its earlier saving no longer holds
@@ -344,8 +326,9 @@ class PolicySlot:
                     if message is original
                     else self._copy_size(original, message)
                 )
-                freed += before - self._copy_size(original, lighter)
-                self._replace(index, lighter, end, original)
+                size = self._copy_size(original, lighter)
+                freed += before - size
+                self._replace(index, lighter, end, size)
         return freed
 
     # ---- the summary -----------------------------------------------------------------
@@ -382,7 +365,7 @@ class PolicySlot:
         self.kept = []
         for index, message in plan.kept:
             if message is not self.shown(index, end):  # a cut copy (keep.kind user-messages)
-                self._replace(index, message, end, self.messages[index])
+                self._replace(index, message, end, self._copy_size(self.messages[index], message))
             self.kept.append(index)
         self.base = plan.history_end
         self._fixed = None  # new head and kept messages
