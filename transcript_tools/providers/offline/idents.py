@@ -39,7 +39,10 @@ _ISSUE_RE = re.compile(r"#\d{1,6}\b")
 _ERROR_END_RE = re.compile(r"(?:Error|Exception)\b")  # found by its end, grown backward
 _NAME_BACKWARD_RE = re.compile(r"\w*")
 _LINE_REST_RE = re.compile(r"(?::[^\n]*)?")
-_ANCHOR_RE = re.compile(r"/|\.(?:\d+\.\d|(?:" + _EXTENSIONS + r")\b)")
+# After a ".", what can follow it in a match (a digit or an extension's first letter),
+# looked ahead first: a sentence's full stop fails at once, not once per extension.
+_AFTER_DOT = r"[\d" + "".join(sorted({ext[0] for ext in _EXTENSIONS.split("|")})) + "]"
+_ANCHOR_RE = re.compile(r"/|\.(?=" + _AFTER_DOT + r")(?:\d+\.\d|(?:" + _EXTENSIONS + r")\b)")
 _SHORT_VERSION_RE = re.compile(r"v\d+\.\d+\b(?!\.\d)")
 _TOKEN_CHARS = r"[\w.@+~/-]*"
 _FORWARD_RE = re.compile(_TOKEN_CHARS)
@@ -54,6 +57,8 @@ _PATH_RE = re.compile(
 _VERSION_RE = re.compile(r"v?\d+\.\d+\.\d+(?:[-+][\w.]+)?")
 _HEX_FORWARD_RE = re.compile(r"\d[0-9a-f]*")  # a commit hash: from a digit, both ways
 _HEX_BACKWARD_RE = re.compile(r"[0-9a-f]*")
+_HEX_CHARS = frozenset("0123456789abcdef")
+_HASH_MIN = 7  # a commit hash's shortest abbreviation
 _WORD_CHAR_RE = re.compile(r"[\w@&/.:\\-]")  # a character that glues onto a token
 _JOIN = "\n\x00\n"  # between two blocks: no token runs across it
 _TRAILING = ".,;:!?'\""
@@ -239,8 +244,10 @@ def _scan(text: str, weight: int) -> list[tuple[int, int, int, str]]:
     while weight > 1 and (hit := search(text, at)) is not None:
         end = at = hit.end()
         start = hit.start()
+        if end - start < _HASH_MIN and (start == 0 or text[start - 1] not in _HEX_CHARS):
+            continue  # a short digit run with no hex digit before it: the usual case
         start -= _end(_HEX_BACKWARD_RE, reverse, size - start) - (size - start)
-        if 7 <= end - start <= 40 and not _glued(text, start - 1) and not _glued(text, end):
+        if _HASH_MIN <= end - start <= 40 and not _glued(text, start - 1) and not _glued(text, end):
             found_hash = text[start:end]
             if not found_hash.isdigit():
                 add((start, 6, _OTHER, found_hash))

@@ -1,0 +1,51 @@
+"""The offline provider's fast paths find exactly what their plain forms find.
+
+Each speed-up in ``providers/offline`` (issue 38) keeps the summary byte-identical; these
+tests compare the optimized form with the plain one it replaced, on generated texts
+heavy in the characters each one turns on."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from transcript_tools.providers.offline import idents
+
+# Dots, slashes, digits (ASCII and others), hex letters, extensions' letters, spaces, CJK
+_ALPHABET = "./ ~-_0123456789abcdefghijklmprstvxyz٣１\n\t中A"
+TEXTS = st.text(alphabet=_ALPHABET, max_size=80) | st.text(max_size=40)
+
+PLAIN_ANCHOR_RE = re.compile(r"/|\.(?:\d+\.\d|(?:" + idents._EXTENSIONS + r")\b)")
+
+
+@settings(max_examples=400, deadline=None)
+@given(TEXTS)
+@example("see README.md. Then v1.2.3 and ./a.py, 3.14. x.٣.٣ x.pyc .Py")
+@example(" ".join(f"x.{ext}" for ext in idents._EXTENSIONS.split("|")))
+def test_the_anchor_lookahead_finds_what_the_plain_anchor_finds(text: str) -> None:
+    fast = [m.span() for m in idents._ANCHOR_RE.finditer(text)]
+    assert fast == [m.span() for m in PLAIN_ANCHOR_RE.finditer(text)]
+
+
+def plain_hashes(text: str) -> list[tuple[int, str]]:
+    """The commit hashes ``_scan`` found before its short-run shortcut."""
+    found = []
+    reverse, size, at = text[::-1], len(text), 0
+    while (hit := idents._HEX_FORWARD_RE.search(text, at)) is not None:
+        end = at = hit.end()
+        start = hit.start()
+        start -= idents._end(idents._HEX_BACKWARD_RE, reverse, size - start) - (size - start)
+        if 7 <= end - start <= 40 and not idents._glued(text, start - 1):
+            if not idents._glued(text, end) and not text[start:end].isdigit():
+                found.append((start, text[start:end]))
+    return found
+
+
+@settings(max_examples=400, deadline=None)
+@given(TEXTS)
+@example("commit 1a2b3c4 and deadbeef1 and 12345678 and abc٣def0123 and f00d٣")
+def test_the_hash_scan_finds_what_the_plain_scan_finds(text: str) -> None:
+    found = [(start, s) for start, scan, _, s in idents._scan(text, 2) if scan == 6]
+    assert found == plain_hashes(text)
