@@ -11,7 +11,7 @@ import re
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.providers.offline import idents
+from transcript_tools.providers.offline import idents, render
 
 # Dots, slashes, digits (ASCII and others), hex letters, extensions' letters, spaces, CJK
 _ALPHABET = "./ ~-_0123456789abcdefghijklmprstvxyz٣１\n\t中A"
@@ -49,3 +49,34 @@ def plain_hashes(text: str) -> list[tuple[int, str]]:
 def test_the_hash_scan_finds_what_the_plain_scan_finds(text: str) -> None:
     found = [(start, s) for start, scan, _, s in idents._scan(text, 2) if scan == 6]
     assert found == plain_hashes(text)
+
+
+def plain_shortened(window: str, limit: int, more: bool) -> str:
+    """``render._shortened`` flattening the whole window, as it did."""
+    flat = " ".join(window.split())
+    if len(flat) <= limit:
+        return flat + ("…" if more else "")
+    cut = flat[: limit - 1]
+    space = cut.rfind(" ", limit // 2)
+    if space > 0:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
+SPACED = st.text(alphabet="ab \n\t\u3000中", max_size=300)
+
+
+@settings(max_examples=500, deadline=None)
+@given(SPACED, st.integers(1, 120), st.booleans())
+@example("a" + " " * 200 + "b c d", 4, False)
+def test_shortening_flattens_only_what_it_needs(window: str, limit: int, more: bool) -> None:
+    assert render._shortened.__wrapped__(window, limit, more) == plain_shortened(
+        window, limit, more
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(SPACED, st.integers(-2, 120))
+def test_fits_agrees_with_the_flattened_length(text: str, limit: int) -> None:
+    plain = len(text) <= 3 * limit + 16 and len(" ".join(text.split())) <= limit
+    assert render._fits.__wrapped__(text, limit) == plain
