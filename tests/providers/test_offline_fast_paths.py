@@ -6,12 +6,24 @@ heavy in the characters each one turns on."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.providers.offline import idents, render
+from transcript_tools.engine.formatting import MESSAGE_SEPARATOR, formatted_blocks
+from transcript_tools.engine.messages import (
+    AssistantMessage,
+    Message,
+    TextBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    UserMessage,
+)
+from transcript_tools.engine.prompt import load_template
+from transcript_tools.engine.requests import SummaryRequest
+from transcript_tools.providers.offline import OfflineProvider, idents, render
 
 # Dots, slashes, digits (ASCII and others), hex letters, extensions' letters, spaces, CJK
 _ALPHABET = "./ ~-_0123456789abcdefghijklmprstvxyz٣１\n\t中A"
@@ -80,3 +92,62 @@ def test_shortening_flattens_only_what_it_needs(window: str, limit: int, more: b
 def test_fits_agrees_with_the_flattened_length(text: str, limit: int) -> None:
     plain = len(text) <= 3 * limit + 16 and len(" ".join(text.split())) <= limit
     assert render._fits.__wrapped__(text, limit) == plain
+
+
+WORDS = st.sampled_from(
+    ["we", "decided", "to", "fix", "src/app.py", "v1.2.3", "错误", "需要", "3", "\n", "done."]
+)
+PROSE = st.lists(WORDS, max_size=25).map(" ".join)
+MESSAGES = st.one_of(
+    PROSE.map(UserMessage.text),
+    st.builds(
+        lambda text, path: AssistantMessage(
+            (TextBlock(text),)
+            + ((ToolUseBlock("c1", "Read", {"file_path": path}),) if path else ())
+        ),
+        PROSE,
+        st.sampled_from(["", "src/app.py", "docs/a.md"]),
+    ),
+    st.builds(ToolResultMessage, st.sampled_from(["c1", "c2"]), PROSE, st.booleans()),
+)
+
+
+def requests_over(messages: list[Message], max_chars: int) -> list[SummaryRequest]:
+    """A session's requests: each turn's prompt over the messages so far, as the engine
+    makes them (with the formatted blocks)."""
+    made = []
+    for end in range(1, len(messages) + 1):
+        shown = messages[:end]
+        texts, cut = formatted_blocks(shown, 500, max_chars)
+        prompt = load_template("en").render(MESSAGE_SEPARATOR.join(texts))
+        kept = tuple(shown[len(shown) - len(texts) :])
+        made.append(
+            SummaryRequest(
+                "s",
+                end,
+                prompt,
+                max_tokens=400,
+                messages=kept,
+                max_tool_result_chars=500,
+                max_transcript_chars=max_chars,
+                formatted=tuple(texts),
+                formatted_cut=cut,
+            )
+        )
+    return made
+
+
+def answer(provider: OfflineProvider, request: SummaryRequest) -> object:
+    return asyncio.run(provider.complete_request(request, "extractive-v1"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(MESSAGES, min_size=1, max_size=14), st.sampled_from([120, 30_000]))
+def test_a_warm_memo_answers_as_a_fresh_provider_does(
+    messages: list[Message], max_chars: int
+) -> None:
+    """One provider across a session's requests (its memo warm: what it measured of each
+    message is summed, not measured again) against a new provider per request."""
+    warm = OfflineProvider()
+    for request in requests_over(messages, max_chars):
+        assert answer(warm, request) == answer(OfflineProvider(), request)

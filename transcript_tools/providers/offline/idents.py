@@ -123,18 +123,20 @@ def collect_identifiers(blocks: Blocks, limit: int, memo: ScanMemo | None = None
         if kind == "command" or kind == "text":
             named.append(value)
             named_at.append(position)
+    # (texts, where each is, the position per step of ``at``, weight); a position is
+    # worked out for a find only
     groups = (
-        ([contents[i] for i in prose], [i * step for i in prose], 2),
-        ([contents[i] for i in outputs], [i * step for i in outputs], 1),
-        (named, named_at, 1),
+        (list(map(contents.__getitem__, prose)), prose, step, 2),
+        (list(map(contents.__getitem__, outputs)), outputs, step, 1),
+        (named, named_at, 1, 1),
     )
     ranked = (files, errors, other)
     memo = memo if memo is not None else ScanMemo()
-    for texts, at, weight in groups:
+    for texts, at, scale, weight in groups:
         if not texts:
             continue
         for index, which, text in _finds(texts, weight, memo.idents[weight]):
-            ranked[which].add(text, weight, at[index])
+            ranked[which].add(text, weight, at[index] * scale)
     return Identifiers(
         files=_without_bare_names(files).ranked(limit),
         commands=commands.ranked(limit),
