@@ -24,6 +24,8 @@ from transcript_tools.engine.messages import (
 from transcript_tools.engine.prompt import load_template
 from transcript_tools.engine.requests import SummaryRequest
 from transcript_tools.providers.offline import OfflineProvider, idents, render
+from transcript_tools.providers.offline.memo import ScanMemo
+from transcript_tools.providers.offline.parse import blocks_from_messages
 
 # Dots, slashes, digits (ASCII and others), hex letters, extensions' letters, spaces, CJK
 _ALPHABET = "./ ~-_0123456789abcdefghijklmprstvxyz٣１\n\t中A"
@@ -151,3 +153,23 @@ def test_a_warm_memo_answers_as_a_fresh_provider_does(
     warm = OfflineProvider()
     for request in requests_over(messages, max_chars):
         assert answer(warm, request) == answer(OfflineProvider(), request)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(MESSAGES, min_size=1, max_size=10))
+def test_identifiers_without_finds_are_what_ranking_nothing_gives(messages: list[Message]) -> None:
+    """``collect_identifiers`` returns at once when no block holds one and there are no
+    tool calls: the same as ranking every block's (empty) finds."""
+    blocks = blocks_from_messages(messages, 500, 30_000)
+    fast = idents.collect_identifiers(blocks, 12, ScanMemo())
+    memo = ScanMemo()
+    found = []
+    for role_set, weight in (
+        ({"user", "runtime", "assistant", "fragment"}, 2),
+        ({"result", "error"}, 1),
+    ):
+        indices = [i for i, role in enumerate(blocks.roles) if role in role_set]
+        if indices:
+            texts = [blocks.contents[i] for i in indices]
+            found.append((idents._found_in(texts, weight, memo.idents[weight]), indices, weight))
+    assert fast == idents._ranked(blocks, found, 12, memo)

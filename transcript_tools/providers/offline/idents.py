@@ -100,15 +100,33 @@ def collect_identifiers(blocks: Blocks, limit: int, memo: ScanMemo | None = None
     """At most ``limit`` strings of each kind from the blocks and the tool calls.
 
     ``memo``: the identifiers found in each content by earlier requests (scanned once)."""
-    files, commands, errors, other = _Ranked(), _Ranked(), _Ranked(), _Ranked()
-    # Positions order mentions in time: a block's index, then its tool calls' order.
-    step = len(blocks.tool_args) + 1
-    roles = blocks.roles
+    memo = memo if memo is not None else ScanMemo()
+    roles, contents = blocks.roles, blocks.contents
     # tool outputs count once; what a person or the assistant wrote twice; a system
     # message is always in the view: nothing to carry
     outputs = [i for i, role in enumerate(roles) if role == "result" or role == "error"]
     prose = [i for i, role in enumerate(roles) if role not in _NOT_PROSE]
-    contents = blocks.contents
+    # (what each text with a find holds, the block index of each text, weight)
+    found: list[tuple[list[tuple[int, _Found]], list[int], int]] = []
+    for indices, weight in ((prose, 2), (outputs, 1)):
+        if indices:
+            texts = list(map(contents.__getitem__, indices))
+            found.append((_found_in(texts, weight, memo.idents[weight]), indices, weight))
+    if not blocks.tool_args and not any(finds for finds, _, _ in found):
+        return Identifiers([], [], [], [])  # nothing to rank (most requests)
+    return _ranked(blocks, found, limit, memo)
+
+
+def _ranked(
+    blocks: Blocks,
+    found: list[tuple[list[tuple[int, _Found]], list[int], int]],
+    limit: int,
+    memo: ScanMemo,
+) -> Identifiers:
+    """``collect_identifiers`` of the tool calls and what was ``found`` in the blocks."""
+    files, commands, errors, other = _Ranked(), _Ranked(), _Ranked(), _Ranked()
+    # Positions order mentions in time: a block's index, then its tool calls' order.
+    step = len(blocks.tool_args) + 1
     named: list[str] = []  # commands and free-form arguments: the files they name
     named_at: list[int] = []
     for order, (index, kind, value) in enumerate(blocks.tool_args, 1):
@@ -123,19 +141,14 @@ def collect_identifiers(blocks: Blocks, limit: int, memo: ScanMemo | None = None
         if kind == "command" or kind == "text":
             named.append(value)
             named_at.append(position)
-    # (texts, where each is, the position per step of ``at``, weight); a position is
+    # (finds, where each text is, the position per step of that, weight): a position is
     # worked out for a find only
-    groups = (
-        (list(map(contents.__getitem__, prose)), prose, step, 2),
-        (list(map(contents.__getitem__, outputs)), outputs, step, 1),
-        (named, named_at, 1, 1),
-    )
+    groups = [(finds, at, step, weight) for finds, at, weight in found]
+    if named:
+        groups.append((_found_in(named, 1, memo.idents[1]), named_at, 1, 1))
     ranked = (files, errors, other)
-    memo = memo if memo is not None else ScanMemo()
-    for texts, at, scale, weight in groups:
-        if not texts:
-            continue
-        for index, which, text in _finds(texts, weight, memo.idents[weight]):
+    for finds, at, scale, weight in groups:
+        for index, which, text in _finds(finds):
             ranked[which].add(text, weight, at[index] * scale)
     return Identifiers(
         files=_without_bare_names(files).ranked(limit),
@@ -153,13 +166,10 @@ _SCANS = 7  # URLs, code spans, issues, error names, paths and versions, short v
 _NOTHING: _Found = ((),) * _SCANS
 
 
-def _finds(
-    texts: list[str], weight: int, memo: Memo[str, _Found]
-) -> Iterator[tuple[int, int, str]]:
-    """(index of the text, kind, string) of each identifier in ``texts``, in the order
-    one scan of the texts joined finds them: kind of scan first, then the texts in order
-    (ties in the ranking keep the first seen first)."""
-    found = _found_in(texts, weight, memo)
+def _finds(found: list[tuple[int, _Found]]) -> Iterator[tuple[int, int, str]]:
+    """(index of the text, kind, string) of each identifier ``_found_in`` texts, in the
+    order one scan of the texts joined finds them: kind of scan first, then the texts in
+    order (ties in the ranking keep the first seen first)."""
     for scan in range(_SCANS):
         for index, by_scan in found:
             for which, text in by_scan[scan]:
