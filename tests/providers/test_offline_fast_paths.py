@@ -34,13 +34,32 @@ TEXTS = st.text(alphabet=_ALPHABET, max_size=80) | st.text(max_size=40)
 PLAIN_ANCHOR_RE = re.compile(r"/|\.(?:\d+\.\d|(?:" + idents._EXTENSIONS + r")\b)")
 
 
+def plain_paths_and_versions(text: str) -> list[tuple[int, int, int, str]]:
+    """``_scan``'s paths and versions as one search of the plain anchor pattern found them."""
+    found = []
+    reverse, size, at = text[::-1], len(text), 0
+    while (anchor := PLAIN_ANCHOR_RE.search(text, at)) is not None:
+        spot = anchor.start()
+        end = idents._end(idents._FORWARD_RE, text, spot)
+        start = spot - (idents._end(idents._BACKWARD_RE, reverse, size - spot) - (size - spot))
+        at = max(end, spot + 1)
+        if start > 0 and text[start - 1] in ":\\":
+            continue
+        token = text[start:end].rstrip(idents._TRAILING)
+        if idents._PATH_RE.fullmatch(token):
+            found.append((start, 4, idents._FILES, token))
+        elif idents._VERSION_RE.fullmatch(token):
+            found.append((start, 4, idents._OTHER, token))
+    return found
+
+
 @settings(max_examples=400, deadline=None)
 @given(TEXTS)
-@example("see README.md. Then v1.2.3 and ./a.py, 3.14. x.٣.٣ x.pyc .Py")
+@example("see README.md. Then v1.2.3 and ./a.py, 3.14. x.٣.٣ x.pyc .Py a/b/c.1.2.3/d")
 @example(" ".join(f"x.{ext}" for ext in idents._EXTENSIONS.split("|")))
-def test_the_anchor_lookahead_finds_what_the_plain_anchor_finds(text: str) -> None:
-    fast = [m.span() for m in idents._ANCHOR_RE.finditer(text)]
-    assert fast == [m.span() for m in PLAIN_ANCHOR_RE.finditer(text)]
+def test_the_two_anchor_scans_find_what_the_plain_anchor_finds(text: str) -> None:
+    fast = [found for found in idents._scan(text, 1) if found[1] == 4]
+    assert fast == plain_paths_and_versions(text)
 
 
 def plain_hashes(text: str) -> list[tuple[int, str]]:

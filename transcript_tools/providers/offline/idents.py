@@ -42,7 +42,9 @@ _LINE_REST_RE = re.compile(r"(?::[^\n]*)?")
 # After a ".", what can follow it in a match (a digit or an extension's first letter),
 # looked ahead first: a sentence's full stop fails at once, not once per extension.
 _AFTER_DOT = r"[\d" + "".join(sorted({ext[0] for ext in _EXTENSIONS.split("|")})) + "]"
-_ANCHOR_RE = re.compile(r"/|\.(?=" + _AFTER_DOT + r")(?:\d+\.\d|(?:" + _EXTENSIONS + r")\b)")
+# An anchor is a "/" (found by ``str.find``) or a dot before a version's digits or an
+# extension: two scans led by one character each cost less than one for either.
+_DOT_ANCHOR_RE = re.compile(r"\.(?=" + _AFTER_DOT + r")(?:\d+\.\d|(?:" + _EXTENSIONS + r")\b)")
 _SHORT_VERSION_RE = re.compile(r"v\d+\.\d+\b(?!\.\d)")
 _TOKEN_CHARS = r"[\w.@+~/-]*"
 _FORWARD_RE = re.compile(_TOKEN_CHARS)
@@ -232,13 +234,7 @@ def _scan(text: str, weight: int) -> list[tuple[int, int, int, str]]:
             if text[start].isupper() and not _glued(text, start - 1):
                 line = text[start : _end(_LINE_REST_RE, text, end)]
                 add((start, 3, _ERRORS, line[:_ERROR_LINE_CHARS].rstrip()))
-    search = _ANCHOR_RE.search
-    at = 0
-    while (anchor := search(text, at)) is not None:
-        spot = anchor.start()
-        end = _end(_FORWARD_RE, text, spot)
-        start = spot - (_end(_BACKWARD_RE, reverse, size - spot) - (size - spot))
-        at = max(end, spot + 1)
+    for start, end in _anchored_tokens(text, reverse):
         if start > 0 and text[start - 1] in ":\\":  # a URL's or a Windows path's inside
             continue
         token = text[start:end].rstrip(_TRAILING)
@@ -264,6 +260,29 @@ def _scan(text: str, weight: int) -> list[tuple[int, int, int, str]]:
             if not found_hash.isdigit():
                 add((start, 6, _OTHER, found_hash))
     return found
+
+
+def _anchored_tokens(text: str, reverse: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of the token grown around each anchor, from the text's start: the
+    next anchor searched for from the end of the token before (``reverse``: the text
+    reversed)."""
+    size = len(text)
+    slash, dot = text.find("/"), _DOT_ANCHOR_RE.search(text)
+    at = 0
+    while True:
+        if slash != -1 and slash < at:
+            slash = text.find("/", at)
+        if dot is not None and dot.start() < at:
+            dot = _DOT_ANCHOR_RE.search(text, at)
+        if dot is None:
+            if slash == -1:
+                return
+            spot = slash
+        else:
+            spot = dot.start() if slash == -1 or dot.start() < slash else slash
+        end = _end(_FORWARD_RE, text, spot)
+        at = max(end, spot + 1)
+        yield spot - (_end(_BACKWARD_RE, reverse, size - spot) - (size - spot)), end
 
 
 def _end(pattern: re.Pattern[str], text: str, pos: int) -> int:
