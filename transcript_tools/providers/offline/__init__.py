@@ -11,6 +11,7 @@ issue numbers, hashes, code spans), the errors seen and the latest state. Same p
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any
 
 from ...engine.formatting import MESSAGE_SEPARATOR
@@ -265,6 +266,7 @@ def _summary(
 
 
 _PROSE = frozenset(PROSE_ROLES)
+_MEASURED, _FIRST, _SECOND = itemgetter(3), itemgetter(0), itemgetter(1)
 
 
 def _measured(blocks: Blocks, memo: ScanMemo) -> tuple[int, int] | None:
@@ -279,19 +281,23 @@ def _measured(blocks: Blocks, memo: ScanMemo) -> tuple[int, int] | None:
     entries = blocks.entries
     if entries is None:
         return None
-    for entry in entries:
-        if entry[3] is None:
-            role, _, content, arguments = entry[2]
-            counts = _count_once(entry[1], content, role in _PROSE, memo)
-            measures = _block_measures(role, content, [v for _, v in arguments], memo)
-            entry[3] = (measures, counts)
-    measures = sum([entry[3][0] for entry in entries])
-    counts = sum([entry[3][1] for entry in entries])
+    measured = list(map(_MEASURED, entries))  # the passes over the blocks in C
+    if None in measured:
+        for index in [i for i, found in enumerate(measured) if found is None]:
+            entry = entries[index]
+            if entry[3] is None:
+                role, _, content, arguments = entry[2]
+                counts = _count_once(entry[1], content, role in _PROSE, memo)
+                measures = _block_measures(role, content, [v for _, v in arguments], memo)
+                entry[3] = (measures, counts)
+            measured[index] = entry[3]
+    measures = sum(map(_FIRST, measured))
+    counts = sum(map(_SECOND, measured))
     last = len(entries) - 1
     role, _, content, _ = entries[last][2]
     if role != blocks.roles[last] or content is not blocks.contents[last]:
         values = [value for index, _, value in blocks.tool_args if index == last]
-        measures -= entries[last][3][0]
+        measures -= measured[last][0]
         measures += _block_measures(blocks.roles[last], blocks.contents[last], values, memo)
     return measures, counts
 

@@ -39,7 +39,12 @@ _ISSUE_RE = re.compile(r"#\d{1,6}\b")
 _ERROR_END_RE = re.compile(r"(?:Error|Exception)\b")  # found by its end, grown backward
 _NAME_BACKWARD_RE = re.compile(r"\w*")
 _LINE_REST_RE = re.compile(r"(?::[^\n]*)?")
-_ANCHOR_RE = re.compile(r"/|\.(?:\d+\.\d|(?:" + _EXTENSIONS + r")\b)")
+# After a ".", what can follow it in a match (a digit or an extension's first letter),
+# looked ahead first: a sentence's full stop fails at once, not once per extension.
+_AFTER_DOT = r"[\d" + "".join(sorted({ext[0] for ext in _EXTENSIONS.split("|")})) + "]"
+# An anchor is a "/" (found by ``str.find``) or a dot before a version's digits or an
+# extension: two scans led by one character each cost less than one for either.
+_DOT_ANCHOR_RE = re.compile(r"\.(?=" + _AFTER_DOT + r")(?:\d+\.\d|(?:" + _EXTENSIONS + r")\b)")
 _SHORT_VERSION_RE = re.compile(r"v\d+\.\d+\b(?!\.\d)")
 _TOKEN_CHARS = r"[\w.@+~/-]*"
 _FORWARD_RE = re.compile(_TOKEN_CHARS)
@@ -54,6 +59,8 @@ _PATH_RE = re.compile(
 _VERSION_RE = re.compile(r"v?\d+\.\d+\.\d+(?:[-+][\w.]+)?")
 _HEX_FORWARD_RE = re.compile(r"\d[0-9a-f]*")  # a commit hash: from a digit, both ways
 _HEX_BACKWARD_RE = re.compile(r"[0-9a-f]*")
+_HEX_CHARS = frozenset("0123456789abcdef")
+_HASH_MIN = 7  # a commit hash's shortest abbreviation
 _WORD_CHAR_RE = re.compile(r"[\w@&/.:\\-]")  # a character that glues onto a token
 _JOIN = "\n\x00\n"  # between two blocks: no token runs across it
 _TRAILING = ".,;:!?'\""
@@ -95,15 +102,33 @@ def collect_identifiers(blocks: Blocks, limit: int, memo: ScanMemo | None = None
     """At most ``limit`` strings of each kind from the blocks and the tool calls.
 
     ``memo``: the identifiers found in each content by earlier requests (scanned once)."""
-    files, commands, errors, other = _Ranked(), _Ranked(), _Ranked(), _Ranked()
-    # Positions order mentions in time: a block's index, then its tool calls' order.
-    step = len(blocks.tool_args) + 1
-    roles = blocks.roles
+    memo = memo if memo is not None else ScanMemo()
+    roles, contents = blocks.roles, blocks.contents
     # tool outputs count once; what a person or the assistant wrote twice; a system
     # message is always in the view: nothing to carry
     outputs = [i for i, role in enumerate(roles) if role == "result" or role == "error"]
     prose = [i for i, role in enumerate(roles) if role not in _NOT_PROSE]
-    contents = blocks.contents
+    # (what each text with a find holds, the block index of each text, weight)
+    found: list[tuple[list[tuple[int, _Found]], list[int], int]] = []
+    for indices, weight in ((prose, 2), (outputs, 1)):
+        if indices:
+            texts = list(map(contents.__getitem__, indices))
+            found.append((_found_in(texts, weight, memo.idents[weight]), indices, weight))
+    if not blocks.tool_args and not any(finds for finds, _, _ in found):
+        return Identifiers([], [], [], [])  # nothing to rank (most requests)
+    return _ranked(blocks, found, limit, memo)
+
+
+def _ranked(
+    blocks: Blocks,
+    found: list[tuple[list[tuple[int, _Found]], list[int], int]],
+    limit: int,
+    memo: ScanMemo,
+) -> Identifiers:
+    """``collect_identifiers`` of the tool calls and what was ``found`` in the blocks."""
+    files, commands, errors, other = _Ranked(), _Ranked(), _Ranked(), _Ranked()
+    # Positions order mentions in time: a block's index, then its tool calls' order.
+    step = len(blocks.tool_args) + 1
     named: list[str] = []  # commands and free-form arguments: the files they name
     named_at: list[int] = []
     for order, (index, kind, value) in enumerate(blocks.tool_args, 1):
@@ -118,18 +143,15 @@ def collect_identifiers(blocks: Blocks, limit: int, memo: ScanMemo | None = None
         if kind == "command" or kind == "text":
             named.append(value)
             named_at.append(position)
-    groups = (
-        ([contents[i] for i in prose], [i * step for i in prose], 2),
-        ([contents[i] for i in outputs], [i * step for i in outputs], 1),
-        (named, named_at, 1),
-    )
+    # (finds, where each text is, the position per step of that, weight): a position is
+    # worked out for a find only
+    groups = [(finds, at, step, weight) for finds, at, weight in found]
+    if named:
+        groups.append((_found_in(named, 1, memo.idents[1]), named_at, 1, 1))
     ranked = (files, errors, other)
-    memo = memo if memo is not None else ScanMemo()
-    for texts, at, weight in groups:
-        if not texts:
-            continue
-        for index, which, text in _finds(texts, weight, memo.idents[weight]):
-            ranked[which].add(text, weight, at[index])
+    for finds, at, scale, weight in groups:
+        for index, which, text in _finds(finds):
+            ranked[which].add(text, weight, at[index] * scale)
     return Identifiers(
         files=_without_bare_names(files).ranked(limit),
         commands=commands.ranked(limit),
@@ -146,13 +168,10 @@ _SCANS = 7  # URLs, code spans, issues, error names, paths and versions, short v
 _NOTHING: _Found = ((),) * _SCANS
 
 
-def _finds(
-    texts: list[str], weight: int, memo: Memo[str, _Found]
-) -> Iterator[tuple[int, int, str]]:
-    """(index of the text, kind, string) of each identifier in ``texts``, in the order
-    one scan of the texts joined finds them: kind of scan first, then the texts in order
-    (ties in the ranking keep the first seen first)."""
-    found = _found_in(texts, weight, memo)
+def _finds(found: list[tuple[int, _Found]]) -> Iterator[tuple[int, int, str]]:
+    """(index of the text, kind, string) of each identifier ``_found_in`` texts, in the
+    order one scan of the texts joined finds them: kind of scan first, then the texts in
+    order (ties in the ranking keep the first seen first)."""
     for scan in range(_SCANS):
         for index, by_scan in found:
             for which, text in by_scan[scan]:
@@ -215,13 +234,7 @@ def _scan(text: str, weight: int) -> list[tuple[int, int, int, str]]:
             if text[start].isupper() and not _glued(text, start - 1):
                 line = text[start : _end(_LINE_REST_RE, text, end)]
                 add((start, 3, _ERRORS, line[:_ERROR_LINE_CHARS].rstrip()))
-    search = _ANCHOR_RE.search
-    at = 0
-    while (anchor := search(text, at)) is not None:
-        spot = anchor.start()
-        end = _end(_FORWARD_RE, text, spot)
-        start = spot - (_end(_BACKWARD_RE, reverse, size - spot) - (size - spot))
-        at = max(end, spot + 1)
+    for start, end in _anchored_tokens(text, reverse):
         if start > 0 and text[start - 1] in ":\\":  # a URL's or a Windows path's inside
             continue
         token = text[start:end].rstrip(_TRAILING)
@@ -239,12 +252,37 @@ def _scan(text: str, weight: int) -> list[tuple[int, int, int, str]]:
     while weight > 1 and (hit := search(text, at)) is not None:
         end = at = hit.end()
         start = hit.start()
+        if end - start < _HASH_MIN and (start == 0 or text[start - 1] not in _HEX_CHARS):
+            continue  # a short digit run with no hex digit before it: the usual case
         start -= _end(_HEX_BACKWARD_RE, reverse, size - start) - (size - start)
-        if 7 <= end - start <= 40 and not _glued(text, start - 1) and not _glued(text, end):
+        if _HASH_MIN <= end - start <= 40 and not _glued(text, start - 1) and not _glued(text, end):
             found_hash = text[start:end]
             if not found_hash.isdigit():
                 add((start, 6, _OTHER, found_hash))
     return found
+
+
+def _anchored_tokens(text: str, reverse: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of the token grown around each anchor, from the text's start: the
+    next anchor searched for from the end of the token before (``reverse``: the text
+    reversed)."""
+    size = len(text)
+    slash, dot = text.find("/"), _DOT_ANCHOR_RE.search(text)
+    at = 0
+    while True:
+        if slash != -1 and slash < at:
+            slash = text.find("/", at)
+        if dot is not None and dot.start() < at:
+            dot = _DOT_ANCHOR_RE.search(text, at)
+        if dot is None:
+            if slash == -1:
+                return
+            spot = slash
+        else:
+            spot = dot.start() if slash == -1 or dot.start() < slash else slash
+        end = _end(_FORWARD_RE, text, spot)
+        at = max(end, spot + 1)
+        yield spot - (_end(_BACKWARD_RE, reverse, size - spot) - (size - spot)), end
 
 
 def _end(pattern: re.Pattern[str], text: str, pos: int) -> int:

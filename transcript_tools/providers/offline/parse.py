@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress
+from operator import itemgetter
 from typing import Any, cast
 
 from ...engine.formatting import formatted_blocks
@@ -176,6 +177,7 @@ _Block = tuple[str, str, str, tuple[tuple[str, str], ...]]
 # A message's memo entry: [the message, its formatted text, its block, what a summary
 # measured of them (None until one did)]; a list, so that the last can be filled in.
 MemoEntry = list[Any]
+_BLOCK = itemgetter(2)
 
 
 def _block(message: Message, text: str) -> _Block:
@@ -231,7 +233,7 @@ def blocks_from_messages(
     entries = _entries(kept, texts, known, memo)
     if not entries:
         return Blocks([], [], [], [])
-    blocks = [entry[2] for entry in entries]
+    blocks = map(_BLOCK, entries)
     roles, call_ids, contents, arguments = map(list, zip(*blocks, strict=True))
     tool_args = [
         (index, kind, value)

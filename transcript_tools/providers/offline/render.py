@@ -191,6 +191,8 @@ def _identifiers(facts: Facts, labels: dict[str, str], level: Level, sep: str) -
 @lru_cache(maxsize=256)  # the state message, at each level (see ``_shortened``)
 def _fits(text: str, limit: int) -> bool:
     """Whether ``text`` on one line has at most ``limit`` characters."""
+    if len(text) <= limit:  # flattening only shortens
+        return True
     return len(text) <= 3 * limit + 16 and len(" ".join(text.split())) <= limit
 
 
@@ -208,8 +210,14 @@ def _shorten(text: str, limit: int) -> str:
 # same string object while the text fits it, so its hash is computed once).
 @lru_cache(maxsize=4096)
 def _shortened(window: str, limit: int, more: bool) -> str:
-    """``_shorten`` of a text that starts with ``window`` (``more``: and goes on)."""
-    flat = " ".join(window.split())
+    """``_shorten`` of a text that starts with ``window`` (``more``: and goes on).
+
+    The flattened start of a text is the start of the text flattened: when the start
+    of the window is long enough once flattened, the rest of it changes nothing."""
+    head = window[: limit + limit // 2]
+    flat = " ".join(head.split())
+    if len(flat) <= limit and len(head) < len(window):
+        flat = " ".join(window.split())
     if len(flat) <= limit:
         return flat + ("…" if more else "")
     cut = flat[: limit - 1]

@@ -1,0 +1,194 @@
+"""The offline provider's fast paths find exactly what their plain forms find.
+
+Each speed-up in ``providers/offline`` (issue 38) keeps the summary byte-identical; these
+tests compare the optimized form with the plain one it replaced, on generated texts
+heavy in the characters each one turns on."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from transcript_tools.engine.formatting import MESSAGE_SEPARATOR, formatted_blocks
+from transcript_tools.engine.messages import (
+    AssistantMessage,
+    Message,
+    TextBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    UserMessage,
+)
+from transcript_tools.engine.prompt import load_template
+from transcript_tools.engine.requests import SummaryRequest
+from transcript_tools.providers.offline import OfflineProvider, idents, render
+from transcript_tools.providers.offline.memo import ScanMemo
+from transcript_tools.providers.offline.parse import blocks_from_messages
+
+# Dots, slashes, digits (ASCII and others), hex letters, extensions' letters, spaces, CJK
+_ALPHABET = "./ ~-_0123456789abcdefghijklmprstvxyz٣１\n\t中A"
+TEXTS = st.text(alphabet=_ALPHABET, max_size=80) | st.text(max_size=40)
+
+PLAIN_ANCHOR_RE = re.compile(r"/|\.(?:\d+\.\d|(?:" + idents._EXTENSIONS + r")\b)")
+
+
+def plain_paths_and_versions(text: str) -> list[tuple[int, int, int, str]]:
+    """``_scan``'s paths and versions as one search of the plain anchor pattern found them."""
+    found = []
+    reverse, size, at = text[::-1], len(text), 0
+    while (anchor := PLAIN_ANCHOR_RE.search(text, at)) is not None:
+        spot = anchor.start()
+        end = idents._end(idents._FORWARD_RE, text, spot)
+        start = spot - (idents._end(idents._BACKWARD_RE, reverse, size - spot) - (size - spot))
+        at = max(end, spot + 1)
+        if start > 0 and text[start - 1] in ":\\":
+            continue
+        token = text[start:end].rstrip(idents._TRAILING)
+        if idents._PATH_RE.fullmatch(token):
+            found.append((start, 4, idents._FILES, token))
+        elif idents._VERSION_RE.fullmatch(token):
+            found.append((start, 4, idents._OTHER, token))
+    return found
+
+
+@settings(max_examples=400, deadline=None)
+@given(TEXTS)
+@example("see README.md. Then v1.2.3 and ./a.py, 3.14. x.٣.٣ x.pyc .Py a/b/c.1.2.3/d")
+@example(" ".join(f"x.{ext}" for ext in idents._EXTENSIONS.split("|")))
+def test_the_two_anchor_scans_find_what_the_plain_anchor_finds(text: str) -> None:
+    fast = [found for found in idents._scan(text, 1) if found[1] == 4]
+    assert fast == plain_paths_and_versions(text)
+
+
+def plain_hashes(text: str) -> list[tuple[int, str]]:
+    """The commit hashes ``_scan`` found before its short-run shortcut."""
+    found = []
+    reverse, size, at = text[::-1], len(text), 0
+    while (hit := idents._HEX_FORWARD_RE.search(text, at)) is not None:
+        end = at = hit.end()
+        start = hit.start()
+        start -= idents._end(idents._HEX_BACKWARD_RE, reverse, size - start) - (size - start)
+        if 7 <= end - start <= 40 and not idents._glued(text, start - 1):
+            if not idents._glued(text, end) and not text[start:end].isdigit():
+                found.append((start, text[start:end]))
+    return found
+
+
+@settings(max_examples=400, deadline=None)
+@given(TEXTS)
+@example("commit 1a2b3c4 and deadbeef1 and 12345678 and abc٣def0123 and f00d٣")
+def test_the_hash_scan_finds_what_the_plain_scan_finds(text: str) -> None:
+    found = [(start, s) for start, scan, _, s in idents._scan(text, 2) if scan == 6]
+    assert found == plain_hashes(text)
+
+
+def plain_shortened(window: str, limit: int, more: bool) -> str:
+    """``render._shortened`` flattening the whole window, as it did."""
+    flat = " ".join(window.split())
+    if len(flat) <= limit:
+        return flat + ("…" if more else "")
+    cut = flat[: limit - 1]
+    space = cut.rfind(" ", limit // 2)
+    if space > 0:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
+SPACED = st.text(alphabet="ab \n\t\u3000中", max_size=300)
+
+
+@settings(max_examples=500, deadline=None)
+@given(SPACED, st.integers(1, 120), st.booleans())
+@example("a" + " " * 200 + "b c d", 4, False)
+def test_shortening_flattens_only_what_it_needs(window: str, limit: int, more: bool) -> None:
+    assert render._shortened.__wrapped__(window, limit, more) == plain_shortened(
+        window, limit, more
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(SPACED, st.integers(-2, 120))
+def test_fits_agrees_with_the_flattened_length(text: str, limit: int) -> None:
+    plain = len(text) <= 3 * limit + 16 and len(" ".join(text.split())) <= limit
+    assert render._fits.__wrapped__(text, limit) == plain
+
+
+WORDS = st.sampled_from(
+    ["we", "decided", "to", "fix", "src/app.py", "v1.2.3", "错误", "需要", "3", "\n", "done."]
+)
+PROSE = st.lists(WORDS, max_size=25).map(" ".join)
+MESSAGES = st.one_of(
+    PROSE.map(UserMessage.text),
+    st.builds(
+        lambda text, path: AssistantMessage(
+            (TextBlock(text),)
+            + ((ToolUseBlock("c1", "Read", {"file_path": path}),) if path else ())
+        ),
+        PROSE,
+        st.sampled_from(["", "src/app.py", "docs/a.md"]),
+    ),
+    st.builds(ToolResultMessage, st.sampled_from(["c1", "c2"]), PROSE, st.booleans()),
+)
+
+
+def requests_over(messages: list[Message], max_chars: int) -> list[SummaryRequest]:
+    """A session's requests: each turn's prompt over the messages so far, as the engine
+    makes them (with the formatted blocks)."""
+    made = []
+    for end in range(1, len(messages) + 1):
+        shown = messages[:end]
+        texts, cut = formatted_blocks(shown, 500, max_chars)
+        prompt = load_template("en").render(MESSAGE_SEPARATOR.join(texts))
+        kept = tuple(shown[len(shown) - len(texts) :])
+        made.append(
+            SummaryRequest(
+                "s",
+                end,
+                prompt,
+                max_tokens=400,
+                messages=kept,
+                max_tool_result_chars=500,
+                max_transcript_chars=max_chars,
+                formatted=tuple(texts),
+                formatted_cut=cut,
+            )
+        )
+    return made
+
+
+def answer(provider: OfflineProvider, request: SummaryRequest) -> object:
+    return asyncio.run(provider.complete_request(request, "extractive-v1"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(MESSAGES, min_size=1, max_size=14), st.sampled_from([120, 30_000]))
+def test_a_warm_memo_answers_as_a_fresh_provider_does(
+    messages: list[Message], max_chars: int
+) -> None:
+    """One provider across a session's requests (its memo warm: what it measured of each
+    message is summed, not measured again) against a new provider per request."""
+    warm = OfflineProvider()
+    for request in requests_over(messages, max_chars):
+        assert answer(warm, request) == answer(OfflineProvider(), request)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(MESSAGES, min_size=1, max_size=10))
+def test_identifiers_without_finds_are_what_ranking_nothing_gives(messages: list[Message]) -> None:
+    """``collect_identifiers`` returns at once when no block holds one and there are no
+    tool calls: the same as ranking every block's (empty) finds."""
+    blocks = blocks_from_messages(messages, 500, 30_000)
+    fast = idents.collect_identifiers(blocks, 12, ScanMemo())
+    memo = ScanMemo()
+    found = []
+    for role_set, weight in (
+        ({"user", "runtime", "assistant", "fragment"}, 2),
+        ({"result", "error"}, 1),
+    ):
+        indices = [i for i, role in enumerate(blocks.roles) if role in role_set]
+        if indices:
+            texts = [blocks.contents[i] for i in indices]
+            found.append((idents._found_in(texts, weight, memo.idents[weight]), indices, weight))
+    assert fast == idents._ranked(blocks, found, 12, memo)
