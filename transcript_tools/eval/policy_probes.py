@@ -188,7 +188,7 @@ class ActionScorer:
         view itself breaks (the ceiling row)."""
         history_view = list(self.probes.messages[:end])
         found = new_violations(history_view, [m for _, m in entries])
-        baseline = check_all(history_view)
+        baseline = check_all(history_view, prefix=True)  # as new_violations: its answer kept
         return {
             "position": sum(1 for r in self.records if r["action"] == kind) + 1,
             "removed_messages": len(removed),
