@@ -88,10 +88,10 @@ def test_a_history_the_spine_holds_is_neither_walked_nor_read_and_answered_once(
     reads: list[Message] = []
     read = validity._Scan.read
     monkeypatch.setattr(validity._Scan, "read", lambda scan, m: reads.append(m) or read(scan, m))
-    answers = []
-    found = validity._Scan.found
+    answers: list[int] = []
+    answer = validity._Scan.answers
     monkeypatch.setattr(
-        validity._Scan, "found", lambda scan, api: answers.append(api) or found(scan, api)
+        validity._Scan, "answers", lambda scan: answers.append(scan.n) or answer(scan)
     )
     monkeypatch.setattr(prefixes, "deepest", None)  # the spine alone answers
     for end in (3, 8, 5, 3):  # the next one's
@@ -99,7 +99,7 @@ def test_a_history_the_spine_holds_is_neither_walked_nor_read_and_answered_once(
         assert got == expected[end]
         got["openai"].append(got["openai"][0] if got["openai"] else None)  # the caller's own
     assert reads == []
-    assert answers == [*validity.APIS, *validity.APIS]  # 3 and 5 once each; 8 kept from before
+    assert answers == [3, 5]  # once each; 8's kept from before
 
 
 def test_a_longer_history_reads_only_what_the_spine_does_not_hold(
@@ -120,3 +120,23 @@ def test_a_longer_history_reads_only_what_the_spine_does_not_hold(
     assert check_all(other, prefix=True) == _afresh(other)
     assert prefixes._spine[0][0] == other
     assert len(prefixes.ROOT.after) == 2
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.integers(0, len(PARTS) - 1), max_size=10))
+def test_a_clean_scan_is_one_every_api_finds_nothing_in(picks: list[int]) -> None:
+    """``_Scan.answers`` skips the per-API answers of a view that breaks no rule: it is
+    clean exactly when each API's ``found`` is empty, and its answers are theirs."""
+    view = [PARTS[p] for p in picks]
+    scan = validity._Scan()
+    for message in view:
+        scan.read(message)
+    plain = {api: scan.found(api) for api in validity.APIS}
+    assert scan.clean() == (not any(plain.values()))
+    assert scan.answers() == plain
+
+
+def test_a_clean_history_is_answered_without_its_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    clean: list[Message] = [sys_(), user("q1"), asst("", "t1"), result("t1"), asst("a1")]
+    monkeypatch.setattr(validity._Scan, "found", None)
+    assert check_all(clean) == {api: [] for api in validity.APIS}
