@@ -251,12 +251,6 @@ class _Scan:
             or self.open_calls or self.strict_calls or self.leading > 1 or self._unanswered()
         )  # fmt: skip
 
-    def answers(self) -> dict[str, list[Violation]]:
-        """Every API's ``found``."""
-        if self.clean():
-            return {api: [] for api in APIS}
-        return {api: self.found(api) for api in APIS}
-
     def found(self, api: str) -> list[Violation]:
         """``api``'s violations of the view read so far, by message index."""
         if api == "openai":
@@ -331,6 +325,13 @@ def check_view(view: Sequence[Message], api: str, scan: _Scan | None = None) -> 
     return (scan or _scan(view, remember=False)).found(api)
 
 
+def _answers(view: Sequence[Message], scan: _Scan) -> dict[str, list[Violation]]:
+    """Every API's violations of ``view``, whose ``scan`` it is."""
+    if scan.clean():
+        return {api: [] for api in APIS}
+    return {api: check_view(view, api, scan) for api in APIS}
+
+
 prefixes.ROOT.scan = _Scan()  # the scan of no message, where every tree starts
 
 
@@ -365,7 +366,7 @@ def _history(view: Sequence[Message]) -> dict[str, list[Violation]]:
         node = path[-1] if path else prefixes.ROOT
     found = node.found
     if found is None:
-        found = node.found = node.scan.answers()
+        found = node.found = _answers(view, node.scan)
     return found
 
 
@@ -388,7 +389,7 @@ def check_all(view: Sequence[Message], *, prefix: bool = False) -> dict[str, lis
     known = _RECENT.get(key)
     if known is None:
         scan = _scan(view, False)
-        known = (tuple(view), scan.answers())
+        known = (tuple(view), _answers(view, scan))
         with _RECENT_LOCK:
             while _RECENT and _held[0] + len(key) > RECENT_MESSAGES:
                 _held[0] -= len(_RECENT.pop(next(iter(_RECENT)))[0])  # the oldest
