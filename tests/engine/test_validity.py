@@ -331,12 +331,14 @@ def test_each_message_of_a_growing_history_is_read_once(monkeypatch: pytest.Monk
     starting with a kept prefix reads only what follows it; the trees of the last
     PREFIX_TREES histories are kept, all let go at PREFIX_NODES."""
     from transcript_tools.engine import validity
+    from transcript_tools.engine import validity_prefixes as prefixes
 
     reads: list[Message] = []
     read = validity._Scan.read
     monkeypatch.setattr(validity._Scan, "read", lambda scan, m: reads.append(m) or read(scan, m))
-    monkeypatch.setattr(validity, "_ROOT", validity._Node(None, validity._Scan(), {}))
-    monkeypatch.setattr(validity, "_sizes", {})
+    monkeypatch.setattr(prefixes, "ROOT", prefixes.Node(None, validity._Scan(), {}))
+    monkeypatch.setattr(prefixes, "sizes", {})
+    monkeypatch.setattr(prefixes, "_spine", [prefixes._NO_SPINE])
     monkeypatch.setattr(validity, "_RECENT", {})
     monkeypatch.setattr(validity, "_held", [0])
     history = [sys_(), user("q1"), asst("", "t1"), result("t1"), asst("a1"), user("q2")]
@@ -348,17 +350,17 @@ def test_each_message_of_a_growing_history_is_read_once(monkeypatch: pytest.Monk
     summary = user("[summary]")
     check_all([*history[:2], summary, *history[4:]])
     assert reads == [summary, *history[4:]]
-    others = [[user(f"log {n}"), asst("a")] for n in range(validity.PREFIX_TREES)]
+    others = [[user(f"log {n}"), asst("a")] for n in range(prefixes.PREFIX_TREES)]
     for other in others:  # the first history's tree is the oldest: let go
         check_all(other, prefix=True)
-    assert list(validity._sizes.values()) == [2] * validity.PREFIX_TREES
+    assert list(prefixes.sizes.values()) == [2] * prefixes.PREFIX_TREES
     reads.clear()
     validity._RECENT.clear()  # the views' memo aside: the trees alone
     check_all(history, prefix=True)
     assert reads == history
-    monkeypatch.setattr(validity, "PREFIX_NODES", 9)
+    monkeypatch.setattr(prefixes, "PREFIX_NODES", 9)
     check_all([user("other"), *history], prefix=True)
-    assert list(validity._sizes.values()) == [7]  # all let go at 9 nodes, then this one kept
+    assert list(prefixes.sizes.values()) == [7]  # all let go at 9 nodes, then this one kept
 
 
 def test_an_unanswered_call_is_named_in_each_apis_own_words() -> None:

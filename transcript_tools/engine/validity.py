@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 
+from . import validity_prefixes as prefixes
 from .messages import (
     AssistantMessage,
     Message,
@@ -242,6 +243,14 @@ class _Scan:
         self.strict_calls = frozenset(calls)
         self.expected = "user" if kind == "assistant" else "assistant"
 
+    def clean(self) -> bool:
+        """Does every API find nothing (``found`` gives each an empty list)? Most views
+        and histories break no rule: their answer is had without building one."""
+        return not (
+            self.misplaced or self.empty or self.paired or self.openai or self.strict
+            or self.open_calls or self.strict_calls or self.leading > 1 or self._unanswered()
+        )  # fmt: skip
+
     def found(self, api: str) -> list[Violation]:
         """``api``'s violations of the view read so far, by message index."""
         if api == "openai":
@@ -316,61 +325,49 @@ def check_view(view: Sequence[Message], api: str, scan: _Scan | None = None) -> 
     return (scan or _scan(view, remember=False)).found(api)
 
 
-# The scans of the views' prefixes checked so far, as trees by the messages'
-# identities: a node holds its message (so no other object takes its id while it is
-# here) and the scan after it. A log's history is checked at every action, each time
-# one prefix longer, under every configuration of a grid: each message of it is read
-# once (``check_all(prefix=True)``). Messages are frozen (engine/messages.py): the same
-# objects in the same order are the same prefix. A tree per history's first message, the
-# last PREFIX_TREES kept (a log's configurations run in a row), PREFIX_NODES at most.
-@dataclass(slots=True)
-class _Node:
-    message: Message | None
-    scan: _Scan
-    after: dict[int, _Node]
+def _answers(view: Sequence[Message], scan: _Scan) -> dict[str, list[Violation]]:
+    """Every API's violations of ``view``, whose ``scan`` it is."""
+    if scan.clean():
+        return {api: [] for api in APIS}
+    return {api: check_view(view, api, scan) for api in APIS}
 
 
-_ROOT = _Node(None, _Scan(), {})
-PREFIX_TREES, PREFIX_NODES = 4, 1 << 15
-_sizes: dict[int, int] = {}  # nodes per tree, by its first message's id
+prefixes.ROOT.scan = _Scan()  # the scan of no message, where every tree starts
 
 
-def _scan(view: Sequence[Message], remember: bool) -> _Scan:
-    """The scan of ``view``: from the longest prefix of it a tree holds, the rest read
-    (and kept in the trees when ``remember``)."""
-    node, done = _ROOT, 0
-    for message in view:
-        step = node.after.get(id(message))
-        if step is None:
-            break
-        node, done = step, done + 1
+def _scan(
+    view: Sequence[Message], remember: bool, path: list[prefixes.Node] | None = None
+) -> _Scan:
+    """The scan of ``view``: from the longest prefix of it the trees hold
+    (validity_prefixes.py), the rest read (and kept in the trees when ``remember``;
+    ``path``: given the node after each message)."""
+    node, done = prefixes.deepest(view, path)
     scan = node.scan.copy()
 
     def kept(message: Message) -> None:  # the message just read, as the next node
         nonlocal node
-        with _RECENT_LOCK:
-            node = _keep(node, message, scan.copy(), id(view[0]))
+        node = prefixes.keep(node, message, scan.copy(), id(view[0]))
+        if path is not None:
+            path.append(node)
 
     read_on(scan, view, done, kept if remember else None)  # the rest, by known stretches
     return scan
 
 
-def _keep(node: _Node, message: Message, scan: _Scan, tree: int) -> _Node:
-    """The node after ``node`` for ``message``, kept in its ``tree`` (made if it is
-    the tree's first), the oldest trees let go beyond the bounds."""
-    if sum(_sizes.values()) >= PREFIX_NODES:
-        _ROOT.after.clear()
-        _sizes.clear()
-    if node is _ROOT:
-        while len(_ROOT.after) >= PREFIX_TREES:
-            oldest = next(iter(_ROOT.after))
-            del _ROOT.after[oldest]
-            _sizes.pop(oldest, None)
-        _sizes[tree] = 0
-    step = node.after[id(message)] = _Node(message, scan, {})
-    if tree in _sizes:
-        _sizes[tree] += 1
-    return step
+def _history(view: Sequence[Message]) -> dict[str, list[Violation]]:
+    """``check_all(view, prefix=True)``'s answer, kept on the node after the view: the
+    spine holds most histories whole (validity_prefixes.py); one it does not is read
+    into the trees and becomes the spine."""
+    node = prefixes.on_spine(view)
+    if node is None:
+        path: list[prefixes.Node] = []
+        _scan(view, True, path)
+        prefixes.follow(view, path)
+        node = path[-1] if path else prefixes.ROOT
+    found = node.found
+    if found is None:
+        found = node.found = _answers(view, node.scan)
+    return found
 
 
 # The last views check_all saw, by their messages' identities, each with its messages
@@ -385,12 +382,14 @@ _held = [0]  # messages held by _RECENT's views
 def check_all(view: Sequence[Message], *, prefix: bool = False) -> dict[str, list[Violation]]:
     """Every API's violations of ``view`` (an API with none maps to an empty list).
     ``prefix``: ``view`` is a log's history up to now, which later calls extend (its
-    scan is kept for them: ``_scan``)."""
+    scan and answer are kept for them in the trees: ``_history``)."""
+    if prefix:
+        return {api: list(found) for api, found in _history(view).items()}
     key = tuple(map(id, view))
     known = _RECENT.get(key)
     if known is None:
-        scan = _scan(view, prefix)
-        known = (tuple(view), {api: check_view(view, api, scan) for api in APIS})
+        scan = _scan(view, False)
+        known = (tuple(view), _answers(view, scan))
         with _RECENT_LOCK:
             while _RECENT and _held[0] + len(key) > RECENT_MESSAGES:
                 _held[0] -= len(_RECENT.pop(next(iter(_RECENT)))[0])  # the oldest

@@ -51,7 +51,7 @@ from .normalize import normalize
 from .probes import Probe
 from .records import ProbeRow, ScoreRecord
 from .score import ConversationProbes, artifact_hits, recall_of, recalled, recalled_memo
-from .shown import ShownTexts, visible_text
+from .shown import ShownTexts, set_bits, split_view, visible_text
 from .view_recall import whole_view_hits
 
 POLICY_ACTION = "policy-action"  # the ScoreRecord kind of an action scored here
@@ -90,7 +90,7 @@ class ActionScorer:
     path: str
     max_tool_result_chars: int
     records: list[ScoreRecord] = field(default_factory=list)
-    hidden: set[int] = field(default_factory=set)  # not shown verbatim by the latest view
+    hidden: int = 0  # bits: the history messages the latest view does not show verbatim
     alive: list[Probe] = field(default_factory=list)  # survivors, carried by the view's text
     whole_view: bool = False  # also score every probe of the history (eval/view_recall.py)
     detail: bool = True  # False: each record holds the view's counts only (the sweep's)
@@ -132,15 +132,16 @@ class ActionScorer:
         out of the view — a summary while the window still holds the whole history — has
         no probes, and its view is still checked). Without ``detail``, the record holds
         the view's counts only, with ``extra``."""
-        history = self.probes.messages
-        verbatim = {i for i, m in entries if i is not None and history[i] is m}
-        hidden = set(range(history_end)) - verbatim
-        removed = sorted(hidden - self.hidden)
+        mask, others = split_view(self.probes.messages, entries)
+        hidden = ((1 << history_end) - 1) & ~mask
+        gone = hidden & ~self.hidden
         self.hidden = hidden
-        gone = set(removed)
-        added = [(i, m) for i, m in entries if (i is None and kind == SUMMARY) or i in gone]
+        removed = set_bits(gone)
+        added = [(i, m) for i, m in others if (gone >> i & 1 if i is not None else kind == SUMMARY)]
         added_raw = "\n\n".join(visible_text(m, self.max_tool_result_chars) for _, m in added)
-        variants = NextView(self.probes, self._rest(entries, added), removed, added_raw)
+        variants = NextView(
+            self.probes, self._rest(entries, others, mask, added), removed, added_raw
+        )
         checked = dedup([(p, False) for i in removed for p in self.probes.message_probes(i)])
         seen = {(p.kind, p.key) for p, _ in checked}
         checked += [
@@ -172,7 +173,7 @@ class ActionScorer:
                 whole_view_hits(
                     self.probes,
                     history_end,
-                    verbatim,
+                    set(set_bits(mask)),
                     lambda i: self._message_haystack(i).text,
                     variants.view(),
                 )
@@ -188,7 +189,7 @@ class ActionScorer:
         view itself breaks (the ceiling row)."""
         history_view = list(self.probes.messages[:end])
         found = new_violations(history_view, [m for _, m in entries])
-        baseline = check_all(history_view)
+        baseline = check_all(history_view, prefix=True)  # as new_violations: its answer kept
         return {
             "position": sum(1 for r in self.records if r["action"] == kind) + 1,
             "removed_messages": len(removed),
@@ -201,20 +202,17 @@ class ActionScorer:
             "uncompacted_violations": {api: len(v) for api, v in baseline.items() if v},
         }
 
-    def _rest(self, entries: Entries, added: Entries) -> ViewHaystack:
+    def _rest(self, entries: Entries, others: Entries, mask: int, added: Entries) -> ViewHaystack:
         """The next view less what the action ``added`` (summary, placeholders, cut
-        copies): its history messages as bits, its other parts as haystacks."""
+        copies): its history messages (``mask``, ``split_view``) as bits, its ``others``
+        as haystacks."""
         added_ids = {id(m) for _, m in added}
-        kept = [(i, m) for i, m in entries if id(m) not in added_ids]
-        history = self.probes.messages
-        mask = 0
-        extras: list[Haystack] = []
-        for i, m in kept:
-            if i is not None and history[i] is m:
-                mask |= 1 << i
-            else:
-                extras.append(self._haystack(i, m))
-        return self._history().view(mask, extras, lambda: [self._haystack(i, m) for i, m in kept])
+        extras = [self._haystack(i, m) for i, m in others if id(m) not in added_ids]
+        return self._history().view(
+            mask,
+            extras,
+            lambda: [self._haystack(i, m) for i, m in entries if id(m) not in added_ids],
+        )
 
     def _probe_rows(
         self, checked: list[tuple[Probe, bool]], variants: NextView, end: int

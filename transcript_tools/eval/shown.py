@@ -57,6 +57,32 @@ def bits(indices: Iterable[int]) -> int:
     return mask
 
 
+def split_view(
+    history: Sequence[Message], entries: list[tuple[int | None, Message]]
+) -> tuple[int, list[tuple[int | None, Message]]]:
+    """A view's (history index or None, message) entries: its history messages shown
+    verbatim as bits (bit ``i``: ``history[i]`` itself), and its other entries
+    (summaries, placeholders, cut copies), in order (eval/policy_probes.py)."""
+    mask = 0
+    others: list[tuple[int | None, Message]] = []
+    for i, m in entries:
+        if i is not None and history[i] is m:
+            mask |= 1 << i
+        else:
+            others.append((i, m))
+    return mask, others
+
+
+def set_bits(bits: int) -> list[int]:
+    """The indices of ``bits``'s set bits, ascending."""
+    out: list[int] = []
+    while bits:
+        low = bits & -bits
+        out.append(low.bit_length() - 1)
+        bits ^= low
+    return out
+
+
 @dataclass(slots=True)
 class ShownTexts:
     """The history messages' visible texts at one cut, normalized, as haystacks that keep
