@@ -75,7 +75,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
             try:
                 convert_messages(msgs, obj.get("system"), conv.messages, source.warner(record))
             except BadMessage as exc:
-                source.bad(record.error(source.display, str(exc)))
+                source.bad_record(record, str(exc))
                 continue
             yield conv
             continue
@@ -84,7 +84,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
         try:
             per_message.messages.extend(message_from_anthropic(obj, "", source.warner(record)))
         except BadMessage as exc:
-            source.bad(record.error(source.display, str(exc)))
+            source.bad_record(record, str(exc))
     if per_message is not None:
         yield per_message
     yield from traces.conversations(source)

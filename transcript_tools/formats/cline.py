@@ -174,11 +174,8 @@ class _History:
         obj = record.obj
         self.starts.append(len(self.out))
         if not _is_api_message(obj):
-            self.source.bad(
-                record.error(
-                    self.source.display,
-                    "not an API history message (expected role user or assistant, and content)",
-                )
+            self.source.bad_record(
+                record, "not an API history message (expected role user or assistant, and content)"
             )
             return
         warn = self.source.warner(record)

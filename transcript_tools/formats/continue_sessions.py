@@ -201,7 +201,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
                 " <session id>.json files beside it",
             )
         if not isinstance(obj.get("history"), list):
-            source.bad(record.error(source.display, "a Continue session has a 'history' list"))
+            source.bad_record(record, "a Continue session has a 'history' list")
             continue
         conv = Conversation(
             conversation_id(obj, source, index, record, ("sessionId",)),

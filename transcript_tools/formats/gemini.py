@@ -332,11 +332,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
                     if isinstance(msg, dict):
                         whole.add(Record(msg, record.line, record.item), msg, _place(record, i))
                     else:
-                        source.bad(
-                            record.error(
-                                source.display, f"messages[{i}]: a record must be an object"
-                            )
-                        )
+                        source.bad_record(record, f"messages[{i}]: a record must be an object")
                 yield whole.conversation(stem)
                 continue
             if session is not None:
@@ -352,11 +348,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
             session.header.update(patch)
             continue
         if "type" not in obj:
-            source.bad(
-                record.error(
-                    source.display, "neither a Gemini CLI record (no 'type') nor a $set patch"
-                )
-            )
+            source.bad_record(record, "neither a Gemini CLI record (no 'type') nor a $set patch")
             continue
         session.add(record, obj, _place(record))
     if session is not None:

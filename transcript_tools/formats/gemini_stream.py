@@ -247,11 +247,8 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
         obj = record.obj
         kind = obj.get("type")
         if not is_event(obj):
-            source.bad(
-                record.error(
-                    source.display,
-                    f"not a Gemini CLI stream-json event (type {kind!r} without its fields)",
-                )
+            source.bad_record(
+                record, f"not a Gemini CLI stream-json event (type {kind!r} without its fields)"
             )
             continue
         if kind == "init":

@@ -75,7 +75,7 @@ def sniff_archive(data: bytes) -> bool:
 def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
     for record in records:
         if not sniff([record]):
-            source.bad(record.error(source.display, "not an inspect_ai eval log (no 'eval')"))
+            source.bad_record(record, "not an inspect_ai eval log (no 'eval')")
             continue
         if not record.obj.get("samples"):
             source.dropped(record, "an inspect_ai log without samples (logged with samples off?)")

@@ -344,7 +344,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
                         raise BadMessage("a message must be an object")
                     message = message_from_openai(msg, warn)
                 except BadMessage as exc:
-                    source.bad(record.error(source.display, f"messages[{i}]: {exc}"))
+                    source.bad_record(record, f"messages[{i}]: {exc}")
                     continue
                 if message is not None:
                     conv.messages.append(message)
@@ -359,7 +359,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
         try:
             message = message_from_openai(obj, source.warner(record))
         except BadMessage as exc:
-            source.bad(record.error(source.display, str(exc)))
+            source.bad_record(record, str(exc))
             continue
         if message is not None:
             per_message.messages.append(message)

@@ -56,6 +56,14 @@ class Source:
             raise InputError(err.path, err.line, f"{err.message} ({SKIP_HINT})", item=err.item)
         self.warn(f"warning: {err.location_text()} (skipped)")
 
+    def bad_line(self, line: int | None, message: str, item: int | None = None) -> None:
+        """``bad`` for a line (or array item) of this file."""
+        self.bad(InputError(self.display, line, message, item=item))
+
+    def bad_record(self, record: Record, message: str) -> None:
+        """``bad`` for a record of this file that is not what its reader takes."""
+        self.bad_line(record.line, message, record.item)
+
     def dropped(self, record: Record, what: str) -> None:
         """A record (or a field of one) tsum reads past: always a warning naming its line."""
         self.warn(f"warning: {record.error(self.display, what).location_text()}")
@@ -232,11 +240,7 @@ def _iter_whole_file(source: Source, data: bytes) -> Iterator[Record]:
             if isinstance(item, dict):
                 yield Record(item, item=i)
             else:
-                source.bad(
-                    InputError(
-                        path, None, f"expected a JSON object, got {_type_name(item)}", item=i
-                    )
-                )
+                source.bad_line(None, f"expected a JSON object, got {_type_name(item)}", i)
     else:
         raise InputError(path, None, f"expected a JSON object or array, got {_type_name(value)}")
 
@@ -304,11 +308,7 @@ def _iter_lines(source: Source, data: bytes) -> Iterator[Record]:
             continue
         if type(obj) is not dict:
             if not isinstance(obj, dict):
-                source.bad(
-                    InputError(
-                        source.display, lineno, f"expected a JSON object, got {_type_name(obj)}"
-                    )
-                )
+                source.bad_line(lineno, f"expected a JSON object, got {_type_name(obj)}")
                 continue
         yield Record(obj, lineno)
 
@@ -328,9 +328,9 @@ def _bad_line(
             " (the writer may still be running, or stopped mid-line)"
         )
     elif _is_invalid_utf8(raw):
-        source.bad(InputError(path, lineno, "invalid UTF-8 on this line"))
+        source.bad_line(lineno, "invalid UTF-8 on this line")
     else:
-        source.bad(InputError(path, lineno, _describe_json_error(exc)))
+        source.bad_line(lineno, _describe_json_error(exc))
 
 
 def session_stem(source: Source) -> str:
@@ -386,6 +386,6 @@ def decode_text(source: Source, data: bytes) -> str:
         try:
             out.append(raw.decode("utf-8"))
         except UnicodeDecodeError:
-            source.bad(InputError(source.display, lineno, "invalid UTF-8 on this line"))
+            source.bad_line(lineno, "invalid UTF-8 on this line")
             out.append("")
     return "\n".join(out)

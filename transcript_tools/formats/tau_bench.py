@@ -174,9 +174,7 @@ def _tau2(obj: dict[str, Any], record: Record, source: Source) -> Iterator[Conve
     for i, sim in enumerate(obj["simulations"]):
         where = _where(source, record, f"simulations[{i}]")
         if not isinstance(sim, dict) or not isinstance(sim.get("messages"), list):
-            source.bad(
-                record.error(source.display, f"simulations[{i}]: not a simulation with messages")
-            )
+            source.bad_record(record, f"simulations[{i}]: not a simulation with messages")
             continue
         conv = Conversation(
             session_name(sim.get("task_id"), sim.get("trial"), f"{stem}#{i + 1}"),
@@ -210,7 +208,7 @@ def _tau2(obj: dict[str, Any], record: Record, source: Source) -> Iterator[Conve
                     continue
                 conv.messages.append(_tau2_message(msg, model))
             except BadMessage as exc:
-                source.bad(record.error(source.display, f"simulations[{i}].messages[{j}]: {exc}"))
+                source.bad_record(record, f"simulations[{i}].messages[{j}]: {exc}")
         if unreadable:
             source.warn(
                 f"warning: {where}: usage of {len(unreadable)} agent message(s) not read (expected"
@@ -242,7 +240,7 @@ def _tau1(obj: dict[str, Any], record: Record, source: Source, index: int) -> Co
                 raise BadMessage("a message must be an object")
             message = message_from_openai(msg)
         except BadMessage as exc:
-            source.bad(record.error(source.display, f"traj[{j}]: {exc}"))
+            source.bad_record(record, f"traj[{j}]: {exc}")
             continue
         if message is None:
             source.warn(
@@ -270,10 +268,8 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
             index += 1
             yield _tau1(obj, record, source, index)
         else:
-            source.bad(
-                record.error(
-                    source.display,
-                    "neither a tau2-bench results object ({simulations: [...]}) nor a tau-bench"
-                    " task run ({task_id, traj: [...]})",
-                )
+            source.bad_record(
+                record,
+                "neither a tau2-bench results object ({simulations: [...]}) nor a tau-bench"
+                " task run ({task_id, traj: [...]})",
             )
