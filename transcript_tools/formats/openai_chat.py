@@ -47,8 +47,8 @@ from .source import (
     Record,
     Source,
     Warn,
-    conversation_id,
     count_field,
+    record_conversation,
     session_stem,
 )
 
@@ -331,12 +331,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
         if isinstance(msgs, list):
             index += 1
             # one conversation per record; numbered when the file holds several
-            conv = Conversation(
-                session_id=conversation_id(obj, source, index, record),
-                path=source.display,
-                format=NAME,
-                line=record.line,
-            )
+            conv = record_conversation(NAME, source, record, index)
             warn = source.warner(record)
             for i, msg in enumerate(msgs):
                 try:

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from ..engine.messages import Conversation
 from ..errors import InputError
 from .bounds import max_record_bytes, read_local, record_too_large
 
@@ -306,10 +307,9 @@ def _iter_lines(source: Source, data: bytes) -> Iterator[Record]:
                 continue
             _bad_line(source, data, raw, lineno, end, exc)
             continue
-        if type(obj) is not dict:
-            if not isinstance(obj, dict):
-                source.bad_line(lineno, f"expected a JSON object, got {_type_name(obj)}")
-                continue
+        if type(obj) is not dict:  # orjson makes no dict subclass
+            source.bad_line(lineno, f"expected a JSON object, got {_type_name(obj)}")
+            continue
         yield Record(obj, lineno)
 
 
@@ -363,6 +363,14 @@ def conversation_id(
     return f"{stem}#{index}" if record.line is not None or record.item is not None else stem
 
 
+def record_conversation(
+    name: str, source: Source, record: Record, index: int, keys: tuple[str, ...] = ID_KEYS
+) -> Conversation:
+    """A conversation of format ``name`` that one record holds, named as ``conversation_id``."""
+    session_id = conversation_id(record.obj, source, index, record, keys)
+    return Conversation(session_id, source.display, name, line=record.line)
+
+
 # ---- plain-text transcripts (Aider's logs are not JSON) ---------------------------------
 
 
@@ -374,8 +382,8 @@ def decode_text(source: Source, data: bytes) -> str:
     error naming it, or with --skip-bad-lines a warning, the line read as empty (so the
     lines after it keep their numbers).
     """
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
+    if data.startswith(UTF8_BOM):
+        data = data[len(UTF8_BOM) :]
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

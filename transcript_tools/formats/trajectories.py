@@ -52,7 +52,7 @@ from ..engine.messages import (
 )
 from .fields import str_or_empty, str_or_none
 from .openai_chat import BadMessage, message_from_openai, usage_from_openai
-from .source import Record, Source, Warn, conversation_id, count_field, session_stem
+from .source import Record, Source, Warn, count_field, record_conversation, session_stem
 
 NAME = "trajectory"
 DESCRIPTION = "Agent trajectories: SWE-agent .traj (history) and OpenHands event streams"
@@ -322,12 +322,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
                 source.bad_record(record, "neither a trajectory (history) nor an agent event")
             continue
         index += 1
-        conv = Conversation(
-            conversation_id(obj, source, index, record, ("instance_id", "id", "session_id")),
-            source.display,
-            NAME,
-            line=record.line,
-        )
+        conv = record_conversation(NAME, source, record, index, ("instance_id", "id", "session_id"))
         if kind == "openhands":
             _openhands(
                 [(ev, record) for ev in obj["history"]],
