@@ -98,16 +98,14 @@ def read_database(source: Source, data: bytes) -> Iterator[Conversation]:
             try:
                 sample = orjson.loads(archive.read(name))
             except orjson.JSONDecodeError as exc:
-                source.warn(
-                    f"warning: {source.display}: {name}: invalid JSON ({exc}); sample skipped"
-                )
+                source.noted(f"{name}: invalid JSON ({exc}); sample skipped")
                 continue
             warn = _member_warner(source, name)
             yield sample_conversation(sample, source, warn)
 
 
 def _member_warner(source: Source, member: str) -> Warn:
-    return lambda what: source.warn(f"warning: {source.display}: {member}: {what}")
+    return lambda what: source.noted(f"{member}: {what}")
 
 
 def _resolve(value: Any, attachments: dict[str, Any]) -> Any:

@@ -65,6 +65,10 @@ class Source:
         """``bad`` for a record of this file that is not what its reader takes."""
         self.bad_line(record.line, message, record.item)
 
+    def noted(self, what: str, line: int | None = None) -> None:
+        """A warning about this file (at ``line``, where given)."""
+        self.warn(f"warning: {self.display}{'' if line is None else f':{line}'}: {what}")
+
     def dropped(self, record: Record, what: str) -> None:
         """A record (or a field of one) tsum reads past: always a warning naming its line."""
         self.warn(f"warning: {record.error(self.display, what).location_text()}")
@@ -199,9 +203,7 @@ def is_whole_file_json(path: str, data: bytes) -> bool:
     if stripped[:1] == b"[":
         return True
     first = stripped.split(b"\n", 1)[0]
-    if stripped[:1] == b"{" and first.strip() in (b"{", b"{\r"):
-        return True  # pretty-printed object
-    return False
+    return stripped[:1] == b"{" and first.strip() in (b"{", b"{\r")  # pretty-printed object
 
 
 def iter_records(source: Source, data: bytes) -> Iterator[Record]:
@@ -316,16 +318,15 @@ def _iter_lines(source: Source, data: bytes) -> Iterator[Record]:
 def _bad_line(
     source: Source, data: bytes, raw: bytes, lineno: int, end: int, exc: orjson.JSONDecodeError
 ) -> None:
-    path = source.display
     if not data.endswith(b"\n") and (
         end >= len(data) or (b"\n" not in data[end + 1 :] and not data[end + 1 :].strip())
     ):
         # Claude Code and Codex append to their logs while they run: an incomplete last
         # line is the normal state of a live log, not a broken file (checked before
         # UTF-8, since the cut can fall inside a character).
-        source.warn(
-            f"warning: {path}:{lineno}: truncated last line skipped"
-            " (the writer may still be running, or stopped mid-line)"
+        source.noted(
+            "truncated last line skipped (the writer may still be running, or stopped mid-line)",
+            lineno,
         )
     elif _is_invalid_utf8(raw):
         source.bad_line(lineno, "invalid UTF-8 on this line")

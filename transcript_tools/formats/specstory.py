@@ -105,9 +105,9 @@ def _sections(text: str, source: Source) -> tuple[list[_Section], str | None]:
         elif line.strip() and not line.startswith(("<!--", "#")):
             stray.append(number)
     if stray:
-        source.warn(
-            f"warning: {source.display}:{stray[0]}: {len(stray)} line(s) before the first"
-            " _**User**_ / _**Agent**_ heading left out"
+        source.noted(
+            f"{len(stray)} line(s) before the first _**User**_ / _**Agent**_ heading left out",
+            stray[0],
         )
     return sections, session_id
 

@@ -285,8 +285,8 @@ def read_text(text: str, source: Source) -> Iterator[Conversation]:
             )
         yield conv
     if empty:
-        source.warn(
-            f"warning: {source.display}: {len(empty)} session(s) with no message to the model"
+        source.noted(
+            f"{len(empty)} session(s) with no message to the model"
             f" skipped (Aider started and quit; {_lines(empty)})"
         )
 

@@ -103,9 +103,8 @@ def _blocks(text: str, source: Source) -> list[_Block]:
             )
             if lineno == len(lines) and not text.endswith("\n"):
                 # Aider appends to the log while it runs: a cut last line is normal
-                source.warn(
-                    f"warning: {source.display}:{lineno}: incomplete last line (the writer may"
-                    " still be running) (skipped)"
+                source.noted(
+                    "incomplete last line (the writer may still be running) (skipped)", lineno
                 )
             else:
                 source.bad_line(lineno, what)

@@ -267,15 +267,13 @@ def _go_sessions(
         conv.warnings.extend(notes)
         out.append(conv)
     if empty:
-        source.warn(
-            f"warning: {source.display}: {len(empty)} session(s) without messages left out"
+        source.noted(
+            f"{len(empty)} session(s) without messages left out"
             f" ({', '.join(empty[:4])}{', …' if len(empty) > 4 else ''})"
         )
     for sid, rows in by_session.items():
         where = "" if sid in ids else " of no session row"
-        source.warn(
-            f"warning: {source.display}: {len(rows)} message(s) of session {sid}{where} left out"
-        )
+        source.noted(f"{len(rows)} message(s) of session {sid}{where} left out")
     return out
 
 
@@ -329,7 +327,5 @@ def _ts_sessions(
     elif notes:
         raise InputError(source.display, None, notes[0])
     for sid, left in messages.items():
-        source.warn(
-            f"warning: {source.display}: {len(left)} message(s) of session {sid} of no session row left out"
-        )
+        source.noted(f"{len(left)} message(s) of session {sid} of no session row left out")
     return out
