@@ -48,6 +48,7 @@ from ..engine.messages import (
     Usage,
     UserMessage,
 )
+from ..present.numbers import shown_places
 from .fields import str_or_empty, str_or_none
 from .openai_chat import BadMessage, message_from_openai, usage_from_openai
 from .source import Record, Source, session_stem
@@ -93,13 +94,6 @@ def session_name(task_id: Any, trial: Any, fallback: str) -> str:
 def _where(source: Source, record: Record, path: str) -> str:
     """``file[3]: traj[5]`` / ``file: simulations[0]``: a part of a record, located."""
     return record.error(source.display, path).location_text()
-
-
-def _indices(found: list[int]) -> str:
-    shown = ", ".join(str(i) for i in found[:SHOWN_INDICES])
-    return shown + (
-        f", … ({len(found) - SHOWN_INDICES} more)" if len(found) > SHOWN_INDICES else ""
-    )
 
 
 # ---- tau2-bench -----------------------------------------------------------------------------
@@ -213,12 +207,12 @@ def _tau2(obj: dict[str, Any], record: Record, source: Source) -> Iterator[Conve
             source.warn(
                 f"warning: {where}: usage of {len(unreadable)} agent message(s) not read (expected"
                 f" integer prompt_tokens and completion_tokens; estimated instead; messages"
-                f" {_indices(unreadable)})"
+                f" {shown_places(unreadable, SHOWN_INDICES)})"
             )
         if hidden:
             source.warn(
                 f"warning: {where}: {len(hidden)} user-simulator tool call(s) and result(s) left"
-                f" out — the agent never saw them (messages {_indices(hidden)})"
+                f" out — the agent never saw them (messages {shown_places(hidden, SHOWN_INDICES)})"
             )
         yield conv
 

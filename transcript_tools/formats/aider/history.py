@@ -53,6 +53,7 @@ from ...engine.messages import (
     UserMessage,
 )
 from ...errors import InputError
+from ...present.numbers import shown_places
 from ..source import Source
 from .common import stem, strip_ansi
 
@@ -292,10 +293,4 @@ def read_text(text: str, source: Source) -> Iterator[Conversation]:
 
 
 def _lines(lines: list[int]) -> str:
-    return ("line " if len(lines) == 1 else "lines ") + _shown(lines)
-
-
-def _shown(lines: list[int]) -> str:
-    return ", ".join(map(str, lines[:SHOWN])) + (
-        f", … ({len(lines) - SHOWN} more)" if len(lines) > SHOWN else ""
-    )
+    return ("line " if len(lines) == 1 else "lines ") + shown_places(lines, SHOWN)

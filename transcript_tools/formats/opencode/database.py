@@ -57,6 +57,7 @@ from ...engine.messages import (
     UserMessage,
 )
 from ...errors import InputError
+from ...present.numbers import shown_places
 from ..anthropic_api import user_message
 from ..binary import BinaryFileError
 from ..content_parts import json_or_text
@@ -268,8 +269,7 @@ def _go_sessions(
         out.append(conv)
     if empty:
         source.noted(
-            f"{len(empty)} session(s) without messages left out"
-            f" ({', '.join(empty[:4])}{', …' if len(empty) > 4 else ''})"
+            f"{len(empty)} session(s) without messages left out ({shown_places(empty, 4, ', …')})"
         )
     for sid, rows in by_session.items():
         where = "" if sid in ids else " of no session row"
