@@ -4,7 +4,7 @@ already shown."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -21,7 +21,7 @@ def show_delta(d: Delta) -> str:
     return f"{show_number(d.old)} → {show_number(d.new)} ({d.change:+,})"
 
 
-def show_turns(turns: list[int]) -> str:
+def show_turns(turns: Sequence[int | None]) -> str:
     return ", ".join(map(str, turns)) if turns else "none"
 
 

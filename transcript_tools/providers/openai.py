@@ -8,11 +8,9 @@ module is imported only when this provider is selected.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..engine.config import DEFAULT_MAX_CONNECTIONS, DEFAULT_TIMEOUT_S
 from ..engine.messages import Usage
 from ..engine.requests import SummaryResponse
 from ..errors import ProviderConfigError
@@ -41,46 +39,25 @@ class OpenAIProvider(SdkProvider):
     base_url_env = BASE_URL_ENV  # the SDK's variable: the timeout's default reads it too
     api = "chat.completions"
     DEFAULT_MODEL = DEFAULT_MODEL
+    DEFAULT_BASE_URL = DEFAULT_BASE_URL
+    key_hint = " (a local OpenAI-compatible server needs --base-url, and no key)"
     sdk_module = "openai"
     client_class_name = "AsyncOpenAI"
     base_error_name = "OpenAIError"
 
-    def __init__(
-        self,
-        *,
-        model: str | None = None,
-        base_url: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT_S,
-        temperature: float | None = None,
-        max_connections: int = DEFAULT_MAX_CONNECTIONS,
-        require_key: bool = True,  # False with --cache-only: no request is ever sent
-    ) -> None:
-        base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).strip()
+    def _key(self, base_url: str, model: str | None, require_key: bool) -> str:
         official = _is_official(base_url)
-        key = os.environ.get(KEY_ENV, "").strip()
-        if not key and official and require_key:
-            raise ProviderConfigError(
-                f"the openai provider needs an API key: set {KEY_ENV}, "
-                "or use --provider offline to run without one "
-                "(a local OpenAI-compatible server needs --base-url, and no key)"
-            )
+        key = super()._key(base_url, model, require_key and official)
         if not model and not official:
             # gpt-4o-mini means nothing to a local server: fail now, not on call 1.
             raise ProviderConfigError(
                 f"--model is required with --base-url {public_url(base_url)} "
                 "(the name the server serves, e.g. the one in its /v1/models list)"
             )
-        super().__init__(
-            api_key=key or PLACEHOLDER_KEY,
-            model=model or DEFAULT_MODEL,
-            base_url=base_url,
-            timeout=timeout,
-            temperature=temperature,
-            max_connections=max_connections,
-        )
         # api.openai.com's newer models reject `max_tokens`; compatible servers
         # (older vLLM, llama.cpp, Ollama) may only know `max_tokens`.
         self._tokens_param = "max_completion_tokens" if official else "max_tokens"
+        return key or PLACEHOLDER_KEY
 
     def identity(self, model: str | None) -> dict[str, Any]:
         return {**super().identity(model), "tokens_param": self._tokens_param}
