@@ -36,15 +36,19 @@ class AnthropicProvider(SdkProvider):
     client_class_name = "AsyncAnthropic"
     base_error_name = "AnthropicError"
 
-    async def _create(self, client: Any, prompt: str, model: str, max_tokens: int) -> Any:
-        kwargs: dict[str, Any] = {
+    def body(self, prompt: str, model: str, max_tokens: int) -> dict[str, Any]:
+        """The call's JSON body (sent alone, or as a batch request's params)."""
+        body: dict[str, Any] = {
             "model": model,
             "max_tokens": max_tokens,
             "messages": [{"role": "user", "content": prompt}],
         }
         if self._temperature is not None:
-            kwargs["temperature"] = self._temperature
-        return await post_json(client, "/v1/messages", kwargs)
+            body["temperature"] = self._temperature
+        return body
+
+    async def _create(self, client: Any, prompt: str, model: str, max_tokens: int) -> Any:
+        return await post_json(client, "/v1/messages", self.body(prompt, model, max_tokens))
 
     def _response(self, raw: Any, requested: str) -> SummaryResponse:
         return _to_response(raw, requested)

@@ -62,15 +62,19 @@ class OpenAIProvider(SdkProvider):
     def identity(self, model: str | None) -> dict[str, Any]:
         return {**super().identity(model), "tokens_param": self._tokens_param}
 
-    async def _create(self, client: Any, prompt: str, model: str, max_tokens: int) -> Any:
-        kwargs: dict[str, Any] = {
+    def body(self, prompt: str, model: str, max_tokens: int) -> dict[str, Any]:
+        """The call's JSON body (sent alone, or as a batch request line's body)."""
+        body: dict[str, Any] = {
             "model": model,
             "messages": [{"role": "user", "content": prompt}],
             self._tokens_param: max_tokens,
         }
         if self._temperature is not None:
-            kwargs["temperature"] = self._temperature
-        return await post_json(client, "/chat/completions", kwargs)
+            body["temperature"] = self._temperature
+        return body
+
+    async def _create(self, client: Any, prompt: str, model: str, max_tokens: int) -> Any:
+        return await post_json(client, "/chat/completions", self.body(prompt, model, max_tokens))
 
     def _response(self, raw: Any, requested: str) -> SummaryResponse:
         return _to_response(raw, requested)
