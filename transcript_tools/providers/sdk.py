@@ -47,28 +47,13 @@ class SdkProvider:
     base_error_name: ClassVar[str]  # the SDK's root exception, e.g. "AnthropicError"
 
     @classmethod
-    def create(
-        cls,
-        *,
-        model: str | None,
-        base_url: str | None,
-        timeout: float,
-        temperature: float | None,
-        max_connections: int,
-        require_key: bool,
-    ) -> Provider:
-        """The registry's constructor (``registry.ProviderClass``)."""
+    def create(cls, *, timeout: float, **settings: Any) -> Provider:
+        """The registry's constructor (``registry.ProviderClass``: the settings ``__init__``
+        takes)."""
         if timeout <= 0:
             raise ProviderConfigError(f"--timeout must be positive, not {timeout:g}")
         subclass: Any = cls  # a Provider, whose name and key_env are class variables here
-        provider: Provider = subclass(
-            model=model,
-            base_url=base_url,
-            timeout=timeout,
-            temperature=temperature,
-            max_connections=max_connections,
-            require_key=require_key,
-        )
+        provider: Provider = subclass(timeout=timeout, **settings)
         return provider
 
     @classmethod
