@@ -26,10 +26,6 @@ BASE_URL_ENV = "OPENAI_BASE_URL"
 PLACEHOLDER_KEY = "not-needed"  # sent to keyless local servers; the SDK insists on some value
 
 
-def _is_official(base_url: str) -> bool:
-    return urlsplit(base_url.strip()).hostname == "api.openai.com"
-
-
 @register
 class OpenAIProvider(SdkProvider):
     """Summaries from OpenAI or an OpenAI-compatible server."""
@@ -46,7 +42,7 @@ class OpenAIProvider(SdkProvider):
     base_error_name = "OpenAIError"
 
     def _key(self, base_url: str, model: str | None, require_key: bool) -> str:
-        official = _is_official(base_url)
+        official = urlsplit(base_url).hostname == "api.openai.com"  # base_url is stripped
         key = super()._key(base_url, model, require_key and official)
         if not model and not official:
             # gpt-4o-mini means nothing to a local server: fail now, not on call 1.
