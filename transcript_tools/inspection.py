@@ -15,7 +15,7 @@ import math
 import statistics
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .engine.composition import context_by_kind, context_overflows
@@ -101,15 +101,7 @@ class SessionInfo:
             },
             "largest_context": {"tokens": self.largest_context, "kind": self.largest_context_kind},
             "context_window": self.context_window,
-            "compactions": [
-                {
-                    "turn": c.turn,
-                    "message_index": c.message_index,
-                    "source": c.source,
-                    "pre_tokens": c.pre_tokens,
-                }
-                for c in self.compactions
-            ],
+            "compactions": [asdict(c) for c in self.compactions],
             "warnings": [*self.file_warnings, *self.warnings],
             "context_by_kind": self.context_by_kind,
             "commands": self.commands,

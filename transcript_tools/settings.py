@@ -150,10 +150,8 @@ def _checked(table: dict[str, Any], path: Path) -> dict[str, Any]:
             raise ConfigError(
                 f"{path}: unknown format {table['format']!r} (known: {', '.join(reader_names())})"
             )
-    try:
-        summary_config_from(
-            merge_settings({}, table)
-        )  # the file's own values, checked where they are written
+    try:  # the file's own values, checked where they are written
+        summary_config_from(merge_settings({}, table))
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
     return dict(table)
@@ -172,8 +170,6 @@ def summary_config_from(values: dict[str, Any], base: SummaryConfig | None = Non
 
 
 CONFIG_ENV = "TSUM_CONFIG"
-# build_executor's options that are no settings-file key: flags or the environment only.
-PROVIDER_OPTION_KEYS = PROVIDER_ONLY_KEYS
 # The ReplaySettings fields that are settings (mode, keep_recent_turns, path, measure, checkpoint)
 _REPLAY_KEYS = tuple(f.name for f in fields(ReplaySettings) if f.name in SETTING)
 
@@ -242,7 +238,7 @@ def load_settings(
 
     ``flags`` are by settings-file key (``CONFIG_KEYS``: ``trigger_token_ratio``,
     ``prompt``, ``mode``, ``provider``, ``model``…); ``provider_options`` the cache and
-    call options that no file holds (``PROVIDER_OPTION_KEYS``; absent ones come from
+    call options that no file holds (``PROVIDER_ONLY_KEYS``; absent ones come from
     ``TSUM_*``). ``warn`` gets the template's problems (default: ``logging``).
     ``env={}, read_file=False``: the flags and the defaults only. ``policy``: a compaction
     policy (docs/policies.md); its values replace the seed's settings but for those the
@@ -280,8 +276,8 @@ def load_settings(
         raise ConfigError(str(exc)) from None
     concurrency = values.get("concurrency") or DEFAULT_CONCURRENCY
     _int_at_least("concurrency", concurrency, 1, "must be >= 1")
-    provider = {k: v for k, v in (provider_options or {}).items() if k in PROVIDER_OPTION_KEYS}
-    for key in PROVIDER_OPTION_KEYS:
+    provider = {k: v for k, v in (provider_options or {}).items() if k in PROVIDER_ONLY_KEYS}
+    for key in PROVIDER_ONLY_KEYS:
         if provider.get(key) is None and (value := _from_env(SETTING[key], env)) is not None:
             provider[key] = value
     provider.update(

@@ -213,7 +213,7 @@ def test_every_environment_name_is_documented() -> None:
 
 
 def test_the_provider_options_typeddict_names_the_tables_provider_settings() -> None:
-    from transcript_tools.cli.provider_options import PROVIDER_OPTION_NAMES
+    from transcript_tools.engine.settings_table import PROVIDER_OPTION_NAMES
     from transcript_tools.providers.factory import ProviderOptions
 
     assert set(ProviderOptions.__annotations__) == set(PROVIDER_OPTION_NAMES) - {"provider"}

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from tests.support.fake_llm_server import isolate_env
 from transcript_tools.cli.cache_cmd import cache_group
-from transcript_tools.cli.provider_options import provider_options
+from transcript_tools.cli.setting_options import provider_options
 from transcript_tools.engine.messages import Usage
 from transcript_tools.engine.requests import SummaryRequest, SummaryResponse
 from transcript_tools.errors import ProviderConfigError, ProviderError

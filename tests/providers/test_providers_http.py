@@ -423,7 +423,7 @@ def test_importing_tsum_never_imports_the_sdks() -> None:
     code = (
         "import sys, transcript_tools, transcript_tools.providers\n"
         "from transcript_tools.providers import cache, executor, registry, retry\n"
-        "import transcript_tools.cli.provider_options, transcript_tools.cli.cache_cmd\n"
+        "import transcript_tools.cli.setting_options, transcript_tools.cli.cache_cmd\n"
         "bad = sorted(m for m in ('anthropic', 'openai', 'httpx2') if m in sys.modules)\n"
         "assert not bad, bad\n"
     )

@@ -69,23 +69,15 @@ class FakeProvider(SdkProvider):
     name = "fake-sdk"
     key_env = "FAKE_SDK_KEY"
     DEFAULT_MODEL = "fake-1"
+    DEFAULT_BASE_URL = "https://user:pw@api.example/v1?token=t"
+    base_url_env = "FAKE_SDK_BASE_URL"
     api = "fake.create"
     sdk_module = "fake_sdk_for_tsum"
     client_class_name = "AsyncClient"
     base_error_name = "SdkError"
 
-    def __init__(
-        self, *, model: str | None = None, base_url: str | None = None, **settings: Any
-    ) -> None:
-        settings.pop("require_key", None)
-        super().__init__(
-            api_key=SECRET,
-            model=model or self.DEFAULT_MODEL,
-            base_url=base_url or "https://user:pw@api.example/v1?token=t",
-            timeout=settings.get("timeout", 5.0),
-            temperature=settings.get("temperature"),
-            max_connections=settings.get("max_connections", 4),
-        )
+    def _key(self, base_url: str, model: str | None, require_key: bool) -> str:
+        return SECRET
 
     async def _create(self, client: Any, prompt: str, model: str, max_tokens: int) -> Any:
         return await client.create(model=model, prompt=prompt, max_tokens=max_tokens)

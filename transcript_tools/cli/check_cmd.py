@@ -24,8 +24,8 @@ from .diff_cmd import OWN_OPTIONS, diff_output_options, finish_diff, render_diff
 from .help import TsumCommand, examples
 from .main import EXIT_CODES_HELP
 from .outcome import finish
-from .provider_options import provider_options
 from .replay_cmd import replay_paths
+from .setting_options import provider_options
 from .settings import resolve, summary_options
 
 

@@ -15,11 +15,10 @@ from ..compare.workflow import CompareRun, compare_paths
 from ..engine.config import AUTO, RunSettings
 from ..engine.policy import Policy
 from ..terminal import echo
-from .cached_options import cached_summary_options
-from .cost_options import prices_option
 from .help import TsumCommand
 from .outcome import finish
 from .progress import RunStderr, warnings_option
+from .setting_options import cached_summary_options, prices_option
 from .settings import config_option, format_option, resolve
 from .sweep_cmd import _policy, _split, _window
 

@@ -13,8 +13,7 @@ from .help import TsumCommand
 from .outcome import finish
 from .policies_cmd import POLICY_HELP, PolicyParam
 from .progress import RunStderr, warnings_option
-from .provider_options import provider_options
-from .setting_options import setting_option, shown_default
+from .setting_options import provider_options, setting_option, shown_default
 from .settings import config_option, format_option
 
 EPILOG = """\b

@@ -91,12 +91,10 @@ def _row(row: FidelityRow, base: str) -> list[str]:
 
 def _summary_row(summary: RuntimeSummary) -> list[str]:
     data = summary.to_json()
-    counts = [str(data[k]) for k in ("compactions", "scored", "same", "within-one", "off")]
-    rest = [str(data[k]) for k in ("never", "unobserved")]
+    counts = ("compactions", "scored", "same", "within-one", "off", "never", "unobserved")
     return [
         summary.runtime,
-        *counts,
-        *rest,
+        *(str(data[k]) for k in counts),
         whole_percent(summary.agreement),
         whole_percent(summary.median_size_error),
         whole_percent(summary.median_rebuilt_error),

@@ -20,7 +20,7 @@ from ..terminal import echo, escape_controls
 from .help import TsumCommand, examples
 from .outcome import finish
 from .progress import RunStderr, warnings_option
-from .scale_options import scale_options
+from .setting_options import scale_options
 from .settings import config_option, explicit_options, format_option
 
 COLUMNS = (

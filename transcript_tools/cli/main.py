@@ -106,70 +106,32 @@ def show_traceback(ctx: click.Context) -> None:
 
 # Each subcommand's module is imported only when that command runs (or shows its help):
 # `tsum --version` and `tsum replay --help` must not pay for diff, sweep, asyncio, ssl…
-# name -> (module, attribute, one-line help for `tsum --help`, which imports nothing)
-COMMANDS: dict[str, tuple[str, str, str]] = {
-    "replay": (
-        "replay_cmd",
-        "replay_command",
-        "Replay transcripts turn by turn through the checkpoint.",
-    ),
-    "format": (
-        "format_cmd",
-        "format_command",
-        "Print the formatted history the summary prompt gets at a turn.",
-    ),
-    "prompt": ("prompt_cmd", "prompt_command", "Print the rendered summary prompt at a turn."),
-    "prompts": ("prompts_cmd", "prompts_group", "The built-in summary prompt templates."),
-    "inspect": (
-        "inspect_cmd",
-        "inspect_command",
-        "Per session: format, turns, messages, tokens, compactions.",
-    ),
-    "policies": ("policies_cmd", "policies_group", "The compaction policies: list, show NAME."),
-    "fidelity": (
-        "fidelity_cmd",
-        "fidelity_command",
-        "Each compaction the logs record against the policy's replay.",
-    ),
-    "cache": ("cache_cmd", "cache_group", "Inspect or clear the response cache."),
-    "diff": (
-        "diff_cmd",
-        "diff_command",
-        "Compare two `tsum replay --out` directories, per session and turn.",
-    ),
-    "check": (
-        "check_cmd",
-        "check_command",
-        "Replay PATHS and diff against a baseline, in one step (a CI gate).",
-    ),
-    "sweep": (
-        "sweep_cmd",
-        "sweep_command",
-        "Evaluate every combination of trigger settings on a corpus.",
-    ),
-    "compare": (
-        "compare_cmd",
-        "compare_command",
-        "Policies against a baseline: cost, recall, tokens, with paired intervals.",
-    ),
-    "batch": (
-        "batch_cmd",
-        "batch_group",
-        "Batches in flight with the providers' batch APIs: list, cancel.",
-    ),
-    "eval": (
-        "eval_cmd",
-        "eval_command",
-        "Score what survives each summary: probes, floors, templates side by side.",
-    ),
+# name -> one-line help for `tsum --help` (which imports nothing); the command is
+# ``<name>_cmd.<name>_command``, a group ``<name>_cmd.<name>_group``.
+COMMANDS: dict[str, str] = {
+    "replay": "Replay transcripts turn by turn through the checkpoint.",
+    "format": "Print the formatted history the summary prompt gets at a turn.",
+    "prompt": "Print the rendered summary prompt at a turn.",
+    "prompts": "The built-in summary prompt templates.",
+    "inspect": "Per session: format, turns, messages, tokens, compactions.",
+    "policies": "The compaction policies: list, show NAME.",
+    "fidelity": "Each compaction the logs record against the policy's replay.",
+    "cache": "Inspect or clear the response cache.",
+    "diff": "Compare two `tsum replay --out` directories, per session and turn.",
+    "check": "Replay PATHS and diff against a baseline, in one step (a CI gate).",
+    "sweep": "Evaluate every combination of trigger settings on a corpus.",
+    "compare": "Policies against a baseline: cost, recall, tokens, with paired intervals.",
+    "batch": "Batches in flight with the providers' batch APIs: list, cancel.",
+    "eval": "Score what survives each summary: probes, floors, templates side by side.",
 }
+GROUPS = frozenset({"prompts", "policies", "cache", "batch"})
 
 
 def _load(name: str) -> click.Command:
     from importlib import import_module
 
-    module, attribute, _ = COMMANDS[name]
-    command = getattr(import_module(f"{__package__}.{module}"), attribute)
+    kind = "group" if name in GROUPS else "command"
+    command = getattr(import_module(f"{__package__}.{name}_cmd"), f"{name}_{kind}")
     assert isinstance(command, click.Command)
     return command
 
@@ -184,7 +146,7 @@ class LazyGroup(TsumGroup):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # The listing from COMMANDS: no subcommand module is imported to show it.
         with formatter.section("Commands"):
-            formatter.write_dl([(name, help_text) for name, (_, _, help_text) in COMMANDS.items()])
+            formatter.write_dl(list(COMMANDS.items()))
 
 
 @click.group(

@@ -10,12 +10,10 @@ import click
 
 from ..engine.config import RunSettings
 from ..terminal import echo
-from .cost_options import cost_options, pricer_for
 from .help import TsumCommand, examples
 from .outcome import finish
 from .progress import SUMMARY, RunStderr, warnings_option
-from .provider_options import provider_options
-from .scale_options import scale_options
+from .setting_options import cost_options, provider_options, scale_options
 from .settings import resolve, summary_options
 
 if TYPE_CHECKING:
@@ -84,6 +82,7 @@ def replay_command(
     --workers and --ray spread a --dry-run over processes or a Ray cluster; a replay that
     makes summary calls runs them with --concurrency instead.
     """
+    from ..cost.prices import pricer_for
     from ..parallel.pool import backend_for, refuse_summaries_on_ray
 
     resolved = resolve({**opts, "workers": workers}, dry_run=dry_run)

@@ -3,7 +3,10 @@
 ``setting_option(key)`` gives the option every command shares: its flags, its click type,
 its ``TSUM_*`` variable (shown in ``--help``) and its help with the library's default. A
 command whose help says more (eval, sweep) passes its own ``help`` or click arguments;
-``sweep_list_option`` is the comma-list form sweep takes for a grid dimension.
+``sweep_list_option`` is the comma-list form sweep takes for a grid dimension. The option
+groups several commands share follow: the provider's (the executor they describe is built by
+``providers.factory.build_executor``), the cached responses' (sweep, compare), the pricing
+ones (docs/cost.md) and where per-file work runs (built by ``parallel.pool.backend_for``).
 """
 
 from __future__ import annotations
@@ -22,10 +25,12 @@ from ..engine.settings_table import (
     INT,
     PATH,
     PROVIDER,
+    PROVIDER_KEYS,
     SETTING,
     WINDOW,
     Setting,
 )
+from ..parallel import RAY_LOCAL
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -145,3 +150,78 @@ def sweep_list_option(
         metavar=metavar,
         help=f"{help} {shown_default(key, prefix)}",
     )
+
+
+def provider_options(func: F) -> F:
+    """Add --provider, --model, --base-url, the cache flags, -j, --timeout, --max-attempts.
+
+    Network providers use the response cache by default (``default_cache_path()``); the
+    offline provider is deterministic and cheaper than a cache lookup, so it skips the cache
+    unless asked for one (``--cache PATH`` / ``TSUM_CACHE``, ``--cache-only`` or ``--refresh``).
+    """
+    for key in reversed(PROVIDER_KEYS[1:]):  # click lists the last decorator applied first
+        func = setting_option(key)(func)
+    return setting_option("provider", metavar="[offline|anthropic|openai]")(func)
+
+
+def cached_summary_options(func: F) -> F:
+    """--provider, --model, --base-url and --cache, naming a provider's cached responses as
+    the source of summary text, for commands that never call an API (sweep, compare)."""
+    decorators = [
+        setting_option(
+            "provider",
+            type=None,  # any name, as sweep and compare have always taken
+            help="Where summary text comes from when needed: offline, or a provider whose "
+            "responses are read from --cache (never called).",
+        ),
+        setting_option("summary_model", help="Model of the cached responses (their cache key)."),
+        setting_option("base_url", help="Base URL of the cached responses (their cache key)."),
+        setting_option(
+            "cache",
+            "cache_path",
+            help="Response cache to read summaries from (with --provider other than offline).",
+        ),
+    ]
+    for decorator in reversed(decorators):
+        func = decorator(func)
+    return func
+
+
+def prices_option(func: F) -> F:
+    """``--prices FILE``: prices used before the bundled list (every priced command)."""
+    return click.option(
+        "--prices",
+        "prices_file",
+        type=click.Path(dir_okay=False, exists=True),
+        help="A JSON prices file (model -> input/output/cache_read/cache_write USD per "
+        "million tokens) used before the bundled genai-prices list.",
+    )(func)
+
+
+def cost_options(func: F) -> F:
+    """``--cost`` and ``--prices``: the options that price a run."""
+    func = prices_option(func)
+    return click.option(
+        "--cost",
+        is_flag=True,
+        help="Price each conversation as replayed: prompt tokens split into cache reads, "
+        "cache writes and fresh input by the provider's cache rules, summarizer calls "
+        "included, against the original run (docs/cost.md).",
+    )(func)
+
+
+def scale_options(func: F) -> F:
+    """``--workers N`` and ``--ray [ADDRESS]``, for commands that read many files (sweep,
+    replay --dry-run, inspect)."""
+    func = click.option(
+        "--ray",
+        "ray_address",
+        is_flag=False,
+        flag_value=RAY_LOCAL,
+        default=None,
+        metavar="[ADDRESS]",
+        help="Run the per-file work as Ray Data tasks: alone, a local Ray (or the one RAY_ADDRESS "
+        "names); `auto` or ray://HOST:PORT for a cluster. Paths may be URLs Ray reads (s3://...). "
+        "Put it after the paths (its value is optional). Needs pip install 'transcript-tools[ray]'.",
+    )(func)
+    return setting_option("workers")(func)

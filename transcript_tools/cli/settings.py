@@ -16,8 +16,8 @@ from typing import Any
 import click
 
 from ..engine.config import RunSettings
-from ..engine.settings_table import SETTINGS
-from ..settings import PRECEDENCE, PROVIDER_OPTION_KEYS, load_settings
+from ..engine.settings_table import PROVIDER_ONLY_KEYS, SETTINGS
+from ..settings import PRECEDENCE, load_settings
 from ..terminal import echo
 from .help import unbroken
 from .setting_options import setting_option
@@ -156,7 +156,7 @@ def resolve(
     return load_settings(
         flags,
         config=opts.get("config_path"),
-        provider_options={k: opts[k] for k in PROVIDER_OPTION_KEYS if k in opts},
+        provider_options={k: opts[k] for k in PROVIDER_ONLY_KEYS if k in opts},
         dry_run=dry_run,
         skip_bad_lines=bool(opts.get("skip_bad_lines")),
         warn=lambda message: echo(message, err=True),

@@ -8,18 +8,22 @@ from typing import Any
 
 import click
 
+from ..cost.prices import pricer_for
 from ..engine.config import AUTO, Checkpoint, Measure, SlotMode
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..sweep.tables import SORT_KEYS, render_csv, render_json, render_table
 from ..sweep.workflow import DEFAULT_REPORT_SAMPLE, DEFAULT_SORT, sweep_paths
 from ..terminal import echo
-from .cached_options import cached_summary_options
-from .cost_options import cost_options, pricer_for
 from .help import TsumCommand
 from .outcome import finish
 from .progress import RunStderr, warnings_option
-from .scale_options import scale_options
-from .setting_options import setting_option, sweep_list_option
+from .setting_options import (
+    cached_summary_options,
+    cost_options,
+    scale_options,
+    setting_option,
+    sweep_list_option,
+)
 from .settings import config_option, format_option, resolve
 
 SORT_CHOICES = list(SORT_KEYS) + ["-" + k for k in SORT_KEYS if k != "config"]

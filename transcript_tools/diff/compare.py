@@ -24,6 +24,7 @@ from ..engine.records import UnitKey
 from ..engine.rules import (
     FIRED,  # a checkpoint firing: a summary call (ok or failed), or a dry run's
 )
+from ..present.numbers import shown_places
 from ..replay.output_dir import safe_filename
 from ..replay.read_output import (
     DIFFABLE_FILES,
@@ -181,7 +182,9 @@ def _diff_session(
         t for t in sorted(ra.slots.keys() | rb.slots.keys()) if ra.slots.get(t) != rb.slots.get(t)
     ]
     if slot_turns and not out.summaries and not out.schedule:
-        out.other.append(f"slot snapshots differ at turn(s) {_turn_list(slot_turns)}")
+        out.other.append(
+            f"slot snapshots differ at turn(s) {shown_places(slot_turns, 12, ' and {} more')}"
+        )
     key = f"compressed/{safe_filename(name)}.jsonl"
     if old.digests.get(key) != new.digests.get(key) and not (out.schedule or out.summaries):
         out.other.append(f"the compressed transcript ({key}) differs")
@@ -384,8 +387,3 @@ def _counts(old: ReplayOutput, new: ReplayOutput, sessions: list[SessionDiff]) -
         "prompts_changed": sum(s.prompts_changed for s in sessions),
         "texts_changed": sum(s.texts_changed for s in sessions),
     }
-
-
-def _turn_list(turns: list[int], limit: int = 12) -> str:
-    shown = ", ".join(map(str, turns[:limit]))
-    return shown + (f" and {len(turns) - limit} more" if len(turns) > limit else "")

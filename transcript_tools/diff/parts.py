@@ -4,11 +4,12 @@ already shown."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import orjson
 
+from ..present.numbers import shown_places
 from .changes import Delta, SessionDiff, SettingChange, SummaryChange
 
 
@@ -20,7 +21,7 @@ def show_delta(d: Delta) -> str:
     return f"{show_number(d.old)} → {show_number(d.new)} ({d.change:+,})"
 
 
-def show_turns(turns: list[int]) -> str:
+def show_turns(turns: Sequence[int | None]) -> str:
     return ", ".join(map(str, turns)) if turns else "none"
 
 
@@ -43,6 +44,12 @@ def show_json(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
+def decision_list(session: SessionDiff, more: str = "") -> str:
+    """The first ten decision changes of a session, then ``more`` (``{}``: how many others)."""
+    changes = [f"{session.unit} {d.turn} {d.old} → {d.new}" for d in session.decisions]
+    return shown_places(changes, 10, more, "; ")
+
+
 def schedule_line(session: SessionDiff) -> str:
     unit = session.unit
     if not session.schedule:
@@ -55,12 +62,9 @@ def schedule_line(session: SessionDiff) -> str:
     items = []
     if moved:
         items.append("moved " + ", ".join(moved))
-    if added:
-        items.append(f"added at {unit}{'s' if len(added) > 1 else ''} {', '.join(map(str, added))}")
-    if removed:
-        items.append(
-            f"removed at {unit}{'s' if len(removed) > 1 else ''} {', '.join(map(str, removed))}"
-        )
+    for word, turns in (("added", added), ("removed", removed)):
+        if turns:
+            items.append(f"{word} at {unit}{'s' if len(turns) > 1 else ''} {show_turns(turns)}")
     return (
         "; ".join(items)
         + f" (fired at {unit}s {show_turns(session.old_fired)} → {show_turns(session.new_fired)})"

@@ -7,6 +7,7 @@ then referred to ("the same edit as long_session turn 5").
 
 from __future__ import annotations
 
+import re
 from html import escape
 
 import orjson
@@ -15,6 +16,7 @@ from .changes import Delta, RunDiff, SessionDiff
 from .parts import (
     SeenEdits,
     clip,
+    decision_list,
     headline,
     schedule_line,
     session_tokens,
@@ -98,11 +100,7 @@ def render_text(diff: RunDiff, *, max_diff_lines: int = DEFAULT_MAX_DIFF_LINES) 
             continue
         out.append(f"   schedule: {schedule_line(session)}")
         if session.decisions:
-            shown = "; ".join(
-                f"{session.unit} {d.turn} {d.old} → {d.new}" for d in session.decisions[:10]
-            )
-            more = f" and {len(session.decisions) - 10} more" if len(session.decisions) > 10 else ""
-            out.append(f"   decisions: {shown}{more}")
+            out.append(f"   decisions: {decision_list(session, ' and {} more')}")
         tokens = session_tokens(session)
         if tokens:
             out.append(f"   tokens: {tokens}")
@@ -126,28 +124,18 @@ def _md(text: str) -> str:
 
 
 def _code(text: str) -> str:
-    ticks = "`" * (max((len(r) for r in _backtick_runs(text)), default=0) + 1)
+    ticks = "`" * (_longest_backticks(text) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
 def _fence(body: str, lang: str = "diff") -> str:
-    longest = max((len(run) for run in body.split("\n") for run in _backtick_runs(run)), default=0)
-    ticks = "`" * max(3, longest + 1)
+    ticks = "`" * max(3, _longest_backticks(body) + 1)
     return f"{ticks}{lang}\n{body}\n{ticks}"
 
 
-def _backtick_runs(line: str) -> list[str]:
-    runs, current = [], ""
-    for ch in line:
-        if ch == "`":
-            current += ch
-        elif current:
-            runs.append(current)
-            current = ""
-    if current:
-        runs.append(current)
-    return runs
+def _longest_backticks(text: str) -> int:
+    return max(map(len, re.findall("`+", text)), default=0)
 
 
 def render_markdown(
@@ -235,14 +223,7 @@ def _md_session(session: SessionDiff, seen: SeenEdits, max_diff_lines: int) -> s
     if session.state == "changed":
         out.append(f"- schedule: {_md(schedule_line(session))}")
         if session.decisions:
-            out.append(
-                "- decisions: "
-                + _md(
-                    "; ".join(
-                        f"{session.unit} {d.turn} {d.old} → {d.new}" for d in session.decisions[:10]
-                    )
-                )
-            )
+            out.append(f"- decisions: {_md(decision_list(session))}")
         tokens = session_tokens(session)
         if tokens:
             out.append(f"- tokens: {_md(tokens)}")

@@ -334,4 +334,4 @@ def read_input(
         if type(exc) is not UnknownFormatError:  # a binary file, a storage piece: say what
             source.warn(f"warning: {exc.location_text()} (skipped)")
             return
-        source.warn(f"warning: {source.display}: {NOT_A_TRANSCRIPT} (skipped)")
+        source.noted(f"{NOT_A_TRANSCRIPT} (skipped)")

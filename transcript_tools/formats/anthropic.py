@@ -24,7 +24,7 @@ from .anthropic_api import (
     convert_messages,
     message_from_anthropic,
 )
-from .source import Record, Source, conversation_id, session_stem
+from .source import Record, Source, record_conversation, session_stem
 
 NAME = claude_trace.NAME  # "anthropic": captures read as conversations of this format
 DESCRIPTION = (
@@ -64,18 +64,13 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
         msgs = obj.get("messages")
         if isinstance(msgs, list):
             index += 1
-            conv = Conversation(
-                conversation_id(
-                    obj, source, index, record, ("id", "session_id", "conversation_id")
-                ),
-                source.display,
-                NAME,
-                line=record.line,
+            conv = record_conversation(
+                NAME, source, record, index, ("id", "session_id", "conversation_id")
             )
             try:
                 convert_messages(msgs, obj.get("system"), conv.messages, source.warner(record))
             except BadMessage as exc:
-                source.bad(record.error(source.display, str(exc)))
+                source.bad_record(record, str(exc))
                 continue
             yield conv
             continue
@@ -84,7 +79,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
         try:
             per_message.messages.extend(message_from_anthropic(obj, "", source.warner(record)))
         except BadMessage as exc:
-            source.bad(record.error(source.display, str(exc)))
+            source.bad_record(record, str(exc))
     if per_message is not None:
         yield per_message
     yield from traces.conversations(source)

@@ -93,7 +93,7 @@ def _text(value: Any) -> str:
 def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
     for record in records:
         if not isinstance(record.obj.get("steps"), list):
-            source.bad(record.error(source.display, "not an ATIF trajectory (no 'steps' list)"))
+            source.bad_record(record, "not an ATIF trajectory (no 'steps' list)")
             continue
         yield from _trajectory(record.obj, record, source, None)
 

@@ -182,7 +182,7 @@ class Traces:
                     msgs, body.get("system"), conv.messages, source.warner(chain.record)
                 )
             except BadMessage as exc:
-                source.bad(chain.record.error(source.display, f"request {exc}"))
+                source.bad_record(chain.record, f"request {exc}")
                 continue
             billed: set[int] = set()
             for n, usage, record in chain.usages:

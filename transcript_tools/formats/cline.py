@@ -55,6 +55,7 @@ from ..engine.messages import (
     UserMessage,
 )
 from ..errors import InputError
+from ..present.numbers import shown_places
 from . import cline_ui
 from .anthropic_api import blocks_from_anthropic, tool_result_text
 from .fields import str_or_none
@@ -174,11 +175,8 @@ class _History:
         obj = record.obj
         self.starts.append(len(self.out))
         if not _is_api_message(obj):
-            self.source.bad(
-                record.error(
-                    self.source.display,
-                    "not an API history message (expected role user or assistant, and content)",
-                )
+            self.source.bad_record(
+                record, "not an API history message (expected role user or assistant, and content)"
             )
             return
         warn = self.source.warner(record)
@@ -310,11 +308,11 @@ def _apply_usage(
             history.out[target] = AssistantMessage(msg.blocks, req.usage, msg.model)
     if unused:
         tokens = sum((r.usage or Usage()).total_tokens for r in unused)
-        places = ", ".join(ui_name + r.place for r in unused[:8])
+        places = shown_places([ui_name + r.place for r in unused], 8, " …")
         conv.warnings.append(
             f"{len(unused)} api_req_started record(s) with no reply in the API history"
             f" (failed or retried requests; {tokens} tokens not counted):"
-            f" {places}{' …' if len(unused) > 8 else ''}"
+            f" {places}"
         )
 
 

@@ -230,8 +230,7 @@ class Alone:
                 f"{k or '?'}×{n} (first {p})" for k, (n, p) in sorted(self.left_out.items())
             )
             total = sum(n for n, _ in self.left_out.values())
-            self.source.warn(
-                f"warning: {self.source.display}: {total} UI record(s) left out, not messages"
-                f" the model was sent: {shown}"
+            self.source.noted(
+                f"{total} UI record(s) left out, not messages the model was sent: {shown}"
             )
         return self.out

@@ -128,9 +128,7 @@ class _Rollout:
             return
         self.switch.started = True
         if not isinstance(payload, dict):
-            self.source.bad(
-                record.error(self.source.display, f"{kind} line without a 'payload' object")
-            )
+            self.source.bad_record(record, f"{kind} line without a 'payload' object")
             return
         if kind == "response_item":
             self._item(payload)

@@ -45,7 +45,7 @@ from ..engine.messages import (
 from ..engine.tokens import estimate_text_tokens
 from ..errors import UnknownFormatError
 from .fields import str_or_empty
-from .source import Record, Source, conversation_id
+from .source import Record, Source, record_conversation
 
 NAME = "continue"
 DESCRIPTION = "Continue chat sessions (~/.continue/sessions/<id>.json)"
@@ -201,14 +201,9 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
                 " <session id>.json files beside it",
             )
         if not isinstance(obj.get("history"), list):
-            source.bad(record.error(source.display, "a Continue session has a 'history' list"))
+            source.bad_record(record, "a Continue session has a 'history' list")
             continue
-        conv = Conversation(
-            conversation_id(obj, source, index, record, ("sessionId",)),
-            source.display,
-            NAME,
-            line=record.line,
-        )
+        conv = record_conversation(NAME, source, record, index, ("sessionId",))
         notes: list[str] = []
         conv.messages = _history(obj["history"], notes)
         conv.warnings.extend(notes)

@@ -50,6 +50,7 @@ from ..engine.messages import (
     Usage,
 )
 from ..engine.person_fates import person_text
+from ..present.numbers import shown_places
 from .anthropic_api import user_message
 from .fields import int_or_zero, str_or_none
 from .source import MAX_TOKENS_PER_CALL, Record, Source, session_stem
@@ -282,21 +283,21 @@ class _Session:
         if self.rewrites:
             conv.warnings.append(
                 f"history rewritten in place {len(self.rewrites)} time(s) ($set.messages, e.g."
-                f" tool-output masking): tsum keeps the original text ({_shown(self.rewrites)})"
+                f" tool-output masking): tsum keeps the original text ({shown_places(self.rewrites, 8)})"
             )
         if unreadable:
             conv.warnings.append(
                 f"tokens of {len(unreadable)} model record(s) not read (expected integers from 0 to {MAX_TOKENS_PER_CALL:,};"
-                f" estimated instead; {_shown(unreadable)})"
+                f" estimated instead; {shown_places(unreadable, 8)})"
             )
         if self.notices:
             conv.warnings.append(
                 f"{len(self.notices)} info/error record(s) left out: notices shown to the person,"
-                f" never sent to the model ({_shown(self.notices)})"
+                f" never sent to the model ({shown_places(self.notices, 8)})"
             )
         if self.unknown:
             conv.warnings.append(
-                f"{len(self.unknown)} record(s) of unknown type left out ({_shown(self.unknown)})"
+                f"{len(self.unknown)} record(s) of unknown type left out ({shown_places(self.unknown, 8)})"
             )
         return conv
 
@@ -304,12 +305,6 @@ class _Session:
 def _text(content: Any) -> str:
     """The text a person would have written in ``content`` ("" for none)."""
     return person_text(user_message(_parts(content)))
-
-
-def _shown(places: list[str], limit: int = 8) -> str:
-    return ", ".join(places[:limit]) + (
-        f", … ({len(places) - limit} more)" if len(places) > limit else ""
-    )
 
 
 def _place(record: Record, index: int | None = None) -> str:
@@ -332,11 +327,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
                     if isinstance(msg, dict):
                         whole.add(Record(msg, record.line, record.item), msg, _place(record, i))
                     else:
-                        source.bad(
-                            record.error(
-                                source.display, f"messages[{i}]: a record must be an object"
-                            )
-                        )
+                        source.bad_record(record, f"messages[{i}]: a record must be an object")
                 yield whole.conversation(stem)
                 continue
             if session is not None:
@@ -352,11 +343,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
             session.header.update(patch)
             continue
         if "type" not in obj:
-            source.bad(
-                record.error(
-                    source.display, "neither a Gemini CLI record (no 'type') nor a $set patch"
-                )
-            )
+            source.bad_record(record, "neither a Gemini CLI record (no 'type') nor a $set patch")
             continue
         session.add(record, obj, _place(record))
     if session is not None:

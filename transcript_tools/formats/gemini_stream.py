@@ -51,7 +51,7 @@ from ..engine.messages import (
     UserMessage,
 )
 from .fields import str_or_none
-from .source import Record, Source, conversation_id, count_field
+from .source import Record, Source, count_field, record_conversation
 
 NAME = "gemini-stream"
 DESCRIPTION = "Gemini CLI headless output (gemini -p … --output-format stream-json)"
@@ -191,9 +191,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
         nonlocal current, run, count
         count += 1
         current = _Conversation(
-            Conversation(
-                conversation_id({}, source, count, record), source.display, NAME, line=record.line
-            ),
+            record_conversation(NAME, source, record, count, ()),
             "",
         )
         run = _Run(record.line)
@@ -247,11 +245,8 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
         obj = record.obj
         kind = obj.get("type")
         if not is_event(obj):
-            source.bad(
-                record.error(
-                    source.display,
-                    f"not a Gemini CLI stream-json event (type {kind!r} without its fields)",
-                )
+            source.bad_record(
+                record, f"not a Gemini CLI stream-json event (type {kind!r} without its fields)"
             )
             continue
         if kind == "init":
@@ -262,12 +257,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
             if current is None or current.session != session:
                 yield from finish()
                 count += 1
-                conv = Conversation(
-                    conversation_id(obj, source, count, record, ("session_id",)),
-                    source.display,
-                    NAME,
-                    line=record.line,
-                )
+                conv = record_conversation(NAME, source, record, count, ("session_id",))
                 current = _Conversation(conv, session)
             run = _Run(record.line)
             model = str_or_none(obj.get("model"))

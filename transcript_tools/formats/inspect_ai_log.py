@@ -75,7 +75,7 @@ def sniff_archive(data: bytes) -> bool:
 def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
     for record in records:
         if not sniff([record]):
-            source.bad(record.error(source.display, "not an inspect_ai eval log (no 'eval')"))
+            source.bad_record(record, "not an inspect_ai eval log (no 'eval')")
             continue
         if not record.obj.get("samples"):
             source.dropped(record, "an inspect_ai log without samples (logged with samples off?)")
@@ -98,16 +98,14 @@ def read_database(source: Source, data: bytes) -> Iterator[Conversation]:
             try:
                 sample = orjson.loads(archive.read(name))
             except orjson.JSONDecodeError as exc:
-                source.warn(
-                    f"warning: {source.display}: {name}: invalid JSON ({exc}); sample skipped"
-                )
+                source.noted(f"{name}: invalid JSON ({exc}); sample skipped")
                 continue
             warn = _member_warner(source, name)
             yield sample_conversation(sample, source, warn)
 
 
 def _member_warner(source: Source, member: str) -> Warn:
-    return lambda what: source.warn(f"warning: {source.display}: {member}: {what}")
+    return lambda what: source.noted(f"{member}: {what}")
 
 
 def _resolve(value: Any, attachments: dict[str, Any]) -> Any:

@@ -291,12 +291,10 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
                 if isinstance(event, dict):
                     session.add(Record(event, record.line, i), event)
                 else:
-                    source.bad(
-                        record.error(source.display, f"data[{i}]: an event must be an object")
-                    )
+                    source.bad_record(record, f"data[{i}]: an event must be an object")
             continue
         if not isinstance(obj.get("type"), str):
-            source.bad(record.error(source.display, "not a session event (no 'type')"))
+            source.bad_record(record, "not a session event (no 'type')")
             continue
         session.add(record if obj is record.obj else Record(obj, record.line, record.item), obj)
     if session is not None:

@@ -202,5 +202,5 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
         try:
             conv.messages.append(message_from_json(record.obj))
         except _Bad as exc:
-            source.bad(record.error(source.display, str(exc)))
+            source.bad_record(record, str(exc))
     yield conv

@@ -47,8 +47,8 @@ from .source import (
     Record,
     Source,
     Warn,
-    conversation_id,
     count_field,
+    record_conversation,
     session_stem,
 )
 
@@ -331,12 +331,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
         if isinstance(msgs, list):
             index += 1
             # one conversation per record; numbered when the file holds several
-            conv = Conversation(
-                session_id=conversation_id(obj, source, index, record),
-                path=source.display,
-                format=NAME,
-                line=record.line,
-            )
+            conv = record_conversation(NAME, source, record, index)
             warn = source.warner(record)
             for i, msg in enumerate(msgs):
                 try:
@@ -344,7 +339,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
                         raise BadMessage("a message must be an object")
                     message = message_from_openai(msg, warn)
                 except BadMessage as exc:
-                    source.bad(record.error(source.display, f"messages[{i}]: {exc}"))
+                    source.bad_record(record, f"messages[{i}]: {exc}")
                     continue
                 if message is not None:
                     conv.messages.append(message)
@@ -359,7 +354,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
         try:
             message = message_from_openai(obj, source.warner(record))
         except BadMessage as exc:
-            source.bad(record.error(source.display, str(exc)))
+            source.bad_record(record, str(exc))
             continue
         if message is not None:
             per_message.messages.append(message)

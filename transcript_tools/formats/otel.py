@@ -147,7 +147,7 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
     for record in records:
         if not is_export(record.obj):
             why = "not an OTLP export (no 'resourceSpans' or 'resourceLogs' list)"
-            source.bad(record.error(source.display, why))
+            source.bad_record(record, why)
             continue
         for signal in signals(record):
             sessions.setdefault(_session_key(signal) or session_stem(source), []).append(signal)

@@ -130,6 +130,6 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
         try:
             messages = conversation_messages(obj)
         except _Bad as exc:
-            source.bad(record.error(source.display, str(exc)))
+            source.bad_record(record, str(exc))
             continue
         yield Conversation(session_id, source.display, NAME, messages, line=record.line)

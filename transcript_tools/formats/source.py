@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from ..engine.messages import Conversation
 from ..errors import InputError
 from .bounds import max_record_bytes, read_local, record_too_large
 
@@ -55,6 +56,18 @@ class Source:
         if not self.skip_bad_lines:
             raise InputError(err.path, err.line, f"{err.message} ({SKIP_HINT})", item=err.item)
         self.warn(f"warning: {err.location_text()} (skipped)")
+
+    def bad_line(self, line: int | None, message: str, item: int | None = None) -> None:
+        """``bad`` for a line (or array item) of this file."""
+        self.bad(InputError(self.display, line, message, item=item))
+
+    def bad_record(self, record: Record, message: str) -> None:
+        """``bad`` for a record of this file that is not what its reader takes."""
+        self.bad_line(record.line, message, record.item)
+
+    def noted(self, what: str, line: int | None = None) -> None:
+        """A warning about this file (at ``line``, where given)."""
+        self.warn(f"warning: {self.display}{'' if line is None else f':{line}'}: {what}")
 
     def dropped(self, record: Record, what: str) -> None:
         """A record (or a field of one) tsum reads past: always a warning naming its line."""
@@ -190,9 +203,7 @@ def is_whole_file_json(path: str, data: bytes) -> bool:
     if stripped[:1] == b"[":
         return True
     first = stripped.split(b"\n", 1)[0]
-    if stripped[:1] == b"{" and first.strip() in (b"{", b"{\r"):
-        return True  # pretty-printed object
-    return False
+    return stripped[:1] == b"{" and first.strip() in (b"{", b"{\r")  # pretty-printed object
 
 
 def iter_records(source: Source, data: bytes) -> Iterator[Record]:
@@ -232,11 +243,7 @@ def _iter_whole_file(source: Source, data: bytes) -> Iterator[Record]:
             if isinstance(item, dict):
                 yield Record(item, item=i)
             else:
-                source.bad(
-                    InputError(
-                        path, None, f"expected a JSON object, got {_type_name(item)}", item=i
-                    )
-                )
+                source.bad_line(None, f"expected a JSON object, got {_type_name(item)}", i)
     else:
         raise InputError(path, None, f"expected a JSON object or array, got {_type_name(value)}")
 
@@ -302,35 +309,29 @@ def _iter_lines(source: Source, data: bytes) -> Iterator[Record]:
                 continue
             _bad_line(source, data, raw, lineno, end, exc)
             continue
-        if type(obj) is not dict:
-            if not isinstance(obj, dict):
-                source.bad(
-                    InputError(
-                        source.display, lineno, f"expected a JSON object, got {_type_name(obj)}"
-                    )
-                )
-                continue
+        if type(obj) is not dict:  # orjson makes no dict subclass
+            source.bad_line(lineno, f"expected a JSON object, got {_type_name(obj)}")
+            continue
         yield Record(obj, lineno)
 
 
 def _bad_line(
     source: Source, data: bytes, raw: bytes, lineno: int, end: int, exc: orjson.JSONDecodeError
 ) -> None:
-    path = source.display
     if not data.endswith(b"\n") and (
         end >= len(data) or (b"\n" not in data[end + 1 :] and not data[end + 1 :].strip())
     ):
         # Claude Code and Codex append to their logs while they run: an incomplete last
         # line is the normal state of a live log, not a broken file (checked before
         # UTF-8, since the cut can fall inside a character).
-        source.warn(
-            f"warning: {path}:{lineno}: truncated last line skipped"
-            " (the writer may still be running, or stopped mid-line)"
+        source.noted(
+            "truncated last line skipped (the writer may still be running, or stopped mid-line)",
+            lineno,
         )
     elif _is_invalid_utf8(raw):
-        source.bad(InputError(path, lineno, "invalid UTF-8 on this line"))
+        source.bad_line(lineno, "invalid UTF-8 on this line")
     else:
-        source.bad(InputError(path, lineno, _describe_json_error(exc)))
+        source.bad_line(lineno, _describe_json_error(exc))
 
 
 def session_stem(source: Source) -> str:
@@ -363,6 +364,14 @@ def conversation_id(
     return f"{stem}#{index}" if record.line is not None or record.item is not None else stem
 
 
+def record_conversation(
+    name: str, source: Source, record: Record, index: int, keys: tuple[str, ...] = ID_KEYS
+) -> Conversation:
+    """A conversation of format ``name`` that one record holds, named as ``conversation_id``."""
+    session_id = conversation_id(record.obj, source, index, record, keys)
+    return Conversation(session_id, source.display, name, line=record.line)
+
+
 # ---- plain-text transcripts (Aider's logs are not JSON) ---------------------------------
 
 
@@ -374,8 +383,8 @@ def decode_text(source: Source, data: bytes) -> str:
     error naming it, or with --skip-bad-lines a warning, the line read as empty (so the
     lines after it keep their numbers).
     """
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
+    if data.startswith(UTF8_BOM):
+        data = data[len(UTF8_BOM) :]
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -386,6 +395,6 @@ def decode_text(source: Source, data: bytes) -> str:
         try:
             out.append(raw.decode("utf-8"))
         except UnicodeDecodeError:
-            source.bad(InputError(source.display, lineno, "invalid UTF-8 on this line"))
+            source.bad_line(lineno, "invalid UTF-8 on this line")
             out.append("")
     return "\n".join(out)

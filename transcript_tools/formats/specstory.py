@@ -39,6 +39,7 @@ from ..engine.messages import (
     UserMessage,
 )
 from ..errors import InputError
+from ..present.numbers import shown_places
 from .source import Source, session_stem
 
 NAME = "specstory"
@@ -105,9 +106,9 @@ def _sections(text: str, source: Source) -> tuple[list[_Section], str | None]:
         elif line.strip() and not line.startswith(("<!--", "#")):
             stray.append(number)
     if stray:
-        source.warn(
-            f"warning: {source.display}:{stray[0]}: {len(stray)} line(s) before the first"
-            " _**User**_ / _**Agent**_ heading left out"
+        source.noted(
+            f"{len(stray)} line(s) before the first _**User**_ / _**Agent**_ heading left out",
+            stray[0],
         )
     return sections, session_id
 
@@ -191,6 +192,6 @@ def read_text(text: str, source: Source) -> Iterator[Conversation]:
     if empty:
         conv.warnings.append(
             f"{len(empty)} heading(s) with nothing under them left out"
-            f" (line {', '.join(map(str, empty[:8]))}{', …' if len(empty) > 8 else ''})"
+            f" (line {shown_places(empty, 8, ', …')})"
         )
     yield conv

@@ -48,6 +48,7 @@ from ..engine.messages import (
     Usage,
     UserMessage,
 )
+from ..present.numbers import shown_places
 from .fields import str_or_empty, str_or_none
 from .openai_chat import BadMessage, message_from_openai, usage_from_openai
 from .source import Record, Source, session_stem
@@ -93,13 +94,6 @@ def session_name(task_id: Any, trial: Any, fallback: str) -> str:
 def _where(source: Source, record: Record, path: str) -> str:
     """``file[3]: traj[5]`` / ``file: simulations[0]``: a part of a record, located."""
     return record.error(source.display, path).location_text()
-
-
-def _indices(found: list[int]) -> str:
-    shown = ", ".join(str(i) for i in found[:SHOWN_INDICES])
-    return shown + (
-        f", … ({len(found) - SHOWN_INDICES} more)" if len(found) > SHOWN_INDICES else ""
-    )
 
 
 # ---- tau2-bench -----------------------------------------------------------------------------
@@ -174,9 +168,7 @@ def _tau2(obj: dict[str, Any], record: Record, source: Source) -> Iterator[Conve
     for i, sim in enumerate(obj["simulations"]):
         where = _where(source, record, f"simulations[{i}]")
         if not isinstance(sim, dict) or not isinstance(sim.get("messages"), list):
-            source.bad(
-                record.error(source.display, f"simulations[{i}]: not a simulation with messages")
-            )
+            source.bad_record(record, f"simulations[{i}]: not a simulation with messages")
             continue
         conv = Conversation(
             session_name(sim.get("task_id"), sim.get("trial"), f"{stem}#{i + 1}"),
@@ -210,17 +202,17 @@ def _tau2(obj: dict[str, Any], record: Record, source: Source) -> Iterator[Conve
                     continue
                 conv.messages.append(_tau2_message(msg, model))
             except BadMessage as exc:
-                source.bad(record.error(source.display, f"simulations[{i}].messages[{j}]: {exc}"))
+                source.bad_record(record, f"simulations[{i}].messages[{j}]: {exc}")
         if unreadable:
             source.warn(
                 f"warning: {where}: usage of {len(unreadable)} agent message(s) not read (expected"
                 f" integer prompt_tokens and completion_tokens; estimated instead; messages"
-                f" {_indices(unreadable)})"
+                f" {shown_places(unreadable, SHOWN_INDICES)})"
             )
         if hidden:
             source.warn(
                 f"warning: {where}: {len(hidden)} user-simulator tool call(s) and result(s) left"
-                f" out — the agent never saw them (messages {_indices(hidden)})"
+                f" out — the agent never saw them (messages {shown_places(hidden, SHOWN_INDICES)})"
             )
         yield conv
 
@@ -242,7 +234,7 @@ def _tau1(obj: dict[str, Any], record: Record, source: Source, index: int) -> Co
                 raise BadMessage("a message must be an object")
             message = message_from_openai(msg)
         except BadMessage as exc:
-            source.bad(record.error(source.display, f"traj[{j}]: {exc}"))
+            source.bad_record(record, f"traj[{j}]: {exc}")
             continue
         if message is None:
             source.warn(
@@ -270,10 +262,8 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
             index += 1
             yield _tau1(obj, record, source, index)
         else:
-            source.bad(
-                record.error(
-                    source.display,
-                    "neither a tau2-bench results object ({simulations: [...]}) nor a tau-bench"
-                    " task run ({task_id, traj: [...]})",
-                )
+            source.bad_record(
+                record,
+                "neither a tau2-bench results object ({simulations: [...]}) nor a tau-bench"
+                " task run ({task_id, traj: [...]})",
             )

@@ -52,7 +52,7 @@ from ..engine.messages import (
 )
 from .fields import str_or_empty, str_or_none
 from .openai_chat import BadMessage, message_from_openai, usage_from_openai
-from .source import Record, Source, Warn, conversation_id, count_field, session_stem
+from .source import Record, Source, Warn, count_field, record_conversation, session_stem
 
 NAME = "trajectory"
 DESCRIPTION = "Agent trajectories: SWE-agent .traj (history) and OpenHands event streams"
@@ -100,7 +100,7 @@ def _swe_agent(history: list[Any], conv: Conversation, record: Record, source: S
     actions = 0
     for i, msg in enumerate(history):
         if not isinstance(msg, dict):
-            source.bad(record.error(source.display, f"history[{i}]: a message must be an object"))
+            source.bad_record(record, f"history[{i}]: a message must be an object")
             continue
         role = msg.get("role")
         try:
@@ -121,7 +121,7 @@ def _swe_agent(history: list[Any], conv: Conversation, record: Record, source: S
                 continue
             message = message_from_openai(msg)
         except BadMessage as exc:
-            source.bad(record.error(source.display, f"history[{i}]: {exc}"))
+            source.bad_record(record, f"history[{i}]: {exc}")
             continue
         pending_action = None
         if isinstance(message, UserMessage) and seen_call:
@@ -232,7 +232,7 @@ def _openhands(
     open_at = -1
     for ev, record in events:
         if not isinstance(ev, dict):
-            source.bad(record.error(source.display, "an event must be an object"))
+            source.bad_record(record, "an event must be an object")
             continue
         action, observation, meta = (
             ev.get("action"),
@@ -281,9 +281,7 @@ def _openhands(
         elif observation == "error":
             out.append(ToolResultMessage(f"error_{ev.get('id', '')}", _event_text(ev), True))
         elif action is None and observation is None:
-            source.bad(
-                record.error(source.display, "an event needs an 'action' or an 'observation'")
-            )
+            source.bad_record(record, "an event needs an 'action' or an 'observation'")
     unmatched = len(set(usages) - counted)
     if unmatched:
         conv.warnings.append(
@@ -321,19 +319,10 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
             if _is_event(obj):
                 events.append(record)
             else:
-                source.bad(
-                    record.error(
-                        source.display, "neither a trajectory (history) nor an agent event"
-                    )
-                )
+                source.bad_record(record, "neither a trajectory (history) nor an agent event")
             continue
         index += 1
-        conv = Conversation(
-            conversation_id(obj, source, index, record, ("instance_id", "id", "session_id")),
-            source.display,
-            NAME,
-            line=record.line,
-        )
+        conv = record_conversation(NAME, source, record, index, ("instance_id", "id", "session_id"))
         if kind == "openhands":
             _openhands(
                 [(ev, record) for ev in obj["history"]],

@@ -1,7 +1,9 @@
-"""Every number format of the tables, reports and chart labels, one function each."""
+"""Every number format of the tables, reports and chart labels, one function each; and
+``shown_places``, the one way a long list in a message is cut short."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 Unit = Literal["tokens", "usd"]
@@ -70,3 +72,11 @@ def binary_size(size: int) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{value:.1f} GiB"
+
+
+def shown_places(
+    items: Sequence[object], limit: int, more: str = ", … ({} more)", sep: str = ", "
+) -> str:
+    """The first ``limit`` items joined by ``sep``, then ``more`` (``{}``: how many are not shown)."""
+    shown = sep.join(map(str, items[:limit]))
+    return shown + (more.format(len(items) - limit) if len(items) > limit else "")

@@ -7,12 +7,9 @@ exception is turned into a sanitized ``ProviderCallError``.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from ..engine.config import DEFAULT_MAX_CONNECTIONS, DEFAULT_TIMEOUT_S
 from ..engine.requests import SummaryResponse
-from ..errors import ProviderConfigError
 from ..formats.anthropic_api import usage_from_anthropic
 from .registry import register
 from .retry import ProviderCallError
@@ -34,44 +31,24 @@ class AnthropicProvider(SdkProvider):
     base_url_env = BASE_URL_ENV  # the SDK's variable: the timeout's default reads it too
     api = "messages"
     DEFAULT_MODEL = DEFAULT_MODEL
+    DEFAULT_BASE_URL = DEFAULT_BASE_URL
     sdk_module = "anthropic"
     client_class_name = "AsyncAnthropic"
     base_error_name = "AnthropicError"
 
-    def __init__(
-        self,
-        *,
-        model: str | None = None,
-        base_url: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT_S,
-        temperature: float | None = None,
-        max_connections: int = DEFAULT_MAX_CONNECTIONS,
-        require_key: bool = True,  # False with --cache-only: no request is ever sent
-    ) -> None:
-        key = os.environ.get(KEY_ENV, "").strip()
-        if not key and require_key:
-            raise ProviderConfigError(
-                f"the anthropic provider needs an API key: set {KEY_ENV}, "
-                "or use --provider offline to run without one"
-            )
-        super().__init__(
-            api_key=key,
-            model=model or DEFAULT_MODEL,
-            base_url=(base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).strip(),
-            timeout=timeout,
-            temperature=temperature,
-            max_connections=max_connections,
-        )
-
-    async def _create(self, client: Any, prompt: str, model: str, max_tokens: int) -> Any:
-        kwargs: dict[str, Any] = {
+    def body(self, prompt: str, model: str, max_tokens: int) -> dict[str, Any]:
+        """The call's JSON body (sent alone, or as a batch request's params)."""
+        body: dict[str, Any] = {
             "model": model,
             "max_tokens": max_tokens,
             "messages": [{"role": "user", "content": prompt}],
         }
         if self._temperature is not None:
-            kwargs["temperature"] = self._temperature
-        return await post_json(client, "/v1/messages", kwargs)
+            body["temperature"] = self._temperature
+        return body
+
+    async def _create(self, client: Any, prompt: str, model: str, max_tokens: int) -> Any:
+        return await post_json(client, "/v1/messages", self.body(prompt, model, max_tokens))
 
     def _response(self, raw: Any, requested: str) -> SummaryResponse:
         return _to_response(raw, requested)

@@ -16,7 +16,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -95,10 +95,7 @@ class CacheStats:
             "path": self.path,
             "entries": self.entries,
             "size_bytes": self.size_bytes,
-            "by_model": [
-                {"provider": m.provider, "model": m.model, "entries": m.entries}
-                for m in self.by_model
-            ],
+            "by_model": [asdict(m) for m in self.by_model],
         }
 
 

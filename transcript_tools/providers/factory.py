@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from ..errors import ProviderConfigError
+from ..present.numbers import shown_places
 from .base import Provider
 
 
@@ -161,10 +162,11 @@ def cache_only_failure(stats: Any, limit: int = 20) -> str | None:
     missing = stats.cache_only_missing
     if not missing:
         return None
-    shown = ", ".join(f"session {s} turn {t}" for s, t in sorted(missing)[:limit])
-    more = f" and {len(missing) - limit} more" if len(missing) > limit else ""
+    shown = shown_places(
+        [f"session {s} turn {t}" for s, t in sorted(missing)], limit, " and {} more"
+    )
     return (
-        f"cache miss (--cache-only): {len(missing)} responses not in the cache: {shown}{more}; "
+        f"cache miss (--cache-only): {len(missing)} responses not in the cache: {shown}; "
         "run once without --cache-only to record them (a missing response counts as a failed "
         "summary, so the checkpoint tries again at each later turn: there may be fewer to record)"
     )

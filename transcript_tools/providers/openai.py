@@ -8,11 +8,9 @@ module is imported only when this provider is selected.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..engine.config import DEFAULT_MAX_CONNECTIONS, DEFAULT_TIMEOUT_S
 from ..engine.messages import Usage
 from ..engine.requests import SummaryResponse
 from ..errors import ProviderConfigError
@@ -28,10 +26,6 @@ BASE_URL_ENV = "OPENAI_BASE_URL"
 PLACEHOLDER_KEY = "not-needed"  # sent to keyless local servers; the SDK insists on some value
 
 
-def _is_official(base_url: str) -> bool:
-    return urlsplit(base_url.strip()).hostname == "api.openai.com"
-
-
 @register
 class OpenAIProvider(SdkProvider):
     """Summaries from OpenAI or an OpenAI-compatible server."""
@@ -41,59 +35,42 @@ class OpenAIProvider(SdkProvider):
     base_url_env = BASE_URL_ENV  # the SDK's variable: the timeout's default reads it too
     api = "chat.completions"
     DEFAULT_MODEL = DEFAULT_MODEL
+    DEFAULT_BASE_URL = DEFAULT_BASE_URL
+    key_hint = " (a local OpenAI-compatible server needs --base-url, and no key)"
     sdk_module = "openai"
     client_class_name = "AsyncOpenAI"
     base_error_name = "OpenAIError"
 
-    def __init__(
-        self,
-        *,
-        model: str | None = None,
-        base_url: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT_S,
-        temperature: float | None = None,
-        max_connections: int = DEFAULT_MAX_CONNECTIONS,
-        require_key: bool = True,  # False with --cache-only: no request is ever sent
-    ) -> None:
-        base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).strip()
-        official = _is_official(base_url)
-        key = os.environ.get(KEY_ENV, "").strip()
-        if not key and official and require_key:
-            raise ProviderConfigError(
-                f"the openai provider needs an API key: set {KEY_ENV}, "
-                "or use --provider offline to run without one "
-                "(a local OpenAI-compatible server needs --base-url, and no key)"
-            )
+    def _key(self, base_url: str, model: str | None, require_key: bool) -> str:
+        official = urlsplit(base_url).hostname == "api.openai.com"  # base_url is stripped
+        key = super()._key(base_url, model, require_key and official)
         if not model and not official:
             # gpt-4o-mini means nothing to a local server: fail now, not on call 1.
             raise ProviderConfigError(
                 f"--model is required with --base-url {public_url(base_url)} "
                 "(the name the server serves, e.g. the one in its /v1/models list)"
             )
-        super().__init__(
-            api_key=key or PLACEHOLDER_KEY,
-            model=model or DEFAULT_MODEL,
-            base_url=base_url,
-            timeout=timeout,
-            temperature=temperature,
-            max_connections=max_connections,
-        )
         # api.openai.com's newer models reject `max_tokens`; compatible servers
         # (older vLLM, llama.cpp, Ollama) may only know `max_tokens`.
         self._tokens_param = "max_completion_tokens" if official else "max_tokens"
+        return key or PLACEHOLDER_KEY
 
     def identity(self, model: str | None) -> dict[str, Any]:
         return {**super().identity(model), "tokens_param": self._tokens_param}
 
-    async def _create(self, client: Any, prompt: str, model: str, max_tokens: int) -> Any:
-        kwargs: dict[str, Any] = {
+    def body(self, prompt: str, model: str, max_tokens: int) -> dict[str, Any]:
+        """The call's JSON body (sent alone, or as a batch request line's body)."""
+        body: dict[str, Any] = {
             "model": model,
             "messages": [{"role": "user", "content": prompt}],
             self._tokens_param: max_tokens,
         }
         if self._temperature is not None:
-            kwargs["temperature"] = self._temperature
-        return await post_json(client, "/chat/completions", kwargs)
+            body["temperature"] = self._temperature
+        return body
+
+    async def _create(self, client: Any, prompt: str, model: str, max_tokens: int) -> Any:
+        return await post_json(client, "/chat/completions", self.body(prompt, model, max_tokens))
 
     def _response(self, raw: Any, requested: str) -> SummaryResponse:
         return _to_response(raw, requested)

@@ -1,8 +1,9 @@
 """What the SDK-backed providers (anthropic, openai) share.
 
-A subclass names its SDK module, the SDK's client class and base exception, and
-overrides two methods: ``_create`` (the API call) and ``_response`` (SDK object →
-``SummaryResponse``). Everything else lives here: one lazy client per event loop
+A subclass names its SDK module, the SDK's client class and base exception, its key's
+and base URL's variables and defaults, and overrides two methods: ``_create`` (the API
+call) and ``_response`` (SDK object → ``SummaryResponse``); ``_key`` where its key has
+rules of its own. Everything else lives here: one lazy client per event loop
 with a pool of ``max_connections`` and ``max_retries=0`` (retries are the
 executor's), ``aclose``, the offline kill switch, and the mapping of every SDK
 exception to a sanitized ``ProviderCallError``.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 from importlib import import_module
 from types import ModuleType, SimpleNamespace
 from typing import Any, ClassVar
@@ -23,6 +25,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from ..engine.config import DEFAULT_MAX_CONNECTIONS, DEFAULT_TIMEOUT_S
 from ..engine.requests import SummaryResponse
 from ..errors import ProviderConfigError
 from .base import Provider
@@ -33,37 +36,24 @@ class SdkProvider:
     """Base of the providers that call an API through its official async SDK."""
 
     name: ClassVar[str]
-    key_env: ClassVar[str | None]
+    key_env: ClassVar[str]
+    key_hint: ClassVar[str] = ""  # after the missing key's message
+    base_url_env: ClassVar[str]  # the SDK's own variable, resolved here so the cache key sees it
     DEFAULT_MODEL: ClassVar[str]
+    DEFAULT_BASE_URL: ClassVar[str]
     api: ClassVar[str]  # the identity's "api" field
     sdk_module: ClassVar[str]  # the SDK module: its http client and exception types
     client_class_name: ClassVar[str]  # e.g. "AsyncAnthropic"
     base_error_name: ClassVar[str]  # the SDK's root exception, e.g. "AnthropicError"
 
     @classmethod
-    def create(
-        cls,
-        *,
-        model: str | None,
-        base_url: str | None,
-        timeout: float,
-        temperature: float | None,
-        max_connections: int,
-        require_key: bool,
-    ) -> Provider:
-        """The registry's constructor (``registry.ProviderClass``)."""
+    def create(cls, *, timeout: float, **settings: Any) -> Provider:
+        """The registry's constructor (``registry.ProviderClass``: the settings ``__init__``
+        takes)."""
         if timeout <= 0:
             raise ProviderConfigError(f"--timeout must be positive, not {timeout:g}")
-        # a subclass's __init__ takes exactly these settings (key from key_env, defaults)
-        subclass: Any = cls
-        provider: Provider = subclass(
-            model=model,
-            base_url=base_url,
-            timeout=timeout,
-            temperature=temperature,
-            max_connections=max_connections,
-            require_key=require_key,
-        )
+        subclass: Any = cls  # a Provider, whose name and key_env are class variables here
+        provider: Provider = subclass(timeout=timeout, **settings)
         return provider
 
     @classmethod
@@ -74,15 +64,17 @@ class SdkProvider:
     def __init__(
         self,
         *,
-        api_key: str,
-        model: str,
-        base_url: str,
-        timeout: float,
-        temperature: float | None,
-        max_connections: int,
+        model: str | None = None,
+        base_url: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        temperature: float | None = None,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        require_key: bool = True,  # False with --cache-only: no request is ever sent
     ) -> None:
-        self._api_key = api_key  # private, never in repr, identity or messages
-        self._model = model
+        base_url = (base_url or os.environ.get(self.base_url_env) or self.DEFAULT_BASE_URL).strip()
+        # private, never in repr, identity or messages
+        self._api_key = self._key(base_url, model, require_key)
+        self._model = model or self.DEFAULT_MODEL
         self._base_url = base_url
         # Endpoints differing only by query (?api-version=…, a tenant) answer differently:
         # the query is part of the cache identity, hashed, for it may hold a secret.
@@ -121,6 +113,17 @@ class SdkProvider:
         return identity
 
     # -- the SDK-specific parts ------------------------------------------------------------
+
+    def _key(self, base_url: str, model: str | None, require_key: bool) -> str:
+        """The API key (only from ``key_env``), or ``ProviderConfigError`` saying how to fix
+        the settings."""
+        key = os.environ.get(self.key_env, "").strip()
+        if not key and require_key:
+            raise ProviderConfigError(
+                f"the {self.name} provider needs an API key: set {self.key_env}, "
+                f"or use --provider offline to run without one{self.key_hint}"
+            )
+        return key
 
     async def _create(self, client: Any, prompt: str, model: str, max_tokens: int) -> Any:
         """The API call: one user message = ``prompt``, no tools."""

@@ -53,6 +53,7 @@ from ...engine.messages import (
     UserMessage,
 )
 from ...errors import InputError
+from ...present.numbers import shown_places
 from ..source import Source
 from .common import stem, strip_ansi
 
@@ -285,17 +286,11 @@ def read_text(text: str, source: Source) -> Iterator[Conversation]:
             )
         yield conv
     if empty:
-        source.warn(
-            f"warning: {source.display}: {len(empty)} session(s) with no message to the model"
+        source.noted(
+            f"{len(empty)} session(s) with no message to the model"
             f" skipped (Aider started and quit; {_lines(empty)})"
         )
 
 
 def _lines(lines: list[int]) -> str:
-    return ("line " if len(lines) == 1 else "lines ") + _shown(lines)
-
-
-def _shown(lines: list[int]) -> str:
-    return ", ".join(map(str, lines[:SHOWN])) + (
-        f", … ({len(lines) - SHOWN} more)" if len(lines) > SHOWN else ""
-    )
+    return ("line " if len(lines) == 1 else "lines ") + shown_places(lines, SHOWN)

@@ -31,7 +31,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ...engine.messages import AssistantMessage, Conversation, SystemMessage, TextBlock, UserMessage
-from ...errors import InputError
 from ..source import Source
 from .common import is_canned, is_context, stem, strip_ansi, user_origin
 
@@ -104,12 +103,11 @@ def _blocks(text: str, source: Source) -> list[_Block]:
             )
             if lineno == len(lines) and not text.endswith("\n"):
                 # Aider appends to the log while it runs: a cut last line is normal
-                source.warn(
-                    f"warning: {source.display}:{lineno}: incomplete last line (the writer may"
-                    " still be running) (skipped)"
+                source.noted(
+                    "incomplete last line (the writer may still be running) (skipped)", lineno
                 )
             else:
-                source.bad(InputError(source.display, lineno, what))
+                source.bad_line(lineno, what)
             continue
     return blocks
 
@@ -169,7 +167,7 @@ def _chains(blocks: list[_Block], source: Source) -> list[_Chain]:
     for block in blocks:
         if not block.request:
             if pending is None:
-                source.bad(InputError(source.display, block.line, "a response without its request"))
+                source.bad_line(block.line, "a response without its request")
                 continue
             chain, call = pending
             call.response = block

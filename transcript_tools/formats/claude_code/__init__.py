@@ -163,19 +163,11 @@ class _Session:
     def _message(self, obj: dict[str, Any], record: Record) -> dict[str, Any] | None:
         msg = obj.get("message")
         if not isinstance(msg, dict):
-            self.source.bad(
-                record.error(
-                    self.source.display, f"{obj.get('type')} entry without a 'message' object"
-                )
-            )
+            self.source.bad_record(record, f"{obj.get('type')} entry without a 'message' object")
             return None
         content = msg.get("content")
         if not isinstance(content, (str, list)):
-            self.source.bad(
-                record.error(
-                    self.source.display, "message.content must be a string or an array of blocks"
-                )
-            )
+            self.source.bad_record(record, "message.content must be a string or an array of blocks")
             return None
         return msg
 

@@ -57,6 +57,7 @@ from ...engine.messages import (
     UserMessage,
 )
 from ...errors import InputError
+from ...present.numbers import shown_places
 from ..anthropic_api import user_message
 from ..binary import BinaryFileError
 from ..content_parts import json_or_text
@@ -267,15 +268,12 @@ def _go_sessions(
         conv.warnings.extend(notes)
         out.append(conv)
     if empty:
-        source.warn(
-            f"warning: {source.display}: {len(empty)} session(s) without messages left out"
-            f" ({', '.join(empty[:4])}{', …' if len(empty) > 4 else ''})"
+        source.noted(
+            f"{len(empty)} session(s) without messages left out ({shown_places(empty, 4, ', …')})"
         )
     for sid, rows in by_session.items():
         where = "" if sid in ids else " of no session row"
-        source.warn(
-            f"warning: {source.display}: {len(rows)} message(s) of session {sid}{where} left out"
-        )
+        source.noted(f"{len(rows)} message(s) of session {sid}{where} left out")
     return out
 
 
@@ -329,7 +327,5 @@ def _ts_sessions(
     elif notes:
         raise InputError(source.display, None, notes[0])
     for sid, left in messages.items():
-        source.warn(
-            f"warning: {source.display}: {len(left)} message(s) of session {sid} of no session row left out"
-        )
+        source.noted(f"{len(left)} message(s) of session {sid} of no session row left out")
     return out

@@ -197,4 +197,4 @@ def read(records: Iterator[Record], source: Source) -> Iterator[Conversation]:
         elif (kind := _piece(obj)) is not None:
             _refuse_piece(obj, kind, source)
         else:
-            source.bad(record.error(source.display, "not an OpenCode export or storage file"))
+            source.bad_record(record, "not an OpenCode export or storage file")

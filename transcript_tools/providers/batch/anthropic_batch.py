@@ -23,20 +23,10 @@ class AnthropicBatchClient:
         self._provider = provider
         self.limits = merge_limits(API_LIMITS, limits)
 
-    def params(self, item: BatchItem) -> dict[str, Any]:
-        """The synchronous call's body (``AnthropicProvider._create``), as batch params."""
-        params: dict[str, Any] = {
-            "model": item.model,
-            "max_tokens": item.max_tokens,
-            "messages": [{"role": "user", "content": item.prompt}],
-        }
-        temperature = self._provider._temperature
-        if temperature is not None:
-            params["temperature"] = temperature
-        return params
-
     def encode(self, item: BatchItem) -> bytes:
-        return exact(orjson.dumps({"custom_id": item.custom_id, "params": self.params(item)}))
+        """The synchronous call's body (``AnthropicProvider.body``), as batch params."""
+        params = self._provider.body(item.prompt, item.model, item.max_tokens)
+        return exact(orjson.dumps({"custom_id": item.custom_id, "params": params}))
 
     def _client(self) -> Any:
         refuse_if_offline(self.provider_name)

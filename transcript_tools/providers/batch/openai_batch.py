@@ -28,15 +28,8 @@ class OpenAIBatchClient:
         self.limits = merge_limits(API_LIMITS, limits)
 
     def encode(self, item: BatchItem) -> bytes:
-        """The synchronous call's body (``OpenAIProvider._create``), as one request line."""
-        body: dict[str, Any] = {
-            "model": item.model,
-            "messages": [{"role": "user", "content": item.prompt}],
-            self._provider._tokens_param: item.max_tokens,
-        }
-        temperature = self._provider._temperature
-        if temperature is not None:
-            body["temperature"] = temperature
+        """The synchronous call's body (``OpenAIProvider.body``), as one request line."""
+        body = self._provider.body(item.prompt, item.model, item.max_tokens)
         request = {"custom_id": item.custom_id, "method": "POST", "url": ENDPOINT, "body": body}
         return exact(orjson.dumps(request) + b"\n")
 
