@@ -270,14 +270,14 @@ def test_identifiers_come_in_the_order_of_one_scan_of_the_texts_joined(
 ) -> None:
     memo: Memo[str, idents._Found] = Memo()
     earlier = [t for t, seen in zip(texts, seen_before, strict=False) if seen]
-    list(idents._finds(earlier, weight, memo))  # some texts were scanned by a request before
+    idents._found_in(earlier, weight, memo)  # some texts were scanned by a request before
     joined = idents._JOIN.join(texts)
     starts = list(accumulate((len(t) + len(idents._JOIN) for t in texts), initial=0))
     expected = [
         (bisect_right(starts, offset) - 1, which, text)
         for offset, _, which, text in idents._scan(joined, weight)
     ]
-    assert list(idents._finds(texts, weight, memo)) == expected
+    assert list(idents._finds(idents._found_in(texts, weight, memo))) == expected
 
 
 def test_a_block_from_the_memo_is_that_of_the_same_message_and_text(

@@ -1,8 +1,8 @@
 """The offline provider's fast paths find exactly what their plain forms find.
 
-Each speed-up in ``providers/offline`` (issue 38) keeps the summary byte-identical; these
-tests compare the optimized form with the plain one it replaced, on generated texts
-heavy in the characters each one turns on."""
+Each speed-up in ``transcript_tools/providers/offline`` (docs/performance.md) keeps the summary
+byte-identical; these tests compare the optimized form with the plain one it replaced, on
+generated texts heavy in the characters each one turns on."""
 
 from __future__ import annotations
 

@@ -193,7 +193,7 @@ SETTING = {setting.key: setting for setting in SETTINGS}
 FILE_KEYS = frozenset(s.key for s in SETTINGS if s.in_file) | {"model"}
 # build_executor's options that no settings file holds: flags or the environment only.
 PROVIDER_ONLY_KEYS = tuple(s.key for s in SETTINGS if not s.in_file)
-# The provider's settings, in the order --help lists them (cli/provider_options.py).
+# The provider's settings, in the order --help lists them (cli/setting_options.py).
 PROVIDER_KEYS = (
     *("provider", "summary_model", "base_url", "cache", "cache_only", "refresh", "no_cache"),
     *("concurrency", "timeout", "temperature", "max_attempts", "batch", "batch_poll"),
