@@ -86,14 +86,7 @@ def test_the_hash_scan_finds_what_the_plain_scan_finds(text: str) -> None:
 
 def plain_shortened(window: str, limit: int, more: bool) -> str:
     """``render._shortened`` flattening the whole window, as it did."""
-    flat = " ".join(window.split())
-    if len(flat) <= limit:
-        return flat + ("…" if more else "")
-    cut = flat[: limit - 1]
-    space = cut.rfind(" ", limit // 2)
-    if space > 0:
-        cut = cut[:space]
-    return cut.rstrip() + "…"
+    return render._cut(" ".join(window.split()), limit, more)
 
 
 SPACED = st.text(alphabet="ab \n\t\u3000中", max_size=300)

@@ -218,6 +218,12 @@ def _shortened(window: str, limit: int, more: bool) -> str:
     flat = " ".join(head.split())
     if len(flat) <= limit and len(head) < len(window):
         flat = " ".join(window.split())
+    return _cut(flat, limit, more)
+
+
+def _cut(flat: str, limit: int, more: bool) -> str:
+    """A flattened text at most ``limit`` characters long: whole if it fits (``…`` after
+    it when the text goes on), else cut at a space in its second half, with ``…``."""
     if len(flat) <= limit:
         return flat + ("…" if more else "")
     cut = flat[: limit - 1]
