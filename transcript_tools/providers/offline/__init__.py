@@ -11,6 +11,7 @@ issue numbers, hashes, code spans), the errors seen and the latest state. Same p
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from operator import itemgetter
 from typing import Any
 
@@ -286,10 +287,7 @@ def _measured(blocks: Blocks, memo: ScanMemo) -> tuple[int, int] | None:
         for index in [i for i, found in enumerate(measured) if found is None]:
             entry = entries[index]
             if entry[3] is None:
-                role, _, content, arguments = entry[2]
-                counts = _count_once(entry[1], content, role in _PROSE, memo)
-                measures = _block_measures(role, content, [v for _, v in arguments], memo)
-                entry[3] = (measures, counts)
+                entry[3] = _measure_once(entry[1], entry[2], memo)
             measured[index] = entry[3]
     measures = sum(map(_FIRST, measured))
     counts = sum(map(_SECOND, measured))
@@ -302,37 +300,56 @@ def _measured(blocks: Blocks, memo: ScanMemo) -> tuple[int, int] | None:
     return measures, counts
 
 
-def _count_once(text: str, content: str, prose: bool, memo: ScanMemo) -> int:
-    """The packed class counts of a block's formatted ``text``, which ends with its
-    ``content``; what the memo lacks of the content's tokens, (prose) letters and the
+def _measure_once(text: str, block: Any, memo: ScanMemo) -> tuple[int, int]:
+    """A memo entry's share of ``_measured``'s sums: (``_block_measures`` of its block,
+    the packed class counts of its formatted ``text``, which ends with the block's
+    content). What the memo lacks of the content's tokens, (prose) letters and the
     text's counts comes from one count of the content: the estimate is made of the
     counts, the ASCII letters are one of them, and a text's counts are the sums of its
-    parts' (``tokens.text_counts``)."""
+    parts' (``tokens.text_counts``); the role prefix before the content is one of few."""
+    role, _, content, arguments = block
+    prose = role in _PROSE
     counts = memo.counts.get(text)
     tokens = memo.tokens.get(content)
     letters = memo.letters.get(content) if prose else 0
     if counts is None or tokens is None or letters is None:
         of_content = text_counts(content)
         if tokens is None:
-            memo.tokens.put(content, tokens_from_counts(*of_content))
+            tokens = tokens_from_counts(*of_content)
+            memo.tokens.put(content, tokens)
         if letters is None:
-            memo.letters.put(content, packed((cjk_count(content), of_content[0])))
+            letters = packed((cjk_count(content), of_content[0]))
+            memo.letters.put(content, letters)
         if counts is None:
-            counts = packed_counts(text[: len(text) - len(content)]) + packed(of_content)
+            counts = _prefix_counts(text[: len(text) - len(content)]) + packed(of_content)
             memo.counts.put(text, counts)
-    return counts
+    values = [value for _, value in arguments]
+    return _block_measures(role, content, values, memo, (tokens, letters)), counts
 
 
-def _block_measures(role: str, content: str, arguments: list[str], memo: ScanMemo) -> int:
-    """One block's share of ``_measured``'s first sum."""
+@lru_cache(maxsize=1024)  # "Assistant: ", "Tool Result [call_7]: ", ...
+def _prefix_counts(prefix: str) -> int:
+    return packed_counts(prefix)
+
+
+def _block_measures(
+    role: str,
+    content: str,
+    arguments: list[str],
+    memo: ScanMemo,
+    known: tuple[int, int] | None = None,
+) -> int:
+    """One block's share of ``_measured``'s first sum. ``known``: the content's
+    ``estimate_text_tokens`` and packed ``letter_counts`` (0 unless a prose role), when
+    the caller has them."""
     tokens = memo.tokens
     shown = sum([tokens.lookup(value, estimate_text_tokens) for value in arguments])
     if role == "system":
         return shown
-    shown += tokens.lookup(content, estimate_text_tokens)
+    shown += tokens.lookup(content, estimate_text_tokens) if known is None else known[0]
     if role not in _PROSE:
         return shown
-    letters = memo.letters.lookup(content, letter_counts)  # packed (CJK, ASCII letters)
+    letters = memo.letters.lookup(content, letter_counts) if known is None else known[1]
     return shown | letters << FIELD_BITS | int(has_text(content)) << (3 * FIELD_BITS)
 
 
