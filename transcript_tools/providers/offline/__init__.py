@@ -189,7 +189,7 @@ def prompt_tokens(
     total = blocks_counts
     if total is None:
         total = sum((memo if memo is not None else Memo()).lookup_all(blocks, packed_counts))
-    total += packed_counts(prompt[:at]) + packed_counts(prompt[at + len(conversation) :])
+    total += _cached_counts(prompt[:at]) + _cached_counts(prompt[at + len(conversation) :])
     if not cut:
         total += _SEPARATOR_COUNTS * (len(blocks) - 1)
     return tokens_from_counts(*unpacked(total, 5))
@@ -321,15 +321,17 @@ def _measure_once(text: str, block: Any, memo: ScanMemo) -> tuple[int, int]:
             letters = packed((cjk_count(content), of_content[0]))
             memo.letters.put(content, letters)
         if counts is None:
-            counts = _prefix_counts(text[: len(text) - len(content)]) + packed(of_content)
+            counts = _cached_counts(text[: len(text) - len(content)]) + packed(of_content)
             memo.counts.put(text, counts)
     values = [value for _, value in arguments]
     return _block_measures(role, content, values, memo, (tokens, letters)), counts
 
 
-@lru_cache(maxsize=1024)  # "Assistant: ", "Tool Result [call_7]: ", ...
-def _prefix_counts(prefix: str) -> int:
-    return packed_counts(prefix)
+# Texts that recur across requests: the role prefixes ("Assistant: ", "Tool Result
+# [call_7]: "), and a template's text before and after the conversation.
+@lru_cache(maxsize=1024)
+def _cached_counts(text: str) -> int:
+    return packed_counts(text)
 
 
 def _block_measures(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, compress
 
 from ...engine.tokens import ascii_letter_count, cjk_count
 from .idents import Identifiers, collect_identifiers
@@ -36,6 +36,7 @@ _ERROR_LIKE_RE = re.compile(
     r"\s*(?:(?:error|fatal|traceback|exception|failed)\b|错误|失败|异常)", re.I
 )
 _LIST_MARKER_RE = re.compile(r"(?:[-*•>#]+|\d+[.)])\s+")
+_OUTPUTS = frozenset(("result", "error"))
 _SENTENCE_WINDOW = 400  # how far a decision sentence may reach around its cue word
 _CJK_RATIO = 0.3  # CJK share of letters above which the summary is written in Chinese
 
@@ -125,8 +126,9 @@ class Facts:
         without one, the texts of a kind are scanned joined (fewer calls)."""
         roles, call_ids, contents = blocks.roles, blocks.call_ids, blocks.contents
         counts = Counter(roles)
-        requests = [c for r, c in zip(roles, contents, strict=True) if r == "user" and has_text(c)]
-        assistant = [c for r, c in zip(roles, contents, strict=True) if r == "assistant"]
+        # the blocks of a role picked in C (``compress``), not by a Python loop per block
+        requests = list(filter(has_text, compress(contents, map("user".__eq__, roles))))
+        assistant = list(compress(contents, map("assistant".__eq__, roles)))
         if memo is None:
             tool_counts = Counter(_tool_names("\n".join(assistant)))
             memo = ScanMemo()  # for this request only
@@ -135,10 +137,11 @@ class Facts:
             tool_counts = Counter(chain.from_iterable(names))
         tools = sorted(tool_counts.items(), key=lambda item: (-item[1], item[0]))
         error_like = _ERROR_LIKE_RE.match
+        outputs = compress(
+            range(len(roles) - 1, -1, -1), map(_OUTPUTS.__contains__, reversed(roles))
+        )
         newest_first = [
-            index
-            for index in range(len(roles) - 1, -1, -1)
-            if roles[index] == "error" or (roles[index] == "result" and error_like(contents[index]))
+            index for index in outputs if roles[index] == "error" or error_like(contents[index])
         ]
         errors = [(call_ids[i], _error_line(contents[i])) for i in newest_first[: LEVELS[0].errors]]
         error_total = len(newest_first)

@@ -17,7 +17,8 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, compress, repeat
+from operator import is_not, not_
 
 from .memo import Memo, ScanMemo
 from .parse import Blocks
@@ -65,7 +66,8 @@ _WORD_CHAR_RE = re.compile(r"[\w@&/.:\\-]")  # a character that glues onto a tok
 _JOIN = "\n\x00\n"  # between two blocks: no token runs across it
 _TRAILING = ".,;:!?'\""
 _ERROR_LINE_CHARS = 160
-_NOT_PROSE = frozenset(("result", "error", "system"))
+_OUTPUTS = frozenset(("result", "error"))
+_NOT_PROSE = _OUTPUTS | {"system"}
 
 
 @dataclass(slots=True)
@@ -106,8 +108,9 @@ def collect_identifiers(blocks: Blocks, limit: int, memo: ScanMemo | None = None
     roles, contents = blocks.roles, blocks.contents
     # tool outputs count once; what a person or the assistant wrote twice; a system
     # message is always in the view: nothing to carry
-    outputs = [i for i, role in enumerate(roles) if role == "result" or role == "error"]
-    prose = [i for i, role in enumerate(roles) if role not in _NOT_PROSE]
+    # (the indices of a kind picked in C, ``compress``, not by a Python loop per block)
+    outputs = list(compress(range(len(roles)), map(_OUTPUTS.__contains__, roles)))
+    prose = list(compress(range(len(roles)), map(not_, map(_NOT_PROSE.__contains__, roles))))
     # (what each text with a find holds, the block index of each text, weight)
     found: list[tuple[list[tuple[int, _Found]], list[int], int]] = []
     for indices, weight in ((prose, 2), (outputs, 1)):
@@ -183,7 +186,7 @@ def _found_in(texts: list[str], weight: int, memo: Memo[str, _Found]) -> list[tu
     from one scan of the texts not in it, joined (a scan per text costs more in calls
     than in matching); a find is given to its text by its offset."""
     results = memo.get_all(texts)
-    missing = [i for i, found in enumerate(results) if found is None]
+    missing = [i for i, found in enumerate(results) if found is None] if None in results else []
     if missing:
         joined = _JOIN.join([texts[i] for i in missing])
         starts = list(accumulate((len(texts[i]) + len(_JOIN) for i in missing), initial=0))
@@ -199,7 +202,8 @@ def _found_in(texts: list[str], weight: int, memo: Memo[str, _Found]) -> list[tu
             found = _NOTHING if lists is None else tuple(map(tuple, lists))
             memo.put(texts[i], found)
             results[i] = found
-    return [(i, found) for i, found in enumerate(results) if found is not _NOTHING]  # type: ignore[misc]
+    with_finds = map(is_not, results, repeat(_NOTHING))
+    return list(compress(enumerate(results), with_finds))  # type: ignore[arg-type]
 
 
 def _glued(text: str, index: int) -> bool:
