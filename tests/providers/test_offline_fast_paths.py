@@ -24,8 +24,9 @@ from transcript_tools.engine.messages import (
 from transcript_tools.engine.prompt import load_template
 from transcript_tools.engine.requests import SummaryRequest
 from transcript_tools.providers.offline import OfflineProvider, idents, render
+from transcript_tools.providers.offline.facts import _ERROR_LIKE_RE, LEVELS, Facts
 from transcript_tools.providers.offline.memo import ScanMemo
-from transcript_tools.providers.offline.parse import blocks_from_messages
+from transcript_tools.providers.offline.parse import Blocks, blocks_from_messages, has_text
 
 # Dots, slashes, digits (ASCII and others), hex letters, extensions' letters, spaces, CJK
 _ALPHABET = "./ ~-_0123456789abcdefghijklmprstvxyz٣１\n\t中A"
@@ -185,3 +186,61 @@ def test_identifiers_without_finds_are_what_ranking_nothing_gives(messages: list
             texts = [blocks.contents[i] for i in indices]
             found.append((idents._found_in(texts, weight, memo.idents[weight]), indices, weight))
     assert fast == idents._ranked(blocks, found, 12, memo)
+
+
+ROLES = st.sampled_from(["system", "user", "runtime", "assistant", "result", "error", "fragment"])
+CONTENTS = st.one_of(
+    PROSE,
+    st.sampled_from(["", " \n", "Error: boom", "  failed to build", "错误 x", "ok", "see #12"]),
+)
+
+
+@st.composite
+def any_blocks(draw: st.DrawFn) -> Blocks:
+    """Blocks of every role in any order (a cut conversation starts with a fragment)."""
+    pairs = draw(st.lists(st.tuples(ROLES, CONTENTS), min_size=1, max_size=12))
+    roles = [role for role, _ in pairs]
+    return Blocks(roles, [f"c{i}" for i in range(len(roles))], [c for _, c in pairs])
+
+
+@settings(max_examples=300, deadline=None)
+@given(any_blocks())
+def test_facts_pick_the_blocks_the_plain_loops_pick(blocks: Blocks) -> None:
+    """``Facts.collect`` picks a role's blocks in C (``compress``): the requests and the
+    errors are those of the plain loops over the blocks."""
+    roles, contents = blocks.roles, blocks.contents
+    facts = Facts.collect(blocks, ScanMemo())
+    assert facts.requests == [
+        c for r, c in zip(roles, contents, strict=True) if r == "user" and has_text(c)
+    ]
+    newest_first = [
+        i
+        for i in range(len(roles) - 1, -1, -1)
+        if roles[i] == "error" or (roles[i] == "result" and _ERROR_LIKE_RE.match(contents[i]))
+    ]
+    assert facts.error_total == len(newest_first)
+    assert [call_id for call_id, _ in facts.errors] == [
+        blocks.call_ids[i] for i in newest_first[: LEVELS[0].errors]
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(any_blocks())
+def test_identifiers_come_from_the_blocks_the_plain_loops_pick(blocks: Blocks) -> None:
+    """``collect_identifiers`` picks each kind's blocks in C, and ``_found_in`` drops
+    the texts without finds in C: the same as the plain loops."""
+    memo = ScanMemo()
+    found = []
+    for indices, weight in (
+        ([i for i, r in enumerate(blocks.roles) if r not in ("result", "error", "system")], 2),
+        ([i for i, r in enumerate(blocks.roles) if r == "result" or r == "error"], 1),
+    ):
+        if indices:
+            texts = [blocks.contents[i] for i in indices]
+            finds = idents._found_in(texts, weight, memo.idents[weight])
+            scanned = memo.idents[weight].get_all(texts)  # what the scan found, kept
+            assert finds == [(i, f) for i, f in enumerate(scanned) if f is not idents._NOTHING]
+            found.append((finds, indices, weight))
+    assert idents.collect_identifiers(blocks, 12, ScanMemo()) == idents._ranked(
+        blocks, found, 12, memo
+    )
