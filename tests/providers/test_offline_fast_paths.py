@@ -19,12 +19,15 @@ from transcript_tools.engine.messages import (
     TextBlock,
     ToolResultMessage,
     ToolUseBlock,
+    Usage,
     UserMessage,
 )
 from transcript_tools.engine.prompt import load_template
-from transcript_tools.engine.requests import SummaryRequest
-from transcript_tools.providers.offline import OfflineProvider, idents, render
+from transcript_tools.engine.requests import SummaryRequest, SummaryResponse
+from transcript_tools.engine.tokens import estimate_text_tokens
+from transcript_tools.providers.offline import OfflineProvider, idents, render, summarize_blocks
 from transcript_tools.providers.offline.facts import _ERROR_LIKE_RE, LEVELS, Facts
+from transcript_tools.providers.offline.goals import previous_requests
 from transcript_tools.providers.offline.memo import ScanMemo
 from transcript_tools.providers.offline.parse import Blocks, blocks_from_messages, has_text
 
@@ -156,16 +159,34 @@ def answer(provider: OfflineProvider, request: SummaryRequest) -> object:
     return asyncio.run(provider.complete_request(request, "extractive-v1"))
 
 
+def plain_answer(request: SummaryRequest) -> SummaryResponse:
+    """The summary and usage of a request made without a memo: the blocks' texts
+    scanned joined, the prompt and the summary estimated whole."""
+    assert request.messages is not None
+    blocks = blocks_from_messages(
+        request.messages, request.max_tool_result_chars, request.max_transcript_chars
+    )
+    text = summarize_blocks(blocks, request.max_tokens, previous_requests(request.prompt))
+    usage = Usage(
+        input_tokens=estimate_text_tokens(request.prompt),
+        output_tokens=estimate_text_tokens(text),
+    )
+    return SummaryResponse(text=text, model="extractive-v1", usage=usage)
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(MESSAGES, min_size=1, max_size=14), st.sampled_from([120, 30_000]))
-def test_a_warm_memo_answers_as_a_fresh_provider_does(
+def test_a_warm_memo_answers_as_the_plain_path_does(
     messages: list[Message], max_chars: int
 ) -> None:
     """One provider across a session's requests (its memo warm: what it measured of each
-    message is summed, not measured again) against a new provider per request."""
+    message is summed, not measured again), and a new provider per request (its memo
+    cold), against the plain path without a memo."""
     warm = OfflineProvider()
     for request in requests_over(messages, max_chars):
-        assert answer(warm, request) == answer(OfflineProvider(), request)
+        plain = plain_answer(request)
+        assert answer(warm, request) == plain
+        assert answer(OfflineProvider(), request) == plain
 
 
 @settings(max_examples=150, deadline=None)

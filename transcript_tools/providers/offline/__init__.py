@@ -114,26 +114,22 @@ class OfflineProvider:
         if request.messages is None:
             return await self.complete(request.prompt, model, request.max_tokens)
         memo = self._memo
-        # The memo pays when this request shows mostly messages an earlier one showed (a
-        # session's summaries a few turns apart); far apart, each text is new, and
-        # scanning the texts joined costs fewer calls than scanning and keeping each.
-        seen = memo.blocks.get_all(map(id, request.messages))
-        warm = 2 * (len(seen) - seen.count(None)) >= len(seen)
+        # Every request keeps what it finds in the memo: a session's summaries a few
+        # turns apart show mostly the same messages, and a sweep's configurations of a
+        # conversation show its messages (the same objects) again. A request whose texts
+        # never come back pays a few calls per text for keeping them.
         blocks = blocks_from_messages(
             request.messages,
             request.max_tool_result_chars,
             request.max_transcript_chars,
             None if request.formatted is None else (request.formatted, request.formatted_cut),
             memo.blocks,
-            seen,
         )
+        measured = _measured(blocks, memo)
         carried = previous_requests(request.prompt)
-        measured = _measured(blocks, memo) if warm else None
-        text, output_tokens = _summary(
-            blocks, request.max_tokens, carried, memo if warm else None, measured
-        )
+        text, output_tokens = _summary(blocks, request.max_tokens, carried, memo, measured)
         input_tokens = None
-        if warm and request.formatted is not None:
+        if request.formatted is not None:
             input_tokens = prompt_tokens(
                 request.prompt,
                 request.formatted,
