@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -94,6 +95,15 @@ def test_words_and_key_terms_equal_the_regex_forms(text: str) -> None:
     assert term_set(key) == frozenset(_WORD_RE.findall(key))
     assert key_terms(key) == reference_key_terms(key)
     assert key_terms(key, limit=3) == reference_key_terms(key, limit=3)
+
+
+@pytest.mark.parametrize(
+    "text", ["_", "_ .", "a _ b-", "._. /_/ -_-", "x.y -z- ..", "a/b_ _c", "中_文 _"]
+)
+def test_words_of_lone_underscores_and_trimmed_runs(text: str) -> None:
+    """``term_set`` trims runs only in a text holding one of ".-/": a lone "_" is no word
+    either way (the cases a random text seldom hits)."""
+    assert term_set(text) == frozenset(_WORD_RE.findall(text))
 
 
 @settings(max_examples=400)
