@@ -207,7 +207,7 @@ class ViewHaystack(Haystack):
         self._mask = mask
         self._history = history
         self._extras = extras
-        self._extra_words = frozenset[str]().union(*[part.words for part in extras])
+        self._extra_words: frozenset[str] | None = None  # the extras' words, once asked
         self._parts: Callable[[], list[Haystack]] | list[Haystack] = parts
         self._in_text: dict[str, bool] = {}
         self._in_squashed: dict[str, bool] = {}
@@ -270,9 +270,15 @@ class ViewHaystack(Haystack):
             self._joints = {a[-1] + b[0] for a, b in zip(ends, ends[1:], strict=False)}
         return self._joints
 
+    def _extras_words(self) -> frozenset[str]:
+        words = self._extra_words
+        if words is None:
+            words = self._extra_words = frozenset[str]().union(*[p.words for p in self._extras])
+        return words
+
     def count_words(self, terms: tuple[str, ...]) -> int:
         distinct, masks = self._history.term_masks(terms)
-        mask, extra = self._mask, self._extra_words
+        mask, extra = self._mask, self._extras_words()
         if not extra:
             return len([held for held in masks if held & mask])
         pairs = zip(distinct, masks, strict=True)
@@ -280,5 +286,5 @@ class ViewHaystack(Haystack):
 
     def words_among(self, terms: tuple[str, ...]) -> frozenset[str] | set[str]:
         distinct, masks = self._history.term_masks(terms)
-        mask, extra = self._mask, self._extra_words
+        mask, extra = self._mask, self._extras_words()
         return {t for t, m in zip(distinct, masks, strict=True) if m & mask or t in extra}
