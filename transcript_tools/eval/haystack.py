@@ -278,7 +278,9 @@ class ViewHaystack(Haystack):
 
     def count_words(self, terms: tuple[str, ...]) -> int:
         distinct, masks = self._history.term_masks(terms)
-        mask, extra = self._mask, self._extras_words()
+        mask, extra = self._mask, self._extra_words
+        if extra is None:
+            extra = self._extras_words()
         if not extra:
             return len([held for held in masks if held & mask])
         pairs = zip(distinct, masks, strict=True)
