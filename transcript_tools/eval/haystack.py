@@ -26,6 +26,7 @@ from typing import Protocol
 from .normalize import squash_utf8, term_set
 
 TermMasks = tuple[tuple[str, ...], tuple[int, ...]]  # distinct terms, each one's mask
+Edges = tuple[frozenset[str], frozenset[str]]  # the first and the last characters of texts
 
 
 def _utf8(needle: str) -> bytes:
@@ -165,12 +166,21 @@ class JoinedHaystack(Haystack):
         return len(head | tail) if tail else len(head)
 
 
+def _edges(texts: list[str]) -> Edges:
+    """The first and the last characters of ``texts``' non-empty ones (spaces stripped:
+    as the squashed joints are made, ``ViewHaystack._joint_pairs``)."""
+    kept = [t for text in texts if (t := text.strip(" "))]
+    return frozenset([t[0] for t in kept]), frozenset([t[-1] for t in kept])
+
+
 class HistoryIndex(Protocol):
     """What a ``ViewHaystack`` asks of its conversation's history (eval/shown.py)."""
 
     def term_masks(self, terms: tuple[str, ...]) -> TermMasks: ...
 
     def squashed_mask(self, needle: str) -> int: ...
+
+    def edge_chars(self) -> Edges: ...
 
 
 class ViewHaystack(Haystack):
@@ -186,6 +196,7 @@ class ViewHaystack(Haystack):
     (every part, in order) when first asked."""
 
     __slots__ = (
+        "_extra_edges",
         "_extra_words",
         "_extras",
         "_history",
@@ -212,6 +223,7 @@ class ViewHaystack(Haystack):
         self._in_text: dict[str, bool] = {}
         self._in_squashed: dict[str, bool] = {}
         self._joints: set[str] | None = None
+        self._extra_edges: Edges | None = None
 
     def _built(self) -> list[Haystack]:
         parts = self._parts
@@ -259,8 +271,20 @@ class ViewHaystack(Haystack):
         if not needle or any(raw in part.squashed for part in self._extras):
             return True
         if len(needle) == 2:  # across a joint: one character on each side
-            return needle in self._joint_pairs()
+            return self._may_run_across(needle) and needle in self._joint_pairs()
         return len(needle) > 2 and raw in self.squashed
+
+    def _may_run_across(self, needle: str) -> bool:
+        """Can a two-character needle run across a joint: is its first character the
+        last of some part (a history message or an extra) and its second the first of
+        some part? Seldom so: the joints are then worked out from the parts."""
+        firsts, lasts = self._history.edge_chars()
+        if self._extra_edges is None:
+            self._extra_edges = _edges([part.text for part in self._extras])
+        extra_firsts, extra_lasts = self._extra_edges
+        return (needle[0] in lasts or needle[0] in extra_lasts) and (
+            needle[1] in firsts or needle[1] in extra_firsts
+        )
 
     def _joint_pairs(self) -> set[str]:
         """The last character of each part's squashed text and the first of the next's:

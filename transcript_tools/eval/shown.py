@@ -26,7 +26,7 @@ from itertools import accumulate
 
 from ..engine.formatting import format_message
 from ..engine.messages import AssistantMessage, Message, ToolUseBlock
-from .haystack import Haystack, MemoHaystack, TermMasks, ViewHaystack, _utf8
+from .haystack import Edges, Haystack, MemoHaystack, TermMasks, ViewHaystack, _edges, _utf8
 from .normalize import normalize
 
 _HIGH_BYTES = bytes(range(0x80, 0x100))
@@ -115,6 +115,7 @@ class ShownTexts:
     # of their non-ASCII runs (``_wide_runs``), where a needle without ASCII is looked for
     _squashed: tuple[bytes, list[int]] | None = None
     _wide: tuple[bytes, list[int]] | None = None
+    _edges: Edges | None = None  # the first and last characters of the messages' texts
 
     def haystack(self, index: int) -> MemoHaystack:
         """History message ``index``'s normalized visible text as a haystack."""
@@ -188,6 +189,14 @@ class ShownTexts:
             else:
                 at = joined.find(raw, at + 1)
         return mask
+
+    def edge_chars(self) -> Edges:
+        """The first and the last characters of the messages' non-empty texts: a view's
+        two-character needle runs across one of its joints only if its first is one of
+        the last and its second one of the first (``ViewHaystack._may_run_across``)."""
+        if self._edges is None:
+            self._edges = _edges([h.text for h in self._all_haystacks()])
+        return self._edges
 
     def _all_haystacks(self) -> list[MemoHaystack]:
         return [self.haystack(i) for i in range(len(self.messages))]
