@@ -125,6 +125,21 @@ def test_a_joined_haystack_answers_as_the_joined_text(head: str, tail: str, need
             assert view.count_words(terms) == joined.count_words(terms)
 
 
+@settings(max_examples=300)
+@given(texts, texts)
+def test_a_joined_haystack_finds_what_runs_across_its_joint(head: str, tail: str) -> None:
+    """Every slice of the joined squashed text, those across the joint among them, is
+    found by the joined haystack as in the joined text."""
+    head, tail = normalize(head), normalize(tail)
+    joined = Haystack(" ".join(p for p in (head, tail) if p))
+    squashed = squash(joined.text)
+    view = JoinedHaystack(MemoHaystack(head), tail)
+    at = len(squash(head))
+    for needle in {squashed[i : i + n] for i in range(max(0, at - 4), at + 1) for n in (2, 3, 4)}:
+        assert view.in_squashed(needle) == joined.in_squashed(needle), needle
+        assert view.in_squashed(needle + "中") == joined.in_squashed(needle + "中"), needle
+
+
 @settings(max_examples=400)
 @given(
     st.sampled_from([*ARTIFACT_KINDS, REQUEST]),

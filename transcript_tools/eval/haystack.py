@@ -157,8 +157,12 @@ class JoinedHaystack(Haystack):
         if raw in tail:
             return True
         k = len(raw) - 1  # in bytes: UTF-8 is self-synchronizing, a match is a match of characters
+        # a match across the joint holds the tail's first byte past its own first: the
+        # head's squashed form (a view's: all its parts) is not needed otherwise
+        if k <= 0 or not tail or raw.find(tail[:1], 1) < 0:
+            return False
         head = self._head.squashed
-        return k > 0 and bool(head) and bool(tail) and raw in head[-k:] + tail[:k]
+        return bool(head) and raw in head[-k:] + tail[:k]
 
     def count_words(self, terms: tuple[str, ...]) -> int:
         head = self._head.words_among(terms)
