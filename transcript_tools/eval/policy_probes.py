@@ -68,8 +68,7 @@ POLICY_VARIANTS: tuple[Literal["view", "truncation", "none", "ceiling"], ...] = 
 EXAMPLES = 3  # violation lines kept per API in a record (the counts are all there)
 
 Entries = list[tuple[int | None, Message]]
-# an action's probe rows, its hits per kind and variant, and the probes its next view carries
-ProbeHits = tuple[list[ProbeRow], dict[str, list[int]], list[Probe]]
+ProbeHits = tuple[list[ProbeRow], dict[str, list[int]], list[Probe]]  # ``_probe_rows``'
 
 
 def view_entries(slot: Any) -> Entries:
