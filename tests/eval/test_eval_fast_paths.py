@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -96,6 +97,15 @@ def test_words_and_key_terms_equal_the_regex_forms(text: str) -> None:
     assert key_terms(key, limit=3) == reference_key_terms(key, limit=3)
 
 
+@pytest.mark.parametrize(
+    "text", ["_", "_ .", "a _ b-", "._. /_/ -_-", "x.y -z- ..", "a/b_ _c", "中_文 _"]
+)
+def test_words_of_lone_underscores_and_trimmed_runs(text: str) -> None:
+    """``term_set`` trims runs only in a text holding one of ".-/": a lone "_" is no word
+    either way (the cases a random text seldom hits)."""
+    assert term_set(text) == frozenset(_WORD_RE.findall(text))
+
+
 @settings(max_examples=400)
 @given(texts, texts, st.lists(st.sampled_from(PIECES), max_size=4).map("".join))
 def test_a_joined_haystack_answers_as_the_joined_text(head: str, tail: str, needle: str) -> None:
@@ -113,6 +123,21 @@ def test_a_joined_haystack_answers_as_the_joined_text(head: str, tail: str, need
             assert view.in_squashed(squash(needle)) == joined.in_squashed(squash(needle))
             terms = tuple(key_terms(needle)) + ("a", "src/app.py")
             assert view.count_words(terms) == joined.count_words(terms)
+
+
+@settings(max_examples=300)
+@given(texts, texts)
+def test_a_joined_haystack_finds_what_runs_across_its_joint(head: str, tail: str) -> None:
+    """Every slice of the joined squashed text, those across the joint among them, is
+    found by the joined haystack as in the joined text."""
+    head, tail = normalize(head), normalize(tail)
+    joined = Haystack(" ".join(p for p in (head, tail) if p))
+    squashed = squash(joined.text)
+    view = JoinedHaystack(MemoHaystack(head), tail)
+    at = len(squash(head))
+    for needle in {squashed[i : i + n] for i in range(max(0, at - 4), at + 1) for n in (2, 3, 4)}:
+        assert view.in_squashed(needle) == joined.in_squashed(needle), needle
+        assert view.in_squashed(needle + "中") == joined.in_squashed(needle + "中"), needle
 
 
 @settings(max_examples=400)

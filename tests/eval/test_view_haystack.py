@@ -122,6 +122,25 @@ def test_every_probe_is_recalled_by_the_view_as_by_its_joined_parts(
         assert recalled(probe, joined) is recalled(probe, expected), probe
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.text(alphabet="ab1 .中文字é\u3000\n", max_size=12), max_size=6),
+    st.lists(st.text(alphabet="ab1.中文字é", max_size=4), max_size=6),
+)
+def test_a_needle_s_mask_is_the_messages_whose_squashed_text_holds_it(
+    texts: list[str], drawn: list[str]
+) -> None:
+    """``squashed_mask``, for needles with and without ASCII (these are looked for in
+    the messages' non-ASCII runs alone), as each message's squashed text says."""
+    messages: list[Message] = [AssistantMessage.text(text) for text in texts]
+    index = ShownTexts(messages, 500, frozenset())
+    squashed = [index.haystack(i).text.replace(" ", "") for i in range(len(messages))]
+    cuts = [s[i : i + n] for s in squashed for i in range(len(s)) for n in (1, 2, 3)]
+    for needle in [*drawn, *cuts, "".join(squashed)[-3:]]:
+        expected = sum(1 << i for i, s in enumerate(squashed) if needle in s)
+        assert index.squashed_mask(needle) == expected, needle
+
+
 def test_a_history_message_is_shown_as_its_visible_text() -> None:
     """The index's haystack of a history message is its visible text, normalized, and
     its term masks say which messages hold a term as a word (bits by index)."""

@@ -13,7 +13,8 @@ from transcript_tools.eval.policy_probes import SUMMARY, ActionScorer
 from transcript_tools.eval.score import ConversationProbes
 from transcript_tools.eval.shown import bits, set_bits, split_view, visible_text
 
-HISTORY: list[Message] = [UserMessage.text(f"message {n}") for n in range(12)]
+# every message a request (two key terms or more): an action that hides one has probes
+HISTORY: list[Message] = [UserMessage.text(f"rename module{n} then rebuild") for n in range(12)]
 
 # A view entry: a history message itself, a copy of one (a placeholder or cut copy, its
 # index kept) or a summary (index None); indices past the history's end included.
@@ -64,7 +65,8 @@ def test_removed_added_and_rest_are_those_of_the_index_sets(
     """Action after action, the scorer's bits give what the sets of indices gave: the
     messages removed (hidden now, not before), what was added (a summary, or an entry
     standing for a removed message) and the view's rest: its history messages (bits),
-    its other parts and its text."""
+    its other parts and its text; the next view is built when there are probes to look
+    for."""
     probes = ConversationProbes(HISTORY, 500)
     scorer = ActionScorer(probes, "l", "s", "p", 500)
     scorer.detail = False
@@ -83,7 +85,13 @@ def test_removed_added_and_rest_are_those_of_the_index_sets(
             added_ids = {id(m) for _, m in added}
             kept = [(i, m) for i, m in entries if id(m) not in added_ids]
 
+            alive, before = list(scorer.alive), len(made)
             scorer.score(kind, 0, entries, end, {})
+            if len(made) == before:  # no probe to look for: the next view is not built
+                assert not [p for i in removed for p in probes.message_probes(i)]
+                assert kind != SUMMARY or not alive
+                assert set_bits(scorer.hidden) == sorted(hidden)
+                continue
             variants = made[-1]
             assert variants.removed == removed
             assert variants.added_raw == "\n\n".join(visible_text(m, 500) for _, m in added)

@@ -26,6 +26,7 @@ from typing import Protocol
 from .normalize import squash_utf8, term_set
 
 TermMasks = tuple[tuple[str, ...], tuple[int, ...]]  # distinct terms, each one's mask
+Edges = tuple[frozenset[str], frozenset[str]]  # the first and the last characters of texts
 
 
 def _utf8(needle: str) -> bytes:
@@ -156,13 +157,24 @@ class JoinedHaystack(Haystack):
         if raw in tail:
             return True
         k = len(raw) - 1  # in bytes: UTF-8 is self-synchronizing, a match is a match of characters
+        # a match across the joint holds the tail's first byte past its own first: the
+        # head's squashed form (a view's: all its parts) is not needed otherwise
+        if k <= 0 or not tail or raw.find(tail[:1], 1) < 0:
+            return False
         head = self._head.squashed
-        return k > 0 and bool(head) and bool(tail) and raw in head[-k:] + tail[:k]
+        return bool(head) and raw in head[-k:] + tail[:k]
 
     def count_words(self, terms: tuple[str, ...]) -> int:
         head = self._head.words_among(terms)
         tail = self._tail.words.intersection(terms)
         return len(head | tail) if tail else len(head)
+
+
+def _edges(texts: list[str]) -> Edges:
+    """The first and the last characters of ``texts``' non-empty ones (spaces stripped:
+    as the squashed joints are made, ``ViewHaystack._joint_pairs``)."""
+    kept = [t for text in texts if (t := text.strip(" "))]
+    return frozenset([t[0] for t in kept]), frozenset([t[-1] for t in kept])
 
 
 class HistoryIndex(Protocol):
@@ -171,6 +183,8 @@ class HistoryIndex(Protocol):
     def term_masks(self, terms: tuple[str, ...]) -> TermMasks: ...
 
     def squashed_mask(self, needle: str) -> int: ...
+
+    def edge_chars(self) -> Edges: ...
 
 
 class ViewHaystack(Haystack):
@@ -186,6 +200,7 @@ class ViewHaystack(Haystack):
     (every part, in order) when first asked."""
 
     __slots__ = (
+        "_extra_edges",
         "_extra_words",
         "_extras",
         "_history",
@@ -207,11 +222,12 @@ class ViewHaystack(Haystack):
         self._mask = mask
         self._history = history
         self._extras = extras
-        self._extra_words = frozenset[str]().union(*[part.words for part in extras])
+        self._extra_words: frozenset[str] | None = None  # the extras' words, once asked
         self._parts: Callable[[], list[Haystack]] | list[Haystack] = parts
         self._in_text: dict[str, bool] = {}
         self._in_squashed: dict[str, bool] = {}
         self._joints: set[str] | None = None
+        self._extra_edges: Edges | None = None
 
     def _built(self) -> list[Haystack]:
         parts = self._parts
@@ -259,8 +275,20 @@ class ViewHaystack(Haystack):
         if not needle or any(raw in part.squashed for part in self._extras):
             return True
         if len(needle) == 2:  # across a joint: one character on each side
-            return needle in self._joint_pairs()
+            return self._may_run_across(needle) and needle in self._joint_pairs()
         return len(needle) > 2 and raw in self.squashed
+
+    def _may_run_across(self, needle: str) -> bool:
+        """Can a two-character needle run across a joint: is its first character the
+        last of some part (a history message or an extra) and its second the first of
+        some part? Seldom so: the joints are then worked out from the parts."""
+        firsts, lasts = self._history.edge_chars()
+        if self._extra_edges is None:
+            self._extra_edges = _edges([part.text for part in self._extras])
+        extra_firsts, extra_lasts = self._extra_edges
+        return (needle[0] in lasts or needle[0] in extra_lasts) and (
+            needle[1] in firsts or needle[1] in extra_firsts
+        )
 
     def _joint_pairs(self) -> set[str]:
         """The last character of each part's squashed text and the first of the next's:
@@ -270,9 +298,17 @@ class ViewHaystack(Haystack):
             self._joints = {a[-1] + b[0] for a, b in zip(ends, ends[1:], strict=False)}
         return self._joints
 
+    def _extras_words(self) -> frozenset[str]:
+        words = self._extra_words
+        if words is None:
+            words = self._extra_words = frozenset[str]().union(*[p.words for p in self._extras])
+        return words
+
     def count_words(self, terms: tuple[str, ...]) -> int:
         distinct, masks = self._history.term_masks(terms)
         mask, extra = self._mask, self._extra_words
+        if extra is None:
+            extra = self._extras_words()
         if not extra:
             return len([held for held in masks if held & mask])
         pairs = zip(distinct, masks, strict=True)
@@ -280,5 +316,5 @@ class ViewHaystack(Haystack):
 
     def words_among(self, terms: tuple[str, ...]) -> frozenset[str] | set[str]:
         distinct, masks = self._history.term_masks(terms)
-        mask, extra = self._mask, self._extra_words
+        mask, extra = self._mask, self._extras_words()
         return {t for t, m in zip(distinct, masks, strict=True) if m & mask or t in extra}

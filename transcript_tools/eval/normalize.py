@@ -130,16 +130,20 @@ def key_terms(text: str, limit: int = 12) -> list[str]:
 # (a word starts and ends with [a-z0-9_]; a lone "_" is none), in about half the time.
 _WORD_CHARS = b"abcdefghijklmnopqrstuvwxyz0123456789_.-/"
 _NON_WORD_TO_SPACE = bytes(b if b in _WORD_CHARS else 0x20 for b in range(256))
+_LONE_UNDERSCORE = frozenset(["_"])
 
 
 def term_set(text: str) -> frozenset[str]:
     """The ASCII words of ``text`` (normalized), as ``key_terms`` cuts them: ASCII terms
-    are matched as words; CJK terms as substrings of the ``squash``-ed text."""
-    runs = set(text.encode("ascii", "replace").translate(_NON_WORD_TO_SPACE).split())
-    words = {run.strip(b".-/") for run in runs}  # distinct runs first: fewer strips
-    words.discard(b"")
-    words.discard(b"_")
-    if not words:
-        return frozenset()
-    # one decode and one split in C rather than a decode per word (words hold no space)
-    return frozenset(b" ".join(words).decode("ascii").split(" "))
+    are matched as words; CJK terms as substrings of the ``squash``-ed text.
+
+    The runs are decoded at once (ASCII: one C-level pass) and split as str; only a text
+    holding one of ".-/" can have a run to trim, and only then is each run trimmed."""
+    flat = text.encode("ascii", "replace").translate(_NON_WORD_TO_SPACE)
+    runs = frozenset(flat.decode("ascii").split())
+    if b"." in flat or b"-" in flat or b"/" in flat:
+        words = {run.strip(".-/") for run in runs}
+        words.discard("")
+        words.discard("_")
+        return frozenset(words)
+    return runs - _LONE_UNDERSCORE if "_" in runs else runs

@@ -68,6 +68,7 @@ POLICY_VARIANTS: tuple[Literal["view", "truncation", "none", "ceiling"], ...] = 
 EXAMPLES = 3  # violation lines kept per API in a record (the counts are all there)
 
 Entries = list[tuple[int | None, Message]]
+ProbeHits = tuple[list[ProbeRow], dict[str, list[int]], list[Probe]]  # ``_probe_rows``'
 
 
 def view_entries(slot: Any) -> Entries:
@@ -138,16 +139,17 @@ class ActionScorer:
         self.hidden = hidden
         removed = set_bits(gone)
         added = [(i, m) for i, m in others if (gone >> i & 1 if i is not None else kind == SUMMARY)]
-        added_raw = "\n\n".join(visible_text(m, self.max_tool_result_chars) for _, m in added)
-        variants = NextView(
-            self.probes, self._rest(entries, others, mask, added), removed, added_raw
-        )
-        checked = dedup([(p, False) for i in removed for p in self.probes.message_probes(i)])
-        seen = {(p.kind, p.key) for p, _ in checked}
-        checked += [
-            (p, True) for p in self.alive if kind == SUMMARY and (p.kind, p.key) not in seen
-        ]
-        rows, tally, survivors = self._probe_rows(checked, variants, history_end)
+        checked = self._checked(kind, removed)
+        # the next view is built only to look for probes in it (or for the whole view's)
+        looked = bool(checked) or self.whole_view
+        added_raw = self._added_text(added) if looked or self.detail else ""
+        variants: NextView | None = None
+        found: ProbeHits = ([], {}, [])
+        if looked:
+            rest = self._rest(entries, others, mask, added)
+            variants = NextView(self.probes, rest, removed, added_raw)
+            found = self._probe_rows(checked, variants, history_end)
+        rows, tally, survivors = found
         self.alive = survivors if kind == SUMMARY else [*self.alive, *survivors]
         record: ScoreRecord = {
             "kind": POLICY_ACTION,
@@ -168,18 +170,35 @@ class ActionScorer:
             record["recall"] = {v: recall_of(counts[v]) for v in POLICY_VARIANTS}
             record["probes"] = rows
         record.update(extra)
-        if self.whole_view:
-            record["whole_view"] = list(
-                whole_view_hits(
-                    self.probes,
-                    history_end,
-                    set(set_bits(mask)),
-                    lambda i: self._message_haystack(i).text,
-                    variants.view(),
-                )
-            )
+        if self.whole_view and variants is not None:
+            record["whole_view"] = self._whole_view(history_end, mask, variants)
         self.records.append(record)
         return record
+
+    def _added_text(self, added: Entries) -> str:
+        """What the action added (summary, placeholders, cut copies), as the model sees it."""
+        return "\n\n".join(visible_text(m, self.max_tool_result_chars) for _, m in added)
+
+    def _whole_view(self, end: int, mask: int, variants: NextView) -> list[int]:
+        """Every probe of history[:end] in the next view (eval/view_recall.py)."""
+        return list(
+            whole_view_hits(
+                self.probes,
+                end,
+                set(set_bits(mask)),
+                lambda i: self._message_haystack(i).text,
+                variants.view(),
+            )
+        )
+
+    def _checked(self, kind: str, removed: list[int]) -> list[tuple[Probe, bool]]:
+        """The probes of the messages the action took out of the view, then (a summary,
+        which takes the previous one out) the survivors of earlier actions (``carried``)."""
+        checked = dedup([(p, False) for i in removed for p in self.probes.message_probes(i)])
+        if kind == SUMMARY:
+            seen = {(p.kind, p.key) for p, _ in checked}
+            checked += [(p, True) for p in self.alive if (p.kind, p.key) not in seen]
+        return checked
 
     def _details(
         self, kind: str, removed: list[int], entries: Entries, end: int, added_raw: str
@@ -216,7 +235,7 @@ class ActionScorer:
 
     def _probe_rows(
         self, checked: list[tuple[Probe, bool]], variants: NextView, end: int
-    ) -> tuple[list[ProbeRow], dict[str, list[int]], list[Probe]]:
+    ) -> ProbeHits:
         """Each checked probe's row, its kind's hits per variant then its probes, and
         the probes the next view carries (without ``detail``: no rows, the view's hits)."""
         rows: list[ProbeRow] = []

@@ -26,8 +26,23 @@ from itertools import accumulate
 
 from ..engine.formatting import format_message
 from ..engine.messages import AssistantMessage, Message, ToolUseBlock
-from .haystack import Haystack, MemoHaystack, TermMasks, ViewHaystack, _utf8
+from .haystack import Edges, Haystack, MemoHaystack, TermMasks, ViewHaystack, _edges, _utf8
 from .normalize import normalize
+
+_HIGH_BYTES = bytes(range(0x80, 0x100))
+_ASCII_TO_SPACE = bytes(0x20 if b < 0x80 else b for b in range(256))
+
+
+def _wide_runs(squashed: bytes) -> bytes:
+    """The runs of non-ASCII characters of a ``squash_utf8``-ed text (UTF-8: their bytes
+    are those >= 0x80), one space between: a needle with no ASCII character (no byte
+    < 0x80) is in ``squashed`` exactly when it is in these."""
+    return b" ".join(squashed.translate(_ASCII_TO_SPACE).split())
+
+
+def _end_to_end(parts: list[bytes]) -> tuple[bytes, list[int]]:
+    """``parts`` joined, and where each ends in the joined bytes."""
+    return b"".join(parts), list(accumulate(map(len, parts)))
 
 
 def visible_text(message: Message, max_tool_result_chars: int) -> str:
@@ -96,8 +111,11 @@ class ShownTexts:
     _masks: dict[str, int] | None = None  # key term -> its messages' bits, once built
     _term_masks: dict[tuple[str, ...], TermMasks] = field(default_factory=dict)
     _squashed_masks: dict[str, int] = field(default_factory=dict)
-    _squashed: bytes | None = None  # every message's squashed text, end to end
-    _ends: list[int] = field(default_factory=list)  # where each message's ends in it
+    # every message's squashed text end to end, and where each one's ends in it; the same
+    # of their non-ASCII runs (``_wide_runs``), where a needle without ASCII is looked for
+    _squashed: tuple[bytes, list[int]] | None = None
+    _wide: tuple[bytes, list[int]] | None = None
+    _edges: Edges | None = None  # the first and last characters of the messages' texts
 
     def haystack(self, index: int) -> MemoHaystack:
         """History message ``index``'s normalized visible text as a haystack."""
@@ -141,20 +159,25 @@ class ShownTexts:
     def squashed_mask(self, needle: str) -> int:
         """The history messages whose squashed text holds ``needle``: found in the
         squashed history joined end to end, an occurrence counted when it lies within
-        one message (one scan in C, then a step per message that holds it)."""
+        one message (one scan in C, then a step per message that holds it). A needle
+        with no ASCII character (a CJK term) is looked for in the messages' non-ASCII
+        runs alone (``_wide_runs``): a fraction of the bytes to scan."""
         mask = self._squashed_masks.get(needle)
         if mask is None:
             mask = self._squashed_masks[needle] = self._squashed_find(_utf8(needle))
         return mask
 
     def _squashed_find(self, raw: bytes) -> int:
-        if self._squashed is None:
-            parts = [self.haystack(i).squashed for i in range(len(self.messages))]
-            self._squashed = b"".join(parts)
-            self._ends = list(accumulate(map(len, parts)))
-        joined, ends = self._squashed, self._ends
         if not raw:
-            return (1 << len(ends)) - 1  # every message holds the empty string
+            return (1 << len(self.messages)) - 1  # every message holds the empty string
+        if raw.translate(None, _HIGH_BYTES):  # an ASCII character: the squashed texts
+            if self._squashed is None:
+                self._squashed = _end_to_end([h.squashed for h in self._all_haystacks()])
+            joined, ends = self._squashed
+        else:  # a CJK term: the non-ASCII runs, most of a text being ASCII
+            if self._wide is None:
+                self._wide = _end_to_end([_wide_runs(h.squashed) for h in self._all_haystacks()])
+            joined, ends = self._wide
         mask = 0
         at = joined.find(raw)
         while at >= 0:
@@ -166,6 +189,17 @@ class ShownTexts:
             else:
                 at = joined.find(raw, at + 1)
         return mask
+
+    def edge_chars(self) -> Edges:
+        """The first and the last characters of the messages' non-empty texts: a view's
+        two-character needle runs across one of its joints only if its first is one of
+        the last and its second one of the first (``ViewHaystack._may_run_across``)."""
+        if self._edges is None:
+            self._edges = _edges([h.text for h in self._all_haystacks()])
+        return self._edges
+
+    def _all_haystacks(self) -> list[MemoHaystack]:
+        return [self.haystack(i) for i in range(len(self.messages))]
 
     def view(
         self, mask: int, extras: Sequence[Haystack], parts: Callable[[], list[Haystack]]
