@@ -1,7 +1,8 @@
 """Work a policy's slot keeps between units changes no output (engine/policy_slot.py):
 the head and kept messages' tokens kept for ``view_size``, the pre-pass walking only from
-the outputs it may still clear (``compaction.oldest_clearable``), and each message's
-estimate kept by identity (engine/tokens.py), each against the same figure found afresh.
+the outputs it may still clear (``compaction.oldest_clearable``), the messages shown
+looked up in bulk (``shown_entries``), and each message's estimate kept by identity
+(engine/tokens.py), each against the same figure found afresh.
 """
 
 from __future__ import annotations
@@ -161,6 +162,26 @@ def _size_afresh(slot: PolicySlot, upto: int) -> tuple[int, int]:
     return len(entries), total
 
 
+def _entries_afresh(slot: PolicySlot, upto: int) -> list[tuple[int | None, Message]]:
+    """``view_entries(upto)`` message by message: the head, the kept messages and those
+    from ``base``, each its replacement where one was made by ``upto``, the summary placed."""
+
+    def shown(index: int) -> Message:
+        replaced = slot.replaced.get(index)
+        return replaced[0] if replaced is not None and replaced[1] <= upto else slot.messages[index]
+
+    summary: list[tuple[int | None, Message]] = [(None, m) for m in slot.summary]
+    position = slot.policy.placement.position
+    return [
+        *[(i, shown(i)) for i in slot.head],
+        *(summary if position == "front" else []),
+        *[(i, shown(i)) for i in slot.kept],
+        *(summary if position == "end" else []),
+        *[(i, shown(i)) for i in range(min(slot.base, upto), upto)],
+        *(summary if position == "tail" else []),
+    ]
+
+
 def _run(
     specs: list[tuple[list[Any], bool]], prepass: PrePass, keep: Keep
 ) -> tuple[PolicySlot, PolicySlot, int]:
@@ -189,6 +210,7 @@ def _run(
                 one.set_summary("summary text", one.plan())
         for upto in range(len(slot.messages) + 1):
             assert slot.view_size(upto) == afresh.view_size(upto) == _size_afresh(slot, upto)
+            assert slot.view_entries(upto) == _entries_afresh(slot, upto)
         assert slot.load_messages() == afresh.load_messages()
     return slot, afresh, clearings
 

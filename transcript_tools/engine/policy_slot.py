@@ -14,6 +14,7 @@ The session engine runs it through the ``slot.Slot`` protocol, as it runs the se
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,28 +105,34 @@ class PolicySlot:
         return self.policy.placement.marker
 
     def append_messages(self, messages: list[Message]) -> None:
+        # Hot path (once per unit of every configuration): locals, no check of known
+        # names when the unit names no call.
         start = len(self.messages)
         self._sizes_at.clear()
         self.units.extend(messages)
         self.messages.extend(messages)
         names = tool_names(messages)
-        known = self._names
-        if any(known.get(call_id, name) != name for call_id, name in names.items()):
-            self._passed = 0  # an output passed over may be of a tool it may clear now
-        known.update(names)
+        if names:
+            known = self._names
+            if any(known.get(call_id, name) != name for call_id, name in names.items()):
+                self._passed = 0  # an output passed over may be of a tool it may clear now
+            known.update(names)
         restarts = self.sizes.restarts
         if restarts and not self.restarted:
             self.restarted = any(id(m) in restarts for m in messages)
-        for index, message in enumerate(messages, start):
+        outputs, output_tokens, size_of = self._outputs, self._output_tokens, self.sizes.of
+        index = start
+        for message in messages:
             if is_tool_output(message):
-                self._outputs.append(index)
-                self._output_tokens.append(self._output_tokens[-1] + self.sizes.of(message))
+                outputs.append(index)
+                output_tokens.append(output_tokens[-1] + size_of(message))
             elif (
                 self._first_person is None
                 and type(message) is UserMessage
                 and message.origin == PERSON
             ):  # the task, as _new_head finds it
                 self._first_person = index
+            index += 1
 
     def token_prefix(self, upto: int) -> list[int]:
         prefix = self._tokens_prefix
@@ -139,23 +146,33 @@ class PolicySlot:
 
     def shown(self, index: int, upto: int) -> Message:
         """History message ``index`` as a view over messages[:upto] shows it."""
-        entry = self.replaced.get(index)
-        if entry is not None and entry[1] <= upto:
-            return entry[0]
-        return self.messages[index]
+        return self.shown_entries((index,), upto)[0][1]
+
+    def shown_entries(self, indices: Iterable[int], upto: int) -> list[Entry]:
+        """(index, history message ``index`` as a view over messages[:upto] shows it) for
+        each of ``indices``: its replacement once one was made by then, else itself."""
+        messages, replaced = self.messages, self.replaced
+        if not replaced:
+            return [(i, messages[i]) for i in indices]
+        out: list[Entry] = []
+        for i in indices:
+            entry = replaced.get(i)
+            out.append((i, entry[0] if entry is not None and entry[1] <= upto else messages[i]))
+        return out
 
     def view_entries(self, upto: int | None = None) -> list[tuple[int | None, Message]]:
         """The view as (history index or None for a summary message, message)."""
         end = len(self.messages) if upto is None else upto
         position = self.policy.placement.position
         summary: list[tuple[int | None, Message]] = [(None, m) for m in self.summary]
-        view: list[tuple[int | None, Message]] = [(i, self.shown(i, end)) for i in self.head]
+        view: list[tuple[int | None, Message]] = []
+        view += self.shown_entries(self.head, end)
         if position == "front":
             view += summary
-        view += [(i, self.shown(i, end)) for i in self.kept]
+        view += self.shown_entries(self.kept, end)
         if position == "end":
             view += summary
-        view += [(i, self.shown(i, end)) for i in range(min(self.base, end), end)]
+        view += self.shown_entries(range(min(self.base, end), end), end)
         if position == "tail":
             view += summary
         return view
@@ -208,8 +225,8 @@ class PolicySlot:
         ``compaction.py``), as the model sees them now."""
         end = len(self.messages)
         head = set(self.head) | set(self._new_head())
-        entries = [(i, self.shown(i, end)) for i in self.kept if i not in head]
-        entries += [(i, self.shown(i, end)) for i in range(self.base, end) if i not in head]
+        entries = self.shown_entries([i for i in self.kept if i not in head], end)
+        entries += self.shown_entries([i for i in range(self.base, end) if i not in head], end)
         return entries
 
     def _new_head(self) -> list[int]:
@@ -276,11 +293,12 @@ class PolicySlot:
             return self.region()
         end = len(self.messages)
         keep = self.policy.keep
+        messages = self.messages
+        first = self._first_person if keep.first_user else None
         return [
-            (i, self.shown(i, end))
-            for i in range(self._walk_start(), end)
-            if not (keep.system and type(self.messages[i]) is SystemMessage)
-            and not (keep.first_user and i == self._first_person)
+            (i, message)
+            for i, message in self.shown_entries(range(self._walk_start(), end), end)
+            if not (keep.system and type(messages[i]) is SystemMessage) and i != first
         ]
 
     def _walk_start(self) -> int:
@@ -314,8 +332,8 @@ class PolicySlot:
 
     def _clear_inputs(self, call_ids: set[str], end: int) -> int:
         freed = 0
-        for index in range(end):
-            message = self.shown(index, end)
+        # each replaced below once: the messages after it are shown as before
+        for index, message in self.shown_entries(range(end), end):
             if type(message) is AssistantMessage and any(
                 getattr(b, "id", None) in call_ids for b in message.blocks
             ):
@@ -363,8 +381,9 @@ class PolicySlot:
         end = len(self.messages)
         self.head = sorted(set(self.head) | set(self._new_head()))
         self.kept = []
-        for index, message in plan.kept:
-            if message is not self.shown(index, end):  # a cut copy (keep.kind user-messages)
+        shown = self.shown_entries([index for index, _ in plan.kept], end)
+        for (index, message), (_, before) in zip(plan.kept, shown, strict=True):
+            if message is not before:  # a cut copy (keep.kind user-messages)
                 self._replace(index, message, end, self._copy_size(self.messages[index], message))
             self.kept.append(index)
         self.base = plan.history_end
