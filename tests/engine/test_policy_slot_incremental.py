@@ -1,7 +1,7 @@
 """Work a policy's slot keeps between units changes no output (engine/policy_slot.py):
 the head and kept messages' tokens kept for ``view_size``, the pre-pass walking only from
 the outputs it may still clear (``compaction.oldest_clearable``), the messages shown
-looked up in bulk (``shown_entries``), and each message's estimate kept by identity
+looked up in bulk (``shown_entries``), the placeholder's size found once, and each message's estimate kept by identity
 (engine/tokens.py), each against the same figure found afresh.
 """
 
@@ -212,6 +212,7 @@ def _run(
             assert slot.view_size(upto) == afresh.view_size(upto) == _size_afresh(slot, upto)
             assert slot.view_entries(upto) == _entries_afresh(slot, upto)
         assert slot.load_messages() == afresh.load_messages()
+        assert slot._placeholder_tokens() == placeholder_tokens(prepass, sizes.of)  # kept
     return slot, afresh, clearings
 
 

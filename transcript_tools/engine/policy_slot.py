@@ -97,6 +97,7 @@ class PolicySlot:
     restarted: bool = False  # a message the size model marks as a restart was appended
     # view_size by the history length it is over, until the view changes (asked several times a unit)
     _sizes_at: dict[int, tuple[int, int]] = field(default_factory=dict)
+    _placeholder: int | None = None  # _placeholder_tokens, once asked
 
     # ---- the view ---------------------------------------------------------------------
 
@@ -259,7 +260,7 @@ class PolicySlot:
         if walked < prepass.protect_tokens:
             return None
         region = self._unsettled_region()
-        placeholder = placeholder_tokens(prepass, self.sizes.of)  # every cleared output's size
+        placeholder = self._placeholder_tokens()  # every cleared output's size
         walk = (region, prepass, self._names, self.sizes.of, self.replaced, placeholder)
         chosen, freed = prepass_selection(*walk)
         end = len(self.messages)
@@ -285,6 +286,13 @@ class PolicySlot:
             "view_tokens_after": view_tokens - freed,
             "freed_tokens": freed,
         }
+
+    def _placeholder_tokens(self) -> int:
+        """``compaction.placeholder_tokens`` of the policy's pre-pass, found once: the
+        placeholder and the size model are the slot's for good."""
+        if self._placeholder is None:
+            self._placeholder = placeholder_tokens(self.policy.prepass, self.sizes.of)
+        return self._placeholder
 
     def _unsettled_region(self) -> list[Entry]:
         """The part of the region the pre-pass still has to walk: from the oldest output not
