@@ -1,8 +1,9 @@
 """Work a policy's slot keeps between units changes no output (engine/policy_slot.py):
 the head and kept messages' tokens kept for ``view_size``, the pre-pass walking only from
 the outputs it may still clear (``compaction.oldest_clearable``), the messages shown
-looked up in bulk (``shown_entries``), the placeholder's size found once, and each message's estimate kept by identity
-(engine/tokens.py), each against the same figure found afresh.
+looked up in bulk (``compaction.shown_entries``), the placeholder's size found once,
+and each message's estimate kept by identity (engine/tokens.py), each against the same
+figure found afresh.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from transcript_tools.engine.compaction import (
     placeholder_tokens,
     prepass_selection,
     prepass_should_run,
+    shown_entries,
 )
 from transcript_tools.engine.messages import (
     OBSERVATION,
@@ -117,8 +119,10 @@ class WalkFromSettled(PolicySlot):
         else:
             keep = self.policy.keep
             region = [
-                (i, self.shown(i, end))
-                for i in range(max(self._settled, self.base), end)
+                (i, message)
+                for i, message in shown_entries(
+                    self.messages, self.replaced, range(max(self._settled, self.base), end), end
+                )
                 if not (keep.system and type(self.messages[i]) is SystemMessage)
                 and not (keep.first_user and i == self._first_person)
             ]
@@ -212,7 +216,7 @@ def _run(
             assert slot.view_size(upto) == afresh.view_size(upto) == _size_afresh(slot, upto)
             assert slot.view_entries(upto) == _entries_afresh(slot, upto)
         assert slot.load_messages() == afresh.load_messages()
-        assert slot._placeholder_tokens() == placeholder_tokens(prepass, sizes.of)  # kept
+        assert slot._placeholder in (None, placeholder_tokens(prepass, sizes.of))  # kept
     return slot, afresh, clearings
 
 

@@ -14,7 +14,6 @@ The session engine runs it through the ``slot.Slot`` protocol, as it runs the se
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +28,7 @@ from .compaction import (
     placeholder_tokens,
     prepass_selection,
     prepass_should_run,
+    shown_entries,
     summarizer_messages,
     tool_names,
     without_inputs,
@@ -97,7 +97,7 @@ class PolicySlot:
     restarted: bool = False  # a message the size model marks as a restart was appended
     # view_size by the history length it is over, until the view changes (asked several times a unit)
     _sizes_at: dict[int, tuple[int, int]] = field(default_factory=dict)
-    _placeholder: int | None = None  # _placeholder_tokens, once asked
+    _placeholder: int | None = None  # compaction.placeholder_tokens, once asked
 
     # ---- the view ---------------------------------------------------------------------
 
@@ -106,34 +106,28 @@ class PolicySlot:
         return self.policy.placement.marker
 
     def append_messages(self, messages: list[Message]) -> None:
-        # Hot path (once per unit of every configuration): locals, no check of known
-        # names when the unit names no call.
         start = len(self.messages)
         self._sizes_at.clear()
         self.units.extend(messages)
         self.messages.extend(messages)
         names = tool_names(messages)
-        if names:
-            known = self._names
-            if any(known.get(call_id, name) != name for call_id, name in names.items()):
-                self._passed = 0  # an output passed over may be of a tool it may clear now
-            known.update(names)
+        known = self._names
+        if any(known.get(call_id, name) != name for call_id, name in names.items()):
+            self._passed = 0  # an output passed over may be of a tool it may clear now
+        known.update(names)
         restarts = self.sizes.restarts
         if restarts and not self.restarted:
             self.restarted = any(id(m) in restarts for m in messages)
-        outputs, output_tokens, size_of = self._outputs, self._output_tokens, self.sizes.of
-        index = start
-        for message in messages:
+        for index, message in enumerate(messages, start):
             if is_tool_output(message):
-                outputs.append(index)
-                output_tokens.append(output_tokens[-1] + size_of(message))
+                self._outputs.append(index)
+                self._output_tokens.append(self._output_tokens[-1] + self.sizes.of(message))
             elif (
                 self._first_person is None
                 and type(message) is UserMessage
                 and message.origin == PERSON
             ):  # the task, as _new_head finds it
                 self._first_person = index
-            index += 1
 
     def token_prefix(self, upto: int) -> list[int]:
         prefix = self._tokens_prefix
@@ -145,35 +139,19 @@ class PolicySlot:
         prefix = self.token_prefix(end)
         return prefix[end] - prefix[start]
 
-    def shown(self, index: int, upto: int) -> Message:
-        """History message ``index`` as a view over messages[:upto] shows it."""
-        return self.shown_entries((index,), upto)[0][1]
-
-    def shown_entries(self, indices: Iterable[int], upto: int) -> list[Entry]:
-        """(index, history message ``index`` as a view over messages[:upto] shows it) for
-        each of ``indices``: its replacement once one was made by then, else itself."""
-        messages, replaced = self.messages, self.replaced
-        if not replaced:
-            return [(i, messages[i]) for i in indices]
-        out: list[Entry] = []
-        for i in indices:
-            entry = replaced.get(i)
-            out.append((i, entry[0] if entry is not None and entry[1] <= upto else messages[i]))
-        return out
-
     def view_entries(self, upto: int | None = None) -> list[tuple[int | None, Message]]:
         """The view as (history index or None for a summary message, message)."""
         end = len(self.messages) if upto is None else upto
         position = self.policy.placement.position
         summary: list[tuple[int | None, Message]] = [(None, m) for m in self.summary]
-        view: list[tuple[int | None, Message]] = []
-        view += self.shown_entries(self.head, end)
+        shown = self.messages, self.replaced
+        view: list[tuple[int | None, Message]] = [*shown_entries(*shown, self.head, end)]
         if position == "front":
             view += summary
-        view += self.shown_entries(self.kept, end)
+        view += shown_entries(*shown, self.kept, end)
         if position == "end":
             view += summary
-        view += self.shown_entries(range(min(self.base, end), end), end)
+        view += shown_entries(*shown, range(min(self.base, end), end), end)
         if position == "tail":
             view += summary
         return view
@@ -226,9 +204,9 @@ class PolicySlot:
         ``compaction.py``), as the model sees them now."""
         end = len(self.messages)
         head = set(self.head) | set(self._new_head())
-        entries = self.shown_entries([i for i in self.kept if i not in head], end)
-        entries += self.shown_entries([i for i in range(self.base, end) if i not in head], end)
-        return entries
+        indices = [i for i in self.kept if i not in head]
+        indices += [i for i in range(self.base, end) if i not in head]
+        return shown_entries(self.messages, self.replaced, indices, end)
 
     def _new_head(self) -> list[int]:
         keep = self.policy.keep
@@ -260,7 +238,9 @@ class PolicySlot:
         if walked < prepass.protect_tokens:
             return None
         region = self._unsettled_region()
-        placeholder = self._placeholder_tokens()  # every cleared output's size
+        if self._placeholder is None:  # every cleared output's size; the slot's for good
+            self._placeholder = placeholder_tokens(prepass, self.sizes.of)
+        placeholder = self._placeholder
         walk = (region, prepass, self._names, self.sizes.of, self.replaced, placeholder)
         chosen, freed = prepass_selection(*walk)
         end = len(self.messages)
@@ -287,13 +267,6 @@ class PolicySlot:
             "freed_tokens": freed,
         }
 
-    def _placeholder_tokens(self) -> int:
-        """``compaction.placeholder_tokens`` of the policy's pre-pass, found once: the
-        placeholder and the size model are the slot's for good."""
-        if self._placeholder is None:
-            self._placeholder = placeholder_tokens(self.policy.prepass, self.sizes.of)
-        return self._placeholder
-
     def _unsettled_region(self) -> list[Entry]:
         """The part of the region the pre-pass still has to walk: from the oldest output not
         settled on (the whole region while a compaction keeps messages from before ``base``)."""
@@ -301,12 +274,12 @@ class PolicySlot:
             return self.region()
         end = len(self.messages)
         keep = self.policy.keep
-        messages = self.messages
         first = self._first_person if keep.first_user else None
+        walked = shown_entries(self.messages, self.replaced, range(self._walk_start(), end), end)
         return [
             (i, message)
-            for i, message in self.shown_entries(range(self._walk_start(), end), end)
-            if not (keep.system and type(messages[i]) is SystemMessage) and i != first
+            for i, message in walked
+            if not (keep.system and type(self.messages[i]) is SystemMessage) and i != first
         ]
 
     def _walk_start(self) -> int:
@@ -340,8 +313,7 @@ class PolicySlot:
 
     def _clear_inputs(self, call_ids: set[str], end: int) -> int:
         freed = 0
-        # each replaced below once: the messages after it are shown as before
-        for index, message in self.shown_entries(range(end), end):
+        for index, message in shown_entries(self.messages, self.replaced, range(end), end):
             if type(message) is AssistantMessage and any(
                 getattr(b, "id", None) in call_ids for b in message.blocks
             ):
@@ -389,7 +361,7 @@ class PolicySlot:
         end = len(self.messages)
         self.head = sorted(set(self.head) | set(self._new_head()))
         self.kept = []
-        shown = self.shown_entries([index for index, _ in plan.kept], end)
+        shown = shown_entries(self.messages, self.replaced, [index for index, _ in plan.kept], end)
         for (index, message), (_, before) in zip(plan.kept, shown, strict=True):
             if message is not before:  # a cut copy (keep.kind user-messages)
                 self._replace(index, message, end, self._copy_size(self.messages[index], message))
