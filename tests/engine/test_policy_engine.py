@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from transcript_tools.engine.compaction import shown_entries
 from transcript_tools.engine.config import ReplaySettings, SummaryConfig
 from transcript_tools.engine.drive import drive_conversation
 from transcript_tools.engine.messages import (
@@ -156,7 +157,9 @@ def test_codex_cuts_the_oldest_kept_user_message_to_its_budget() -> None:
     engine = run("codex", conv, 4_000, keep={"tokens": budget})
     slot = engine.slot
     assert isinstance(slot, PolicySlot)
-    kept = [slot.shown(i, len(conv.messages)) for i in slot.kept]
+    kept = [
+        m for _, m in shown_entries(slot.messages, slot.replaced, slot.kept, len(conv.messages))
+    ]
     assert len(kept) == 3
     assert all(isinstance(m, UserMessage) for m in kept)
     # Codex cuts the middle of the oldest kept one (truncate_text: "Truncate the middle

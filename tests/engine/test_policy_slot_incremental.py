@@ -1,7 +1,9 @@
 """Work a policy's slot keeps between units changes no output (engine/policy_slot.py):
 the head and kept messages' tokens kept for ``view_size``, the pre-pass walking only from
-the outputs it may still clear (``compaction.oldest_clearable``), and each message's
-estimate kept by identity (engine/tokens.py), each against the same figure found afresh.
+the outputs it may still clear (``compaction.oldest_clearable``), the messages shown
+looked up in bulk (``compaction.shown_entries``), the placeholder's size found once,
+and each message's estimate kept by identity (engine/tokens.py), each against the same
+figure found afresh.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from transcript_tools.engine.compaction import (
     placeholder_tokens,
     prepass_selection,
     prepass_should_run,
+    shown_entries,
 )
 from transcript_tools.engine.messages import (
     OBSERVATION,
@@ -116,8 +119,10 @@ class WalkFromSettled(PolicySlot):
         else:
             keep = self.policy.keep
             region = [
-                (i, self.shown(i, end))
-                for i in range(max(self._settled, self.base), end)
+                (i, message)
+                for i, message in shown_entries(
+                    self.messages, self.replaced, range(max(self._settled, self.base), end), end
+                )
                 if not (keep.system and type(self.messages[i]) is SystemMessage)
                 and not (keep.first_user and i == self._first_person)
             ]
@@ -161,6 +166,26 @@ def _size_afresh(slot: PolicySlot, upto: int) -> tuple[int, int]:
     return len(entries), total
 
 
+def _entries_afresh(slot: PolicySlot, upto: int) -> list[tuple[int | None, Message]]:
+    """``view_entries(upto)`` message by message: the head, the kept messages and those
+    from ``base``, each its replacement where one was made by ``upto``, the summary placed."""
+
+    def shown(index: int) -> Message:
+        replaced = slot.replaced.get(index)
+        return replaced[0] if replaced is not None and replaced[1] <= upto else slot.messages[index]
+
+    summary: list[tuple[int | None, Message]] = [(None, m) for m in slot.summary]
+    position = slot.policy.placement.position
+    return [
+        *[(i, shown(i)) for i in slot.head],
+        *(summary if position == "front" else []),
+        *[(i, shown(i)) for i in slot.kept],
+        *(summary if position == "end" else []),
+        *[(i, shown(i)) for i in range(min(slot.base, upto), upto)],
+        *(summary if position == "tail" else []),
+    ]
+
+
 def _run(
     specs: list[tuple[list[Any], bool]], prepass: PrePass, keep: Keep
 ) -> tuple[PolicySlot, PolicySlot, int]:
@@ -189,7 +214,9 @@ def _run(
                 one.set_summary("summary text", one.plan())
         for upto in range(len(slot.messages) + 1):
             assert slot.view_size(upto) == afresh.view_size(upto) == _size_afresh(slot, upto)
+            assert slot.view_entries(upto) == _entries_afresh(slot, upto)
         assert slot.load_messages() == afresh.load_messages()
+        assert slot._placeholder in (None, placeholder_tokens(prepass, sizes.of))  # kept
     return slot, afresh, clearings
 
 

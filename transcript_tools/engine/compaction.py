@@ -12,7 +12,7 @@ each as ``(history index, message as the model sees it)``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .messages import (
@@ -70,6 +70,24 @@ def cleared(message: Message, placeholder: str) -> Message:
     if type(message) is ToolResultMessage:
         return ToolResultMessage(message.tool_call_id, placeholder, message.is_error)
     return UserMessage((TextBlock(placeholder),), OBSERVATION)
+
+
+def shown_entries(
+    messages: Sequence[Message],
+    replaced: Mapping[int, tuple[Message, int, int]],
+    indices: Iterable[int],
+    upto: int,
+) -> list[Entry]:
+    """(index, history message ``index`` as a view over messages[:upto] shows it) for each
+    of ``indices``: its replacement (``PolicySlot.replaced``: the message shown, the history
+    length when it was made, its tokens) once one was made by then, else the message."""
+    if not replaced:
+        return [(i, messages[i]) for i in indices]
+    out: list[Entry] = []
+    for i in indices:
+        entry = replaced.get(i)
+        out.append((i, entry[0] if entry is not None and entry[1] <= upto else messages[i]))
+    return out
 
 
 def placeholder_tokens(prepass: PrePass, tokens: Tokens) -> int:

@@ -28,6 +28,7 @@ from .compaction import (
     placeholder_tokens,
     prepass_selection,
     prepass_should_run,
+    shown_entries,
     summarizer_messages,
     tool_names,
     without_inputs,
@@ -96,6 +97,7 @@ class PolicySlot:
     restarted: bool = False  # a message the size model marks as a restart was appended
     # view_size by the history length it is over, until the view changes (asked several times a unit)
     _sizes_at: dict[int, tuple[int, int]] = field(default_factory=dict)
+    _placeholder: int | None = None  # compaction.placeholder_tokens, once asked
 
     # ---- the view ---------------------------------------------------------------------
 
@@ -137,25 +139,19 @@ class PolicySlot:
         prefix = self.token_prefix(end)
         return prefix[end] - prefix[start]
 
-    def shown(self, index: int, upto: int) -> Message:
-        """History message ``index`` as a view over messages[:upto] shows it."""
-        entry = self.replaced.get(index)
-        if entry is not None and entry[1] <= upto:
-            return entry[0]
-        return self.messages[index]
-
     def view_entries(self, upto: int | None = None) -> list[tuple[int | None, Message]]:
         """The view as (history index or None for a summary message, message)."""
         end = len(self.messages) if upto is None else upto
         position = self.policy.placement.position
         summary: list[tuple[int | None, Message]] = [(None, m) for m in self.summary]
-        view: list[tuple[int | None, Message]] = [(i, self.shown(i, end)) for i in self.head]
+        shown = self.messages, self.replaced
+        view: list[tuple[int | None, Message]] = [*shown_entries(*shown, self.head, end)]
         if position == "front":
             view += summary
-        view += [(i, self.shown(i, end)) for i in self.kept]
+        view += shown_entries(*shown, self.kept, end)
         if position == "end":
             view += summary
-        view += [(i, self.shown(i, end)) for i in range(min(self.base, end), end)]
+        view += shown_entries(*shown, range(min(self.base, end), end), end)
         if position == "tail":
             view += summary
         return view
@@ -208,9 +204,9 @@ class PolicySlot:
         ``compaction.py``), as the model sees them now."""
         end = len(self.messages)
         head = set(self.head) | set(self._new_head())
-        entries = [(i, self.shown(i, end)) for i in self.kept if i not in head]
-        entries += [(i, self.shown(i, end)) for i in range(self.base, end) if i not in head]
-        return entries
+        indices = [i for i in self.kept if i not in head]
+        indices += [i for i in range(self.base, end) if i not in head]
+        return shown_entries(self.messages, self.replaced, indices, end)
 
     def _new_head(self) -> list[int]:
         keep = self.policy.keep
@@ -242,7 +238,9 @@ class PolicySlot:
         if walked < prepass.protect_tokens:
             return None
         region = self._unsettled_region()
-        placeholder = placeholder_tokens(prepass, self.sizes.of)  # every cleared output's size
+        if self._placeholder is None:  # every cleared output's size; the slot's for good
+            self._placeholder = placeholder_tokens(prepass, self.sizes.of)
+        placeholder = self._placeholder
         walk = (region, prepass, self._names, self.sizes.of, self.replaced, placeholder)
         chosen, freed = prepass_selection(*walk)
         end = len(self.messages)
@@ -276,11 +274,12 @@ class PolicySlot:
             return self.region()
         end = len(self.messages)
         keep = self.policy.keep
+        first = self._first_person if keep.first_user else None
+        walked = shown_entries(self.messages, self.replaced, range(self._walk_start(), end), end)
         return [
-            (i, self.shown(i, end))
-            for i in range(self._walk_start(), end)
-            if not (keep.system and type(self.messages[i]) is SystemMessage)
-            and not (keep.first_user and i == self._first_person)
+            (i, message)
+            for i, message in walked
+            if not (keep.system and type(self.messages[i]) is SystemMessage) and i != first
         ]
 
     def _walk_start(self) -> int:
@@ -314,8 +313,7 @@ class PolicySlot:
 
     def _clear_inputs(self, call_ids: set[str], end: int) -> int:
         freed = 0
-        for index in range(end):
-            message = self.shown(index, end)
+        for index, message in shown_entries(self.messages, self.replaced, range(end), end):
             if type(message) is AssistantMessage and any(
                 getattr(b, "id", None) in call_ids for b in message.blocks
             ):
@@ -363,8 +361,9 @@ class PolicySlot:
         end = len(self.messages)
         self.head = sorted(set(self.head) | set(self._new_head()))
         self.kept = []
-        for index, message in plan.kept:
-            if message is not self.shown(index, end):  # a cut copy (keep.kind user-messages)
+        shown = shown_entries(self.messages, self.replaced, [index for index, _ in plan.kept], end)
+        for (index, message), (_, before) in zip(plan.kept, shown, strict=True):
+            if message is not before:  # a cut copy (keep.kind user-messages)
                 self._replace(index, message, end, self._copy_size(self.messages[index], message))
             self.kept.append(index)
         self.base = plan.history_end

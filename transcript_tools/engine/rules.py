@@ -169,31 +169,34 @@ class UnitCounter:
     def extend(self, messages: Iterable[Message]) -> None:
         if self.checkpoint is Checkpoint.TURN:
             offset = self.length
-            items = list(messages)
+            items = messages if isinstance(messages, list) else list(messages)
             self.seen_person = extend_turn_starts(self.turn_starts, items, offset, self.seen_person)
             self.starts = self.turn_starts
             self.length = offset + len(items)
             return
+        # once per unit of every configuration: the state in locals, stored back once
         starts, turns = self.starts, self.turn_starts
+        seen_person, call_open, pending = self.seen_person, self.call_open, self.pending
         index = self.length
         for message in messages:
             if index == 0:
                 turns.append(0)
-                self.pending = 0
+                pending = 0
             if is_turn_start(message):
-                if self.seen_person:
+                if seen_person:
                     turns.append(index)
-                    if self.call_open and self.pending is None:
-                        self.pending = index  # a new turn: the next call's unit starts here
-                self.seen_person = True
+                    if call_open and pending is None:
+                        pending = index  # a new turn: the next call's unit starts here
+                seen_person = True
             if is_model_call(message):
-                if self.pending is not None:
-                    starts.append(self.pending)
-                    self.pending = None
-                elif self.call_open:
+                if pending is not None:
+                    starts.append(pending)
+                    pending = None
+                elif call_open:
                     starts.append(index)
-                self.call_open = True
+                call_open = True
             index += 1
+        self.seen_person, self.call_open, self.pending = seen_person, call_open, pending
         self.length = index
 
 
