@@ -208,7 +208,6 @@ def blocks_from_messages(
     max_chars: int,
     formatted: tuple[Sequence[str], bool] | None = None,
     memo: Memo[int, MemoEntry] | None = None,
-    known: Sequence[MemoEntry | None] | None = None,
 ) -> Blocks:
     """The blocks of the formatted conversation, from the messages themselves.
 
@@ -221,16 +220,13 @@ def blocks_from_messages(
     ``formatted``: ``formatted_blocks(messages, max_tool_result_chars, max_chars)`` when
     the caller has it already (the engine's requests carry it). ``memo``: each message's
     block from earlier calls, by the message's ``id()`` (the memo holds the message, so
-    the id is not reused while the entry exists), for the same formatted text only;
-    ``known``: ``memo.get_all`` of the messages' ids, when the caller looked them up.
+    the id is not reused while the entry exists), for the same formatted text only.
     """
     if formatted is None:
         formatted = formatted_blocks(messages, max_tool_result_chars, max_chars)
     texts, cut = formatted
     kept = messages[len(messages) - len(texts) :]
-    if known is not None:
-        known = known[len(messages) - len(texts) :]
-    entries = _entries(kept, texts, known, memo)
+    entries = _entries(kept, texts, memo)
     if not entries:
         return Blocks([], [], [], [])
     blocks = map(_BLOCK, entries)
@@ -249,18 +245,13 @@ def blocks_from_messages(
 
 
 def _entries(
-    kept: Sequence[Message],
-    texts: Sequence[str],
-    known: Sequence[MemoEntry | None] | None,
-    memo: Memo[int, MemoEntry] | None,
+    kept: Sequence[Message], texts: Sequence[str], memo: Memo[int, MemoEntry] | None
 ) -> list[MemoEntry]:
-    """Each message's memo entry for its formatted text: from the memo (``known``, its
-    lookup of the messages' ids, when the caller made it) or new (kept in the memo
-    unless it holds another message's entry by that id)."""
+    """Each message's memo entry for its formatted text: from the memo or new (kept in
+    the memo unless it holds another message's entry by that id)."""
     # A session's consecutive requests show mostly the same messages with the same
     # formatted strings: those blocks come from the memo with identity checks only.
-    if known is None:
-        known = memo.get_all(map(id, kept)) if memo is not None else [None] * len(kept)
+    known = memo.get_all(map(id, kept)) if memo is not None else [None] * len(kept)
     entries: list[MemoEntry | None] = [
         k if k is not None and k[0] is m and k[1] is t else None
         for k, m, t in zip(known, kept, texts, strict=True)
