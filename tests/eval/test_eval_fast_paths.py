@@ -97,6 +97,24 @@ def test_words_and_key_terms_equal_the_regex_forms(text: str) -> None:
     assert key_terms(key, limit=3) == reference_key_terms(key, limit=3)
 
 
+# Many distinct words (some stop words, short ones, identifiers) among CJK runs: texts
+# with more ASCII terms than the limit, with exactly as many, and with room for bigrams.
+WORDY = [
+    *("alpha", "bravo", "charlie", "delta", "echo_1", "foxtrot", "golf", "hotel", "india"),
+    *("juliet", "kilo", "lima", "mike", "a.b", "v2", "the", "must", "src/app.py", "x-y"),
+    *("修复日志", "不要", "中", "的了", "文", "必须保持", " ", " ", "，"),
+]
+wordy = st.lists(st.sampled_from(WORDY), max_size=60).map(" ".join)
+
+
+@settings(max_examples=500)
+@given(wordy, st.integers(min_value=0, max_value=16))
+def test_key_terms_stop_at_the_room_left_by_ascii_terms(text: str, limit: int) -> None:
+    """Past ``limit`` ASCII terms no bigram is looked for, and then only as many as fit."""
+    key = normalize(text)
+    assert key_terms(key, limit=limit) == reference_key_terms(key, limit=limit)
+
+
 @pytest.mark.parametrize(
     "text", ["_", "_ .", "a _ b-", "._. /_/ -_-", "x.y -z- ..", "a/b_ _c", "中_文 _"]
 )

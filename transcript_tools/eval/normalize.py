@@ -101,27 +101,26 @@ def key_terms(text: str, limit: int = 12) -> list[str]:
         if (len(w) >= 4 or (len(w) >= 2 and not w.replace("-", "").isalpha()))
         and w not in STOPWORDS
     ]
+    if len(ascii_terms) >= limit:  # no room left for a CJK term: the longest ASCII ones
+        longest = sorted(range(len(ascii_terms)), key=lambda i: (-len(ascii_terms[i]), i))
+        return [ascii_terms[i] for i in sorted(longest[:limit])]
+    # every ASCII term is kept, then CJK bigrams in order, as many as there is room for
+    room = limit - len(ascii_terms)
     grams: dict[str, None] = {}
     if not text.isascii():
         for run in _CJK_RUN_RE.findall(text):
             if len(run) == 1:
                 grams[run] = None
-                continue
-            for i in range(len(run) - 1):
-                gram = run[i : i + 2]
-                if not (gram[0] in _CJK_STOP and gram[1] in _CJK_STOP):
-                    grams[gram] = None
-                    if len(grams) >= limit:
-                        break  # only the first ``limit`` bigrams can be chosen
-            if len(grams) >= limit:
+            else:
+                for i in range(len(run) - 1):
+                    gram = run[i : i + 2]
+                    if not (gram[0] in _CJK_STOP and gram[1] in _CJK_STOP):
+                        grams[gram] = None
+                        if len(grams) >= room:
+                            break  # only the first ``room`` bigrams can be chosen
+            if len(grams) >= room:
                 break
-    cjk_terms = list(grams)[:limit]
-    if len(ascii_terms) + len(cjk_terms) <= limit:
-        return ascii_terms + cjk_terms
-    # the longest ASCII terms first (they carry the most), then CJK bigrams in order
-    longest = sorted(range(len(ascii_terms)), key=lambda i: (-len(ascii_terms[i]), i))[:limit]
-    chosen_ascii = [ascii_terms[i] for i in sorted(longest)]
-    return chosen_ascii + cjk_terms[: limit - len(chosen_ascii)]
+    return ascii_terms + list(grams)[:room]
 
 
 # ``term_set`` without the regex: every byte that cannot be part of a word becomes a
