@@ -219,7 +219,7 @@ LONG_MODULES: dict[str, tuple[int, str]] = {
         "one reader: a rollout's line kinds and the parts of its items, private to it",
     ),
     "engine/policy_slot.py": (
-        409,
+        407,
         "one slot: the view a policy keeps, its running sizes and the engine's Slot methods",
     ),
 }
