@@ -215,7 +215,7 @@ MAX_MODULE_LINES = 400
 # "path": (its lines today, why it is whole)
 LONG_MODULES: dict[str, tuple[int, str]] = {
     "formats/codex.py": (
-        441,
+        439,
         "one reader: a rollout's line kinds and the parts of its items, private to it",
     ),
     "engine/policy_slot.py": (
