@@ -224,10 +224,17 @@ def exit_now(code: int) -> None:
     (benchmarks/PROFILE.md) — time a user and a CI job wait for nothing. Not when
     something may still need its exit handlers: another thread, a child process
     (``--workers``), Ray (``--ray``), a profiler or a coverage tracer.
+
+    A run ended by SIGTERM or Ctrl-C exits so even with another thread alive: its files
+    are closed and its pool's workers killed by then, and the process pool's manager
+    thread may wait forever for a result a killed worker was writing (parallel/pool.py),
+    which the interpreter's teardown would join (CPython's concurrent.futures.process
+    ``_python_exit``): a signalled tsum that never ends.
     """
     import threading
 
-    if threading.active_count() > 1 or "ray" in sys.modules:
+    stopped = code in (ExitCode.TERMINATED, ExitCode.INTERRUPTED)
+    if (threading.active_count() > 1 and not stopped) or "ray" in sys.modules:
         return
     if sys.gettrace() is not None or sys.getprofile() is not None:
         return  # a profiler or coverage writes its data at exit
