@@ -12,7 +12,7 @@ from itertools import chain, compress
 from ...engine.tokens import ascii_letter_count, cjk_count
 from .idents import Identifiers, collect_identifiers
 from .memo import ScanMemo, packed, unpacked
-from .parse import TOOL_CALL_RE, Blocks, has_text
+from .parse import OUTPUT_ROLES, TOOL_CALL_RE, Blocks, has_text
 
 _CUE_WORDS = (
     "decided|decide|decision|conclusion|concluded|agreed|will|won't|we'll|i'll|"
@@ -36,7 +36,6 @@ _ERROR_LIKE_RE = re.compile(
     r"\s*(?:(?:error|fatal|traceback|exception|failed)\b|错误|失败|异常)", re.I
 )
 _LIST_MARKER_RE = re.compile(r"(?:[-*•>#]+|\d+[.)])\s+")
-_OUTPUTS = frozenset(("result", "error"))
 _SENTENCE_WINDOW = 400  # how far a decision sentence may reach around its cue word
 _CJK_RATIO = 0.3  # CJK share of letters above which the summary is written in Chinese
 
@@ -138,7 +137,7 @@ class Facts:
         tools = sorted(tool_counts.items(), key=lambda item: (-item[1], item[0]))
         error_like = _ERROR_LIKE_RE.match
         outputs = compress(
-            range(len(roles) - 1, -1, -1), map(_OUTPUTS.__contains__, reversed(roles))
+            range(len(roles) - 1, -1, -1), map(OUTPUT_ROLES.__contains__, reversed(roles))
         )
         newest_first = [
             index for index in outputs if roles[index] == "error" or error_like(contents[index])
@@ -164,7 +163,7 @@ class Facts:
             error_total=error_total,
             state=state,
             pending=last_role == "user" and has_text(last_content),
-            last_output=(call_ids[-1], last_content) if last_role in ("result", "error") else None,
+            last_output=(call_ids[-1], last_content) if last_role in OUTPUT_ROLES else None,
             fallback=fallback,
             idents=collect_identifiers(blocks, _MAX_IDENTS, memo),
         )

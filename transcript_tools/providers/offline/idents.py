@@ -21,7 +21,7 @@ from itertools import accumulate, compress, repeat
 from operator import is_not, not_
 
 from .memo import Memo, ScanMemo
-from .parse import Blocks
+from .parse import OUTPUT_ROLES, Blocks
 
 _EXTENSIONS = (
     "py|pyi|ipynb|js|jsx|mjs|cjs|ts|tsx|vue|json|jsonl|toml|yaml|yml|ini|cfg|conf|env|lock|"
@@ -66,8 +66,7 @@ _WORD_CHAR_RE = re.compile(r"[\w@&/.:\\-]")  # a character that glues onto a tok
 _JOIN = "\n\x00\n"  # between two blocks: no token runs across it
 _TRAILING = ".,;:!?'\""
 _ERROR_LINE_CHARS = 160
-_OUTPUTS = frozenset(("result", "error"))
-_NOT_PROSE = _OUTPUTS | {"system"}
+_NOT_PROSE = OUTPUT_ROLES | {"system"}
 
 
 @dataclass(slots=True)
@@ -109,7 +108,7 @@ def collect_identifiers(blocks: Blocks, limit: int, memo: ScanMemo | None = None
     # tool outputs count once; what a person or the assistant wrote twice; a system
     # message is always in the view: nothing to carry
     # (the indices of a kind picked in C, ``compress``, not by a Python loop per block)
-    outputs = list(compress(range(len(roles)), map(_OUTPUTS.__contains__, roles)))
+    outputs = list(compress(range(len(roles)), map(OUTPUT_ROLES.__contains__, roles)))
     prose = list(compress(range(len(roles)), map(not_, map(_NOT_PROSE.__contains__, roles))))
     # (what each text with a find holds, the block index of each text, weight)
     found: list[tuple[list[tuple[int, _Found]], list[int], int]] = []

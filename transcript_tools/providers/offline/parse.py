@@ -49,6 +49,7 @@ _ROLE_NAMES = {
     "Error": "error",
 }
 _LINE_START_RE = re.compile(r"^" + _ROLE_PREFIX, re.MULTILINE)
+OUTPUT_ROLES = frozenset(("result", "error"))  # a tool's output, as the blocks name it
 TOOL_CALL_RE = re.compile(r"\[Tool: ([^\]\n]+)\]")
 # A user-role message a person did not write (docs/spec.md, "Turns": observations, compaction
 # summaries, reminders) is the role "runtime": never one of the person's requests. From
