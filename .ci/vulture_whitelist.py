@@ -82,7 +82,6 @@ sweep_corpus
 inspect_corpus
 fidelity_corpus
 RequestProvider  # providers/base.py: the Protocol a provider with complete_request meets
-_.fatal_error  # providers/executor.py
 cache_misses  # providers/executor.py: ExecutorStats, a counter for callers
 _.cache_misses
 load_config_file  # settings.py: the settings file as the library reads it
@@ -91,5 +90,3 @@ load_config_file  # settings.py: the settings file as the library reads it
 # engine and sweep that will read or drop them; delete them here when it does.
 recorded_calls  # engine/session.py, engine/accounting.py
 _.recorded_calls
-cost_original_conversations  # sweep/stats.py
-_.cost_original_conversations

@@ -250,9 +250,6 @@ def compare_command(
     sort: str,
     width: int | None,
     report_path: Path | None,
-    provider: str,
-    model: str | None,
-    base_url: str | None,
     cache_path: Path | None,
     silent: bool,
     warnings_mode: str,
@@ -267,7 +264,6 @@ def compare_command(
         raise click.BadParameter(
             "a curve needs two windows or more", param_hint="'--budget-windows'"
         )
-    opts.update(provider=provider, model=model, base_url=base_url)
     auto = {"max_context_tokens": AUTO} if one_window == AUTO else None
     resolved = resolve(opts, overrides=auto)
     pricer = None
@@ -275,8 +271,9 @@ def compare_command(
         from ..cost.prices import pricer_for
 
         pricer = pricer_for(True, prices_file, None)
-    stderr = RunStderr(list(paths), desc="compare", silent=silent, warnings_mode=warnings_mode)
-    try:
+    with RunStderr(
+        list(paths), desc="compare", silent=silent, warnings_mode=warnings_mode
+    ) as stderr:
         done = compare_paths(
             list(paths),
             resolved,
@@ -288,12 +285,10 @@ def compare_command(
             reporter=stderr,
             budget_windows=budget_windows,
             drift=drift,
-            replicates=_replicates(replicates, temperature, provider, cache_path),
+            replicates=_replicates(replicates, temperature, opts["provider"], cache_path),
             view_recall=columns is not None and "vrecall" in columns,
             fallback_window=fallback_window or 0,
         )
-    finally:
-        stderr.close()
     if done.comparison.conversations:
         for line in done.warnings():
             echo(f"tsum: warning: {line}", err=True)

@@ -194,9 +194,6 @@ def sweep_command(
     report_sample: int,
     price_per_mtok: float | None,
     summary_tokens: int,
-    provider: str,
-    model: str | None,
-    base_url: str | None,
     cache_path: Path | None,
     silent: bool,
     warnings_mode: str,
@@ -211,8 +208,6 @@ def sweep_command(
         raise click.UsageError("--json and --csv cannot be combined: choose one")
     if chart and report_path is None:
         raise click.UsageError("--chart draws into the HTML report: give --report FILE too")
-    # The sweep's own provider options name cached responses; the rule is the same.
-    opts.update(provider=provider, model=model, base_url=base_url)
     windows = _split(max_tokens, "--max-context-tokens", _window)
     # auto given here: its fallback is replay's for auto given (the default, not the file's)
     auto = {"max_context_tokens": AUTO} if AUTO in windows else None
@@ -227,8 +222,7 @@ def sweep_command(
         policies=_split(policies, "--policy", _policy),
     )
 
-    stderr = RunStderr(list(paths), desc="sweep", silent=silent, warnings_mode=warnings_mode)
-    try:
+    with RunStderr(list(paths), desc="sweep", silent=silent, warnings_mode=warnings_mode) as stderr:
         done = sweep_paths(
             list(paths),
             resolved,
@@ -244,8 +238,6 @@ def sweep_command(
             chart=chart,
             reporter=stderr,
         )
-    finally:
-        stderr.close()
     render = render_json if as_json else render_csv if as_csv else render_table
     if done.result.conversations:  # nothing read: no table of zeros, only the error below
         echo(render(done.result, sort), nl=False)
