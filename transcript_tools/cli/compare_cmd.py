@@ -12,8 +12,7 @@ from ..compare.figures import ORIGINAL
 from ..compare.replicates import Replicates
 from ..compare.table import COLUMN_KEYS, COLUMNS, SORT_KEYS, render
 from ..compare.workflow import CompareRun, compare_paths
-from ..engine.config import AUTO, RunSettings
-from ..engine.policy import Policy
+from ..engine.config import AUTO
 from ..terminal import echo
 from .help import TsumCommand
 from .outcome import finish
@@ -61,14 +60,6 @@ def _replicates(
             param_hint="'--replicates'",
         )
     return Replicates(count, temperature, cache)
-
-
-def _canaries(
-    paths: list[str], run: RunSettings, policies: list[Policy], window: int | str, fallback: int
-) -> str:
-    from ..compare.canaries import canary_paths, render_canaries
-
-    return render_canaries(canary_paths(paths, run, policies, window, fallback_window=fallback))
 
 
 def _write_report(
@@ -297,11 +288,15 @@ def compare_command(
             render(done.comparison, done.header(), width=shown, columns=columns, sort=sort),
             nl=False,
         )
-        planted = (
-            _canaries(list(paths), resolved, chosen, one_window, fallback_window or 0)
-            if canaries
-            else None
-        )
+        planted = None
+        if canaries:
+            from ..compare.canaries import canary_paths, render_canaries
+
+            fallback = fallback_window or 0
+            found = canary_paths(
+                list(paths), resolved, chosen, one_window, fallback_window=fallback
+            )
+            planted = render_canaries(found)
         for table in (done.budget_table(), done.drift_table(), planted, done.replicates_table()):
             if table is not None:
                 echo("\n" + table, nl=False)
