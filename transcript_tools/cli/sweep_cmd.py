@@ -60,16 +60,6 @@ def _policy(spec: str) -> Any:
         raise click.BadParameter(exc.message, param_hint="'--policy'") from None
 
 
-def _choice(enum: Any) -> Callable[[str], Any]:
-    def convert(text: str) -> Any:
-        try:
-            return enum(text)
-        except ValueError:
-            raise ValueError(text) from None
-
-    return convert
-
-
 EPILOG = """\b
 Examples:
   tsum sweep corpus/ --ratio 0.5,0.75,0.9 --max-context-tokens 32000,128000 --debounce 1,3,5
@@ -216,9 +206,9 @@ def sweep_command(
         ratios=_split(ratios, "--ratio", float),
         max_context_tokens=windows,
         debounces=_split(debounces, "--debounce", int),
-        modes=_split(modes, "--mode", _choice(SlotMode)),
-        measures=_split(measures, "--measure", _choice(Measure)),
-        checkpoints=_split(checkpoints, "--checkpoint", _choice(Checkpoint)),
+        modes=_split(modes, "--mode", SlotMode),
+        measures=_split(measures, "--measure", Measure),
+        checkpoints=_split(checkpoints, "--checkpoint", Checkpoint),
         policies=_split(policies, "--policy", _policy),
     )
 
