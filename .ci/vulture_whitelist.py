@@ -84,7 +84,6 @@ fidelity_corpus
 RequestProvider  # providers/base.py: the Protocol a provider with complete_request meets
 cache_misses  # providers/executor.py: ExecutorStats, a counter for callers
 _.cache_misses
-load_config_file  # settings.py: the settings file as the library reads it
 
 # Counted but not yet read: the cost rule and counters below are kept for the change of the
 # engine and sweep that will read or drop them; delete them here when it does.
