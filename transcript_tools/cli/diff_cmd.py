@@ -65,8 +65,7 @@ def diff_output_options(func: F) -> F:
 
 
 def render_diff(diff: RunDiff, as_json: bool, markdown: bool, max_diff_lines: int) -> str:
-    if as_json and markdown:
-        raise ConfigError("--json and --markdown cannot be combined: choose one")
+    """The diff as --json, --markdown or text (the commands refuse both flags up front)."""
     if as_json:
         return render_json(diff)
     if markdown:
