@@ -368,15 +368,9 @@ def diff_outputs(
     old: str | Path, new: str | Path, *, context: int = DEFAULT_DIFF_CONTEXT
 ) -> RunDiff:
     """Compare two replay outputs (``replay_corpus(..., out=DIR)`` or ``tsum replay --out``)."""
-    from .diff import compare
+    from .diff.compare import compare_dirs
 
-    return compare.diff_outputs(
-        compare.load_output(Path(old)),
-        compare.load_output(Path(new)),
-        old_label=str(old),
-        new_label=str(new),
-        context=context,
-    )
+    return compare_dirs(old, new, context=context)
 
 
 def _paths(paths: Paths) -> list[str]:

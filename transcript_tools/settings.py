@@ -52,8 +52,8 @@ PRECEDENCE = (
 
 def merge_settings(explicit: dict[str, Any], file_values: dict[str, Any]) -> dict[str, Any]:
     """The effective settings by file key: ``explicit`` (command line, else environment —
-    click has already put the two in that order) over ``file_values`` (from
-    ``load_config_file``); keys absent from both take their defaults where they are read.
+    click has already put the two in that order) over ``file_values`` (the
+    settings file's); keys absent from both take their defaults where they are read.
 
     ``model`` and ``summary_model`` are one setting, as are ``prompt`` (a built-in name
     or a file) and ``summary_prompt`` (the text): a value given explicitly replaces the
@@ -76,13 +76,9 @@ def merge_settings(explicit: dict[str, Any], file_values: dict[str, Any]) -> dic
     return merged
 
 
-def load_config_file(path: Path | None = None) -> dict[str, Any]:
-    """Settings from ``path``, else ./tsum.toml, else ``[tool.tsum]`` of ./pyproject.toml."""
-    return _config_file(path)[1]
-
-
 def _config_file(path: Path | None) -> tuple[Path | None, dict[str, Any]]:
-    """``load_config_file``'s settings and the file they came from (None: no file)."""
+    """Settings from ``path``, else ./tsum.toml, else ``[tool.tsum]`` of ./pyproject.toml,
+    and the file they came from (None: no file)."""
     if path is None:
         for candidate, section in (
             (Path("tsum.toml"), None),

@@ -32,7 +32,7 @@ from transcript_tools.engine.rules import (
     unit_turns,
 )
 from transcript_tools.engine.session import SessionEngine
-from transcript_tools.settings import load_config_file
+from transcript_tools.settings import settings_values
 
 TEXT_PROTOCOL = FIXTURES / "edge_cases_mini_swe_agent_text.traj.json"
 TOOL_PROTOCOL = FIXTURES / "representative_mini_swe_agent_tools.traj.json"
@@ -206,11 +206,14 @@ def test_sweep_grid_has_a_checkpoint_dimension(tmp_path: Path) -> None:
 def test_config_file_key(tmp_path: Path) -> None:
     good = tmp_path / "tsum.toml"
     good.write_text('checkpoint = "call"\nmax_context_tokens = "auto"\n')
-    assert load_config_file(good) == {"checkpoint": "call", "max_context_tokens": "auto"}
+    assert settings_values(config=good, env={}) == {
+        "checkpoint": "call",
+        "max_context_tokens": "auto",
+    }
     bad = tmp_path / "bad.toml"
     bad.write_text('checkpoint = "step"\n')
     with pytest.raises(ConfigError, match="checkpoint must be turn or call"):
-        load_config_file(bad)
+        settings_values(config=bad, env={})
 
 
 def test_max_context_tokens_auto_says_per_session_which_window(tmp_path: Path) -> None:

@@ -12,8 +12,7 @@ from ..compare.figures import ORIGINAL
 from ..compare.replicates import Replicates
 from ..compare.table import COLUMN_KEYS, COLUMNS, SORT_KEYS, render
 from ..compare.workflow import CompareRun, compare_paths
-from ..engine.config import AUTO, RunSettings
-from ..engine.policy import Policy
+from ..engine.config import AUTO
 from ..terminal import echo
 from .help import TsumCommand
 from .outcome import finish
@@ -61,14 +60,6 @@ def _replicates(
             param_hint="'--replicates'",
         )
     return Replicates(count, temperature, cache)
-
-
-def _canaries(
-    paths: list[str], run: RunSettings, policies: list[Policy], window: int | str, fallback: int
-) -> str:
-    from ..compare.canaries import canary_paths, render_canaries
-
-    return render_canaries(canary_paths(paths, run, policies, window, fallback_window=fallback))
 
 
 def _write_report(
@@ -250,9 +241,6 @@ def compare_command(
     sort: str,
     width: int | None,
     report_path: Path | None,
-    provider: str,
-    model: str | None,
-    base_url: str | None,
     cache_path: Path | None,
     silent: bool,
     warnings_mode: str,
@@ -267,7 +255,6 @@ def compare_command(
         raise click.BadParameter(
             "a curve needs two windows or more", param_hint="'--budget-windows'"
         )
-    opts.update(provider=provider, model=model, base_url=base_url)
     auto = {"max_context_tokens": AUTO} if one_window == AUTO else None
     resolved = resolve(opts, overrides=auto)
     pricer = None
@@ -275,8 +262,9 @@ def compare_command(
         from ..cost.prices import pricer_for
 
         pricer = pricer_for(True, prices_file, None)
-    stderr = RunStderr(list(paths), desc="compare", silent=silent, warnings_mode=warnings_mode)
-    try:
+    with RunStderr(
+        list(paths), desc="compare", silent=silent, warnings_mode=warnings_mode
+    ) as stderr:
         done = compare_paths(
             list(paths),
             resolved,
@@ -288,12 +276,10 @@ def compare_command(
             reporter=stderr,
             budget_windows=budget_windows,
             drift=drift,
-            replicates=_replicates(replicates, temperature, provider, cache_path),
+            replicates=_replicates(replicates, temperature, opts["provider"], cache_path),
             view_recall=columns is not None and "vrecall" in columns,
             fallback_window=fallback_window or 0,
         )
-    finally:
-        stderr.close()
     if done.comparison.conversations:
         for line in done.warnings():
             echo(f"tsum: warning: {line}", err=True)
@@ -302,11 +288,15 @@ def compare_command(
             render(done.comparison, done.header(), width=shown, columns=columns, sort=sort),
             nl=False,
         )
-        planted = (
-            _canaries(list(paths), resolved, chosen, one_window, fallback_window or 0)
-            if canaries
-            else None
-        )
+        planted = None
+        if canaries:
+            from ..compare.canaries import canary_paths, render_canaries
+
+            fallback = fallback_window or 0
+            found = canary_paths(
+                list(paths), resolved, chosen, one_window, fallback_window=fallback
+            )
+            planted = render_canaries(found)
         for table in (done.budget_table(), done.drift_table(), planted, done.replicates_table()):
             if table is not None:
                 echo("\n" + table, nl=False)

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import click
 
 from ..diff.changes import RunDiff
-from ..diff.compare import diff_outputs, load_output
+from ..diff.compare import compare_dirs
 from ..diff.render import (
     DEFAULT_MAX_DIFF_LINES,
     render_json,
@@ -65,8 +65,7 @@ def diff_output_options(func: F) -> F:
 
 
 def render_diff(diff: RunDiff, as_json: bool, markdown: bool, max_diff_lines: int) -> str:
-    if as_json and markdown:
-        raise ConfigError("--json and --markdown cannot be combined: choose one")
+    """The diff as --json, --markdown or text (the commands refuse both flags up front)."""
     if as_json:
         return render_json(diff)
     if markdown:
@@ -108,8 +107,4 @@ def diff_command(old_dir: Path, new_dir: Path, silent: bool, **opts: Any) -> Non
     """
     if opts["as_json"] and opts["markdown"]:
         raise ConfigError("--json and --markdown cannot be combined: choose one")
-    old, new = load_output(old_dir), load_output(new_dir)
-    diff = diff_outputs(
-        old, new, old_label=str(old_dir), new_label=str(new_dir), context=opts["context"]
-    )
-    finish_diff(diff, opts, silent)
+    finish_diff(compare_dirs(old_dir, new_dir, context=opts["context"]), opts, silent)

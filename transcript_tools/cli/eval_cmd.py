@@ -145,8 +145,7 @@ def eval_command(
         list(dict.fromkeys(policies)), prompts, list(models) or [opts.get("model")], settings_for
     )
 
-    stderr = RunStderr(list(paths), desc="eval", silent=silent, warnings_mode=warnings_mode)
-    try:
+    with RunStderr(list(paths), desc="eval", silent=silent, warnings_mode=warnings_mode) as stderr:
         done = eval_paths(
             list(paths),
             variants,
@@ -160,8 +159,6 @@ def eval_command(
             person_fates=person_fates,
             reporter=stderr,
         )
-    finally:
-        stderr.close()
     if done.result.sessions == 0:
         pass  # nothing read: no table to print, only the error below
     elif as_json:

@@ -29,12 +29,25 @@ def turn_options(func: F) -> F:
 
 
 def history_at(
-    path: str, resolved: RunSettings, turn: int | None, session: str | None
-) -> tuple[str, list[Any], int]:
+    path: str, opts: dict[str, Any], turn: int | None, session: str | None
+) -> tuple[RunSettings, str, str, int]:
+    """The run's settings, and at ``turn`` of ``session``: its id, the formatted history
+    and the turn (format and prompt show the seed's summarizer input; a policy's depends
+    on its earlier compactions, which only a replay makes)."""
+    from ..engine.formatting import format_messages_as_text
     from ..engine.rules import split_turns
     from ..formats import read_conversations
     from ..formats.source import Source
 
+    resolved = resolve(opts)
+    if resolved.settings.policy is not None:
+        raise click.UsageError(
+            f"--policy {resolved.settings.policy.name}: format and prompt show the seed's "
+            "input; a policy's prompts are in prompts.jsonl of "
+            "`tsum replay FILE --policy NAME --out DIR`"
+        )
+    cfg = resolved.settings.summary
+    assert cfg is not None
     source = Source(path, skip_bad_lines=resolved.skip_bad_lines, warn=lambda m: echo(m, err=True))
     for conv in read_conversations(source, resolved.fmt):
         if session is not None and conv.session_id != session:
@@ -47,8 +60,9 @@ def history_at(
             raise ConfigError(
                 f"--turn {turn}: session {conv.session_id} has turns 0..{len(turns) - 1}"
             )
-        end = turns[index][0] + len(turns[index][1])
-        return conv.session_id, conv.messages[:end], index
+        history = conv.messages[: turns[index][0] + len(turns[index][1])]
+        text = format_messages_as_text(history, cfg.max_tool_result_chars, cfg.max_transcript_chars)
+        return resolved, conv.session_id, text, index
     if session:
         raise ConfigError(f"--session {session}: no such session in {path}")
     raise InputError(path, None, "no conversations in this file")
@@ -67,27 +81,7 @@ def history_at(
 @summary_options
 def format_command(file: str, turn: int | None, session: str | None, **opts: Any) -> None:
     """Print the formatted history the summary prompt gets at a turn (only that text, on stdout)."""
-    from ..engine.formatting import format_messages_as_text
-
-    resolved = resolve(opts)
-    refuse_policy(resolved)
-    cfg = resolved.settings.summary
-    assert cfg is not None
-    _, history, _ = history_at(file, resolved, turn, session)
-    print_text(
-        format_messages_as_text(history, cfg.max_tool_result_chars, cfg.max_transcript_chars) + "\n"
-    )
-
-
-def refuse_policy(resolved: RunSettings) -> None:
-    """format / prompt show the seed's summarizer input (the whole history at a turn); a
-    policy's input depends on its earlier compactions, which only a replay makes."""
-    if resolved.settings.policy is not None:
-        raise click.UsageError(
-            f"--policy {resolved.settings.policy.name}: format and prompt show the seed's "
-            "input; a policy's prompts are in prompts.jsonl of "
-            "`tsum replay FILE --policy NAME --out DIR`"
-        )
+    print_text(history_at(file, opts, turn, session)[2] + "\n")
 
 
 def print_text(text: str) -> None:

@@ -166,6 +166,12 @@ class RunStderr(Reporter):
             self.write(line)
         self.warnings = []
 
+    def __enter__(self) -> RunStderr:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def _postfix(self) -> None:
         if self.bar is not None:
             self.bar.set_postfix_str(

@@ -60,16 +60,6 @@ def _policy(spec: str) -> Any:
         raise click.BadParameter(exc.message, param_hint="'--policy'") from None
 
 
-def _choice(enum: Any) -> Callable[[str], Any]:
-    def convert(text: str) -> Any:
-        try:
-            return enum(text)
-        except ValueError:
-            raise ValueError(text) from None
-
-    return convert
-
-
 EPILOG = """\b
 Examples:
   tsum sweep corpus/ --ratio 0.5,0.75,0.9 --max-context-tokens 32000,128000 --debounce 1,3,5
@@ -194,9 +184,6 @@ def sweep_command(
     report_sample: int,
     price_per_mtok: float | None,
     summary_tokens: int,
-    provider: str,
-    model: str | None,
-    base_url: str | None,
     cache_path: Path | None,
     silent: bool,
     warnings_mode: str,
@@ -211,8 +198,6 @@ def sweep_command(
         raise click.UsageError("--json and --csv cannot be combined: choose one")
     if chart and report_path is None:
         raise click.UsageError("--chart draws into the HTML report: give --report FILE too")
-    # The sweep's own provider options name cached responses; the rule is the same.
-    opts.update(provider=provider, model=model, base_url=base_url)
     windows = _split(max_tokens, "--max-context-tokens", _window)
     # auto given here: its fallback is replay's for auto given (the default, not the file's)
     auto = {"max_context_tokens": AUTO} if AUTO in windows else None
@@ -221,14 +206,13 @@ def sweep_command(
         ratios=_split(ratios, "--ratio", float),
         max_context_tokens=windows,
         debounces=_split(debounces, "--debounce", int),
-        modes=_split(modes, "--mode", _choice(SlotMode)),
-        measures=_split(measures, "--measure", _choice(Measure)),
-        checkpoints=_split(checkpoints, "--checkpoint", _choice(Checkpoint)),
+        modes=_split(modes, "--mode", SlotMode),
+        measures=_split(measures, "--measure", Measure),
+        checkpoints=_split(checkpoints, "--checkpoint", Checkpoint),
         policies=_split(policies, "--policy", _policy),
     )
 
-    stderr = RunStderr(list(paths), desc="sweep", silent=silent, warnings_mode=warnings_mode)
-    try:
+    with RunStderr(list(paths), desc="sweep", silent=silent, warnings_mode=warnings_mode) as stderr:
         done = sweep_paths(
             list(paths),
             resolved,
@@ -244,8 +228,6 @@ def sweep_command(
             chart=chart,
             reporter=stderr,
         )
-    finally:
-        stderr.close()
     render = render_json if as_json else render_csv if as_csv else render_table
     if done.result.conversations:  # nothing read: no table of zeros, only the error below
         echo(render(done.result, sort), nl=False)

@@ -50,7 +50,6 @@ def matched_budget(curves: Sequence[Sequence[Point]]) -> float | None:
 class BudgetCurve:
     name: str
     points: list[Point]  # one per window where the policy summarized
-    own: Point | None = None  # at the comparison's window
 
     def at(self, tokens: float | None) -> float | None:
         return None if tokens is None else recall_at(self.points, tokens)

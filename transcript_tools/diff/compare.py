@@ -15,7 +15,7 @@ up in :mod:`.lineup`, rendering
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -116,11 +116,7 @@ def diff_outputs(
     other = _unexplained_files(old, new, sessions, bool(template or settings), old_label, new_label)
 
     counts = _counts(old, new, sessions)
-    tokens = {
-        "cost_so_far": Delta(_total_cost(old), _total_cost(new)),
-        "summary_input_tokens": Delta(*(_usage_sum(o, "input_tokens") for o in (old, new))),
-        "summary_output_tokens": Delta(*(_usage_sum(o, "output_tokens") for o in (old, new))),
-    }
+    tokens = _token_deltas(list(old.sessions.values()), list(new.sessions.values()))
     return RunDiff(old_label, new_label, template, settings, sessions, counts, tokens, other)
 
 
@@ -153,21 +149,12 @@ def _diff_session(
 ) -> SessionDiff | None:
     empty = SessionRecords()
     ra, rb = a or empty, b or empty
-    fired_a = [t for t, d in ra.decisions.items() if d["decision"] in FIRED]
-    fired_b = [t for t, d in rb.decisions.items() if d["decision"] in FIRED]
+    fired_a, fired_b = _fired(ra), _fired(rb)
     state = "added" if a is None else "removed" if b is None else "changed"
     out = SessionDiff(
         name, state, len(ra.decisions), len(rb.decisions), fired_a, fired_b, unit=unit
     )
-    out.tokens = {
-        "cost_so_far": Delta(_final_cost(ra), _final_cost(rb)),
-        "summary_input_tokens": Delta(
-            _session_usage(ra, "input_tokens"), _session_usage(rb, "input_tokens")
-        ),
-        "summary_output_tokens": Delta(
-            _session_usage(ra, "output_tokens"), _session_usage(rb, "output_tokens")
-        ),
-    }
+    out.tokens = _token_deltas([ra], [rb])
     if state != "changed":
         return out
     out.schedule = match_schedule(fired_a, fired_b)
@@ -290,17 +277,15 @@ def _diff_summary(
     context: int,
     unit: str,
 ) -> SummaryChange | None:
-    sa, sb = ra.summaries.get(turn, {}), rb.summaries.get(turn, {})
     # the fields diff compares and shows (SummaryChange.old / .new)
-    va: dict[str, Any] = {
-        "decision": ra.decisions[turn]["decision"],
-        **{k: sa.get(k) for k in SUMMARY_FIELDS},
-    }
-    vb: dict[str, Any] = {
-        "decision": rb.decisions[turn]["decision"],
-        **{k: sb.get(k) for k in SUMMARY_FIELDS},
-    }
-    va["text"], vb["text"] = sa.get("text"), sb.get("text")
+    sides: list[dict[str, Any]] = [
+        {
+            "decision": r.decisions[turn]["decision"],
+            **{k: r.summaries.get(turn, {}).get(k) for k in (*SUMMARY_FIELDS, "text")},
+        }
+        for r in (ra, rb)
+    ]
+    va, vb = sides
     changed = [k for k in SHOWN_FIELDS if va[k] != vb[k]]
     change = SummaryChange(turn, changed, va, vb)
     where = f"{session} {unit} {turn}"
@@ -357,12 +342,22 @@ def _session_usage(records: SessionRecords, key: str) -> int:
     return total
 
 
-def _total_cost(output: ReplayOutput) -> int:
-    return sum(_final_cost(r) for r in output.sessions.values())
+def _token_deltas(a: list[SessionRecords], b: list[SessionRecords]) -> dict[str, Delta]:
+    """The token figures of ``b`` against ``a``: one session each, or every session of a run."""
+
+    def both(figure: Callable[[SessionRecords], int]) -> Delta:
+        return Delta(sum(map(figure, a)), sum(map(figure, b)))
+
+    return {
+        "cost_so_far": both(_final_cost),
+        "summary_input_tokens": both(lambda r: _session_usage(r, "input_tokens")),
+        "summary_output_tokens": both(lambda r: _session_usage(r, "output_tokens")),
+    }
 
 
-def _usage_sum(output: ReplayOutput, key: str) -> int:
-    return sum(_session_usage(r, key) for r in output.sessions.values())
+def _fired(records: SessionRecords) -> list[int]:
+    """The units where the checkpoint fired (a summary call, ok or failed, or a dry run's)."""
+    return [t for t, d in records.decisions.items() if d["decision"] in FIRED]
 
 
 def _counts(old: ReplayOutput, new: ReplayOutput, sessions: list[SessionDiff]) -> dict[str, int]:
@@ -373,14 +368,8 @@ def _counts(old: ReplayOutput, new: ReplayOutput, sessions: list[SessionDiff]) -
         "sessions_changed": sum(1 for s in sessions if s.state == "changed"),
         "sessions_added": sum(1 for s in sessions if s.state == "added"),
         "sessions_removed": sum(1 for s in sessions if s.state == "removed"),
-        "firings_old": sum(
-            sum(1 for d in r.decisions.values() if d["decision"] in FIRED)
-            for r in old.sessions.values()
-        ),
-        "firings_new": sum(
-            sum(1 for d in r.decisions.values() if d["decision"] in FIRED)
-            for r in new.sessions.values()
-        ),
+        "firings_old": sum(len(_fired(r)) for r in old.sessions.values()),
+        "firings_new": sum(len(_fired(r)) for r in new.sessions.values()),
         "summaries_added": sum(1 for c in schedule if c.kind == "added"),
         "summaries_removed": sum(1 for c in schedule if c.kind == "removed"),
         "summaries_moved": sum(1 for c in schedule if c.kind == "moved"),

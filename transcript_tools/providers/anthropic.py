@@ -13,7 +13,7 @@ from ..engine.requests import SummaryResponse
 from ..formats.anthropic_api import usage_from_anthropic
 from .registry import register
 from .retry import ProviderCallError
-from .sdk import SdkProvider, post_json
+from .sdk import SdkProvider
 
 DEFAULT_MODEL = "claude-haiku-4-5"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -30,25 +30,16 @@ class AnthropicProvider(SdkProvider):
     key_env = KEY_ENV
     base_url_env = BASE_URL_ENV  # the SDK's variable: the timeout's default reads it too
     api = "messages"
+    path = "/v1/messages"
     DEFAULT_MODEL = DEFAULT_MODEL
     DEFAULT_BASE_URL = DEFAULT_BASE_URL
     sdk_module = "anthropic"
     client_class_name = "AsyncAnthropic"
     base_error_name = "AnthropicError"
 
-    def body(self, prompt: str, model: str, max_tokens: int) -> dict[str, Any]:
-        """The call's JSON body (sent alone, or as a batch request's params)."""
-        body: dict[str, Any] = {
-            "model": model,
-            "max_tokens": max_tokens,
-            "messages": [{"role": "user", "content": prompt}],
-        }
-        if self._temperature is not None:
-            body["temperature"] = self._temperature
-        return body
-
-    async def _create(self, client: Any, prompt: str, model: str, max_tokens: int) -> Any:
-        return await post_json(client, "/v1/messages", self.body(prompt, model, max_tokens))
+    def _body(self, prompt: str, model: str, max_tokens: int) -> dict[str, Any]:
+        messages = [{"role": "user", "content": prompt}]
+        return {"model": model, "max_tokens": max_tokens, "messages": messages}
 
     def _response(self, raw: Any, requested: str) -> SummaryResponse:
         return _to_response(raw, requested)

@@ -131,11 +131,6 @@ class SummaryExecutor:
         self._failed_in_a_row = 0
         self.circuit_open: str | None = None
 
-    @property
-    def fatal_error(self) -> str | None:
-        """The first error that stopped all calls for a model (auth, kill switch), if any."""
-        return next(iter(self._fatal.values()), None)
-
     async def execute(self, request: SummaryRequest, *, priority: int = 0) -> SummaryOutcome:
         """The request's outcome; when all slots are busy, lower ``priority`` goes first."""
         outcome = await self._execute(request, priority)

@@ -16,7 +16,7 @@ from ..engine.requests import SummaryResponse
 from ..errors import ProviderConfigError
 from .registry import register
 from .retry import ProviderCallError, public_url
-from .sdk import SdkProvider, post_json
+from .sdk import SdkProvider
 
 DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -34,6 +34,7 @@ class OpenAIProvider(SdkProvider):
     key_env = KEY_ENV
     base_url_env = BASE_URL_ENV  # the SDK's variable: the timeout's default reads it too
     api = "chat.completions"
+    path = "/chat/completions"
     DEFAULT_MODEL = DEFAULT_MODEL
     DEFAULT_BASE_URL = DEFAULT_BASE_URL
     key_hint = " (a local OpenAI-compatible server needs --base-url, and no key)"
@@ -58,19 +59,9 @@ class OpenAIProvider(SdkProvider):
     def identity(self, model: str | None) -> dict[str, Any]:
         return {**super().identity(model), "tokens_param": self._tokens_param}
 
-    def body(self, prompt: str, model: str, max_tokens: int) -> dict[str, Any]:
-        """The call's JSON body (sent alone, or as a batch request line's body)."""
-        body: dict[str, Any] = {
-            "model": model,
-            "messages": [{"role": "user", "content": prompt}],
-            self._tokens_param: max_tokens,
-        }
-        if self._temperature is not None:
-            body["temperature"] = self._temperature
-        return body
-
-    async def _create(self, client: Any, prompt: str, model: str, max_tokens: int) -> Any:
-        return await post_json(client, "/chat/completions", self.body(prompt, model, max_tokens))
+    def _body(self, prompt: str, model: str, max_tokens: int) -> dict[str, Any]:
+        messages = [{"role": "user", "content": prompt}]
+        return {"model": model, "messages": messages, self._tokens_param: max_tokens}
 
     def _response(self, raw: Any, requested: str) -> SummaryResponse:
         return _to_response(raw, requested)

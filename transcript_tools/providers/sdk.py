@@ -1,9 +1,9 @@
 """What the SDK-backed providers (anthropic, openai) share.
 
 A subclass names its SDK module, the SDK's client class and base exception, its key's
-and base URL's variables and defaults, and overrides two methods: ``_create`` (the API
-call) and ``_response`` (SDK object → ``SummaryResponse``); ``_key`` where its key has
-rules of its own. Everything else lives here: one lazy client per event loop
+and base URL's variables and defaults, its API's ``path``, and overrides two methods:
+``_body`` (the request's JSON) and ``_response`` (answer → ``SummaryResponse``); ``_key``
+where its key has rules of its own. Everything else lives here: one lazy client per event loop
 with a pool of ``max_connections`` and ``max_retries=0`` (retries are the
 executor's), ``aclose``, the offline kill switch, and the mapping of every SDK
 exception to a sanitized ``ProviderCallError``.
@@ -42,6 +42,7 @@ class SdkProvider:
     DEFAULT_MODEL: ClassVar[str]
     DEFAULT_BASE_URL: ClassVar[str]
     api: ClassVar[str]  # the identity's "api" field
+    path: ClassVar[str]  # the API call's path (``post_json``)
     sdk_module: ClassVar[str]  # the SDK module: its http client and exception types
     client_class_name: ClassVar[str]  # e.g. "AsyncAnthropic"
     base_error_name: ClassVar[str]  # the SDK's root exception, e.g. "AnthropicError"
@@ -125,9 +126,20 @@ class SdkProvider:
             )
         return key
 
-    async def _create(self, client: Any, prompt: str, model: str, max_tokens: int) -> Any:
-        """The API call: one user message = ``prompt``, no tools."""
+    def _body(self, prompt: str, model: str, max_tokens: int) -> dict[str, Any]:
+        """The API's request body: one user message = ``prompt``, no tools."""
         raise NotImplementedError
+
+    def body(self, prompt: str, model: str, max_tokens: int) -> dict[str, Any]:
+        """The call's JSON body (sent alone, or in a batch), with the temperature if set."""
+        body = self._body(prompt, model, max_tokens)
+        if self._temperature is not None:
+            body["temperature"] = self._temperature
+        return body
+
+    async def _create(self, client: Any, prompt: str, model: str, max_tokens: int) -> Any:
+        """The API call: ``body`` POSTed to ``path``."""
+        return await post_json(client, self.path, self.body(prompt, model, max_tokens))
 
     def _response(self, raw: Any, requested: str) -> SummaryResponse:
         """The SDK's answer as a summary, or ``ProviderCallError`` (refusal, empty, malformed)."""

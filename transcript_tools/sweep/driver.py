@@ -182,7 +182,6 @@ class Sweep:
         keep = self.sample_size > 0
         fires: list[list[int]] = []
         curves: dict[int, list[int]] = {}
-        ever = False
         uncompacted, original, rebuilt, off_chain = self._recorded_costs(conv)
         # for every engine run
         shared = SharedWork(conv, self.base.max_tool_result_chars, self.whole_view)
@@ -205,7 +204,6 @@ class Sweep:
             )
             if self.on_outcome is not None:
                 self.on_outcome(i, cfg, outcome, profile)
-            ever = ever or bool(outcome.fires)
             if keep:
                 if cfg.checkpoint is Checkpoint.CALL:  # the report charts turns
                     of_turn = unit_turns(conv.messages, [start for start, _ in turns])
@@ -214,7 +212,7 @@ class Sweep:
                     fires.append(outcome.fires)
         if keep:
             sample = ChartSample(profiled(Checkpoint.TURN)[1], fires, curves)  # charts turns
-            _keep_sample(heap, self.sample_size, index, conv, sample, ever)
+            keep_sample(heap, self.sample_size, sample)
 
     def _profile(
         self,
@@ -364,14 +362,14 @@ class CachedThenOffline:
         )
 
 
-def _keep_sample(
-    heap: list[Any], size: int, index: int, conv: Conversation, sample: ChartSample, ever: bool
-) -> None:
-    """Deterministic sample, whatever the order: logs where the agent compacted first, then
-    those some configuration summarizes, then by a hash of the session."""
-    digest = zlib.crc32(f"{conv.path}\0{conv.session_id}".encode())
-    key = (bool(sample.profile.compaction_turns), ever, digest, -index)
-    item = (key, index, sample)
+def keep_sample(heap: list[Any], size: int, sample: ChartSample) -> None:
+    """Deterministic sample, whatever the order (a parallel sweep's parts too): logs where
+    the agent compacted first, then those some configuration summarizes, then by a hash of
+    the session; the conversation's index breaks ties."""
+    profile = sample.profile
+    digest = zlib.crc32(f"{profile.path}\0{profile.session_id}".encode())
+    key = (bool(profile.compaction_turns), any(sample.fires), digest, -profile.index)
+    item = (key, profile.index, sample)
     if len(heap) < size:
         heapq.heappush(heap, item)
     elif key > heap[0][0]:

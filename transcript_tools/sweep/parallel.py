@@ -8,9 +8,7 @@ in a single process; the parts' aggregates merge into the same totals one proces
 
 from __future__ import annotations
 
-import heapq
 import time
-import zlib
 from collections import Counter
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -18,7 +16,7 @@ from typing import Any
 from ..formats.inputs import InputFile, NameSet
 from ..parallel.pool import Backend, ordered_parts, plan
 from ..reporter import LOGGED, Recorder, replay_to
-from .driver import ChartSample, Sweep, SweepResult
+from .driver import ChartSample, Sweep, SweepResult, keep_sample
 from .stats import ConfigStats
 
 
@@ -105,15 +103,5 @@ def _merge_sweep(total: SweepResult, part: SweepResult, heap: list[Any], size: i
     total.warnings += part.warnings
     total.errors.extend(part.errors)
     for sample in part.samples:  # the part's best; the corpus's best are among them
-        profile = sample.profile
-        profile.index += offset
-        # The key of Sweep._one: recorded compactions first, then summarizing ones, then
-        # a hash of the session; the index breaks ties.
-        digest = zlib.crc32(f"{profile.path}\0{profile.session_id}".encode())
-        ever = any(sample.fires)
-        key = (bool(profile.compaction_turns), ever, digest, -profile.index)
-        item = (key, profile.index, sample)
-        if len(heap) < size:
-            heapq.heappush(heap, item)
-        elif key > heap[0][0]:
-            heapq.heapreplace(heap, item)
+        sample.profile.index += offset
+        keep_sample(heap, size, sample)

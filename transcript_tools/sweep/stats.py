@@ -82,7 +82,6 @@ class ConfigStats:
     cost_break_micro_usd: int = 0
     cost_overflow_conversations: int = 0  # runs that overflowed: not priced (cost/overflow.py)
     cost_overflow_calls: int = 0  # their modeled calls over the model's window
-    cost_original_conversations: int = 0  # priced conversations with recorded usage
     cost_original_micro_usd: int = 0
     # beside those conversations' replayed calls, the billed calls the replay does not
     # read (inline subagents, rewound branches): the same in every configuration's bill
@@ -192,7 +191,6 @@ class ConfigStats:
                 self.cost_solved += 1
                 self.cost_solved_micro_usd += micro
         if original is not None and original.calls and original.usd is not None:
-            self.cost_original_conversations += 1
             self.cost_original_micro_usd += round(original.usd * 1e6)
             off_chain = None if result.off_chain_cost is None else result.off_chain_cost.usd
             self.cost_off_chain_micro_usd += round((off_chain or 0.0) * 1e6)
