@@ -315,6 +315,12 @@ def test_system_tokens_before_the_window_are_all_counted() -> None:
     start = 7  # the last turn
     system = sizes[0] + sizes[3] + sizes[6]
     assert slot.dropped_tokens(start) == sum(sizes[:start]) - system
+    # each message of the view with its history index, the summary's None
+    entries = slot.view_entries()
+    assert [m for _, m in entries] == view
+    assert [i for i, _ in entries] == [0, 3, 6, 7, 8, None]
+    assert all(slot.messages[i] is m for i, m in entries if i is not None)
+    assert [i for i, _ in slot.view_entries(upto=8)] == [0, 3, 6, 7, None]
 
 
 def test_set_summary_covered_end_widens_the_window() -> None:
@@ -322,10 +328,10 @@ def test_set_summary_covered_end_widens_the_window() -> None:
     slot = ContextSlot(focused=FocusedConfig(keep_recent_turns=1))
     slot.append_messages(pair(0) + pair(1) + pair(2) + pair(3))
     slot.set_summary("S", covered_end=2)  # made after turn 0
-    assert slot.kept_start() == 2
+    assert slot.shown_from() == 2
     assert slot.load_messages()[:-1] == slot.messages[2:]
     slot.set_summary("S", covered_end=None)  # made from all of them
-    assert slot.kept_start() == 6
+    assert slot.shown_from() == 6
 
 
 # ---- the schedule ----------------------------------------------------------------------------

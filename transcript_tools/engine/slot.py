@@ -22,7 +22,7 @@ for the size of the view costs O(1) amortized instead of O(history).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -45,6 +45,8 @@ if TYPE_CHECKING:
 # What a summary is given: the messages formatted into its prompt, and what it replaces
 # (None: the seed's, which replaces nothing, F4)
 SummaryInput = tuple[Sequence[Message], "CompactionPlan | None"]
+# A message of a view: its history index (None: a summary message), the message as shown
+ViewEntry = tuple[int | None, Message]
 
 
 class Slot(Protocol):
@@ -61,7 +63,12 @@ class Slot(Protocol):
     def restarted(self) -> bool: ...  # the size model saw a recorded compaction
 
     def append_messages(self, messages: list[Message]) -> None: ...
+    @property
+    def replaced(self) -> Mapping[int, tuple[Message, int, int]]: ...  # shown as a copy
+
     def load_messages(self, upto: int | None = None) -> list[Message]: ...
+    def view_entries(self, upto: int | None = None) -> list[ViewEntry]: ...
+    def shown_from(self) -> int: ...  # the history shown whole from there on (and kept)
     def view_size(self, upto: int | None = None) -> tuple[int, int]: ...
     def token_prefix(self, upto: int) -> list[int]: ...
     def tokens_between(self, start: int, end: int) -> int: ...
@@ -73,6 +80,9 @@ class Slot(Protocol):
     def assume_summary(self) -> None: ...  # a dry run's summary, its text not known
     def estimated_view(self, view: int) -> int | None: ...  # the view after it, estimated
     def mark(self, record: DecisionRecord) -> None: ...  # what a checkpoint left
+
+
+_NONE_REPLACED: Mapping[int, tuple[Message, int, int]] = {}
 
 
 @dataclass(slots=True)
@@ -134,8 +144,9 @@ class ContextSlot:
     def save(self) -> None:
         self.saves += 1
 
-    def kept_start(self) -> int:
-        """The first message of the focused view's kept turns (``rules.focused_window_start``)."""
+    def shown_from(self) -> int:
+        """The first message of the focused view's kept turns (``rules.focused_window_start``):
+        before it the focused view shows the system messages only."""
         starts = self.unit_starts
         return focused_window_start(
             starts, len(starts), self.focused.keep_recent_turns, self._covered_end
@@ -146,18 +157,29 @@ class ContextSlot:
             return None
         return SystemMessage(f"{self.marker} {self.summary_override}")
 
-    def load_messages(self, upto: int | None = None) -> list[Message]:
-        """The view the model gets next turn (seed: ``slot.load_messages()``).
+    def view_entries(self, upto: int | None = None) -> list[ViewEntry]:
+        """The view the model gets next turn (seed: ``slot.load_messages()``), each
+        message with its history index (None: the summary message).
 
         ``upto``: the view over messages[:upto] only — the prompt of a model call made
         before the rest of its unit was appended (the cost model prices each call)."""
         end = len(self.messages) if upto is None else upto
         summary = self.summary_message()
+        messages = self.messages
         if summary is None:  # Full mode, or Focused before any summary: whole history
-            return self.messages[:end]
-        start = min(self.kept_start(), end)
-        head = [m for m in self.messages[:start] if isinstance(m, SystemMessage)]
-        return head + self.messages[start:end] + [summary]
+            return list(enumerate(messages[:end]))
+        start = min(self.shown_from(), end)
+        head = [(i, m) for i, m in enumerate(messages[:start]) if isinstance(m, SystemMessage)]
+        return [*head, *enumerate(messages[start:end], start), (None, summary)]
+
+    def load_messages(self, upto: int | None = None) -> list[Message]:
+        """The messages of ``view_entries``."""
+        return [m for _, m in self.view_entries(upto)]
+
+    @property
+    def replaced(self) -> Mapping[int, tuple[Message, int, int]]:
+        """The seed shows every message it shows as it is: none replaced."""
+        return _NONE_REPLACED
 
     # ---- estimated sizes (running sums; no re-count of the history) ------------
 
@@ -212,7 +234,7 @@ class ContextSlot:
         summary = self.summary_message()
         if summary is None:
             return end, self._tokens_prefix[end]
-        start = min(self.kept_start(), end)
+        start = min(self.shown_from(), end)
         n_system = self._system_count[start]
         tokens = (
             self._system_prefix[start]
