@@ -157,24 +157,28 @@ class ContextSlot:
             return None
         return SystemMessage(f"{self.marker} {self.summary_override}")
 
-    def view_entries(self, upto: int | None = None) -> list[ViewEntry]:
-        """The view the model gets next turn (seed: ``slot.load_messages()``), each
-        message with its history index (None: the summary message).
+    def load_messages(self, upto: int | None = None) -> list[Message]:
+        """The view the model gets next turn (seed: ``slot.load_messages()``).
 
         ``upto``: the view over messages[:upto] only — the prompt of a model call made
         before the rest of its unit was appended (the cost model prices each call)."""
         end = len(self.messages) if upto is None else upto
         summary = self.summary_message()
-        messages = self.messages
         if summary is None:  # Full mode, or Focused before any summary: whole history
+            return self.messages[:end]
+        start = min(self.shown_from(), end)
+        head = [m for m in self.messages[:start] if isinstance(m, SystemMessage)]
+        return head + self.messages[start:end] + [summary]
+
+    def view_entries(self, upto: int | None = None) -> list[ViewEntry]:
+        """``load_messages(upto)``, each message with its history index (None: the summary)."""
+        end = len(self.messages) if upto is None else upto
+        messages, summary = self.messages, self.summary_message()
+        if summary is None:
             return list(enumerate(messages[:end]))
         start = min(self.shown_from(), end)
         head = [(i, m) for i, m in enumerate(messages[:start]) if isinstance(m, SystemMessage)]
         return [*head, *enumerate(messages[start:end], start), (None, summary)]
-
-    def load_messages(self, upto: int | None = None) -> list[Message]:
-        """The messages of ``view_entries``."""
-        return [m for _, m in self.view_entries(upto)]
 
     @property
     def replaced(self) -> Mapping[int, tuple[Message, int, int]]:
