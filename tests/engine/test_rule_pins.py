@@ -328,10 +328,10 @@ def test_set_summary_covered_end_widens_the_window() -> None:
     slot = ContextSlot(focused=FocusedConfig(keep_recent_turns=1))
     slot.append_messages(pair(0) + pair(1) + pair(2) + pair(3))
     slot.set_summary("S", covered_end=2)  # made after turn 0
-    assert slot.shown_from() == 2
+    assert slot.kept_start() == 2
     assert slot.load_messages()[:-1] == slot.messages[2:]
     slot.set_summary("S", covered_end=None)  # made from all of them
-    assert slot.shown_from() == 6
+    assert slot.kept_start() == 6
 
 
 # ---- the schedule ----------------------------------------------------------------------------

@@ -159,10 +159,6 @@ class PolicySlot:
     def load_messages(self, upto: int | None = None) -> list[Message]:
         return [m for _, m in self.view_entries(upto)]
 
-    def shown_from(self) -> int:
-        """Every history message from ``base`` on is shown (before it: the head, the kept)."""
-        return self.base
-
     def view_size(self, upto: int | None = None) -> tuple[int, int]:
         """(messages, estimated tokens) of the view over messages[:upto]: the appended
         part from the prefix sums less what the pre-pass saved in it (the running total,

@@ -68,7 +68,8 @@ class Slot(Protocol):
 
     def load_messages(self, upto: int | None = None) -> list[Message]: ...
     def view_entries(self, upto: int | None = None) -> list[ViewEntry]: ...
-    def shown_from(self) -> int: ...  # the history shown whole from there on (and kept)
+    @property
+    def base(self) -> int: ...  # from here on every history message is shown
     def view_size(self, upto: int | None = None) -> tuple[int, int]: ...
     def token_prefix(self, upto: int) -> list[int]: ...
     def tokens_between(self, start: int, end: int) -> int: ...
@@ -144,9 +145,8 @@ class ContextSlot:
     def save(self) -> None:
         self.saves += 1
 
-    def shown_from(self) -> int:
-        """The first message of the focused view's kept turns (``rules.focused_window_start``):
-        before it the focused view shows the system messages only."""
+    def kept_start(self) -> int:
+        """The first message of the focused view's kept turns (``rules.focused_window_start``)."""
         starts = self.unit_starts
         return focused_window_start(
             starts, len(starts), self.focused.keep_recent_turns, self._covered_end
@@ -166,7 +166,7 @@ class ContextSlot:
         summary = self.summary_message()
         if summary is None:  # Full mode, or Focused before any summary: whole history
             return self.messages[:end]
-        start = min(self.shown_from(), end)
+        start = min(self.kept_start(), end)
         head = [m for m in self.messages[:start] if isinstance(m, SystemMessage)]
         return head + self.messages[start:end] + [summary]
 
@@ -176,7 +176,7 @@ class ContextSlot:
         messages, summary = self.messages, self.summary_message()
         if summary is None:
             return list(enumerate(messages[:end]))
-        start = min(self.shown_from(), end)
+        start = min(self.kept_start(), end)
         head = [(i, m) for i, m in enumerate(messages[:start]) if isinstance(m, SystemMessage)]
         return [*head, *enumerate(messages[start:end], start), (None, summary)]
 
@@ -184,6 +184,13 @@ class ContextSlot:
     def replaced(self) -> Mapping[int, tuple[Message, int, int]]:
         """The seed shows every message it shows as it is: none replaced."""
         return _NONE_REPLACED
+
+    @property
+    def base(self) -> int:
+        """The focused window's start (``kept_start``): once a summary is shown (Focused
+        mode) the view shows every history message from here on, before it the system
+        messages only."""
+        return self.kept_start()
 
     # ---- estimated sizes (running sums; no re-count of the history) ------------
 
@@ -238,7 +245,7 @@ class ContextSlot:
         summary = self.summary_message()
         if summary is None:
             return end, self._tokens_prefix[end]
-        start = min(self.shown_from(), end)
+        start = min(self.kept_start(), end)
         n_system = self._system_count[start]
         tokens = (
             self._system_prefix[start]

@@ -95,7 +95,7 @@ def tsum_replacement(
     total = len(slot.messages)  # F3: the prompt shows the newest of all of them
     shown = (total - len(request.messages or ()), total)
     # the next view's first kept message (under a policy: the first one it shows again)
-    cut = slot.shown_from()
+    cut = slot.base
     if cut == 0:
         return None
     record = engine.summaries[-1]
