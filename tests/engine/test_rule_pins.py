@@ -315,6 +315,12 @@ def test_system_tokens_before_the_window_are_all_counted() -> None:
     start = 7  # the last turn
     system = sizes[0] + sizes[3] + sizes[6]
     assert slot.dropped_tokens(start) == sum(sizes[:start]) - system
+    # each message of the view with its history index, the summary's None
+    entries = slot.view_entries()
+    assert [m for _, m in entries] == view
+    assert [i for i, _ in entries] == [0, 3, 6, 7, 8, None]
+    assert all(slot.messages[i] is m for i, m in entries if i is not None)
+    assert [i for i, _ in slot.view_entries(upto=8)] == [0, 3, 6, 7, None]
 
 
 def test_set_summary_covered_end_widens_the_window() -> None:

@@ -48,7 +48,7 @@ from .records import DecisionRecord, PolicyFields, SummaryRecord
 from .rules import UnitCounter
 from .seed_defaults import SUMMARY_MAX_TOKENS
 from .sizes import ESTIMATES, SizeModel
-from .slot import SummaryInput
+from .slot import SummaryInput, ViewEntry
 from .tokens import assumed_summary_tokens, estimate_message_tokens
 
 
@@ -139,13 +139,13 @@ class PolicySlot:
         prefix = self.token_prefix(end)
         return prefix[end] - prefix[start]
 
-    def view_entries(self, upto: int | None = None) -> list[tuple[int | None, Message]]:
+    def view_entries(self, upto: int | None = None) -> list[ViewEntry]:
         """The view as (history index or None for a summary message, message)."""
         end = len(self.messages) if upto is None else upto
         position = self.policy.placement.position
-        summary: list[tuple[int | None, Message]] = [(None, m) for m in self.summary]
+        summary: list[ViewEntry] = [(None, m) for m in self.summary]
         shown = self.messages, self.replaced
-        view: list[tuple[int | None, Message]] = [*shown_entries(*shown, self.head, end)]
+        view: list[ViewEntry] = [*shown_entries(*shown, self.head, end)]
         if position == "front":
             view += summary
         view += shown_entries(*shown, self.kept, end)

@@ -65,8 +65,12 @@ def new_slot(settings: ReplaySettings, policy: Policy, sizes: SizeModel | None) 
             marker=policy.placement.marker,
             units=units,
         )
-    window = (settings.summary or SummaryConfig()).max_context_tokens
-    return PolicySlot(policy, window, sizes or ESTIMATES, units=units)
+    return PolicySlot(policy, slot_window(settings), sizes or ESTIMATES, units=units)
+
+
+def slot_window(settings: ReplaySettings) -> int:
+    """The window a policy's view is held to (engine/overflow.py)."""
+    return (settings.summary or SummaryConfig()).max_context_tokens
 
 
 @dataclass(slots=True)

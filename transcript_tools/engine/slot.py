@@ -22,7 +22,7 @@ for the size of the view costs O(1) amortized instead of O(history).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -45,6 +45,8 @@ if TYPE_CHECKING:
 # What a summary is given: the messages formatted into its prompt, and what it replaces
 # (None: the seed's, which replaces nothing, F4)
 SummaryInput = tuple[Sequence[Message], "CompactionPlan | None"]
+# A message of a view: its history index (None: a summary message), the message as shown
+ViewEntry = tuple[int | None, Message]
 
 
 class Slot(Protocol):
@@ -61,7 +63,13 @@ class Slot(Protocol):
     def restarted(self) -> bool: ...  # the size model saw a recorded compaction
 
     def append_messages(self, messages: list[Message]) -> None: ...
+    @property
+    def replaced(self) -> Mapping[int, tuple[Message, int, int]]: ...  # shown as a copy
+
     def load_messages(self, upto: int | None = None) -> list[Message]: ...
+    def view_entries(self, upto: int | None = None) -> list[ViewEntry]: ...
+    @property
+    def base(self) -> int: ...  # from here on every history message is shown
     def view_size(self, upto: int | None = None) -> tuple[int, int]: ...
     def token_prefix(self, upto: int) -> list[int]: ...
     def tokens_between(self, start: int, end: int) -> int: ...
@@ -73,6 +81,9 @@ class Slot(Protocol):
     def assume_summary(self) -> None: ...  # a dry run's summary, its text not known
     def estimated_view(self, view: int) -> int | None: ...  # the view after it, estimated
     def mark(self, record: DecisionRecord) -> None: ...  # what a checkpoint left
+
+
+_NONE_REPLACED: Mapping[int, tuple[Message, int, int]] = {}
 
 
 @dataclass(slots=True)
@@ -158,6 +169,28 @@ class ContextSlot:
         start = min(self.kept_start(), end)
         head = [m for m in self.messages[:start] if isinstance(m, SystemMessage)]
         return head + self.messages[start:end] + [summary]
+
+    def view_entries(self, upto: int | None = None) -> list[ViewEntry]:
+        """``load_messages(upto)``, each message with its history index (None: the summary)."""
+        end = len(self.messages) if upto is None else upto
+        messages, summary = self.messages, self.summary_message()
+        if summary is None:
+            return list(enumerate(messages[:end]))
+        start = min(self.kept_start(), end)
+        head = [(i, m) for i, m in enumerate(messages[:start]) if isinstance(m, SystemMessage)]
+        return [*head, *enumerate(messages[start:end], start), (None, summary)]
+
+    @property
+    def replaced(self) -> Mapping[int, tuple[Message, int, int]]:
+        """The seed shows every message it shows as it is: none replaced."""
+        return _NONE_REPLACED
+
+    @property
+    def base(self) -> int:
+        """The focused window's start (``kept_start``): once a summary is shown (Focused
+        mode) the view shows every history message from here on, before it the system
+        messages only."""
+        return self.kept_start()
 
     # ---- estimated sizes (running sums; no re-count of the history) ------------
 

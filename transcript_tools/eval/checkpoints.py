@@ -18,13 +18,11 @@ replaced.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from ..engine.messages import INJECTED, Conversation, TextBlock, UserMessage
-from ..engine.policy_slot import PolicySlot
 from ..engine.requests import SummaryRequest
 from ..engine.session import SessionEngine
-from ..engine.slot import ContextSlot
 from .records import ScoreRecord
 from .score import ConversationProbes, score_checkpoint
 
@@ -97,7 +95,7 @@ def tsum_replacement(
     total = len(slot.messages)  # F3: the prompt shows the newest of all of them
     shown = (total - len(request.messages or ()), total)
     # the next view's first kept message (under a policy: the first one it shows again)
-    cut = slot.kept_start() if isinstance(slot, ContextSlot) else cast(PolicySlot, slot).base
+    cut = slot.base
     if cut == 0:
         return None
     record = engine.summaries[-1]

@@ -37,7 +37,6 @@ from ..engine.drive import drive_conversation
 from ..engine.messages import Conversation, Message
 from ..engine.policy_engine import _ranges as ranges
 from ..engine.policy_engine import new_violations
-from ..engine.policy_slot import PolicySlot
 from ..engine.records import summary_ok
 from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.session import SessionEngine
@@ -69,16 +68,6 @@ EXAMPLES = 3  # violation lines kept per API in a record (the counts are all the
 
 Entries = list[tuple[int | None, Message]]
 ProbeHits = tuple[list[ProbeRow], dict[str, list[int]], list[Probe]]  # ``_probe_rows``'
-
-
-def view_entries(slot: Any) -> Entries:
-    """The view as (history index, message), a summary message with index None: the
-    policy's slot says it (``PolicySlot.view_entries``); the seed's ``ContextSlot`` view
-    is matched back to its history by identity (its messages are the history's own)."""
-    if isinstance(slot, PolicySlot):
-        return slot.view_entries()
-    where = {id(m): i for i, m in enumerate(slot.messages)}
-    return [(where.get(id(m)), m) for m in slot.load_messages()]
 
 
 @dataclass(slots=True)
@@ -294,19 +283,19 @@ class ActionHooks:
     on_record: Callable[[ScoreRecord], None]
     on_replacement: Callable[[SummaryReplacement], None] | None = None
     failed: int = 0
-    replaced: int = 0  # PolicySlot.replaced grows exactly when a pre-pass clears something
+    replaced: int = 0  # slot.replaced grows exactly when a pre-pass clears something
     prepass: ScoreRecord | None = None
     replacements: int = 0  # the summaries given to ``on_replacement``
 
     def appended(self, _n: int, _start: int, end: int) -> None:
         slot = self.engine.slot
-        if isinstance(slot, PolicySlot) and len(slot.replaced) > self.replaced:
+        if len(slot.replaced) > self.replaced:
             self.replaced = len(slot.replaced)
             extra: ScoreRecord = {
                 "view_tokens_after": slot.view_size()[1],
                 **_uncompacted(slot, end),
             }
-            self.prepass = self.scorer.score(PREPASS, -1, view_entries(slot), end, extra)
+            self.prepass = self.scorer.score(PREPASS, -1, slot.view_entries(), end, extra)
 
     def flush_prepass(self) -> None:
         """The unit's pre-pass record, once its decision record (turn, the pre-pass's
@@ -346,9 +335,8 @@ class ActionHooks:
             "usage": summary.get("usage"),
             "prompt_sha256": summary.get("prompt_sha256"),
         }
-        if isinstance(slot, PolicySlot):
-            self.replaced = len(slot.replaced)  # a kept message's cut copy is the summary's
-        self.on_record(self.scorer.score(SUMMARY, summary["turn"], view_entries(slot), end, extra))
+        self.replaced = len(slot.replaced)  # a kept message's cut copy is the summary's
+        self.on_record(self.scorer.score(SUMMARY, summary["turn"], slot.view_entries(), end, extra))
 
     def after_unit(self, _n: int) -> None:
         self.flush_prepass()

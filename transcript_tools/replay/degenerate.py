@@ -9,10 +9,9 @@ of the seed's fixed-cadence warning, replay/conversation.py).
 
 from __future__ import annotations
 
-from ..engine.policy_slot import PolicySlot
 from ..engine.records import unit_key
 from ..engine.rules import FIRED
-from ..engine.session import SessionEngine
+from ..engine.session import SessionEngine, slot_window
 
 # "Almost every unit": at least this share of the units from the first firing on, and
 # at least MIN_FIRES firings (two in a row can be a long conversation's honest schedule).
@@ -22,14 +21,13 @@ MIN_FIRES = 3
 
 def overflow_warning(engine: SessionEngine) -> str | None:
     """How many checkpoints left the view over the window, or None."""
-    slot = engine.slot
-    over = [d for d in engine.decisions if d.get("overflow")]
-    if not over or not isinstance(slot, PolicySlot):
+    over = [d for d in engine.decisions if d.get("overflow")]  # the seed's are never
+    if not over:
         return None
-    unit = unit_key(engine.settings.checkpoint)
+    unit, window = unit_key(engine.settings.checkpoint), slot_window(engine.settings)
     first = over[0]
     return (
-        f"{len(over)} {unit}(s) left the view over the {slot.window:,}-token window after the "
+        f"{len(over)} {unit}(s) left the view over the {window:,}-token window after the "
         f"policy acted (first at {unit} {first.get(unit)}, {first['overflow']:,} over): the "
         "agent would have failed there (decisions.jsonl 'overflow')"
     )
