@@ -27,8 +27,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
-
 from ..engine.messages import (
     AssistantMessage,
     Block,
@@ -44,6 +42,7 @@ from ..engine.messages import (
 )
 from ..engine.tokens import estimate_text_tokens
 from ..errors import UnknownFormatError
+from .content_parts import json_or_text, text_of
 from .fields import str_or_empty
 from .source import Record, Source, record_conversation
 
@@ -109,12 +108,7 @@ def _tool_calls(calls: Any) -> list[Block]:
             continue
         raw = call.get("function")
         function: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        args = function.get("arguments")
-        if isinstance(args, str):
-            try:
-                args = orjson.loads(args)
-            except orjson.JSONDecodeError:
-                pass
+        args = json_or_text(function.get("arguments"))
         blocks.append(
             ToolUseBlock(str(call.get("id") or ""), str(function.get("name") or "unknown"), args)
         )
@@ -172,10 +166,10 @@ def _history(history: list[Any], notes: list[str]) -> list[Message]:
             usage = prompt_log_usage(item.get("promptLogs"), where, notes)
             out.append(AssistantMessage(tuple(blocks), usage, _model(item.get("promptLogs"))))
         elif role == "tool":
-            text = " ".join(b.text for b in blocks if isinstance(b, TextBlock))
+            text = text_of(blocks, " ")
             out.append(ToolResultMessage(str(message.get("toolCallId") or ""), text))
         else:
-            out.append(SystemMessage(" ".join(b.text for b in blocks if isinstance(b, TextBlock))))
+            out.append(SystemMessage(text_of(blocks, " ")))
     if thinking:
         notes.append("thinking after the last assistant message left out")
     return out

@@ -24,8 +24,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, cast
 
-import orjson
-
 from ..engine.messages import (
     OBSERVATION,
     AssistantMessage,
@@ -41,6 +39,7 @@ from ..engine.messages import (
     UserImageMessage,
     UserMessage,
 )
+from .content_parts import json_or_text, text_of
 from .fields import str_or_none
 from .source import (
     MAX_TOKENS_PER_CALL,
@@ -129,10 +128,7 @@ def _parts(content: Any) -> list[TextBlock | OtherBlock]:
 
 def _text(content: Any) -> str:
     """Plain text of content; non-text parts as [kind]."""
-    out = []
-    for block in _parts(content):
-        out.append(block.text if isinstance(block, TextBlock) else f"[{block.kind}]")
-    return " ".join(out)
+    return text_of(_parts(content), " ", kinds=True)
 
 
 def usage_from_openai(usage: Any, warn: Warn | None = None) -> Usage | None:
@@ -173,21 +169,15 @@ def _tool_calls(msg: dict[str, Any]) -> list[Block]:
     calls = msg.get("tool_calls") or []
     if not isinstance(calls, list):
         raise BadMessage("tool_calls must be an array")
-    loads, decode_error = orjson.loads, orjson.JSONDecodeError
     for call in calls:
         if not isinstance(call, dict):
             raise BadMessage("a tool call must be an object")
         fn = call.get("function") or {}
         if isinstance(fn, dict):
             name = fn.get("name")
-            args: Any = fn.get("arguments")
+            args: Any = json_or_text(fn.get("arguments"))  # models do emit broken JSON
         else:
             name = args = None
-        if isinstance(args, str):
-            try:
-                args = loads(args)
-            except decode_error:
-                pass  # keep the raw string: models do emit broken JSON
         call_id = call.get("id", "")
         name = name or "unknown"
         blocks.append(

@@ -32,8 +32,6 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
-
 from ..engine.messages import (
     INJECTED,
     OBSERVATION,
@@ -50,6 +48,7 @@ from ..engine.messages import (
     Usage,
     UserMessage,
 )
+from .content_parts import json_or_text
 from .fields import str_or_empty, str_or_none
 from .openai_chat import BadMessage, message_from_openai, usage_from_openai
 from .source import Record, Source, Warn, count_field, record_conversation, session_stem
@@ -214,11 +213,7 @@ def _response_parts(meta: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
         for call in msg.get("tool_calls") or ():
             fn = call.get("function") if isinstance(call, dict) else None
             if isinstance(fn, dict):
-                raw = fn.get("arguments")
-                try:
-                    args[str(call.get("id"))] = orjson.loads(raw) if isinstance(raw, str) else raw
-                except orjson.JSONDecodeError:
-                    args[str(call.get("id"))] = raw
+                args[str(call.get("id"))] = json_or_text(fn.get("arguments"))
     return str(response.get("id") or ""), text, args
 
 

@@ -24,8 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...engine.messages import INJECTED, Block, Message, TextBlock, UserMessage
+from ...engine.messages import INJECTED, Block, Message, UserMessage
 from ..anthropic_api import blocks_from_anthropic, user_message
+from ..content_parts import text_of
 from ..source import Record, Source
 
 DELIVERED_REASONS = (None, "absorbed_mid_turn")
@@ -33,7 +34,7 @@ RUNTIME_PREFIXES = ("<task-notification>",)
 
 
 def _text(blocks: list[Block]) -> str:
-    return "\n".join(b.text for b in blocks if isinstance(b, TextBlock)).strip()
+    return text_of(blocks).strip()
 
 
 def _message(blocks: list[Block], runtime: bool) -> Message:
