@@ -52,7 +52,7 @@ from ..engine.messages import (
 )
 from .content_parts import parts_to_blocks, text_of
 from .fields import str_or_none
-from .source import Record, Source, Warn, count_field, session_stem
+from .source import Record, Source, Warn, counts, session_stem
 
 NAME = "atif"
 DESCRIPTION = "ATIF trajectories (Harbor's trajectory.json: schema_version ATIF-v1.x, steps)"
@@ -75,11 +75,8 @@ def usage_from_metrics(metrics: Any, warn: Warn) -> Usage | None:
         "prompt_tokens" not in metrics and "completion_tokens" not in metrics
     ):
         return None
-    return Usage(
-        count_field(metrics.get("prompt_tokens"), "metrics.prompt_tokens", warn),
-        count_field(metrics.get("completion_tokens"), "metrics.completion_tokens", warn),
-        count_field(metrics.get("cached_tokens"), "metrics.cached_tokens", warn),
-    )
+    keys = ("prompt_tokens", "completion_tokens", "cached_tokens")
+    return Usage(*counts(metrics, "metrics.", keys, warn))
 
 
 def _content(value: Any) -> list[Block]:

@@ -59,7 +59,7 @@ from ..present.numbers import shown_places
 from . import cline_ui
 from .anthropic_api import blocks_from_anthropic, tool_result_text
 from .fields import str_or_none
-from .source import Record, Source, count_field, iter_records, read_sibling, session_stem
+from .source import Record, Source, counts, iter_records, read_sibling, session_stem
 
 NAME = "cline"
 DESCRIPTION = (
@@ -270,12 +270,10 @@ def _metrics(obj: dict[str, Any], warn: Any) -> Usage | None:
     tokens = metrics.get("tokens") if isinstance(metrics, dict) else None
     if not isinstance(tokens, dict) or "prompt" not in tokens:
         return None
-    cached = count_field(tokens.get("cached"), "metrics.tokens.cached", warn)
-    return Usage(
-        count_field(tokens.get("prompt"), "metrics.tokens.prompt", warn),
-        count_field(tokens.get("completion"), "metrics.tokens.completion", warn),
-        cached,
+    cached, prompt, completion = counts(
+        tokens, "metrics.tokens.", ("cached", "prompt", "completion"), warn
     )
+    return Usage(prompt, completion, cached)
 
 
 def _apply_usage(

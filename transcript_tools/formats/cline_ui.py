@@ -36,7 +36,7 @@ from ..engine.messages import (
     UserMessage,
 )
 from .fields import str_or_empty
-from .source import Record, Source, count_field
+from .source import Record, Source, counts
 
 PERSON_SAYS = frozenset({"task", "user_feedback"})
 TEXT_SAYS = frozenset({"text", "completion_result"})
@@ -85,14 +85,10 @@ def request(record: Record, source: Source) -> Request:
     warn = source.warner(record)
     usage = None
     if any(k in info for k in ("tokensIn", "tokensOut")):
-        reads = count_field(info.get("cacheReads"), "cacheReads", warn)
-        writes = count_field(info.get("cacheWrites"), "cacheWrites", warn)
-        usage = Usage(
-            count_field(info.get("tokensIn"), "tokensIn", warn) + writes + reads,
-            count_field(info.get("tokensOut"), "tokensOut", warn),
-            reads,
-            writes,
+        reads, writes, given, output = counts(
+            info, "", ("cacheReads", "cacheWrites", "tokensIn", "tokensOut"), warn
         )
+        usage = Usage(given + writes + reads, output, reads, writes)
     return Request(
         f"[{record.item}]" if record.item is not None else f"line {record.line}",
         record,

@@ -60,7 +60,7 @@ from ..engine.messages import (
 from .assembly import PendingAssistant, freeze_all
 from .content_parts import json_or_text, text_of
 from .fields import int_or_zero, str_or_none
-from .source import Record, Source, Warn, count_field, session_stem
+from .source import Record, Source, Warn, counts, session_stem
 from .switch import FormatSwitch
 
 NAME = "codex"
@@ -258,17 +258,8 @@ class _Rollout:
             return  # the same event again (Codex repeats it around the call's items)
         self.last_total = total
         warn = self.source.warner(record)
-        usage = Usage(
-            input_tokens=count_field(
-                last.get("input_tokens"), "last_token_usage.input_tokens", warn
-            ),
-            output_tokens=count_field(
-                last.get("output_tokens"), "last_token_usage.output_tokens", warn
-            ),
-            cache_read_tokens=count_field(
-                last.get("cached_input_tokens"), "last_token_usage.cached_input_tokens", warn
-            ),
-        )
+        keys = ("input_tokens", "output_tokens", "cached_input_tokens")
+        usage = Usage(*counts(last, "last_token_usage.", keys, warn))
         self.billed += usage.total_tokens
         self.last_call_tokens = int_or_zero(last.get("total_tokens")) or usage.total_tokens
         # Two model calls are always separated by an input, so a count belongs to the

@@ -46,7 +46,7 @@ from ..engine.messages import (
 from ..errors import InputError
 from .content_parts import PartNames, parts_to_blocks, text_of
 from .fields import int_or_none, str_or_none
-from .source import Record, Source, Warn, count_field
+from .source import Record, Source, Warn, counts
 
 NAME = "inspect-ai"
 DESCRIPTION = (
@@ -121,12 +121,8 @@ def _resolve(value: Any, attachments: dict[str, Any]) -> Any:
 def usage_from_inspect(usage: Any, warn: Warn) -> Usage | None:
     if not isinstance(usage, dict):
         return None
-    given = count_field(usage.get("input_tokens"), "usage.input_tokens", warn)
-    output = count_field(usage.get("output_tokens"), "usage.output_tokens", warn)
-    read = count_field(usage.get("input_tokens_cache_read"), "usage.input_tokens_cache_read", warn)
-    written = count_field(
-        usage.get("input_tokens_cache_write"), "usage.input_tokens_cache_write", warn
-    )
+    keys = ("input_tokens", "output_tokens", "input_tokens_cache_read", "input_tokens_cache_write")
+    given, output, read, written = counts(usage, "usage.", keys, warn)
     total = usage.get("total_tokens")
     inclusive = (read or written) and total == given + output  # before inspect_ai 0.3.184
     return Usage(given if inclusive else given + read + written, output, read, written)

@@ -47,6 +47,7 @@ from .source import (
     Source,
     Warn,
     count_field,
+    counts,
     record_conversation,
     session_stem,
 )
@@ -145,11 +146,8 @@ def usage_from_openai(usage: Any, warn: Warn | None = None) -> Usage | None:
         if isinstance(details, dict)
         else 0
     )
-    return Usage(
-        input_tokens=count_field(usage.get("prompt_tokens"), "usage.prompt_tokens", warn),
-        output_tokens=count_field(usage.get("completion_tokens"), "usage.completion_tokens", warn),
-        cache_read_tokens=cached,
-    )
+    prompt, completion = counts(usage, "usage.", ("prompt_tokens", "completion_tokens"), warn)
+    return Usage(prompt, completion, cached)
 
 
 def _message_usage(msg: dict[str, Any], warn: Warn | None = None) -> Usage | None:
