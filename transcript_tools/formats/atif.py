@@ -79,10 +79,6 @@ def usage_from_metrics(metrics: Any, warn: Warn) -> Usage | None:
     return Usage(*counts(metrics, "metrics.", keys, warn))
 
 
-def _content(value: Any) -> list[Block]:
-    return parts_to_blocks(value)
-
-
 def _text(value: Any) -> str:
     return text_of(parts_to_blocks(value))
 
@@ -107,8 +103,7 @@ def _trajectory(
         base = f"{base}/{session_stem(source)}"
     conv = Conversation(base, source.display, NAME, line=record.line)
     agent = obj.get("agent")
-    name = agent.get("model_name") if isinstance(agent, dict) else None
-    model = str_or_none(name)
+    model = str_or_none(agent.get("model_name")) if isinstance(agent, dict) else None
     carried = copied  # the handed-over summary and copied steps lead a continuation
     if copied:
         conv.compactions.append(Compaction(0, COPIED, None, _handoff(steps)))
@@ -157,7 +152,7 @@ def _step(conv: Conversation, step: dict[str, Any], model: str | None, warn: War
         extra = step.get("extra")
         origin = extra.get("origin") if isinstance(extra, dict) else None
         origin = origin if origin in (INJECTED, OBSERVATION) else PERSON
-        conv.messages.append(UserMessage(tuple(_content(step.get("message"))), origin))
+        conv.messages.append(UserMessage(tuple(parts_to_blocks(step.get("message"))), origin))
         return 0
     if kind != "agent":
         warn(f"step {step.get('step_id')}: source {kind!r} left out")
@@ -165,7 +160,7 @@ def _step(conv: Conversation, step: dict[str, Any], model: str | None, warn: War
     blocks: list[Block] = []
     if isinstance(step.get("reasoning_content"), str) and step["reasoning_content"]:
         blocks.append(OtherBlock("thinking", step["reasoning_content"]))
-    blocks.extend(_content(step.get("message")))
+    blocks.extend(parts_to_blocks(step.get("message")))
     for call in step.get("tool_calls") or []:
         if isinstance(call, dict):
             name = str(call.get("function_name") or "unknown")

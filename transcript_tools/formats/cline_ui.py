@@ -43,8 +43,7 @@ TEXT_SAYS = frozenset({"text", "completion_result"})
 
 
 def kind(obj: dict[str, Any]) -> str:
-    value = obj.get("say") if obj.get("type") == "say" else obj.get("ask")
-    return str_or_empty(value)
+    return str_or_empty(obj.get("say") if obj.get("type") == "say" else obj.get("ask"))
 
 
 def is_record(obj: dict[str, Any]) -> bool:
@@ -174,8 +173,7 @@ class Alone:
         obj = record.obj
         what = kind(obj)
         place = f"[{record.item}]" if record.item is not None else f"line {record.line}"
-        raw = obj.get("text")
-        text: str = str_or_empty(raw)
+        text = str_or_empty(obj.get("text"))
         if is_partial(obj):
             what = f"{what} (partial)"  # a streaming leftover; its final version follows
         elif is_person(obj, self.requests > 0):

@@ -140,8 +140,7 @@ class _Rollout:
         elif kind == "session_meta":
             self._meta(payload)
         elif kind == "compacted":
-            message = payload.get("message")
-            self._compaction("codex:compacted", str_or_none(message))
+            self._compaction("codex:compacted", str_or_none(payload.get("message")))
             self._kept(payload.get("replacement_history"))
 
     def _meta(self, payload: dict[str, Any]) -> None:

@@ -125,8 +125,7 @@ def prompt_log_usage(logs: Any, where: str, notes: list[str]) -> Usage | None:
         if not isinstance(log, dict) or not isinstance(log.get("prompt"), str):
             notes.append(f"{where}: promptLogs[{i}] is not a prompt log; left out")
             continue
-        raw = log.get("completion")
-        completion = str_or_empty(raw)
+        completion = str_or_empty(log.get("completion"))
         usage = Usage(estimate_text_tokens(log["prompt"]), estimate_text_tokens(completion))
         total = usage if total is None else total + usage
         read += 1

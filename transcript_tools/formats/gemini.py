@@ -176,13 +176,8 @@ def _model(obj: dict[str, Any]) -> list[Message]:
         if "result" in call:
             text, error = _result_text(call.get("result"))
             results.append(ToolResultMessage(call_id, text, error or call.get("status") == "error"))
-    model = obj.get("model")
-    assistant = AssistantMessage(
-        tuple(blocks),
-        usage_from_gemini(obj.get("tokens")),
-        str_or_none(model),
-    )
-    return [assistant, *results]
+    usage = usage_from_gemini(obj.get("tokens"))
+    return [AssistantMessage(tuple(blocks), usage, str_or_none(obj.get("model"))), *results]
 
 
 class _Session:

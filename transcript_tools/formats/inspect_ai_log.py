@@ -209,8 +209,7 @@ def sample_conversation(sample: dict[str, Any], source: Source, warn: Warn) -> C
             if before < len(matched)
             else len(conv.messages)
         )
-        pre = int_or_none(tokens)
-        conv.compactions.append(Compaction(index, COMPACTION_SOURCE, pre))
+        conv.compactions.append(Compaction(index, COMPACTION_SOURCE, int_or_none(tokens)))
     if unmatched:
         conv.warnings.append(
             f"{unmatched} model call(s) whose message is not in the sample's messages (scorers,"

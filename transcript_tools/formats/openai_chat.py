@@ -262,8 +262,7 @@ def _assistant(msg: dict[str, Any], content: Any, warn: Warn | None = None) -> A
         blocks = (OtherBlock("thinking", reasoning), *blocks)
     if msg.get("tool_calls") or "function_call" in msg:
         blocks = (*blocks, *_tool_calls(msg))
-    model = msg.get("model")
-    return AssistantMessage(blocks, _assistant_usage(msg, warn), str_or_none(model))
+    return AssistantMessage(blocks, _assistant_usage(msg, warn), str_or_none(msg.get("model")))
 
 
 OBSERVATION_PREFIXES = ("<returncode>",)  # mini-swe-agent's observation template

@@ -184,8 +184,7 @@ def _add(conv: Conversation, record: Record, source: Source) -> None:
         message = UserMessage((TextBlock(str(obj.get("summary") or "")),), INJECTED)
     elif kind == "compaction":
         summary = str(obj.get("summary") or "")
-        before = obj.get("tokensBefore")
-        pre = int_or_none(before)
+        pre = int_or_none(obj.get("tokensBefore"))
         conv.compactions.append(Compaction(len(conv.messages), COMPACTION_SOURCE, pre, summary))
         message = UserMessage((TextBlock(summary),), INJECTED)
     else:

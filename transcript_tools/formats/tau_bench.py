@@ -101,8 +101,7 @@ def _where(source: Source, record: Record, path: str) -> str:
 
 def _tau2_message(msg: dict[str, Any], model: str | None) -> Message:
     role = msg.get("role")
-    content = msg.get("content")
-    text = str_or_empty(content)
+    text = str_or_empty(msg.get("content"))
     if role == "assistant":
         blocks: list[Block] = [TextBlock(text)] if text else []
         for call in msg.get("tool_calls") or ():
@@ -160,8 +159,7 @@ def reward_outcome(reward: Any) -> dict[str, Any] | None:
 def _tau2(obj: dict[str, Any], record: Record, source: Source) -> Iterator[Conversation]:
     info = obj.get("info")
     agent = info.get("agent_info") if isinstance(info, dict) else None
-    model = agent.get("llm") if isinstance(agent, dict) else None
-    model = str_or_none(model)
+    model = str_or_none(agent.get("llm")) if isinstance(agent, dict) else None
     env = info.get("environment_info") if isinstance(info, dict) else None
     policy = env.get("policy") if isinstance(env, dict) else None
     stem = session_stem(source)

@@ -192,8 +192,7 @@ def _event_text(event: dict[str, Any]) -> str:
     content = event.get("content")
     if isinstance(content, str) and content:
         return content
-    message = event.get("message")
-    return str_or_empty(message)
+    return str_or_empty(event.get("message"))
 
 
 def _response_parts(meta: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
