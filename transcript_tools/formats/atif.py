@@ -51,7 +51,7 @@ from ..engine.messages import (
     UserMessage,
 )
 from .content_parts import parts_to_blocks, text_of
-from .fields import str_or_none
+from .fields import nested, str_or_none
 from .source import Record, Source, Warn, counts, session_stem
 
 NAME = "atif"
@@ -102,8 +102,7 @@ def _trajectory(
     elif copied:  # a continuation shares its session_id with the file it continues
         base = f"{base}/{session_stem(source)}"
     conv = Conversation(base, source.display, NAME, line=record.line)
-    agent = obj.get("agent")
-    model = str_or_none(agent.get("model_name")) if isinstance(agent, dict) else None
+    model = str_or_none(nested(obj, "agent", "model_name"))
     carried = copied  # the handed-over summary and copied steps lead a continuation
     if copied:
         conv.compactions.append(Compaction(0, COPIED, None, _handoff(steps)))
@@ -149,8 +148,7 @@ def _step(conv: Conversation, step: dict[str, Any], model: str | None, warn: War
         conv.messages.append(SystemMessage(_text(step.get("message"))))
         return 0
     if kind == "user":
-        extra = step.get("extra")
-        origin = extra.get("origin") if isinstance(extra, dict) else None
+        origin = nested(step, "extra", "origin")
         origin = origin if origin in (INJECTED, OBSERVATION) else PERSON
         conv.messages.append(UserMessage(tuple(parts_to_blocks(step.get("message"))), origin))
         return 0
@@ -174,8 +172,7 @@ def _step(conv: Conversation, step: dict[str, Any], model: str | None, warn: War
     else:
         usage = usage_from_metrics(step.get("metrics"), warn)
         conv.messages.append(AssistantMessage(tuple(blocks), usage, step_model))
-    observation = step.get("observation")
-    results = observation.get("results") if isinstance(observation, dict) else None
+    results = nested(step, "observation", "results")
     for result in results or []:
         if not isinstance(result, dict):
             continue
@@ -188,8 +185,7 @@ def _step(conv: Conversation, step: dict[str, Any], model: str | None, warn: War
 
 
 def _check_totals(conv: Conversation, obj: dict[str, Any], steps: list[dict[str, Any]]) -> None:
-    final = obj.get("final_metrics")
-    total = final.get("total_prompt_tokens") if isinstance(final, dict) else None
+    total = nested(obj, "final_metrics", "total_prompt_tokens")
     if not isinstance(total, int):
         return
     summed = sum(

@@ -43,7 +43,7 @@ from ..engine.messages import (
 from ..engine.tokens import estimate_text_tokens
 from ..errors import UnknownFormatError
 from .content_parts import json_or_text, text_of
-from .fields import str_or_empty
+from .fields import nested, str_or_empty
 from .source import Record, Source, record_conversation
 
 NAME = "continue"
@@ -177,8 +177,7 @@ def _history(history: list[Any], notes: list[str]) -> list[Message]:
 def _model(logs: Any) -> str | None:
     for log in logs if isinstance(logs, list) else ():
         if isinstance(log, dict):
-            options = log.get("completionOptions")
-            model = options.get("model") if isinstance(options, dict) else None
+            model = nested(log, "completionOptions", "model")
             return str(model or log.get("modelTitle") or "") or None
     return None
 

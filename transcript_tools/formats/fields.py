@@ -18,6 +18,15 @@ def int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def nested(value: Any, *keys: str) -> Any:
+    """``value[k1][k2]…`` through nested JSON objects; None where a step is not an object."""
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
 def int_or_zero(value: Any) -> int:
     """A JSON number (an integer or a float, truncated) as an int; anything else is 0."""
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0

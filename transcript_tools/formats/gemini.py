@@ -52,7 +52,7 @@ from ..engine.messages import (
 from ..engine.person_fates import person_text
 from ..present.numbers import shown_places
 from .anthropic_api import user_message
-from .fields import int_or_zero, str_or_none
+from .fields import int_or_zero, nested, str_or_none
 from .source import MAX_TOKENS_PER_CALL, Record, Source, session_stem
 
 NAME = "gemini-cli"
@@ -141,11 +141,7 @@ def _result_text(result: Any) -> tuple[str, bool]:
     for part in result if isinstance(result, list) else [result]:
         if not isinstance(part, dict):
             continue
-        response = (
-            part.get("functionResponse", {}).get("response")
-            if isinstance(part.get("functionResponse"), dict)
-            else None
-        )
+        response = nested(part, "functionResponse", "response")
         if isinstance(response, dict):
             if "error" in response:
                 error = True

@@ -40,7 +40,7 @@ from ..engine.messages import (
     UserMessage,
 )
 from .content_parts import json_or_text, text_of
-from .fields import str_or_none
+from .fields import nested, str_or_none
 from .source import (
     MAX_TOKENS_PER_CALL,
     Record,
@@ -294,9 +294,7 @@ def _check_api_calls(
 ) -> None:
     """mini-swe-agent counts every model call in ``info.model_stats.api_calls``, also the
     ones whose reply it rejected and did not record."""
-    info = obj.get("info")
-    stats = info.get("model_stats") if isinstance(info, dict) else None
-    counted = stats.get("api_calls") if isinstance(stats, dict) else None
+    counted = nested(obj, "info", "model_stats", "api_calls")
     if type(counted) is not int:
         return
     kept = sum(1 for m in conv.messages if type(m) is AssistantMessage)

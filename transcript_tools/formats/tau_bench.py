@@ -49,7 +49,7 @@ from ..engine.messages import (
     UserMessage,
 )
 from ..present.numbers import shown_places
-from .fields import str_or_empty, str_or_none
+from .fields import nested, str_or_empty, str_or_none
 from .openai_chat import BadMessage, message_from_openai, usage_from_openai
 from .source import Record, Source, session_stem
 
@@ -157,11 +157,8 @@ def reward_outcome(reward: Any) -> dict[str, Any] | None:
 
 
 def _tau2(obj: dict[str, Any], record: Record, source: Source) -> Iterator[Conversation]:
-    info = obj.get("info")
-    agent = info.get("agent_info") if isinstance(info, dict) else None
-    model = str_or_none(agent.get("llm")) if isinstance(agent, dict) else None
-    env = info.get("environment_info") if isinstance(info, dict) else None
-    policy = env.get("policy") if isinstance(env, dict) else None
+    model = str_or_none(nested(obj, "info", "agent_info", "llm"))
+    policy = nested(obj, "info", "environment_info", "policy")
     stem = session_stem(source)
     for i, sim in enumerate(obj["simulations"]):
         where = _where(source, record, f"simulations[{i}]")

@@ -49,7 +49,7 @@ from ..engine.messages import (
     UserMessage,
 )
 from .content_parts import json_or_text
-from .fields import str_or_empty, str_or_none
+from .fields import nested, str_or_empty, str_or_none
 from .openai_chat import BadMessage, message_from_openai, usage_from_openai
 from .source import Record, Source, Warn, count_field, record_conversation, session_stem
 
@@ -164,8 +164,7 @@ def _kind(part: Any) -> str:
 
 
 def _token_usages(obj: dict[str, Any], warn: Warn | None = None) -> dict[str, Usage]:
-    metrics = obj.get("metrics")
-    usages = metrics.get("token_usages") if isinstance(metrics, dict) else None
+    usages = nested(obj, "metrics", "token_usages")
     found: dict[str, Usage] = {}
     for item in usages if isinstance(usages, list) else ():
         if isinstance(item, dict) and item.get("response_id"):
@@ -256,11 +255,7 @@ def _openhands(
                     meta["model_response"].get("usage")
                 )
             blocks: tuple[Block, ...] = ((TextBlock(text),) if text else ()) + (block,)
-            model = (
-                meta["model_response"].get("model")
-                if isinstance(meta.get("model_response"), dict)
-                else None
-            )
+            model = nested(meta, "model_response", "model")
             out.append(AssistantMessage(blocks, usage, str_or_none(model)))
             open_id, open_at = response_id, len(out) - 1
         elif action in ("message", "finish") and ev.get("source") == "agent":
