@@ -51,8 +51,8 @@ from ..engine.messages import (
     UserMessage,
 )
 from .content_parts import parts_to_blocks, text_of
-from .fields import nested, str_or_none
-from .source import Record, Source, Warn, counts, session_stem
+from .fields import counts, nested, str_or_none
+from .source import Record, Source, Warn, session_stem
 
 NAME = "atif"
 DESCRIPTION = "ATIF trajectories (Harbor's trajectory.json: schema_version ATIF-v1.x, steps)"

@@ -58,8 +58,8 @@ from ..errors import InputError
 from ..present.numbers import shown_places
 from . import cline_ui
 from .anthropic_api import blocks_from_anthropic, tool_result_text
-from .fields import nested, str_or_none
-from .source import Record, Source, counts, iter_records, read_sibling, session_stem
+from .fields import counts, nested, str_or_none
+from .source import Record, Source, iter_records, read_sibling, session_stem
 
 NAME = "cline"
 DESCRIPTION = (

@@ -35,8 +35,8 @@ from ..engine.messages import (
     Usage,
     UserMessage,
 )
-from .fields import str_or_empty
-from .source import Record, Source, counts
+from .fields import counts, str_or_empty
+from .source import Record, Source
 
 PERSON_SAYS = frozenset({"task", "user_feedback"})
 TEXT_SAYS = frozenset({"text", "completion_result"})

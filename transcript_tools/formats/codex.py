@@ -59,8 +59,8 @@ from ..engine.messages import (
 )
 from .assembly import PendingAssistant, freeze_all
 from .content_parts import json_or_text, text_of
-from .fields import int_or_zero, str_or_none
-from .source import Record, Source, Warn, counts, session_stem
+from .fields import counts, int_or_zero, str_or_none
+from .source import Record, Source, Warn, session_stem
 from .switch import FormatSwitch
 
 NAME = "codex"

@@ -50,8 +50,8 @@ from ..engine.messages import (
     Usage,
     UserMessage,
 )
-from .fields import str_or_none
-from .source import Record, Source, counts, record_conversation
+from .fields import counts, str_or_none
+from .source import Record, Source, record_conversation
 
 NAME = "gemini-stream"
 DESCRIPTION = "Gemini CLI headless output (gemini -p … --output-format stream-json)"

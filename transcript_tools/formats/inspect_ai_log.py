@@ -45,8 +45,8 @@ from ..engine.messages import (
 )
 from ..errors import InputError
 from .content_parts import PartNames, parts_to_blocks, text_of
-from .fields import int_or_none, str_or_none
-from .source import Record, Source, Warn, counts
+from .fields import counts, int_or_none, str_or_none
+from .source import Record, Source, Warn
 
 NAME = "inspect-ai"
 DESCRIPTION = (

@@ -40,14 +40,13 @@ from ..engine.messages import (
     UserMessage,
 )
 from .content_parts import json_or_text, text_of
-from .fields import nested, str_or_none
+from .fields import counts, nested, str_or_none
 from .source import (
     MAX_TOKENS_PER_CALL,
     Record,
     Source,
     Warn,
     count_field,
-    counts,
     record_conversation,
     session_stem,
 )

@@ -47,8 +47,8 @@ from ..engine.messages import (
 )
 from .anthropic_api import tool_result_text
 from .content_parts import PartNames, parts_to_blocks
-from .fields import int_or_none, str_or_none
-from .source import Record, Source, Warn, counts, session_stem
+from .fields import counts, int_or_none, str_or_none
+from .source import Record, Source, Warn, session_stem
 
 NAME = "pi"
 DESCRIPTION = (

@@ -124,11 +124,6 @@ def count_field(value: Any, name: str, warn: Warn | None = None) -> int:
     return 0
 
 
-def counts(obj: dict[str, Any], prefix: str, keys: tuple[str, ...], warn: Warn | None) -> list[int]:
-    """``count_field`` of each of ``keys`` of ``obj``, in order, named ``prefix + key``."""
-    return [count_field(obj.get(key), prefix + key, warn) for key in keys]
-
-
 def _describe_json_error(exc: orjson.JSONDecodeError) -> str:
     msg = str(exc).split(":", 1)[0]
     return f"invalid JSON ({msg.lower()} at column {getattr(exc, 'colno', '?')})"

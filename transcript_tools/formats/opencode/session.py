@@ -47,8 +47,7 @@ from ...engine.messages import (
     Usage,
     UserMessage,
 )
-from ..fields import str_or_empty, str_or_none
-from ..source import counts
+from ..fields import counts, str_or_empty, str_or_none
 
 COMPACTION_SOURCE = "opencode:summary"
 # What OpenCode sends the model for a call left pending / running (an interrupted run):
