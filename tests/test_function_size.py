@@ -60,7 +60,6 @@ LONG: dict[str, tuple[int, str]] = {
     "formats/trajectories.py::_openhands": (67, READER),
     "formats/claude_code/__init__.py::_Session._entry": (64, READER),
     "compare/workflow.py::compare_paths": (62, WORKFLOW),
-    "formats/managed_agents.py::_Session.add": (63, READER),
     "sweep/html.py::_tradeoff": (
         62,
         "the trade-off chart's data, one series per policy; not yet split",

@@ -208,6 +208,58 @@ def test_queued_prompt_cancelled_or_never_delivered(tmp_path: Path) -> None:
     ]
 
 
+def _entry(kind: str, n: int, content: object) -> dict[str, object]:
+    message: dict[str, object] = {"role": kind, "content": content}
+    if kind == "assistant":
+        message.update(model="claude-sonnet-4-5", id=f"msg_{n}")
+    parent = f"u{n - 1}" if n > 1 else None
+    return {
+        "type": kind,
+        "sessionId": "s",
+        "uuid": f"u{n}",
+        "parentUuid": parent,
+        "message": message,
+    }
+
+
+def _queue(operation: str, content: str | None = None) -> dict[str, object]:
+    entry: dict[str, object] = {"type": "queue-operation", "operation": operation, "sessionId": "s"}
+    if content is not None:
+        entry["content"] = content
+    return entry
+
+
+def test_queued_prompts_are_matched_by_their_text(tmp_path: Path) -> None:
+    """Which waiting prompt a delivery takes: the one with its text, not the oldest."""
+    first, second = "also skip the slow network tests", "and run the linter"
+    attachment = {
+        "type": "attachment",
+        "sessionId": "s",
+        "attachment": {"type": "queued_command", "prompt": second, "commandMode": "prompt"},
+    }
+    cases = {
+        # sent as an ordinary user entry: no longer waiting
+        "sent": [_queue("enqueue", first), _entry("user", 3, first)],
+        # the attachment takes the second prompt; the remove after it takes no other
+        "attached": [_queue("enqueue", first), _queue("enqueue", second), attachment],
+    }
+    for name, middle in cases.items():
+        path = tmp_path / f"{name}.jsonl"
+        entries = [_entry("user", 1, "Run the tests."), _entry("assistant", 2, "On it."), *middle]
+        if name == "attached":
+            entries.append(_queue("remove"))  # names no text: the attachment's claim
+        path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+        warnings: list[str] = []
+        one(path, warnings)
+        expected = {
+            "sent": [],
+            "attached": [
+                f"warning: {path}:3: a queued prompt never delivered before the log ends (not read)"
+            ],
+        }
+        assert warnings == expected[name], name
+
+
 # ---- 3d: message.id that is not a string -----------------------------------------------
 
 

@@ -274,12 +274,11 @@ def message_from_anthropic(
     if content is not None and not isinstance(content, (str, list)):
         raise BadMessage(f"{where}content must be a string or an array of blocks")
     if role == "assistant":
-        model = msg.get("model")
         return [
             AssistantMessage(
                 tuple(blocks_from_anthropic(content, _at(where, warn))),
                 usage_from_anthropic(msg.get("usage"), _at(where, warn)),
-                str_or_none(model),
+                str_or_none(msg.get("model")),
             )
         ]
     if role == "user":

@@ -51,8 +51,8 @@ from ..engine.messages import (
     UserMessage,
 )
 from .content_parts import parts_to_blocks, text_of
-from .fields import str_or_none
-from .source import Record, Source, Warn, count_field, session_stem
+from .fields import counts, nested, str_or_none
+from .source import Record, Source, Warn, session_stem
 
 NAME = "atif"
 DESCRIPTION = "ATIF trajectories (Harbor's trajectory.json: schema_version ATIF-v1.x, steps)"
@@ -75,15 +75,8 @@ def usage_from_metrics(metrics: Any, warn: Warn) -> Usage | None:
         "prompt_tokens" not in metrics and "completion_tokens" not in metrics
     ):
         return None
-    return Usage(
-        count_field(metrics.get("prompt_tokens"), "metrics.prompt_tokens", warn),
-        count_field(metrics.get("completion_tokens"), "metrics.completion_tokens", warn),
-        count_field(metrics.get("cached_tokens"), "metrics.cached_tokens", warn),
-    )
-
-
-def _content(value: Any) -> list[Block]:
-    return parts_to_blocks(value)
+    keys = ("prompt_tokens", "completion_tokens", "cached_tokens")
+    return Usage(*counts(metrics, "metrics.", keys, warn))
 
 
 def _text(value: Any) -> str:
@@ -109,9 +102,7 @@ def _trajectory(
     elif copied:  # a continuation shares its session_id with the file it continues
         base = f"{base}/{session_stem(source)}"
     conv = Conversation(base, source.display, NAME, line=record.line)
-    agent = obj.get("agent")
-    name = agent.get("model_name") if isinstance(agent, dict) else None
-    model = str_or_none(name)
+    model = str_or_none(nested(obj, "agent", "model_name"))
     carried = copied  # the handed-over summary and copied steps lead a continuation
     if copied:
         conv.compactions.append(Compaction(0, COPIED, None, _handoff(steps)))
@@ -157,10 +148,9 @@ def _step(conv: Conversation, step: dict[str, Any], model: str | None, warn: War
         conv.messages.append(SystemMessage(_text(step.get("message"))))
         return 0
     if kind == "user":
-        extra = step.get("extra")
-        origin = extra.get("origin") if isinstance(extra, dict) else None
+        origin = nested(step, "extra", "origin")
         origin = origin if origin in (INJECTED, OBSERVATION) else PERSON
-        conv.messages.append(UserMessage(tuple(_content(step.get("message"))), origin))
+        conv.messages.append(UserMessage(tuple(parts_to_blocks(step.get("message"))), origin))
         return 0
     if kind != "agent":
         warn(f"step {step.get('step_id')}: source {kind!r} left out")
@@ -168,7 +158,7 @@ def _step(conv: Conversation, step: dict[str, Any], model: str | None, warn: War
     blocks: list[Block] = []
     if isinstance(step.get("reasoning_content"), str) and step["reasoning_content"]:
         blocks.append(OtherBlock("thinking", step["reasoning_content"]))
-    blocks.extend(_content(step.get("message")))
+    blocks.extend(parts_to_blocks(step.get("message")))
     for call in step.get("tool_calls") or []:
         if isinstance(call, dict):
             name = str(call.get("function_name") or "unknown")
@@ -182,8 +172,7 @@ def _step(conv: Conversation, step: dict[str, Any], model: str | None, warn: War
     else:
         usage = usage_from_metrics(step.get("metrics"), warn)
         conv.messages.append(AssistantMessage(tuple(blocks), usage, step_model))
-    observation = step.get("observation")
-    results = observation.get("results") if isinstance(observation, dict) else None
+    results = nested(step, "observation", "results")
     for result in results or []:
         if not isinstance(result, dict):
             continue
@@ -196,8 +185,7 @@ def _step(conv: Conversation, step: dict[str, Any], model: str | None, warn: War
 
 
 def _check_totals(conv: Conversation, obj: dict[str, Any], steps: list[dict[str, Any]]) -> None:
-    final = obj.get("final_metrics")
-    total = final.get("total_prompt_tokens") if isinstance(final, dict) else None
+    total = nested(obj, "final_metrics", "total_prompt_tokens")
     if not isinstance(total, int):
         return
     summed = sum(

@@ -29,6 +29,7 @@ from .anthropic_api import (
     convert_messages,
     usage_from_anthropic,
 )
+from .fields import nested
 from .source import Record, Source, count_field, session_stem
 
 NAME = (
@@ -139,8 +140,7 @@ class Traces:
         self.open: dict[bytes, _Chain] = {}
 
     def add(self, record: Record) -> None:
-        request = record.obj.get("request")
-        body = request.get("body") if isinstance(request, dict) else None
+        body = nested(record.obj, "request", "body")
         if (
             not isinstance(body, dict)
             or not isinstance(body.get("messages"), list)

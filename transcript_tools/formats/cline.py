@@ -58,8 +58,8 @@ from ..errors import InputError
 from ..present.numbers import shown_places
 from . import cline_ui
 from .anthropic_api import blocks_from_anthropic, tool_result_text
-from .fields import str_or_none
-from .source import Record, Source, count_field, iter_records, read_sibling, session_stem
+from .fields import counts, nested, str_or_none
+from .source import Record, Source, iter_records, read_sibling, session_stem
 
 NAME = "cline"
 DESCRIPTION = (
@@ -200,11 +200,7 @@ class _History:
         if obj["role"] == "assistant":
             blocks = blocks_from_anthropic(content, warn)
             self.assistant_at[i] = len(self.out)
-            model = (
-                obj.get("modelInfo", {}).get("modelId")
-                if isinstance(obj.get("modelInfo"), dict)
-                else None
-            )
+            model = nested(obj, "modelInfo", "modelId")
             self.out.append(
                 AssistantMessage(tuple(blocks), _metrics(obj, warn), str_or_none(model))
             )
@@ -266,16 +262,13 @@ class _History:
 
 
 def _metrics(obj: dict[str, Any], warn: Any) -> Usage | None:
-    metrics = obj.get("metrics")
-    tokens = metrics.get("tokens") if isinstance(metrics, dict) else None
+    tokens = nested(obj, "metrics", "tokens")
     if not isinstance(tokens, dict) or "prompt" not in tokens:
         return None
-    cached = count_field(tokens.get("cached"), "metrics.tokens.cached", warn)
-    return Usage(
-        count_field(tokens.get("prompt"), "metrics.tokens.prompt", warn),
-        count_field(tokens.get("completion"), "metrics.tokens.completion", warn),
-        cached,
+    cached, prompt, completion = counts(
+        tokens, "metrics.tokens.", ("cached", "prompt", "completion"), warn
     )
+    return Usage(prompt, completion, cached)
 
 
 def _apply_usage(

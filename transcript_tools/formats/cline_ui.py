@@ -35,16 +35,15 @@ from ..engine.messages import (
     Usage,
     UserMessage,
 )
-from .fields import str_or_empty
-from .source import Record, Source, count_field
+from .fields import counts, str_or_empty
+from .source import Record, Source
 
 PERSON_SAYS = frozenset({"task", "user_feedback"})
 TEXT_SAYS = frozenset({"text", "completion_result"})
 
 
 def kind(obj: dict[str, Any]) -> str:
-    value = obj.get("say") if obj.get("type") == "say" else obj.get("ask")
-    return str_or_empty(value)
+    return str_or_empty(obj.get("say") if obj.get("type") == "say" else obj.get("ask"))
 
 
 def is_record(obj: dict[str, Any]) -> bool:
@@ -85,14 +84,10 @@ def request(record: Record, source: Source) -> Request:
     warn = source.warner(record)
     usage = None
     if any(k in info for k in ("tokensIn", "tokensOut")):
-        reads = count_field(info.get("cacheReads"), "cacheReads", warn)
-        writes = count_field(info.get("cacheWrites"), "cacheWrites", warn)
-        usage = Usage(
-            count_field(info.get("tokensIn"), "tokensIn", warn) + writes + reads,
-            count_field(info.get("tokensOut"), "tokensOut", warn),
-            reads,
-            writes,
+        reads, writes, given, output = counts(
+            info, "", ("cacheReads", "cacheWrites", "tokensIn", "tokensOut"), warn
         )
+        usage = Usage(given + writes + reads, output, reads, writes)
     return Request(
         f"[{record.item}]" if record.item is not None else f"line {record.line}",
         record,
@@ -178,8 +173,7 @@ class Alone:
         obj = record.obj
         what = kind(obj)
         place = f"[{record.item}]" if record.item is not None else f"line {record.line}"
-        raw = obj.get("text")
-        text: str = str_or_empty(raw)
+        text = str_or_empty(obj.get("text"))
         if is_partial(obj):
             what = f"{what} (partial)"  # a streaming leftover; its final version follows
         elif is_person(obj, self.requests > 0):

@@ -58,9 +58,9 @@ from ..engine.messages import (
     UserMessage,
 )
 from .assembly import PendingAssistant, freeze_all
-from .content_parts import json_or_text
-from .fields import int_or_zero, str_or_none
-from .source import Record, Source, Warn, count_field, session_stem
+from .content_parts import json_or_text, text_of
+from .fields import counts, int_or_zero, str_or_none
+from .source import Record, Source, Warn, session_stem
 from .switch import FormatSwitch
 
 NAME = "codex"
@@ -140,8 +140,7 @@ class _Rollout:
         elif kind == "session_meta":
             self._meta(payload)
         elif kind == "compacted":
-            message = payload.get("message")
-            self._compaction("codex:compacted", str_or_none(message))
+            self._compaction("codex:compacted", str_or_none(payload.get("message")))
             self._kept(payload.get("replacement_history"))
 
     def _meta(self, payload: dict[str, Any]) -> None:
@@ -168,7 +167,7 @@ class _Rollout:
         elif kind == "message":
             self._input()
             blocks = _content_blocks(payload.get("content"), self.warn)
-            self.out.append(SystemMessage(_text(blocks)))
+            self.out.append(SystemMessage(text_of(blocks, kinds=True)))
         elif kind == "reasoning":
             self._open().blocks.append(_reasoning(payload))
         elif kind in CALL_ITEMS:
@@ -190,7 +189,7 @@ class _Rollout:
     def _user(self, payload: dict[str, Any]) -> None:
         self._input()
         blocks = _content_blocks(payload.get("content"), self.warn)
-        text = _text(blocks)
+        text = text_of(blocks, kinds=True)
         if text.lstrip().startswith(INJECTION_PREFIXES):
             self.out.append(SystemMessage(text))
             self.user_at = None
@@ -258,17 +257,8 @@ class _Rollout:
             return  # the same event again (Codex repeats it around the call's items)
         self.last_total = total
         warn = self.source.warner(record)
-        usage = Usage(
-            input_tokens=count_field(
-                last.get("input_tokens"), "last_token_usage.input_tokens", warn
-            ),
-            output_tokens=count_field(
-                last.get("output_tokens"), "last_token_usage.output_tokens", warn
-            ),
-            cache_read_tokens=count_field(
-                last.get("cached_input_tokens"), "last_token_usage.cached_input_tokens", warn
-            ),
-        )
+        keys = ("input_tokens", "output_tokens", "cached_input_tokens")
+        usage = Usage(*counts(last, "last_token_usage.", keys, warn))
         self.billed += usage.total_tokens
         self.last_call_tokens = int_or_zero(last.get("total_tokens")) or usage.total_tokens
         # Two model calls are always separated by an input, so a count belongs to the
@@ -339,7 +329,7 @@ class _Rollout:
             for index in sorted(self.unconfirmed):  # context Codex injected as user messages
                 message = self.out[index]
                 if isinstance(message, UserMessage):
-                    self.out[index] = SystemMessage(_text(list(message.blocks)))
+                    self.out[index] = SystemMessage(text_of(message.blocks, kinds=True))
         self._input()  # a count still waiting at the end: its items were never written
         if self.orphan is not None:
             first = next((m for m in self.out if isinstance(m, PendingAssistant)), None)
@@ -400,14 +390,6 @@ def _content_blocks(content: Any, warn: Warn | None = None) -> list[Block]:
     return blocks
 
 
-def _text(blocks: list[Block]) -> str:
-    return "\n".join(
-        b.text if isinstance(b, TextBlock) else f"[{b.kind}]"
-        for b in blocks
-        if not isinstance(b, ToolUseBlock)
-    )
-
-
 def _reasoning(payload: dict[str, Any]) -> OtherBlock:
     parts = []
     for key in ("summary", "content"):
@@ -422,10 +404,10 @@ def _output(payload: dict[str, Any]) -> tuple[str, bool]:
     if isinstance(output, dict):
         content = output.get("content", output.get("output", ""))
         return (
-            content if isinstance(content, str) else _text(_content_blocks(content))
+            content if isinstance(content, str) else text_of(_content_blocks(content), kinds=True)
         ), output.get("success") is False
     if isinstance(output, list):
-        return _text(_content_blocks(output)), False
+        return text_of(_content_blocks(output), kinds=True), False
     return ("" if output is None else str(output)), False
 
 
@@ -433,7 +415,7 @@ def _user_texts(history: list[Any]) -> list[str]:
     """The text of each user message of a ``compacted`` item's ``replacement_history``
     (its parts were read, and warned of, as items already)."""
     return [
-        _text(_content_blocks(item.get("content"), lambda _: None))
+        text_of(_content_blocks(item.get("content"), lambda _: None), kinds=True)
         for item in history
         if isinstance(item, dict) and item.get("type") == "message" and item.get("role") == "user"
     ]

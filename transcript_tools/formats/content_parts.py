@@ -46,8 +46,16 @@ def parts_to_blocks(content: Any, names: PartNames = PartNames()) -> list[Block]
     return out
 
 
-def text_of(blocks: Iterable[Block]) -> str:
-    return "\n".join(b.text for b in blocks if isinstance(b, TextBlock))
+def text_of(blocks: Iterable[Block], sep: str = "\n", kinds: bool = False) -> str:
+    """The text blocks' text joined by ``sep``; with ``kinds``, every other block but a tool
+    call as ``[kind]``."""
+    if not kinds:
+        return sep.join(b.text for b in blocks if isinstance(b, TextBlock))
+    return sep.join(
+        b.text if isinstance(b, TextBlock) else f"[{b.kind}]"
+        for b in blocks
+        if not isinstance(b, ToolUseBlock)
+    )
 
 
 def json_or_text(raw: Any) -> Any:

@@ -27,8 +27,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
-
 from ..engine.messages import (
     AssistantMessage,
     Block,
@@ -44,7 +42,8 @@ from ..engine.messages import (
 )
 from ..engine.tokens import estimate_text_tokens
 from ..errors import UnknownFormatError
-from .fields import str_or_empty
+from .content_parts import json_or_text, text_of
+from .fields import nested, str_or_empty
 from .source import Record, Source, record_conversation
 
 NAME = "continue"
@@ -109,12 +108,7 @@ def _tool_calls(calls: Any) -> list[Block]:
             continue
         raw = call.get("function")
         function: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        args = function.get("arguments")
-        if isinstance(args, str):
-            try:
-                args = orjson.loads(args)
-            except orjson.JSONDecodeError:
-                pass
+        args = json_or_text(function.get("arguments"))
         blocks.append(
             ToolUseBlock(str(call.get("id") or ""), str(function.get("name") or "unknown"), args)
         )
@@ -131,8 +125,7 @@ def prompt_log_usage(logs: Any, where: str, notes: list[str]) -> Usage | None:
         if not isinstance(log, dict) or not isinstance(log.get("prompt"), str):
             notes.append(f"{where}: promptLogs[{i}] is not a prompt log; left out")
             continue
-        raw = log.get("completion")
-        completion = str_or_empty(raw)
+        completion = str_or_empty(log.get("completion"))
         usage = Usage(estimate_text_tokens(log["prompt"]), estimate_text_tokens(completion))
         total = usage if total is None else total + usage
         read += 1
@@ -172,10 +165,10 @@ def _history(history: list[Any], notes: list[str]) -> list[Message]:
             usage = prompt_log_usage(item.get("promptLogs"), where, notes)
             out.append(AssistantMessage(tuple(blocks), usage, _model(item.get("promptLogs"))))
         elif role == "tool":
-            text = " ".join(b.text for b in blocks if isinstance(b, TextBlock))
+            text = text_of(blocks, " ")
             out.append(ToolResultMessage(str(message.get("toolCallId") or ""), text))
         else:
-            out.append(SystemMessage(" ".join(b.text for b in blocks if isinstance(b, TextBlock))))
+            out.append(SystemMessage(text_of(blocks, " ")))
     if thinking:
         notes.append("thinking after the last assistant message left out")
     return out
@@ -184,8 +177,7 @@ def _history(history: list[Any], notes: list[str]) -> list[Message]:
 def _model(logs: Any) -> str | None:
     for log in logs if isinstance(logs, list) else ():
         if isinstance(log, dict):
-            options = log.get("completionOptions")
-            model = options.get("model") if isinstance(options, dict) else None
+            model = nested(log, "completionOptions", "model")
             return str(model or log.get("modelTitle") or "") or None
     return None
 

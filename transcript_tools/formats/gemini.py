@@ -52,7 +52,7 @@ from ..engine.messages import (
 from ..engine.person_fates import person_text
 from ..present.numbers import shown_places
 from .anthropic_api import user_message
-from .fields import int_or_zero, str_or_none
+from .fields import int_or_zero, nested, str_or_none
 from .source import MAX_TOKENS_PER_CALL, Record, Source, session_stem
 
 NAME = "gemini-cli"
@@ -141,11 +141,7 @@ def _result_text(result: Any) -> tuple[str, bool]:
     for part in result if isinstance(result, list) else [result]:
         if not isinstance(part, dict):
             continue
-        response = (
-            part.get("functionResponse", {}).get("response")
-            if isinstance(part.get("functionResponse"), dict)
-            else None
-        )
+        response = nested(part, "functionResponse", "response")
         if isinstance(response, dict):
             if "error" in response:
                 error = True
@@ -176,13 +172,8 @@ def _model(obj: dict[str, Any]) -> list[Message]:
         if "result" in call:
             text, error = _result_text(call.get("result"))
             results.append(ToolResultMessage(call_id, text, error or call.get("status") == "error"))
-    model = obj.get("model")
-    assistant = AssistantMessage(
-        tuple(blocks),
-        usage_from_gemini(obj.get("tokens")),
-        str_or_none(model),
-    )
-    return [assistant, *results]
+    usage = usage_from_gemini(obj.get("tokens"))
+    return [AssistantMessage(tuple(blocks), usage, str_or_none(obj.get("model"))), *results]
 
 
 class _Session:

@@ -50,8 +50,8 @@ from ..engine.messages import (
     Usage,
     UserMessage,
 )
-from .fields import str_or_none
-from .source import Record, Source, count_field, record_conversation
+from .fields import counts, str_or_none
+from .source import Record, Source, record_conversation
 
 NAME = "gemini-stream"
 DESCRIPTION = "Gemini CLI headless output (gemini -p … --output-format stream-json)"
@@ -89,10 +89,8 @@ def usage_from_stats(stats: Any, warn: Any) -> Usage | None:
         k in stats for k in ("input_tokens", "output_tokens", "total_tokens")
     ):
         return None
-    prompt = count_field(stats.get("input_tokens"), "stats.input_tokens", warn)
-    output = count_field(stats.get("output_tokens"), "stats.output_tokens", warn)
-    total = count_field(stats.get("total_tokens"), "stats.total_tokens", warn)
-    cached = count_field(stats.get("cached"), "stats.cached", warn)
+    keys = ("input_tokens", "output_tokens", "total_tokens", "cached")
+    prompt, output, total, cached = counts(stats, "stats.", keys, warn)
     # total_tokens also counts thoughts (and tool-use prompts): Gemini bills them as output
     return Usage(prompt, max(output, total - prompt), cached)
 

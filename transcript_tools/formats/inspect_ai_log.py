@@ -45,8 +45,8 @@ from ..engine.messages import (
 )
 from ..errors import InputError
 from .content_parts import PartNames, parts_to_blocks, text_of
-from .fields import int_or_none, str_or_none
-from .source import Record, Source, Warn, count_field
+from .fields import counts, int_or_none, str_or_none
+from .source import Record, Source, Warn
 
 NAME = "inspect-ai"
 DESCRIPTION = (
@@ -121,12 +121,8 @@ def _resolve(value: Any, attachments: dict[str, Any]) -> Any:
 def usage_from_inspect(usage: Any, warn: Warn) -> Usage | None:
     if not isinstance(usage, dict):
         return None
-    given = count_field(usage.get("input_tokens"), "usage.input_tokens", warn)
-    output = count_field(usage.get("output_tokens"), "usage.output_tokens", warn)
-    read = count_field(usage.get("input_tokens_cache_read"), "usage.input_tokens_cache_read", warn)
-    written = count_field(
-        usage.get("input_tokens_cache_write"), "usage.input_tokens_cache_write", warn
-    )
+    keys = ("input_tokens", "output_tokens", "input_tokens_cache_read", "input_tokens_cache_write")
+    given, output, read, written = counts(usage, "usage.", keys, warn)
     total = usage.get("total_tokens")
     inclusive = (read or written) and total == given + output  # before inspect_ai 0.3.184
     return Usage(given if inclusive else given + read + written, output, read, written)
@@ -213,8 +209,7 @@ def sample_conversation(sample: dict[str, Any], source: Source, warn: Warn) -> C
             if before < len(matched)
             else len(conv.messages)
         )
-        pre = int_or_none(tokens)
-        conv.compactions.append(Compaction(index, COMPACTION_SOURCE, pre))
+        conv.compactions.append(Compaction(index, COMPACTION_SOURCE, int_or_none(tokens)))
     if unmatched:
         conv.warnings.append(
             f"{unmatched} model call(s) whose message is not in the sample's messages (scorers,"

@@ -53,6 +53,7 @@ from ..engine.messages import (
     UserMessage,
 )
 from .anthropic_api import blocks_from_anthropic, tool_result_text, usage_from_anthropic
+from .content_parts import text_of
 from .source import Record, Source, session_stem
 
 NAME = "managed-agents"
@@ -240,12 +241,7 @@ class _Session:
             self.conv.compactions.append(Compaction(len(self.out), "managed-agents:compacted"))
         elif kind == "system.message":
             self._close()
-            text = " ".join(
-                b.text
-                for b in blocks_from_anthropic(obj.get("content"))
-                if isinstance(b, TextBlock)
-            )
-            self.out.append(SystemMessage(text))
+            self.out.append(SystemMessage(text_of(blocks_from_anthropic(obj.get("content")), " ")))
         elif kind not in SILENT_TYPES:
             name = kind if isinstance(kind, str) else repr(kind)
             count, first = self.unknown.get(name, (0, record))

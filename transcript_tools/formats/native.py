@@ -182,8 +182,7 @@ def message_from_json(obj: dict[str, Any]) -> Message:
         return UserImageMessage(obj.get("media_type", ""), obj.get("data"))
     if kind == "assistant":
         usage = _usage(obj["usage"]) if obj.get("usage") is not None else None
-        model = obj.get("model")
-        return AssistantMessage(_blocks(obj), usage, str_or_none(model))
+        return AssistantMessage(_blocks(obj), usage, str_or_none(obj.get("model")))
     if kind == "tool_result":
         return ToolResultMessage(
             _str(obj, "tool_call_id"), _str(obj, "content"), bool(obj.get("is_error", False))

@@ -24,8 +24,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, cast
 
-import orjson
-
 from ..engine.messages import (
     OBSERVATION,
     AssistantMessage,
@@ -41,7 +39,8 @@ from ..engine.messages import (
     UserImageMessage,
     UserMessage,
 )
-from .fields import str_or_none
+from .content_parts import json_or_text, text_of
+from .fields import counts, nested, str_or_none
 from .source import (
     MAX_TOKENS_PER_CALL,
     Record,
@@ -129,10 +128,7 @@ def _parts(content: Any) -> list[TextBlock | OtherBlock]:
 
 def _text(content: Any) -> str:
     """Plain text of content; non-text parts as [kind]."""
-    out = []
-    for block in _parts(content):
-        out.append(block.text if isinstance(block, TextBlock) else f"[{block.kind}]")
-    return " ".join(out)
+    return text_of(_parts(content), " ", kinds=True)
 
 
 def usage_from_openai(usage: Any, warn: Warn | None = None) -> Usage | None:
@@ -149,11 +145,8 @@ def usage_from_openai(usage: Any, warn: Warn | None = None) -> Usage | None:
         if isinstance(details, dict)
         else 0
     )
-    return Usage(
-        input_tokens=count_field(usage.get("prompt_tokens"), "usage.prompt_tokens", warn),
-        output_tokens=count_field(usage.get("completion_tokens"), "usage.completion_tokens", warn),
-        cache_read_tokens=cached,
-    )
+    prompt, completion = counts(usage, "usage.", ("prompt_tokens", "completion_tokens"), warn)
+    return Usage(prompt, completion, cached)
 
 
 def _message_usage(msg: dict[str, Any], warn: Warn | None = None) -> Usage | None:
@@ -173,21 +166,15 @@ def _tool_calls(msg: dict[str, Any]) -> list[Block]:
     calls = msg.get("tool_calls") or []
     if not isinstance(calls, list):
         raise BadMessage("tool_calls must be an array")
-    loads, decode_error = orjson.loads, orjson.JSONDecodeError
     for call in calls:
         if not isinstance(call, dict):
             raise BadMessage("a tool call must be an object")
         fn = call.get("function") or {}
         if isinstance(fn, dict):
             name = fn.get("name")
-            args: Any = fn.get("arguments")
+            args: Any = json_or_text(fn.get("arguments"))  # models do emit broken JSON
         else:
             name = args = None
-        if isinstance(args, str):
-            try:
-                args = loads(args)
-            except decode_error:
-                pass  # keep the raw string: models do emit broken JSON
         call_id = call.get("id", "")
         name = name or "unknown"
         blocks.append(
@@ -274,8 +261,7 @@ def _assistant(msg: dict[str, Any], content: Any, warn: Warn | None = None) -> A
         blocks = (OtherBlock("thinking", reasoning), *blocks)
     if msg.get("tool_calls") or "function_call" in msg:
         blocks = (*blocks, *_tool_calls(msg))
-    model = msg.get("model")
-    return AssistantMessage(blocks, _assistant_usage(msg, warn), str_or_none(model))
+    return AssistantMessage(blocks, _assistant_usage(msg, warn), str_or_none(msg.get("model")))
 
 
 OBSERVATION_PREFIXES = ("<returncode>",)  # mini-swe-agent's observation template
@@ -307,9 +293,7 @@ def _check_api_calls(
 ) -> None:
     """mini-swe-agent counts every model call in ``info.model_stats.api_calls``, also the
     ones whose reply it rejected and did not record."""
-    info = obj.get("info")
-    stats = info.get("model_stats") if isinstance(info, dict) else None
-    counted = stats.get("api_calls") if isinstance(stats, dict) else None
+    counted = nested(obj, "info", "model_stats", "api_calls")
     if type(counted) is not int:
         return
     kept = sum(1 for m in conv.messages if type(m) is AssistantMessage)

@@ -47,8 +47,8 @@ from ..engine.messages import (
 )
 from .anthropic_api import tool_result_text
 from .content_parts import PartNames, parts_to_blocks
-from .fields import int_or_none, str_or_none
-from .source import Record, Source, Warn, count_field, session_stem
+from .fields import counts, int_or_none, str_or_none
+from .source import Record, Source, Warn, session_stem
 
 NAME = "pi"
 DESCRIPTION = (
@@ -87,10 +87,9 @@ def usage_from_pi(usage: Any, warn: Warn) -> Usage | None:
     """pi's ``Usage`` → Usage: the whole prompt is input + cacheRead + cacheWrite."""
     if not isinstance(usage, dict):
         return None
-    read = count_field(usage.get("cacheRead"), "usage.cacheRead", warn)
-    written = count_field(usage.get("cacheWrite"), "usage.cacheWrite", warn)
-    prompt = count_field(usage.get("input"), "usage.input", warn) + read + written
-    return Usage(prompt, count_field(usage.get("output"), "usage.output", warn), read, written)
+    keys = ("cacheRead", "cacheWrite", "input", "output")
+    read, written, fresh, output = counts(usage, "usage.", keys, warn)
+    return Usage(fresh + read + written, output, read, written)
 
 
 PI_PARTS = PartNames(
@@ -185,8 +184,7 @@ def _add(conv: Conversation, record: Record, source: Source) -> None:
         message = UserMessage((TextBlock(str(obj.get("summary") or "")),), INJECTED)
     elif kind == "compaction":
         summary = str(obj.get("summary") or "")
-        before = obj.get("tokensBefore")
-        pre = int_or_none(before)
+        pre = int_or_none(obj.get("tokensBefore"))
         conv.compactions.append(Compaction(len(conv.messages), COMPACTION_SOURCE, pre, summary))
         message = UserMessage((TextBlock(summary),), INJECTED)
     else:

@@ -27,6 +27,7 @@ from ..engine.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from .content_parts import json_or_text
 from .source import Record, Source, conversation_id
 
 NAME = "sharegpt"
@@ -67,12 +68,7 @@ def _calls(value: str, counter: int) -> list[ToolUseBlock]:
     for item in items:
         counter += 1
         if isinstance(item, dict):
-            args = item.get("arguments", item.get("parameters"))
-            if isinstance(args, str):
-                try:
-                    args = orjson.loads(args)
-                except orjson.JSONDecodeError:
-                    pass
+            args = json_or_text(item.get("arguments", item.get("parameters")))
             blocks.append(ToolUseBlock(f"call_{counter}", str(item.get("name") or "unknown"), args))
         else:
             blocks.append(ToolUseBlock(f"call_{counter}", "unknown", item))

@@ -49,7 +49,7 @@ from ..engine.messages import (
     UserMessage,
 )
 from ..present.numbers import shown_places
-from .fields import str_or_empty, str_or_none
+from .fields import nested, str_or_empty, str_or_none
 from .openai_chat import BadMessage, message_from_openai, usage_from_openai
 from .source import Record, Source, session_stem
 
@@ -101,8 +101,7 @@ def _where(source: Source, record: Record, path: str) -> str:
 
 def _tau2_message(msg: dict[str, Any], model: str | None) -> Message:
     role = msg.get("role")
-    content = msg.get("content")
-    text = str_or_empty(content)
+    text = str_or_empty(msg.get("content"))
     if role == "assistant":
         blocks: list[Block] = [TextBlock(text)] if text else []
         for call in msg.get("tool_calls") or ():
@@ -158,12 +157,8 @@ def reward_outcome(reward: Any) -> dict[str, Any] | None:
 
 
 def _tau2(obj: dict[str, Any], record: Record, source: Source) -> Iterator[Conversation]:
-    info = obj.get("info")
-    agent = info.get("agent_info") if isinstance(info, dict) else None
-    model = agent.get("llm") if isinstance(agent, dict) else None
-    model = str_or_none(model)
-    env = info.get("environment_info") if isinstance(info, dict) else None
-    policy = env.get("policy") if isinstance(env, dict) else None
+    model = str_or_none(nested(obj, "info", "agent_info", "llm"))
+    policy = nested(obj, "info", "environment_info", "policy")
     stem = session_stem(source)
     for i, sim in enumerate(obj["simulations"]):
         where = _where(source, record, f"simulations[{i}]")

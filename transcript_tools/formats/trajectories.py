@@ -32,8 +32,6 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
-
 from ..engine.messages import (
     INJECTED,
     OBSERVATION,
@@ -50,7 +48,8 @@ from ..engine.messages import (
     Usage,
     UserMessage,
 )
-from .fields import str_or_empty, str_or_none
+from .content_parts import json_or_text
+from .fields import nested, str_or_empty, str_or_none
 from .openai_chat import BadMessage, message_from_openai, usage_from_openai
 from .source import Record, Source, Warn, count_field, record_conversation, session_stem
 
@@ -165,8 +164,7 @@ def _kind(part: Any) -> str:
 
 
 def _token_usages(obj: dict[str, Any], warn: Warn | None = None) -> dict[str, Usage]:
-    metrics = obj.get("metrics")
-    usages = metrics.get("token_usages") if isinstance(metrics, dict) else None
+    usages = nested(obj, "metrics", "token_usages")
     found: dict[str, Usage] = {}
     for item in usages if isinstance(usages, list) else ():
         if isinstance(item, dict) and item.get("response_id"):
@@ -193,8 +191,7 @@ def _event_text(event: dict[str, Any]) -> str:
     content = event.get("content")
     if isinstance(content, str) and content:
         return content
-    message = event.get("message")
-    return str_or_empty(message)
+    return str_or_empty(event.get("message"))
 
 
 def _response_parts(meta: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
@@ -214,11 +211,7 @@ def _response_parts(meta: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
         for call in msg.get("tool_calls") or ():
             fn = call.get("function") if isinstance(call, dict) else None
             if isinstance(fn, dict):
-                raw = fn.get("arguments")
-                try:
-                    args[str(call.get("id"))] = orjson.loads(raw) if isinstance(raw, str) else raw
-                except orjson.JSONDecodeError:
-                    args[str(call.get("id"))] = raw
+                args[str(call.get("id"))] = json_or_text(fn.get("arguments"))
     return str(response.get("id") or ""), text, args
 
 
@@ -262,11 +255,7 @@ def _openhands(
                     meta["model_response"].get("usage")
                 )
             blocks: tuple[Block, ...] = ((TextBlock(text),) if text else ()) + (block,)
-            model = (
-                meta["model_response"].get("model")
-                if isinstance(meta.get("model_response"), dict)
-                else None
-            )
+            model = nested(meta, "model_response", "model")
             out.append(AssistantMessage(blocks, usage, str_or_none(model)))
             open_id, open_at = response_id, len(out) - 1
         elif action in ("message", "finish") and ev.get("source") == "agent":

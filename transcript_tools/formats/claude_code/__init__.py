@@ -227,17 +227,12 @@ class _Session:
             return
         blocks = blocks_from_anthropic(content, self.source.warner(record))
         flagged = obj.get("isCompactSummary") is True
-        if flagged or first_text(blocks).lstrip().startswith(CONTINUATION_PREFIX):
+        continued = flagged or first_text(blocks).lstrip().startswith(CONTINUATION_PREFIX)
+        if continued or runtime_notice(obj, blocks):  # a summary, or the runtime's notice
             self.after_command = False
             self._drop_ide()
             if flagged:
                 self._compaction("claude-code:isCompactSummary", None)
-            self.open = None
-            self.out.append(UserMessage(tuple(blocks), INJECTED))
-            return
-        if runtime_notice(obj, blocks):
-            self.after_command = False
-            self._drop_ide()
             self.open = None
             self.out.append(UserMessage(tuple(blocks), INJECTED))
             return

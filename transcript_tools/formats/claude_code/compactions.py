@@ -21,7 +21,7 @@ from typing import Any
 
 from ...engine.messages import SYNTHETIC_MODEL, Compaction, UserMessage
 from ...engine.person_fates import person_text
-from ..fields import int_or_none
+from ..fields import int_or_none, nested
 
 AUTO = "auto"
 MANUAL = "manual"
@@ -93,8 +93,7 @@ def preserved_texts(
     """The text of the person's messages ``compactMetadata.preservedMessages`` names
     (``positions``: an entry's uuid -> the messages read up to and with it); () where
     it names none."""
-    preserved = meta.get("preservedMessages") if isinstance(meta, dict) else None
-    uuids = preserved.get("uuids") if isinstance(preserved, dict) else None
+    uuids = nested(meta, "preservedMessages", "uuids")
     if not isinstance(uuids, list):
         return ()
     indices = sorted({positions[u] - 1 for u in uuids if isinstance(u, str) and u in positions})

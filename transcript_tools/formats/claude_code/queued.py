@@ -24,8 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...engine.messages import INJECTED, Block, Message, TextBlock, UserMessage
+from ...engine.messages import INJECTED, Block, Message, UserMessage
 from ..anthropic_api import blocks_from_anthropic, user_message
+from ..content_parts import text_of
 from ..source import Record, Source
 
 DELIVERED_REASONS = (None, "absorbed_mid_turn")
@@ -33,7 +34,7 @@ RUNTIME_PREFIXES = ("<task-notification>",)
 
 
 def _text(blocks: list[Block]) -> str:
-    return "\n".join(b.text for b in blocks if isinstance(b, TextBlock)).strip()
+    return text_of(blocks).strip()
 
 
 def _message(blocks: list[Block], runtime: bool) -> Message:
@@ -46,6 +47,14 @@ def _message(blocks: list[Block], runtime: bool) -> Message:
 class _Queued:
     blocks: list[Block]
     record: Record
+
+
+def _pop_text(items: list[_Queued], text: str) -> _Queued | None:
+    """The first of ``items`` whose text is ``text``, taken out; None where there is none."""
+    for i, item in enumerate(items):
+        if _text(item.blocks) == text:
+            return items.pop(i)
+    return None
 
 
 @dataclass(slots=True)
@@ -80,27 +89,16 @@ class Queue:
         if not blocks:
             return []
         text = _text(blocks)
-        for i, item in enumerate(self.removed):
-            if _text(item.blocks) == text:
-                del self.removed[i]  # the remove before it was this delivery
-                break
-        else:
-            for i, item in enumerate(self.waiting):
-                if _text(item.blocks) == text:
-                    del self.waiting[i]
-                    self.claimed += 1  # its remove comes after
-                    break
+        # the remove before it was this delivery; else a waiting prompt's remove comes after
+        if _pop_text(self.removed, text) is None and _pop_text(self.waiting, text) is not None:
+            self.claimed += 1
         mode = attachment.get("commandMode")
         return [_message(blocks, runtime=mode is not None and mode != "prompt")]
 
     def sent(self, blocks: list[Block]) -> None:
         """An ordinary user entry: a waiting prompt with its text was sent that way."""
         if self.waiting:
-            text = _text(blocks)
-            for i, item in enumerate(self.waiting):
-                if _text(item.blocks) == text:
-                    del self.waiting[i]
-                    return
+            _pop_text(self.waiting, _text(blocks))
 
     def settle(self) -> list[Message]:
         """Before any other entry: a remove no attachment claimed was the delivery (2.0.x),
@@ -126,9 +124,9 @@ class Queue:
         attachment already took the prompt this remove is for."""
         if content is not None:
             text = content if isinstance(content, str) else _text(blocks_from_anthropic(content))
-            for i, item in enumerate(self.waiting):
-                if _text(item.blocks) == text.strip():
-                    return self.waiting.pop(i)
+            named = _pop_text(self.waiting, text.strip())
+            if named is not None:
+                return named
         if self.claimed:
             self.claimed -= 1
             return None

@@ -10,14 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..fields import nested
 from ..source import Record
 
 WARM_UP_PROMPT = "Warmup"
 
 
 def _prompt_text(obj: dict[str, Any]) -> str:
-    message = obj.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
+    content = nested(obj, "message", "content")
     if isinstance(content, list):
         texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
         content = texts[0] if len(texts) == 1 else None

@@ -60,7 +60,7 @@ from ...errors import InputError
 from ...present.numbers import shown_places
 from ..anthropic_api import user_message
 from ..binary import BinaryFileError
-from ..content_parts import json_or_text
+from ..content_parts import json_or_text, text_of
 from ..source import Source
 from ..sqlite_file import database_error, open_database, table_columns
 from .session import StoredMessage, build_conversation, session_name
@@ -196,7 +196,7 @@ def _go_message(row: sqlite3.Row, parts: list[dict[str, Any]], notes: list[str])
     if role == "tool":
         return results
     if role == "system":
-        return [SystemMessage(" ".join(b.text for b in blocks if isinstance(b, TextBlock)))]
+        return [SystemMessage(text_of(blocks, " "))]
     notes.append(f"{where}: message of role {role!r} left out")
     return []
 

@@ -47,8 +47,7 @@ from ...engine.messages import (
     Usage,
     UserMessage,
 )
-from ..fields import str_or_empty, str_or_none
-from ..source import count_field
+from ..fields import counts, str_or_empty, str_or_none
 
 COMPACTION_SOURCE = "opencode:summary"
 # What OpenCode sends the model for a call left pending / running (an interrupted run):
@@ -94,14 +93,11 @@ def usage_from_tokens(tokens: Any, warn: Any = None) -> Usage | None:
         return None
     raw_cache = tokens.get("cache")
     cache: dict[str, Any] = raw_cache if isinstance(raw_cache, dict) else {}
-    read = count_field(cache.get("read"), "tokens.cache.read", warn)
-    write = count_field(cache.get("write"), "tokens.cache.write", warn)
-    fresh = count_field(tokens.get("input"), "tokens.input", warn)
-    output = count_field(tokens.get("output"), "tokens.output", warn)
-    output += count_field(tokens.get("reasoning"), "tokens.reasoning", warn)
-    if not (fresh or read or write or output):
+    read, write = counts(cache, "tokens.cache.", ("read", "write"), warn)
+    fresh, output, reasoning = counts(tokens, "tokens.", ("input", "output", "reasoning"), warn)
+    if not (fresh or read or write or output + reasoning):
         return None
-    return Usage(fresh + read + write, output, read, write)
+    return Usage(fresh + read + write, output + reasoning, read, write)
 
 
 def _user(b: _Builder, msg: StoredMessage) -> None:
