@@ -24,10 +24,6 @@ WORKFLOW = "a workflow's setup, run and result in one body: not yet split"
 
 # "path::qualified name": (its lines today, why it is long)
 LONG: dict[str, tuple[int, str]] = {
-    "replay/driver.py::ReplayDriver.run": (
-        138,
-        "the replay scheduler: its read-ahead, running, held and parked bounds interlock (docs/scale.md); not yet split",
-    ),
     "formats/gemini_stream.py::read": (129, READER),
     "eval/artifacts.py::extract_text": (
         127,
