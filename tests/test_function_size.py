@@ -31,7 +31,6 @@ LONG: dict[str, tuple[int, str]] = {
     ),
     "sweep/engine_path.py::evaluate_engine": (79, WORKFLOW),
     "diff/check.py::check_corpus": (88, WORKFLOW),
-    "replay/run.py::replay_paths": (87, WORKFLOW),
     "sweep/simulate.py::profile_conversation": (90, HOT),
     "cli/compare_cmd.py::compare_command": (83, CLI),
     "engine/accounting.py::TurnAccounting.append_turn": (86, HOT),
