@@ -24,10 +24,6 @@ WORKFLOW = "a workflow's setup, run and result in one body: not yet split"
 
 # "path::qualified name": (its lines today, why it is long)
 LONG: dict[str, tuple[int, str]] = {
-    "replay/driver.py::ReplayDriver.run": (
-        138,
-        "the replay scheduler: its read-ahead, running, held and parked bounds interlock (docs/scale.md); not yet split",
-    ),
     "formats/gemini_stream.py::read": (129, READER),
     "eval/artifacts.py::extract_text": (
         127,
@@ -35,7 +31,6 @@ LONG: dict[str, tuple[int, str]] = {
     ),
     "sweep/engine_path.py::evaluate_engine": (79, WORKFLOW),
     "diff/check.py::check_corpus": (88, WORKFLOW),
-    "replay/run.py::replay_paths": (87, WORKFLOW),
     "sweep/simulate.py::profile_conversation": (90, HOT),
     "cli/compare_cmd.py::compare_command": (83, CLI),
     "engine/accounting.py::TurnAccounting.append_turn": (86, HOT),

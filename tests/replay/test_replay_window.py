@@ -214,9 +214,26 @@ class CountingRun(ReplayDriver):
         ReplayDriver._count(self, counts)
 
 
-def _run_counting(tmp_path: Path, corpus: Path, provider: object, **window: int) -> CountingRun:
+class ObjectSink:
+    """``OutputDirectory`` without ``render``: finished sessions wait as objects, not parked."""
+
+    spool_prompts = True
+
+    def __init__(self, root: Path) -> None:
+        self.out = OutputDirectory(root)
+
+    def write_session(self, result: SessionResult) -> None:
+        self.out.write_session(result)
+
+    def close(self) -> None:
+        self.out.close()
+
+
+def _run_counting(
+    tmp_path: Path, corpus: Path, provider: object, parks: bool = True, **window: int
+) -> CountingRun:
     executor = SummaryExecutor(provider, cache=None, concurrency=2, timeout=None)  # type: ignore[arg-type]
-    sink = OutputDirectory(tmp_path / "out")
+    sink = OutputDirectory(tmp_path / "out") if parks else ObjectSink(tmp_path / "out")
     run = CountingRun(
         ReplaySettings(),
         executor,
@@ -263,11 +280,15 @@ def test_without_a_reorder_buffer_the_head_blocks_the_window(tmp_path: Path) -> 
     assert provider.others_before_head <= 1
 
 
+@pytest.mark.parametrize("parks", [True, False])
 @pytest.mark.parametrize("reorder", [0, 1, 3, 6])
-def test_the_reorder_buffer_holds_at_most_its_bound(tmp_path: Path, reorder: int) -> None:
+def test_the_reorder_buffer_holds_at_most_its_bound(
+    tmp_path: Path, reorder: int, parks: bool
+) -> None:
+    """Finished sessions waiting as objects or parked as bytes: one bound for both."""
     corpus = write_corpus(tmp_path / "corpus", HEAD_THEN_SHORT)
     provider = HeadBlockingProvider(others=len(HEAD_THEN_SHORT) - 1, patience=500)
-    run = _run_counting(tmp_path, corpus, provider, sessions=2, reorder=reorder)
+    run = _run_counting(tmp_path, corpus, provider, parks, sessions=2, reorder=reorder)
     running, held = window_bounds(2, 2, reorder)
     assert (running, held) == (2, 2 + reorder)
     # the head blocks long enough for the buffer to fill up to its bound, never beyond

@@ -2,16 +2,16 @@
 
 Sessions run concurrently (each has at most one summary request in flight; the
 executor caps the calls at ``concurrency``); a session starts whenever any running
-one ends, and finished sessions wait in a bounded reorder buffer (``window_bounds``)
-so that results reach the sink strictly in input order: outputs are byte-identical
-whatever the concurrency. One session's run is :mod:`.conversation`'s.
+one ends, and finished sessions wait, within bounds (``window_bounds``), until every
+earlier one is written: results reach the sink strictly in input order, so outputs are
+byte-identical whatever the concurrency. One session's run is :mod:`.conversation`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
 import heapq
-from collections.abc import Generator
+from collections.abc import Coroutine, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -32,42 +32,43 @@ from .parking import Parked, ParkFile, Rendered, SessionCounts, discard_parked
 # the executor gives a free call slot to the session with the most turns left: the
 # longest chains never queue behind short ones, and the short ones fill the other slots.
 SESSIONS_PER_SLOT = 16
-# The reorder buffer: while a long session at the head runs its chain of N summaries,
-# every other slot finishes sessions of a few summaries each, and all of them wait for
-# the head: REORDER_PER_SLOT x concurrency finished sessions cover a head several times
-# longer (in summaries) than the average session before reading has to pause.
+# Sessions between reading and writing beyond the running ones: while a long session at
+# the head runs its chain of summaries, the other slots finish sessions that all wait for
+# it. REORDER_PER_SLOT x concurrency kept as objects cover a head several times longer
+# than the average session. With a sink that renders (``Renderer``: --out, the text
+# report) a finished session waits as bytes in a temporary file and a small record in
+# memory (``Parked``), so PARKED_PER_SLOT x concurrency more may wait: a head as long as
+# half the run (a 150-turn conversation among 5-turn ones at -j 8) no longer stops
+# reading. Still a bound: a head that never ends must not spool the whole corpus.
 REORDER_PER_SLOT = 8
-# With a sink that renders (``reorder.Renderer``: --out, the text report) a finished
-# session waits as bytes in a temporary file and a small record in memory (``Parked``),
-# so many more can wait: a head as long as half the run (a 150-turn conversation among
-# 5-turn ones at -j 8) no longer stops reading, and later long ones start in time.
 PARKED_PER_SLOT = 64
-READ_AHEAD_STEP = 8  # conversations read per pass of the driver: the first calls go out early
-# Messages of the conversations alive (read ahead, running, finished and not parked):
-# reading pauses at this many, however many sessions that is. About 4 KiB each in
-# memory (benchmarks/PROFILE.md): some 130 MiB at most, and a corpus of short
-# conversations is seen far enough ahead for its long ones to start in time.
+# Not a bound, a pace: conversations read per pass of the scheduler, so the first calls
+# go out before the whole read-ahead has been parsed, and each pass still has a few
+# conversations to pick the longest from.
+READ_AHEAD_STEP = 8
+# Messages of the conversations in memory (read ahead, running, finished and not
+# parked): reading pauses at this many, however many sessions that is (the count above
+# cannot stand for it: a conversation has 3 messages or 30,000). About 4 KiB each in
+# memory (benchmarks/PROFILE.md): some 130 MiB at most.
 HELD_MESSAGES = 32_768
 
 
 def window_bounds(
-    concurrency: int, sessions: int | None = None, reorder: int | None = None
+    concurrency: int, sessions: int | None = None, reorder: int | None = None, parks: bool = False
 ) -> tuple[int, int]:
     """(sessions running at most, sessions held between reading and writing at most).
 
-    Memory bound: at most ``held`` conversations (with their records) are alive at
-    once, whatever the sessions' lengths: the ``running`` ones, those read ahead, and
-    the finished ones waiting in the reorder buffer for an earlier one to be written.
-    Defaults for ``-j J``: ``running = 16 J``, ``held = running + 8 J = 24 J`` (J=8: 128
-    and 192; J=32: 512 and 768; J=128: 2,048 and 3,072), and never more than
-    ``HELD_MESSAGES`` messages in those conversations together. With a rendering sink,
-    up to ``PARKED_PER_SLOT x J`` finished sessions more wait as bytes on disk
-    (``reorder``), each a record of a few hundred bytes in memory.
+    ``held`` counts the sessions read ahead, running, and finished but not yet written
+    (as objects, or parked as bytes when ``parks``). Defaults for ``-j J``: ``running =
+    16 J``, ``held = running + 8 J = 24 J`` (J=8: 128 and 192; J=32: 512 and 768), plus
+    ``64 J`` parked when ``parks``; and never more than ``HELD_MESSAGES`` messages in the
+    conversations kept in memory.
     """
     calls = max(1, concurrency)
     running = max(1, sessions if sessions is not None else SESSIONS_PER_SLOT * calls)
-    buffered = reorder if reorder is not None else REORDER_PER_SLOT * calls
-    return running, running + max(0, buffered)
+    if reorder is None:
+        reorder = (REORDER_PER_SLOT + (PARKED_PER_SLOT if parks else 0)) * calls
+    return running, running + max(0, reorder)
 
 
 @runtime_checkable
@@ -151,141 +152,50 @@ class ReplayDriver:
     async def run(self, paths: list[str]) -> ReplayStats:
         """Replay every conversation of ``paths`` into the sink, in input order.
 
-        A new session starts as soon as any running one ends (never waiting for the
-        oldest: one long session must not hold the other slots idle): the oldest unwritten
-        one if it has not started, else the longest read ahead. Finished sessions wait in
-        a reorder buffer until every earlier one is written. Bounds (``window_bounds``):
-        at most ``sessions`` run, and at most ``sessions + reorder`` are held between
-        reading and writing (read ahead, running, or finished and waiting), so a finished
-        session waits with fewer than ``sessions + reorder`` others. When that many are
-        held, nothing more is read until the oldest one (the head) is written.
+        With summary calls, sessions run concurrently and end in any order (``_Schedule``);
+        without them (a dry run) nothing waits, and they run in windows (``_run_windows``).
         """
-        running_limit, held_limit = window_bounds(self.concurrency, self.sessions, self.reorder)
-        running: dict[asyncio.Task[SessionResult], int] = {}  # task -> its input position
-        finished: dict[int, SessionResult | Parked] = {}  # the reorder buffer, by position
-        renderer = self.sink if isinstance(self.sink, Renderer) else None
-        # Parking pays only when sessions wait for calls (not in a dry run); an explicit
-        # ``reorder`` is the whole bound of the waiting ones (tests, the old window).
-        parking = None
-        if renderer is not None and self.executor is not None and self.reorder is None:
-            parking = ParkFile()
-        park_limit = PARKED_PER_SLOT * max(1, self.concurrency) if parking is not None else 0
-        parked = 0  # how many of ``finished`` are Parked
-        ended: list[asyncio.Task[SessionResult]] = []  # filled by done callbacks
-        wake = asyncio.Event()
-        # Read ahead (within the same bound) and start the longest conversation first:
-        # a long session's summaries are a chain, so starting it late makes the run
-        # last (its start + its chain) even with every other slot idle. Without an
-        # executor (dry run) nothing waits, so there is nothing to gain: no read-ahead.
-        ready: dict[int, Conversation] = {}  # read, not started, by input position
-        longest: list[tuple[int, int]] = []  # heap of (-messages, position); stale ones skipped
-        lookahead = held_limit if self.executor is not None else running_limit
-
-        def on_done(task: asyncio.Task[SessionResult]) -> None:
-            ended.append(task)
-            wake.set()
-
-        def next_to_start() -> tuple[int, Conversation]:
-            if written in ready:  # the head first: everything after it waits for it
-                if len(longest) > 2 * len(ready) + 16:  # drop stale entries: memory stays bounded
-                    longest[:] = [(-len(c.messages), i) for i, c in ready.items()]
-                    heapq.heapify(longest)
-                return written, ready.pop(written)
-            while True:
-                position = heapq.heappop(longest)[1]
-                if position in ready:
-                    return position, ready.pop(position)
-
         reader = self.conversations(paths)
-        read = written = 0  # input positions: next to read, next to write
-        exhausted = False
-
-        sizes: dict[int, int] = {}  # messages of each conversation alive, by position
-        held_messages = 0
-
-        def can_read() -> bool:
-            return (
-                not exhausted
-                and read - written - parked < held_limit  # in memory
-                and (held_messages < HELD_MESSAGES or not sizes)
-                and parked <= park_limit  # at the bound: read no more until one is written
-                and len(ready) < lookahead
-            )
-
         try:
-            while True:
-                # A few at a time, so the first calls go out before the whole lookahead
-                # has been parsed; more after the started sessions have sent their calls.
-                # (A dry run waits for nothing: it reads what its sessions may run.)
-                for _ in range(READ_AHEAD_STEP if self.executor is not None else lookahead):
-                    if not can_read():
-                        break
-                    conv = next(reader, None)
-                    if conv is None:
-                        exhausted = True
-                        break
-                    ready[read] = conv
-                    heapq.heappush(longest, (-len(conv.messages), read))
-                    sizes[read] = len(conv.messages)
-                    held_messages += sizes[read]
-                    read += 1
-                while ready and len(running) < running_limit:
-                    position, conv = next_to_start()
-                    task = asyncio.ensure_future(
-                        replay_conversation(
-                            conv,
-                            self.settings,
-                            self.executor,
-                            self.provider_name,
-                            self.template,
-                            spool_prompts=self.sink.spool_prompts,
-                            pricer=self.pricer,
-                        )
-                    )
-                    task.add_done_callback(on_done)
-                    running[task] = position
-                if not running:
-                    break
-                if self.executor is not None and can_read():
-                    await asyncio.sleep(0)  # let the started sessions run to their first call
-                else:
-                    await wake.wait()
-                    wake.clear()
-                while ended:
-                    task = ended.pop()
-                    position = running.pop(task)
-                    result = task.result()  # an exception propagates
-                    if position != written and parking is not None and renderer is not None:
-                        self._progress(result)  # as it ends
-                        counts = session_counts(result)
-                        finished[position] = parking.park(counts, renderer.render(result))
-                        parked += 1
-                        held_messages -= sizes.pop(position)
-                    else:
-                        finished[position] = result
-                while written in finished:
-                    item = finished.pop(written)
-                    if isinstance(item, Parked):
-                        assert parking is not None and renderer is not None
-                        parked -= 1
-                        self._count(item.counts)
-                        renderer.write_rendered(item.counts.session_id, parking.unpark(item))
-                    else:
-                        self._deliver(item)
-                        held_messages -= sizes.pop(written)
-                    written += 1
+            if self.executor is None:
+                await self._run_windows(reader)
+            else:
+                await _Schedule(self, reader).run()
         finally:
             reader.close()  # closes the input file now, not when the generator is collected
-            for task in running:
-                task.cancel()
-            for item in finished.values():  # aborted: buffered sessions are dropped
-                if isinstance(item, Parked):
-                    discard_parked(item)
-                elif item.prompt_spool is not None:
-                    item.prompt_spool.close()
-            if parking is not None:
-                parking.close()
         return self.stats
+
+    async def _run_windows(self, reader: Iterator[Conversation]) -> None:
+        """Read as many conversations as sessions may run (fewer at ``HELD_MESSAGES``),
+        replay them, write them, and again. The window is what orders stderr: reader
+        warnings come as files are read, session warnings as sessions are written
+        (``parallel.parallel_replay`` runs the same window over its parts)."""
+        limit = window_bounds(self.concurrency, self.sessions, self.reorder)[0]
+        while True:
+            window: list[Conversation] = []
+            messages = 0
+            while len(window) < limit and messages < HELD_MESSAGES:
+                conv = next(reader, None)
+                if conv is None:
+                    break
+                window.append(conv)
+                messages += len(conv.messages)
+            if not window:
+                return
+            results = [await self._replay(conv) for conv in window]
+            for result in results:
+                self._deliver(result)
+
+    def _replay(self, conv: Conversation) -> Coroutine[Any, Any, SessionResult]:
+        return replay_conversation(
+            conv,
+            self.settings,
+            self.executor,
+            self.provider_name,
+            self.template,
+            spool_prompts=self.sink.spool_prompts,
+            pricer=self.pricer,
+        )
 
     def _deliver(self, result: SessionResult) -> None:
         self._count(session_counts(result))
@@ -308,3 +218,132 @@ class ReplayDriver:
         stats.model_room = max(stats.model_room, counts.model_room)
         for warning in counts.warnings:
             self._warn(f"warning: {counts.path}: session {counts.session_id}: {warning}")
+
+
+class _Schedule:
+    """A run with summary calls: sessions wait for their calls, so many run at once.
+
+    A session starts as soon as any running one ends (one long session must not hold the
+    other slots idle): the oldest unwritten one if it has not started, else the longest
+    read ahead (a long session's summaries are a chain: started late, the run lasts its
+    start plus its chain). Finished sessions wait until every earlier one is written; with
+    a ``Renderer`` sink one that ends out of order waits rendered, in the park file.
+    Reading pauses at a bound (``window_bounds``, ``HELD_MESSAGES``) until a session is
+    written or parked.
+    """
+
+    def __init__(self, driver: ReplayDriver, reader: Iterator[Conversation]) -> None:
+        self.driver, self.reader = driver, reader
+        sink = driver.sink
+        self.parking = (ParkFile(), sink) if isinstance(sink, Renderer) else None
+        self.running_limit, self.held_limit = window_bounds(
+            driver.concurrency, driver.sessions, driver.reorder, parks=self.parking is not None
+        )
+        self.read = self.written = 0  # input positions: next to read, next to write
+        self.exhausted = False
+        self.ready: dict[int, Conversation] = {}  # read, not started, by input position
+        self.longest: list[tuple[int, int]] = []  # heap of (-messages, position), some stale
+        self.running: dict[asyncio.Task[SessionResult], int] = {}  # task -> its input position
+        self.finished: dict[int, SessionResult | Parked] = {}  # waiting to be written
+        self.sizes: dict[int, int] = {}  # messages of each conversation in memory, by position
+        self.messages = 0  # their sum
+        self.ended: list[asyncio.Task[SessionResult]] = []  # filled by done callbacks
+        self.wake = asyncio.Event()
+
+    async def run(self) -> None:
+        try:
+            while True:
+                self._read_ahead()
+                self._start()
+                if not self.running:
+                    return
+                if self._can_read():
+                    await asyncio.sleep(0)  # let the started sessions run to their first call
+                else:
+                    await self.wake.wait()
+                    self.wake.clear()
+                self._collect()
+                self._write()
+        finally:
+            self._drop()
+
+    def _can_read(self) -> bool:
+        # (a conversation over HELD_MESSAGES alone is read: the sum is 0 before it)
+        held = self.read - self.written
+        return not self.exhausted and held < self.held_limit and self.messages < HELD_MESSAGES
+
+    def _read_ahead(self) -> None:
+        for _ in range(READ_AHEAD_STEP):
+            if not self._can_read():
+                return
+            conv = next(self.reader, None)
+            if conv is None:
+                self.exhausted = True
+                return
+            self.ready[self.read] = conv
+            heapq.heappush(self.longest, (-len(conv.messages), self.read))
+            self.sizes[self.read] = len(conv.messages)
+            self.messages += len(conv.messages)
+            self.read += 1
+
+    def _start(self) -> None:
+        while self.ready and len(self.running) < self.running_limit:
+            position, conv = self._next_to_start()
+            task = asyncio.ensure_future(self.driver._replay(conv))
+            task.add_done_callback(self._on_done)
+            self.running[task] = position
+
+    def _next_to_start(self) -> tuple[int, Conversation]:
+        ready, longest = self.ready, self.longest
+        if self.written in ready:  # the head first: everything after it waits for it
+            if len(longest) > 2 * len(ready) + 16:  # drop stale entries: memory stays bounded
+                longest[:] = sorted((-len(c.messages), i) for i, c in ready.items())  # a heap
+            return self.written, ready.pop(self.written)
+        while True:
+            position = heapq.heappop(longest)[1]
+            if position in ready:
+                return position, ready.pop(position)
+
+    def _on_done(self, task: asyncio.Task[SessionResult]) -> None:
+        self.ended.append(task)
+        self.wake.set()
+
+    def _collect(self) -> None:
+        """The sessions that ended: the head kept for writing, any other parked."""
+        while self.ended:
+            task = self.ended.pop()
+            position = self.running.pop(task)
+            result = task.result()  # an exception propagates
+            if self.parking is None or position == self.written:
+                self.finished[position] = result
+                continue
+            park, renderer = self.parking
+            self.driver._progress(result)  # as it ends
+            self.finished[position] = park.park(session_counts(result), renderer.render(result))
+            self.messages -= self.sizes.pop(position)
+
+    def _write(self) -> None:
+        """Every session whose turn has come, in input order."""
+        while self.written in self.finished:
+            item = self.finished.pop(self.written)
+            if isinstance(item, Parked):
+                assert self.parking is not None
+                park, renderer = self.parking
+                self.driver._count(item.counts)
+                renderer.write_rendered(item.counts.session_id, park.unpark(item))
+            else:
+                self.driver._deliver(item)
+                self.messages -= self.sizes.pop(self.written)
+            self.written += 1
+
+    def _drop(self) -> None:
+        """At the end, or an aborted run: the sessions not written are dropped."""
+        for task in self.running:
+            task.cancel()
+        for item in self.finished.values():
+            if isinstance(item, Parked):
+                discard_parked(item)
+            elif item.prompt_spool is not None:
+                item.prompt_spool.close()
+        if self.parking is not None:
+            self.parking[0].close()

@@ -100,7 +100,7 @@ def parallel_replay(run: ReplayDriver, paths: list[str], backend: Backend) -> Re
         show_summaries=sink.show_summaries if isinstance(sink, TextReport) else True,
     )
     stats = run.stats
-    # The same window as ReplayDriver.run in a dry run (nothing waits, so no read-ahead):
+    # The window of ReplayDriver._run_windows (nothing waits, so no read-ahead):
     # it reads as many conversations as sessions may run, replays them all, writes them
     # all, then reads the next ones; reader warnings interleave with session warnings
     # exactly as there.

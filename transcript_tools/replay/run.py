@@ -131,12 +131,61 @@ def replay_paths(
     ``cost`` (--cost) prices each session as replayed, not spread (``costs.jsonl``, a
     report line: docs/cost.md).
     """
-    from .output_dir import OutputDirectory
-
     options = run.provider
     if cost is not None and options.get("batch"):
         raise ConfigError("--cost does not price a --batch replay: drop one of the two")
     started = time.perf_counter()
+    driver, model, out, info = _driver(run, out_dir, report, collect, reporter, cost)
+    executor = driver.executor
+    result = ReplayResult(RunStatus.OK, driver.stats)
+    batch_driver = _batch_driver(options, executor)
+    state = "complete"
+    try:
+        _run(driver, paths, backend, batch_driver, cost is not None)
+    except KeyboardInterrupt:
+        state = "interrupted"
+        raise
+    except BaseException as exc:  # the manifest must not call an aborted run complete
+        state = "failed"
+        driver.stats.errors.append(f"run aborted: {exc}")
+        raise
+    finally:
+        result.executor = executor_stats(executor)
+        if executor is not None:
+            executor.close()
+        result.elapsed = time.perf_counter() - started
+        extra = _batch_and_cost(result, executor, model, batch_driver, options)
+        if out is not None:
+            manifest = _manifest(state, paths, result, driver.provider_name, model) | extra
+            _close_out(out, info, driver.stats, manifest)
+        reporter.end(result, state)
+    if isinstance(driver.sink, CollectingSink):
+        result.sessions = driver.sink.results
+    _set_status(result, executor, out_dir)
+    return result
+
+
+def _run(driver: ReplayDriver, paths: list[str], backend: Any, batch: Any, cost: bool) -> None:
+    """The replay itself: in --batch rounds, spread over a pool or Ray (a dry run without
+    --cost), or here."""
+    if batch is not None:
+        run_sync(lambda: batch.run(driver, list(paths)))
+    elif cost or not _spread(driver, paths, backend):
+        run_sync(lambda: _run_and_close(driver, list(paths), driver.executor))
+
+
+def _driver(
+    run: RunSettings,
+    out_dir: str | Path | None,
+    report: IO[str] | None,
+    collect: bool,
+    reporter: Reporter,
+    cost: Pricer | None,
+) -> tuple[ReplayDriver, str | None, Any, dict[str, Any] | None]:
+    """The run's driver (its executor and sink built), the model, the --out directory
+    (None without one) and run.json's settings, written before any session."""
+    from .output_dir import OutputDirectory
+
     settings, template = run.settings, run.template
     cfg = settings.summary
     if template is None and cfg is not None:
@@ -157,39 +206,18 @@ def replay_paths(
         reporter=reporter,
         pricer=cost,
     )
-    result = ReplayResult(RunStatus.OK, driver.stats)
-    batch_driver = _batch_driver(options, executor)
-    state = "complete"
-    try:
-        if batch_driver is not None:
-            run_sync(lambda: batch_driver.run(driver, list(paths)))
-        elif cost is not None or not _spread(driver, paths, backend):
-            run_sync(lambda: _run_and_close(driver, list(paths), executor))
-    except KeyboardInterrupt:
-        state = "interrupted"
-        raise
-    except BaseException as exc:  # the manifest must not call an aborted run complete
-        state = "failed"
-        driver.stats.errors.append(f"run aborted: {exc}")
-        raise
-    finally:
-        result.executor = executor_stats(executor)
-        if executor is not None:
-            executor.close()
-        result.elapsed = time.perf_counter() - started
-        price = options.get("price_per_mtok")
-        extra = _batch_and_cost(result, executor, model, batch_driver, price)
-        if out is not None and info is not None and driver.stats.stream_units:
-            # the path that ran, not the one asked for (both give the same schedule by
-            # design, so nothing else shows it); absent: the sync path
-            out.write_run_info({**info, "path_ran": TurnPath.STREAM.value})
-        if out is not None:
-            out.close(_manifest(state, paths, result, provider_name, model) | extra)
-        reporter.end(result, state)
-    if isinstance(sink, CollectingSink):
-        result.sessions = sink.results
-    _set_status(result, executor, out_dir)
-    return result
+    return driver, model, out, info
+
+
+def _close_out(
+    out: Any, info: dict[str, Any] | None, stats: ReplayStats, manifest: dict[str, Any]
+) -> None:
+    """--out at the end of the run: the turn path that ran (run.json), the manifest."""
+    if info is not None and stats.stream_units:
+        # the path that ran, not the one asked for (both give the same schedule by
+        # design, so nothing else shows it); absent: the sync path
+        out.write_run_info({**info, "path_ran": TurnPath.STREAM.value})
+    out.close(manifest)
 
 
 def _write_run_info(
@@ -272,10 +300,12 @@ def _batch_and_cost(
     executor: Any,
     model: str | None,
     batch: Any,
-    price_per_mtok: str | float | None,
+    options: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """--batch's rounds and batches, and the cost when a price is known: manifest entries
-    (returned) and notes for the end-of-run line (on ``result``)."""
+    """--batch's rounds and batches, and the cost when a price is known (``options``'
+    ``price_per_mtok``, else the model's): manifest entries (returned) and notes for the
+    end-of-run line (on ``result``)."""
+    price_per_mtok = options.get("price_per_mtok")
     extra: dict[str, Any] = {}
     report = batch.report if batch is not None else None
     if report is not None:
