@@ -191,23 +191,15 @@ def resolve_policy(spec: str) -> Policy:
     raise ConfigError(f"policy {spec!r}: not a preset ({known}) nor a file")
 
 
+# TOML basic-string escapes: quotes, backslashes and control characters
+_TOML_ESCAPES = {code: f"\\u{code:04X}" for code in [*range(0x20), 0x7F]} | {
+    ord(char): "\\" + letter for char, letter in zip('"\\\b\t\n\f\r', '"\\btnfr', strict=True)
+}
+
+
 def _toml_string(text: str) -> str:
-    """A TOML basic string: quotes, backslashes and control characters escaped."""
-    out = ['"']
-    for char in text:
-        code = ord(char)
-        if char == '"':
-            out.append('\\"')
-        elif char == "\\":
-            out.append("\\\\")
-        elif char in "\b\t\n\f\r":
-            out.append({"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}[char])
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\u{code:04X}")
-        else:
-            out.append(char)
-    out.append('"')
-    return "".join(out)
+    """A TOML basic string."""
+    return '"' + text.translate(_TOML_ESCAPES) + '"'
 
 
 def _toml_value(value: Any) -> str:
