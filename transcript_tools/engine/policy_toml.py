@@ -106,20 +106,21 @@ def _part(part: str, base: Any, table: Any) -> Any:
     unknown = sorted(set(table) - set(known))
     if unknown:
         raise ConfigError(f"{part}.{unknown[0]}: unknown key (known: {', '.join(known)})")
-    types = {f.name: f.type for f in fields(PART_TYPES[part])}
-    values = {key: _value(f"{part}.{key}", types[key], value) for key, value in table.items()}
+    defaults = {f.name: f.default for f in fields(PART_TYPES[part])}
+    values = {key: _value(f"{part}.{key}", defaults[key], value) for key, value in table.items()}
     return replace(base, **values)  # the part's own checks run here
 
 
-def _value(key: str, annotation: Any, value: Any) -> Any:
-    """TOML's types to the fields' (an integer for a float field; a list for a tuple)."""
-    if annotation == "float" and isinstance(value, int) and not isinstance(value, bool):
+def _value(key: str, default: Any, value: Any) -> Any:
+    """TOML's types to the fields' (an integer for a float field; a list for a tuple), by
+    the type of the field's default."""
+    if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
-    if annotation == "tuple[str, ...]":
+    if isinstance(default, tuple):
         if not isinstance(value, list):
             raise ConfigError(f"{key}: must be a list of strings, got {value!r}")
         return tuple(value)
-    if annotation == "float" and isinstance(value, float) and not math.isfinite(value):
+    if isinstance(default, float) and isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(f"{key}: must be a finite number, got {value!r}")
     return value
 
