@@ -63,6 +63,7 @@ violation_examples
 uncompacted_violations
 freed_tokens
 span_id  # formats/otel_records.py: a TypedDict of a parsed span
+recorded_post_tokens  # fidelity/records.py: FidelityRow.to_json writes every field
 cache_only  # providers/factory.py: ProviderOptions, the `**options` of the public api
 refresh
 no_cache

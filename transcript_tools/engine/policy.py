@@ -60,34 +60,52 @@ def _member(key: str, value: Any, kind: type[_Kind]) -> _Kind:
         raise _fail(key, f"must be one of {', '.join(kind)}", value) from None
 
 
-def _choice(key: str, value: Any, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise _fail(key, f"must be one of {', '.join(choices)}", value)
+_CHOICES = {
+    "runtime": RUNTIMES,
+    "prepass.kind": PREPASS_KINDS,
+    "keep.kind": KEEP_KINDS,
+    "summarizer_input.kind": INPUT_KINDS,
+    "placement.role": ROLES,
+    "placement.position": POSITIONS,
+}
 
 
-def _int(key: str, value: Any, low: int = 0) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise _fail(key, f"must be an integer >= {low}", value)
-    if value > MAX_SETTING_INT:
-        raise _fail(key, f"must be at most {MAX_SETTING_INT} (2^63-1)", value)
+def _check(part: Any, prefix: str, names: str) -> None:
+    """Check the ``names`` fields of ``part``, in that order, by the type of their
+    default; an enum's TOML string becomes its member (frozen: set once here)."""
+    defaults = {f.name: f.default for f in fields(part)}
+    for name in names.split():
+        key = f"{prefix}.{name}" if prefix else name
+        value, default = getattr(part, name), defaults[name]
+        if isinstance(default, StrEnum):
+            object.__setattr__(part, name, _member(key, value, type(default)))
+        elif problem := _problem(key, value, default):
+            raise _fail(key, problem, value)
 
 
-def _fraction(key: str, value: Any, *, zero: bool = False) -> None:
-    """A float in (0, 1] (``zero``: 0 allowed, meaning unset)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _fail(key, "must be a number", value)
-    if not (0 < value <= 1 or (zero and value == 0)):
-        raise _fail(key, "must be in (0, 1]" + (" or 0" if zero else ""), value)
-
-
-def _text(key: str, value: Any) -> None:
-    if not isinstance(value, str):
-        raise _fail(key, "must be a string", value)
-
-
-def _flag(key: str, value: Any) -> None:
-    if not isinstance(value, bool):
-        raise _fail(key, "must be true or false", value)
+def _problem(key: str, value: Any, default: Any) -> str | None:
+    """What is wrong with ``value`` for a field with this ``default``, None if nothing: one
+    of ``_CHOICES``, an integer >= 0, a fraction (0 too, meaning unset, where the default
+    is 0), a string, a flag or a list of tool names."""
+    if key in _CHOICES:
+        return None if value in _CHOICES[key] else f"must be one of {', '.join(_CHOICES[key])}"
+    if isinstance(default, bool):
+        return None if isinstance(value, bool) else "must be true or false"
+    if isinstance(default, int):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return "must be an integer >= 0"
+        return f"must be at most {MAX_SETTING_INT} (2^63-1)" if value > MAX_SETTING_INT else None
+    if isinstance(default, float):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return "must be a number"
+        if 0 < value <= 1 or (default == 0 and value == 0):
+            return None
+        return "must be in (0, 1]" + (" or 0" if default == 0 else "")
+    if isinstance(default, str):
+        return None if isinstance(value, str) else "must be a string"
+    if isinstance(value, tuple) and all(isinstance(t, str) for t in value):
+        return None
+    return "must be a list of tool names"
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,17 +142,11 @@ class Trigger:
     window: int = 0
 
     def __post_init__(self) -> None:
-        kinds = (("measure", TriggerMeasure), ("threshold", Threshold), ("unit", Checkpoint))
-        for name, kind in kinds:  # a TOML string becomes its member (frozen: set once here)
-            object.__setattr__(self, name, _member(f"trigger.{name}", getattr(self, name), kind))
-        _fraction("trigger.ratio", self.ratio)
-        _fraction("trigger.reserve_ratio", self.reserve_ratio, zero=True)
+        _check(self, "trigger", "measure threshold unit ratio reserve_ratio")
         if self.reserve_ratio == 1:
             raise _fail("trigger.reserve_ratio", "must be below 1 (it reserves the window)", 1.0)
-        for name in ("tokens", "reserve_tokens", "floor_tokens", "ceiling_tokens"):
-            _int(f"trigger.{name}", getattr(self, name))
-        for name in ("every", "messages", "debounce", "window"):
-            _int(f"trigger.{name}", getattr(self, name))
+        ints = "tokens reserve_tokens floor_tokens ceiling_tokens every messages debounce window"
+        _check(self, "trigger", ints)
         needs = {
             Threshold.TOKENS: "tokens",
             Threshold.RESERVE: "reserve_tokens",
@@ -179,24 +191,16 @@ class PrePass:
     only_tools: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        _choice("prepass.kind", self.kind, PREPASS_KINDS)
-        for name in ("trigger_tokens", "min_results", "keep_newest", "protect_tokens"):
-            _int(f"prepass.{name}", getattr(self, name))
-        _fraction("prepass.trigger_ratio", self.trigger_ratio, zero=True)
+        _check(self, "prepass", "kind trigger_tokens min_results keep_newest protect_tokens")
+        _check(self, "prepass", "trigger_ratio")
         if self.trigger_tokens and self.trigger_ratio:
             raise _fail(
                 "prepass.trigger_ratio",
                 "set trigger_tokens or trigger_ratio, not both",
                 self.trigger_ratio,
             )
-        _int("prepass.protect_turns", self.protect_turns)
-        _int("prepass.min_freed_tokens", self.min_freed_tokens)
-        _text("prepass.placeholder", self.placeholder)
-        _flag("prepass.clear_inputs", self.clear_inputs)
-        for name in ("exclude_tools", "only_tools"):
-            value = getattr(self, name)
-            if not isinstance(value, tuple) or not all(isinstance(t, str) for t in value):
-                raise _fail(f"prepass.{name}", "must be a list of tool names", value)
+        rest = "protect_turns min_freed_tokens placeholder clear_inputs exclude_tools only_tools"
+        _check(self, "prepass", rest)
         if self.kind != "none" and not self.placeholder:
             raise _fail(
                 "prepass.placeholder",
@@ -238,13 +242,8 @@ class Keep:
     latest_turn: bool = False
 
     def __post_init__(self) -> None:
-        _choice("keep.kind", self.kind, KEEP_KINDS)
-        for name in ("turns", "messages", "tokens", "floor_tokens", "ceiling_tokens"):
-            _int(f"keep.{name}", getattr(self, name))
-        _fraction("keep.tokens_ratio", self.tokens_ratio, zero=True)
-        _fraction("keep.fraction", self.fraction, zero=True)
-        for name in ("pairs_intact", "system", "first_user", "at_least", "latest_turn"):
-            _flag(f"keep.{name}", getattr(self, name))
+        _check(self, "keep", "kind turns messages tokens floor_tokens ceiling_tokens tokens_ratio")
+        _check(self, "keep", "fraction pairs_intact system first_user at_least latest_turn")
         if self.kind == "turns" and self.turns < 1:
             raise _fail("keep.turns", "must be >= 1 with kind = turns", self.turns)
         if self.kind == "messages" and self.messages < 1:
@@ -277,9 +276,8 @@ class SummarizerInput:
     max_tool_result_chars: int = DEFAULT_MAX_TOOL_RESULT_CHARS
 
     def __post_init__(self) -> None:
-        _choice("summarizer_input.kind", self.kind, INPUT_KINDS)
-        for name in ("tail_tokens", "max_transcript_chars", "max_tool_result_chars"):
-            _int(f"summarizer_input.{name}", getattr(self, name))
+        _check(self, "summarizer_input", "kind tail_tokens max_transcript_chars")
+        _check(self, "summarizer_input", "max_tool_result_chars")
         if self.kind == "dropped-tail" and self.tail_tokens < 1:
             raise _fail("summarizer_input.tail_tokens", "must be >= 1 with kind = dropped-tail", 0)
 
@@ -304,10 +302,7 @@ class Placement:
     acknowledgement: str = ""
 
     def __post_init__(self) -> None:
-        _choice("placement.role", self.role, ROLES)
-        _choice("placement.position", self.position, POSITIONS)
-        for name in ("marker", "lead_in", "acknowledgement"):
-            _text(f"placement.{name}", getattr(self, name))
+        _check(self, "placement", "role position marker lead_in acknowledgement")
         if self.lead_in and self.role != "assistant":
             raise _fail("placement.lead_in", "needs role = assistant", self.lead_in)
         if self.acknowledgement and self.role != "user":
@@ -323,10 +318,10 @@ class SummarySpec:
     max_tokens: int = SUMMARY_MAX_TOKENS
 
     def __post_init__(self) -> None:
-        _text("summary.template", self.template)
+        _check(self, "summary", "template")
         if not self.template.strip():
             raise _fail("summary.template", "must name a built-in template or a file", "")
-        _int("summary.max_tokens", self.max_tokens)
+        _check(self, "summary", "max_tokens")
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,12 +340,10 @@ class Policy:
     summary: SummarySpec = field(default_factory=SummarySpec)
 
     def __post_init__(self) -> None:
-        _text("name", self.name)
+        _check(self, "", "name")
         if not self.name.strip():
             raise _fail("name", "must not be empty", self.name)
-        _text("description", self.description)
-        if self.runtime != "":
-            _choice("runtime", self.runtime, RUNTIMES)
+        _check(self, "", "description" if self.runtime == "" else "description runtime")
         for part in PARTS:
             value = getattr(self, part)
             if type(value) is not PART_TYPES[part]:

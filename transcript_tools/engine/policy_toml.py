@@ -106,20 +106,21 @@ def _part(part: str, base: Any, table: Any) -> Any:
     unknown = sorted(set(table) - set(known))
     if unknown:
         raise ConfigError(f"{part}.{unknown[0]}: unknown key (known: {', '.join(known)})")
-    types = {f.name: f.type for f in fields(PART_TYPES[part])}
-    values = {key: _value(f"{part}.{key}", types[key], value) for key, value in table.items()}
+    defaults = {f.name: f.default for f in fields(PART_TYPES[part])}
+    values = {key: _value(f"{part}.{key}", defaults[key], value) for key, value in table.items()}
     return replace(base, **values)  # the part's own checks run here
 
 
-def _value(key: str, annotation: Any, value: Any) -> Any:
-    """TOML's types to the fields' (an integer for a float field; a list for a tuple)."""
-    if annotation == "float" and isinstance(value, int) and not isinstance(value, bool):
+def _value(key: str, default: Any, value: Any) -> Any:
+    """TOML's types to the fields' (an integer for a float field; a list for a tuple), by
+    the type of the field's default."""
+    if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
-    if annotation == "tuple[str, ...]":
+    if isinstance(default, tuple):
         if not isinstance(value, list):
             raise ConfigError(f"{key}: must be a list of strings, got {value!r}")
         return tuple(value)
-    if annotation == "float" and isinstance(value, float) and not math.isfinite(value):
+    if isinstance(default, float) and isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(f"{key}: must be a finite number, got {value!r}")
     return value
 
@@ -191,23 +192,15 @@ def resolve_policy(spec: str) -> Policy:
     raise ConfigError(f"policy {spec!r}: not a preset ({known}) nor a file")
 
 
+# TOML basic-string escapes: quotes, backslashes and control characters
+_TOML_ESCAPES = {code: f"\\u{code:04X}" for code in [*range(0x20), 0x7F]} | {
+    ord(char): "\\" + letter for char, letter in zip('"\\\b\t\n\f\r', '"\\btnfr', strict=True)
+}
+
+
 def _toml_string(text: str) -> str:
-    """A TOML basic string: quotes, backslashes and control characters escaped."""
-    out = ['"']
-    for char in text:
-        code = ord(char)
-        if char == '"':
-            out.append('\\"')
-        elif char == "\\":
-            out.append("\\\\")
-        elif char in "\b\t\n\f\r":
-            out.append({"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}[char])
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\u{code:04X}")
-        else:
-            out.append(char)
-    out.append('"')
-    return "".join(out)
+    """A TOML basic string."""
+    return '"' + text.translate(_TOML_ESCAPES) + '"'
 
 
 def _toml_value(value: Any) -> str:

@@ -9,7 +9,7 @@ of the person's messages it keeps verbatim (docs/fidelity.md).
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 # How a prediction compares with the recorded call it should hit.
@@ -63,19 +63,13 @@ class FidelityRow:
     @property
     def size_error(self) -> float | None:
         """(predicted − recorded) / recorded size of the next call's prompt."""
-        recorded, predicted = self.recorded_tokens_after, self.predicted_tokens_after
-        if not recorded or predicted is None:
-            return None
-        return (predicted - recorded) / recorded
+        return _error(self.predicted_tokens_after, self.recorded_tokens_after)
 
     @property
     def rebuilt_error(self) -> float | None:
         """(rebuilt − recorded) / recorded size of the next call's prompt: what the size
         model misses with the runtime's own view (the policy's error beside it)."""
-        recorded, rebuilt = self.recorded_tokens_after, self.rebuilt_tokens_after
-        if not recorded or rebuilt is None:
-            return None
-        return (rebuilt - recorded) / recorded
+        return _error(self.rebuilt_tokens_after, self.recorded_tokens_after)
 
     @property
     def scored(self) -> bool:
@@ -83,33 +77,26 @@ class FidelityRow:
         return self.trigger == "auto" and self.version is not None and self.recorded_call > 0
 
     def to_json(self) -> dict[str, Any]:
-        error = self.size_error
-        return {
-            "path": self.path,
-            "session_id": self.session_id,
-            "runtime": self.runtime,
-            "version": self.version,
-            "model": self.model,
-            "trigger": self.trigger,
-            "policy": self.policy,
-            "window": self.window,
-            "window_from": self.window_from,
-            "threshold": None if self.threshold is None else round(self.threshold),
-            "recorded_call": self.recorded_call,
-            "predicted_call": self.predicted_call,
-            "outcome": self.outcome,
-            "recorded_tokens_before": self.recorded_tokens_before,
-            "recorded_tokens_after": self.recorded_tokens_after,
-            "recorded_post_tokens": self.recorded_post_tokens,
-            "predicted_tokens_after": self.predicted_tokens_after,
-            "size_error": None if error is None else round(error, 4),
-            "summary_from": self.summary_from,
-            "recorded_kept_messages": self.recorded_kept_messages,
-            "predicted_kept_messages": self.predicted_kept_messages,
-            "recorded_person_fates": self.recorded_person_fates,
-            "rebuilt_tokens_after": self.rebuilt_tokens_after,
-            "rebuilt_error": None if self.rebuilt_error is None else round(self.rebuilt_error, 4),
-        }
+        """The fields in their order, with ``outcome`` after ``predicted_call``,
+        ``size_error`` after ``predicted_tokens_after`` and ``rebuilt_error`` last."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            out[f.name] = getattr(self, f.name)
+            if f.name == "predicted_call":
+                out["outcome"] = self.outcome
+            elif f.name == "predicted_tokens_after":
+                out["size_error"] = _round4(self.size_error)
+        out["threshold"] = None if self.threshold is None else round(self.threshold)
+        out["rebuilt_error"] = _round4(self.rebuilt_error)
+        return out
+
+
+def _error(size: int | None, recorded: int | None) -> float | None:
+    return None if not recorded or size is None else (size - recorded) / recorded
+
+
+def _round4(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 @dataclass(slots=True)
@@ -137,26 +124,28 @@ class RuntimeSummary:
     @property
     def median_size_error(self) -> float | None:
         """Median of |size error| over the rows with both sizes."""
-        errors = [abs(e) for r in self.rows if (e := r.size_error) is not None]
-        return statistics.median(errors) if errors else None
+        return _median_abs([r.size_error for r in self.rows])
 
     @property
     def median_rebuilt_error(self) -> float | None:
         """Median of |rebuilt error|: the size model's floor with the runtime's own view."""
-        errors = [abs(e) for r in self.rows if (e := r.rebuilt_error) is not None]
-        return statistics.median(errors) if errors else None
+        return _median_abs([r.rebuilt_error for r in self.rows])
 
     def to_json(self) -> dict[str, Any]:
-        agreement, error, floor = self.agreement, self.median_size_error, self.median_rebuilt_error
         return {
             "runtime": self.runtime,
             "compactions": len(self.rows),
             "scored": len(self.scored),
             **{outcome: self.count(outcome) for outcome in OUTCOMES},
-            "agreement": None if agreement is None else round(agreement, 4),
-            "median_size_error": None if error is None else round(error, 4),
-            "median_rebuilt_error": None if floor is None else round(floor, 4),
+            "agreement": _round4(self.agreement),
+            "median_size_error": _round4(self.median_size_error),
+            "median_rebuilt_error": _round4(self.median_rebuilt_error),
         }
+
+
+def _median_abs(errors: list[float | None]) -> float | None:
+    present = [abs(e) for e in errors if e is not None]
+    return statistics.median(present) if present else None
 
 
 def summarize(rows: list[FidelityRow], *, by_version: bool = False) -> list[RuntimeSummary]:
