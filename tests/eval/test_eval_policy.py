@@ -278,7 +278,7 @@ def test_claude_code_and_codex_through_the_openai_sdk(network: None, tmp_path: P
 
 def test_the_ceilings_own_message_haystack_answers_as_a_fresh_one() -> None:
     """The ceiling looks for a probe in its own message first, through a haystack kept
-    per history message (``ActionScorer._message_haystack``): with the probes' cut, one
+    per history message (``ShownTexts.haystack`` of ``ActionScorer._history``): with the probes' cut, one
     for every scorer of the conversation (a grid's configurations); with another cut,
     the scorer's own. Each answer is ``recalled`` on a fresh haystack of that text."""
     from transcript_tools.eval.haystack import Haystack
@@ -297,13 +297,13 @@ def test_the_ceilings_own_message_haystack_answers_as_a_fresh_one() -> None:
                 fresh = Haystack(normalize(visible_text(message, cut)))
                 for probe in probes.message_probes(index):
                     expected = recalled(probe, fresh)
-                    assert recalled_memo(probe, scorer._message_haystack(index)) is expected
+                    assert recalled_memo(probe, scorer._history().haystack(index)) is expected
                     assert scorer._in_history(probe, len(MESSAGES), []) is (
                         expected or recalled(probe, _history_text(cut))
                     )
                     answers[cut].add(expected)
-    assert grid[0]._message_haystack(2) is grid[1]._message_haystack(2)  # shared
-    assert short._message_haystack(2) is not grid[0]._message_haystack(2)
+    assert grid[0]._history().haystack(2) is grid[1]._history().haystack(2)  # shared
+    assert short._history().haystack(2) is not grid[0]._history().haystack(2)
     assert answers == {500: {True}, 12: {True, False}}  # the short cut misses some
 
 

@@ -69,8 +69,7 @@ def score_replay_output(
             by_session.setdefault(str(record["session"]), []).append(record)
     aggregate = Aggregate()
     checkpoints: list[dict[str, Any]] = []
-    reader = CorpusReader(fmt)
-    for conv in reader.conversations(paths):
+    for conv in CorpusReader(fmt).conversations(paths):
         summaries = by_session.get(conv.session_id)
         if not summaries:
             continue

@@ -164,12 +164,11 @@ def recorded_checkpoints(
             if candidate is not None and candidate.lstrip().startswith(CLAUDE_CODE_CONTINUATION):
                 text = candidate
             label = "recorded:claude-code"
-        elif comp.summary is not None:  # kept apart by the reader (Codex's `compacted`)
+        else:  # kept apart by the reader (Codex's `compacted`), or at the index
+            label = "recorded:" + comp.source.split(":")[0]
             text = comp.summary
-            label = "recorded:" + comp.source.split(":")[0]
-        else:
-            label = "recorded:" + comp.source.split(":")[0]
-            text = _summary_at_index(conv, comp.source, index)
+            if text is None:
+                text = _summary_at_index(conv, comp.source, index)
         if not text or not text.strip() or text.startswith("[REDACTED"):
             notes.append(
                 f"{conv.path}: session {conv.session_id}: {comp.source} at message {index} "

@@ -15,11 +15,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from ..engine.config import (
-    DEFAULT_PROVIDER,
-    ReplaySettings,
-    SlotMode,
-)
+from ..engine.config import DEFAULT_PROVIDER, ReplaySettings, SlotMode
 from ..engine.drive import session_window
 from ..engine.messages import Conversation
 from ..engine.prompt import PromptTemplate
@@ -70,9 +66,8 @@ class EvalResult:
     # the first records of each way of scoring whole, for HTML (a summary with the text
     # it replaced, ``replaced_text``)
     kept: list[dict[str, Any]] = field(default_factory=list)
-    identical_summaries: bool | None = (
-        None  # every variant wrote the same text at every shared checkpoint
-    )
+    # every variant wrote the same text at every shared checkpoint
+    identical_summaries: bool | None = None
     extractor_version: int = EXTRACTOR_VERSION
     judged: dict[str, Any] | None = None
     # ``--person-fates``: each recorded compaction's person-message fates (None: not asked)
@@ -164,8 +159,7 @@ class Evaluation:
         result = EvalResult([] if self.policy_mode else list(labels), rows)
         result.failed = {label: 0 for label in labels}
         reader = CorpusReader(self.fmt, self.skip_bad_lines, self.reporter)
-        if self.person_fates:
-            result.person_fates = []
+        result.person_fates = [] if self.person_fates else None
         same: list[bool] = []
         try:
             for conv in reader.conversations(paths):
@@ -186,8 +180,7 @@ class Evaluation:
         return result
 
     async def _one(self, conv: Conversation, result: EvalResult, same: list[bool]) -> None:
-        settings0 = self.variants[0].settings
-        cfg = settings0.summary
+        cfg = self.variants[0].settings.summary
         max_tool = cfg.max_tool_result_chars if cfg is not None else DEFAULT_MAX_TOOL_RESULT_CHARS
         if self.probe_tool_result_chars is not None:
             max_tool = self.probe_tool_result_chars

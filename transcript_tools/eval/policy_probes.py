@@ -97,23 +97,16 @@ class ActionScorer:
 
     def _haystack(self, index: int | None, message: Message) -> MemoHaystack:
         """A view's message's normalized visible text as a haystack that keeps its
-        answers: a history message's is the conversation's (``_message_haystack``), a
+        answers: a history message's is the conversation's (``ShownTexts.haystack``), a
         summary's or copy's its own, once (a view shows the same copies action after
         action)."""
         if index is not None and self.probes.messages[index] is message:
-            return self._message_haystack(index)
+            return self._history().haystack(index)
         known = self._copies.get(id(message))
         if known is None or known[0] is not message:
             text = normalize(visible_text(message, self.max_tool_result_chars))
             known = self._copies[id(message)] = (message, MemoHaystack(text))
         return known[1]
-
-    def _message_haystack(self, index: int) -> MemoHaystack:
-        """History message ``index``'s haystack (``ShownTexts.haystack``): the ceiling
-        looks for a probe in its own message first, at every action that removes or
-        carries it, in every configuration of a grid. ``recalled`` is a pure function of
-        the probe and the text (``score.recalled_memo``)."""
-        return self._history().haystack(index)
 
     def score(
         self, kind: str, turn: int, entries: Entries, history_end: int, extra: ScoreRecord
@@ -175,7 +168,7 @@ class ActionScorer:
                 self.probes,
                 end,
                 set(set_bits(mask)),
-                lambda i: self._message_haystack(i).text,
+                lambda i: self._history().haystack(i).text,
                 variants.view(),
             )
         )
@@ -259,7 +252,7 @@ class ActionScorer:
         """Recalled by the uncompacted view (history[:end]): its own message first (a
         substring of that view, so a hit there is a hit), the whole only if not."""
         own = probe.message
-        if own < end and recalled_memo(probe, self._message_haystack(own)):
+        if own < end and recalled_memo(probe, self._history().haystack(own)):
             return True
         if not built:
             built.append(self._history().history(end))

@@ -114,13 +114,11 @@ def _action_rows(
         n = sum(d["actions"].values())
         views = {api: v["views"] for api, v in d["violations"].items()}
         lines.append(row(label, d, d["recall"]["view"], d["view_tokens_after_mean"], (views, n)))
+        # the ceiling row: the uncompacted history's size, its views at the same actions
+        ceiling = (d["uncompacted_tokens_mean"], (d["uncompacted_violations"], n))
         for variant, name in FLOOR_ROWS:
-            tokens = d["uncompacted_tokens_mean"] if variant == "ceiling" else None
-            if variant == "ceiling":  # the uncompacted views at the same actions
-                ceiling = (d["uncompacted_violations"], n)
-                lines.append(row(name, None, d["recall"][variant], tokens, ceiling))
-                continue
-            lines.append(row(name, None, d["recall"][variant], tokens))
+            figures = ceiling if variant == "ceiling" else (None, None)
+            lines.append(row(name, None, d["recall"][variant], *figures))
     for label, d in recorded.items():
         lines.append(row(f"{label} (summary only)", None, d["recall"]["summary"], None))
         lines.append(row("  truncation floor", None, d["recall"]["truncation"], None))

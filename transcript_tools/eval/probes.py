@@ -26,22 +26,9 @@ from ..engine.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from .artifacts import (
-    COMMAND,
-    CONSTRAINT,
-    ERROR,
-    PATH,
-    REQUEST,
-    extract_text,
-)
+from .artifacts import COMMAND, CONSTRAINT, ERROR, PATH, REQUEST, extract_text
 from .normalize import key_terms, normalize
-from .patterns import (
-    _COMMAND_KEYS,
-    _IDE_CONTEXT_RE,
-    _IDE_TAG_RE,
-    _PATH_KEYS,
-    _SHELL_WORDS,
-)
+from .patterns import _COMMAND_KEYS, _IDE_CONTEXT_RE, _IDE_TAG_RE, _PATH_KEYS, _SHELL_WORDS
 
 EXTRACTOR_VERSION = 2  # 2: an IDE's context is no request's terms (Q1), its tags no symbol (R26)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .parse import _LINE_START_RE
+from .parse import conversation_span
 
 HEADERS = (
     "(extractive summary by tsum offline provider:",
@@ -43,7 +43,7 @@ _RULE_RE = re.compile(
 def previous_requests(prompt: str) -> list[str]:
     """The requests listed by this provider's summary in the prompt's instructions part
     (the previous summary of the session), oldest first; [] when there is none."""
-    head = _instructions(prompt)
+    head = prompt[: conversation_span(prompt)[0]]
     at = -1
     for header in HEADERS:
         at = max(at, head.rfind(header))
@@ -111,15 +111,3 @@ def _without_ide_context(text: str) -> str:
         return text
     rest = _IDE_CONTEXT_RE.sub("", text).strip()
     return rest or text  # nothing but context: keep it, it is all there is
-
-
-def _instructions(prompt: str) -> str:
-    """The prompt before its conversation (``parse.conversation_text``'s start): where a
-    template puts the previous summary."""
-    end = prompt.rfind("</messages>")
-    if end != -1:
-        start = prompt.rfind("<messages>", 0, end)
-        if start != -1:
-            return prompt[:start]
-    match = _LINE_START_RE.search(prompt)
-    return prompt[: match.start()] if match is not None else ""

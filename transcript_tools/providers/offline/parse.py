@@ -73,16 +73,23 @@ class Blocks:
     entries: list[MemoEntry] | None = field(default=None, compare=False, repr=False)
 
 
-def conversation_text(prompt: str) -> str:
+def conversation_span(prompt: str) -> tuple[int, int, int]:
+    """The end of the instructions (where a template puts the previous summary) and the
+    conversation's start and end: the last ``<messages>…</messages>`` pair's inside, else
+    from the first line with a role prefix (none: the whole prompt)."""
     end = prompt.rfind("</messages>")
     if end != -1:
         start = prompt.rfind("<messages>", 0, end)
         if start != -1:
-            return prompt[start + len("<messages>") : end].strip("\n")
+            return start, start + len("<messages>"), end
     match = _LINE_START_RE.search(prompt)
-    if match is None:
-        return prompt.strip("\n")
-    return prompt[match.start() :].strip("\n")
+    at = 0 if match is None else match.start()
+    return at, at, len(prompt)
+
+
+def conversation_text(prompt: str) -> str:
+    _, start, end = conversation_span(prompt)
+    return prompt[start:end].strip("\n")
 
 
 def has_text(text: str) -> bool:
