@@ -191,8 +191,8 @@ class PrePass:
     only_tools: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        _check(self, "prepass", "kind trigger_tokens min_results keep_newest protect_tokens")
-        _check(self, "prepass", "trigger_ratio")
+        ints = "trigger_tokens min_results keep_newest protect_tokens"
+        _check(self, "prepass", f"kind {ints} trigger_ratio")
         if self.trigger_tokens and self.trigger_ratio:
             raise _fail(
                 "prepass.trigger_ratio",
@@ -242,8 +242,8 @@ class Keep:
     latest_turn: bool = False
 
     def __post_init__(self) -> None:
-        _check(self, "keep", "kind turns messages tokens floor_tokens ceiling_tokens tokens_ratio")
-        _check(self, "keep", "fraction pairs_intact system first_user at_least latest_turn")
+        sizes = "turns messages tokens floor_tokens ceiling_tokens tokens_ratio fraction"
+        _check(self, "keep", f"kind {sizes} pairs_intact system first_user at_least latest_turn")
         if self.kind == "turns" and self.turns < 1:
             raise _fail("keep.turns", "must be >= 1 with kind = turns", self.turns)
         if self.kind == "messages" and self.messages < 1:
@@ -276,8 +276,8 @@ class SummarizerInput:
     max_tool_result_chars: int = DEFAULT_MAX_TOOL_RESULT_CHARS
 
     def __post_init__(self) -> None:
-        _check(self, "summarizer_input", "kind tail_tokens max_transcript_chars")
-        _check(self, "summarizer_input", "max_tool_result_chars")
+        caps = "max_transcript_chars max_tool_result_chars"
+        _check(self, "summarizer_input", f"kind tail_tokens {caps}")
         if self.kind == "dropped-tail" and self.tail_tokens < 1:
             raise _fail("summarizer_input.tail_tokens", "must be >= 1 with kind = dropped-tail", 0)
 
