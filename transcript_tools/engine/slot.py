@@ -63,13 +63,12 @@ class Slot(Protocol):
     def restarted(self) -> bool: ...  # the size model saw a recorded compaction
 
     def append_messages(self, messages: list[Message]) -> None: ...
-    @property
-    def replaced(self) -> Mapping[int, tuple[Message, int, int]]: ...  # shown as a copy
-
     def load_messages(self, upto: int | None = None) -> list[Message]: ...
     def view_entries(self, upto: int | None = None) -> list[ViewEntry]: ...
     @property
     def base(self) -> int: ...  # from here on every history message is shown
+    @property
+    def replaced(self) -> Mapping[int, tuple[Message, int, int]]: ...  # shown as a copy
     def view_size(self, upto: int | None = None) -> tuple[int, int]: ...
     def token_prefix(self, upto: int) -> list[int]: ...
     def tokens_between(self, start: int, end: int) -> int: ...
@@ -157,26 +156,33 @@ class ContextSlot:
             return None
         return SystemMessage(f"{self.marker} {self.summary_override}")
 
+    def _window(self, upto: int | None) -> tuple[int, int, SystemMessage | None]:
+        """(end, start, summary) of the view over messages[:upto]: the system messages
+        before ``start``, messages[start:end], then the summary; no summary (Full mode, or
+        Focused before any): the whole of messages[:end]. The one home of the view's shape."""
+        end = len(self.messages) if upto is None else upto
+        summary = self.summary_message()
+        if summary is None:
+            return end, 0, None
+        return end, min(self.kept_start(), end), summary
+
     def load_messages(self, upto: int | None = None) -> list[Message]:
         """The view the model gets next turn (seed: ``slot.load_messages()``).
 
         ``upto``: the view over messages[:upto] only — the prompt of a model call made
         before the rest of its unit was appended (the cost model prices each call)."""
-        end = len(self.messages) if upto is None else upto
-        summary = self.summary_message()
-        if summary is None:  # Full mode, or Focused before any summary: whole history
+        end, start, summary = self._window(upto)
+        if summary is None:
             return self.messages[:end]
-        start = min(self.kept_start(), end)
         head = [m for m in self.messages[:start] if isinstance(m, SystemMessage)]
         return head + self.messages[start:end] + [summary]
 
     def view_entries(self, upto: int | None = None) -> list[ViewEntry]:
         """``load_messages(upto)``, each message with its history index (None: the summary)."""
-        end = len(self.messages) if upto is None else upto
-        messages, summary = self.messages, self.summary_message()
+        end, start, summary = self._window(upto)
+        messages = self.messages
         if summary is None:
             return list(enumerate(messages[:end]))
-        start = min(self.kept_start(), end)
         head = [(i, m) for i, m in enumerate(messages[:start]) if isinstance(m, SystemMessage)]
         return [*head, *enumerate(messages[start:end], start), (None, summary)]
 
@@ -239,13 +245,11 @@ class ContextSlot:
 
     def view_size(self, upto: int | None = None) -> tuple[int, int]:
         """(messages, estimated tokens) of ``load_messages()`` over messages[:upto]."""
-        end = len(self.messages) if upto is None else upto
+        end, start, summary = self._window(upto)
         if len(self._tokens_prefix) <= end:
             self._extend_prefix(end)
-        summary = self.summary_message()
         if summary is None:
             return end, self._tokens_prefix[end]
-        start = min(self.kept_start(), end)
         n_system = self._system_count[start]
         tokens = (
             self._system_prefix[start]
