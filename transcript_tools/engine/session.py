@@ -106,6 +106,10 @@ class SessionEngine:
     # "decision", "summary", "snapshot" or "prompt" ({"sha256", "text"}).
     record_sink: Callable[[str, Mapping[str, Any]], None] | None = None
     _prompt_shas: set[str] = field(default_factory=set)
+    # False: no summary's prompt is digested or kept (its record's "prompt_sha256" is "",
+    # ``prompts`` stays empty), for a caller that reads neither and has each prompt from
+    # its request (the sweep's engine path: a digest costs a pass over every prompt)
+    digest_prompts: bool = True
     _pending: _Pending | None = None
     # The history's formatted blocks, kept between summaries: each message is formatted
     # once, not once per summary whose prompt shows it.
@@ -254,16 +258,7 @@ class SessionEngine:
     def _apply_outcome(self, pending: _Pending, outcome: SummaryOutcome) -> None:
         request, record, turn = pending.request, pending.record, pending.turn
         assert request is not None and self.template is not None
-        sha = hashlib.sha256(request.prompt.encode("utf-8")).hexdigest()
-        if self.record_sink is not None and self.prompt_sink is None:
-            # Every prompt, not deduplicated: an embedded engine keeps no set of hashes.
-            self.record_sink("prompt", {"sha256": sha, "text": request.prompt})
-        elif sha not in self._prompt_shas:
-            self._prompt_shas.add(sha)
-            if self.prompt_sink is not None:
-                self.prompt_sink(sha, request.prompt)
-            else:
-                self.prompts[sha] = request.prompt
+        sha = self._keep_prompt(request.prompt)
         response = outcome.response
         text = response.text if response is not None else ""
         summary: SummaryRecord = {
@@ -309,6 +304,23 @@ class SessionEngine:
             },
         )
         self._finish(record, Decision.SUMMARIZED, pending.advance_after)
+
+    def _keep_prompt(self, prompt: str) -> str:
+        """The prompt's sha256, the prompt kept by it (``prompts``, or the sinks); "" and
+        nothing kept where the session digests no prompt (``digest_prompts``)."""
+        if not self.digest_prompts:
+            return ""
+        sha = hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+        if self.record_sink is not None and self.prompt_sink is None:
+            # Every prompt, not deduplicated: an embedded engine keeps no set of hashes.
+            self.record_sink("prompt", {"sha256": sha, "text": prompt})
+        elif sha not in self._prompt_shas:
+            self._prompt_shas.add(sha)
+            if self.prompt_sink is not None:
+                self.prompt_sink(sha, prompt)
+            else:
+                self.prompts[sha] = prompt
+        return sha
 
     def _index_fields(self, unit: int) -> UnitFields:
         """``turn``; with ``--checkpoint call`` also ``call``, the unit the checkpoint

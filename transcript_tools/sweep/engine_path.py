@@ -60,6 +60,7 @@ async def evaluate_engine(
     engine = engine_for(
         conv, cfg, base, template, keep_recent_turns, provider_name, path, shared.log_sizes
     )
+    engine.digest_prompts = False  # each prompt is read from its request (``prompts``)
     checks = ViewChecks() if cfg.policy is not None else None
     replaced: list[SummaryReplacement] = []  # the seed's grid: its summaries (_action_hooks)
     actions = _action_hooks(conv, engine, shared, cfg, replaced)
@@ -75,9 +76,11 @@ async def evaluate_engine(
         peak = max(peak, view(measured_end) if past else curve[-1])
 
     views_before: list[int] = []  # per summary request: the view it is to replace
+    prompts: list[str] = []  # per summary request (each makes one summary record): its prompt
 
     async def execute(request: SummaryRequest, _left: int) -> SummaryOutcome:
         views_before.append(engine.slot.view_size()[1])
+        prompts.append(request.prompt)
         return await executor.execute(request)
 
     def after_unit(number: int) -> None:
@@ -106,7 +109,7 @@ async def evaluate_engine(
         after_summary=after_summary,
         appended=None if actions is None else actions.appended,
     )
-    result = _run_figures(engine, cfg, profile, curve, peak, checks)
+    result = _run_figures(engine, cfg, profile, curve, peak, checks, prompts)
     if meter is not None:
         result.cost = meter.run
     if actions is not None:
@@ -121,14 +124,16 @@ def _run_figures(
     curve: list[int],
     peak: int,
     checks: ViewChecks | None,
+    prompts: list[str],
 ) -> ConfigOutcome:
-    """What one configuration's engine run did: its fires, summaries, views and curve."""
+    """What one configuration's engine run did: its fires, summaries, views and curve;
+    ``prompts``: the prompt of each summary, in order."""
     unit = unit_key(cfg.checkpoint)
     fires = [d[unit] for d in engine.decisions if d["decision"] in FIRED]
     result = ConfigOutcome(turns=profile.turns, fires=fires, curve=curve)
-    for summary in engine.summaries:
+    for summary, prompt in zip(engine.summaries, prompts, strict=True):
         result.prompt_chars += summary["prompt_chars"]
-        result.prompt_tokens += prompt_tokens(engine, summary)
+        result.prompt_tokens += prompt_tokens(engine, summary, prompt)
         result.failed += not summary_ok(summary)
     result.fixed_cadence = fixed_cadence(
         [d["decision"] for d in engine.decisions], cfg.debounce_turns
@@ -145,17 +150,20 @@ def _run_figures(
     return result
 
 
-def prompt_tokens(engine: SessionEngine, summary: SummaryRecord) -> int:
+def prompt_tokens(engine: SessionEngine, summary: SummaryRecord, prompt: str | None = None) -> int:
     """The estimated tokens of a summary's prompt: the input tokens the offline provider
     reported (its usage is the prompt's ``estimate_text_tokens``, counted as it
     summarized), else the prompt estimated here (a cached response of another provider,
-    a failure)."""
+    a failure). ``prompt``: the summary's, where the caller has it (else the one the
+    engine kept by its digest)."""
     from ..providers.offline import OfflineProvider
 
     usage = summary["usage"]
     if usage is not None and summary["provider"] == OfflineProvider.name:
         return usage["input_tokens"]
-    return estimate_text_tokens(engine.prompts[summary["prompt_sha256"]])
+    if prompt is None:
+        prompt = engine.prompts[summary["prompt_sha256"]]
+    return estimate_text_tokens(prompt)
 
 
 def _action_recall(
