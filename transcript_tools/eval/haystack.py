@@ -281,14 +281,15 @@ class ViewHaystack(Haystack):
         return found
 
     def _squashed_has(self, needle: str) -> bool:
-        if self._history.squashed_mask(needle) & self._mask:
+        if self._history.squashed_mask(needle) & self._mask or not needle:
             return True
-        raw = _utf8(needle)
-        if not needle or any(raw in part.squashed for part in self._extras):
-            return True
+        if self._extras:  # most views have none: the needle is then not encoded
+            raw = _utf8(needle)
+            if any(raw in part.squashed for part in self._extras):
+                return True
         if len(needle) == 2:  # across a joint: one character on each side
             return self._may_run_across(needle) and needle in self._joint_pairs()
-        return len(needle) > 2 and raw in self.squashed
+        return len(needle) > 2 and _utf8(needle) in self.squashed
 
     def _may_run_across(self, needle: str) -> bool:
         """Can a two-character needle run across a joint: is its first character the
