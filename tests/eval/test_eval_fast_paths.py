@@ -17,6 +17,7 @@ from transcript_tools.eval.haystack import Haystack, JoinedHaystack, MemoHaystac
 from transcript_tools.eval.normalize import (
     STOPWORDS,
     _single_spaced,
+    is_word,
     key_terms,
     normalize,
     squash,
@@ -122,6 +123,38 @@ def test_words_of_lone_underscores_and_trimmed_runs(text: str) -> None:
     """``term_set`` trims runs only in a text holding one of ".-/": a lone "_" is no word
     either way (the cases a random text seldom hits)."""
     assert term_set(text) == frozenset(_WORD_RE.findall(text))
+
+
+# few word characters, so a term recurs inside longer runs and beside trimmed ".-/"
+_RUNS = st.text(alphabet="ab_.-/ 中A", max_size=24)
+_TERMS = st.text(alphabet="ab_.-/中A", min_size=0, max_size=4)
+# words of ``texts`` (in head, tail or both), and some that are none
+ASKED = ["must", "src/app.py", "a", "b", "z", "09", "issue", "error", "keep", "v1.2", "pr", "alpha"]
+
+
+@settings(max_examples=600)
+@given(_RUNS, st.lists(_TERMS, max_size=6))
+def test_a_word_looked_for_alone_is_one_of_the_word_set(text: str, drawn: list[str]) -> None:
+    """``is_word`` answers as the word set: for drawn terms, the text's words and every
+    slice of the text (occurrences inside longer runs, beside trimmed ".-/")."""
+    words = term_set(text)
+    cuts = [text[i : i + n] for i in range(len(text)) for n in (1, 2, 3, 4)]
+    for term in [*drawn, *words, *cuts]:
+        assert is_word(text, term) == (term in words), (text, term)
+
+
+@settings(max_examples=300)
+@given(texts, texts, st.lists(st.lists(st.sampled_from(ASKED), max_size=12), max_size=6))
+def test_a_joined_haystack_counts_words_as_the_joined_text(
+    head: str, tail: str, asked: list[list[str]]
+) -> None:
+    """Term after term looked for in the tail alone, then (past the budget) in its word
+    set: the counts of the joined text's word set every time."""
+    head, tail = normalize(head), normalize(tail)
+    joined = Haystack(" ".join(p for p in (head, tail) if p))
+    view = JoinedHaystack(MemoHaystack(head), tail)
+    for terms in asked:
+        assert view.count_words(tuple(terms)) == joined.count_words(tuple(terms))
 
 
 @settings(max_examples=400)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from .normalize import squash_utf8, term_set
+from .normalize import is_word, squash_utf8, term_set
 
 TermMasks = tuple[tuple[str, ...], tuple[int, ...]]  # distinct terms, each one's mask
 Edges = tuple[frozenset[str], frozenset[str]]  # the first and the last characters of texts
@@ -109,12 +109,13 @@ class JoinedHaystack(Haystack):
     window around the joint that an occurrence across it would lie in. Words never
     cross the joint (a space separates them); the squashed joint has no space."""
 
-    __slots__ = ("_head", "_tail")
+    __slots__ = ("_head", "_looked", "_tail")
 
     def __init__(self, head: Haystack, tail: str) -> None:
         super().__init__("")  # the text is derived from the parts (``text``)
         self._head = head
         self._tail = Haystack(tail)
+        self._looked = 0  # terms looked for in the tail's text one by one (``count_words``)
 
     @property
     def head(self) -> Haystack:
@@ -165,9 +166,20 @@ class JoinedHaystack(Haystack):
         return bool(head) and raw in head[-k:] + tail[:k]
 
     def count_words(self, terms: tuple[str, ...]) -> int:
+        """The head's words among ``terms``, and those the tail adds: while the tail's
+        word set is not built, a few terms are looked for in its text one by one
+        (``normalize.is_word``); past a budget that grows with the text, the set is built
+        (building it costs about as much as that many look-ups)."""
         head = self._head.words_among(terms)
-        tail = self._tail.words.intersection(terms)
-        return len(head | tail) if tail else len(head)
+        missing = [term for term in terms if term not in head]
+        if not missing:
+            return len(head)
+        tail = self._tail
+        if tail._words is None and self._looked + len(missing) <= 8 + len(tail.text) // 128:
+            self._looked += len(missing)
+            text = tail.text
+            return len(head) + len({term for term in missing if is_word(text, term)})
+        return len(head) + len(tail.words.intersection(missing))
 
 
 def _edges(texts: list[str]) -> Edges:
@@ -269,14 +281,15 @@ class ViewHaystack(Haystack):
         return found
 
     def _squashed_has(self, needle: str) -> bool:
-        if self._history.squashed_mask(needle) & self._mask:
+        if self._history.squashed_mask(needle) & self._mask or not needle:
             return True
-        raw = _utf8(needle)
-        if not needle or any(raw in part.squashed for part in self._extras):
-            return True
+        if self._extras:  # most views have none: the needle is then not encoded
+            raw = _utf8(needle)
+            if any(raw in part.squashed for part in self._extras):
+                return True
         if len(needle) == 2:  # across a joint: one character on each side
             return self._may_run_across(needle) and needle in self._joint_pairs()
-        return len(needle) > 2 and raw in self.squashed
+        return len(needle) > 2 and _utf8(needle) in self.squashed
 
     def _may_run_across(self, needle: str) -> bool:
         """Can a two-character needle run across a joint: is its first character the

@@ -146,3 +146,30 @@ def term_set(text: str) -> frozenset[str]:
         words.discard("_")
         return frozenset(words)
     return runs - _LONE_UNDERSCORE if "_" in runs else runs
+
+
+_WORD_CHAR_SET = frozenset(_WORD_CHARS.decode("ascii"))
+
+
+def is_word(text: str, term: str) -> bool:
+    """``term in term_set(text)`` without the set, for a few terms in a long text: some
+    occurrence of ``term`` is a word when the run of word characters around it, trimmed
+    of ".-/", is ``term`` itself (a word is such a run, and holds no other character)."""
+    if term in ("", "_") or term[0] in ".-/" or term[-1] in ".-/":
+        return False  # never a trimmed run
+    if not term.isascii() or term.encode("ascii").translate(None, _WORD_CHARS):
+        return False  # a character no run holds
+    size, n = len(text), len(term)
+    at = text.find(term)
+    while at >= 0:
+        start, end = at, at + n
+        while start and text[start - 1] in ".-/":
+            start -= 1
+        while end < size and text[end] in ".-/":
+            end += 1
+        if (not start or text[start - 1] not in _WORD_CHAR_SET) and (
+            end == size or text[end] not in _WORD_CHAR_SET
+        ):
+            return True
+        at = text.find(term, at + 1)
+    return False
