@@ -115,6 +115,20 @@ def _conversation(turns: list[tuple[list[str], int, bool]]) -> Conversation:
     return Conversation("s", "s.jsonl", "test", messages)
 
 
+def small_window_config(name: str) -> SweepConfig:
+    """A sweep configuration of preset ``name`` (the seed's: no policy) at a window small
+    enough for several summaries a conversation."""
+    policy = preset(name)
+    return SweepConfig(
+        policy.trigger.ratio,
+        1500,
+        0,
+        measure=policy.trigger.measure.engine,
+        checkpoint=policy.trigger.unit,
+        policy=policy if name != "seed" else None,
+    )
+
+
 @settings(max_examples=40, deadline=None)
 @given(turn_specs, st.sampled_from(["seed", "aider", "langchain", "codex", "opencode"]))
 def test_a_prompts_tokens_read_from_the_offline_usage_are_its_estimate(
@@ -123,15 +137,7 @@ def test_a_prompts_tokens_read_from_the_offline_usage_are_its_estimate(
     """The sweep reads a summary prompt's tokens from the offline provider's usage: the
     same figure as estimating the prompt again."""
     conv = _conversation(turns)
-    policy = preset(name)
-    cfg = SweepConfig(
-        policy.trigger.ratio,
-        1500,  # a small window: several summaries a conversation
-        0,
-        measure=policy.trigger.measure.engine,
-        checkpoint=policy.trigger.unit,
-        policy=policy if name != "seed" else None,
-    )
+    cfg = small_window_config(name)
     template = load_template(None)
     engine = engine_for(conv, cfg, SummaryConfig(), template, 3, "offline")
     executor = _offline_executor()

@@ -15,29 +15,19 @@ from hypothesis import strategies as st
 
 from transcript_tools.engine.config import SummaryConfig
 from transcript_tools.engine.drive import drive_conversation
-from transcript_tools.engine.policy_toml import preset
 from transcript_tools.engine.prompt import load_template
 from transcript_tools.engine.requests import SummaryOutcome, SummaryRequest
 from transcript_tools.engine.session import SessionEngine
 from transcript_tools.engine.tokens import estimate_text_tokens
-from transcript_tools.sweep.config import SweepConfig
 from transcript_tools.sweep.driver import _offline_executor
 from transcript_tools.sweep.engine_path import engine_for, prompt_tokens
 
-from .test_grid_shortcuts import _conversation, turn_specs
+from .test_grid_shortcuts import _conversation, small_window_config, turn_specs
 
 
 def _run(turns: list[Any], name: str, digest: bool) -> tuple[SessionEngine, list[str]]:
     conv = _conversation(turns)
-    policy = preset(name)
-    cfg = SweepConfig(
-        policy.trigger.ratio,
-        1500,  # a small window: several summaries a conversation
-        0,
-        measure=policy.trigger.measure.engine,
-        checkpoint=policy.trigger.unit,
-        policy=policy if name != "seed" else None,
-    )
+    cfg = small_window_config(name)
     engine = engine_for(conv, cfg, SummaryConfig(), load_template(None), 3, "offline")
     engine.digest_prompts = digest
     executor = _offline_executor()
