@@ -227,3 +227,21 @@ def test_config_key_workers_sets_the_pool_size(
     two = invoke("sweep", str(corpus), "--config", str(config), "--workers", "2")
     assert spread  # the command line wins over the file
     same_run(one, two)
+
+
+def test_replay_dry_run_window_closed_by_messages_matches_one_process(
+    corpus: Path, tmp_path: Path, spread: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A window also closes at HELD_MESSAGES (the one process's read bound), which orders
+    stderr as the window of sessions does: a pool's run closes it at the same place."""
+    from transcript_tools.replay import driver
+
+    args = ("replay", str(corpus), "--dry-run", "--max-context-tokens", "4000")
+    for held in (5, 40):  # below one conversation's messages, and a few conversations'
+        monkeypatch.setattr(driver, "HELD_MESSAGES", held)
+        common = (*args, "--concurrency", "8", "--warnings", "all", "--out")
+        one = invoke(*common, str(tmp_path / f"one{held}"), "--workers", "1")
+        two = invoke(*common, str(tmp_path / f"two{held}"), "--workers", "2")
+        same_run(one, two)
+        same_files(tmp_path / f"one{held}", tmp_path / f"two{held}")
+        assert "warning: " in one.stderr

@@ -71,6 +71,14 @@ def window_bounds(
     return running, running + max(0, reorder)
 
 
+def window_open(sessions: int, messages: int, limit: int) -> bool:
+    """May a dry run's window (``ReplayDriver._run_windows``) take one more conversation:
+    it holds fewer than ``limit`` sessions and fewer than ``HELD_MESSAGES`` messages. The
+    window orders stderr, so a pool's run (``parallel.parallel_replay``) closes its own by
+    this rule too."""
+    return sessions < limit and messages < HELD_MESSAGES
+
+
 @runtime_checkable
 class Renderer(Protocol):
     """A sink that can render a session ahead of its turn (``reorder``)."""
@@ -174,7 +182,7 @@ class ReplayDriver:
         while True:
             window: list[Conversation] = []
             messages = 0
-            while len(window) < limit and messages < HELD_MESSAGES:
+            while window_open(len(window), messages, limit):
                 conv = next(reader, None)
                 if conv is None:
                     break

@@ -22,7 +22,7 @@ from ..parallel.job import SESSION
 from ..parallel.pool import Backend, ordered_parts, plan
 from ..reporter import ERROR, WARN, Recorder
 from .conversation import replay_conversation, session_counts
-from .driver import ReplayDriver, ReplayStats, window_bounds
+from .driver import ReplayDriver, ReplayStats, window_bounds, window_open
 from .output_dir import OutputDirectory, render_records
 from .parking import Rendered, SessionCounts
 from .text_report import TextReport
@@ -35,6 +35,7 @@ class SessionDigest:
 
     counts: SessionCounts
     rendered: Rendered
+    messages: int  # the conversation's, which the window's HELD_MESSAGES bound sums
 
 
 @dataclass(slots=True)
@@ -73,7 +74,8 @@ class ReplayJob:
                 rendered = (
                     report.render(result) if self.text_report else Rendered(render_records(result))
                 )
-                events.append((SESSION, SessionDigest(session_counts(result), rendered)))
+                digest = SessionDigest(session_counts(result), rendered, len(conv.messages))
+                events.append((SESSION, digest))
         finally:
             loop.close()
         stats = reader.stats
@@ -101,11 +103,12 @@ def parallel_replay(run: ReplayDriver, paths: list[str], backend: Backend) -> Re
     )
     stats = run.stats
     # The window of ReplayDriver._run_windows (nothing waits, so no read-ahead):
-    # it reads as many conversations as sessions may run, replays them all, writes them
-    # all, then reads the next ones; reader warnings interleave with session warnings
-    # exactly as there.
+    # it reads conversations while ``window_open`` (as many as sessions may run, fewer at
+    # HELD_MESSAGES), replays them all, writes them all, then reads the next ones; reader
+    # warnings interleave with session warnings exactly as there.
     window: deque[SessionDigest] = deque()
     limit = window_bounds(run.concurrency, run.sessions, run.reorder)[0]
+    messages = 0
     for part in ordered_parts(job, items, backend):
         for kind, value in part.events:
             if kind == WARN:
@@ -115,7 +118,9 @@ def parallel_replay(run: ReplayDriver, paths: list[str], backend: Backend) -> Re
                 run.reporter.error(value)
             else:
                 window.append(value)
-                if len(window) >= limit:
+                messages += value.messages
+                if not window_open(len(window), messages, limit):
+                    messages = 0
                     while window:
                         _deliver(run, window.popleft())
         stats.files += part.files
