@@ -23,7 +23,7 @@ from typing import Any
 from ..engine.messages import INJECTED, Conversation, TextBlock, UserMessage
 from ..engine.requests import SummaryRequest
 from ..engine.session import SessionEngine
-from .records import ScoreRecord
+from .records import ScoreRecord, recorded_label
 from .score import ConversationProbes, score_checkpoint
 
 CLAUDE_CODE_CONTINUATION = "This session is being continued from a previous conversation"
@@ -159,13 +159,12 @@ def recorded_checkpoints(
     for comp in conv.compactions:
         index = comp.message_index
         text: str | None = None
+        label = recorded_label(comp.source)
         if comp.source.startswith("claude-code"):
             candidate = _user_text(conv, index)
             if candidate is not None and candidate.lstrip().startswith(CLAUDE_CODE_CONTINUATION):
                 text = candidate
-            label = "recorded:claude-code"
         else:  # kept apart by the reader (Codex's `compacted`), or at the index
-            label = "recorded:" + comp.source.split(":")[0]
             text = comp.summary
             if text is None:
                 text = _summary_at_index(conv, comp.source, index)

@@ -16,6 +16,7 @@ from typing import Any
 from ..engine.messages import Conversation
 from ..engine.person_fates import FATES
 from ..fidelity.recorded import recorded_fates, runtime_summary
+from .records import recorded_label
 
 
 def fate_records(conv: Conversation) -> list[dict[str, Any]]:
@@ -28,7 +29,7 @@ def fate_records(conv: Conversation) -> list[dict[str, Any]]:
             {
                 "path": conv.path,
                 "session": conv.session_id,
-                "label": "recorded:" + comp.source.split(":")[0],
+                "label": recorded_label(comp.source),
                 "source": comp.source,
                 "message_index": comp.message_index,
                 "trigger": comp.trigger,

@@ -15,6 +15,17 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
+# The label of a runtime's own compactions in eval's records and tables: this prefix and
+# the runtime, the first part of the compaction's source ("claude-code:compact_boundary"
+# -> "recorded:claude-code")
+RECORDED = "recorded:"
+
+
+def recorded_label(source: str) -> str:
+    """``RECORDED`` and the runtime that recorded a compaction of ``source``."""
+    return RECORDED + source.split(":")[0]
+
+
 # kind -> [hits, probes]
 Counts = dict[str, list[int]]
 # "artifact", "request" and each kind -> the share recalled (None: no probe of it)

@@ -16,6 +16,7 @@ from .artifacts import ARTIFACT_KINDS, REQUEST
 from .evaluation import EvalResult
 from .policy_probes import POLICY_ACTION
 from .policy_table import render_policy_text
+from .records import RECORDED
 
 _ORDINAL = {"1": "1st", "2": "2nd", "3": "3rd"}
 
@@ -24,9 +25,9 @@ def _columns(result: EvalResult) -> list[tuple[str, str, str]]:
     """(header, label, variant) of each column; variants that wrote identical text share one."""
     cols: list[tuple[str, str, str]] = []
     labels = list(result.labels)
-    tsum = [label for label in labels if not label.startswith("recorded:")]
+    tsum = [label for label in labels if not label.startswith(RECORDED)]
     if result.identical_summaries and len(tsum) > 1:
-        labels = [tsum[0], *[label for label in labels if label.startswith("recorded:")]]
+        labels = [tsum[0], *[label for label in labels if label.startswith(RECORDED)]]
     for label in labels:
         header = (
             "=".join(tsum)
