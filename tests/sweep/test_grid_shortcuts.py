@@ -149,12 +149,12 @@ def test_a_prompts_tokens_read_from_the_offline_usage_are_its_estimate(
     for summary in engine.summaries:
         assert summary["provider"] == "offline"
         prompt = engine.prompts[summary["prompt_sha256"]]
-        assert prompt_tokens(engine, summary) == estimate_text_tokens(prompt)
+        assert prompt_tokens(summary, prompt) == estimate_text_tokens(prompt)
     # another provider's usage (a cached response) is not read: the prompt is estimated
     for summary in engine.summaries:
         other = {**summary, "provider": "anthropic", "usage": {"input_tokens": -1}}
         prompt = engine.prompts[summary["prompt_sha256"]]
-        assert prompt_tokens(engine, other) == estimate_text_tokens(prompt)  # type: ignore[arg-type]
+        assert prompt_tokens(other, prompt) == estimate_text_tokens(prompt)  # type: ignore[arg-type]
 
 
 @settings(max_examples=60, deadline=None)

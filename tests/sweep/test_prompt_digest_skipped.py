@@ -59,6 +59,6 @@ def test_an_engine_that_digests_no_prompt_records_all_else_the_same(
         # another provider's usage (a cached response): the prompt itself is estimated
         other = {**theirs, "provider": "anthropic", "usage": None}
         kept = digested.prompts[theirs["prompt_sha256"]]
-        assert prompt_tokens(plain, other, prompt) == estimate_text_tokens(kept)  # type: ignore[arg-type]
-        assert prompt_tokens(digested, other) == estimate_text_tokens(kept)  # type: ignore[arg-type]
-        assert prompt_tokens(plain, mine, prompt) == prompt_tokens(digested, theirs)
+        assert prompt_tokens(other, prompt) == estimate_text_tokens(kept)  # type: ignore[arg-type]
+        assert prompt_tokens(other, kept) == estimate_text_tokens(prompt)  # type: ignore[arg-type]
+        assert prompt_tokens(mine, prompt) == prompt_tokens(theirs, kept)

@@ -133,7 +133,7 @@ def _run_figures(
     result = ConfigOutcome(turns=profile.turns, fires=fires, curve=curve)
     for summary, prompt in zip(engine.summaries, prompts, strict=True):
         result.prompt_chars += summary["prompt_chars"]
-        result.prompt_tokens += prompt_tokens(engine, summary, prompt)
+        result.prompt_tokens += prompt_tokens(summary, prompt)
         result.failed += not summary_ok(summary)
     result.fixed_cadence = fixed_cadence(
         [d["decision"] for d in engine.decisions], cfg.debounce_turns
@@ -150,19 +150,16 @@ def _run_figures(
     return result
 
 
-def prompt_tokens(engine: SessionEngine, summary: SummaryRecord, prompt: str | None = None) -> int:
-    """The estimated tokens of a summary's prompt: the input tokens the offline provider
-    reported (its usage is the prompt's ``estimate_text_tokens``, counted as it
+def prompt_tokens(summary: SummaryRecord, prompt: str) -> int:
+    """The estimated tokens of a summary's ``prompt``: the input tokens the offline
+    provider reported (its usage is the prompt's ``estimate_text_tokens``, counted as it
     summarized), else the prompt estimated here (a cached response of another provider,
-    a failure). ``prompt``: the summary's, where the caller has it (else the one the
-    engine kept by its digest)."""
+    a failure)."""
     from ..providers.offline import OfflineProvider
 
     usage = summary["usage"]
     if usage is not None and summary["provider"] == OfflineProvider.name:
         return usage["input_tokens"]
-    if prompt is None:
-        prompt = engine.prompts[summary["prompt_sha256"]]
     return estimate_text_tokens(prompt)
 
 
