@@ -127,3 +127,10 @@ def test_cli_json_keys_and_min_agreement_gate(tmp_path: Path) -> None:
     assert "under --min-agreement 90%" in gated.stderr
     text = runner.invoke(cli, ["fidelity", str(log), "--as-is"])
     assert "never" in text.stdout and "200,000 (model)" in text.stdout
+
+
+def test_cli_no_sessions_exits_3_saying_why(tmp_path: Path) -> None:
+    # an empty folder: exit 3, as replay and eval, with the line that says why
+    done = CliRunner().invoke(cli, ["fidelity", str(tmp_path)])
+    assert done.exit_code == 3
+    assert "tsum: error: no sessions found in the given paths" in done.stderr
