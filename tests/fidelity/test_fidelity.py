@@ -134,3 +134,22 @@ def test_cli_no_sessions_exits_3_saying_why(tmp_path: Path) -> None:
     done = CliRunner().invoke(cli, ["fidelity", str(tmp_path)])
     assert done.exit_code == 3
     assert "tsum: error: no sessions found in the given paths" in done.stderr
+
+
+def test_the_rebuilt_view_is_the_runtimes_whatever_the_policy(tmp_path: Path) -> None:
+    # the runtime's own view after its compaction holds the files Claude Code re-injects
+    # (its Read calls' file_path): a property of the log's runtime, not of the policy
+    # replayed beside it; --policy codex and --as-is used to drop them from it
+    meta = {"trigger": "auto", "preTokens": 155_800}
+    log = claude_code_log(tmp_path / "a.jsonl", [150_000, 153_000, 9_000], after=2, boundary=meta)
+    log.write_text(log.read_text().replace('"file":', '"file_path":'))
+    (own,) = fidelity_paths([str(log)]).rows
+    (codex,) = fidelity_paths([str(log)], policy=preset("codex")).rows
+    (as_is,) = fidelity_paths([str(log)], follow=False).rows
+    unread = claude_code_log(
+        tmp_path / "b.jsonl", [150_000, 153_000, 9_000], after=2, boundary=meta
+    )
+    (plain,) = fidelity_paths([str(unread)]).rows  # no file_path: nothing re-injected
+    assert own.rebuilt_tokens_after is not None and plain.rebuilt_tokens_after is not None
+    assert own.rebuilt_tokens_after > plain.rebuilt_tokens_after  # the files are in it
+    assert codex.rebuilt_tokens_after == as_is.rebuilt_tokens_after == own.rebuilt_tokens_after

@@ -57,10 +57,12 @@ class _Stretch:
 
 
 def compaction_rows(
-    conv: Conversation, preset: Policy, *, follow: bool = True
+    conv: Conversation, preset: Policy, *, follow: bool = True, own: Policy | None = None
 ) -> list[FidelityRow]:
     """One row per recorded compaction of ``conv`` (none: no rows); ``follow``: the preset
-    follows the runtime release that wrote each part of the log (fidelity/window.py)."""
+    follows the runtime release that wrote each part of the log (fidelity/window.py);
+    ``own``: the preset of the log's own runtime (None: ``preset``), whose re-injected
+    files the rebuilt view holds whatever policy is replayed."""
     if not conv.compactions:
         return []
     messages = conv.messages
@@ -78,11 +80,13 @@ def compaction_rows(
         sizes = log_sizes(conv, frozenset({comp.message_index})) or ESTIMATES
         files = reinjection(preset) if follow else None
         reinjected = 0 if files is None else reinjected_tokens(messages[:end], sizes, files)
+        files = reinjection(own or preset)  # the runtime's own view: no policy's choice
+        rebuilt_files = 0 if files is None else reinjected_tokens(messages[:end], sizes, files)
         fired = _first_fire(conv, stretch, policy, window, sizes)
         predicted = None if fired is None else calls[fired]
         after, kept, summary_from = _view_after(conv, stretch, comp, policy, window, sizes)
         after = None if after is None else after + reinjected
-        rebuilt = _rebuilt_after(conv, comp, messages[start:end], sizes) + reinjected
+        rebuilt = _rebuilt_after(conv, comp, messages[start:end], sizes) + rebuilt_files
         rows.append(
             FidelityRow(
                 path=conv.path,

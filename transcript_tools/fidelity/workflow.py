@@ -66,10 +66,11 @@ def fidelity_paths(
         result.sessions += 1
         if not conv.compactions:
             continue
+        name = RUNTIME_PRESETS.get(conv.format)
+        own = None if name is None else preset(name)
         used = chosen
         if used is None:
-            name = RUNTIME_PRESETS.get(conv.format)
-            if name is None:
+            if own is None:
                 skipped = result.skipped_formats
                 if conv.format not in skipped:
                     reporter.warn(
@@ -77,7 +78,7 @@ def fidelity_paths(
                     )
                 skipped[conv.format] = skipped.get(conv.format, 0) + 1
                 continue
-            used = preset(name)
-        result.rows.extend(compaction_rows(conv, used, follow=follow))
+            used = own
+        result.rows.extend(compaction_rows(conv, used, follow=follow, own=own))
     result.files, result.failed = reader.stats.files, reader.stats.failed_files
     return result
