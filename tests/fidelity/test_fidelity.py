@@ -153,3 +153,14 @@ def test_the_rebuilt_view_is_the_runtimes_whatever_the_policy(tmp_path: Path) ->
     assert own.rebuilt_tokens_after is not None and plain.rebuilt_tokens_after is not None
     assert own.rebuilt_tokens_after > plain.rebuilt_tokens_after  # the files are in it
     assert codex.rebuilt_tokens_after == as_is.rebuilt_tokens_after == own.rebuilt_tokens_after
+
+
+def test_a_policy_that_never_summarizes_keeps_no_count_of_kept_messages(tmp_path: Path) -> None:
+    # observation-masking only clears tool results: it has no view after a compaction,
+    # so neither a size nor a count of kept person messages (it read 0: none kept)
+    log = codex_log(tmp_path / "r.jsonl", [100_000, 232_600, 30_000], after=2, kept=1)
+    (row,) = fidelity_paths([str(log)], policy=preset("observation-masking")).rows
+    assert (row.predicted_tokens_after, row.recorded_kept_messages) == (None, 1)
+    assert row.predicted_kept_messages is None
+    text = CliRunner().invoke(cli, ["fidelity", str(log), "--policy", "observation-masking"])
+    assert " 1/- " in text.stdout and " 1/0 " not in text.stdout

@@ -147,13 +147,14 @@ def _view_after(
     policy: Policy,
     window: int,
     sizes: SizeModel,
-) -> tuple[int | None, int, str]:
+) -> tuple[int | None, int | None, str]:
     """(the next call's prompt as the policy predicts it had it compacted at the recorded
     call, the person's messages it kept, where its summary text came from): the policy's
     own view and size model (engine/policy_slot.py, engine/sizes.py), the hidden prefix,
-    and what the log adds before that call."""
+    and what the log adds before that call. A policy that never summarizes has no view
+    after a compaction: (None, None, "none")."""
     if not policy.summarizes:
-        return None, 0, "none"
+        return None, None, "none"
     part = _stretch_conversation(conv, stretch)
     slot = PolicySlot(policy, window, sizes, units=UnitCounter(policy.trigger.unit))
     slot.append_messages(part.messages)
