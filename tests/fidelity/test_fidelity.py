@@ -164,3 +164,17 @@ def test_a_policy_that_never_summarizes_keeps_no_count_of_kept_messages(tmp_path
     assert row.predicted_kept_messages is None
     text = CliRunner().invoke(cli, ["fidelity", str(log), "--policy", "observation-masking"])
     assert " 1/- " in text.stdout and " 1/0 " not in text.stdout
+
+
+def test_a_compaction_before_any_call_reads_unobserved_not_never(tmp_path: Path) -> None:
+    # a continued session opens with the runtime's summary: no call before it, so the
+    # table's pred call is "-" (unobserved, as its summary counts it), not "never" (a miss)
+    log = claude_code_log(tmp_path / "s.jsonl", [150_000, 9_000, 9_500], after=1)
+    lines = log.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if "isCompactSummary" in line)
+    log.write_text("\n".join(lines[start:]) + "\n")
+    (row,) = fidelity_paths([str(log)]).rows
+    assert (row.recorded_call, row.predicted_call, row.outcome) == (0, None, "unobserved")
+    text = CliRunner().invoke(cli, ["fidelity", str(log)]).stdout
+    first = text.splitlines()[1].split()
+    assert first[first.index("0") + 1] == "-" and "never" not in first

@@ -16,6 +16,7 @@ import orjson
 
 from ..engine.person_fates import FATES
 from ..fidelity import FidelityResult, FidelityRow, RuntimeSummary, fidelity_paths
+from ..fidelity.records import UNOBSERVED
 from ..present.numbers import grouped, whole_percent
 from ..present.table import text_table
 from ..reporter import Callbacks
@@ -77,7 +78,7 @@ def _row(row: FidelityRow, base: str) -> list[str]:
         f"{row.window:,} ({row.window_from})",
         "-" if row.threshold is None else f"{row.threshold:,.0f}",
         str(row.recorded_call),
-        grouped(row.predicted_call) if row.predicted_call is not None else "never",
+        _predicted(row),
         grouped(row.recorded_tokens_before),
         grouped(row.recorded_tokens_after),
         grouped(row.predicted_tokens_after),
@@ -87,6 +88,14 @@ def _row(row: FidelityRow, base: str) -> list[str]:
         kept,
         "-" if fates is None else "/".join(str(fates[k]) for k in FATES),
     ]
+
+
+def _predicted(row: FidelityRow) -> str:
+    """The call the policy fires after; ``-`` where the log holds no call before the
+    compaction (unobserved: nothing to fire on, not a miss), else ``never``."""
+    if row.outcome == UNOBSERVED:
+        return "-"
+    return "never" if row.predicted_call is None else grouped(row.predicted_call)
 
 
 def _summary_row(summary: RuntimeSummary) -> list[str]:
