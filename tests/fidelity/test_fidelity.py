@@ -178,3 +178,11 @@ def test_a_compaction_before_any_call_reads_unobserved_not_never(tmp_path: Path)
     text = CliRunner().invoke(cli, ["fidelity", str(log)]).stdout
     first = text.splitlines()[1].split()
     assert first[first.index("0") + 1] == "-" and "never" not in first
+
+
+def test_a_pi_log_is_replayed_with_the_pi_preset() -> None:
+    # the pi preset came after fidelity's runtime table: a pi log with a compaction was
+    # skipped with "no preset for pi logs (use --policy)" though its runtime has one
+    fixture = Path(__file__).resolve().parents[1] / "fixtures/formats/representative_pi.jsonl"
+    result = fidelity_paths([str(fixture)])
+    assert [row.policy for row in result.rows] == ["pi"] and not result.skipped_formats

@@ -27,6 +27,7 @@ RUNTIME_PRESETS = {
     "cline": "cline",
     "aider-chat": "aider",
     "aider-llm": "aider",
+    "pi": "pi",
 }
 
 
