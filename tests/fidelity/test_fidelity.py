@@ -186,3 +186,13 @@ def test_a_pi_log_is_replayed_with_the_pi_preset() -> None:
     fixture = Path(__file__).resolve().parents[1] / "fixtures/formats/representative_pi.jsonl"
     result = fidelity_paths([str(fixture)])
     assert [row.policy for row in result.rows] == ["pi"] and not result.skipped_formats
+
+
+def test_a_claude_code_policy_on_a_codex_log_follows_no_claude_code_release(
+    tmp_path: Path,
+) -> None:
+    # the Codex cli_version 0.104 picked Claude Code's pre-2.1 45K buffer (213,400 of
+    # the log's 258,400); it is no Claude Code release: the preset's own 33K (225,400)
+    log = codex_log(tmp_path / "r.jsonl", [100_000, 232_600, 30_000], after=2, kept=1)
+    (row,) = fidelity_paths([str(log)], policy=preset("claude-code")).rows
+    assert (row.window, row.threshold) == (258_400, 225_400)

@@ -12,23 +12,11 @@ from dataclasses import dataclass, field
 
 from ..engine.policy import Policy
 from ..engine.policy_toml import preset, resolve_policy
+from ..engine.runtime_policy import RUNTIME_PRESETS
 from ..formats.corpus import CorpusReader
 from ..reporter import QUIET, Reporter
 from .records import FidelityRow, RuntimeSummary, summarize
 from .replay import compaction_rows
-
-# A log's format -> the preset of the runtime that wrote it.
-RUNTIME_PRESETS = {
-    "claude-code": "claude-code",
-    "codex": "codex",
-    "gemini-cli": "gemini-cli",
-    "opencode": "opencode",
-    "opencode-db": "opencode",
-    "cline": "cline",
-    "aider-chat": "aider",
-    "aider-llm": "aider",
-    "pi": "pi",
-}
 
 
 @dataclass(slots=True)
