@@ -196,3 +196,24 @@ def test_a_claude_code_policy_on_a_codex_log_follows_no_claude_code_release(
     log = codex_log(tmp_path / "r.jsonl", [100_000, 232_600, 30_000], after=2, kept=1)
     (row,) = fidelity_paths([str(log)], policy=preset("claude-code")).rows
     assert (row.window, row.threshold) == (258_400, 225_400)
+
+
+def test_a_log_without_a_runtime_preset_rebuilds_without_re_injected_files(
+    tmp_path: Path,
+) -> None:
+    # the re-injected files are the log's runtime's: where it has no preset (own=None,
+    # a managed-agents log under --policy claude-code) none are added to the rebuilt
+    # view, whatever the replayed policy re-injects itself
+    from transcript_tools.fidelity.replay import compaction_rows
+    from transcript_tools.formats.corpus import CorpusReader
+
+    meta = {"trigger": "auto", "preTokens": 155_800}
+    log = claude_code_log(tmp_path / "a.jsonl", [150_000, 153_000, 9_000], after=2, boundary=meta)
+    log.write_text(log.read_text().replace('"file":', '"file_path":'))
+    (conv,) = CorpusReader(None).conversations([str(log)])
+    claude = preset("claude-code")
+    (own,) = compaction_rows(conv, claude, own=claude)
+    (none,) = compaction_rows(conv, claude, own=None)
+    assert own.rebuilt_tokens_after is not None and none.rebuilt_tokens_after is not None
+    assert none.rebuilt_tokens_after < own.rebuilt_tokens_after
+    assert none.predicted_tokens_after == own.predicted_tokens_after  # the policy's own view

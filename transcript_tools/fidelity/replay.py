@@ -57,12 +57,12 @@ class _Stretch:
 
 
 def compaction_rows(
-    conv: Conversation, preset: Policy, *, follow: bool = True, own: Policy | None = None
+    conv: Conversation, preset: Policy, *, own: Policy | None, follow: bool = True
 ) -> list[FidelityRow]:
     """One row per recorded compaction of ``conv`` (none: no rows); ``follow``: the preset
     follows the runtime release that wrote each part of the log (fidelity/window.py);
-    ``own``: the preset of the log's own runtime (None: ``preset``), whose re-injected
-    files the rebuilt view holds whatever policy is replayed."""
+    ``own``: the preset of the log's own runtime (None: none), whose re-injected files
+    the rebuilt view holds whatever policy is replayed."""
     if not conv.compactions:
         return []
     messages = conv.messages
@@ -80,7 +80,7 @@ def compaction_rows(
         sizes = log_sizes(conv, frozenset({comp.message_index})) or ESTIMATES
         files = reinjection(preset) if follow else None
         reinjected = 0 if files is None else reinjected_tokens(messages[:end], sizes, files)
-        files = reinjection(own or preset)  # the runtime's own view: no policy's choice
+        files = None if own is None else reinjection(own)  # the runtime's, not the policy's
         rebuilt_files = 0 if files is None else reinjected_tokens(messages[:end], sizes, files)
         fired = _first_fire(conv, stretch, policy, window, sizes)
         predicted = None if fired is None else calls[fired]
