@@ -217,3 +217,14 @@ def test_a_log_without_a_runtime_preset_rebuilds_without_re_injected_files(
     assert own.rebuilt_tokens_after is not None and none.rebuilt_tokens_after is not None
     assert none.rebuilt_tokens_after < own.rebuilt_tokens_after
     assert none.predicted_tokens_after == own.predicted_tokens_after  # the policy's own view
+
+
+def test_every_json_key_is_in_the_docs(tmp_path: Path) -> None:
+    # path, session_id, size_error, summary_from, and the summary's compactions,
+    # agreement and median_size_error were printed by --json and named nowhere
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "fidelity.md").read_text()
+    meta = {"trigger": "auto", "preTokens": 155_800}
+    log = claude_code_log(tmp_path / "a.jsonl", [150_000, 153_000, 9_000], after=2, boundary=meta)
+    data = json.loads(CliRunner().invoke(cli, ["fidelity", str(log), "--json"]).stdout)
+    keys = {*data, *data["compactions"][0], *data["summary"][0]}
+    assert sorted(k for k in keys if f"`{k}`" not in docs) == []
