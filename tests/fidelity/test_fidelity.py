@@ -228,3 +228,14 @@ def test_every_json_key_is_in_the_docs(tmp_path: Path) -> None:
     data = json.loads(CliRunner().invoke(cli, ["fidelity", str(log), "--json"]).stdout)
     keys = {*data, *data["compactions"][0], *data["summary"][0]}
     assert sorted(k for k in keys if f"`{k}`" not in docs) == []
+
+
+def test_the_count_line_names_the_sessions_skipped_for_want_of_a_preset() -> None:
+    # an inspect-ai log's compaction: no preset replays it, and the count line read
+    # "0 recorded compactions in 1 sessions" as if the log recorded none
+    fixture = Path(__file__).resolve().parents[1] / "fixtures/formats"
+    done = CliRunner().invoke(
+        cli, ["fidelity", str(fixture / "edge_cases_inspect_compaction.json")]
+    )
+    assert done.exit_code == 0
+    assert "1 session(s) with compactions skipped (inspect-ai 1: no preset)" in done.stderr

@@ -201,6 +201,12 @@ def fidelity_command(
     elif result.rows:
         echo(render(result))
     failed = f", {result.failed} failed" if result.failed else ""
+    skipped = result.skipped_formats
+    if skipped:  # their compactions are not in the count: say so beside it
+        names = ", ".join(f"{name} {n}" for name, n in skipped.items())
+        failed += (
+            f"; {sum(skipped.values())} session(s) with compactions skipped ({names}: no preset)"
+        )
     echo(
         f"{len(result.rows)} recorded compactions in {result.sessions} sessions,"
         f" {result.files} files{failed}",
