@@ -239,3 +239,16 @@ def test_the_count_line_names_the_sessions_skipped_for_want_of_a_preset() -> Non
     )
     assert done.exit_code == 0
     assert "1 session(s) with compactions skipped (inspect-ai 1: no preset)" in done.stderr
+
+
+def test_the_policy_env_var_is_named_where_it_is_read(tmp_path: Path) -> None:
+    # TSUM_POLICY replaced every runtime's preset in fidelity (and set replay's and
+    # check's policy) while no --help named it: a variable set for replay in CI moved
+    # fidelity's rows without a word
+    runner = CliRunner()
+    for command in ("fidelity", "replay", "check"):
+        assert "TSUM_POLICY" in runner.invoke(cli, [command, "--help"]).stdout, command
+    meta = {"trigger": "auto", "preTokens": 155_800}
+    log = claude_code_log(tmp_path / "a.jsonl", [150_000, 153_000, 9_000], after=2, boundary=meta)
+    done = runner.invoke(cli, ["fidelity", str(log), "--json"], env={"TSUM_POLICY": "codex"})
+    assert json.loads(done.stdout)["compactions"][0]["policy"] == "codex"
