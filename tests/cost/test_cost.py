@@ -253,6 +253,19 @@ def test_replay_cost_writes_costs_jsonl_only_when_asked(tmp_path: Path) -> None:
     assert "cost $" in report.stdout and "[--price-per-mtok 3/15]" in report.stdout  # type: ignore[attr-defined]
 
 
+def test_a_dry_run_says_what_its_price_is() -> None:
+    """The seed's dry run writes no summary, so --cost priced its whole-history views: the
+    original run, Δ 0, beside a report of checkpoints that would fire; a note says so."""
+    sample = str(SAMPLES / "long_session.jsonl")
+    dry = CliRunner().invoke(
+        cli, ["replay", sample, "--cost", "--dry-run", "--price-per-mtok", "3/15"]
+    )
+    assert dry.exit_code == 0
+    assert "--cost with --dry-run prices the views of a run without summary calls" in dry.stderr
+    priced = CliRunner().invoke(cli, ["replay", sample, "--cost", "--price-per-mtok", "3/15"])
+    assert priced.exit_code == 0 and "--dry-run" not in priced.stderr
+
+
 def test_sweep_cost_columns_only_when_asked_and_the_same_over_processes() -> None:
     plain = run_cli("sweep", str(SAMPLES), "--json")
     assert "cost_" not in plain.stdout  # type: ignore[attr-defined]
