@@ -91,7 +91,9 @@ def test_a_policy_files_template_stays_inside_the_project(project: Path) -> None
     assert result.exit_code == 2
     # --policy is checked as click checks an option: its usage lines, then one error line
     refusal = result.stderr.strip().splitlines()[-1]
-    assert refusal.startswith("Error: Invalid value for '--policy': p.toml: summary.template: ")
+    assert refusal.startswith(
+        "Error: Invalid value for '--policy' (env var: 'TSUM_POLICY'): p.toml: summary.template: "
+    )
     assert "'/etc/passwd' is outside the project directory" in refusal
     assert "root:" not in result.output
 

@@ -87,4 +87,7 @@ def test_policy_option_converts_names_and_files_and_rejects_the_rest(
     assert f"{missing}: summary.template: prompt 'no-such.j2': not a built-in name" in result.stderr
     bad = runner.invoke(_probe, ["--policy", "nope"])
     assert bad.exit_code == 2
-    assert "Invalid value for '--policy': policy 'nope': not a preset" in bad.stderr
+    assert (
+        "Invalid value for '--policy' (env var: 'TSUM_POLICY'): policy 'nope': not a preset"
+        in bad.stderr
+    )

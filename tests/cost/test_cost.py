@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -13,6 +14,7 @@ from click.testing import CliRunner
 
 from transcript_tools.cli.main import cli
 from transcript_tools.cost.cache_rules import ANTHROPIC, NO_CACHE, OPENAI
+from transcript_tools.cost.meter import cost_line
 from transcript_tools.cost.model import RunCost, modeled_call
 from transcript_tools.cost.original import reconstructed_run, recorded_breaks, recorded_run
 from transcript_tools.cost.prices import Pricer, Rates, parse_rates
@@ -205,6 +207,25 @@ def test_summarizer_calls_and_unpriced_models_are_counted() -> None:
     assert run.to_json()["summarizer_calls"] == 1
 
 
+def test_an_unpriced_call_makes_its_kinds_sum_no_figure() -> None:
+    """An unpriced call added $0 to the summarizer's and the cache breaks' sums, so the
+    report read "summarizer $0.0000, cache breaks $0.0000" for a run no price list knows
+    (the aider log of the shared corpus, 2 summaries); those sums are now null."""
+    run = RunCost()
+    run.add(Pricer(), "no-such-model", CallTokens(1000, 0, 0, 100), summarizer=True)
+    run.add(Pricer(), "no-such-model", CallTokens(1000, 0, 0, 100))
+    as_json = run.to_json()
+    assert (as_json["summarizer_usd"], as_json["cache_break_usd"]) == (None, None)
+    mixed = RunCost()  # a priced summarizer beside an unpriced agent call keeps its figure
+    mixed.add(Pricer(), "claude-sonnet-4-5", CallTokens(1000, 0, 0, 100), summarizer=True)
+    mixed.add(Pricer(), "no-such-model", CallTokens(1000, 0, 0, 100))
+    assert mixed.to_json()["summarizer_usd"] == pytest.approx((3000 + 1500) / 1e6)
+    assert mixed.to_json()["cache_break_usd"] is None
+    record: Any = {"policy": as_json, "original": as_json, "delta_usd": None}
+    line = cost_line(record)
+    assert "summarizer unpriced, cache breaks unpriced" in line
+
+
 def run_cli(*args: str) -> object:
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
@@ -230,6 +251,19 @@ def test_replay_cost_writes_costs_jsonl_only_when_asked(tmp_path: Path) -> None:
         assert (tmp_path / "cost" / name).read_bytes() == (tmp_path / "plain" / name).read_bytes()
     report = run_cli("replay", sample, "--cost", "--price-per-mtok", "3/15")
     assert "cost $" in report.stdout and "[--price-per-mtok 3/15]" in report.stdout  # type: ignore[attr-defined]
+
+
+def test_a_dry_run_says_what_its_price_is() -> None:
+    """The seed's dry run writes no summary, so --cost priced its whole-history views: the
+    original run, Δ 0, beside a report of checkpoints that would fire; a note says so."""
+    sample = str(SAMPLES / "long_session.jsonl")
+    dry = CliRunner().invoke(
+        cli, ["replay", sample, "--cost", "--dry-run", "--price-per-mtok", "3/15"]
+    )
+    assert dry.exit_code == 0
+    assert "--cost with --dry-run prices the views of a run without summary calls" in dry.stderr
+    priced = CliRunner().invoke(cli, ["replay", sample, "--cost", "--price-per-mtok", "3/15"])
+    assert priced.exit_code == 0 and "--dry-run" not in priced.stderr
 
 
 def test_sweep_cost_columns_only_when_asked_and_the_same_over_processes() -> None:

@@ -95,6 +95,28 @@ def test_the_sweep_leaves_an_overflowed_run_out_of_its_totals() -> None:
     assert cost_notes([{**row, "cost_overflow_conversations": 0}]) == ""
 
 
+def test_the_bill_note_is_every_conversations_bill_and_names_the_smaller_ones() -> None:
+    # the note took the first row's bill for every row: sorted first, clear-tool-uses
+    # (its overflowed conversation left out: 183.52) while the seed's Δ$ orig is a share
+    # of 194.76 (tsum sweep real/claude-code real/codex --policy seed,clear-tool-uses,codex
+    # --cost --max-context-tokens auto)
+    def row(config: int, policy: str, bill: float) -> dict[str, object]:
+        return {
+            "config": config,
+            "policy": policy,
+            "cost_billed_usd": bill,
+            "cost_replayed_share": 0.649,
+        }
+
+    note = cost_notes([row(2, "clear-tool-uses", 183.52), row(1, "seed", 194.76)])
+    assert note.startswith(
+        "\nthe original runs were billed 194.76 USD (without the conversations they left "
+        "out: #2 clear-tool-uses 183.52 USD); the calls replayed cover 64.9% of it"
+    )
+    same = cost_notes([row(1, "seed", 194.76), row(2, "codex", 194.76)])
+    assert same.startswith("\nthe original runs were billed 194.76 USD; the calls")
+
+
 def test_compare_pairs_no_overflowed_run() -> None:
     cfg = SweepConfig(0.75, 1000, 1)
     profile = ConversationSeries(0, "c", "c.jsonl", 1, [10], [10], [2], True, [])

@@ -51,6 +51,19 @@ def test_claude_code_one_million_model_and_only_unmodified_presets_follow() -> N
     assert follow_runtime(preset("codex"), "0.104.0", "gpt-5.3-codex") == preset("codex")
 
 
+def test_a_release_of_another_runtime_is_not_followed() -> None:
+    # a Codex log's cli_version 0.104 is no Claude Code release: before, --policy
+    # claude-code on it took the 1.0.x/2.0.x 45K buffer (0.104 < 2.1), and --policy
+    # gemini-cli on a Codex 0.17 log Gemini CLI's 0.7 ratio (0.17 < 0.18)
+    claude = preset("claude-code")
+    assert follow_runtime(claude, "0.104.0-alpha.1", "gpt-5.3-codex", log_format="codex") == claude
+    own = follow_runtime(claude, "2.0.26", None, log_format="claude-code")
+    assert own.trigger.reserve_tokens == 45_000
+    gemini = preset("gemini-cli")
+    assert follow_runtime(gemini, "0.17.0", None, log_format="codex") == gemini
+    assert follow_runtime(gemini, "0.17.0", None, log_format="gemini-cli").trigger.ratio == 0.7
+
+
 @pytest.mark.parametrize(
     ("version", "ratio"),
     [("0.9.0", 0.7), ("0.17.1", 0.7), ("0.18.0", 0.5), ("0.49.0-preview.0", 0.5)],

@@ -228,6 +228,17 @@ def test_policies_side_by_side_with_the_seed_and_a_policy_file(tmp_path: Path) -
     assert "uncompacted (ceiling)" in page and "clear-small" in page and "prepass #1" in page
 
 
+def test_cost_with_a_policy_says_the_actions_are_not_priced() -> None:
+    """--cost scores summaries only: with --policy a note says so, where the run used to
+    drop it without a word; the seed's own path keeps its figure and needs no note."""
+    result = run("eval", SAMPLES, "--policy", "seed", "--policy", "codex", "--cost", "--json")
+    assert result.exit_code == 0, result.output
+    assert "--cost under --policy: only the compactions the logs record get it" in result.stderr
+    assert "recall_per_1k_retained_tokens" not in result.stdout
+    seed = run("eval", SAMPLES, "--policy", "seed", "--cost")
+    assert "probes per 1k retained" in seed.stdout and "--cost under" not in seed.stderr
+
+
 @pytest.fixture
 def network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TSUM_OFFLINE", raising=False)

@@ -127,3 +127,128 @@ def test_cli_json_keys_and_min_agreement_gate(tmp_path: Path) -> None:
     assert "under --min-agreement 90%" in gated.stderr
     text = runner.invoke(cli, ["fidelity", str(log), "--as-is"])
     assert "never" in text.stdout and "200,000 (model)" in text.stdout
+
+
+def test_cli_no_sessions_exits_3_saying_why(tmp_path: Path) -> None:
+    # an empty folder: exit 3, as replay and eval, with the line that says why
+    done = CliRunner().invoke(cli, ["fidelity", str(tmp_path)])
+    assert done.exit_code == 3
+    assert "tsum: error: no sessions found in the given paths" in done.stderr
+
+
+def test_the_rebuilt_view_is_the_runtimes_whatever_the_policy(tmp_path: Path) -> None:
+    # the runtime's own view after its compaction holds the files Claude Code re-injects
+    # (its Read calls' file_path): a property of the log's runtime, not of the policy
+    # replayed beside it; --policy codex and --as-is used to drop them from it
+    meta = {"trigger": "auto", "preTokens": 155_800}
+    log = claude_code_log(tmp_path / "a.jsonl", [150_000, 153_000, 9_000], after=2, boundary=meta)
+    log.write_text(log.read_text().replace('"file":', '"file_path":'))
+    (own,) = fidelity_paths([str(log)]).rows
+    (codex,) = fidelity_paths([str(log)], policy=preset("codex")).rows
+    (as_is,) = fidelity_paths([str(log)], follow=False).rows
+    unread = claude_code_log(
+        tmp_path / "b.jsonl", [150_000, 153_000, 9_000], after=2, boundary=meta
+    )
+    (plain,) = fidelity_paths([str(unread)]).rows  # no file_path: nothing re-injected
+    assert own.rebuilt_tokens_after is not None and plain.rebuilt_tokens_after is not None
+    assert own.rebuilt_tokens_after > plain.rebuilt_tokens_after  # the files are in it
+    assert codex.rebuilt_tokens_after == as_is.rebuilt_tokens_after == own.rebuilt_tokens_after
+
+
+def test_a_policy_that_never_summarizes_keeps_no_count_of_kept_messages(tmp_path: Path) -> None:
+    # observation-masking only clears tool results: it has no view after a compaction,
+    # so neither a size nor a count of kept person messages (it read 0: none kept)
+    log = codex_log(tmp_path / "r.jsonl", [100_000, 232_600, 30_000], after=2, kept=1)
+    (row,) = fidelity_paths([str(log)], policy=preset("observation-masking")).rows
+    assert (row.predicted_tokens_after, row.recorded_kept_messages) == (None, 1)
+    assert row.predicted_kept_messages is None
+    text = CliRunner().invoke(cli, ["fidelity", str(log), "--policy", "observation-masking"])
+    assert " 1/- " in text.stdout and " 1/0 " not in text.stdout
+
+
+def test_a_compaction_before_any_call_reads_unobserved_not_never(tmp_path: Path) -> None:
+    # a continued session opens with the runtime's summary: no call before it, so the
+    # table's pred call is "-" (unobserved, as its summary counts it), not "never" (a miss)
+    log = claude_code_log(tmp_path / "s.jsonl", [150_000, 9_000, 9_500], after=1)
+    lines = log.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if "isCompactSummary" in line)
+    log.write_text("\n".join(lines[start:]) + "\n")
+    (row,) = fidelity_paths([str(log)]).rows
+    assert (row.recorded_call, row.predicted_call, row.outcome) == (0, None, "unobserved")
+    text = CliRunner().invoke(cli, ["fidelity", str(log)]).stdout
+    first = text.splitlines()[1].split()
+    assert first[first.index("0") + 1] == "-" and "never" not in first
+
+
+def test_a_pi_log_is_replayed_with_the_pi_preset() -> None:
+    # the pi preset came after fidelity's runtime table: a pi log with a compaction was
+    # skipped with "no preset for pi logs (use --policy)" though its runtime has one
+    fixture = Path(__file__).resolve().parents[1] / "fixtures/formats/representative_pi.jsonl"
+    result = fidelity_paths([str(fixture)])
+    assert [row.policy for row in result.rows] == ["pi"] and not result.skipped_formats
+
+
+def test_a_claude_code_policy_on_a_codex_log_follows_no_claude_code_release(
+    tmp_path: Path,
+) -> None:
+    # the Codex cli_version 0.104 picked Claude Code's pre-2.1 45K buffer (213,400 of
+    # the log's 258,400); it is no Claude Code release: the preset's own 33K (225,400)
+    log = codex_log(tmp_path / "r.jsonl", [100_000, 232_600, 30_000], after=2, kept=1)
+    (row,) = fidelity_paths([str(log)], policy=preset("claude-code")).rows
+    assert (row.window, row.threshold) == (258_400, 225_400)
+
+
+def test_a_log_without_a_runtime_preset_rebuilds_without_re_injected_files(
+    tmp_path: Path,
+) -> None:
+    # the re-injected files are the log's runtime's: where it has no preset (own=None,
+    # a managed-agents log under --policy claude-code) none are added to the rebuilt
+    # view, whatever the replayed policy re-injects itself
+    from transcript_tools.fidelity.replay import compaction_rows
+    from transcript_tools.formats.corpus import CorpusReader
+
+    meta = {"trigger": "auto", "preTokens": 155_800}
+    log = claude_code_log(tmp_path / "a.jsonl", [150_000, 153_000, 9_000], after=2, boundary=meta)
+    log.write_text(log.read_text().replace('"file":', '"file_path":'))
+    (conv,) = CorpusReader(None).conversations([str(log)])
+    claude = preset("claude-code")
+    (own,) = compaction_rows(conv, claude, own=claude)
+    (none,) = compaction_rows(conv, claude, own=None)
+    assert own.rebuilt_tokens_after is not None and none.rebuilt_tokens_after is not None
+    assert none.rebuilt_tokens_after < own.rebuilt_tokens_after
+    assert none.predicted_tokens_after == own.predicted_tokens_after  # the policy's own view
+
+
+def test_every_json_key_is_in_the_docs(tmp_path: Path) -> None:
+    # path, session_id, size_error, summary_from, and the summary's compactions,
+    # agreement and median_size_error were printed by --json and named nowhere
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "fidelity.md").read_text()
+    meta = {"trigger": "auto", "preTokens": 155_800}
+    log = claude_code_log(tmp_path / "a.jsonl", [150_000, 153_000, 9_000], after=2, boundary=meta)
+    data = json.loads(CliRunner().invoke(cli, ["fidelity", str(log), "--json"]).stdout)
+    keys = {*data, *data["compactions"][0], *data["summary"][0]}
+    assert sorted(k for k in keys if f"`{k}`" not in docs) == []
+
+
+def test_the_count_line_names_the_sessions_skipped_for_want_of_a_preset() -> None:
+    # an inspect-ai log's compaction: no preset replays it, and the count line read
+    # "0 recorded compactions in 1 sessions" as if the log recorded none
+    fixture = Path(__file__).resolve().parents[1] / "fixtures/formats"
+    done = CliRunner().invoke(
+        cli, ["fidelity", str(fixture / "edge_cases_inspect_compaction.json")]
+    )
+    assert done.exit_code == 0
+    assert "1 session(s) with compactions skipped (inspect-ai 1: no preset)" in done.stderr
+
+
+def test_the_policy_env_var_is_named_where_it_is_read(tmp_path: Path) -> None:
+    # TSUM_POLICY replaced every runtime's preset in fidelity (and set replay's and
+    # check's policy) while no --help named it: a variable set for replay in CI moved
+    # fidelity's rows without a word
+    runner = CliRunner()
+    for command in ("fidelity", "replay", "check"):
+        assert "TSUM_POLICY" in runner.invoke(cli, [command, "--help"]).stdout, command
+    meta = {"trigger": "auto", "preTokens": 155_800}
+    log = claude_code_log(tmp_path / "a.jsonl", [150_000, 153_000, 9_000], after=2, boundary=meta)
+    done = runner.invoke(cli, ["fidelity", str(log), "--json"], env={"TSUM_POLICY": "codex"})
+    assert json.loads(done.stdout)["compactions"][0]["policy"] == "codex"

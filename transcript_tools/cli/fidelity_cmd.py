@@ -16,6 +16,7 @@ import orjson
 
 from ..engine.person_fates import FATES
 from ..fidelity import FidelityResult, FidelityRow, RuntimeSummary, fidelity_paths
+from ..fidelity.records import UNOBSERVED
 from ..present.numbers import grouped, whole_percent
 from ..present.table import text_table
 from ..reporter import Callbacks
@@ -77,7 +78,7 @@ def _row(row: FidelityRow, base: str) -> list[str]:
         f"{row.window:,} ({row.window_from})",
         "-" if row.threshold is None else f"{row.threshold:,.0f}",
         str(row.recorded_call),
-        grouped(row.predicted_call) if row.predicted_call is not None else "never",
+        _predicted(row),
         grouped(row.recorded_tokens_before),
         grouped(row.recorded_tokens_after),
         grouped(row.predicted_tokens_after),
@@ -87,6 +88,14 @@ def _row(row: FidelityRow, base: str) -> list[str]:
         kept,
         "-" if fates is None else "/".join(str(fates[k]) for k in FATES),
     ]
+
+
+def _predicted(row: FidelityRow) -> str:
+    """The call the policy fires after; ``-`` where the log holds no call before the
+    compaction (unobserved: nothing to fire on, not a miss), else ``never``."""
+    if row.outcome == UNOBSERVED:
+        return "-"
+    return "never" if row.predicted_call is None else grouped(row.predicted_call)
 
 
 def _summary_row(summary: RuntimeSummary) -> list[str]:
@@ -192,6 +201,12 @@ def fidelity_command(
     elif result.rows:
         echo(render(result))
     failed = f", {result.failed} failed" if result.failed else ""
+    skipped = result.skipped_formats
+    if skipped:  # their compactions are not in the count: say so beside it
+        names = ", ".join(f"{name} {n}" for name, n in skipped.items())
+        failed += (
+            f"; {sum(skipped.values())} session(s) with compactions skipped ({names}: no preset)"
+        )
     echo(
         f"{len(result.rows)} recorded compactions in {result.sessions} sessions,"
         f" {result.files} files{failed}",
@@ -204,4 +219,9 @@ def fidelity_command(
             f"tsum: agreement {whole_percent(agreement)} is under --min-agreement {min_agreement:.0%}",
             err=True,
         )
-    finish(failed=result.failed > 0 or not result.sessions, differences=below)
+    nothing = not result.sessions and not result.failed  # an error above says why otherwise
+    finish(
+        failed=result.failed > 0 or not result.sessions,
+        differences=below,
+        error="no sessions found in the given paths" if nothing else None,
+    )

@@ -49,6 +49,7 @@ def policy_option(func: Any) -> Any:
         "policy",
         type=PolicyParam(),
         envvar="TSUM_POLICY",
+        show_envvar=True,
         default=None,
         help=POLICY_HELP,
     )(func)

@@ -16,6 +16,14 @@ from .progress import SUMMARY, RunStderr, warnings_option
 from .setting_options import cost_options, provider_options, scale_options
 from .settings import resolve, summary_options
 
+# --cost with --dry-run prices views no summary call made: said, not left to be read as a
+# policy that saves nothing (docs/cost.md, "Outputs")
+DRY_RUN_COST_NOTE = (
+    "tsum: note: --cost with --dry-run prices the views of a run without summary calls: "
+    "the seed's views keep the whole history (no summary is written, so its cost is the "
+    "original run's), a --policy's hold an assumed summary, and no summarizer is priced"
+)
+
 if TYPE_CHECKING:
     from ..replay.run import ReplayResult
 
@@ -101,6 +109,8 @@ def replay_command(
         cost=pricer,
         warnings_mode=warnings_mode,
     )
+    if cost and dry_run and not silent:
+        echo(DRY_RUN_COST_NOTE, err=True)
     if out_format != "native":
         from ..formats.atif_write import write_out_format
 

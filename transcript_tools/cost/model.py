@@ -195,6 +195,12 @@ class RunCost:
     def sources(self) -> list[str]:
         return sorted({c.source for c in self.calls if c.source})
 
+    def _priced(self, usd: float, *, summarizer: bool) -> float | None:
+        """``usd``, or None where a call of that kind (summarizer or not) has no price:
+        an unpriced call adds nothing to the sum, which is then no figure (0 is not)."""
+        unpriced = any(c.usd is None for c in self.calls if c.summarizer == summarizer)
+        return None if unpriced else usd
+
     def to_json(self) -> RunCostJson:
         usd = self.usd
         return {
@@ -203,8 +209,8 @@ class RunCost:
             "tokens": self.tokens(summarizer=False).to_json(),
             "summarizer_tokens": self.tokens(summarizer=True).to_json(),
             "usd": None if usd is None else round(usd, 6),
-            "summarizer_usd": round(self.summarizer_usd, 6),
-            "cache_break_usd": round(self.break_usd, 6),
+            "summarizer_usd": self._priced(round(self.summarizer_usd, 6), summarizer=True),
+            "cache_break_usd": self._priced(round(self.break_usd, 6), summarizer=False),
             "overflow_calls": len(self.overflow),
             "overflow_max_prompt": max((c.tokens.prompt for c in self.overflow), default=0),
             "priced_by": self.sources(),

@@ -27,8 +27,8 @@ class RunCostJson(TypedDict):
     tokens: TokensJson
     summarizer_tokens: TokensJson
     usd: float | None  # None: a call no price list knows
-    summarizer_usd: float
-    cache_break_usd: float  # what the prompt-cache breaks (compactions) cost
+    summarizer_usd: float | None  # None: a summarizer call has no price
+    cache_break_usd: float | None  # what the prompt-cache breaks (compactions) cost; None: unpriced
     overflow_calls: int  # modeled calls over the model's window (cost/overflow.py)
     overflow_max_prompt: int  # the largest of those prompts
     priced_by: list[str]  # the price sources used

@@ -59,7 +59,8 @@ def session_window(
         return settings, None
     policy = settings.policy
     if policy is not None:
-        followed = follow_runtime(policy, conv.runtime_version, conversation_model(conv))
+        model = conversation_model(conv)
+        followed = follow_runtime(policy, conv.runtime_version, model, log_format=conv.format)
         if followed != policy:
             settings = replace(settings, policy=followed)
         policy = followed

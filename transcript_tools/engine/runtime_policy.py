@@ -46,6 +46,20 @@ GEMINI_CLI_RATIOS: tuple[tuple[tuple[int, ...], float], ...] = (
 # Claude Code re-injects: docs/fidelity.md, "Sizes"). Validated on the 2.0.76 logs there.
 CLAUDE_CODE_REINJECTION = Reinjection(files=5, file_tokens=5_000, tool="Read", path="file_path")
 
+# A log's format -> the preset of the runtime that wrote it (``tsum fidelity`` replays it
+# without --policy; a release the log records is that runtime's, no other preset's).
+RUNTIME_PRESETS = {
+    "claude-code": "claude-code",
+    "codex": "codex",
+    "gemini-cli": "gemini-cli",
+    "opencode": "opencode",
+    "opencode-db": "opencode",
+    "cline": "cline",
+    "aider-chat": "aider",
+    "aider-llm": "aider",
+    "pi": "pi",
+}
+
 _T = TypeVar("_T")
 _VERSION = re.compile(r"(\d+(?:\.\d+)*)")
 
@@ -65,14 +79,19 @@ def _by_version(table: tuple[tuple[tuple[int, ...], _T], ...], version: tuple[in
     return table[-1][1]
 
 
-def follow_runtime(policy: Policy, version: str | None, model: str | None) -> Policy:
+def follow_runtime(
+    policy: Policy, version: str | None, model: str | None, *, log_format: str | None = None
+) -> Policy:
     """``policy`` with the values of the runtime release that wrote the log, where
-    ``policy`` is that runtime's unmodified preset and the release is known."""
+    ``policy`` is that runtime's unmodified preset and the release is known. ``log_format``:
+    the log's format; a version another runtime wrote (a Codex release under the
+    claude-code preset) is no release of this one, and nothing follows it."""
     from .policy_toml import preset, preset_names
 
     if policy.name not in preset_names() or policy != preset(policy.name):
         return policy
-    release = parse_version(version)
+    own = log_format is None or RUNTIME_PRESETS.get(log_format) == policy.name
+    release = parse_version(version) if own else None
     trigger = policy.trigger
     if policy.name == "claude-code":
         if model and model.strip().lower().endswith("[1m]"):

@@ -164,7 +164,8 @@ def eval_paths(
     finally:
         records.close()
     notes.extend(result.notes)
-    notes.extend(_run_notes(result, built, policy_mode))
+    unscored = [flag for flag, on in (("--cost", cost), ("--judge", judge_obj)) if on]
+    notes.extend(_run_notes(result, built, policy_mode, unscored))
     done = EvalRun(result, built, notes, judge_obj)
     _write_outputs(done, out_dir, html_path, chart)
     return done
@@ -209,14 +210,22 @@ def _judge(built: list[Variant], base: RunSettings) -> tuple[Any, str | None]:
     return Judge(build_executor(base.provider)), None
 
 
-def _run_notes(result: EvalResult, built: list[Variant], policy_mode: bool) -> list[str]:
-    """What the table's reader must know to read it right."""
+def _run_notes(
+    result: EvalResult, built: list[Variant], policy_mode: bool, unscored: Sequence[str] = ()
+) -> list[str]:
+    """What the table's reader must know to read it right; ``unscored``: the flags given
+    that score summaries only (--cost, --judge), which a policy's actions do not get."""
     notes: list[str] = []
     if policy_mode:
         notes.append(
             "--policy: each action (summary or pre-pass) is scored on the probes of the messages it "
             'took out of the view, looked for in the next view (docs/eval.md, "Policies")'
         )
+        if unscored:
+            notes.append(
+                f"{' and '.join(unscored)} under --policy: only the compactions the logs record "
+                'get it, not the policies\' actions (docs/eval.md, "Policies")'
+            )
     elif built[0].provider_name == "offline" and len(built) > 1:
         notes.append(
             "the offline provider is extractive: it copies the conversation whatever the template's "

@@ -1,7 +1,8 @@
 """``tsum fidelity``: the logs' own compactions as ground truth for the policies' replay."""
 
+from ..engine.runtime_policy import RUNTIME_PRESETS
 from .records import FidelityRow, RuntimeSummary, summarize
-from .workflow import RUNTIME_PRESETS, FidelityResult, fidelity_paths
+from .workflow import FidelityResult, fidelity_paths
 
 __all__ = [
     "RUNTIME_PRESETS",

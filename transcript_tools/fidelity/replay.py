@@ -57,10 +57,12 @@ class _Stretch:
 
 
 def compaction_rows(
-    conv: Conversation, preset: Policy, *, follow: bool = True
+    conv: Conversation, preset: Policy, *, own: Policy | None, follow: bool = True
 ) -> list[FidelityRow]:
     """One row per recorded compaction of ``conv`` (none: no rows); ``follow``: the preset
-    follows the runtime release that wrote each part of the log (fidelity/window.py)."""
+    follows the runtime release that wrote each part of the log (fidelity/window.py);
+    ``own``: the preset of the log's own runtime (None: none), whose re-injected files
+    the rebuilt view holds whatever policy is replayed."""
     if not conv.compactions:
         return []
     messages = conv.messages
@@ -78,11 +80,13 @@ def compaction_rows(
         sizes = log_sizes(conv, frozenset({comp.message_index})) or ESTIMATES
         files = reinjection(preset) if follow else None
         reinjected = 0 if files is None else reinjected_tokens(messages[:end], sizes, files)
+        files = None if own is None else reinjection(own)  # the runtime's, not the policy's
+        rebuilt_files = 0 if files is None else reinjected_tokens(messages[:end], sizes, files)
         fired = _first_fire(conv, stretch, policy, window, sizes)
         predicted = None if fired is None else calls[fired]
         after, kept, summary_from = _view_after(conv, stretch, comp, policy, window, sizes)
         after = None if after is None else after + reinjected
-        rebuilt = _rebuilt_after(conv, comp, messages[start:end], sizes) + reinjected
+        rebuilt = _rebuilt_after(conv, comp, messages[start:end], sizes) + rebuilt_files
         rows.append(
             FidelityRow(
                 path=conv.path,
@@ -143,13 +147,14 @@ def _view_after(
     policy: Policy,
     window: int,
     sizes: SizeModel,
-) -> tuple[int | None, int, str]:
+) -> tuple[int | None, int | None, str]:
     """(the next call's prompt as the policy predicts it had it compacted at the recorded
     call, the person's messages it kept, where its summary text came from): the policy's
     own view and size model (engine/policy_slot.py, engine/sizes.py), the hidden prefix,
-    and what the log adds before that call."""
+    and what the log adds before that call. A policy that never summarizes has no view
+    after a compaction: (None, None, "none")."""
     if not policy.summarizes:
-        return None, 0, "none"
+        return None, None, "none"
     part = _stretch_conversation(conv, stretch)
     slot = PolicySlot(policy, window, sizes, units=UnitCounter(policy.trigger.unit))
     slot.append_messages(part.messages)

@@ -21,6 +21,7 @@ def replay_policy(
 ) -> tuple[Policy, int, str]:
     """(the policy, its window, where the window came from) for ``comp``."""
     if follow:
-        policy = follow_runtime(policy, comp.version or conv.runtime_version, comp.model)
+        version = comp.version or conv.runtime_version
+        policy = follow_runtime(policy, version, comp.model, log_format=conv.format)
     window, source = recorded_window(conv, DEFAULT_MAX_CONTEXT_TOKENS, policy.trigger.window)
     return policy, window, source

@@ -12,22 +12,11 @@ from dataclasses import dataclass, field
 
 from ..engine.policy import Policy
 from ..engine.policy_toml import preset, resolve_policy
+from ..engine.runtime_policy import RUNTIME_PRESETS
 from ..formats.corpus import CorpusReader
 from ..reporter import QUIET, Reporter
 from .records import FidelityRow, RuntimeSummary, summarize
 from .replay import compaction_rows
-
-# A log's format -> the preset of the runtime that wrote it.
-RUNTIME_PRESETS = {
-    "claude-code": "claude-code",
-    "codex": "codex",
-    "gemini-cli": "gemini-cli",
-    "opencode": "opencode",
-    "opencode-db": "opencode",
-    "cline": "cline",
-    "aider-chat": "aider",
-    "aider-llm": "aider",
-}
 
 
 @dataclass(slots=True)
@@ -66,10 +55,11 @@ def fidelity_paths(
         result.sessions += 1
         if not conv.compactions:
             continue
+        name = RUNTIME_PRESETS.get(conv.format)
+        own = None if name is None else preset(name)
         used = chosen
         if used is None:
-            name = RUNTIME_PRESETS.get(conv.format)
-            if name is None:
+            if own is None:
                 skipped = result.skipped_formats
                 if conv.format not in skipped:
                     reporter.warn(
@@ -77,7 +67,7 @@ def fidelity_paths(
                     )
                 skipped[conv.format] = skipped.get(conv.format, 0) + 1
                 continue
-            used = preset(name)
-        result.rows.extend(compaction_rows(conv, used, follow=follow))
+            used = own
+        result.rows.extend(compaction_rows(conv, used, follow=follow, own=own))
     result.files, result.failed = reader.stats.files, reader.stats.failed_files
     return result

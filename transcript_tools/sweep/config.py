@@ -156,7 +156,8 @@ class SweepConfig:
             return self
         policy = self.policy
         if policy is not None:  # the preset of the log's runtime release (as replay)
-            policy = follow_runtime(policy, conv.runtime_version, conversation_model(conv))
+            model = conversation_model(conv)
+            policy = follow_runtime(policy, conv.runtime_version, model, log_format=conv.format)
         policy_window = policy.trigger.window if policy is not None else 0
         window, source = recorded_window(
             conv, self.max_context_tokens, self.fallback_window or policy_window

@@ -47,7 +47,8 @@ def cost_notes(rows: list[dict[str, Any]]) -> str:
     Δ$ orig compares unlike runs: the original's prompts shrank at that compaction, this
     configuration's kept growing (past the window, its over column says, where a runtime
     would have had to compact). Say how much of the change those conversations hold."""
-    lines = [_bill_note(rows[0])] if rows and rows[0].get("cost_replayed_share") else []
+    billed = [row for row in rows if row.get("cost_replayed_share")]
+    lines = [_bill_note(billed)] if billed else []
     for row in rows:
         lines.append(_overflow_note(row))
         missed = row.get("cost_missed_compaction")
@@ -63,14 +64,24 @@ def cost_notes(rows: list[dict[str, Any]]) -> str:
     return "".join(lines)
 
 
-def _bill_note(row: dict[str, Any]) -> str:
+def _bill_note(rows: list[dict[str, Any]]) -> str:
     """The share of the original runs' bill the replayed calls cover (the rest, inline
-    subagents and rewound branches, is the same in every row): said where it is not all."""
+    subagents and rewound branches, is the same in every row): said where it is not all.
+    The bill of every conversation; a row that left an overflowed one out compares with
+    the bill of the others, named beside it."""
+    row = max(rows, key=lambda r: r["cost_billed_usd"])
     share = row["cost_replayed_share"]
     if share >= 1:
         return ""
+    smaller = "; ".join(
+        f"#{r['config']}{' ' + r['policy'] if r.get('policy') else ''} "
+        f"{r['cost_billed_usd']:,.2f} USD"
+        for r in rows
+        if r["cost_billed_usd"] < row["cost_billed_usd"]
+    )
+    others = f" (without the conversations they left out: {smaller})" if smaller else ""
     return (
-        f"\nthe original runs were billed {row['cost_billed_usd']:,.2f} USD; the calls "
+        f"\nthe original runs were billed {row['cost_billed_usd']:,.2f} USD{others}; the calls "
         f"replayed cover {share:.1%} of it (the rest: inline subagents and rewound "
         "branches, billed alike in every row; Δ$ orig and Δ$ model are shares of the "
         "whole bill)."
