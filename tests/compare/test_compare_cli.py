@@ -133,3 +133,14 @@ def test_an_unreadable_input_is_an_error_not_an_empty_comparison(tmp_path: Path)
     assert f"{missing}: no such file" in result.stderr
     assert "1 input error(s), left out of the comparison" in result.stderr
     assert "no conversation to compare" not in result.stderr
+
+
+def test_an_empty_directory_says_nothing_was_found(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        cli, ["compare", str(tmp_path), "--policy", "seed,codex"], catch_exceptions=False
+    )
+    # no line above says why: the error itself does, as sweep's and replay's do
+    assert result.exit_code == 3
+    assert result.stdout == ""
+    assert "no conversation to compare found in the given paths" in result.stderr
+    assert "the lines above say why" not in result.stderr

@@ -310,7 +310,9 @@ def _finish(done: CompareRun) -> None:
     if not done.comparison.conversations:
         if done.comparison.mixed:  # the only reason: said even when --silent
             echo(f"tsum: {done.left_out()}", err=True)
-        finish(failed=True, error="no conversation to compare (the lines above say why)")
+        said = done.comparison.mixed or done.result.errors or done.result.conversations
+        why = "(the lines above say why)" if said else "found in the given paths"
+        finish(failed=True, error=f"no conversation to compare {why}")
     if done.failed:
         errors = len(done.result.errors)
         finish(failed=True, error=f"{errors} input error(s), left out of the comparison (above)")
