@@ -144,3 +144,22 @@ def test_an_empty_directory_says_nothing_was_found(tmp_path: Path) -> None:
     assert result.stdout == ""
     assert "no conversation to compare found in the given paths" in result.stderr
     assert "the lines above say why" not in result.stderr
+
+
+def test_recall_of_a_policy_that_never_summarizes_is_explained() -> None:
+    code, out, _ = _run(
+        "--policy",
+        "observation-masking,codex",
+        "--max-context-tokens",
+        "4000",
+        "--columns",
+        "policy,recall",
+        "--silent",
+    )
+    assert code == 0
+    # observation masking never summarizes: its recall is that of the tool results it cleared
+    masking = next(line for line in out.splitlines() if line.startswith("observation-masking"))
+    assert "n=1" in masking
+    legend = next(line for line in out.splitlines() if line.startswith("  recall: "))
+    assert "where it summarized" not in legend and "it never did" not in legend
+    assert "cleared tool results" in legend and "nothing to probe" in legend

@@ -94,12 +94,12 @@ def test_the_table_sorts_and_the_front_is_labelled_with_policy_names(tmp_path: P
     # (the text table marks it too), labelled with its name
     assert page.labels == ["seed"]
     assert sorted(page.others) == ["aider", "codex"]  # the other points are named too
-    assert "artifact recall" in text and "No policy summarized" not in text
+    assert "artifact recall" in text and "no recall to plot" not in text
 
 
 def test_no_recall_plots_tokens_kept_and_says_so(tmp_path: Path) -> None:
     text, page = _page(tmp_path, "400000")  # no policy fires at a 400k window
-    assert "No policy summarized, so no recall to plot" in text
+    assert "No action of any policy took out anything to probe, so no recall to plot" in text
     assert "both axes then measure the tokens each policy keeps" in text  # the sample is unpriced
     assert "tokens kept, share of the original run" in text
     assert text.count('class="dominated"') + text.count('class="front"') >= 3  # points drawn

@@ -136,7 +136,8 @@ def tradeoff(comparison: Comparison) -> dict[str, Any]:
     notes = []
     if not axes.recall:
         notes.append(
-            "No policy summarized, so no recall to plot: the chart shows "
+            "No action of any policy took out anything to probe, so no recall to plot: "
+            "the chart shows "
             + ("the bill" if axes.money else "the tokens sent")
             + " against the share of the original run's tokens each policy keeps (up: keeps more)."
         )
@@ -149,7 +150,9 @@ def tradeoff(comparison: Comparison) -> dict[str, Any]:
     unplotted = [r.name for r in rows if r not in plotted]
     if unplotted:
         notes.append(
-            f"Not plotted, no recall figure (it never summarized): {', '.join(unplotted)}."
+            "Not plotted, no recall figure (no action, or nothing it took out to probe): "
+            + ", ".join(unplotted)
+            + "."
         )
     svg = render_svg(
         points,

@@ -79,8 +79,9 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "recall",
         "recall",
-        "artifact recall, % of probes the summaries carry, 95% interval, over n "
-        "conversations where it summarized (- : it never did)",
+        "artifact recall, % of the probes its actions (summaries, cleared tool results) "
+        "took out of the view that the next view carries, 95% interval, over the n "
+        "conversations where they took out any (- : on none: no action, or nothing to probe)",
         lambda r: interval(r.recall, 100, ".0f") + (f" n={r.recall.pairs}" if r.recall else ""),
     ),
     Column(
