@@ -122,3 +122,17 @@ def test_a_grid_row_is_the_row_of_its_configuration_swept_alone(
     assert together == alone
     assert sum(row["summary_calls"] for row in together) > 0  # the comparison bites
     assert any(row["artifact_probes"] for row in together)
+
+
+def test_the_unit_legend_line_comes_with_the_unit_column_only() -> None:
+    runner = CliRunner()
+    # seed and aider both check after each turn: no unit column, so no line explaining it
+    turns = runner.invoke(cli, ["sweep", SAMPLES, "--policy", "seed,aider", "--silent"])
+    assert turns.exit_code == 0, turns.output
+    assert " unit " not in turns.stdout.splitlines()[0]
+    assert "unit call (--checkpoint call)" not in turns.stdout
+    # codex checks after each model call: the column and its line
+    calls = runner.invoke(cli, ["sweep", SAMPLES, "--policy", "seed,codex", "--silent"])
+    assert calls.exit_code == 0, calls.output
+    assert " unit " in calls.stdout.splitlines()[0]
+    assert "unit call (--checkpoint call)" in calls.stdout

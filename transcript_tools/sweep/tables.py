@@ -205,11 +205,17 @@ def cell(row: dict[str, Any], key: str) -> str:
     return compact(row[key])
 
 
+def has_unit(rows: list[dict[str, Any]]) -> bool:
+    """Whether the table has the ``unit`` column (and its legend line): a grid with
+    ``--checkpoint call`` configurations (a turn configuration's row has no such key)."""
+    return any("checkpoint" in row for row in rows)
+
+
 def table_columns(rows: list[dict[str, Any]]) -> tuple[list[tuple[str, str]], set[int]]:
     """The table's columns and its text columns; ``unit`` (turn / call) only when the grid
     has ``--checkpoint call`` configurations, so default tables are unchanged."""
     columns, left = list(COLUMNS), {1, 4, 5}
-    if any("checkpoint" in row for row in rows):
+    if has_unit(rows):
         columns.insert(6, ("unit", "checkpoint"))
         left.add(6)
     if any("policy" in row for row in rows):  # tsum sweep --policy (docs/policies.md)
@@ -278,7 +284,7 @@ def render_table(result: SweepTableSource, sort: str = "calls") -> str:
         + (
             "unit call (--checkpoint call): the checkpoint runs after every model call; deb, 1st, over, "
             "mean and Δcompact count calls on those rows.\n"
-            if len([k for _, k in columns if not k.startswith("cost_")]) > len(COLUMNS)
+            if has_unit(rows)
             else ""
         )
         + f"summaries: {result.summary_source}."
