@@ -136,3 +136,17 @@ def test_the_unit_legend_line_comes_with_the_unit_column_only() -> None:
     assert calls.exit_code == 0, calls.output
     assert " unit " in calls.stdout.splitlines()[0]
     assert "unit call (--checkpoint call)" in calls.stdout
+
+
+def test_the_policy_columns_are_explained_in_the_legend_and_the_report(tmp_path: Path) -> None:
+    report = tmp_path / "sweep.html"
+    args = ["sweep", SAMPLES, "--policy", "seed,codex", "--silent", "--report", str(report)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    header = result.stdout.splitlines()[0]
+    page = report.read_text(encoding="utf-8")
+    for term in ("policy", "cleared", "invalid views a/o/g/s", "agree =/±1/never"):
+        assert term in header
+        assert f"{term}: " in result.stdout.split("\n\n")[1]  # the legend under the table
+        assert f"<dt>{term}</dt>" in page
+    assert "strictly alternating roles" in result.stdout

@@ -211,6 +211,12 @@ def has_unit(rows: list[dict[str, Any]]) -> bool:
     return any("checkpoint" in row for row in rows)
 
 
+def has_policy(rows: list[dict[str, Any]]) -> bool:
+    """Whether the table has the policy columns (and their legend): a --policy grid
+    other than the seed alone."""
+    return any("policy" in row for row in rows)
+
+
 def table_columns(rows: list[dict[str, Any]]) -> tuple[list[tuple[str, str]], set[int]]:
     """The table's columns and its text columns; ``unit`` (turn / call) only when the grid
     has ``--checkpoint call`` configurations, so default tables are unchanged."""
@@ -218,7 +224,7 @@ def table_columns(rows: list[dict[str, Any]]) -> tuple[list[tuple[str, str]], se
     if has_unit(rows):
         columns.insert(6, ("unit", "checkpoint"))
         left.add(6)
-    if any("policy" in row for row in rows):  # tsum sweep --policy (docs/policies.md)
+    if has_policy(rows):  # tsum sweep --policy (docs/policies.md)
         columns.insert(1, ("policy", "policy"))
         left = {n + 1 if n >= 1 else n for n in left} | {1}
         columns += POLICY_COLUMNS
@@ -236,6 +242,25 @@ POLICY_COLUMNS = [
     ("invalid views a/o/g/s", "violations"),
     ("agree =/±1/never", "compaction_agreement"),
 ]
+
+
+# What each policy column says: the text table's legend line and the report's terms.
+POLICY_LEGEND = (
+    ("policy", "the row's compaction policy (tsum policies show NAME)"),
+    ("cleared", "tool results its pre-pass replaced by a placeholder, all conversations"),
+    (
+        "invalid views a/o/g/s",
+        "of the views its summaries made (of N), those breaking a rule of Anthropic's, "
+        "OpenAI's or Gemini's API, or of strictly alternating roles, that the log itself "
+        "does not break (engine/validity.py)",
+    ),
+    (
+        "agree =/±1/never",
+        "of the N conversations where Claude Code or Codex recorded a compaction, those "
+        "whose first trigger falls at its unit, within one unit of it (those at it "
+        "included), or never",
+    ),
+)
 
 
 def _violations_cell(row: dict[str, Any]) -> str:
@@ -285,6 +310,11 @@ def render_table(result: SweepTableSource, sort: str = "calls") -> str:
             "unit call (--checkpoint call): the checkpoint runs after every model call; deb, 1st, over, "
             "mean and Δcompact count calls on those rows.\n"
             if has_unit(rows)
+            else ""
+        )
+        + (
+            "; ".join(f"{term}: {text}" for term, text in POLICY_LEGEND) + ".\n"
+            if has_policy(rows)
             else ""
         )
         + f"summaries: {result.summary_source}."
