@@ -57,7 +57,7 @@ def test_chosen_columns_and_a_policy_baseline() -> None:
     table = out.split("\n\n")[1].splitlines()
     assert table[0].split() == ["policy", "Δ", "recall"]
     seed_row = next(line for line in table if line.startswith("seed"))
-    assert "+0 [+0, +0]" in seed_row  # the baseline against itself
+    assert "+0 [+0, +0] n=1" in seed_row  # the baseline against itself, on the one conversation
 
 
 def test_budget_windows_print_the_curves() -> None:

@@ -97,8 +97,12 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "drecall",
         "Δ recall",
-        "recall change against a baseline policy, points, paired",
-        lambda r: interval(r.recall_delta, 100, "+.0f"),
+        "recall change against a baseline policy, points, the mean paired change over the "
+        "n conversations where both have a recall figure, 95% interval",
+        lambda r: (
+            interval(r.recall_delta, 100, "+.0f")
+            + (f" n={r.recall_delta.pairs}" if r.recall_delta else "")
+        ),
     ),
     Column(
         "retained",
