@@ -163,3 +163,17 @@ def test_recall_of_a_policy_that_never_summarizes_is_explained() -> None:
     legend = next(line for line in out.splitlines() if line.startswith("  recall: "))
     assert "where it summarized" not in legend and "it never did" not in legend
     assert "cleared tool results" in legend and "nothing to probe" in legend
+
+
+def test_a_bad_budget_window_is_a_usage_error_before_anything_runs(tmp_path: Path) -> None:
+    missing = str(tmp_path / "missing.jsonl")
+    result = CliRunner().invoke(
+        cli,
+        ["compare", missing, "--policy", "seed,codex", "--budget-windows", "0,16000"],
+        catch_exceptions=False,
+    )
+    # checked with the options: the input is not read (no 'no such file'), the error
+    # names the option given, not the setting it would have become
+    assert result.exit_code == 2
+    assert "'--budget-windows': 0: a window is a number of tokens" in result.stderr
+    assert "no such file" not in result.stderr and "max_context_tokens" not in result.stderr

@@ -104,6 +104,23 @@ def _one_window(window: str, fallback_window: int | None) -> int | str:
     return windows[0]
 
 
+def _budget_windows(text: str | None) -> list[int]:
+    """--budget-windows: two windows or more, each checked before anything runs (the
+    comparison runs first, and would be lost to a bad window after it)."""
+    windows = _split((text or "",), "--budget-windows", int)
+    if len(windows) == 1:
+        raise click.BadParameter(
+            "a curve needs two windows or more", param_hint="'--budget-windows'"
+        )
+    bad = [str(w) for w in windows if w < 1]
+    if bad:
+        raise click.BadParameter(
+            f"{', '.join(bad)}: a window is a number of tokens, 1 or more",
+            param_hint="'--budget-windows'",
+        )
+    return windows
+
+
 def _columns(text: str | None) -> list[str] | None:
     if not text:
         return None
@@ -250,11 +267,7 @@ def compare_command(
     columns = _columns(columns_text)
     one_window = _one_window(window, fallback_window)
     chosen = _split(policies, "--policy", _policy)
-    budget_windows = _split((budget_windows_text or "",), "--budget-windows", int)
-    if len(budget_windows) == 1:
-        raise click.BadParameter(
-            "a curve needs two windows or more", param_hint="'--budget-windows'"
-        )
+    budget_windows = _budget_windows(budget_windows_text)
     auto = {"max_context_tokens": AUTO} if one_window == AUTO else None
     resolved = resolve(opts, overrides=auto)
     pricer = None
