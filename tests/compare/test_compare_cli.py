@@ -99,6 +99,8 @@ def test_fallback_window_compares_windowless_logs_at_one_window() -> None:
     code, _, err = _run(*policies)
     assert code != 0
     assert "left out: 1 conversation(s) whose log names no window" in err
+    # the way in it names is the one that keeps every other log at its own window
+    assert "; --fallback-window N runs them at one (every other log at its own)" in err
     code, fallback, _ = _run(*policies, "--fallback-window", "8000")
     assert code == 0
     assert "a log naming none at --fallback-window 8000: 8k (fallback) x1" in fallback

@@ -72,7 +72,8 @@ class CompareRun:
         own = ", ".join(sorted(c.mixed_windows))
         return (
             f"left out: {c.mixed} conversation(s) whose log names no window: each policy "
-            f"would run at its own ({own}); --max-context-tokens N runs them at one"
+            f"would run at its own ({own}); --fallback-window N runs them at one (every "
+            "other log at its own), --max-context-tokens N every log"
         )
 
     def header(self) -> list[str]:
