@@ -150,3 +150,6 @@ def test_the_policy_columns_are_explained_in_the_legend_and_the_report(tmp_path:
         assert f"{term}: " in result.stdout.split("\n\n")[1]  # the legend under the table
         assert f"<dt>{term}</dt>" in page
     assert "strictly alternating roles" in result.stdout
+    # clearing tool results is scored too: a row without summaries can have a recall
+    assert "a policy that never summarizes has one too" in result.stdout
+    assert "<dt>recall of a policy row</dt>" in page

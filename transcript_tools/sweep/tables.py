@@ -249,6 +249,12 @@ POLICY_LEGEND = (
     ("policy", "the row's compaction policy (tsum policies show NAME)"),
     ("cleared", "tool results its pre-pass replaced by a placeholder, all conversations"),
     (
+        "recall of a policy row",
+        "of the probes each action (a summary, or a pre-pass clearing tool results) took "
+        "out of the view, the share the next view carries: a policy that never summarizes "
+        "has one too",
+    ),
+    (
         "invalid views a/o/g/s",
         "of the views its summaries made (of N), those breaking a rule of Anthropic's, "
         "OpenAI's or Gemini's API, or of strictly alternating roles, that the log itself "
