@@ -153,3 +153,16 @@ def test_the_policy_columns_are_explained_in_the_legend_and_the_report(tmp_path:
     # clearing tool results is scored too: a row without summaries can have a recall
     assert "a policy that never summarizes has one too" in result.stdout
     assert "<dt>recall of a policy row</dt>" in page
+
+
+def test_two_different_policies_of_one_name_are_refused(tmp_path: Path) -> None:
+    changed = tmp_path / "codex.toml"  # named after the preset it changes
+    changed.write_text('extends = "codex"\n[trigger]\nratio = 0.5\n', encoding="utf-8")
+    runner = CliRunner()
+    result = runner.invoke(cli, ["sweep", SAMPLES, "--policy", f"codex,{changed}", "--silent"])
+    # two rows named codex, with different figures, would be told apart by nothing
+    assert result.exit_code == 2
+    assert "two different policies are named 'codex'" in result.stderr
+    same = runner.invoke(cli, ["sweep", SAMPLES, "--policy", "codex,codex", "--json"])
+    assert same.exit_code == 0  # the same policy twice is one row, as before
+    assert [row["policy"] for row in json.loads(same.stdout)["configs"]] == ["codex"]
