@@ -179,3 +179,10 @@ def test_a_bad_budget_window_is_a_usage_error_before_anything_runs(tmp_path: Pat
     assert result.exit_code == 2
     assert "'--budget-windows': 0: a window is a number of tokens" in result.stderr
     assert "no such file" not in result.stderr and "max_context_tokens" not in result.stderr
+
+
+def test_an_unpriced_baseline_is_not_said_to_be_priced() -> None:
+    code, out, _ = _run("--policy", "seed,codex", "--max-context-tokens", "4000", "--no-cost")
+    assert code == 0
+    assert out.startswith("baseline: the original run (as recorded, unpriced); 1 conversation(s)")
+    assert "priced by the cost model" not in out and "baseline bill:" not in out

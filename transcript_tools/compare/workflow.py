@@ -78,8 +78,10 @@ class CompareRun:
 
     def header(self) -> list[str]:
         c = self.comparison
+        priced = [r for r in c.rows if r.baseline_usd is not None]
         base = (
-            "the original run (as recorded, priced by the cost model: docs/cost.md)"
+            "the original run (as recorded"
+            + (", priced by the cost model: docs/cost.md)" if priced else ", unpriced)")
             if c.baseline == ORIGINAL
             else f"policy {c.baseline}"
         )
@@ -95,7 +97,6 @@ class CompareRun:
             f"baseline: {base}; {c.conversations} conversation(s), each paired across policies",
             f"window: every policy at {how}: {found or 'none'}",
         ]
-        priced = [r for r in c.rows if r.baseline_usd is not None]
         if priced:
             first = max(priced, key=lambda r: r.priced)
             same = all(r.priced == first.priced for r in priced)
