@@ -166,3 +166,14 @@ def test_two_different_policies_of_one_name_are_refused(tmp_path: Path) -> None:
     same = runner.invoke(cli, ["sweep", SAMPLES, "--policy", "codex,codex", "--json"])
     assert same.exit_code == 0  # the same policy twice is one row, as before
     assert [row["policy"] for row in json.loads(same.stdout)["configs"]] == ["codex"]
+
+
+def test_an_auto_window_cell_is_explained_only_where_one_is_shown() -> None:
+    runner = CliRunner()
+    auto = runner.invoke(cli, ["sweep", SAMPLES, "--max-context-tokens", "auto", "--silent"])
+    assert auto.exit_code == 0, auto.output
+    assert "auto=32k (default)" in auto.stdout.splitlines()[2]  # the samples name none
+    assert "auto (mixed): at several" in auto.stdout.split("\n\n")[1]
+    assert "else the default (default)" in auto.stdout
+    fixed = runner.invoke(cli, ["sweep", SAMPLES, "--max-context-tokens", "32000", "--silent"])
+    assert fixed.exit_code == 0 and "max_ctx auto=W" not in fixed.stdout

@@ -244,6 +244,14 @@ POLICY_COLUMNS = [
 ]
 
 
+# --max-context-tokens auto: what its max_ctx cells say (sweep/config.auto_window_cell)
+AUTO_LEGEND = (
+    "max_ctx auto=W (source): --max-context-tokens auto ran every conversation of the row "
+    "at one window W, the one its log records (log), else its model's documented window "
+    "(model), else the policy's own (policy), else the default (default); auto (mixed): "
+    "at several (--json: max_context_tokens_used counts the conversations at each).\n"
+)
+
 # What each policy column says: the text table's legend line and the report's terms.
 POLICY_LEGEND = (
     ("policy", "the row's compaction policy (tsum policies show NAME)"),
@@ -323,6 +331,7 @@ def render_table(result: SweepTableSource, sort: str = "calls") -> str:
             if has_policy(rows)
             else ""
         )
+        + (AUTO_LEGEND if any(row.get("max_context_tokens_used") for row in rows) else "")
         + f"summaries: {result.summary_source}."
         + (cost_legend(rows) + cost_notes(rows) if any(COST_KEY in row for row in rows) else "")
     )
