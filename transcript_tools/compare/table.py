@@ -13,9 +13,13 @@ from .figures import Comparison, PolicyRow, cost
 
 
 def cost_verdict(delta: Interval | None) -> str:
-    """ "cheaper by 12.0% [8.0%, 15.0%]", "costlier by ...", or "no difference (...)"."""
+    """ "cheaper by 12.0% [8.0%, 15.0%]", "costlier by ...", or "no difference (...)";
+    from one conversation no interval can be drawn (every resample is that one pair), so
+    no verdict either: "one conversation (-5.1%, no interval)"."""
     if delta is None:
         return "unpriced"
+    if delta.pairs < 2:
+        return f"one conversation ({delta.estimate * 100:+.1f}%, no interval)"
     if delta.spans_zero:
         return f"no difference ({delta.estimate * 100:+.1f}% [{percent(delta.low)}, {percent(delta.high)}])"
     if delta.high < 0:
