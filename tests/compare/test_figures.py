@@ -68,7 +68,8 @@ def test_mixed_windows_are_left_out_and_counted() -> None:
 
 
 def test_the_table_fits_the_width_and_explains_every_column() -> None:
-    got = compare_runs(["a", "b"], [{0: RUN, 1: replace(RUN, usd=9.0)}])
+    # two conversations: one would word its verdict "one conversation (..., no interval)"
+    got = compare_runs(["a", "b"], [{0: RUN, 1: replace(RUN, usd=9.0)}] * 2)
     text = render(got, ["header"], width=60)
     table = text.split("\n\n")[1].splitlines()
     assert all(len(line) <= 60 for line in table)
