@@ -14,6 +14,7 @@ The session engine runs it through the ``slot.Slot`` protocol, as it runs the se
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -403,5 +404,5 @@ class PolicySlot:
     def estimated_view(self, view: int) -> None:
         """The assumed summary is in the view itself: nothing to estimate on top."""
 
-    def mark(self, record: DecisionRecord) -> None:
-        mark_overflow(record, self)
+    def mark(self, record: DecisionRecord, prompt: Callable[[], int]) -> None:
+        mark_overflow(record, prompt(), self.window)
