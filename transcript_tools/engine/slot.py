@@ -80,8 +80,11 @@ class Slot(Protocol):
     def assume_summary(self) -> None: ...  # a dry run's summary, its text not known
     def estimated_view(self, view: int) -> int | None: ...  # the view after it, estimated
     # what a checkpoint left; ``prompt``: the tokens of its view, as the trigger measures
-    def mark(self, record: DecisionRecord, prompt: Callable[[], int]) -> None: ...
+    def mark(self, record: DecisionRecord, prompt: PromptTokens) -> None: ...
 
+
+# The tokens of the prompt a view makes, measured when asked (TurnAccounting's measure).
+PromptTokens = Callable[[], int]
 
 _NONE_REPLACED: Mapping[int, tuple[Message, int, int]] = {}
 
@@ -297,7 +300,7 @@ class ContextSlot:
         summary = assumed_summary_tokens(self.marker, SUMMARY_MAX_TOKENS)
         return estimated_summary_view(view, self.dropped_tokens(start), summary)
 
-    def mark(self, record: DecisionRecord, prompt: Callable[[], int]) -> None:
+    def mark(self, record: DecisionRecord, prompt: PromptTokens) -> None:
         """The seed's path has no window of its own to fail (engine/overflow.py)."""
 
     def snapshot(self) -> dict[str, Any]:
