@@ -186,3 +186,12 @@ def test_an_unpriced_baseline_is_not_said_to_be_priced() -> None:
     assert code == 0
     assert out.startswith("baseline: the original run (as recorded, unpriced); 1 conversation(s)")
     assert "priced by the cost model" not in out and "baseline bill:" not in out
+
+
+def test_a_money_column_with_no_cost_is_a_usage_error() -> None:
+    # it would be '-' or 'unpriced' on every row: the options contradict each other
+    code, _, err = _run("--policy", "seed,codex", "--no-cost", "--columns", "policy,dusd,recall")
+    assert code == 2
+    assert "dusd: money column(s), and --no-cost prices nothing" in err
+    code, _, _ = _run("--policy", "seed,codex", "--no-cost", "--columns", "policy,recall")
+    assert code == 0

@@ -121,7 +121,8 @@ def _budget_windows(text: str | None) -> list[int]:
     return windows
 
 
-def _columns(text: str | None) -> list[str] | None:
+def _columns(text: str | None, cost: bool) -> list[str] | None:
+    """--columns' keys, checked; a money column with --no-cost would be '-' on every row."""
     if not text:
         return None
     keys = [k.strip() for k in text.split(",") if k.strip()]
@@ -129,6 +130,12 @@ def _columns(text: str | None) -> list[str] | None:
     if bad:
         raise click.BadParameter(
             f"{', '.join(bad)}: not a column ({', '.join(COLUMN_KEYS)})", param_hint="'--columns'"
+        )
+    money = [k for k in keys if k in ("cost", "dusd", "verdict")]
+    if money and not cost:
+        raise click.BadParameter(
+            f"{', '.join(money)}: money column(s), and --no-cost prices nothing",
+            param_hint="'--columns'",
         )
     return keys
 
@@ -264,7 +271,7 @@ def compare_command(
     **opts: Any,
 ) -> None:
     """Compare policies against a baseline: cost, recall, retained tokens, with intervals."""
-    columns = _columns(columns_text)
+    columns = _columns(columns_text, cost)
     one_window = _one_window(window, fallback_window)
     chosen = _split(policies, "--policy", _policy)
     budget_windows = _budget_windows(budget_windows_text)
