@@ -62,3 +62,7 @@ def test_verdicts_are_worded_from_the_interval() -> None:
     assert cost_verdict(Interval(0.05, 0.02, 0.09, 9)) == "costlier by 5.0% [2.0%, 9.0%]"
     assert cost_verdict(Interval(0.01, -0.02, 0.04, 9)) == "no difference (+1.0% [-2.0%, 4.0%])"
     assert cost_verdict(None) == "unpriced"
+    # one conversation: every resample is that pair, a zero-wide interval that says nothing
+    assert cost_verdict(Interval(-0.051, -0.051, -0.051, 1)) == (
+        "one conversation (-5.1%, no interval)"
+    )

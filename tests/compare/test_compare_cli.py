@@ -57,7 +57,7 @@ def test_chosen_columns_and_a_policy_baseline() -> None:
     table = out.split("\n\n")[1].splitlines()
     assert table[0].split() == ["policy", "Δ", "recall"]
     seed_row = next(line for line in table if line.startswith("seed"))
-    assert "+0 [+0, +0]" in seed_row  # the baseline against itself
+    assert "+0 [+0, +0] n=1" in seed_row  # the baseline against itself, on the one conversation
 
 
 def test_budget_windows_print_the_curves() -> None:
@@ -99,6 +99,8 @@ def test_fallback_window_compares_windowless_logs_at_one_window() -> None:
     code, _, err = _run(*policies)
     assert code != 0
     assert "left out: 1 conversation(s) whose log names no window" in err
+    # the way in it names is the one that keeps every other log at its own window
+    assert "; --fallback-window N runs them at one (every other log at its own)" in err
     code, fallback, _ = _run(*policies, "--fallback-window", "8000")
     assert code == 0
     assert "a log naming none at --fallback-window 8000: 8k (fallback) x1" in fallback
@@ -133,3 +135,63 @@ def test_an_unreadable_input_is_an_error_not_an_empty_comparison(tmp_path: Path)
     assert f"{missing}: no such file" in result.stderr
     assert "1 input error(s), left out of the comparison" in result.stderr
     assert "no conversation to compare" not in result.stderr
+
+
+def test_an_empty_directory_says_nothing_was_found(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        cli, ["compare", str(tmp_path), "--policy", "seed,codex"], catch_exceptions=False
+    )
+    # no line above says why: the error itself does, as sweep's and replay's do
+    assert result.exit_code == 3
+    assert result.stdout == ""
+    assert "no conversation to compare found in the given paths" in result.stderr
+    assert "the lines above say why" not in result.stderr
+
+
+def test_recall_of_a_policy_that_never_summarizes_is_explained() -> None:
+    code, out, _ = _run(
+        "--policy",
+        "observation-masking,codex",
+        "--max-context-tokens",
+        "4000",
+        "--columns",
+        "policy,recall",
+        "--silent",
+    )
+    assert code == 0
+    # observation masking never summarizes: its recall is that of the tool results it cleared
+    masking = next(line for line in out.splitlines() if line.startswith("observation-masking"))
+    assert "n=1" in masking
+    legend = next(line for line in out.splitlines() if line.startswith("  recall: "))
+    assert "where it summarized" not in legend and "it never did" not in legend
+    assert "cleared tool results" in legend and "nothing to probe" in legend
+
+
+def test_a_bad_budget_window_is_a_usage_error_before_anything_runs(tmp_path: Path) -> None:
+    missing = str(tmp_path / "missing.jsonl")
+    result = CliRunner().invoke(
+        cli,
+        ["compare", missing, "--policy", "seed,codex", "--budget-windows", "0,16000"],
+        catch_exceptions=False,
+    )
+    # checked with the options: the input is not read (no 'no such file'), the error
+    # names the option given, not the setting it would have become
+    assert result.exit_code == 2
+    assert "'--budget-windows': 0: a window is a number of tokens" in result.stderr
+    assert "no such file" not in result.stderr and "max_context_tokens" not in result.stderr
+
+
+def test_an_unpriced_baseline_is_not_said_to_be_priced() -> None:
+    code, out, _ = _run("--policy", "seed,codex", "--max-context-tokens", "4000", "--no-cost")
+    assert code == 0
+    assert out.startswith("baseline: the original run (as recorded, unpriced); 1 conversation(s)")
+    assert "priced by the cost model" not in out and "baseline bill:" not in out
+
+
+def test_a_money_column_with_no_cost_is_a_usage_error() -> None:
+    # it would be '-' or 'unpriced' on every row: the options contradict each other
+    code, _, err = _run("--policy", "seed,codex", "--no-cost", "--columns", "policy,dusd,recall")
+    assert code == 2
+    assert "dusd: money column(s), and --no-cost prices nothing" in err
+    code, _, _ = _run("--policy", "seed,codex", "--no-cost", "--columns", "policy,recall")
+    assert code == 0

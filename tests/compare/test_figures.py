@@ -68,7 +68,8 @@ def test_mixed_windows_are_left_out_and_counted() -> None:
 
 
 def test_the_table_fits_the_width_and_explains_every_column() -> None:
-    got = compare_runs(["a", "b"], [{0: RUN, 1: replace(RUN, usd=9.0)}])
+    # two conversations: one would word its verdict "one conversation (..., no interval)"
+    got = compare_runs(["a", "b"], [{0: RUN, 1: replace(RUN, usd=9.0)}] * 2)
     text = render(got, ["header"], width=60)
     table = text.split("\n\n")[1].splitlines()
     assert all(len(line) <= 60 for line in table)
@@ -108,3 +109,15 @@ def test_a_row_with_overflowing_runs_is_ranked_by_its_change_not_its_smaller_tot
     assert [r.name for r in sort_rows([over, cheap], "cost")] == ["cheap", "over"]
     mark_pareto([over, cheap])
     assert (cheap.pareto, over.pareto) == (True, False)
+
+
+def test_a_recall_change_names_the_conversations_it_pairs() -> None:
+    # the baseline has a recall figure on one conversation of three, the other policy on
+    # all three: the change pairs that one, and says so beside the policy's own n=3
+    base = [replace(RUN, recall=None), replace(RUN, recall=None), RUN]
+    other = replace(RUN, recall=(4, 4))
+    got = compare_runs(["base", "other"], [{0: b, 1: other} for b in base], "base")
+    text = render(got, [], width=200, columns=["policy", "recall", "drecall"])
+    row = next(line for line in text.splitlines() if line.startswith("other"))
+    assert "n=3" in row and row.endswith("+25 [+25, +25] n=1")
+    assert "where both have a recall figure" in text

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from transcript_tools.cli.main import cli
 from transcript_tools.compare.bootstrap import Interval
-from transcript_tools.compare.figures import ORIGINAL, Comparison, PolicyRow
+from transcript_tools.compare.figures import ORIGINAL, Comparison, PolicyRow, mark_pareto
 from transcript_tools.compare.report import SORT_VALUES, Axes, _point, table, tradeoff
 from transcript_tools.compare.table import COLUMN_KEYS
 
@@ -94,12 +94,12 @@ def test_the_table_sorts_and_the_front_is_labelled_with_policy_names(tmp_path: P
     # (the text table marks it too), labelled with its name
     assert page.labels == ["seed"]
     assert sorted(page.others) == ["aider", "codex"]  # the other points are named too
-    assert "artifact recall" in text and "No policy summarized" not in text
+    assert "artifact recall" in text and "no recall to plot" not in text
 
 
 def test_no_recall_plots_tokens_kept_and_says_so(tmp_path: Path) -> None:
     text, page = _page(tmp_path, "400000")  # no policy fires at a 400k window
-    assert "No policy summarized, so no recall to plot" in text
+    assert "No action of any policy took out anything to probe, so no recall to plot" in text
     assert "both axes then measure the tokens each policy keeps" in text  # the sample is unpriced
     assert "tokens kept, share of the original run" in text
     assert text.count('class="dominated"') + text.count('class="front"') >= 3  # points drawn
@@ -132,12 +132,27 @@ def test_money_axis_and_interval_bars_by_hand() -> None:
     # the front: cheap (cheapest) and dear (recalls most); bad is dominated by dear
     assert 'class="front-label"' in svg and ">cheap<" in svg and ">dear<" in svg
     assert ">bad<" not in svg.split("<title>")[0] and svg.count('class="front-label"') == 2
-    # each point: a horizontal bar (the $ change around it: 8 - (-2) + [-3, -0.5] = [7, 9.5])
-    # and a vertical one (recall's interval): 3 points x 2 bars
+    # each point: at its change against the baseline (Δ $), a horizontal bar (that change's
+    # interval) and a vertical one (recall's interval): 3 points x 2 bars
     assert svg.count('class="interval"') == 6
     point = _point(cheap, Axes(money=True, recall=True), ORIGINAL)
-    assert (point.x, point.y) == (8.0, 0.5)
-    assert point.x_bar == (7.0, 9.5) and point.y_bar == (0.4, 0.7)
+    assert (point.x, point.y) == (-2.0, 0.5)
+    assert point.x_bar == (-3.0, -0.5) and point.y_bar == (0.4, 0.7)
+    assert "-$" in svg and "$-" not in svg  # a negative change's tick: -$2
+
+
+def test_the_charts_front_is_the_tables_when_a_row_totals_fewer_conversations() -> None:
+    # 'fewer' overflowed on some conversations: its bill totals fewer of them ($5, under
+    # cheap's $8) though its change is dearer (+1 against -2) and it recalls less
+    cheap = _row("cheap", 8.0, Interval(-2.0, -3.0, -0.5, 4), Interval(0.5, 0.4, 0.7, 3))
+    fewer = _row("fewer", 5.0, Interval(1.0, 0.5, 1.5, 3), Interval(0.3, 0.2, 0.4, 3))
+    fewer.baseline_usd, fewer.priced = 4.0, 3  # the baseline over the same 3 conversations
+    comparison = Comparison(ORIGINAL, [cheap, fewer], 4)
+    mark_pareto(comparison.rows)
+    assert (cheap.pareto, fewer.pareto) == (True, False)  # the table's column
+    svg = tradeoff(comparison)["svg"]
+    fronts = re.findall(r'class="front-label"[^>]*>([^<]*)<', svg)
+    assert fronts == ["cheap"]
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -51,3 +51,28 @@ def test_almost_every_unit_from_the_first_firing() -> None:
     assert fires_almost_always([b, f, b, f, b, f]) is None  # 3 of 5: 60%
     assert fires_almost_always([f, f]) is None  # two firings are not a pattern
     assert fires_almost_always([b, b, b]) is None
+
+
+CODEX = str(Path(__file__).parents[1] / "fixtures" / "formats" / "representative_codex.jsonl")
+
+
+def test_a_view_the_log_itself_sent_is_no_overflow(tmp_path: Path) -> None:
+    # a policy that fires only once the view is the whole window: where it never fires,
+    # every view is the log's own, whose recorded prompts all fit the window
+    policy = tmp_path / "full.toml"
+    policy.write_text('extends = "codex"\nname = "full"\n[trigger]\nratio = 1.0\n', "utf-8")
+
+    def decisions(window: int) -> list[dict[str, object]]:
+        out = tmp_path / f"out-{window}"
+        args = ["replay", CODEX, "--dry-run", "--policy", str(policy), "--out", str(out)]
+        result = CliRunner().invoke(cli, [*args, "--max-context-tokens", str(window)])
+        assert result.exit_code == 0, result.output
+        lines = (out / "decisions.jsonl").read_bytes().splitlines()
+        return [orjson.loads(line) for line in lines]
+
+    largest = max(int(str(r["watermark"])) for r in decisions(10_000_000))
+    records = decisions(largest + 1)
+    assert all(r["decision"] == "below_threshold" for r in records)  # never acted
+    # measured as the trigger measures (the recorded prompt): the hidden prefix plus every
+    # message at its billed size overstated it, and marked 2 of these views over
+    assert not any("overflow" in r for r in records)

@@ -122,3 +122,58 @@ def test_a_grid_row_is_the_row_of_its_configuration_swept_alone(
     assert together == alone
     assert sum(row["summary_calls"] for row in together) > 0  # the comparison bites
     assert any(row["artifact_probes"] for row in together)
+
+
+def test_the_unit_legend_line_comes_with_the_unit_column_only() -> None:
+    runner = CliRunner()
+    # seed and aider both check after each turn: no unit column, so no line explaining it
+    turns = runner.invoke(cli, ["sweep", SAMPLES, "--policy", "seed,aider", "--silent"])
+    assert turns.exit_code == 0, turns.output
+    assert " unit " not in turns.stdout.splitlines()[0]
+    assert "unit call (--checkpoint call)" not in turns.stdout
+    # codex checks after each model call: the column and its line
+    calls = runner.invoke(cli, ["sweep", SAMPLES, "--policy", "seed,codex", "--silent"])
+    assert calls.exit_code == 0, calls.output
+    assert " unit " in calls.stdout.splitlines()[0]
+    assert "unit call (--checkpoint call)" in calls.stdout
+
+
+def test_the_policy_columns_are_explained_in_the_legend_and_the_report(tmp_path: Path) -> None:
+    report = tmp_path / "sweep.html"
+    args = ["sweep", SAMPLES, "--policy", "seed,codex", "--silent", "--report", str(report)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    header = result.stdout.splitlines()[0]
+    page = report.read_text(encoding="utf-8")
+    for term in ("policy", "cleared", "invalid views a/o/g/s", "agree =/±1/never"):
+        assert term in header
+        assert f"{term}: " in result.stdout.split("\n\n")[1]  # the legend under the table
+        assert f"<dt>{term}</dt>" in page
+    assert "strictly alternating roles" in result.stdout
+    # clearing tool results is scored too: a row without summaries can have a recall
+    assert "a policy that never summarizes has one too" in result.stdout
+    assert "<dt>recall of a policy row</dt>" in page
+
+
+def test_two_different_policies_of_one_name_are_refused(tmp_path: Path) -> None:
+    changed = tmp_path / "codex.toml"  # named after the preset it changes
+    changed.write_text('extends = "codex"\n[trigger]\nratio = 0.5\n', encoding="utf-8")
+    runner = CliRunner()
+    result = runner.invoke(cli, ["sweep", SAMPLES, "--policy", f"codex,{changed}", "--silent"])
+    # two rows named codex, with different figures, would be told apart by nothing
+    assert result.exit_code == 2
+    assert "two different policies are named 'codex'" in result.stderr
+    same = runner.invoke(cli, ["sweep", SAMPLES, "--policy", "codex,codex", "--json"])
+    assert same.exit_code == 0  # the same policy twice is one row, as before
+    assert [row["policy"] for row in json.loads(same.stdout)["configs"]] == ["codex"]
+
+
+def test_an_auto_window_cell_is_explained_only_where_one_is_shown() -> None:
+    runner = CliRunner()
+    auto = runner.invoke(cli, ["sweep", SAMPLES, "--max-context-tokens", "auto", "--silent"])
+    assert auto.exit_code == 0, auto.output
+    assert "auto=32k (default)" in auto.stdout.splitlines()[2]  # the samples name none
+    assert "auto (mixed): at several" in auto.stdout.split("\n\n")[1]
+    assert "else the default (default)" in auto.stdout
+    fixed = runner.invoke(cli, ["sweep", SAMPLES, "--max-context-tokens", "32000", "--silent"])
+    assert fixed.exit_code == 0 and "max_ctx auto=W" not in fixed.stdout

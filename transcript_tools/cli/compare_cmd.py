@@ -104,7 +104,25 @@ def _one_window(window: str, fallback_window: int | None) -> int | str:
     return windows[0]
 
 
-def _columns(text: str | None) -> list[str] | None:
+def _budget_windows(text: str | None) -> list[int]:
+    """--budget-windows: two windows or more, each checked before anything runs (the
+    comparison runs first, and would be lost to a bad window after it)."""
+    windows = _split((text or "",), "--budget-windows", int)
+    if len(windows) == 1:
+        raise click.BadParameter(
+            "a curve needs two windows or more", param_hint="'--budget-windows'"
+        )
+    bad = [str(w) for w in windows if w < 1]
+    if bad:
+        raise click.BadParameter(
+            f"{', '.join(bad)}: a window is a number of tokens, 1 or more",
+            param_hint="'--budget-windows'",
+        )
+    return windows
+
+
+def _columns(text: str | None, cost: bool) -> list[str] | None:
+    """--columns' keys, checked; a money column with --no-cost would be '-' on every row."""
     if not text:
         return None
     keys = [k.strip() for k in text.split(",") if k.strip()]
@@ -112,6 +130,12 @@ def _columns(text: str | None) -> list[str] | None:
     if bad:
         raise click.BadParameter(
             f"{', '.join(bad)}: not a column ({', '.join(COLUMN_KEYS)})", param_hint="'--columns'"
+        )
+    money = [k for k in keys if k in ("cost", "dusd", "verdict")]
+    if money and not cost:
+        raise click.BadParameter(
+            f"{', '.join(money)}: money column(s), and --no-cost prices nothing",
+            param_hint="'--columns'",
         )
     return keys
 
@@ -247,14 +271,10 @@ def compare_command(
     **opts: Any,
 ) -> None:
     """Compare policies against a baseline: cost, recall, retained tokens, with intervals."""
-    columns = _columns(columns_text)
+    columns = _columns(columns_text, cost)
     one_window = _one_window(window, fallback_window)
     chosen = _split(policies, "--policy", _policy)
-    budget_windows = _split((budget_windows_text or "",), "--budget-windows", int)
-    if len(budget_windows) == 1:
-        raise click.BadParameter(
-            "a curve needs two windows or more", param_hint="'--budget-windows'"
-        )
+    budget_windows = _budget_windows(budget_windows_text)
     auto = {"max_context_tokens": AUTO} if one_window == AUTO else None
     resolved = resolve(opts, overrides=auto)
     pricer = None
@@ -310,7 +330,9 @@ def _finish(done: CompareRun) -> None:
     if not done.comparison.conversations:
         if done.comparison.mixed:  # the only reason: said even when --silent
             echo(f"tsum: {done.left_out()}", err=True)
-        finish(failed=True, error="no conversation to compare (the lines above say why)")
+        said = done.comparison.mixed or done.result.errors or done.result.conversations
+        why = "(the lines above say why)" if said else "found in the given paths"
+        finish(failed=True, error=f"no conversation to compare {why}")
     if done.failed:
         errors = len(done.result.errors)
         finish(failed=True, error=f"{errors} input error(s), left out of the comparison (above)")

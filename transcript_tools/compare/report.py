@@ -78,7 +78,10 @@ def table(rows: Sequence[PolicyRow]) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Axes:
-    """What the chart plots: x a cost, y a share (recall, else tokens kept)."""
+    """What the chart plots: x a cost, y a share (recall, else tokens kept). The money
+    x is each row's change against the baseline (Δ $): a row with overflowing runs totals
+    fewer conversations, so its bill would sit left of cheaper policies' (the table sorts
+    and marks the front by the change, ``figures.cost``)."""
 
     money: bool
     recall: bool
@@ -86,7 +89,7 @@ class Axes:
     @property
     def x_title(self) -> str:
         if self.money:
-            return "the policy's bill over the priced conversations (USD)"
+            return "the change of its bill against the baseline (USD, Δ $)"
         return "mean tokens the model is sent per unit"
 
     @property
@@ -99,16 +102,15 @@ def _share_kept(row: PolicyRow) -> float:
 
 
 def _point(row: PolicyRow, axes: Axes, baseline: str) -> Point:
-    if axes.money:
-        assert row.cost_usd is not None
-        x, delta = row.cost_usd, row.cost_delta_usd
-        x_text = f"${x:.2f}"
-    else:
-        x, delta = row.retained, None
-        x_text = f"{x:,.0f} tokens per unit"
     x_bar = None
-    if delta is not None:  # the paired change's interval, drawn around the point
-        x_bar = (x - delta.estimate + delta.low, x - delta.estimate + delta.high)
+    if axes.money:
+        delta = row.cost_delta_usd
+        assert delta is not None
+        x, x_bar = delta.estimate, (delta.low, delta.high)
+        x_text = f"Δ {x:+.2f} USD [{delta.low:+.2f}, {delta.high:+.2f}] (bill ${row.cost_usd:.2f})"
+    else:
+        x = row.retained
+        x_text = f"{x:,.0f} tokens per unit"
     if axes.recall:
         assert row.recall is not None
         y, y_bar = row.recall.estimate, (row.recall.low, row.recall.high)
@@ -129,15 +131,16 @@ def tradeoff(comparison: Comparison) -> dict[str, Any]:
     measured = [r for r in rows if r.recall is not None]
     plotted = measured or list(rows)
     axes = Axes(
-        money=bool(plotted) and all(r.cost_usd is not None for r in plotted),
+        money=bool(plotted) and all(r.cost_delta_usd is not None for r in plotted),
         recall=bool(measured),
     )
     points = [_point(r, axes, comparison.baseline) for r in plotted]
     notes = []
     if not axes.recall:
         notes.append(
-            "No policy summarized, so no recall to plot: the chart shows "
-            + ("the bill" if axes.money else "the tokens sent")
+            "No action of any policy took out anything to probe, so no recall to plot: "
+            "the chart shows "
+            + ("the change of the bill" if axes.money else "the tokens sent")
             + " against the share of the original run's tokens each policy keeps (up: keeps more)."
         )
     if not axes.recall and not axes.money:
@@ -149,7 +152,9 @@ def tradeoff(comparison: Comparison) -> dict[str, Any]:
     unplotted = [r.name for r in rows if r not in plotted]
     if unplotted:
         notes.append(
-            f"Not plotted, no recall figure (it never summarized): {', '.join(unplotted)}."
+            "Not plotted, no recall figure (no action, or nothing it took out to probe): "
+            + ", ".join(unplotted)
+            + "."
         )
     svg = render_svg(
         points,

@@ -13,9 +13,13 @@ from .figures import Comparison, PolicyRow, cost
 
 
 def cost_verdict(delta: Interval | None) -> str:
-    """ "cheaper by 12.0% [8.0%, 15.0%]", "costlier by ...", or "no difference (...)"."""
+    """ "cheaper by 12.0% [8.0%, 15.0%]", "costlier by ...", or "no difference (...)";
+    from one conversation no interval can be drawn (every resample is that one pair), so
+    no verdict either: "one conversation (-5.1%, no interval)"."""
     if delta is None:
         return "unpriced"
+    if delta.pairs < 2:
+        return f"one conversation ({delta.estimate * 100:+.1f}%, no interval)"
     if delta.spans_zero:
         return f"no difference ({delta.estimate * 100:+.1f}% [{percent(delta.low)}, {percent(delta.high)}])"
     if delta.high < 0:
@@ -79,8 +83,9 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "recall",
         "recall",
-        "artifact recall, % of probes the summaries carry, 95% interval, over n "
-        "conversations where it summarized (- : it never did)",
+        "artifact recall, % of the probes its actions (summaries, cleared tool results) "
+        "took out of the view that the next view carries, 95% interval, over the n "
+        "conversations where they took out any (- : on none: no action, or nothing to probe)",
         lambda r: interval(r.recall, 100, ".0f") + (f" n={r.recall.pairs}" if r.recall else ""),
     ),
     Column(
@@ -96,8 +101,12 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "drecall",
         "Δ recall",
-        "recall change against a baseline policy, points, paired",
-        lambda r: interval(r.recall_delta, 100, "+.0f"),
+        "recall change against a baseline policy, points, the mean paired change over the "
+        "n conversations where both have a recall figure, 95% interval",
+        lambda r: (
+            interval(r.recall_delta, 100, "+.0f")
+            + (f" n={r.recall_delta.pairs}" if r.recall_delta else "")
+        ),
     ),
     Column(
         "retained",

@@ -72,13 +72,16 @@ class CompareRun:
         own = ", ".join(sorted(c.mixed_windows))
         return (
             f"left out: {c.mixed} conversation(s) whose log names no window: each policy "
-            f"would run at its own ({own}); --max-context-tokens N runs them at one"
+            f"would run at its own ({own}); --fallback-window N runs them at one (every "
+            "other log at its own), --max-context-tokens N every log"
         )
 
     def header(self) -> list[str]:
         c = self.comparison
+        priced = [r for r in c.rows if r.baseline_usd is not None]
         base = (
-            "the original run (as recorded, priced by the cost model: docs/cost.md)"
+            "the original run (as recorded"
+            + (", priced by the cost model: docs/cost.md)" if priced else ", unpriced)")
             if c.baseline == ORIGINAL
             else f"policy {c.baseline}"
         )
@@ -94,7 +97,6 @@ class CompareRun:
             f"baseline: {base}; {c.conversations} conversation(s), each paired across policies",
             f"window: every policy at {how}: {found or 'none'}",
         ]
-        priced = [r for r in c.rows if r.baseline_usd is not None]
         if priced:
             first = max(priced, key=lambda r: r.priced)
             same = all(r.priced == first.priced for r in priced)

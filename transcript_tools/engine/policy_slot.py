@@ -48,7 +48,7 @@ from .records import DecisionRecord, PolicyFields, SummaryRecord
 from .rules import UnitCounter
 from .seed_defaults import SUMMARY_MAX_TOKENS
 from .sizes import ESTIMATES, SizeModel
-from .slot import SummaryInput, ViewEntry
+from .slot import PromptTokens, SummaryInput, ViewEntry
 from .tokens import assumed_summary_tokens, estimate_message_tokens
 
 
@@ -403,5 +403,5 @@ class PolicySlot:
     def estimated_view(self, view: int) -> None:
         """The assumed summary is in the view itself: nothing to estimate on top."""
 
-    def mark(self, record: DecisionRecord) -> None:
-        mark_overflow(record, self)
+    def mark(self, record: DecisionRecord, prompt: PromptTokens) -> None:
+        mark_overflow(record, prompt(), self.window)

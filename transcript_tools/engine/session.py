@@ -341,7 +341,7 @@ class SessionEngine:
 
     def _finish(self, record: DecisionRecord, decision: Decision, advance_after: bool) -> None:
         record["decision"] = decision
-        self.slot.mark(record)
+        self.slot.mark(record, self.accounting.current_context_tokens)
         self._keep("decision", record)
         if advance_after:
             self.turn_index += 1  # step 9

@@ -22,7 +22,7 @@ for the size of the view costs O(1) amortized instead of O(history).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -79,8 +79,12 @@ class Slot(Protocol):
     def apply_summary(self, text: str, plan: CompactionPlan | None) -> SummaryRecord: ...
     def assume_summary(self) -> None: ...  # a dry run's summary, its text not known
     def estimated_view(self, view: int) -> int | None: ...  # the view after it, estimated
-    def mark(self, record: DecisionRecord) -> None: ...  # what a checkpoint left
+    # what a checkpoint left; ``prompt``: the tokens of its view, as the trigger measures
+    def mark(self, record: DecisionRecord, prompt: PromptTokens) -> None: ...
 
+
+# The tokens of the prompt a view makes, measured when asked (TurnAccounting's measure).
+PromptTokens = Callable[[], int]
 
 _NONE_REPLACED: Mapping[int, tuple[Message, int, int]] = {}
 
@@ -296,7 +300,7 @@ class ContextSlot:
         summary = assumed_summary_tokens(self.marker, SUMMARY_MAX_TOKENS)
         return estimated_summary_view(view, self.dropped_tokens(start), summary)
 
-    def mark(self, record: DecisionRecord) -> None:
+    def mark(self, record: DecisionRecord, prompt: PromptTokens) -> None:
         """The seed's path has no window of its own to fail (engine/overflow.py)."""
 
     def snapshot(self) -> dict[str, Any]:

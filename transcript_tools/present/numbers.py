@@ -56,8 +56,8 @@ def kilo(value: float) -> str:
 
 def tick_label(value: float, unit: Unit, decimals: int) -> str:
     """``$0.015`` for money; ``800``, ``1.5k``, ``2M`` for tokens."""
-    if unit == "usd":
-        return f"${value:.{decimals}f}"
+    if unit == "usd":  # a change can be negative: -$2, not $-2
+        return f"{'-' if value < 0 else ''}${abs(value):.{decimals}f}"
     for scale, suffix in ((1e6, "M"), (1e3, "k")):
         if abs(value) >= scale:
             return f"{round(value / scale, 3):g}{suffix}"

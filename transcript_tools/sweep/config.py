@@ -27,6 +27,18 @@ if TYPE_CHECKING:
 # ---- the grid -----------------------------------------------------------------------------
 
 
+def _one_policy_per_name(policies: Sequence[Policy]) -> None:
+    """Every row names its policy: two different policies of one name (a file named after
+    the preset it changes) would make two rows no output tells apart."""
+    seen: dict[str, Policy] = {}
+    for policy in policies:
+        if seen.setdefault(policy.name, policy) != policy:
+            raise ConfigError(
+                f"--policy: two different policies are named {policy.name!r}; "
+                "give one of them another name (name = ... in its file)"
+            )
+
+
 def sweep_grid(
     policies: Sequence[Policy] = (),
     windows: Sequence[int | str] = (),
@@ -50,6 +62,7 @@ def sweep_grid(
             "--mode, --measure and --checkpoint are a policy's own with --policy: "
             "set trigger.measure / trigger.unit in a policy file instead"
         )
+    _one_policy_per_name(policies)
     variants = list(policies) or seed_variants(base, measures, checkpoints)
     out: dict[SweepConfig, None] = {}
     for policy in variants:

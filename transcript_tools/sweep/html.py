@@ -23,8 +23,10 @@ from ..present.numbers import short
 from ..present.page import page_template
 from .driver import ChartSample, SweepResult
 from .tables import (
+    POLICY_LEGEND,
     RECALL_NOT_MEASURED,
     cell,
+    has_policy,
     recall_not_measured,
     recall_note,
     sorted_rows,
@@ -372,6 +374,7 @@ def render_report(
         shown=len(shown),
         total_calls=total_calls,
         legend_note=html.escape(result.summary_source),
+        policy_legend=POLICY_LEGEND if has_policy(rows) else (),
         sample_note=(
             f"{len(result.samples)} of {result.conversations} conversations "
             "(a deterministic sample: those where the agent recorded a compaction first, then those that summarize)"

@@ -205,14 +205,26 @@ def cell(row: dict[str, Any], key: str) -> str:
     return compact(row[key])
 
 
+def has_unit(rows: list[dict[str, Any]]) -> bool:
+    """Whether the table has the ``unit`` column (and its legend line): a grid with
+    ``--checkpoint call`` configurations (a turn configuration's row has no such key)."""
+    return any("checkpoint" in row for row in rows)
+
+
+def has_policy(rows: list[dict[str, Any]]) -> bool:
+    """Whether the table has the policy columns (and their legend): a --policy grid
+    other than the seed alone."""
+    return any("policy" in row for row in rows)
+
+
 def table_columns(rows: list[dict[str, Any]]) -> tuple[list[tuple[str, str]], set[int]]:
     """The table's columns and its text columns; ``unit`` (turn / call) only when the grid
     has ``--checkpoint call`` configurations, so default tables are unchanged."""
     columns, left = list(COLUMNS), {1, 4, 5}
-    if any("checkpoint" in row for row in rows):
+    if has_unit(rows):
         columns.insert(6, ("unit", "checkpoint"))
         left.add(6)
-    if any("policy" in row for row in rows):  # tsum sweep --policy (docs/policies.md)
+    if has_policy(rows):  # tsum sweep --policy (docs/policies.md)
         columns.insert(1, ("policy", "policy"))
         left = {n + 1 if n >= 1 else n for n in left} | {1}
         columns += POLICY_COLUMNS
@@ -230,6 +242,39 @@ POLICY_COLUMNS = [
     ("invalid views a/o/g/s", "violations"),
     ("agree =/±1/never", "compaction_agreement"),
 ]
+
+
+# --max-context-tokens auto: what its max_ctx cells say (sweep/config.auto_window_cell)
+AUTO_LEGEND = (
+    "max_ctx auto=W (source): --max-context-tokens auto ran every conversation of the row "
+    "at one window W, the one its log records (log), else its model's documented window "
+    "(model), else the policy's own (policy), else the default (default); auto (mixed): "
+    "at several (--json: max_context_tokens_used counts the conversations at each).\n"
+)
+
+# What each policy column says: the text table's legend line and the report's terms.
+POLICY_LEGEND = (
+    ("policy", "the row's compaction policy (tsum policies show NAME)"),
+    ("cleared", "tool results its pre-pass replaced by a placeholder, all conversations"),
+    (
+        "recall of a policy row",
+        "of the probes each action (a summary, or a pre-pass clearing tool results) took "
+        "out of the view, the share the next view carries: a policy that never summarizes "
+        "has one too",
+    ),
+    (
+        "invalid views a/o/g/s",
+        "of the views its summaries made (of N), those breaking a rule of Anthropic's, "
+        "OpenAI's or Gemini's API, or of strictly alternating roles, that the log itself "
+        "does not break (engine/validity.py)",
+    ),
+    (
+        "agree =/±1/never",
+        "of the N conversations where Claude Code or Codex recorded a compaction, those "
+        "whose first trigger falls at its unit, within one unit of it (those at it "
+        "included), or never",
+    ),
+)
 
 
 def _violations_cell(row: dict[str, Any]) -> str:
@@ -278,9 +323,15 @@ def render_table(result: SweepTableSource, sort: str = "calls") -> str:
         + (
             "unit call (--checkpoint call): the checkpoint runs after every model call; deb, 1st, over, "
             "mean and Δcompact count calls on those rows.\n"
-            if len([k for _, k in columns if not k.startswith("cost_")]) > len(COLUMNS)
+            if has_unit(rows)
             else ""
         )
+        + (
+            "; ".join(f"{term}: {text}" for term, text in POLICY_LEGEND) + ".\n"
+            if has_policy(rows)
+            else ""
+        )
+        + (AUTO_LEGEND if any(row.get("max_context_tokens_used") for row in rows) else "")
         + f"summaries: {result.summary_source}."
         + (cost_legend(rows) + cost_notes(rows) if any(COST_KEY in row for row in rows) else "")
     )
