@@ -1,0 +1,72 @@
+"""Bad input files among good ones: one line naming the file, exit 3, the other files run."""
+
+from __future__ import annotations
+
+import builtins
+import errno
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from transcript_tools.cli.main import cli
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+# Every command that reads a corpus, with what shows that the good file was still read.
+READERS = {
+    "replay": ([], "1 session(s)"),
+    "inspect": ([], "1 sessions in 2 files, 1 failed"),
+    "fidelity": ([], "in 1 sessions, 2 files, 1 failed"),
+    "sweep": ([], "1 conversation(s)"),
+    "eval": ([], "1 session(s)"),
+    "compare": (
+        ["--policy", "seed,codex", "--fallback-window", "30000"],
+        "1 conversation(s), each paired",
+    ),
+}
+
+
+def lock(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make ``path`` a file of mode 000 (tests may run as root, whom no mode stops: the
+    denial is planted in ``open``)."""
+    shutil.copy(SAMPLES / "long_session.jsonl", path)
+    real_open = builtins.open
+
+    def denying_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if str(file) == str(path):
+            raise PermissionError(errno.EACCES, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", denying_open)
+
+
+@pytest.mark.parametrize("command", list(READERS))
+def test_an_unreadable_file_is_one_error_and_the_rest_runs(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    good = tmp_path / "good.jsonl"
+    shutil.copy(SAMPLES / "long_session.jsonl", good)
+    locked = tmp_path / "locked.jsonl"
+    lock(locked, monkeypatch)
+    extra, read_good = READERS[command]
+    result = CliRunner().invoke(cli, [command, str(locked), str(good), *extra])
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.exit_code == 3, result.output
+    assert f"{locked}: cannot read (Permission denied)" in result.stderr
+    assert "an output could not be written" not in result.stderr
+    assert read_good in result.output
+
+
+@pytest.mark.parametrize("command", ["format", "prompt"])
+def test_an_unreadable_file_of_one_file_commands(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    locked = tmp_path / "locked.jsonl"
+    lock(locked, monkeypatch)
+    result = CliRunner().invoke(cli, [command, str(locked)])
+    assert result.exit_code == 3
+    assert result.stderr == f"tsum: error: {locked}: cannot read (Permission denied)\n"
+    assert result.stdout == ""
