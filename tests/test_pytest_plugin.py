@@ -66,3 +66,29 @@ def test_fixtures_and_marker_in_a_projects_own_suite(pytester: pytest.Pytester) 
     assert "test_a_failing_gate_fails_the_test" in result.stdout.str()
     markers = pytester.runpytest("--markers").stdout.str()
     assert "@pytest.mark.tsum(**options)" in markers
+
+
+def test_the_markers_prompt_reaches_replay_and_eval(pytester: pytest.Pytester) -> None:
+    """The README's example: ``prompt=`` beside a ``SummaryConfig`` field in the marker."""
+    log = SAMPLES / "long_session.jsonl"
+    pytester.makefile(".j2", handoff="HANDOFF NOTE\n{{ messages }}\n")
+    pytester.makepyfile(
+        f"""
+        import pytest
+
+        LOG = {str(log)!r}
+
+        @pytest.mark.tsum(prompt="handoff.j2", max_context_tokens=20_000)
+        def test_prompt(tsum):
+            replay = tsum.replay(LOG)
+            (session,) = replay.sessions
+            prompts = list(session.engine.prompts.values())
+            assert len(prompts) == 5
+            assert all(p.startswith("HANDOFF NOTE") for p in prompts)
+            scores = tsum.eval(LOG)
+            assert scores.result.labels == ["handoff.j2"]
+            assert scores.result.aggregates["handoff.j2"].checkpoints == 5
+        """
+    )
+    result = pytester.runpytest("-q")
+    result.assert_outcomes(passed=1)

@@ -17,10 +17,10 @@ its own logs and prompts, and asserts on what it cares about::
 The marker's keywords are the run's options for every call in the test: ``SummaryConfig``
 fields (``max_context_tokens``, ``trigger_token_ratio``, ``debounce_turns``, ...) and the
 library's keywords (``prompt``, ``provider``, ``model``, ``cache``, ``cache_only``,
-``format``, ``dry_run``; ``prompts`` for eval). A call's own keywords come last. The
-provider is the offline one unless the marker or the call names another; the response
-cache defaults to one file per test session (``tsum_cache``), so a prompt scored twice is
-paid for once. Nothing here is imported until a test uses a fixture.
+``format``, ``dry_run``; ``prompts`` for eval, which scores ``prompt`` without it). A call's
+own keywords come last. The provider is the offline one unless the marker or the call
+names another; the response cache defaults to one file per test session (``tsum_cache``),
+so a prompt scored twice is paid for once. Nothing here is imported until a test uses a fixture.
 """
 
 from __future__ import annotations
@@ -92,7 +92,11 @@ class Tsum:
         """``tsum eval`` of ``paths`` (``transcript_tools.eval_corpus``)."""
         from .api import eval_corpus
 
-        return eval_corpus(paths, **self._call(options))
+        merged = self._call(options)
+        prompt = merged.pop("prompt", None)  # the marker's template: eval's one variant
+        if prompt is not None:
+            merged.setdefault("prompts", [prompt])
+        return eval_corpus(paths, **merged)
 
     @staticmethod
     def schedule(result: ReplayResult) -> dict[str, list[int]]:
