@@ -70,3 +70,14 @@ def test_an_unreadable_file_of_one_file_commands(
     assert result.exit_code == 3
     assert result.stderr == f"tsum: error: {locked}: cannot read (Permission denied)\n"
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize("command", list(READERS))
+def test_a_directory_without_logs_says_so(command: str, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not a log\n", encoding="utf-8")
+    extra, _ = READERS[command]
+    result = CliRunner().invoke(cli, [command, str(tmp_path), *extra])
+    assert result.exit_code == 3
+    errors = [line for line in result.stderr.splitlines() if line.startswith("tsum: error: ")]
+    assert len(errors) == 1, result.stderr  # exit 3 says why, with nothing above to point at
+    assert "found" in errors[0] and "above" not in errors[0]

@@ -310,6 +310,11 @@ def _finish(done: CompareRun) -> None:
     if not done.comparison.conversations:
         if done.comparison.mixed:  # the only reason: said even when --silent
             echo(f"tsum: {done.left_out()}", err=True)
+        if not done.result.conversations and not done.result.errors:  # no line above
+            finish(
+                failed=True,
+                error="no conversation to compare: no sessions found in the given paths",
+            )
         finish(failed=True, error="no conversation to compare (the lines above say why)")
     if done.failed:
         errors = len(done.result.errors)

@@ -204,4 +204,9 @@ def fidelity_command(
             f"tsum: agreement {whole_percent(agreement)} is under --min-agreement {min_agreement:.0%}",
             err=True,
         )
-    finish(failed=result.failed > 0 or not result.sessions, differences=below)
+    nothing = not result.sessions and not result.failed  # no error line above says why
+    finish(
+        failed=result.failed > 0 or not result.sessions,
+        differences=below,
+        error="no sessions found in the given paths" if nothing else None,
+    )
