@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import errno
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -30,9 +31,10 @@ READERS = {
 
 
 def lock(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make ``path`` a file of mode 000 (tests may run as root, whom no mode stops: the
-    denial is planted in ``open``)."""
-    shutil.copy(SAMPLES / "long_session.jsonl", path)
+    """Make ``path`` (a log: a copy of a sample, else a folder) a file of mode 000 (tests may
+    run as root, whom no mode stops: the denial is planted in ``open``)."""
+    if not path.is_dir():
+        shutil.copy(SAMPLES / "long_session.jsonl", path)
     real_open = builtins.open
 
     def denying_open(file: Any, *args: Any, **kwargs: Any) -> Any:
@@ -81,3 +83,26 @@ def test_a_directory_without_logs_says_so(command: str, tmp_path: Path) -> None:
     errors = [line for line in result.stderr.splitlines() if line.startswith("tsum: error: ")]
     assert len(errors) == 1, result.stderr  # exit 3 says why, with nothing above to point at
     assert "found" in errors[0] and "above" not in errors[0]
+
+
+@pytest.mark.parametrize("command", ["replay", "inspect", "sweep"])
+def test_an_unreadable_folder_in_a_corpus_is_an_error_not_left_out(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "locked").mkdir()
+    shutil.copy(SAMPLES / "long_session.jsonl", tmp_path / "good.jsonl")
+    shutil.copy(SAMPLES / "long_session.jsonl", tmp_path / "locked" / "hidden.jsonl")
+    locked = str(tmp_path / "locked")
+    real_scandir = os.scandir
+
+    def denying_scandir(path: Any = ".") -> Any:  # a folder of mode 000, as for `lock`
+        if os.fspath(path) == locked:
+            raise PermissionError(errno.EACCES, "Permission denied", locked)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", denying_scandir)
+    lock(tmp_path / "locked", monkeypatch)
+    result = CliRunner().invoke(cli, [command, str(tmp_path)])
+    assert result.exit_code == 3, result.output
+    assert f"error: {locked}: cannot read (Permission denied)" in result.stderr
+    assert READERS[command][1] in result.output  # the good file was read
