@@ -306,7 +306,7 @@ def test_the_example_workflow_command_runs_keyless(
     # the PR comment carries the recall gate's verdict under the diff (docs/ci.md)
     assert result.stdout == (
         "### tsum: no differences (3 sessions, 5 summary firings)\n\n#### Gates\n\n"
-        "- eval: artifact recall 86.4% -\\> 86.4% (-0.0%; allowed drop 5.0%): ok\n"
+        "- eval: artifact recall 86.4% -\\> 86.4% (+0.0%; allowed drop 5.0%): ok\n"
     )
     assert (repo / "tsum-out" / "run.json").is_file()
     docs = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
