@@ -99,3 +99,14 @@ def test_a_run_killed_before_its_end_is_incomplete(tmp_path: Path) -> None:
     assert json.loads((killed / "manifest.json").read_text()) == {"status": "running"}
     diff = run("diff", str(complete), str(killed))
     assert diff.exit_code == 3 and "incomplete output directory" in one_error(diff)
+
+
+def test_the_exit_code_table_says_which_code_an_output_refusal_gets(tmp_path: Path) -> None:
+    from transcript_tools.errors import EXIT_CODE_MEANINGS, ExitCode
+
+    (tmp_path / "file").write_text("x")
+    before = run("replay", str(SAMPLES), "--out", str(tmp_path / "file" / "out"))
+    assert "an output refused before the run" in EXIT_CODE_MEANINGS[ExitCode(before.exit_code)]
+    during = run("sweep", str(SAMPLES), "--report", "/dev/full")
+    assert "full or read-only disk" in EXIT_CODE_MEANINGS[ExitCode(during.exit_code)]
+    assert "refused" not in EXIT_CODE_MEANINGS[ExitCode.FAILED]
