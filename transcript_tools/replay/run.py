@@ -142,7 +142,7 @@ def replay_paths(
     state = "complete"
     try:
         _run(driver, paths, backend, batch_driver, cost is not None)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, BrokenPipeError):  # Ctrl-C, or stdout's reader gone (| head)
         state = "interrupted"
         raise
     except BaseException as exc:  # the manifest must not call an aborted run complete
