@@ -333,3 +333,13 @@ def test_failed_summaries_show_as_status_changes(repo: Path) -> None:
         in result.stdout
     )
     assert "summary text changed" not in result.stdout
+
+
+def test_a_baseline_inside_the_inputs_is_not_read_back_as_input(repo: Path) -> None:
+    nested = ("check", "--baseline", "samples/baseline", "samples", "--cache", "cache.sqlite3")
+    assert run(*nested, "--update").exit_code == 0
+    again = run(*nested)  # its compressed/*.jsonl is no transcript of the corpus
+    assert again.exit_code == 0, again.output
+    assert "tsum: no differences (3 session(s), 5 summary firing(s))" in again.stderr
+    assert run(*nested, "--update").exit_code == 0  # rewritten: still marked
+    assert run("replay", "samples", "--dry-run").stderr.count("3 session(s)") == 1
