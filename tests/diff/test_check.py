@@ -64,6 +64,7 @@ def test_end_to_end_prompt_change_fails_then_bless_passes(repo: Path) -> None:
     assert first.stdout == ""
     assert first.stderr.endswith("tsum: baseline baseline written (new baseline)\n")
     assert sorted(snapshot(repo / "baseline")) == [
+        ".tsum-output",  # tsum's own folder: a walk of the inputs skips it
         "compressed/clickhouse-migration-zh.jsonl",
         "compressed/long_session.jsonl",
         "compressed/resize-job-incident.jsonl",
@@ -198,7 +199,7 @@ def test_update_keeps_foreign_files_and_drops_stale_ones(tmp_path: Path) -> None
     (baseline / "README.md").write_text("committed baseline\n")
     update_baseline(fresh, baseline)
     assert sorted(snapshot(baseline)) == sorted(
-        ["README.md", "compressed/long_session.jsonl", *DIFFABLE_FILES]
+        [".tsum-output", "README.md", "compressed/long_session.jsonl", *DIFFABLE_FILES]
     )
     for name in DIFFABLE_FILES:
         assert (baseline / name).read_bytes() == (fresh / name).read_bytes()
