@@ -110,3 +110,24 @@ def test_the_exit_code_table_says_which_code_an_output_refusal_gets(tmp_path: Pa
     during = run("sweep", str(SAMPLES), "--report", "/dev/full")
     assert "full or read-only disk" in EXIT_CODE_MEANINGS[ExitCode(during.exit_code)]
     assert "refused" not in EXIT_CODE_MEANINGS[ExitCode.FAILED]
+
+
+def test_an_out_folder_of_another_tool_is_refused_not_overwritten(tmp_path: Path) -> None:
+    theirs = tmp_path / "results"
+    (theirs / "compressed").mkdir(parents=True)
+    (theirs / "run.json").write_text('{"tool": "another"}\n')
+    (theirs / "compressed" / "mine.jsonl").write_text('{"mine": 1}\n')
+    result = run("replay", str(SAMPLES), "--out", str(theirs))
+    assert result.exit_code == 2
+    assert one_error(result) == (
+        f"tsum: error: --out {theirs}: not a folder tsum wrote (no .tsum-output), and it holds "
+        "run.json, compressed/mine.jsonl, which tsum would replace: choose a new or empty folder"
+    )
+    assert (theirs / "run.json").read_text() == '{"tool": "another"}\n'  # nothing touched
+    assert (theirs / "compressed" / "mine.jsonl").is_file()
+    assert sorted(p.name for p in theirs.iterdir()) == ["compressed", "run.json"]
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "README.md").write_text("x")  # other files: written beside them
+    for _ in range(2):  # and tsum's own folder is rewritten
+        assert run("replay", str(SAMPLES), "--out", str(tmp_path / "notes")).exit_code == 0
+    assert (tmp_path / "notes" / "README.md").read_text() == "x"
