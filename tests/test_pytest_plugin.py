@@ -92,3 +92,24 @@ def test_the_markers_prompt_reaches_replay_and_eval(pytester: pytest.Pytester) -
     )
     result = pytester.runpytest("-q")
     result.assert_outcomes(passed=1)
+
+
+def test_a_misspelt_option_fails_the_test_naming_it(pytester: pytest.Pytester) -> None:
+    log = SAMPLES / "long_session.jsonl"
+    pytester.makepyfile(
+        f"""
+        import pytest
+
+        @pytest.mark.tsum(max_context_token=20_000)  # max_context_tokens
+        def test_marker(tsum):
+            tsum.replay({str(log)!r})
+
+        def test_call(tsum):
+            tsum.eval({str(log)!r}, promts=["en"])
+        """
+    )
+    result = pytester.runpytest("-q")
+    result.assert_outcomes(failed=2)
+    output = result.stdout.str()
+    assert "TypeError: tsum: unknown option(s) max_context_token (marker or call)" in output
+    assert "TypeError: tsum: unknown option(s) promts (marker or call)" in output

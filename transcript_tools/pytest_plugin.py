@@ -18,9 +18,10 @@ The marker's keywords are the run's options for every call in the test: ``Summar
 fields (``max_context_tokens``, ``trigger_token_ratio``, ``debounce_turns``, ...) and the
 library's keywords (``prompt``, ``provider``, ``model``, ``cache``, ``cache_only``,
 ``format``, ``dry_run``; ``prompts`` for eval, which scores ``prompt`` without it). A call's
-own keywords come last. The provider is the offline one unless the marker or the call
-names another; the response cache defaults to one file per test session (``tsum_cache``),
-so a prompt scored twice is paid for once. Nothing here is imported until a test uses a fixture.
+own keywords come last; an unknown one (a typo) fails the test. The provider is the
+offline one unless the marker or the call names another; the response cache defaults to
+one file per test session (``tsum_cache``), so a prompt scored twice is paid for once.
+Nothing here is imported until a test uses a fixture.
 """
 
 from __future__ import annotations
@@ -63,6 +64,22 @@ def tsum(request: pytest.FixtureRequest, tsum_cache: Path) -> Tsum:
     return Tsum(options, tsum_cache)
 
 
+def _library_keywords() -> set[str]:
+    """The keywords ``replay_corpus`` and ``eval_corpus`` take, provider options included."""
+    import inspect
+
+    from .api import eval_corpus, replay_corpus
+    from .providers.factory import ProviderOptions
+
+    named = {
+        name
+        for function in (replay_corpus, eval_corpus)
+        for name, parameter in inspect.signature(function).parameters.items()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY or name == "config"
+    }
+    return named | set(ProviderOptions.__annotations__)
+
+
 class Tsum:
     """What the ``tsum`` fixture gives a test: runs, and the figures tests assert on."""
 
@@ -75,6 +92,9 @@ class Tsum:
 
         merged = {**self.options, **extra}
         names = {f.name for f in fields(SummaryConfig)}
+        unknown = sorted(set(merged) - names - _library_keywords())
+        if unknown:  # a typo would otherwise vanish into the provider options, unused
+            raise TypeError(f"tsum: unknown option(s) {', '.join(unknown)} (marker or call)")
         summary = {k: merged.pop(k) for k in list(merged) if k in names}
         if summary:
             merged["config"] = SummaryConfig(**summary)
