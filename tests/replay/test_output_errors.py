@@ -28,9 +28,14 @@ def one_error(result: Result) -> str:
     return errors[0]
 
 
-def test_a_report_whose_folder_does_not_exist_is_refused_before_the_sweep(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "command", [("sweep",), ("compare", "--policy", "seed,codex", "--fallback-window", "32000")]
+)
+def test_a_report_whose_folder_does_not_exist_is_refused_before_the_sweep(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
     report = tmp_path / "no-such-folder" / "report.html"
-    result = run("sweep", str(SAMPLES), "--report", str(report))
+    result = run(command[0], str(SAMPLES), *command[1:], "--report", str(report))
     assert result.exit_code == 2
     assert one_error(result) == (
         f"tsum: error: --report {report}: its folder {report.parent} does not exist"
