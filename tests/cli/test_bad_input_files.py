@@ -106,3 +106,13 @@ def test_an_unreadable_folder_in_a_corpus_is_an_error_not_left_out(
     assert result.exit_code == 3, result.output
     assert f"error: {locked}: cannot read (Permission denied)" in result.stderr
     assert READERS[command][1] in result.output  # the good file was read
+
+
+def test_an_unknown_provider_in_a_settings_file_names_the_file(tmp_path: Path) -> None:
+    settings = tmp_path / "tsum.toml"
+    settings.write_text('provider = "antropic"\n', encoding="utf-8")
+    log = str(SAMPLES / "long_session.jsonl")
+    result = CliRunner().invoke(cli, ["replay", log, "--config", str(settings)])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"tsum: error: {settings}: unknown provider 'antropic' (")
+    assert result.stderr.count("\n") == 1
