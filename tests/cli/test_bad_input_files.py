@@ -116,3 +116,25 @@ def test_an_unknown_provider_in_a_settings_file_names_the_file(tmp_path: Path) -
     assert result.exit_code == 2
     assert result.stderr.startswith(f"tsum: error: {settings}: unknown provider 'antropic' (")
     assert result.stderr.count("\n") == 1
+
+
+def test_an_unreadable_file_of_an_output_directory_is_a_read_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = str(SAMPLES / "long_session.jsonl")
+    for name in ("old", "new"):
+        assert (
+            CliRunner().invoke(cli, ["replay", log, "--out", str(tmp_path / name)]).exit_code == 0
+        )
+    locked = tmp_path / "new" / "decisions.jsonl"
+    real_open = builtins.open
+
+    def denying_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if str(file) == str(locked):
+            raise PermissionError(errno.EACCES, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", denying_open)
+    result = CliRunner().invoke(cli, ["diff", str(tmp_path / "old"), str(tmp_path / "new")])
+    assert result.exit_code == 3
+    assert result.stderr == f"tsum: error: {locked}: cannot read (Permission denied)\n"
