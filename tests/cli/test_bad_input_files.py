@@ -138,3 +138,18 @@ def test_an_unreadable_file_of_an_output_directory_is_a_read_error(
     result = CliRunner().invoke(cli, ["diff", str(tmp_path / "old"), str(tmp_path / "new")])
     assert result.exit_code == 3
     assert result.stderr == f"tsum: error: {locked}: cannot read (Permission denied)\n"
+
+
+@pytest.mark.parametrize("command", list(READERS))
+def test_an_empty_path_is_an_error_never_the_current_folder(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "cwd").mkdir()
+    shutil.copy(SAMPLES / "long_session.jsonl", tmp_path / "cwd" / "zqx_cwd_log.jsonl")
+    shutil.copy(SAMPLES / "long_session.jsonl", tmp_path / "good.jsonl")
+    monkeypatch.chdir(tmp_path / "cwd")  # `tsum replay "$UNSET" good.jsonl` run here
+    extra, read_good = READERS[command]
+    result = CliRunner().invoke(cli, [command, "", str(tmp_path / "good.jsonl"), *extra])
+    assert result.exit_code == 3, result.output
+    assert 'error: "": an empty path, not a file or directory (an unset variable?)' in result.stderr
+    assert read_good in result.output and "zqx_cwd_log" not in result.output

@@ -35,8 +35,8 @@ def expand_inputs(paths: list[str] | list[InputFile]) -> Iterator[InputFile]:
         ):  # already expanded: one file of a parallel run (parallel.py)
             yield spec
             continue
-        if spec == "-":
-            yield InputFile("-")
+        if spec in ("-", ""):  # stdin; "" (an unset variable) fails when read, never "."
+            yield InputFile(spec)
             continue
         path = Path(spec)
         if path.is_dir():
