@@ -344,3 +344,15 @@ def test_a_baseline_inside_the_inputs_is_not_read_back_as_input(repo: Path) -> N
     assert "tsum: no differences (3 session(s), 5 summary firing(s))" in again.stderr
     assert run(*nested, "--update").exit_code == 0  # rewritten: still marked
     assert run("replay", "samples", "--dry-run").stderr.count("3 session(s)") == 1
+
+
+@pytest.mark.parametrize("baseline", ["", ".", ".."])
+def test_update_refuses_the_current_folder_as_the_baseline(repo: Path, baseline: str) -> None:
+    before = sorted(p.name for p in repo.parent.rglob("*"))  # `--baseline "$UNSET"`
+    result = run("check", "--baseline", baseline, "samples", "--update")
+    assert result.exit_code == 2  # never exit 4 (a rename of '.') or a folder half written
+    assert result.stderr == (
+        f"tsum: error: --baseline {Path(baseline)}: --update writes the baseline as a folder "
+        "of its own (e.g. --baseline tsum-baseline), not the current or a parent folder\n"
+    )
+    assert sorted(p.name for p in repo.parent.rglob("*")) == before
