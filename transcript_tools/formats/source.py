@@ -185,8 +185,6 @@ def read_bytes(path: str) -> bytes:
     fetched = PREFETCHED_BYTES.get(path)
     if fetched is not None:
         return fetched
-    if not path:
-        raise InputError('""', None, "an empty path, not a file or directory (an unset variable?)")
     try:
         return read_local(path)  # bounded where the input may never end (formats/bounds.py)
     except FileNotFoundError:
