@@ -136,3 +136,22 @@ def test_an_out_folder_of_another_tool_is_refused_not_overwritten(tmp_path: Path
     for _ in range(2):  # and tsum's own folder is rewritten
         assert run("replay", str(SAMPLES), "--out", str(tmp_path / "notes")).exit_code == 0
     assert (tmp_path / "notes" / "README.md").read_text() == "x"
+
+
+def test_an_out_folder_holding_the_inputs_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.jsonl").write_bytes((SAMPLES / "long_session.jsonl").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    for inputs, out in ((["corpus"], "corpus"), (["corpus/a.jsonl"], "corpus"), (["corpus"], ".")):
+        result = run("replay", *inputs, "--out", out)
+        assert result.exit_code == 2
+        assert one_error(result) == (
+            f"tsum: error: --out {out}: holds the input {inputs[0]}, and tsum marks its --out "
+            "folder as output, which no run reads: choose a folder outside the inputs"
+        )
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a.jsonl", "corpus"]  # unmarked
+    assert run("replay", "corpus", "--out", "corpus/out").exit_code == 0  # inside: skipped
+    assert "1 session(s)" in run("replay", "corpus", "--dry-run").stderr  # still read

@@ -94,6 +94,21 @@ def safe_filename(session_id: str) -> str:
     return name[:150]
 
 
+def refuse_input_folder(root: str | Path, paths: list[str]) -> None:
+    """Refuse an ``--out`` that is an input folder or holds an input: the marker written
+    there would hide those inputs from this run's walk and from every later one."""
+    out = Path(root).resolve()
+    for spec in paths:
+        if not isinstance(spec, str) or spec in ("-", "") or not os.path.exists(spec):
+            continue
+        path = Path(spec).resolve()
+        if path == out or out in path.parents:
+            raise ConfigError(
+                f"--out {root}: holds the input {spec}, and tsum marks its --out folder as "
+                "output, which no run reads: choose a folder outside the inputs"
+            )
+
+
 def refuse_foreign(root: Path) -> None:
     """Refuse a folder tsum did not write (no ``OUTPUT_MARKER``) holding files of the names
     it replaces or deletes: another tool's ``run.json`` is not tsum's to overwrite."""
@@ -114,15 +129,22 @@ class OutputDirectory:
     """Writes replay results under one directory (created; previous run files replaced).
 
     ``write_compressed=False`` (a dry run) skips ``compressed/``: without summaries
-    the view is the input itself.
+    the view is the input itself. ``inputs``: the run's paths, none of which it may hold.
     """
 
     spool_prompts = True
 
-    def __init__(self, root: str | Path, write_compressed: bool = True, cost: bool = False) -> None:
+    def __init__(
+        self,
+        root: str | Path,
+        write_compressed: bool = True,
+        cost: bool = False,
+        inputs: list[str] | None = None,
+    ) -> None:
         self.root = Path(root)
         check_output_dir(self.root, "--out")  # a one-line refusal, before any work
         refuse_foreign(self.root)
+        refuse_input_folder(root, inputs or [])
         self.root.mkdir(parents=True, exist_ok=True)
         drop_links(self.root, OWN_FILES)
         drop_links(self.root / "compressed")
