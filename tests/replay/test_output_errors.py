@@ -155,3 +155,20 @@ def test_an_out_folder_holding_the_inputs_is_refused(
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["a.jsonl", "corpus"]  # unmarked
     assert run("replay", "corpus", "--out", "corpus/out").exit_code == 0  # inside: skipped
     assert "1 session(s)" in run("replay", "corpus", "--dry-run").stderr  # still read
+
+
+def test_an_eval_out_folder_inside_the_corpus_is_not_read_as_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.jsonl").write_bytes((SAMPLES / "long_session.jsonl").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    for _ in range(2):  # its checkpoints.jsonl, open while the corpus is walked, then written
+        result = run("eval", "corpus", "--out", "corpus/ev")
+        assert result.exit_code == 0, result.stderr
+        assert "corpus/ev" not in result.stderr and "1 file(s), 1 session(s)" in result.stderr
+    replay = run("replay", "corpus", "--dry-run")
+    assert "corpus/ev" not in replay.stderr and "1 file(s)" in replay.stderr
+    refused = run("eval", "corpus", "--out", "corpus")  # the marker would hide the corpus
+    assert refused.exit_code == 2 and "holds the input corpus" in one_error(refused)

@@ -35,7 +35,7 @@ from ..engine.prompt import PromptTemplate
 from ..errors import ConfigError
 from ..formats.inputs import OUTPUT_MARKER, NameSet, unique_name
 from ..formats.native import write_messages
-from ..writable import check_output_dir, drop_links
+from ..writable import check_output_dir, drop_links, refuse_input_folder
 from .conversation import SessionResult
 from .parking import Rendered
 
@@ -92,21 +92,6 @@ def render_records(result: SessionResult) -> dict[str, bytes]:
 def safe_filename(session_id: str) -> str:
     name = _UNSAFE.sub("_", session_id).strip("._") or "session"
     return name[:150]
-
-
-def refuse_input_folder(root: str | Path, paths: list[str]) -> None:
-    """Refuse an ``--out`` that is an input folder or holds an input: the marker written
-    there would hide those inputs from this run's walk and from every later one."""
-    out = Path(root).resolve()
-    for spec in paths:
-        if not isinstance(spec, str) or spec in ("-", "") or not os.path.exists(spec):
-            continue
-        path = Path(spec).resolve()
-        if path == out or out in path.parents:
-            raise ConfigError(
-                f"--out {root}: holds the input {spec}, and tsum marks its --out folder as "
-                "output, which no run reads: choose a folder outside the inputs"
-            )
 
 
 def refuse_foreign(root: Path) -> None:
