@@ -216,6 +216,18 @@ def test_a_prompt_beside_a_typed_config_sets_its_template(tmp_path: Path) -> Non
     assert "11356 in" in repr(english) and "9128 in" in repr(chinese)  # its own template
 
 
+def test_a_keyword_no_function_reads_is_a_type_error(tmp_path: Path) -> None:
+    """``**options`` are the provider options: a flag's name there was dropped unread."""
+    log = SAMPLES / "long_session.jsonl"
+    with pytest.raises(TypeError, match=r"max_context_tokens \(SummaryConfig fields: pass"):
+        tt.replay_corpus(log, max_context_tokens=200_000)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) prompt$"):
+        tt.eval_corpus(log, prompt="en")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="cache_onyl"):
+        tt.check(log, tmp_path, cache_onyl=True)  # type: ignore[call-arg]
+    assert tt.replay_corpus(log, cache_only=False, concurrency=2).stats.sessions == 1
+
+
 def test_eval_check_and_inspect_return_typed_results(tmp_path: Path) -> None:
     inspected = tt.inspect_corpus(SAMPLES)
     assert inspected.ok and isinstance(inspected.sessions[0], tt.SessionInfo)

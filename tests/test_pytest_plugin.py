@@ -113,3 +113,21 @@ def test_a_misspelt_option_fails_the_test_naming_it(pytester: pytest.Pytester) -
     output = result.stdout.str()
     assert "TypeError: tsum: unknown option(s) max_context_token (marker or call)" in output
     assert "TypeError: tsum: unknown option(s) promts (marker or call)" in output
+
+
+def test_a_markers_option_reaches_only_the_calls_that_take_it(pytester: pytest.Pytester) -> None:
+    log = SAMPLES / "long_session.jsonl"
+    pytester.makepyfile(
+        f"""
+        import pytest
+
+        LOG = {str(log)!r}
+
+        @pytest.mark.tsum(dry_run=True, prompts=["en", "zh"])  # replay's, then eval's
+        def test_both(tsum):
+            replay = tsum.replay(LOG)
+            assert replay.sessions[0].engine.summaries == []  # a dry run: no summary call
+            assert tsum.eval(LOG).result.labels == ["en", "zh"]
+        """
+    )
+    pytester.runpytest("-q").assert_outcomes(passed=1)

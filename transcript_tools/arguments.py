@@ -7,7 +7,7 @@ or ``model`` given beside it, which sets its template or model (as ``--prompt`` 
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any
 
 from .engine.config import ReplaySettings, RunSettings, SummaryConfig
@@ -30,6 +30,7 @@ def run_settings_from(
 ) -> RunSettings:
     """A library function's arguments over ``loaded`` (else over the defaults), the typed
     ``config`` / ``settings`` objects winning: what ``tsum``'s flags are to the CLI."""
+    _refuse_unknown(options)
     flags: dict[str, Any] = {
         "prompt": prompt,
         "format": format,
@@ -62,6 +63,16 @@ def run_settings_from(
     if settings is not None or config is not None:
         run = _typed(run, config, settings, prompt is not None, options.get("model"), dry_run)
     return run
+
+
+def _refuse_unknown(options: ProviderOptions | dict[str, Any]) -> None:
+    """``**options`` are ``ProviderOptions``: any other keyword would be dropped unread
+    (``replay_corpus(log, max_context_tokens=...)`` replayed at the default window)."""
+    unknown = sorted(set(options) - set(ProviderOptions.__annotations__))
+    if unknown:
+        fielded = set(unknown) & {f.name for f in fields(SummaryConfig)}
+        hint = " (SummaryConfig fields: pass config=SummaryConfig(...))" if fielded else ""
+        raise TypeError(f"unexpected keyword argument(s) {', '.join(unknown)}{hint}")
 
 
 def _typed(

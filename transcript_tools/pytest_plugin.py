@@ -64,8 +64,9 @@ def tsum(request: pytest.FixtureRequest, tsum_cache: Path) -> Tsum:
     return Tsum(options, tsum_cache)
 
 
-def _library_keywords() -> set[str]:
-    """The keywords ``replay_corpus`` and ``eval_corpus`` take, provider options included."""
+def _keywords(*functions: Any) -> set[str]:
+    """The keywords ``functions`` take (default: ``replay_corpus``'s and ``eval_corpus``'s),
+    provider options included."""
     import inspect
 
     from .api import eval_corpus, replay_corpus
@@ -73,11 +74,18 @@ def _library_keywords() -> set[str]:
 
     named = {
         name
-        for function in (replay_corpus, eval_corpus)
+        for function in functions or (replay_corpus, eval_corpus)
         for name, parameter in inspect.signature(function).parameters.items()
         if parameter.kind is inspect.Parameter.KEYWORD_ONLY or name == "config"
     }
     return named | set(ProviderOptions.__annotations__)
+
+
+def _taken(merged: dict[str, Any], call: dict[str, Any], function: Any) -> dict[str, Any]:
+    """Of the marker's options, those ``function`` takes (``dry_run`` is replay's, ``prompts``
+    eval's); the call's own all reach it."""
+    own = _keywords(function)
+    return {k: v for k, v in merged.items() if k in own or k in call}
 
 
 class Tsum:
@@ -92,7 +100,7 @@ class Tsum:
 
         merged = {**self.options, **extra}
         names = {f.name for f in fields(SummaryConfig)}
-        unknown = sorted(set(merged) - names - _library_keywords())
+        unknown = sorted(set(merged) - names - _keywords())
         if unknown:  # a typo would otherwise vanish into the provider options, unused
             raise TypeError(f"tsum: unknown option(s) {', '.join(unknown)} (marker or call)")
         summary = {k: merged.pop(k) for k in list(merged) if k in names}
@@ -106,7 +114,7 @@ class Tsum:
         """``tsum replay`` of ``paths`` (``transcript_tools.replay_corpus``), sessions kept."""
         from .api import replay_corpus
 
-        return replay_corpus(paths, **self._call(options))
+        return replay_corpus(paths, **_taken(self._call(options), options, replay_corpus))
 
     def eval(self, paths: Paths, **options: Any) -> EvalRun:
         """``tsum eval`` of ``paths`` (``transcript_tools.eval_corpus``)."""
@@ -116,7 +124,7 @@ class Tsum:
         prompt = merged.pop("prompt", None)  # the marker's template: eval's one variant
         if prompt is not None:
             merged.setdefault("prompts", [prompt])
-        return eval_corpus(paths, **merged)
+        return eval_corpus(paths, **_taken(merged, options, eval_corpus))
 
     @staticmethod
     def schedule(result: ReplayResult) -> dict[str, list[int]]:
