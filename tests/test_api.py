@@ -197,6 +197,37 @@ def test_run_settings_carry_the_clis_settings_into_a_function(tmp_path: Path) ->
     assert orjson.loads((tmp_path / "b" / "run.json").read_bytes())["template"]["name"] == "zh"
 
 
+def test_a_prompt_beside_a_typed_config_sets_its_template(tmp_path: Path) -> None:
+    """``prompt=`` with ``config=`` is ``--prompt`` with ``--max-context-tokens``: the config's
+    default template does not silently win (the README's pytest example gives both)."""
+    config = tt.SummaryConfig(max_context_tokens=20_000, summary_model="m")
+    log = SAMPLES / "long_session.jsonl"
+    tt.replay_corpus(log, config, prompt="en", out=tmp_path / "en")
+    info = orjson.loads((tmp_path / "en" / "run.json").read_bytes())
+    assert info["template"]["name"] == "en"
+    assert info["summary_config"]["max_context_tokens"] == 20_000
+    assert info["summary_config"]["summary_model"] == "m"
+    prompts = (tmp_path / "en" / "prompts.jsonl").read_text(encoding="utf-8")
+    assert prompts.count("Summarize the conversation below") == 5  # every firing, English
+    tt.replay_corpus(log, config, out=tmp_path / "zh")  # no prompt: the config's own
+    assert orjson.loads((tmp_path / "zh" / "run.json").read_bytes())["template"]["name"] == "zh"
+    english, chinese = (tt.eval_corpus(log, prompts=[p], config=config) for p in ("en", "zh"))
+    assert english.result.labels == ["en"] and "en: 5 summary requests" in repr(english)
+    assert "11356 in" in repr(english) and "9128 in" in repr(chinese)  # its own template
+
+
+def test_a_keyword_no_function_reads_is_a_type_error(tmp_path: Path) -> None:
+    """``**options`` are the provider options: a flag's name there was dropped unread."""
+    log = SAMPLES / "long_session.jsonl"
+    with pytest.raises(TypeError, match=r"max_context_tokens \(SummaryConfig fields: pass"):
+        tt.replay_corpus(log, max_context_tokens=200_000)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) prompt$"):
+        tt.eval_corpus(log, prompt="en")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="cache_onyl"):
+        tt.check(log, tmp_path, cache_onyl=True)  # type: ignore[call-arg]
+    assert tt.replay_corpus(log, cache_only=False, concurrency=2).stats.sessions == 1
+
+
 def test_eval_check_and_inspect_return_typed_results(tmp_path: Path) -> None:
     inspected = tt.inspect_corpus(SAMPLES)
     assert inspected.ok and isinstance(inspected.sessions[0], tt.SessionInfo)

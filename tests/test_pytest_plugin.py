@@ -66,3 +66,68 @@ def test_fixtures_and_marker_in_a_projects_own_suite(pytester: pytest.Pytester) 
     assert "test_a_failing_gate_fails_the_test" in result.stdout.str()
     markers = pytester.runpytest("--markers").stdout.str()
     assert "@pytest.mark.tsum(**options)" in markers
+
+
+def test_the_markers_prompt_reaches_replay_and_eval(pytester: pytest.Pytester) -> None:
+    """The README's example: ``prompt=`` beside a ``SummaryConfig`` field in the marker."""
+    log = SAMPLES / "long_session.jsonl"
+    pytester.makefile(".j2", handoff="HANDOFF NOTE\n{{ messages }}\n")
+    pytester.makepyfile(
+        f"""
+        import pytest
+
+        LOG = {str(log)!r}
+
+        @pytest.mark.tsum(prompt="handoff.j2", max_context_tokens=20_000)
+        def test_prompt(tsum):
+            replay = tsum.replay(LOG)
+            (session,) = replay.sessions
+            prompts = list(session.engine.prompts.values())
+            assert len(prompts) == 5
+            assert all(p.startswith("HANDOFF NOTE") for p in prompts)
+            scores = tsum.eval(LOG)
+            assert scores.result.labels == ["handoff.j2"]
+            assert scores.result.aggregates["handoff.j2"].checkpoints == 5
+        """
+    )
+    result = pytester.runpytest("-q")
+    result.assert_outcomes(passed=1)
+
+
+def test_a_misspelt_option_fails_the_test_naming_it(pytester: pytest.Pytester) -> None:
+    log = SAMPLES / "long_session.jsonl"
+    pytester.makepyfile(
+        f"""
+        import pytest
+
+        @pytest.mark.tsum(max_context_token=20_000)  # max_context_tokens
+        def test_marker(tsum):
+            tsum.replay({str(log)!r})
+
+        def test_call(tsum):
+            tsum.eval({str(log)!r}, promts=["en"])
+        """
+    )
+    result = pytester.runpytest("-q")
+    result.assert_outcomes(failed=2)
+    output = result.stdout.str()
+    assert "TypeError: tsum: unknown option(s) max_context_token (marker or call)" in output
+    assert "TypeError: tsum: unknown option(s) promts (marker or call)" in output
+
+
+def test_a_markers_option_reaches_only_the_calls_that_take_it(pytester: pytest.Pytester) -> None:
+    log = SAMPLES / "long_session.jsonl"
+    pytester.makepyfile(
+        f"""
+        import pytest
+
+        LOG = {str(log)!r}
+
+        @pytest.mark.tsum(dry_run=True, prompts=["en", "zh"])  # replay's, then eval's
+        def test_both(tsum):
+            replay = tsum.replay(LOG)
+            assert replay.sessions[0].engine.summaries == []  # a dry run: no summary call
+            assert tsum.eval(LOG).result.labels == ["en", "zh"]
+        """
+    )
+    pytester.runpytest("-q").assert_outcomes(passed=1)

@@ -108,12 +108,14 @@ def replay_corpus(
     ``SessionResult`` is in ``result.sessions``. ``cost``: ``--cost`` (docs/cost.md).
     Bad input does not raise: see ``result.status`` and ``result.stats.errors``."""
     from .cost.prices import pricer_for
+    from .formats.atif_write import check_out_format, write_out_format
     from .parallel.pool import backend_for, refuse_summaries_on_ray
     from .replay.run import replay_paths
 
     run = run_settings_from(
         run_settings, config, settings, prompt, format, provider, options, dry_run, skip_bad_lines
     )
+    check_out_format(out, out_format, run.settings.dry_run)
     if not run.settings.dry_run:
         refuse_summaries_on_ray(ray, "a replay that makes summary calls")
     backend = backend_for(workers or run.values.get("workers"), ray)
@@ -127,8 +129,6 @@ def replay_corpus(
         cost=pricer_for(cost, prices, run.provider.get("price_per_mtok")),
     )
     if out is not None and out_format != "native":
-        from .formats.atif_write import write_out_format
-
         write_out_format(out, out_format)
     return result
 

@@ -1,12 +1,13 @@
 """The library front door's typed arguments turned into a run's settings (``api.py``).
 
 One rule, the CLI's: arguments over ``run_settings`` (``settings.load_settings()``) over the
-defaults; a typed ``SummaryConfig`` / ``ReplaySettings`` wins over both.
+defaults; a typed ``SummaryConfig`` / ``ReplaySettings`` wins over both, but for a ``prompt``
+or ``model`` given beside it, which sets its template or model (as ``--prompt`` / ``--model``).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any
 
 from .engine.config import ReplaySettings, RunSettings, SummaryConfig
@@ -29,6 +30,7 @@ def run_settings_from(
 ) -> RunSettings:
     """A library function's arguments over ``loaded`` (else over the defaults), the typed
     ``config`` / ``settings`` objects winning: what ``tsum``'s flags are to the CLI."""
+    _refuse_unknown(options)
     flags: dict[str, Any] = {
         "prompt": prompt,
         "format": format,
@@ -59,21 +61,47 @@ def run_settings_from(
     if not isinstance(provider, str):
         run.provider["provider"] = provider
     if settings is not None or config is not None:
-        chosen = settings or replace(run.settings, summary=config)
-        if config is not None:
-            chosen = replace(chosen, summary=config)  # else settings.summary, None included (N2)
-        chosen = replace(chosen, dry_run=dry_run or chosen.dry_run)
-        if options.get("model") is not None and chosen.summary is not None:  # as --model
-            chosen = replace(
-                chosen, summary=replace(chosen.summary, summary_model=options["model"])
-            )
-        template = None
-        if chosen.summary is not None:
-            from .engine.prompt import template_from_config
-
-            template = template_from_config(chosen.summary.summary_prompt, chosen.template_name)
-        run = replace(run, settings=chosen, template=template)
+        run = _typed(run, config, settings, prompt is not None, options.get("model"), dry_run)
     return run
+
+
+def _refuse_unknown(options: ProviderOptions | dict[str, Any]) -> None:
+    """``**options`` are ``ProviderOptions``: any other keyword would be dropped unread
+    (``replay_corpus(log, max_context_tokens=...)`` replayed at the default window)."""
+    unknown = sorted(set(options) - set(ProviderOptions.__annotations__))
+    if unknown:
+        fielded = set(unknown) & {f.name for f in fields(SummaryConfig)}
+        hint = " (SummaryConfig fields: pass config=SummaryConfig(...))" if fielded else ""
+        raise TypeError(f"unexpected keyword argument(s) {', '.join(unknown)}{hint}")
+
+
+def _typed(
+    run: RunSettings,
+    config: SummaryConfig | None,
+    settings: ReplaySettings | None,
+    prompted: bool,
+    model: str | None,
+    dry_run: bool,
+) -> RunSettings:
+    """``run`` with the typed ``config`` / ``settings`` in place: ``model`` (``--model``) and,
+    when ``prompted``, ``run``'s template (``--prompt``) still set their summary's."""
+    chosen = settings or replace(run.settings, summary=config)
+    if config is not None:
+        chosen = replace(chosen, summary=config)  # else settings.summary, None included (N2)
+    chosen = replace(chosen, dry_run=dry_run or chosen.dry_run)
+    summary = chosen.summary
+    if summary is None:
+        return replace(run, settings=chosen, template=None)
+    if model is not None:  # as --model
+        summary = replace(summary, summary_model=model)
+    if prompted:  # as --prompt
+        summary = replace(summary, summary_prompt=run.template.source)
+        chosen = replace(chosen, template_name=run.template.name)
+    chosen = replace(chosen, summary=summary)
+    from .engine.prompt import template_from_config
+
+    template = template_from_config(summary.summary_prompt, chosen.template_name)
+    return replace(run, settings=chosen, template=template)
 
 
 def given_only(**values: Any) -> dict[str, Any]:

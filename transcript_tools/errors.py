@@ -26,12 +26,13 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
         "differences found (`diff`, `check`); agreement under `--min-agreement` (`fidelity`)"
     ),
     ExitCode.USAGE: (
-        "usage error: bad option, configuration or template, unknown provider, missing key or model"
+        "usage error: bad option, configuration or template, unknown provider, missing key or "
+        "model, an output refused before the run (no such folder, read-only)"
     ),
     ExitCode.FAILED: (
         "could not run: bad input, cache miss with `--cache-only`, zero sessions processed, "
-        "every summary call of the run failed or its provider failed 5 in a row, an output that cannot be written (no such "
-        "folder, read-only or full disk), a missing, corrupt, incomplete or incompatible "
+        "every summary call of the run failed or its provider failed 5 in a row, an output that fails while written "
+        "(a full or read-only disk), a missing, corrupt, incomplete or incompatible "
         "output directory or baseline (`diff`, `check`)"
     ),
     ExitCode.INTERNAL: "internal error: a bug in tsum (`tsum --debug ...` shows the traceback)",

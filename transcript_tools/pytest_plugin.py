@@ -17,10 +17,11 @@ its own logs and prompts, and asserts on what it cares about::
 The marker's keywords are the run's options for every call in the test: ``SummaryConfig``
 fields (``max_context_tokens``, ``trigger_token_ratio``, ``debounce_turns``, ...) and the
 library's keywords (``prompt``, ``provider``, ``model``, ``cache``, ``cache_only``,
-``format``, ``dry_run``; ``prompts`` for eval). A call's own keywords come last. The
-provider is the offline one unless the marker or the call names another; the response
-cache defaults to one file per test session (``tsum_cache``), so a prompt scored twice is
-paid for once. Nothing here is imported until a test uses a fixture.
+``format``, ``dry_run``; ``prompts`` for eval, which scores ``prompt`` without it). A call's
+own keywords come last; an unknown one (a typo) fails the test. The provider is the
+offline one unless the marker or the call names another; the response cache defaults to
+one file per test session (``tsum_cache``), so a prompt scored twice is paid for once.
+Nothing here is imported until a test uses a fixture.
 """
 
 from __future__ import annotations
@@ -63,6 +64,30 @@ def tsum(request: pytest.FixtureRequest, tsum_cache: Path) -> Tsum:
     return Tsum(options, tsum_cache)
 
 
+def _keywords(*functions: Any) -> set[str]:
+    """The keywords ``functions`` take (default: ``replay_corpus``'s and ``eval_corpus``'s),
+    provider options included."""
+    import inspect
+
+    from .api import eval_corpus, replay_corpus
+    from .providers.factory import ProviderOptions
+
+    named = {
+        name
+        for function in functions or (replay_corpus, eval_corpus)
+        for name, parameter in inspect.signature(function).parameters.items()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY or name == "config"
+    }
+    return named | set(ProviderOptions.__annotations__)
+
+
+def _taken(merged: dict[str, Any], call: dict[str, Any], function: Any) -> dict[str, Any]:
+    """Of the marker's options, those ``function`` takes (``dry_run`` is replay's, ``prompts``
+    eval's); the call's own all reach it."""
+    own = _keywords(function)
+    return {k: v for k, v in merged.items() if k in own or k in call}
+
+
 class Tsum:
     """What the ``tsum`` fixture gives a test: runs, and the figures tests assert on."""
 
@@ -75,6 +100,9 @@ class Tsum:
 
         merged = {**self.options, **extra}
         names = {f.name for f in fields(SummaryConfig)}
+        unknown = sorted(set(merged) - names - _keywords())
+        if unknown:  # a typo would otherwise vanish into the provider options, unused
+            raise TypeError(f"tsum: unknown option(s) {', '.join(unknown)} (marker or call)")
         summary = {k: merged.pop(k) for k in list(merged) if k in names}
         if summary:
             merged["config"] = SummaryConfig(**summary)
@@ -86,13 +114,17 @@ class Tsum:
         """``tsum replay`` of ``paths`` (``transcript_tools.replay_corpus``), sessions kept."""
         from .api import replay_corpus
 
-        return replay_corpus(paths, **self._call(options))
+        return replay_corpus(paths, **_taken(self._call(options), options, replay_corpus))
 
     def eval(self, paths: Paths, **options: Any) -> EvalRun:
         """``tsum eval`` of ``paths`` (``transcript_tools.eval_corpus``)."""
         from .api import eval_corpus
 
-        return eval_corpus(paths, **self._call(options))
+        merged = self._call(options)
+        prompt = merged.pop("prompt", None)  # the marker's template: eval's one variant
+        if prompt is not None:
+            merged.setdefault("prompts", [prompt])
+        return eval_corpus(paths, **_taken(merged, options, eval_corpus))
 
     @staticmethod
     def schedule(result: ReplayResult) -> dict[str, list[int]]:

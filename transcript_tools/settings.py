@@ -146,6 +146,13 @@ def _checked(table: dict[str, Any], path: Path) -> dict[str, Any]:
             raise ConfigError(
                 f"{path}: unknown format {table['format']!r} (known: {', '.join(reader_names())})"
             )
+    if isinstance(table.get("provider"), str):
+        from .providers.registry import provider_class  # only when a file names a provider
+
+        try:
+            provider_class(table["provider"])
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
     try:  # the file's own values, checked where they are written
         summary_config_from(merge_settings({}, table))
     except ConfigError as exc:

@@ -69,6 +69,21 @@ def check_output_file(path: str | Path, option: str) -> None:
         raise ConfigError(f"{option} {path}: not writable (read-only or no access)")
 
 
+def refuse_input_folder(root: str | Path, paths: list[str]) -> None:
+    """Refuse an ``--out`` that is an input folder or holds an input: the marker written
+    there would hide those inputs from this run's walk and from every later one."""
+    out = Path(root).resolve()
+    for spec in paths:
+        if not isinstance(spec, str) or spec in ("-", "") or not os.path.exists(spec):
+            continue
+        path = Path(spec).resolve()
+        if path == out or out in path.parents:
+            raise ConfigError(
+                f"--out {root}: holds the input {spec}, and tsum marks its --out folder as "
+                "output, which no run reads: choose a folder outside the inputs"
+            )
+
+
 def drop_links(folder: Path, names: tuple[str, ...] | None = None) -> None:
     """Remove the symlinks among ``names`` in ``folder`` (all of its entries: None), never
     their targets: a folder tsum writes in (an output, a baseline: it may come from a pull

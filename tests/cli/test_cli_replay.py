@@ -417,6 +417,24 @@ def test_closed_stdout_pipe_exits_quietly() -> None:
     assert b"Traceback" not in err and b"BrokenPipe" not in err
 
 
+def test_a_reader_gone_before_the_first_line_is_no_input_error() -> None:
+    import subprocess
+    import sys
+
+    code = "from transcript_tools.cli.main import main; main()"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "replay", *[str(SAMPLES)] * 4, "--silent"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    proc.stdout.close()  # `| head` gone before tsum writes a line (16 kB: over a buffer)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 141
+    # the run was cut short, no input was bad: never "failed: ... 1 error(s)" naming none
+    assert err.startswith(b"tsum: interrupted: ") and b" 0 error(s)" in err, err
+
+
 def test_diff_names_a_change_of_input_order(tmp_path: Path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     run("replay", str(SAMPLES), "--out", str(a), "--silent")

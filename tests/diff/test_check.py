@@ -64,6 +64,7 @@ def test_end_to_end_prompt_change_fails_then_bless_passes(repo: Path) -> None:
     assert first.stdout == ""
     assert first.stderr.endswith("tsum: baseline baseline written (new baseline)\n")
     assert sorted(snapshot(repo / "baseline")) == [
+        ".tsum-output",  # tsum's own folder: a walk of the inputs skips it
         "compressed/clickhouse-migration-zh.jsonl",
         "compressed/long_session.jsonl",
         "compressed/resize-job-incident.jsonl",
@@ -198,7 +199,7 @@ def test_update_keeps_foreign_files_and_drops_stale_ones(tmp_path: Path) -> None
     (baseline / "README.md").write_text("committed baseline\n")
     update_baseline(fresh, baseline)
     assert sorted(snapshot(baseline)) == sorted(
-        ["README.md", "compressed/long_session.jsonl", *DIFFABLE_FILES]
+        [".tsum-output", "README.md", "compressed/long_session.jsonl", *DIFFABLE_FILES]
     )
     for name in DIFFABLE_FILES:
         assert (baseline / name).read_bytes() == (fresh / name).read_bytes()
@@ -306,7 +307,7 @@ def test_the_example_workflow_command_runs_keyless(
     # the PR comment carries the recall gate's verdict under the diff (docs/ci.md)
     assert result.stdout == (
         "### tsum: no differences (3 sessions, 5 summary firings)\n\n#### Gates\n\n"
-        "- eval: artifact recall 86.4% -\\> 86.4% (-0.0%; allowed drop 5.0%): ok\n"
+        "- eval: artifact recall 86.4% -\\> 86.4% (+0.0%; allowed drop 5.0%): ok\n"
     )
     assert (repo / "tsum-out" / "run.json").is_file()
     docs = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
@@ -333,3 +334,25 @@ def test_failed_summaries_show_as_status_changes(repo: Path) -> None:
         in result.stdout
     )
     assert "summary text changed" not in result.stdout
+
+
+def test_a_baseline_inside_the_inputs_is_not_read_back_as_input(repo: Path) -> None:
+    nested = ("check", "--baseline", "samples/baseline", "samples", "--cache", "cache.sqlite3")
+    assert run(*nested, "--update").exit_code == 0
+    again = run(*nested)  # its compressed/*.jsonl is no transcript of the corpus
+    assert again.exit_code == 0, again.output
+    assert "tsum: no differences (3 session(s), 5 summary firing(s))" in again.stderr
+    assert run(*nested, "--update").exit_code == 0  # rewritten: still marked
+    assert run("replay", "samples", "--dry-run").stderr.count("3 session(s)") == 1
+
+
+@pytest.mark.parametrize("baseline", ["", ".", ".."])
+def test_update_refuses_the_current_folder_as_the_baseline(repo: Path, baseline: str) -> None:
+    before = sorted(p.name for p in repo.parent.rglob("*"))  # `--baseline "$UNSET"`
+    result = run("check", "--baseline", baseline, "samples", "--update")
+    assert result.exit_code == 2  # never exit 4 (a rename of '.') or a folder half written
+    assert result.stderr == (
+        f"tsum: error: --baseline {Path(baseline)}: --update writes the baseline as a folder "
+        "of its own (e.g. --baseline tsum-baseline), not the current or a parent folder\n"
+    )
+    assert sorted(p.name for p in repo.parent.rglob("*")) == before

@@ -96,3 +96,10 @@ def test_max_drop_is_the_threshold() -> None:
     assert failed.failed and any("lost [path] f19.py" in line for line in failed.lines)
     with pytest.raises(TsumError, match="extractor v1 and v2"):
         compare_scores(old, scores([True], version=2))
+
+
+def test_the_change_is_signed_by_its_direction() -> None:
+    same = compare_scores(scores([True, False]), scores([True, False]), 0.05)
+    assert "(+0.0%; allowed drop 5.0%): ok" in same.lines[0]  # never "-0.0%"
+    lower = compare_scores(scores([True] * 20), scores([True] * 19 + [False]), 0.05)
+    assert "100.0% -> 95.0% (-5.0%;" in lower.lines[0]

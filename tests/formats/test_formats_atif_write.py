@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+import transcript_tools as tt
 from tests.support.corpus import FIXTURES, read
 from transcript_tools.cli.main import cli
 from transcript_tools.engine.messages import (
@@ -80,3 +82,19 @@ def test_orphan_results_synthetic_replies_and_totals_by_hand() -> None:
     }
     assert doc["agent"]["model_name"] == "m-1"
     assert json.loads(json.dumps(doc)) == doc
+
+
+def test_an_out_format_with_no_views_to_rewrite_is_refused(tmp_path: Path) -> None:
+    log = str(SAMPLES / "long_session.jsonl")
+    cases = {
+        (): "tsum: error: --out-format atif rewrites the views under --out DIR: give --out\n",
+        ("--out", str(tmp_path / "o"), "--dry-run"): (
+            "tsum: error: --out-format atif: a --dry-run writes no views to rewrite\n"
+        ),
+    }
+    for extra, line in cases.items():
+        result = CliRunner().invoke(cli, ["replay", log, "--out-format", "atif", *extra])
+        assert (result.exit_code, result.stderr, result.stdout) == (2, line, "")
+    assert not (tmp_path / "o").exists()  # refused before any work
+    with pytest.raises(tt.ConfigError, match="give --out"):
+        tt.replay_corpus(log, out_format="atif")

@@ -217,6 +217,15 @@ def test_batch_needs_a_provider_with_a_batch_api(tmp_path: Path) -> None:
     )
 
 
+def test_batch_with_the_default_provider_names_the_provider_not_cache_flags() -> None:
+    result = tsum("replay", str(SAMPLES / "long_session.jsonl"), "--batch")  # a first try
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "tsum: error: --batch needs --provider anthropic or openai "
+        "(the offline provider has no batch API)\n"
+    )  # never "drop --no-cache, --cache-only and --refresh", none of which was given
+
+
 def test_batch_refuses_cache_only(tmp_path: Path) -> None:
     with FakeBatchServer() as server:
         result = tsum(

@@ -28,9 +28,14 @@ def one_error(result: Result) -> str:
     return errors[0]
 
 
-def test_a_report_whose_folder_does_not_exist_is_refused_before_the_sweep(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "command", [("sweep",), ("compare", "--policy", "seed,codex", "--fallback-window", "32000")]
+)
+def test_a_report_whose_folder_does_not_exist_is_refused_before_the_sweep(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
     report = tmp_path / "no-such-folder" / "report.html"
-    result = run("sweep", str(SAMPLES), "--report", str(report))
+    result = run(command[0], str(SAMPLES), *command[1:], "--report", str(report))
     assert result.exit_code == 2
     assert one_error(result) == (
         f"tsum: error: --report {report}: its folder {report.parent} does not exist"
@@ -99,3 +104,71 @@ def test_a_run_killed_before_its_end_is_incomplete(tmp_path: Path) -> None:
     assert json.loads((killed / "manifest.json").read_text()) == {"status": "running"}
     diff = run("diff", str(complete), str(killed))
     assert diff.exit_code == 3 and "incomplete output directory" in one_error(diff)
+
+
+def test_the_exit_code_table_says_which_code_an_output_refusal_gets(tmp_path: Path) -> None:
+    from transcript_tools.errors import EXIT_CODE_MEANINGS, ExitCode
+
+    (tmp_path / "file").write_text("x")
+    before = run("replay", str(SAMPLES), "--out", str(tmp_path / "file" / "out"))
+    assert "an output refused before the run" in EXIT_CODE_MEANINGS[ExitCode(before.exit_code)]
+    during = run("sweep", str(SAMPLES), "--report", "/dev/full")
+    assert "full or read-only disk" in EXIT_CODE_MEANINGS[ExitCode(during.exit_code)]
+    assert "refused" not in EXIT_CODE_MEANINGS[ExitCode.FAILED]
+
+
+def test_an_out_folder_of_another_tool_is_refused_not_overwritten(tmp_path: Path) -> None:
+    theirs = tmp_path / "results"
+    (theirs / "compressed").mkdir(parents=True)
+    (theirs / "run.json").write_text('{"tool": "another"}\n')
+    (theirs / "compressed" / "mine.jsonl").write_text('{"mine": 1}\n')
+    result = run("replay", str(SAMPLES), "--out", str(theirs))
+    assert result.exit_code == 2
+    assert one_error(result) == (
+        f"tsum: error: --out {theirs}: not a folder tsum wrote (no .tsum-output), and it holds "
+        "run.json, compressed/mine.jsonl, which tsum would replace: choose a new or empty folder"
+    )
+    assert (theirs / "run.json").read_text() == '{"tool": "another"}\n'  # nothing touched
+    assert (theirs / "compressed" / "mine.jsonl").is_file()
+    assert sorted(p.name for p in theirs.iterdir()) == ["compressed", "run.json"]
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "README.md").write_text("x")  # other files: written beside them
+    for _ in range(2):  # and tsum's own folder is rewritten
+        assert run("replay", str(SAMPLES), "--out", str(tmp_path / "notes")).exit_code == 0
+    assert (tmp_path / "notes" / "README.md").read_text() == "x"
+
+
+def test_an_out_folder_holding_the_inputs_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.jsonl").write_bytes((SAMPLES / "long_session.jsonl").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    for inputs, out in ((["corpus"], "corpus"), (["corpus/a.jsonl"], "corpus"), (["corpus"], ".")):
+        result = run("replay", *inputs, "--out", out)
+        assert result.exit_code == 2
+        assert one_error(result) == (
+            f"tsum: error: --out {out}: holds the input {inputs[0]}, and tsum marks its --out "
+            "folder as output, which no run reads: choose a folder outside the inputs"
+        )
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a.jsonl", "corpus"]  # unmarked
+    assert run("replay", "corpus", "--out", "corpus/out").exit_code == 0  # inside: skipped
+    assert "1 session(s)" in run("replay", "corpus", "--dry-run").stderr  # still read
+
+
+def test_an_eval_out_folder_inside_the_corpus_is_not_read_as_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.jsonl").write_bytes((SAMPLES / "long_session.jsonl").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    for _ in range(2):  # its checkpoints.jsonl, open while the corpus is walked, then written
+        result = run("eval", "corpus", "--out", "corpus/ev")
+        assert result.exit_code == 0, result.stderr
+        assert "corpus/ev" not in result.stderr and "1 file(s), 1 session(s)" in result.stderr
+    replay = run("replay", "corpus", "--dry-run")
+    assert "corpus/ev" not in replay.stderr and "1 file(s)" in replay.stderr
+    refused = run("eval", "corpus", "--out", "corpus")  # the marker would hide the corpus
+    assert refused.exit_code == 2 and "holds the input corpus" in one_error(refused)

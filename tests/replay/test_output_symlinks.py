@@ -39,6 +39,9 @@ def test_links_in_an_out_directory_are_replaced_never_followed(tmp_path: Path) -
     (out / "compressed").symlink_to(target)
     (out / "decisions.jsonl").symlink_to(target / "notes.txt")
     (out / "manifest.json").symlink_to(target / "notes.txt")
+    assert run("replay", str(SAMPLES), "--out", str(out)).exit_code == 2  # not marked as tsum's
+    assert untouched(target) and (out / "compressed").is_symlink()
+    (out / ".tsum-output").write_text("written by tsum replay\n")  # a folder of tsum's
     assert run("replay", str(SAMPLES), "--out", str(out)).exit_code == 0
     assert untouched(target)
     assert not (out / "compressed").is_symlink() and (out / "compressed").is_dir()

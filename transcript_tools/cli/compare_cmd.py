@@ -14,6 +14,7 @@ from ..compare.table import COLUMN_KEYS, COLUMNS, SORT_KEYS, render
 from ..compare.workflow import CompareRun, compare_paths
 from ..engine.config import AUTO
 from ..terminal import echo
+from ..writable import check_output_file
 from .help import TsumCommand
 from .outcome import finish
 from .progress import RunStderr, warnings_option
@@ -275,6 +276,8 @@ def compare_command(
     one_window = _one_window(window, fallback_window)
     chosen = _split(policies, "--policy", _policy)
     budget_windows = _budget_windows(budget_windows_text)
+    if report_path is not None:
+        check_output_file(report_path, "--report")  # before the comparison, not after it
     auto = {"max_context_tokens": AUTO} if one_window == AUTO else None
     resolved = resolve(opts, overrides=auto)
     pricer = None
@@ -323,6 +326,15 @@ def compare_command(
         if report_path is not None:
             _write_report(report_path, done, sort, paths, planted)
     _finish(done)
+
+
+def _budget_windows(text: str | None) -> list[int]:
+    windows = _split((text or "",), "--budget-windows", int)
+    if len(windows) == 1:
+        raise click.BadParameter(
+            "a curve needs two windows or more", param_hint="'--budget-windows'"
+        )
+    return windows
 
 
 def _finish(done: CompareRun) -> None:

@@ -91,9 +91,11 @@ def replay_command(
     makes summary calls runs them with --concurrency instead.
     """
     from ..cost.prices import pricer_for
+    from ..formats.atif_write import check_out_format
     from ..parallel.pool import backend_for, refuse_summaries_on_ray
 
     resolved = resolve({**opts, "workers": workers}, dry_run=dry_run)
+    check_out_format(out_dir, out_format, resolved.settings.dry_run)
     if not dry_run:
         refuse_summaries_on_ray(
             ray_address, "a replay that makes summary calls (add --dry-run for decisions only)"

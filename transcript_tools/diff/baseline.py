@@ -26,6 +26,7 @@ from ..engine.records import summary_failed, summary_ok
 from ..engine.requests import SummaryResponse
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..eval.baseline import SCORES_FILE
+from ..formats.inputs import OUTPUT_MARKER
 from ..providers.base import Provider
 from ..providers.cache import ResponseCache, cache_key
 from .changes import RunDiff
@@ -66,7 +67,7 @@ def update_baseline(fresh: str | Path, baseline: str | Path) -> None:
         _remove(leftover)
     new.mkdir(parents=True)
     (new / "compressed").mkdir()
-    for name in (*DIFFABLE_FILES, *GATE_FILES):
+    for name in (*DIFFABLE_FILES, *GATE_FILES, OUTPUT_MARKER):  # marked: never read as input
         if (fresh / name).is_file():
             shutil.copyfile(fresh / name, new / name)
     if (fresh / "compressed").is_dir():
@@ -97,7 +98,7 @@ def _remove(path: Path) -> None:
 
 def _carry_over(baseline: Path, new: Path) -> None:
     """The baseline's files that are not tsum's (a README, notes) into ``new``."""
-    ours = {*DIFFABLE_FILES, *GATE_FILES, "manifest.json", "compressed"}
+    ours = {*DIFFABLE_FILES, *GATE_FILES, OUTPUT_MARKER, "manifest.json", "compressed"}
     for entry in sorted(baseline.iterdir()):
         if entry.name not in ours:
             _copy_entry(entry, new / entry.name)

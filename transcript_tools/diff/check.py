@@ -186,6 +186,11 @@ def _check_destinations(baseline_dir: Path, out_dir: Path | None, update: bool) 
     if out_dir is not None:
         check_output_dir(out_dir, "--out")
     if update:
+        if baseline_dir.name in ("", ".."):  # "", ".", "..", "/": no folder to rename into place
+            raise ConfigError(
+                f"--baseline {baseline_dir}: --update writes the baseline as a folder of its own "
+                "(e.g. --baseline tsum-baseline), not the current or a parent folder"
+            )
         check_output_dir(baseline_dir.parent, "--baseline")  # renamed into place there
 
 

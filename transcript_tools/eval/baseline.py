@@ -192,8 +192,9 @@ def compare_scores(
     drop = old_recall - new_recall
     result.failed = drop > max_drop + 1e-9
     verdict = "FAILED" if result.failed else "ok"
+    change = round(-drop, 3) + 0.0  # no "-0.0%" for an unchanged recall
     result.lines.append(
-        f"eval: artifact recall {old_recall:.1%} -> {new_recall:.1%} ({-drop:+.1%}; allowed drop {max_drop:.1%}): {verdict}"
+        f"eval: artifact recall {old_recall:.1%} -> {new_recall:.1%} ({change:+.1%}; allowed drop {max_drop:.1%}): {verdict}"
     )
     fresh = {(cp["session"], cp["turn"]): cp for cp in new["checkpoints"]}
     lost: list[str] = []

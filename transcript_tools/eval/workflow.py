@@ -18,9 +18,10 @@ import orjson
 from ..engine.config import RunSettings
 from ..engine.policy import Policy
 from ..errors import ConfigError
+from ..formats.inputs import OUTPUT_MARKER
 from ..providers.factory import build_executor, cache_only_failure, describe_stats
 from ..reporter import QUIET, Reporter, notes_only
-from ..writable import check_output_dir, check_output_file, drop_links
+from ..writable import check_output_dir, check_output_file, drop_links, refuse_input_folder
 from .evaluation import EvalResult, Evaluation, Variant
 from .records import ScoreRecord
 
@@ -135,6 +136,7 @@ def eval_paths(
     recorded compaction's fate of the person's earlier messages (eval/person_fates.py)."""
     if out_dir is not None:
         check_output_dir(out_dir, "--out")  # before any work, not after it
+        refuse_input_folder(out_dir, paths)
     if html_path is not None:
         check_output_file(html_path, "--html")
     built = _built_variants(variants, policy_names)
@@ -268,7 +270,9 @@ class _Records:
         self.handle = None
         if out_dir is not None:
             out_dir.mkdir(parents=True, exist_ok=True)
-            drop_links(out_dir, ("checkpoints.jsonl", "eval.json"))  # never written through
+            drop_links(out_dir, ("checkpoints.jsonl", "eval.json", OUTPUT_MARKER))
+            # tsum's output, as replay's --out: a walk of a corpus holding it skips it
+            (out_dir / OUTPUT_MARKER).write_bytes(b"written by tsum eval\n")
             self.handle = open(out_dir / "checkpoints.jsonl", "wb")  # noqa: SIM115
 
     def write(self, record: ScoreRecord) -> None:

@@ -271,8 +271,11 @@ def _sqlite_header(source: Source) -> bytes | None:
     path = source.path
     if path == "-" or path in PREFETCHED_BYTES or not os.path.isfile(path):
         return None
-    with open(path, "rb") as handle:
-        head = handle.read(binary.SNIFF_BYTES)
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(binary.SNIFF_BYTES)
+    except OSError:  # unreadable (no permission...): read_bytes names it, for this file only
+        return None
     found = binary.kind(head)
     return head if found is not None and found[0] == binary.SQLITE else None
 

@@ -34,6 +34,7 @@ from ..engine.messages import (
     UserImageMessage,
     UserMessage,
 )
+from ..errors import ConfigError
 from . import native
 from .content_parts import text_of
 from .source import Source, iter_records
@@ -125,6 +126,19 @@ def trajectory(messages: Iterable[Message], session_id: str) -> dict[str, Any]:
             "total_steps": len(steps),
         },
     }
+
+
+def check_out_format(out_dir: str | Path | None, out_format: str, dry_run: bool) -> None:
+    """Refuse, before the run, an ``--out-format`` that would convert nothing: the views it
+    rewrites are ``--out DIR/compressed``, which a report on stdout or a dry run never writes."""
+    if out_format == "native":
+        return
+    if out_dir is None:
+        raise ConfigError(
+            f"--out-format {out_format} rewrites the views under --out DIR: give --out"
+        )
+    if dry_run:
+        raise ConfigError(f"--out-format {out_format}: a --dry-run writes no views to rewrite")
 
 
 def write_out_format(out_dir: str | Path | None, out_format: str) -> None:

@@ -35,20 +35,16 @@ def expand_inputs(paths: list[str] | list[InputFile]) -> Iterator[InputFile]:
         ):  # already expanded: one file of a parallel run (parallel.py)
             yield spec
             continue
-        if spec == "-":
-            yield InputFile("-")
+        if spec in ("-", ""):  # stdin; "" (an unset variable) fails when read, never "."
+            yield InputFile(spec)
             continue
         path = Path(spec)
         if path.is_dir():
-            # tsum's own output folders (marked by OutputDirectory) are not inputs
-            outputs = {marker.parent for marker in path.rglob(OUTPUT_MARKER)}
-            walked = (
-                str(p)
-                for p in path.rglob("*")
-                if p.is_file() and not (outputs and any(parent in outputs for parent in p.parents))
-            )
+            walked, unlisted = _walk(path)
             for name in transcript_files(walked):
                 yield InputFile(name, from_directory=True)
+            for folder in unlisted:  # its logs unread: an error when read, never left out unsaid
+                yield InputFile(folder)
             continue
         if not path.exists() and any(ch in spec for ch in "*?["):
             matches = sorted(glob.glob(spec, recursive=True))
@@ -58,6 +54,20 @@ def expand_inputs(paths: list[str] | list[InputFile]) -> Iterator[InputFile]:
                         yield InputFile(name)
                 continue
         yield InputFile(spec)  # a missing path fails when read, with its name
+
+
+def _walk(root: Path) -> tuple[list[str], list[str]]:
+    """The files under ``root``, but for those in tsum's own output folders (marked by
+    OutputDirectory), and the folders that could not be listed (no permission...)."""
+    files: list[str] = []
+    unlisted: list[str] = []
+    for folder, dirs, names in os.walk(root, onerror=lambda exc: unlisted.append(exc.filename)):
+        if OUTPUT_MARKER in names or OUTPUT_MARKER in dirs:
+            dirs[:] = []  # nor the folders under it
+            continue
+        base = Path(folder)
+        files.extend(str(base / name) for name in names if (base / name).is_file())
+    return files, sorted(unlisted)
 
 
 # A Cline / Roo Code / Kilo Code task folder is one session: its API history is read with

@@ -351,13 +351,14 @@ class BatchSetup:
     ) -> None:
         from ..providers.batch import batch_client
 
+        # the provider first: offline has no cache by default, and no batch API either
+        self.client = batch_client(executor.provider, limits_from_env())
         if executor.cache is None or executor.cache_mode is not CacheMode.READ_WRITE:
             raise ConfigError(
                 "--batch reads and writes the response cache: drop --no-cache, --cache-only "
                 "and --refresh"
             )
         self.executor = executor
-        self.client = batch_client(executor.provider, limits_from_env())
         self.store = BatchStore(executor.cache.path)
         self.poll = float(poll or DEFAULT_BATCH_POLL)
         self.report: BatchReport | None = None

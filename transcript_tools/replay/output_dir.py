@@ -32,9 +32,10 @@ import orjson
 from ..cost.gate import COST_FILE
 from ..engine.config import Checkpoint, ReplaySettings
 from ..engine.prompt import PromptTemplate
+from ..errors import ConfigError
 from ..formats.inputs import OUTPUT_MARKER, NameSet, unique_name
 from ..formats.native import write_messages
-from ..writable import check_output_dir, drop_links
+from ..writable import check_output_dir, drop_links, refuse_input_folder
 from .conversation import SessionResult
 from .parking import Rendered
 
@@ -93,18 +94,42 @@ def safe_filename(session_id: str) -> str:
     return name[:150]
 
 
+def refuse_foreign(root: Path) -> None:
+    """Refuse a folder tsum did not write (no ``OUTPUT_MARKER``) holding files of the names
+    it replaces or deletes: another tool's ``run.json`` is not tsum's to overwrite."""
+    if not root.is_dir() or (root / OUTPUT_MARKER).exists():
+        return
+    theirs = [name for name in OWN_FILES if name != "compressed" and (root / name).exists()]
+    if (root / "compressed").is_dir():
+        theirs += [f"compressed/{p.name}" for p in sorted((root / "compressed").glob("*.jsonl"))]
+    if theirs:
+        shown = ", ".join(theirs[:3]) + (f" and {len(theirs) - 3} more" if len(theirs) > 3 else "")
+        raise ConfigError(
+            f"--out {root}: not a folder tsum wrote (no {OUTPUT_MARKER}), and it holds {shown}, "
+            "which tsum would replace: choose a new or empty folder"
+        )
+
+
 class OutputDirectory:
     """Writes replay results under one directory (created; previous run files replaced).
 
     ``write_compressed=False`` (a dry run) skips ``compressed/``: without summaries
-    the view is the input itself.
+    the view is the input itself. ``inputs``: the run's paths, none of which it may hold.
     """
 
     spool_prompts = True
 
-    def __init__(self, root: str | Path, write_compressed: bool = True, cost: bool = False) -> None:
+    def __init__(
+        self,
+        root: str | Path,
+        write_compressed: bool = True,
+        cost: bool = False,
+        inputs: list[str] | None = None,
+    ) -> None:
         self.root = Path(root)
         check_output_dir(self.root, "--out")  # a one-line refusal, before any work
+        refuse_foreign(self.root)
+        refuse_input_folder(root, inputs or [])
         self.root.mkdir(parents=True, exist_ok=True)
         drop_links(self.root, OWN_FILES)
         drop_links(self.root / "compressed")

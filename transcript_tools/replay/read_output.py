@@ -69,6 +69,14 @@ class ReplayOutput:
 def load_output(root: str | Path) -> ReplayOutput:
     """Load and validate a replay output directory; ``DiffInputError`` / ``InputError`` if unusable."""
     root = Path(root)
+    try:
+        return _load_output(root)
+    except OSError as exc:  # a file of it unreadable (no permission...): a read, not a write
+        where = exc.filename or root
+        raise DiffInputError(f"{where}: cannot read ({exc.strerror or exc})") from None
+
+
+def _load_output(root: Path) -> ReplayOutput:
     if not root.is_dir():
         what = "is a file, not a directory" if root.exists() else "no such directory"
         raise DiffInputError(f"{root}: {what} (expected the --out directory of tsum replay)")

@@ -135,14 +135,14 @@ def replay_paths(
     if cost is not None and options.get("batch"):
         raise ConfigError("--cost does not price a --batch replay: drop one of the two")
     started = time.perf_counter()
-    driver, model, out, info = _driver(run, out_dir, report, collect, reporter, cost)
+    driver, model, out, info = _driver(run, (paths, out_dir), report, collect, reporter, cost)
     executor = driver.executor
     result = ReplayResult(RunStatus.OK, driver.stats)
     batch_driver = _batch_driver(options, executor)
     state = "complete"
     try:
         _run(driver, paths, backend, batch_driver, cost is not None)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, BrokenPipeError):  # Ctrl-C, or stdout's reader gone (| head)
         state = "interrupted"
         raise
     except BaseException as exc:  # the manifest must not call an aborted run complete
@@ -176,7 +176,7 @@ def _run(driver: ReplayDriver, paths: list[str], backend: Any, batch: Any, cost:
 
 def _driver(
     run: RunSettings,
-    out_dir: str | Path | None,
+    where: tuple[list[str], str | Path | None],
     report: IO[str] | None,
     collect: bool,
     reporter: Reporter,
@@ -191,7 +191,7 @@ def _driver(
     if template is None and cfg is not None:
         template = template_from_config(cfg.summary_prompt, settings.template_name)
     executor, provider_name, model = _summarizer(run)
-    sink = _sink(out_dir, report, collect, settings.dry_run, cost is not None)
+    sink = _sink(where, report, collect, settings.dry_run, cost is not None)
     out = sink if isinstance(sink, OutputDirectory) else None
     info = _write_run_info(out, run, template, executor, provider_name, model)
     driver = ReplayDriver(
@@ -273,14 +273,14 @@ def _summarizer(run: RunSettings) -> tuple[Any, str, str | None]:
 
 
 def _sink(
-    out_dir: str | Path | None, report: IO[str] | None, collect: bool, dry_run: bool, cost: bool
+    where: tuple[list[str], Any], report: IO[str] | None, collect: bool, dry_run: bool, cost: bool
 ) -> Sink:
-    """Where the records go: the output directory, the readable report, or memory."""
+    """Where the records go: --out (``where``: the inputs, it), the report, or memory."""
     from .output_dir import OutputDirectory
     from .text_report import TextReport
 
-    if out_dir is not None:
-        return OutputDirectory(out_dir, write_compressed=not dry_run, cost=cost)
+    if where[1] is not None:
+        return OutputDirectory(where[1], write_compressed=not dry_run, cost=cost, inputs=where[0])
     if report is not None:
         return TextReport(report)
     return CollectingSink() if collect else NullSink()
