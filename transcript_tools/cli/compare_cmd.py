@@ -328,15 +328,6 @@ def compare_command(
     _finish(done)
 
 
-def _budget_windows(text: str | None) -> list[int]:
-    windows = _split((text or "",), "--budget-windows", int)
-    if len(windows) == 1:
-        raise click.BadParameter(
-            "a curve needs two windows or more", param_hint="'--budget-windows'"
-        )
-    return windows
-
-
 def _finish(done: CompareRun) -> None:
     """The run's last line and exit code: nothing compared, or inputs that failed."""
     if not done.comparison.conversations:

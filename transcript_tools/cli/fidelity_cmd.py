@@ -17,6 +17,7 @@ import orjson
 from ..engine.person_fates import FATES
 from ..fidelity import FidelityResult, FidelityRow, RuntimeSummary, fidelity_paths
 from ..fidelity.records import UNOBSERVED
+from ..formats.inputs import NO_SESSIONS_FOUND
 from ..present.numbers import grouped, whole_percent
 from ..present.table import text_table
 from ..reporter import Callbacks
@@ -223,5 +224,5 @@ def fidelity_command(
     finish(
         failed=result.failed > 0 or not result.sessions,
         differences=below,
-        error="no sessions found in the given paths" if nothing else None,
+        error=NO_SESSIONS_FOUND if nothing else None,
     )

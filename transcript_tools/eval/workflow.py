@@ -18,7 +18,7 @@ import orjson
 from ..engine.config import RunSettings
 from ..engine.policy import Policy
 from ..errors import ConfigError
-from ..formats.inputs import OUTPUT_MARKER
+from ..formats.inputs import NO_SESSIONS_FOUND, OUTPUT_MARKER
 from ..providers.factory import build_executor, cache_only_failure, describe_stats
 from ..reporter import QUIET, Reporter, notes_only
 from ..writable import check_output_dir, check_output_file, drop_links, refuse_input_folder
@@ -84,7 +84,7 @@ class EvalRun:
         if self.judge is not None and self.judge.cache_only_missing:
             return f"{self.judge.cache_only_missing} judged call(s) not in the cache (--cache-only)"
         if self.result.sessions == 0:
-            return NO_SESSIONS if not self.result.errors else NONE_READ
+            return NO_SESSIONS_FOUND if not self.result.errors else NONE_READ
         return "" if self.result.errors else None
 
 
@@ -108,7 +108,6 @@ def variant_grid(
     return variants, [policy.name for policy, _, _ in combos if policy is not None]
 
 
-NO_SESSIONS = "no sessions found in the given paths"
 NONE_READ = "no session could be read (the errors above say why): nothing to score"
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 OUTPUT_MARKER = ".tsum-output"  # written by outputs.OutputDirectory
+# the error of a run whose inputs held no session (replay, eval, fidelity)
+NO_SESSIONS_FOUND = "no sessions found in the given paths"
 # Aider's logs are plain text under fixed names (``.aider.chat.history.md``, and
 # ``.aider.llm.history`` or ``<name>.aider.llm.history`` when renamed).
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".aider.chat.history.md", ".aider.llm.history")

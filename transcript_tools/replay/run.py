@@ -20,6 +20,7 @@ from ..engine.config import RunSettings, TurnPath
 from ..engine.prompt import PromptTemplate, template_from_config
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..errors import ConfigError, TsumError
+from ..formats.inputs import NO_SESSIONS_FOUND
 from ..providers.factory import (
     _executor_for,
     build_executor,
@@ -351,10 +352,7 @@ def _set_status(result: ReplayResult, executor: Any, out_dir: str | Path | None)
         result.status = RunStatus.INPUT_ERRORS
         result.message = f"{len(stats.errors)} input(s) could not be read"
     elif stats.sessions == 0:
-        result.status, result.message = (
-            RunStatus.NO_SESSIONS,
-            "no sessions found in the given paths",
-        )
+        result.status, result.message = RunStatus.NO_SESSIONS, NO_SESSIONS_FOUND
 
 
 def _first_error(out_dir: Path) -> str | None:
