@@ -35,6 +35,11 @@ def lock(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run as root, whom no mode stops: the denial is planted in ``open``)."""
     if not path.is_dir():
         shutil.copy(SAMPLES / "long_session.jsonl", path)
+    deny_open(path, monkeypatch)
+
+
+def deny_open(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening ``path`` fails as a file of mode 000 does (planted in ``open``)."""
     real_open = builtins.open
 
     def denying_open(file: Any, *args: Any, **kwargs: Any) -> Any:
@@ -127,14 +132,7 @@ def test_an_unreadable_file_of_an_output_directory_is_a_read_error(
             CliRunner().invoke(cli, ["replay", log, "--out", str(tmp_path / name)]).exit_code == 0
         )
     locked = tmp_path / "new" / "decisions.jsonl"
-    real_open = builtins.open
-
-    def denying_open(file: Any, *args: Any, **kwargs: Any) -> Any:
-        if str(file) == str(locked):
-            raise PermissionError(errno.EACCES, "Permission denied", str(file))
-        return real_open(file, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "open", denying_open)
+    deny_open(locked, monkeypatch)
     result = CliRunner().invoke(cli, ["diff", str(tmp_path / "old"), str(tmp_path / "new")])
     assert result.exit_code == 3
     assert result.stderr == f"tsum: error: {locked}: cannot read (Permission denied)\n"

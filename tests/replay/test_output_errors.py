@@ -138,13 +138,18 @@ def test_an_out_folder_of_another_tool_is_refused_not_overwritten(tmp_path: Path
     assert (tmp_path / "notes" / "README.md").read_text() == "x"
 
 
-def test_an_out_folder_holding_the_inputs_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _corpus_of_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tmp_path/corpus`` holding one log, and ``tmp_path`` the current folder."""
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "a.jsonl").write_bytes((SAMPLES / "long_session.jsonl").read_bytes())
     monkeypatch.chdir(tmp_path)
+
+
+def test_an_out_folder_holding_the_inputs_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _corpus_of_one(tmp_path, monkeypatch)
     for inputs, out in ((["corpus"], "corpus"), (["corpus/a.jsonl"], "corpus"), (["corpus"], ".")):
         result = run("replay", *inputs, "--out", out)
         assert result.exit_code == 2
@@ -160,10 +165,7 @@ def test_an_out_folder_holding_the_inputs_is_refused(
 def test_an_eval_out_folder_inside_the_corpus_is_not_read_as_input(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    (corpus / "a.jsonl").write_bytes((SAMPLES / "long_session.jsonl").read_bytes())
-    monkeypatch.chdir(tmp_path)
+    _corpus_of_one(tmp_path, monkeypatch)
     for _ in range(2):  # its checkpoints.jsonl, open while the corpus is walked, then written
         result = run("eval", "corpus", "--out", "corpus/ev")
         assert result.exit_code == 0, result.stderr
