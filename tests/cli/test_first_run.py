@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pytest
 from click.testing import CliRunner, Result
 
 from transcript_tools.cli.main import cli
@@ -153,3 +154,22 @@ def test_long_help_pages_group_their_options() -> None:
         assert "-h, --help" in text.split(present[-1])[1], command  # help in the last group
     # a short page keeps click's one list
     assert "Options:" in run("inspect", "--help").stdout.splitlines()
+
+
+# ---- a fresh machine ------------------------------------------------------------------
+
+
+def test_batch_list_on_a_fresh_machine_says_nothing_was_sent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the --help example on a machine with no response cache yet: nothing to list, exit 0
+    monkeypatch.setenv("TSUM_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("TSUM_CACHE", raising=False)
+    for args in (["list"], ["list", "--all", "--json"], ["cancel"]):
+        result = run("batch", *args)
+        assert result.exit_code == 0, result.stderr
+        assert result.stdout == ""
+        assert result.stderr.startswith("tsum: no batch sent yet (no response cache at ")
+    assert not (tmp_path / "home").exists()  # listing made no cache
+    missing = run("batch", "list", "--cache", str(tmp_path / "typo.sqlite3"))
+    assert missing.exit_code == 2 and "no response cache here" in missing.stderr
