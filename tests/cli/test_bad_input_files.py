@@ -151,3 +151,25 @@ def test_an_empty_path_is_an_error_never_the_current_folder(
     assert result.exit_code == 3, result.output
     assert 'error: "": an empty path, not a file or directory (an unset variable?)' in result.stderr
     assert read_good in result.output and "zqx_cwd_log" not in result.output
+
+
+FILE_COUNTS = {  # where each command gives the number of files it read
+    "replay": "2 file(s), 1 session(s)",
+    "inspect": "1 sessions in 2 files",
+    "fidelity": "in 1 sessions, 2 files",
+    "sweep": "2 file(s), 1 conversation(s)",
+    "eval": "2 file(s), 1 session(s)",
+}
+
+
+@pytest.mark.parametrize("command", list(FILE_COUNTS))
+def test_a_skipped_binary_file_counts_as_a_file_in_every_command(
+    command: str, tmp_path: Path
+) -> None:
+    # one count rule: a file the walk found and skipped ("binary data") is still a file read
+    shutil.copy(SAMPLES / "long_session.jsonl", tmp_path / "good.jsonl")
+    (tmp_path / "bin.jsonl").write_bytes(bytes(range(256)) * 4)
+    result = CliRunner().invoke(cli, [command, str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "bin.jsonl: binary data, not a transcript (skipped)" in result.stderr
+    assert FILE_COUNTS[command] in result.stderr
