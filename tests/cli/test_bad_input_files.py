@@ -153,6 +153,30 @@ def test_an_empty_path_is_an_error_never_the_current_folder(
     assert read_good in result.output and "zqx_cwd_log" not in result.output
 
 
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["diff", "", "{out}"], "'OLD_DIR'"),
+        (["diff", "{out}", ""], "'NEW_DIR'"),
+        (["check", "--baseline", "", "{log}"], "'--baseline'"),
+        (["check", "--baseline", "", "{log}", "--update"], "'--baseline'"),
+        (["replay", "{log}", "--out", ""], "'--out'"),
+        (["eval", "{log}", "--out", ""], "'--out'"),
+    ],
+)
+def test_an_empty_folder_path_is_a_usage_error_never_the_current_folder(
+    args: list[str], named: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")  # `tsum diff "$UNSET" out` run here
+    log = str(SAMPLES / "long_session.jsonl")
+    result = CliRunner().invoke(cli, [a.format(out=tmp_path, log=log) for a in args])
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for {named}" in result.stderr
+    assert '"": an empty path, not a file or directory (an unset variable?)' in result.stderr
+    assert list((tmp_path / "cwd").iterdir()) == []  # nothing written where it was run
+
+
 FILE_COUNTS = {  # where each command gives the number of files it read
     "replay": "2 file(s), 1 session(s)",
     "inspect": "1 sessions in 2 files",

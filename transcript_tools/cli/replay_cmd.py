@@ -13,7 +13,7 @@ from ..terminal import echo
 from .help import TsumCommand, examples
 from .outcome import finish
 from .progress import SUMMARY, RunStderr, warnings_option
-from .setting_options import cost_options, provider_options, scale_options
+from .setting_options import NonEmptyPath, cost_options, provider_options, scale_options
 from .settings import resolve, summary_options
 
 # --cost with --dry-run prices views no summary call made: said, not left to be read as a
@@ -51,7 +51,7 @@ __all__ = ["exit_for", "replay_command", "replay_paths", "summary_options"]
 @click.option(
     "--out",
     "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=NonEmptyPath(file_okay=False),
     help="Write JSONL records here instead of a report on stdout.",
 )
 @click.option(
