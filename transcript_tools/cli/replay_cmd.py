@@ -12,7 +12,7 @@ from ..engine.config import RunSettings
 from ..terminal import echo
 from .help import TsumCommand, examples
 from .outcome import finish
-from .progress import SUMMARY, RunStderr, warnings_option
+from .progress import COMMANDLINE, SUMMARY, RunStderr, warnings_option
 from .setting_options import NonEmptyPath, cost_options, provider_options, scale_options
 from .settings import resolve, summary_options
 
@@ -94,6 +94,10 @@ def replay_command(
     from ..formats.atif_write import check_out_format
     from ..parallel.pool import backend_for, refuse_summaries_on_ray
 
+    if dry_run and opts.get("batch") and _on_command_line("batch"):
+        raise click.UsageError(
+            "--dry-run makes no summary calls and --batch sends them: drop one of the two"
+        )
     resolved = resolve({**opts, "workers": workers}, dry_run=dry_run)
     check_out_format(out_dir, out_format, resolved.settings.dry_run)
     if not dry_run:
@@ -118,6 +122,10 @@ def replay_command(
 
         write_out_format(out_dir, out_format)
     exit_for(result)
+
+
+def _on_command_line(name: str) -> bool:
+    return click.get_current_context().get_parameter_source(name) is COMMANDLINE
 
 
 def replay_paths(
