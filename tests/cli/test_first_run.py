@@ -59,6 +59,17 @@ def test_no_tip_when_the_window_was_chosen(tmp_path: Path) -> None:
     assert "tsum: tip" not in run("replay", log, "--dry-run", "--silent").stderr
 
 
+def test_no_tip_when_nothing_fired(tmp_path: Path) -> None:
+    # two turns over 2 x 32,000 where the checkpoint fired nowhere: the tip's "so the
+    # checkpoint fires from the first turns" would claim what did not happen
+    log = str(chat_log(tmp_path / "a.jsonl", 70_000, turns=2))
+    for extra in (["--dry-run"], ["--provider", "offline"]):
+        result = run("replay", log, *extra)
+        assert result.exit_code == 0, result.stderr
+        assert "0 summaries" in result.stderr
+        assert "tsum: tip" not in result.stderr, extra
+
+
 def test_tip_leaves_out_the_measure_already_chosen(tmp_path: Path) -> None:
     log = str(chat_log(tmp_path / "a.jsonl", 70_000))
     result = run("replay", log, "--dry-run", "--measure", "current")

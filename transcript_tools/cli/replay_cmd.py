@@ -169,7 +169,9 @@ class ReplayStderr(RunStderr):
         self.close()
         if not self.silent or state != "complete":
             echo(result.summary_line(state), err=True)
-        if not self.silent and (tip := window_tip(result.stats.model_room, self.resolved)):
+        stats = result.stats
+        fired = stats.summaries_ok + stats.summaries_failed + stats.would_summarize
+        if not self.silent and (tip := window_tip(stats.model_room, self.resolved, fired)):
             echo(tip, err=True)
 
 
