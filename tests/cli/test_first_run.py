@@ -167,6 +167,27 @@ def test_long_help_pages_group_their_options() -> None:
     assert "Options:" in run("inspect", "--help").stdout.splitlines()
 
 
+# ---- the README's first commands --------------------------------------------------------
+
+
+def test_the_readme_local_server_options_run_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the README's options for "any OpenAI-compatible server": --base-url alone goes to the
+    # offline provider, which refuses it; as written they must reach the openai provider
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    sentence = " ".join(readme.split("OpenAI-compatible server on your machine", 1)[1].split())
+    fragment = sentence.split("`", 2)[1]
+    assert "--base-url" in fragment
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # "no key needed"
+    monkeypatch.setenv("TSUM_HOME", str(tmp_path))
+    sample = str(Path(__file__).resolve().parents[2] / "samples" / "long_session.jsonl")
+    args = fragment.replace("NAME", "smollm2").split()
+    result = run("replay", sample, *args, "--dry-run")  # the provider is built, not called
+    assert result.exit_code == 0, result.stderr
+    assert "tsum: error" not in result.stderr and "5 summaries would fire" in result.stderr
+
+
 # ---- a fresh machine ------------------------------------------------------------------
 
 
