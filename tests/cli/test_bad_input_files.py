@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from click.testing import CliRunner
 
@@ -197,3 +198,16 @@ def test_a_skipped_binary_file_counts_as_a_file_in_every_command(
     assert result.exit_code == 0, result.output
     assert "bin.jsonl: binary data, not a transcript (skipped)" in result.stderr
     assert FILE_COUNTS[command] in result.stderr
+
+
+@pytest.mark.parametrize("command", ["fidelity", "sweep", "eval"])
+def test_json_carries_the_files_that_failed(command: str, tmp_path: Path) -> None:
+    # one shape for errors in every --json that is one object: files, and errors by file:line
+    shutil.copy(SAMPLES / "long_session.jsonl", tmp_path / "good.jsonl")
+    (tmp_path / "bad.jsonl").write_text('{"role": "user", "content": "x"}\nnot json\n')
+    result = CliRunner().invoke(cli, [command, str(tmp_path), "--json"])
+    assert result.exit_code == 3, result.output
+    data = orjson.loads(result.stdout)
+    assert data["files"] == 2
+    (error,) = data["errors"]
+    assert error.startswith(f"{tmp_path / 'bad.jsonl'}:2: invalid JSON")

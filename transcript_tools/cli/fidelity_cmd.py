@@ -133,6 +133,9 @@ def as_json(result: FidelityResult) -> dict[str, Any]:
         "compactions": [r.to_json() for r in result.rows],
         "summary": [s.to_json() for s in result.summaries()],
         "by_version": [s.to_json() for s in result.summaries(by_version=True)[:-1]],
+        "files": result.files,
+        "sessions": result.sessions,
+        "errors": result.errors,  # as sweep --json and eval --json carry them
     }
 
 
@@ -151,7 +154,8 @@ def as_json(result: FidelityResult) -> dict[str, Any]:
     "--json",
     "json_out",
     is_flag=True,
-    help="Print one JSON object: compactions, summary, by_version.",
+    help="Print one JSON object: compactions, summary, by_version, and files, sessions and "
+    "errors (the files that could not be read, as sweep and eval give them).",
 )
 @click.option(
     "--min-agreement",
