@@ -95,7 +95,8 @@ def test_run_over_a_directory_warns_about_unknown_files(tmp_path: Path) -> None:
     run = InspectRun([str(tmp_path)], warn=warnings.append)
     infos = list(run)
     assert [i.format for i in infos] == ["codex", "sharegpt", "sharegpt"]
-    assert run.files == 2 and run.failed == 0 and run.sessions == 3
+    # the skipped manifest.json is a file read, as replay, sweep, eval and fidelity count it
+    assert run.files == 3 and run.failed == 0 and run.sessions == 3
     assert warnings == [
         f"warning: {tmp_path / 'manifest.json'}: not a transcript tsum can read (skipped)"
     ]

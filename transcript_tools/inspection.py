@@ -222,23 +222,20 @@ class InspectRun:
         for item in expand_inputs(self.paths):
             said.clear()
             source = Source(item.path, skip_bad_lines=self.skip_bad_lines, warn=warn)
-            read = 0  # files skipped as "not a transcript" are not counted
+            self.files += 1  # every input file, read or skipped, as CorpusReader counts
             last: SessionInfo | None = None  # the file's latest session: later warnings join it
             try:
                 for conv in read_input(source, self.fmt, from_directory=item.from_directory):
-                    read += 1
                     self.sessions += 1
                     last = inspect_conversation(conv)
                     last.file_warnings.extend(said)
                     said.clear()
                     yield last
             except InputError as exc:
-                read += 1
                 self.failed += 1
                 self.error(exc)
             if last is not None:
                 last.file_warnings.extend(said)
-            self.files += bool(read)
 
 
 # ---- on a pool or Ray (inspect --workers / --ray) ---------------------------------------

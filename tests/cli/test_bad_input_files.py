@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from click.testing import CliRunner
 
@@ -151,3 +152,62 @@ def test_an_empty_path_is_an_error_never_the_current_folder(
     assert result.exit_code == 3, result.output
     assert 'error: "": an empty path, not a file or directory (an unset variable?)' in result.stderr
     assert read_good in result.output and "zqx_cwd_log" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["diff", "", "{out}"], "'OLD_DIR'"),
+        (["diff", "{out}", ""], "'NEW_DIR'"),
+        (["check", "--baseline", "", "{log}"], "'--baseline'"),
+        (["check", "--baseline", "", "{log}", "--update"], "'--baseline'"),
+        (["replay", "{log}", "--out", ""], "'--out'"),
+        (["eval", "{log}", "--out", ""], "'--out'"),
+    ],
+)
+def test_an_empty_folder_path_is_a_usage_error_never_the_current_folder(
+    args: list[str], named: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")  # `tsum diff "$UNSET" out` run here
+    log = str(SAMPLES / "long_session.jsonl")
+    result = CliRunner().invoke(cli, [a.format(out=tmp_path, log=log) for a in args])
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for {named}" in result.stderr
+    assert '"": an empty path, not a file or directory (an unset variable?)' in result.stderr
+    assert list((tmp_path / "cwd").iterdir()) == []  # nothing written where it was run
+
+
+FILE_COUNTS = {  # where each command gives the number of files it read
+    "replay": "2 file(s), 1 session(s)",
+    "inspect": "1 sessions in 2 files",
+    "fidelity": "in 1 sessions, 2 files",
+    "sweep": "2 file(s), 1 conversation(s)",
+    "eval": "2 file(s), 1 session(s)",
+}
+
+
+@pytest.mark.parametrize("command", list(FILE_COUNTS))
+def test_a_skipped_binary_file_counts_as_a_file_in_every_command(
+    command: str, tmp_path: Path
+) -> None:
+    # one count rule: a file the walk found and skipped ("binary data") is still a file read
+    shutil.copy(SAMPLES / "long_session.jsonl", tmp_path / "good.jsonl")
+    (tmp_path / "bin.jsonl").write_bytes(bytes(range(256)) * 4)
+    result = CliRunner().invoke(cli, [command, str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "bin.jsonl: binary data, not a transcript (skipped)" in result.stderr
+    assert FILE_COUNTS[command] in result.stderr
+
+
+@pytest.mark.parametrize("command", ["fidelity", "sweep", "eval"])
+def test_json_carries_the_files_that_failed(command: str, tmp_path: Path) -> None:
+    # one shape for errors in every --json that is one object: files, and errors by file:line
+    shutil.copy(SAMPLES / "long_session.jsonl", tmp_path / "good.jsonl")
+    (tmp_path / "bad.jsonl").write_text('{"role": "user", "content": "x"}\nnot json\n')
+    result = CliRunner().invoke(cli, [command, str(tmp_path), "--json"])
+    assert result.exit_code == 3, result.output
+    data = orjson.loads(result.stdout)
+    assert data["files"] == 2
+    (error,) = data["errors"]
+    assert error.startswith(f"{tmp_path / 'bad.jsonl'}:2: invalid JSON")

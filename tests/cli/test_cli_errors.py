@@ -104,6 +104,42 @@ def test_usage_errors_stay_clicks() -> None:
     assert "No such option" in result.stderr
 
 
+SAMPLE = str(SAMPLES / "long_session.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["replay", SAMPLE, "--dry-run", "--batch"], ("--dry-run", "--batch")),
+        (
+            ["replay", SAMPLE, "--dry-run", "--silent", "--warnings", "all"],
+            ("--silent", "--warnings"),
+        ),
+        (["replay", SAMPLE, "--warnings", "summary", "--silent"], ("--silent", "--warnings")),
+        (["sweep", SAMPLE, "--silent", "--warnings", "all"], ("--silent", "--warnings")),
+        (["eval", SAMPLE, "--silent", "--warnings", "all"], ("--silent", "--warnings")),
+    ],
+)
+def test_two_flags_where_one_would_be_dropped_are_a_usage_error(
+    args: list[str], named: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TSUM_HOME", str(tmp_path))
+    result = run(*args)
+    assert result.exit_code == ExitCode.USAGE, result.output
+    message = result.stderr.splitlines()[-1]
+    assert message.startswith("Error: ") and message.endswith("drop one of the two")
+    assert all(flag in message for flag in named)
+    assert result.stdout == ""  # refused before any work
+
+
+def test_the_flags_alone_still_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TSUM_HOME", str(tmp_path))
+    assert run("replay", SAMPLE, "--dry-run", "--silent").exit_code == 0
+    assert run("replay", SAMPLE, "--dry-run", "--warnings", "all").exit_code == 0
+    monkeypatch.setenv("TSUM_BATCH", "1")  # a CI's environment, not this command's flag
+    assert run("replay", SAMPLE, "--dry-run").exit_code == 0
+
+
 def test_the_exit_code_table_lists_every_code_once() -> None:
     assert list(EXIT_CODE_MEANINGS) == sorted(ExitCode)
     help_text = run("--help").stdout

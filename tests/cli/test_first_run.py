@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pytest
 from click.testing import CliRunner, Result
 
 from transcript_tools.cli.main import cli
@@ -56,6 +57,17 @@ def test_no_tip_when_the_window_was_chosen(tmp_path: Path) -> None:
         result = run("replay", log, "--dry-run", "--max-context-tokens", window)
         assert "tsum: tip" not in result.stderr, window
     assert "tsum: tip" not in run("replay", log, "--dry-run", "--silent").stderr
+
+
+def test_no_tip_when_nothing_fired(tmp_path: Path) -> None:
+    # two turns over 2 x 32,000 where the checkpoint fired nowhere: the tip's "so the
+    # checkpoint fires from the first turns" would claim what did not happen
+    log = str(chat_log(tmp_path / "a.jsonl", 70_000, turns=2))
+    for extra in (["--dry-run"], ["--provider", "offline"]):
+        result = run("replay", log, *extra)
+        assert result.exit_code == 0, result.stderr
+        assert "0 summaries" in result.stderr
+        assert "tsum: tip" not in result.stderr, extra
 
 
 def test_tip_leaves_out_the_measure_already_chosen(tmp_path: Path) -> None:
@@ -153,3 +165,43 @@ def test_long_help_pages_group_their_options() -> None:
         assert "-h, --help" in text.split(present[-1])[1], command  # help in the last group
     # a short page keeps click's one list
     assert "Options:" in run("inspect", "--help").stdout.splitlines()
+
+
+# ---- the README's first commands --------------------------------------------------------
+
+
+def test_the_readme_local_server_options_run_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the README's options for "any OpenAI-compatible server": --base-url alone goes to the
+    # offline provider, which refuses it; as written they must reach the openai provider
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    sentence = " ".join(readme.split("OpenAI-compatible server on your machine", 1)[1].split())
+    fragment = sentence.split("`", 2)[1]
+    assert "--base-url" in fragment
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # "no key needed"
+    monkeypatch.setenv("TSUM_HOME", str(tmp_path))
+    sample = str(Path(__file__).resolve().parents[2] / "samples" / "long_session.jsonl")
+    args = fragment.replace("NAME", "smollm2").split()
+    result = run("replay", sample, *args, "--dry-run")  # the provider is built, not called
+    assert result.exit_code == 0, result.stderr
+    assert "tsum: error" not in result.stderr and "5 summaries would fire" in result.stderr
+
+
+# ---- a fresh machine ------------------------------------------------------------------
+
+
+def test_batch_list_on_a_fresh_machine_says_nothing_was_sent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the --help example on a machine with no response cache yet: nothing to list, exit 0
+    monkeypatch.setenv("TSUM_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("TSUM_CACHE", raising=False)
+    for args in (["list"], ["list", "--all", "--json"], ["cancel"]):
+        result = run("batch", *args)
+        assert result.exit_code == 0, result.stderr
+        assert result.stdout == ""
+        assert result.stderr.startswith("tsum: no batch sent yet (no response cache at ")
+    assert not (tmp_path / "home").exists()  # listing made no cache
+    missing = run("batch", "list", "--cache", str(tmp_path / "typo.sqlite3"))
+    assert missing.exit_code == 2 and "no response cache here" in missing.stderr

@@ -129,6 +129,18 @@ def test_cli_json_keys_and_min_agreement_gate(tmp_path: Path) -> None:
     assert "never" in text.stdout and "200,000 (model)" in text.stdout
 
 
+def test_min_agreement_with_nothing_measured_says_so() -> None:
+    # a log with no recorded compaction: no agreement at all, not an agreement of "-"
+    log = Path(__file__).resolve().parents[2] / "samples" / "long_session.jsonl"
+    gated = CliRunner().invoke(cli, ["fidelity", str(log), "--min-agreement", "0.9"])
+    assert gated.exit_code == 1  # the gate fails closed: nothing measured does not pass
+    assert gated.stderr.splitlines()[-1] == (
+        "tsum: no agreement measured (no automatic compaction with a known runtime version"
+        " in these logs), so --min-agreement 90% is not met"
+    )
+    assert "agreement - is under" not in gated.stderr
+
+
 def test_cli_no_sessions_exits_3_saying_why(tmp_path: Path) -> None:
     # an empty folder: exit 3, as replay and eval, with the line that says why
     done = CliRunner().invoke(cli, ["fidelity", str(tmp_path)])

@@ -460,6 +460,23 @@ def test_cache_commands(tmp_path: Path) -> None:
     assert orjson.loads(stats.stdout)["entries"] == 0
 
 
+def test_cache_commands_on_a_file_that_is_not_a_cache_offer_what_they_have(
+    tmp_path: Path,
+) -> None:
+    from transcript_tools.cli.main import cli
+
+    path = tmp_path / "bin.jsonl"
+    path.write_bytes(bytes(range(256)) * 4)
+    for command in ("stats", "clear"):
+        result = CliRunner().invoke(cli, ["cache", command, "--cache", str(path)])
+        assert result.exit_code == 2
+        assert result.stderr.strip() == (
+            f"tsum: error: {path}: cannot open the response cache (file is not a database); "
+            "pass another --cache PATH"
+        )  # never --no-cache, which the cache commands do not have
+    assert path.read_bytes() == bytes(range(256)) * 4
+
+
 def test_kill_switch_refuses_network_providers_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-SECRET123")
     with pytest.raises(ProviderConfigError, match="TSUM_OFFLINE is set"):

@@ -26,6 +26,17 @@ def _store(cache: Path | None) -> Any:
     return BatchStore(path)
 
 
+def _nothing_sent(cache: Path | None) -> bool:
+    """True (and says so) where the default response cache was never made: a fresh
+    machine, where no run has sent a batch, so there is nothing to list or cancel."""
+    if cache is None and not default_cache_path().exists():
+        click.echo(
+            f"tsum: no batch sent yet (no response cache at {default_cache_path()})", err=True
+        )
+        return True
+    return False
+
+
 _cache_option = setting_option(
     "cache", help="Response cache file whose batches are shown (default: $TSUM_HOME/cache.sqlite3)."
 )
@@ -47,8 +58,12 @@ def batch_list(cache: Path | None, show_all: bool, as_json: bool) -> None:
     """List the batches in flight (with --all: every batch this cache has recorded)."""
     import orjson
 
+    if _nothing_sent(cache):
+        return
     with _store(cache) as store:
         records = store.batches() if show_all else store.in_flight()
+    if not records:
+        click.echo("tsum: no batch recorded" if show_all else "tsum: no batch in flight", err=True)
     for record in records:
         if as_json:
             click.echo(orjson.dumps(record.to_json(), option=orjson.OPT_SORT_KEYS).decode())
@@ -71,6 +86,8 @@ def batch_cancel(batch_id: str | None, cache: Path | None) -> None:
     from ..providers.batch.store import CANCELLING, IN_FLIGHT
     from ..providers.registry import get_provider
 
+    if batch_id is None and _nothing_sent(cache):
+        return
     with _store(cache) as store:
         if batch_id is None:
             targets = store.in_flight()

@@ -26,6 +26,9 @@ cache_option = setting_option(
 )
 
 
+_REMEDY = "pass another --cache PATH"  # what a cache command offers: it has no --no-cache
+
+
 def _resolve(cache_path: Path | None) -> Path:
     return (cache_path or default_cache_path()).expanduser()
 
@@ -60,7 +63,7 @@ def stats_command(cache_path: Path | None, as_json: bool) -> None:
         # Inspecting must not create a cache file.
         data: dict[str, Any] = {"path": str(path), "entries": 0, "size_bytes": 0, "by_model": []}
     else:
-        with ResponseCache(path) as cache:
+        with ResponseCache(path, remedy=_REMEDY) as cache:
             data = cache.stats().to_json()
     if as_json:
         echo(orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode())
@@ -83,6 +86,6 @@ def clear_command(cache_path: Path | None) -> None:
     if not path.exists():
         echo(f"{path}: no cache to clear", err=True)
         return
-    with ResponseCache(path) as cache:
+    with ResponseCache(path, remedy=_REMEDY) as cache:
         removed = cache.clear()
     echo(f"{path}: removed {removed} cached responses", err=True)

@@ -25,7 +25,7 @@ from .help import TsumCommand, examples
 from .main import EXIT_CODES_HELP
 from .outcome import finish
 from .replay_cmd import replay_paths
-from .setting_options import provider_options
+from .setting_options import NonEmptyPath, provider_options
 from .settings import resolve, summary_options
 
 
@@ -44,7 +44,7 @@ from .settings import resolve, summary_options
     "--baseline",
     "baseline_dir",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=NonEmptyPath(file_okay=False),
     envvar="TSUM_BASELINE",
     show_envvar=True,
     help="The committed baseline: a replay output directory (diffable files only).",
@@ -57,7 +57,7 @@ from .settings import resolve, summary_options
 @click.option(
     "--out",
     "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=NonEmptyPath(file_okay=False),
     help="Keep this run's outputs here (default: a temporary directory, removed at the end).",
 )
 @diff_output_options

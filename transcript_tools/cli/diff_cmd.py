@@ -28,6 +28,7 @@ from ..terminal import echo
 from .help import TsumCommand, examples
 from .main import EXIT_CODES_HELP
 from .outcome import finish
+from .setting_options import NonEmptyPath
 
 F = TypeVar("F", bound=Callable[..., Any])
 OWN_OPTIONS = ("as_json", "markdown", "context", "max_diff_lines")
@@ -93,8 +94,8 @@ def finish_diff(diff: RunDiff, opts: dict[str, Any], silent: bool, appendix: str
     + "\n\n"
     + EXIT_CODES_HELP,
 )
-@click.argument("old_dir", type=click.Path(path_type=Path))
-@click.argument("new_dir", type=click.Path(path_type=Path))
+@click.argument("old_dir", type=NonEmptyPath())
+@click.argument("new_dir", type=NonEmptyPath())
 @diff_output_options
 @click.option("--silent", is_flag=True, help="No verdict line on stderr.")
 def diff_command(old_dir: Path, new_dir: Path, silent: bool, **opts: Any) -> None:

@@ -13,7 +13,7 @@ from .help import TsumCommand
 from .outcome import finish
 from .policies_cmd import POLICY_HELP, PolicyParam
 from .progress import RunStderr, warnings_option
-from .setting_options import provider_options, setting_option, shown_default
+from .setting_options import NonEmptyPath, provider_options, setting_option, shown_default
 from .settings import config_option, format_option
 
 EPILOG = """\b
@@ -85,7 +85,7 @@ beside those floors and the uncompacted view (ceiling), with the views' API viol
 @click.option(
     "--out",
     "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=NonEmptyPath(file_okay=False),
     help="Write checkpoints.jsonl (every probe, survived or not) and eval.json here.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the aggregates as JSON.")

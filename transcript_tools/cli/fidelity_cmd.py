@@ -133,6 +133,9 @@ def as_json(result: FidelityResult) -> dict[str, Any]:
         "compactions": [r.to_json() for r in result.rows],
         "summary": [s.to_json() for s in result.summaries()],
         "by_version": [s.to_json() for s in result.summaries(by_version=True)[:-1]],
+        "files": result.files,
+        "sessions": result.sessions,
+        "errors": result.errors,  # as sweep --json and eval --json carry them
     }
 
 
@@ -151,14 +154,16 @@ def as_json(result: FidelityResult) -> dict[str, Any]:
     "--json",
     "json_out",
     is_flag=True,
-    help="Print one JSON object: compactions, summary, by_version.",
+    help="Print one JSON object: compactions, summary, by_version, and files, sessions and "
+    "errors (the files that could not be read, as sweep and eval give them).",
 )
 @click.option(
     "--min-agreement",
     type=click.FloatRange(0, 1),
     default=None,
     help="Exit 1 when fewer than this share (0-1) of the automatic compactions whose runtime "
-    "version is known are fired within one call (also when none is).",
+    "version is known are fired within one call (also when there is none to measure: a gate "
+    "that measured nothing does not pass).",
 )
 @click.option(
     "--as-is",
@@ -215,14 +220,23 @@ def fidelity_command(
     )
     agreement = result.agreement
     below = min_agreement is not None and (agreement is None or agreement < min_agreement)
-    if below and not (result.failed or not result.sessions):
-        echo(
-            f"tsum: agreement {whole_percent(agreement)} is under --min-agreement {min_agreement:.0%}",
-            err=True,
-        )
+    if below and min_agreement is not None and not (result.failed or not result.sessions):
+        echo(_gate_failure(agreement, min_agreement), err=True)
     nothing = not result.sessions and not result.failed  # an error above says why otherwise
     finish(
         failed=result.failed > 0 or not result.sessions,
         differences=below,
         error=NO_SESSIONS_FOUND if nothing else None,
+    )
+
+
+def _gate_failure(agreement: float | None, min_agreement: float) -> str:
+    """Why --min-agreement fails: an agreement under it, or none measured at all."""
+    if agreement is None:
+        return (
+            "tsum: no agreement measured (no automatic compaction with a known runtime version"
+            f" in these logs), so --min-agreement {min_agreement:.0%} is not met"
+        )
+    return (
+        f"tsum: agreement {whole_percent(agreement)} is under --min-agreement {min_agreement:.0%}"
     )

@@ -12,19 +12,23 @@ comes, as before.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
-from collections.abc import Iterable
-from typing import IO, Any
+from collections.abc import Callable, Iterable
+from typing import IO, Any, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from ..reporter import Reporter
 from ..terminal import echo, escape_controls, is_terminal
 
 SUMMARY, ALL = "summary", "all"
+COMMANDLINE = ParameterSource.COMMANDLINE
+F = TypeVar("F", bound=Callable[..., Any])
 
-warnings_option = click.option(
+_warnings_flag = click.option(
     "--warnings",
     "warnings_mode",
     type=click.Choice([SUMMARY, ALL]),
@@ -33,6 +37,24 @@ warnings_option = click.option(
     help="summary: each kind of warning once at the end, with its count and first "
     "occurrence; all: every warning as it comes.",
 )
+
+
+def warnings_option(command: F) -> F:
+    """--warnings; given with --silent (which prints no warning) it is a usage error naming
+    both, never one of the two dropped."""
+
+    @functools.wraps(command)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        ctx = click.get_current_context()
+        if kwargs.get("silent") and ctx.get_parameter_source("warnings_mode") is COMMANDLINE:
+            raise click.UsageError(
+                "--silent prints no warnings and --warnings chooses how to print them: "
+                "drop one of the two"
+            )
+        return command(*args, **kwargs)
+
+    return _warnings_flag(checked)  # type: ignore[return-value]
+
 
 # A warning's location: "warning: PATH[:LINE]: " then "session ID: " or "simulations[3]: "
 _PATH = re.compile(r"^(?:warning: )?\S.*?(?::\d+)?: ")

@@ -12,8 +12,8 @@ from ..engine.config import RunSettings
 from ..terminal import echo
 from .help import TsumCommand, examples
 from .outcome import finish
-from .progress import SUMMARY, RunStderr, warnings_option
-from .setting_options import cost_options, provider_options, scale_options
+from .progress import COMMANDLINE, SUMMARY, RunStderr, warnings_option
+from .setting_options import NonEmptyPath, cost_options, provider_options, scale_options
 from .settings import resolve, summary_options
 
 # --cost with --dry-run prices views no summary call made: said, not left to be read as a
@@ -51,7 +51,7 @@ __all__ = ["exit_for", "replay_command", "replay_paths", "summary_options"]
 @click.option(
     "--out",
     "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=NonEmptyPath(file_okay=False),
     help="Write JSONL records here instead of a report on stdout.",
 )
 @click.option(
@@ -94,6 +94,10 @@ def replay_command(
     from ..formats.atif_write import check_out_format
     from ..parallel.pool import backend_for, refuse_summaries_on_ray
 
+    if dry_run and opts.get("batch") and _on_command_line("batch"):
+        raise click.UsageError(
+            "--dry-run makes no summary calls and --batch sends them: drop one of the two"
+        )
     resolved = resolve({**opts, "workers": workers}, dry_run=dry_run)
     check_out_format(out_dir, out_format, resolved.settings.dry_run)
     if not dry_run:
@@ -118,6 +122,10 @@ def replay_command(
 
         write_out_format(out_dir, out_format)
     exit_for(result)
+
+
+def _on_command_line(name: str) -> bool:
+    return click.get_current_context().get_parameter_source(name) is COMMANDLINE
 
 
 def replay_paths(
@@ -161,7 +169,9 @@ class ReplayStderr(RunStderr):
         self.close()
         if not self.silent or state != "complete":
             echo(result.summary_line(state), err=True)
-        if not self.silent and (tip := window_tip(result.stats.model_room, self.resolved)):
+        stats = result.stats
+        fired = stats.summaries_ok + stats.summaries_failed + stats.would_summarize
+        if not self.silent and (tip := window_tip(stats.model_room, self.resolved, fired)):
             echo(tip, err=True)
 
 

@@ -225,3 +225,20 @@ def scale_options(func: F) -> F:
         "Put it after the paths (its value is optional). Needs pip install 'transcript-tools[ray]'.",
     )(func)
     return setting_option("workers")(func)
+
+
+class NonEmptyPath(click.Path):
+    """A ``click.Path`` giving a ``Path`` (a replay output, a baseline), where "" (an unset
+    variable) is a usage error naming the option, never the current folder."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        from pathlib import Path
+
+        super().__init__(path_type=Path, **kwargs)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == "":
+            from ..formats.bounds import EMPTY_PATH
+
+            self.fail(f'"": {EMPTY_PATH}', param, ctx)
+        return super().convert(value, param, ctx)

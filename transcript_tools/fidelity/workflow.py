@@ -26,6 +26,7 @@ class FidelityResult:
     failed: int = 0
     sessions: int = 0
     skipped_formats: dict[str, int] = field(default_factory=dict)  # no preset: sessions
+    errors: list[str] = field(default_factory=list)  # the files that failed, as sweep and eval
 
     def summaries(self, *, by_version: bool = False) -> list[RuntimeSummary]:
         return summarize(self.rows, by_version=by_version)
@@ -70,4 +71,5 @@ def fidelity_paths(
             used = own
         result.rows.extend(compaction_rows(conv, used, follow=follow, own=own))
     result.files, result.failed = reader.stats.files, reader.stats.failed_files
+    result.errors = list(reader.stats.errors)
     return result

@@ -81,11 +81,14 @@ def read_stream(handle: BinaryIO, display: str, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+EMPTY_PATH = "an empty path, not a file or directory (an unset variable?)"
+
+
 def read_local(path: str) -> bytes:
     """A local file's bytes (``-``: stdin). What may never end (stdin, a FIFO, a device)
     or is larger than one record may be is read by ``read_stream``, with its bound."""
     if not path:  # "" (an unset variable): never the current folder
-        raise InputError('""', None, "an empty path, not a file or directory (an unset variable?)")
+        raise InputError('""', None, EMPTY_PATH)
     limit = max_record_bytes()
     if path == "-":
         return read_stream(sys.stdin.buffer, "-", limit)

@@ -108,8 +108,14 @@ class ResponseCache:
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, busy_timeout: float = BUSY_TIMEOUT_S
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout: float = BUSY_TIMEOUT_S,
+        remedy: str = "pass another --cache PATH, or --no-cache",
     ) -> None:
+        """``remedy`` ends the error where the file cannot be opened: what the caller's
+        command offers (``tsum cache`` has no --no-cache)."""
         self._path = Path(path).expanduser()
         try:
             self._path.parent.mkdir(parents=True, exist_ok=True)
@@ -122,8 +128,7 @@ class ResponseCache:
             self._read = self._connect(busy_timeout)
         except (OSError, sqlite3.Error) as exc:
             raise ProviderConfigError(
-                f"{self._path}: cannot open the response cache ({exc}); "
-                "pass another --cache PATH, or --no-cache"
+                f"{self._path}: cannot open the response cache ({exc}); {remedy}"
             ) from None
         self._write_lock = threading.Lock()
         self._read_lock = threading.Lock()

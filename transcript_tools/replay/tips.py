@@ -14,12 +14,14 @@ from ..engine.config import Measure, RunSettings
 FAR_LARGER = 2
 
 
-def window_tip(model_room: int, run: RunSettings) -> str | None:
+def window_tip(model_room: int, run: RunSettings, fired: int) -> str | None:
     """The tip for a run whose logs show a model that took ``model_room`` tokens of
     context (``engine.drive.model_room``, the largest over the run), or None when the
-    window was chosen (a flag, ``TSUM_MAX_CONTEXT_TOKENS``, a settings file, ``auto``) or fits."""
+    window was chosen (a flag, ``TSUM_MAX_CONTEXT_TOKENS``, a settings file, ``auto``) or fits,
+    or when the checkpoint fired nowhere (``fired``: the run's firings, done or would-be):
+    the tip says it fires, so it is printed only where it did."""
     summary = run.settings.summary
-    if summary is None or run.values.get("max_context_tokens") is not None:
+    if summary is None or run.values.get("max_context_tokens") is not None or not fired:
         return None
     window = summary.max_context_tokens
     if model_room < FAR_LARGER * window:
