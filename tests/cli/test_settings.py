@@ -22,7 +22,9 @@ SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
 def resolved(args: list[str]) -> RunSettings:
-    ctx = replay_command.make_context("replay", ["x.jsonl", *args])
+    # with the group's context settings, as `tsum replay` has them: click keeps the help
+    # option of a command's first context, and a bare one would leave it without -h
+    ctx = replay_command.make_context("replay", ["x.jsonl", *args], **cli.context_settings)
     return resolve(dict(ctx.params), ctx=ctx)
 
 
