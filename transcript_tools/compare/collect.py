@@ -68,7 +68,8 @@ def arm_run(cfg: SweepConfig, outcome: ConfigOutcome, profile: ConversationSerie
         units=profile.turns,
         fires=len(outcome.fires),
         retained=outcome.sum_with / units,
-        original_retained=profile.view_sum / units,
+        original_retained=(profile.view_sum if outcome.sum_without is None else outcome.sum_without)
+        / units,
         usd=None if usd is None else usd + off_chain,
         original_usd=None if rebuilt is None else rebuilt + off_chain,
         recall=outcome.recall if outcome.recall and outcome.recall[1] else None,

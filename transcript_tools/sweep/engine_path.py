@@ -8,12 +8,12 @@ with ``--cost`` for every configuration that fires (its views priced: ``cost.met
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..cost.meter import drive_priced
-from ..engine.config import Measure, ReplaySettings, SlotMode, SummaryConfig, TurnPath
+from ..engine.config import Checkpoint, Measure, ReplaySettings, SlotMode, SummaryConfig, TurnPath
 from ..engine.messages import Conversation, Message
 from ..engine.overflow import checkpoints_over
 from ..engine.policy_engine import new_violations, with_policy
@@ -110,8 +110,8 @@ async def evaluate_engine(
         appended=None if actions is None else actions.appended,
     )
     result = _run_figures(engine, cfg, profile, curve, peak, checks, prompts)
-    if meter is not None:
-        result.cost = meter.run
+    result.sum_without = shared.original_sum(engine.settings, units) if cfg.policy else None
+    result.cost = None if meter is None else meter.run
     if actions is not None:
         _action_recall(result, actions, engine, views_before, shared, replaced)
     return result
@@ -282,12 +282,39 @@ class SharedWork:
     whole_view: bool = False  # score recall over the whole view too (eval/view_recall.py)
     _sizes: list[SizeModel | None] = field(default_factory=list)  # [] until asked
     _probes: ConversationProbes | None = None
+    _original: dict[Checkpoint, int] = field(default_factory=dict)  # original_sum's
 
     def log_sizes(self, conv: Conversation) -> SizeModel | None:
         assert conv is self.conv, "one SharedWork per conversation"
         if not self._sizes:
             self._sizes.append(log_sizes(conv))
         return self._sizes[0]
+
+    def original_sum(self, settings: ReplaySettings, units: list[tuple[int, int]]) -> int:
+        """The sum over ``units`` of the view the original run sends, measured as a
+        policy run with ``settings`` measures its own (``measure`` in evaluate_engine):
+        the same engine, slot and size model (``policy_sizes``) with nothing acting, no
+        summary and no pre-pass. A policy that never acts reads it exactly; the
+        profile's figure is the seed's, in estimates. Once per unit kind."""
+        key = settings.checkpoint
+        if key not in self._original:
+            from ..engine.drive import drive_without_summaries
+            from ..engine.policy import PrePass, Trigger
+
+            # a seed-shaped policy runs the seed's slot (``with_policy``): nothing to idle.
+            # The trigger is the default's: a policy of no pre-pass and no trigger is
+            # refused, and with no SummaryConfig no trigger fires.
+            policy = settings.policy
+            idle = policy and replace(policy, prepass=PrePass(), trigger=Trigger())
+            settings = replace(settings, summary=None, measure=Measure.CURRENT, policy=idle)
+            engine = SessionEngine(
+                self.conv.session_id,
+                settings,
+                sizes=policy_sizes(self.conv, settings, self.log_sizes),
+            )
+            drive_without_summaries(self.conv, engine, units=units)
+            self._original[key] = sum(d["watermark"] for d in engine.decisions)
+        return self._original[key]
 
     def probes(self) -> ConversationProbes:
         if self._probes is None:
