@@ -34,7 +34,7 @@ class ArmRun:
     window_from: str | None
     units: int
     fires: int
-    retained: float  # mean view the model is sent per unit, with the policy's actions
+    retained: float  # mean view the model is sent per turn, with the policy's actions
     original_retained: float  # the same without them
     usd: float | None  # the whole bill as the policy makes it (None: unpriced, overflow)
     original_usd: float | None  # the original run as the model prices it, whole bill
@@ -62,14 +62,19 @@ def arm_run(cfg: SweepConfig, outcome: ConfigOutcome, profile: ConversationSerie
     price = run_price(outcome.cost, outcome.views_over)
     usd = _same_model_usd(price.usd, outcome)
     rebuilt = None if outcome.rebuilt_cost is None else outcome.rebuilt_cost.usd
+    # per turn, whatever unit a policy checks in (engine_path.turn_means); the seed checks
+    # after each turn, its original the profile's
+    retained, original = outcome.turn_means or (
+        outcome.sum_with / units,
+        profile.view_sum / units,
+    )
     return ArmRun(
         window=cfg.max_context_tokens,
         window_from=cfg.window_from,
         units=profile.turns,
         fires=len(outcome.fires),
-        retained=outcome.sum_with / units,
-        original_retained=(profile.view_sum if outcome.sum_without is None else outcome.sum_without)
-        / units,
+        retained=retained,
+        original_retained=original,
         usd=None if usd is None else usd + off_chain,
         original_usd=None if rebuilt is None else rebuilt + off_chain,
         recall=outcome.recall if outcome.recall and outcome.recall[1] else None,

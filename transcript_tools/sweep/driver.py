@@ -29,7 +29,7 @@ from ..formats.corpus import CorpusReader
 from ..formats.inputs import NameSet
 from ..reporter import LOGGED, Reporter
 from .config import ConfigOutcome, SweepConfig, sweep_grid
-from .engine_path import SharedWork, evaluate_engine
+from .engine_path import SharedWork, evaluate_engine, per_turn
 from .simulate import ConversationSeries, evaluate_fast, profile_conversation, simulate
 from .stats import ConfigStats
 
@@ -192,7 +192,7 @@ class Sweep:
             if engine_ran:
                 result.engine_runs += 1
                 if keep and outcome.watermark is not None:
-                    curves[i] = _per_turn(conv, turns, outcome.watermark, cfg.checkpoint)
+                    curves[i] = per_turn(conv, turns, outcome.watermark, cfg.checkpoint)
             else:
                 outcome.cost = uncompacted  # never fires: nothing is compacted
                 result.fast_runs += 1
@@ -309,22 +309,6 @@ class Sweep:
             f"{result.engine_runs} of {result.engine_runs + result.fast_runs} conversation runs needed "
             f"summary text ({why}): {how}"
         )
-
-
-def _per_turn(
-    conv: Conversation,
-    units: list[tuple[int, list[Message]]],
-    series: list[int],
-    checkpoint: Checkpoint,
-) -> list[int]:
-    """A per-unit series as the report charts it, per turn: with ``--checkpoint call``
-    the value after each turn's last call."""
-    if checkpoint is Checkpoint.TURN:
-        return series
-    out: dict[int, int] = {}
-    for turn, value in zip(unit_turns(conv.messages, [s for s, _ in units]), series, strict=False):
-        out[turn] = value
-    return [out[t] for t in sorted(out)]
 
 
 def _offline_executor() -> Any:

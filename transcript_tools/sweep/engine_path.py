@@ -20,7 +20,7 @@ from ..engine.policy_engine import new_violations, with_policy
 from ..engine.prompt import PromptTemplate, template_from_config
 from ..engine.records import SummaryRecord, summary_ok, unit_key
 from ..engine.requests import SummaryOutcome, SummaryRequest
-from ..engine.rules import FIRED, fixed_cadence
+from ..engine.rules import FIRED, fixed_cadence, unit_turns
 from ..engine.session import SessionEngine
 from ..engine.tokens import estimate_text_tokens
 from ..replay.sizes import log_sizes, policy_sizes
@@ -110,7 +110,7 @@ async def evaluate_engine(
         appended=None if actions is None else actions.appended,
     )
     result = _run_figures(engine, cfg, profile, curve, peak, checks, prompts)
-    result.sum_without = shared.original_sum(engine.settings, units) if cfg.policy else None
+    result.turn_means = turn_means(conv, turns, cfg, engine.settings, curve, shared)
     result.cost = None if meter is None else meter.run
     if actions is not None:
         _action_recall(result, actions, engine, views_before, shared, replaced)
@@ -148,6 +148,44 @@ def _run_figures(
     if cfg.measure is Measure.CURRENT:
         result.watermark = [d["watermark"] for d in engine.decisions]
     return result
+
+
+def turn_means(
+    conv: Conversation,
+    turns: list[tuple[int, list[Message]]],
+    cfg: SweepConfig,
+    settings: ReplaySettings,
+    curve: list[int],
+    shared: SharedWork,
+) -> tuple[float, float] | None:
+    """A policy's run (``cfg.policy``; else None): the mean view per turn with its actions
+    (``curve``, per unit) and without them (``SharedWork.original_views``), each the view
+    after the turn's last unit (``per_turn``): one unit for every policy, whether it
+    checks after each turn or each call."""
+    if cfg.policy is None:
+        return None
+    units = [(start, start + len(messages)) for start, messages in turns]
+    original = shared.original_views(settings, units)
+    with_actions = per_turn(conv, turns, curve, cfg.checkpoint)
+    without = per_turn(conv, turns, original, cfg.checkpoint)
+    n = max(len(without), 1)
+    return sum(with_actions) / n, sum(without) / n
+
+
+def per_turn(
+    conv: Conversation,
+    units: list[tuple[int, list[Message]]],
+    series: list[int],
+    checkpoint: Checkpoint,
+) -> list[int]:
+    """A per-unit series per turn: with ``--checkpoint call`` the value after each turn's
+    last call."""
+    if checkpoint is Checkpoint.TURN:
+        return series
+    out: dict[int, int] = {}
+    for turn, value in zip(unit_turns(conv.messages, [s for s, _ in units]), series, strict=False):
+        out[turn] = value
+    return [out[t] for t in sorted(out)]
 
 
 def prompt_tokens(summary: SummaryRecord, prompt: str) -> int:
@@ -282,7 +320,8 @@ class SharedWork:
     whole_view: bool = False  # score recall over the whole view too (eval/view_recall.py)
     _sizes: list[SizeModel | None] = field(default_factory=list)  # [] until asked
     _probes: ConversationProbes | None = None
-    _original: dict[Checkpoint, int] = field(default_factory=dict)  # original_sum's
+    # original_views': by unit kind and slot (the seed's, in estimates, or a policy's)
+    _original: dict[tuple[Checkpoint, bool], list[int]] = field(default_factory=dict)
 
     def log_sizes(self, conv: Conversation) -> SizeModel | None:
         assert conv is self.conv, "one SharedWork per conversation"
@@ -290,13 +329,14 @@ class SharedWork:
             self._sizes.append(log_sizes(conv))
         return self._sizes[0]
 
-    def original_sum(self, settings: ReplaySettings, units: list[tuple[int, int]]) -> int:
-        """The sum over ``units`` of the view the original run sends, measured as a
+    def original_views(self, settings: ReplaySettings, units: list[tuple[int, int]]) -> list[int]:
+        """After each of ``units``, the view the original run sends, measured as a
         policy run with ``settings`` measures its own (``measure`` in evaluate_engine):
         the same engine, slot and size model (``policy_sizes``) with nothing acting, no
         summary and no pre-pass. A policy that never acts reads it exactly; the
-        profile's figure is the seed's, in estimates. Once per unit kind."""
-        key = settings.checkpoint
+        profile's figure is the seed's, in estimates. Once per unit kind and slot: a
+        seed-shaped policy runs the seed's (``with_policy``), measured in estimates."""
+        key = (settings.checkpoint, settings.policy is None)
         if key not in self._original:
             from ..engine.drive import drive_without_summaries
             from ..engine.policy import PrePass, Trigger
@@ -313,7 +353,7 @@ class SharedWork:
                 sizes=policy_sizes(self.conv, settings, self.log_sizes),
             )
             drive_without_summaries(self.conv, engine, units=units)
-            self._original[key] = sum(d["watermark"] for d in engine.decisions)
+            self._original[key] = [d["watermark"] for d in engine.decisions]
         return self._original[key]
 
     def probes(self) -> ConversationProbes:
