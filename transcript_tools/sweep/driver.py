@@ -29,8 +29,14 @@ from ..formats.corpus import CorpusReader
 from ..formats.inputs import NameSet
 from ..reporter import LOGGED, Reporter
 from .config import ConfigOutcome, SweepConfig, sweep_grid
-from .engine_path import SharedWork, evaluate_engine, per_turn
-from .simulate import ConversationSeries, evaluate_fast, profile_conversation, simulate
+from .engine_path import SharedWork, evaluate_engine
+from .simulate import (
+    ConversationSeries,
+    evaluate_fast,
+    per_turn,
+    profile_conversation,
+    simulate,
+)
 from .stats import ConfigStats
 
 if TYPE_CHECKING:

@@ -20,12 +20,12 @@ from ..engine.policy_engine import new_violations, with_policy
 from ..engine.prompt import PromptTemplate, template_from_config
 from ..engine.records import SummaryRecord, summary_ok, unit_key
 from ..engine.requests import SummaryOutcome, SummaryRequest
-from ..engine.rules import FIRED, fixed_cadence, unit_turns
+from ..engine.rules import FIRED, fixed_cadence
 from ..engine.session import SessionEngine
 from ..engine.tokens import estimate_text_tokens
 from ..replay.sizes import log_sizes, policy_sizes
 from .config import ConfigOutcome, SweepConfig
-from .simulate import ConversationSeries
+from .simulate import ConversationSeries, peak_views, per_turn
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -110,7 +110,7 @@ async def evaluate_engine(
         appended=None if actions is None else actions.appended,
     )
     result = _run_figures(engine, cfg, profile, curve, peak, checks, prompts)
-    result.turn_means = turn_means(conv, turns, cfg, engine.settings, curve, shared)
+    _original_figures(result, conv, turns, cfg, engine.settings, shared)
     result.cost = None if meter is None else meter.run
     if actions is not None:
         _action_recall(result, actions, engine, views_before, shared, replaced)
@@ -150,42 +150,30 @@ def _run_figures(
     return result
 
 
-def turn_means(
+def _original_figures(
+    result: ConfigOutcome,
     conv: Conversation,
     turns: list[tuple[int, list[Message]]],
     cfg: SweepConfig,
     settings: ReplaySettings,
-    curve: list[int],
     shared: SharedWork,
-) -> tuple[float, float] | None:
-    """A policy's run (``cfg.policy``; else None): the mean view per turn with its actions
-    (``curve``, per unit) and without them (``SharedWork.original_views``), each the view
-    after the turn's last unit (``per_turn``): one unit for every policy, whether it
-    checks after each turn or each call."""
+) -> None:
+    """A policy's run (``cfg.policy``; else nothing): the original run as the policy
+    measures its own view (``SharedWork.original_views``), per unit where the policy runs
+    its own slot (a seed-shaped one runs the seed's: the profile's figures are its); and
+    the mean view per turn with its actions (``result.curve``, per unit) and without them,
+    each the view after the turn's last unit (``per_turn``): one unit for every policy,
+    whether it checks after each turn or each call."""
     if cfg.policy is None:
-        return None
+        return
     units = [(start, start + len(messages)) for start, messages in turns]
-    original = shared.original_views(settings, units)
-    with_actions = per_turn(conv, turns, curve, cfg.checkpoint)
+    original, peak = shared.original_views(settings, units)
+    if settings.policy is not None:
+        result.original = (original, peak)
+    with_actions = per_turn(conv, turns, result.curve or [], cfg.checkpoint)
     without = per_turn(conv, turns, original, cfg.checkpoint)
     n = max(len(without), 1)
-    return sum(with_actions) / n, sum(without) / n
-
-
-def per_turn(
-    conv: Conversation,
-    units: list[tuple[int, list[Message]]],
-    series: list[int],
-    checkpoint: Checkpoint,
-) -> list[int]:
-    """A per-unit series per turn: with ``--checkpoint call`` the value after each turn's
-    last call."""
-    if checkpoint is Checkpoint.TURN:
-        return series
-    out: dict[int, int] = {}
-    for turn, value in zip(unit_turns(conv.messages, [s for s, _ in units]), series, strict=False):
-        out[turn] = value
-    return [out[t] for t in sorted(out)]
+    result.turn_means = sum(with_actions) / n, sum(without) / n
 
 
 def prompt_tokens(summary: SummaryRecord, prompt: str) -> int:
@@ -321,7 +309,7 @@ class SharedWork:
     _sizes: list[SizeModel | None] = field(default_factory=list)  # [] until asked
     _probes: ConversationProbes | None = None
     # original_views': by unit kind and slot (the seed's, in estimates, or a policy's)
-    _original: dict[tuple[Checkpoint, bool], list[int]] = field(default_factory=dict)
+    _original: dict[tuple[Checkpoint, bool], tuple[list[int], int]] = field(default_factory=dict)
 
     def log_sizes(self, conv: Conversation) -> SizeModel | None:
         assert conv is self.conv, "one SharedWork per conversation"
@@ -329,8 +317,11 @@ class SharedWork:
             self._sizes.append(log_sizes(conv))
         return self._sizes[0]
 
-    def original_views(self, settings: ReplaySettings, units: list[tuple[int, int]]) -> list[int]:
-        """After each of ``units``, the view the original run sends, measured as a
+    def original_views(
+        self, settings: ReplaySettings, units: list[tuple[int, int]]
+    ) -> tuple[list[int], int]:
+        """After each of ``units``, the view the original run sends, and its peak
+        (``simulate.peak_views``), measured as a
         policy run with ``settings`` measures its own (``measure`` in evaluate_engine):
         the same engine, slot and size model (``policy_sizes``) with nothing acting, no
         summary and no pre-pass. A policy that never acts reads it exactly; the
@@ -353,7 +344,9 @@ class SharedWork:
                 sizes=policy_sizes(self.conv, settings, self.log_sizes),
             )
             drive_without_summaries(self.conv, engine, units=units)
-            self._original[key] = [d["watermark"] for d in engine.decisions]
+            views = [d["watermark"] for d in engine.decisions]
+            peaks = peak_views(self.conv, engine, views, [end for _, end in units])[1]
+            self._original[key] = (views, max(peaks, default=0))
         return self._original[key]
 
     def probes(self) -> ConversationProbes:
