@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from transcript_tools.cli.main import cli
 
 SAMPLE = str(Path(__file__).parents[2] / "samples" / "long_session.jsonl")
+PRESETS = Path(__file__).parents[2] / "transcript_tools" / "engine" / "presets"
 
 
 def _run(*args: str) -> tuple[int, str, str]:
@@ -195,3 +199,51 @@ def test_a_money_column_with_no_cost_is_a_usage_error() -> None:
     assert "dusd: money column(s), and --no-cost prices nothing" in err
     code, _, _ = _run("--policy", "seed,codex", "--no-cost", "--columns", "policy,recall")
     assert code == 0
+
+
+def test_a_policy_that_never_acts_keeps_the_original_retained_tokens_exactly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The original a policy's retained tokens are paired with is measured as the policy
+    measures its own view (its engine and the log's size model, nothing acting): at a
+    window no view reaches, codex and claude-code change nothing, so they read 0
+    (the seed's estimates read 3% more on this sample, which records usage)."""
+    from transcript_tools.compare import collect
+
+    runs: list[tuple[str, collect.ArmRun]] = []
+    real = collect.arm_run
+
+    def kept(cfg: Any, outcome: Any, profile: Any) -> collect.ArmRun:
+        run = real(cfg, outcome, profile)
+        runs.append((cfg.policy.name if cfg.policy else "seed", run))
+        return run
+
+    monkeypatch.setattr(collect, "arm_run", kept)
+    code, out, _ = _run(
+        "--policy", "seed,codex,claude-code", "--max-context-tokens", "100000000", "--silent"
+    )
+    assert code == 0 and sorted(name for name, _ in runs) == ["claude-code", "codex", "seed"]
+    for name, run in runs:
+        assert run.fires == 0, name
+        assert run.retained == run.original_retained, name
+    codex = next(line for line in out.splitlines() if line.startswith("codex "))
+    assert "(+0 [+0, +0]%)" in codex
+
+
+def test_retained_is_per_turn_for_a_policy_checking_after_each_call(tmp_path: Path) -> None:
+    """codex checks after each model call; the same policy checking after each turn, at a
+    window neither reaches, holds the same views: one unit (the turn) reads one figure.
+    Per call, codex's mean was 2,691 on this sample against 2,763 per turn."""
+    codex = (PRESETS / "codex.toml").read_text(encoding="utf-8")
+    per_turn = re.sub(r'(?m)^unit = "call".*$', 'unit = "turn"', codex)
+    per_turn = re.sub(r"(?m)^name = .*$", 'name = "codex-turn"', per_turn)
+    assert per_turn.count('unit = "turn"') == 1
+    policy = tmp_path / "codex-turn.toml"
+    policy.write_text(per_turn, encoding="utf-8")
+    code, out, _ = _run(
+        "--policy", f"seed,codex,{policy}", "--max-context-tokens", "100000000",
+        "--columns", "policy,retained", "--silent",
+    )  # fmt: skip
+    assert code == 0
+    rows = {line.split()[0]: line.split(None, 1)[1] for line in out.split("\n\n")[1].splitlines()}
+    assert rows["codex"] == rows["codex-turn"] == "2.8k (+0 [+0, +0]%)"

@@ -146,3 +146,26 @@ def test_the_cost_gate_leaves_overflows_out_and_fails_on_a_new_one() -> None:
     assert new.lines[0].endswith(
         "; 2 session(s) overflowed, not priced; FAILED, overflows the baseline did not: b"
     )
+
+
+def test_compare_prices_a_run_as_its_baseline_the_model_priced_original() -> None:
+    """A call the run left as recorded is priced from its usage by the meter, the original
+    by the model: a run that never acts reads the original's bill exactly (no model error
+    in its change), and a changed call's change is against the model's price."""
+    cfg = SweepConfig(0.75, 1000, 1)
+    profile = ConversationSeries(0, "c", "c.jsonl", 2, [10, 20], [10, 20], [2, 4], True, [])
+    profile._view_prefix = [0, 10, 30]
+    rebuilt = RunCost()
+    rebuilt.add(PRICER, "m", CallTokens(1000, 0, 0, 0), at=1, modeled=True)
+    rebuilt.add(PRICER, "m", CallTokens(2000, 0, 0, 0), at=3, modeled=True)
+    recorded = RunCost()  # as recorded: 1,100 and 2,300 tokens, the model's error
+    recorded.add(PRICER, "m", CallTokens(1100, 0, 0, 0), at=1)
+    recorded.add(PRICER, "m", CallTokens(2300, 0, 0, 0), at=3)
+    idle = arm_run(cfg, ConfigOutcome(2, [], cost=recorded, rebuilt_cost=rebuilt), profile)
+    assert idle.usd == idle.original_usd == 0.003
+    acted = RunCost()  # the second call compacted (modeled at 500), plus the summarizer
+    acted.add(PRICER, "m", CallTokens(1100, 0, 0, 0), at=1)
+    acted.add(PRICER, "m", CallTokens(500, 0, 0, 0), at=3, modeled=True)
+    acted.add(PRICER, "m", CallTokens(100, 0, 0, 0), summarizer=True)
+    run = arm_run(cfg, ConfigOutcome(2, [1], cost=acted, rebuilt_cost=rebuilt), profile)
+    assert run.original_usd == 0.003 and round(run.usd or 0, 9) == 0.0016

@@ -177,3 +177,23 @@ def test_an_auto_window_cell_is_explained_only_where_one_is_shown() -> None:
     assert "else the default (default)" in auto.stdout
     fixed = runner.invoke(cli, ["sweep", SAMPLES, "--max-context-tokens", "32000", "--silent"])
     assert fixed.exit_code == 0 and "max_ctx auto=W" not in fixed.stdout
+
+
+def test_a_policy_that_never_acts_reads_its_original_views() -> None:
+    """A policy row's view without summaries is the original measured as the policy
+    measures its own (its slot and the log's size model, nothing acting): at a window
+    neither reaches, codex (after each call) and claude-code change nothing, so peak and
+    mean read the same with and without."""
+    args = ["sweep", SAMPLES, "--json", "--policy", "codex,claude-code"]
+    result = CliRunner().invoke(cli, [*args, "--max-context-tokens", "100000000"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["configs"]
+    assert len(rows) == 2
+    for row in rows:
+        assert row["summary_calls"] == 0 and row["tool_results_cleared"] == 0
+        for figure in ("view_peak", "view_peak_mean", "view_mean"):
+            assert row[f"{figure}_without_summaries"] == row[f"{figure}_with_summaries"], (
+                row["policy"],
+                figure,
+            )
+        assert row["overflow_turns_without_summaries"] == row["overflow_turns"]

@@ -34,7 +34,7 @@ class ArmRun:
     window_from: str | None
     units: int
     fires: int
-    retained: float  # mean view the model is sent per unit, with the policy's actions
+    retained: float  # mean view the model is sent per turn, with the policy's actions
     original_retained: float  # the same without them
     usd: float | None  # the whole bill as the policy makes it (None: unpriced, overflow)
     original_usd: float | None  # the original run as the model prices it, whole bill
@@ -60,15 +60,21 @@ def arm_run(cfg: SweepConfig, outcome: ConfigOutcome, profile: ConversationSerie
         off_chain = outcome.off_chain_cost.usd or 0.0
     # a run that overflowed is counted, never priced (cost/overflow.py)
     price = run_price(outcome.cost, outcome.views_over)
-    usd = price.usd
+    usd = _same_model_usd(price.usd, outcome)
     rebuilt = None if outcome.rebuilt_cost is None else outcome.rebuilt_cost.usd
+    # per turn, whatever unit a policy checks in (engine_path.turn_means); the seed checks
+    # after each turn, its original the profile's
+    retained, original = outcome.turn_means or (
+        outcome.sum_with / units,
+        profile.view_sum / units,
+    )
     return ArmRun(
         window=cfg.max_context_tokens,
         window_from=cfg.window_from,
         units=profile.turns,
         fires=len(outcome.fires),
-        retained=outcome.sum_with / units,
-        original_retained=profile.view_sum / units,
+        retained=retained,
+        original_retained=original,
         usd=None if usd is None else usd + off_chain,
         original_usd=None if rebuilt is None else rebuilt + off_chain,
         recall=outcome.recall if outcome.recall and outcome.recall[1] else None,
@@ -77,6 +83,21 @@ def arm_run(cfg: SweepConfig, outcome: ConfigOutcome, profile: ConversationSerie
         by_summary=tuple(outcome.by_summary),
         view_recall=outcome.view_recall,
     )
+
+
+def _same_model_usd(usd: float | None, outcome: ConfigOutcome) -> float | None:
+    """The run's bill priced as its baseline, the original run, is priced: the model's
+    price of the original plus the run's change against it (``RunCost.same_model_delta``:
+    each call the run changed against the model's own price of it, plus the summarizer).
+    The meter prices a call the run left as recorded from its recorded usage, the
+    baseline by the model: summed whole, a policy that never acts would differ from the
+    original by the model's error. ``usd``: the run's own price (None: overflow); kept
+    where no baseline is priced."""
+    rebuilt = outcome.rebuilt_cost
+    if usd is None or outcome.cost is None or rebuilt is None or rebuilt.usd is None:
+        return usd
+    delta = outcome.cost.same_model_delta(rebuilt)
+    return None if delta is None else rebuilt.usd + delta
 
 
 @dataclass(slots=True)

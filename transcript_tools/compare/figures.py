@@ -32,7 +32,7 @@ class PolicyRow:
     cost_delta_share: Interval | None = None  # the same as a share of the baseline's total
     recall: Interval | None = None  # pooled artifact recall
     recall_delta: Interval | None = None  # paired, in points (a policy baseline only)
-    retained: float = 0.0  # mean tokens the model is sent per unit
+    retained: float = 0.0  # mean tokens the model is sent per turn
     original_retained: float = 0.0  # the same in the original run (no policy's actions)
     retained_delta_share: Interval | None = None
     overflow: int = 0

@@ -90,7 +90,7 @@ class Axes:
     def x_title(self) -> str:
         if self.money:
             return "the change of its bill against the baseline (USD, Δ $)"
-        return "mean tokens the model is sent per unit"
+        return "mean tokens the model is sent per turn"
 
     @property
     def y_title(self) -> str:
@@ -110,7 +110,7 @@ def _point(row: PolicyRow, axes: Axes, baseline: str) -> Point:
         x_text = f"Δ {x:+.2f} USD [{delta.low:+.2f}, {delta.high:+.2f}] (bill ${row.cost_usd:.2f})"
     else:
         x = row.retained
-        x_text = f"{x:,.0f} tokens per unit"
+        x_text = f"{x:,.0f} tokens per turn"
     if axes.recall:
         assert row.recall is not None
         y, y_bar = row.recall.estimate, (row.recall.low, row.recall.high)

@@ -111,7 +111,7 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "retained",
         "retained",
-        "mean tokens the model is sent per unit, and their change "
+        "mean tokens the model is sent per turn, and their change "
         "against the baseline (%, 95% interval)",
         _retained,
     ),

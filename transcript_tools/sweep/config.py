@@ -232,6 +232,12 @@ class ConfigOutcome:
     failed: int = 0
     peak_with: int = 0  # view the model is sent, with this configuration's summaries
     sum_with: int = 0
+    # --policy: the mean view per turn with its actions and in the original run, measured
+    # as the policy measures its own (engine_path.py ``turn_means``); None: the profile's
+    turn_means: tuple[float, float] | None = None
+    # --policy in its own slot: the original run per unit and its peak, measured so; None:
+    # the profile's (the seed's slot, in estimates)
+    original: tuple[list[int], int] | None = None
     overflow: int = 0  # turns whose view (with summaries) exceeds max_context_tokens
     views_over: int = 0  # --policy: checkpoints it left over the window (engine/overflow.py)
     fixed_cadence: bool = False

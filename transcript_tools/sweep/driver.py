@@ -30,7 +30,13 @@ from ..formats.inputs import NameSet
 from ..reporter import LOGGED, Reporter
 from .config import ConfigOutcome, SweepConfig, sweep_grid
 from .engine_path import SharedWork, evaluate_engine
-from .simulate import ConversationSeries, evaluate_fast, profile_conversation, simulate
+from .simulate import (
+    ConversationSeries,
+    evaluate_fast,
+    per_turn,
+    profile_conversation,
+    simulate,
+)
 from .stats import ConfigStats
 
 if TYPE_CHECKING:
@@ -192,7 +198,7 @@ class Sweep:
             if engine_ran:
                 result.engine_runs += 1
                 if keep and outcome.watermark is not None:
-                    curves[i] = _per_turn(conv, turns, outcome.watermark, cfg.checkpoint)
+                    curves[i] = per_turn(conv, turns, outcome.watermark, cfg.checkpoint)
             else:
                 outcome.cost = uncompacted  # never fires: nothing is compacted
                 result.fast_runs += 1
@@ -309,22 +315,6 @@ class Sweep:
             f"{result.engine_runs} of {result.engine_runs + result.fast_runs} conversation runs needed "
             f"summary text ({why}): {how}"
         )
-
-
-def _per_turn(
-    conv: Conversation,
-    units: list[tuple[int, list[Message]]],
-    series: list[int],
-    checkpoint: Checkpoint,
-) -> list[int]:
-    """A per-unit series as the report charts it, per turn: with ``--checkpoint call``
-    the value after each turn's last call."""
-    if checkpoint is Checkpoint.TURN:
-        return series
-    out: dict[int, int] = {}
-    for turn, value in zip(unit_turns(conv.messages, [s for s, _ in units]), series, strict=False):
-        out[turn] = value
-    return [out[t] for t in sorted(out)]
 
 
 def _offline_executor() -> Any:

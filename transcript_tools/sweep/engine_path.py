@@ -8,12 +8,12 @@ with ``--cost`` for every configuration that fires (its views priced: ``cost.met
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..cost.meter import drive_priced
-from ..engine.config import Measure, ReplaySettings, SlotMode, SummaryConfig, TurnPath
+from ..engine.config import Checkpoint, Measure, ReplaySettings, SlotMode, SummaryConfig, TurnPath
 from ..engine.messages import Conversation, Message
 from ..engine.overflow import checkpoints_over
 from ..engine.policy_engine import new_violations, with_policy
@@ -25,7 +25,7 @@ from ..engine.session import SessionEngine
 from ..engine.tokens import estimate_text_tokens
 from ..replay.sizes import log_sizes, policy_sizes
 from .config import ConfigOutcome, SweepConfig
-from .simulate import ConversationSeries
+from .simulate import ConversationSeries, peak_views, per_turn
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -110,8 +110,8 @@ async def evaluate_engine(
         appended=None if actions is None else actions.appended,
     )
     result = _run_figures(engine, cfg, profile, curve, peak, checks, prompts)
-    if meter is not None:
-        result.cost = meter.run
+    _original_figures(result, conv, turns, cfg, engine.settings, shared)
+    result.cost = None if meter is None else meter.run
     if actions is not None:
         _action_recall(result, actions, engine, views_before, shared, replaced)
     return result
@@ -148,6 +148,32 @@ def _run_figures(
     if cfg.measure is Measure.CURRENT:
         result.watermark = [d["watermark"] for d in engine.decisions]
     return result
+
+
+def _original_figures(
+    result: ConfigOutcome,
+    conv: Conversation,
+    turns: list[tuple[int, list[Message]]],
+    cfg: SweepConfig,
+    settings: ReplaySettings,
+    shared: SharedWork,
+) -> None:
+    """A policy's run (``cfg.policy``; else nothing): the original run as the policy
+    measures its own view (``SharedWork.original_views``), per unit where the policy runs
+    its own slot (a seed-shaped one runs the seed's: the profile's figures are its); and
+    the mean view per turn with its actions (``result.curve``, per unit) and without them,
+    each the view after the turn's last unit (``per_turn``): one unit for every policy,
+    whether it checks after each turn or each call."""
+    if cfg.policy is None:
+        return
+    units = [(start, start + len(messages)) for start, messages in turns]
+    original, peak = shared.original_views(settings, units)
+    if settings.policy is not None:
+        result.original = (original, peak)
+    with_actions = per_turn(conv, turns, result.curve or [], cfg.checkpoint)
+    without = per_turn(conv, turns, original, cfg.checkpoint)
+    n = max(len(without), 1)
+    result.turn_means = sum(with_actions) / n, sum(without) / n
 
 
 def prompt_tokens(summary: SummaryRecord, prompt: str) -> int:
@@ -282,12 +308,46 @@ class SharedWork:
     whole_view: bool = False  # score recall over the whole view too (eval/view_recall.py)
     _sizes: list[SizeModel | None] = field(default_factory=list)  # [] until asked
     _probes: ConversationProbes | None = None
+    # original_views': by unit kind and slot (the seed's, in estimates, or a policy's)
+    _original: dict[tuple[Checkpoint, bool], tuple[list[int], int]] = field(default_factory=dict)
 
     def log_sizes(self, conv: Conversation) -> SizeModel | None:
         assert conv is self.conv, "one SharedWork per conversation"
         if not self._sizes:
             self._sizes.append(log_sizes(conv))
         return self._sizes[0]
+
+    def original_views(
+        self, settings: ReplaySettings, units: list[tuple[int, int]]
+    ) -> tuple[list[int], int]:
+        """After each of ``units``, the view the original run sends, and its peak
+        (``simulate.peak_views``), measured as a
+        policy run with ``settings`` measures its own (``measure`` in evaluate_engine):
+        the same engine, slot and size model (``policy_sizes``) with nothing acting, no
+        summary and no pre-pass. A policy that never acts reads it exactly; the
+        profile's figure is the seed's, in estimates. Once per unit kind and slot: a
+        seed-shaped policy runs the seed's (``with_policy``), measured in estimates."""
+        key = (settings.checkpoint, settings.policy is None)
+        if key not in self._original:
+            from ..engine.drive import drive_without_summaries
+            from ..engine.policy import PrePass, Trigger
+
+            # a seed-shaped policy runs the seed's slot (``with_policy``): nothing to idle.
+            # The trigger is the default's: a policy of no pre-pass and no trigger is
+            # refused, and with no SummaryConfig no trigger fires.
+            policy = settings.policy
+            idle = policy and replace(policy, prepass=PrePass(), trigger=Trigger())
+            settings = replace(settings, summary=None, measure=Measure.CURRENT, policy=idle)
+            engine = SessionEngine(
+                self.conv.session_id,
+                settings,
+                sizes=policy_sizes(self.conv, settings, self.log_sizes),
+            )
+            drive_without_summaries(self.conv, engine, units=units)
+            views = [d["watermark"] for d in engine.decisions]
+            peaks = peak_views(self.conv, engine, views, [end for _, end in units])[1]
+            self._original[key] = (views, max(peaks, default=0))
+        return self._original[key]
 
     def probes(self) -> ConversationProbes:
         if self._probes is None:

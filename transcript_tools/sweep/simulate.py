@@ -45,6 +45,7 @@ from ..engine.rules import (
     skip_reason,
     split_units,
     suffix_cut,
+    unit_turns,
 )
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
 from ..engine.session import SessionEngine
@@ -227,17 +228,8 @@ def profile_conversation(
     # A focused view keeps the system messages before its window: what it drops when the
     # window starts at turn k is the non-system tokens before starts[k].
     dropped = [slot.dropped_tokens(start) for start in starts]
-    # (a conversation without a model call has no unit with --checkpoint call: the
-    # engine's slot then holds none of its messages)
-    measured_end = min(last_call_end(conv.messages), len(slot.messages))
+    measured_end, peak_view = peak_views(conv, engine, view, history_end)
     dropped_end = slot.dropped_tokens(measured_end)
-    # peaks: the view a model is called with (never past the last call)
-    peak_view = view
-    if measured_end < len(conv.messages) and view:
-        clipped = engine.accounting.current_context_tokens(measured_end)
-        peak_view = [
-            v if end <= measured_end else clipped for v, end in zip(view, history_end, strict=True)
-        ]
     # the summary message (assumed summary_tokens long: the call's max_tokens bound)
     summary_cost = assumed_summary_tokens(base.summary_marker, summary_tokens)
 
@@ -272,6 +264,40 @@ def profile_conversation(
         peak_view=peak_view,
         dropped_end=dropped_end,
     )
+
+
+def peak_views(
+    conv: Conversation, engine: SessionEngine, view: list[int], history_end: list[int]
+) -> tuple[int, list[int]]:
+    """``measured_end`` (the messages up to and including the last model call) and each
+    unit's ``view`` as it counts toward a peak: the view a model is called with, never
+    past the last call, of ``engine`` driven over ``conv``'s units ending at
+    ``history_end``."""
+    # (a conversation without a model call has no unit with --checkpoint call: the
+    # engine's slot then holds none of its messages)
+    measured_end = min(last_call_end(conv.messages), len(engine.slot.messages))
+    if measured_end >= len(conv.messages) or not view:
+        return measured_end, view
+    clipped = engine.accounting.current_context_tokens(measured_end)
+    return measured_end, [
+        v if end <= measured_end else clipped for v, end in zip(view, history_end, strict=True)
+    ]
+
+
+def per_turn(
+    conv: Conversation,
+    units: list[tuple[int, list[Message]]],
+    series: list[int],
+    checkpoint: Checkpoint,
+) -> list[int]:
+    """A per-unit series per turn: with ``--checkpoint call`` the value after each turn's
+    last call."""
+    if checkpoint is Checkpoint.TURN:
+        return series
+    out: dict[int, int] = {}
+    for turn, value in zip(unit_turns(conv.messages, [s for s, _ in units]), series, strict=False):
+        out[turn] = value
+    return [out[t] for t in sorted(out)]
 
 
 def formatted_prefix(conv: Conversation, base: SummaryConfig) -> tuple[list[int], list[int]]:

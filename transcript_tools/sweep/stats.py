@@ -121,10 +121,11 @@ class ConfigStats:
             self.first_hist[result.fires[0]] += 1
         self.prompt_chars += result.prompt_chars
         self.prompt_tokens += result.prompt_tokens
-        peak_without = profile.view_peak
+        # the original as the run measures its own view (engine_path._original_figures)
+        view, peak_without = result.original or (profile.view, profile.view_peak)
         self.peak_without = max(self.peak_without, peak_without)
         self.peaks_without_sum += peak_without
-        self.view_without_sum += profile.view_sum
+        self.view_without_sum += profile.view_sum if result.original is None else sum(view)
         self.peak_with = max(self.peak_with, result.peak_with)
         self.peaks_with_sum += result.peak_with
         self.view_with_sum += result.sum_with
@@ -132,7 +133,7 @@ class ConfigStats:
         self.overflow_convs += result.overflow > 0
         if limit is None:
             limit = self.config.max_context_tokens
-        self.overflow_without += sum(1 for v in profile.view if v > limit)
+        self.overflow_without += sum(1 for v in view if v > limit)
         self.fixed_cadence += result.fixed_cadence
         if result.recall is not None:
             self.recall_hits += result.recall[0]
