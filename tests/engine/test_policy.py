@@ -239,6 +239,21 @@ def test_extends_starts_from_a_preset_and_overrides_any_part(tmp_path: Path) -> 
     )
 
 
+def test_an_inherited_description_follows_the_values_the_file_changes(tmp_path: Path) -> None:
+    """codex's description says "view >= 90%": a file that extends it with ratio = 0.8 and
+    writes no description of its own does not keep it as if it still held."""
+    codex = preset("codex")
+    path = tmp_path / "f.toml"
+    path.write_text('extends = "codex"\n[trigger]\nratio = 0.8\n')
+    assert load_policy_file(path).description == (
+        f"codex with trigger.ratio = 0.8 (the description of codex: {codex.description})"
+    )
+    same = tmp_path / "same.toml"  # nothing changed: the preset's description holds
+    same.write_text('extends = "codex"\n[trigger]\nratio = 0.9\n')
+    assert load_policy_file(same).description == codex.description
+    assert codex.trigger.ratio == 0.9
+
+
 def test_without_extends_a_file_starts_from_the_seed(tmp_path: Path) -> None:
     path = tmp_path / "p.toml"
     path.write_text('name = "slow"\n[trigger]\ndebounce = 5\n')

@@ -94,9 +94,27 @@ def policy_from_table(
         for part in PARTS:
             if part in table:
                 values[part] = _part(part, getattr(base, part), table[part])
-        return replace(base, **values)
+        policy = replace(base, **values)
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from None
+    if "extends" in table and "description" not in table:
+        policy = replace(policy, description=_inherited_description(table["extends"], base, policy))
+    return policy
+
+
+def _inherited_description(extends: str, base: Policy, policy: Policy) -> str:
+    """The description a file that extends a preset and writes none of its own gets: the
+    preset's, said to be the preset's, after the values the file changes (a preset's
+    description states its values: ``view >= 90%`` is wrong once ``ratio = 0.8``)."""
+    changed = [
+        f"{part}.{key} = {_toml_value(getattr(getattr(policy, part), key))}"
+        for part in PARTS
+        for key in part_fields(part)
+        if getattr(getattr(policy, part), key) != getattr(getattr(base, part), key)
+    ]
+    if not changed:
+        return base.description
+    return f"{extends} with {', '.join(changed)} (the description of {extends}: {base.description})"
 
 
 def _part(part: str, base: Any, table: Any) -> Any:
