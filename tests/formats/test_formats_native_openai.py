@@ -90,7 +90,7 @@ CONVERSATION = [
                     "prompt_tokens": 100,
                     "completion_tokens": 7,
                     "prompt_tokens_details": {"cached_tokens": 64},
-                }
+                },
             }
         },
     },
