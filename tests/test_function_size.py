@@ -53,7 +53,6 @@ LONG: dict[str, tuple[int, str]] = {
     ),
     "cli/check_cmd.py::check_command": (68, CLI),
     "formats/trajectories.py::_openhands": (67, READER),
-    "formats/claude_code/__init__.py::_Session._entry": (64, READER),
     "compare/workflow.py::compare_paths": (62, WORKFLOW),
     "sweep/html.py::_tradeoff": (
         62,

@@ -47,7 +47,7 @@ def test_a_settings_files_endpoint_never_gets_the_key(
         refused = run("check", "--baseline", "b", str(SAMPLE), "--update")
         assert refused.exit_code == 2
         line = one_line(refused)
-        assert line.startswith("tsum: error: tsum.toml: base_url: ") and "OPENAI_API_KEY" in line
+        assert line.startswith("tsum: error: tsum.toml:3: base_url: ") and "OPENAI_API_KEY" in line
         assert SECRET not in refused.output + refused.stderr
         assert server.count == 0 and not (project / "b").exists()
 
@@ -74,7 +74,7 @@ def test_a_settings_files_prompt_stays_inside_the_project(project: Path, outside
     (project / "tsum.toml").write_text(f'prompt = "{outside}"\n')
     result = run("replay", str(SAMPLE))
     assert result.exit_code == 2
-    assert one_line(result).startswith(f"tsum: error: tsum.toml: prompt: '{outside}' is outside")
+    assert one_line(result).startswith(f"tsum: error: tsum.toml:1: prompt: '{outside}' is outside")
     assert "SECRET" not in result.output
 
     (project / "prompts").mkdir()
@@ -92,7 +92,7 @@ def test_a_policy_files_template_stays_inside_the_project(project: Path) -> None
     # --policy is checked as click checks an option: its usage lines, then one error line
     refusal = result.stderr.strip().splitlines()[-1]
     assert refusal.startswith(
-        "Error: Invalid value for '--policy' (env var: 'TSUM_POLICY'): p.toml: summary.template: "
+        "Error: Invalid value for '--policy' (env var: 'TSUM_POLICY'): p.toml:3: summary.template: "
     )
     assert "'/etc/passwd' is outside the project directory" in refusal
     assert "root:" not in result.output
@@ -103,6 +103,6 @@ def test_a_policy_files_template_stays_inside_the_project(project: Path) -> None
     result = run("replay", str(SAMPLE), "--policy", "pyproject.toml")
     assert result.exit_code == 2
     assert (
-        "pyproject.toml: summary.template: '../../x.j2' is outside"
+        "pyproject.toml:3: tool.tsum.policy.summary.template: '../../x.j2' is outside"
         in (result.stderr.strip().splitlines()[-1])
     )

@@ -76,28 +76,43 @@ def merge_settings(explicit: dict[str, Any], file_values: dict[str, Any]) -> dic
     return merged
 
 
-def _config_file(path: Path | None) -> tuple[Path | None, dict[str, Any]]:
+KeyPlace = Callable[[str], str]  # a settings key -> "file:line" where the file writes it
+
+
+def _config_file(path: Path | None) -> tuple[KeyPlace, dict[str, Any]]:
     """Settings from ``path``, else ./tsum.toml, else ``[tool.tsum]`` of ./pyproject.toml,
-    and the file they came from (None: no file)."""
+    and where in the file they came from each key is (``file:line``; "" without a file)."""
     if path is None:
         for candidate, section in (
             (Path("tsum.toml"), None),
             (Path("pyproject.toml"), "tool.tsum"),
         ):
             if candidate.is_file():
-                data = _read_toml(candidate)
+                text, data = _read_toml(candidate)
                 table = data.get("tool", {}).get("tsum") if section else data
                 if section and table:
                     table = _without_policy(table)
                 if table:
-                    return candidate, _checked(table, candidate)
-        return None, {}
+                    where = _key_place(candidate, text, section)
+                    return where, _checked(table, where)
+        return lambda key: "", {}
     if not path.is_file():
         raise ConfigError(f"{path}: no such config file")
-    data = _read_toml(path)
+    text, data = _read_toml(path)
+    section = None
     if path.name == "pyproject.toml":
-        data = _without_policy(data.get("tool", {}).get("tsum", {}))
-    return path, _checked(data, path)
+        data, section = _without_policy(data.get("tool", {}).get("tsum", {})), "tool.tsum"
+    where = _key_place(path, text, section)
+    return where, _checked(data, where)
+
+
+def _key_place(path: Path, text: str, section: str | None) -> KeyPlace:
+    """Where ``path`` (its ``text``) writes a key of its settings (``section``: the table
+    holding them, ``tool.tsum`` in a pyproject): ``file:line``, else the file."""
+    from .engine.policy_toml import toml_where
+
+    prefix = tuple(section.split(".")) if section else ()
+    return lambda key: toml_where(str(path), text, (*prefix, key))
 
 
 def _without_policy(table: dict[str, Any]) -> dict[str, Any]:
@@ -106,45 +121,47 @@ def _without_policy(table: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in table.items() if key != "policy"}
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path) -> tuple[str, dict[str, Any]]:
+    """The settings file's text (where its errors find their line) and its values."""
     from .engine.policy_toml import loads_toml  # only when a settings file exists
 
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML ({exc})") from None
-    return loads_toml(text, str(path))
+    return text, loads_toml(text, str(path))
 
 
-def _checked(table: dict[str, Any], path: Path) -> dict[str, Any]:
+def _checked(table: dict[str, Any], at: KeyPlace) -> dict[str, Any]:
+    """The file's settings, or one error naming the file and the line of the key at fault."""
     unknown = sorted(set(table) - CONFIG_KEYS)
     if unknown:
         raise ConfigError(
-            f"{path}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(CONFIG_KEYS))})"
+            f"{at(unknown[0])}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(CONFIG_KEYS))})"
         )
     if isinstance(table.get("prompt"), str):
         from .engine.prompt import builtin_template_names
 
         if table["prompt"] not in builtin_template_names():
-            check_file_path(str(path), "prompt", table["prompt"])
+            check_file_path(at("prompt"), "prompt", table["prompt"])
     if "prompt" in table and "summary_prompt" in table:
         raise ConfigError(
-            f"{path}: set prompt (a built-in name or a file) or summary_prompt (the text), not both"
+            f"{at('summary_prompt')}: set prompt (a built-in name or a file) or summary_prompt (the text), not both"
         )
     if "model" in table and "summary_model" in table:
         raise ConfigError(
-            f"{path}: model and summary_model are the same setting: set one of them, not both"
+            f"{at('summary_model')}: model and summary_model are the same setting: set one of them, not both"
         )
     for key, value in table.items():
         setting = SETTING["summary_model" if key == "model" else key]
         if (wrong := value_problem(setting, value)) is not None:
-            raise ConfigError(f"{path}: {key} {wrong}")
+            raise ConfigError(f"{at(key)}: {key} {wrong}")
     if "format" in table:
         from .formats import reader_names  # only when a file names a format
 
         if table["format"] not in reader_names():
             raise ConfigError(
-                f"{path}: unknown format {table['format']!r} (known: {', '.join(reader_names())})"
+                f"{at('format')}: unknown format {table['format']!r} (known: {', '.join(reader_names())})"
             )
     if isinstance(table.get("provider"), str):
         from .providers.registry import provider_class  # only when a file names a provider
@@ -152,11 +169,11 @@ def _checked(table: dict[str, Any], path: Path) -> dict[str, Any]:
         try:
             provider_class(table["provider"])
         except ConfigError as exc:
-            raise ConfigError(f"{path}: {exc}") from None
+            raise ConfigError(f"{at('provider')}: {exc}") from None
     try:  # the file's own values, checked where they are written
         summary_config_from(merge_settings({}, table))
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+    except ConfigError as exc:  # its message starts with the setting's name
+        raise ConfigError(f"{at(str(exc).split(' ', 1)[0])}: {exc}") from None
     return dict(table)
 
 
@@ -206,10 +223,10 @@ def settings_values(
         config = env[CONFIG_ENV]
     if not read_file and config is None:
         return merge_settings(explicit, {})
-    path, file_values = _config_file(Path(config) if config else None)
+    where, file_values = _config_file(Path(config) if config else None)
     if file_values.get("base_url") is not None and explicit.get("base_url") is None:
         provider = explicit.get("provider") or file_values.get("provider") or "offline"
-        check_file_endpoint(str(path), file_values.get("base_url"), _key_env(provider), env)
+        check_file_endpoint(where("base_url"), file_values.get("base_url"), _key_env(provider), env)
     return merge_settings(explicit, file_values)
 
 

@@ -120,7 +120,7 @@ def test_an_unknown_provider_in_a_settings_file_names_the_file(tmp_path: Path) -
     log = str(SAMPLES / "long_session.jsonl")
     result = CliRunner().invoke(cli, ["replay", log, "--config", str(settings)])
     assert result.exit_code == 2
-    assert result.stderr.startswith(f"tsum: error: {settings}: unknown provider 'antropic' (")
+    assert result.stderr.startswith(f"tsum: error: {settings}:1: unknown provider 'antropic' (")
     assert result.stderr.count("\n") == 1
 
 

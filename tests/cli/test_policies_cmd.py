@@ -60,7 +60,7 @@ def test_show_errors_are_one_line_with_usage_exit_code(tmp_path: Path) -> None:
     bad.write_text("[trigger]\nratio = 2\n")
     result = run("policies", "show", str(bad))
     assert result.exit_code == 2
-    assert result.stderr == f"tsum: error: {bad}: trigger.ratio: must be in (0, 1], got 2.0\n"
+    assert result.stderr == f"tsum: error: {bad}:2: trigger.ratio: must be in (0, 1], got 2.0\n"
 
 
 @click.command()

@@ -287,7 +287,7 @@ def test_a_wrong_file_value_is_one_line_naming_the_file(key: str, workdir: Path)
     (workdir / "tsum.toml").write_text(f"{key} = [1]\n", encoding="utf-8")  # right for none
     result = CliRunner().invoke(cli, ["replay", str(SAMPLES / "long_session.jsonl")])
     assert result.exit_code == 2, result.stderr
-    assert result.stderr.startswith(f"tsum: error: tsum.toml: {key} must be "), result.stderr
+    assert result.stderr.startswith(f"tsum: error: tsum.toml:1: {key} must be "), result.stderr
     assert result.stderr.count("\n") == 1
 
 
@@ -359,7 +359,7 @@ def test_model_and_summary_model_in_one_file_is_a_usage_error(workdir: Path) -> 
     (workdir / "tsum.toml").write_text('model = "a"\nsummary_model = "b"\n', encoding="utf-8")
     result = CliRunner().invoke(cli, ["replay", str(SAMPLES / "long_session.jsonl")])
     assert result.exit_code == 2
-    assert "tsum.toml: model and summary_model are the same setting" in result.stderr
+    assert "tsum.toml:2: model and summary_model are the same setting" in result.stderr
     assert "Traceback" not in result.stderr
 
 
@@ -474,3 +474,17 @@ def test_load_settings_applies_the_one_rule_without_click(
     assert load_settings(env={"TSUM_CONFIG": str(toml)}).settings.summary.debounce_turns == 5
     plain = load_settings(env={})  # no settings file in this folder
     assert plain.provider["provider"] == "offline" and plain.settings.checkpoint.value == "turn"
+
+
+def test_a_settings_error_names_the_line_of_its_key(workdir: Path) -> None:
+    """[tool.tsum] of a pyproject: the line of the key at fault, below other tables."""
+    (workdir / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.tsum]\nworkers = 1\n# why\ndebounce_turns = -1\n',
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(cli, ["replay", str(SAMPLES / "long_session.jsonl")])
+    assert result.exit_code == 2
+    assert result.stderr == "tsum: error: pyproject.toml:7: debounce_turns must be >= 0, got -1\n"
+    (workdir / "tsum.toml").write_text("workers = 1\n\nratoi = 0.5\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["replay", str(SAMPLES / "long_session.jsonl")])
+    assert result.stderr.startswith("tsum: error: tsum.toml:3: unknown setting(s) ratoi (known: ")

@@ -122,10 +122,10 @@ def test_a_bad_runtime_is_one_line_naming_file_and_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as error:
         resolve_policy(str(mine))
     assert str(error.value) == (
-        f"{mine}: runtime: must be one of claude-code, opencode, automatic, got 'claude'"
+        f"{mine}:1: runtime: must be one of claude-code, opencode, automatic, got 'claude'"
     )
     mine.write_text("runtime = 3\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"mine\.toml: runtime: must be one of .*, got 3$"):
+    with pytest.raises(ConfigError, match=r"mine\.toml:1: runtime: must be one of .*, got 3$"):
         resolve_policy(str(mine))
 
 

@@ -562,6 +562,20 @@ def test_the_same_model_change_counts_modeled_calls_against_the_original_and_the
     assert unpriced_summary.same_model_delta(original) is None
 
 
+def test_an_unpriced_run_with_no_modeled_call_has_no_same_model_change() -> None:
+    """A replay that never compacted has only recorded calls: none is compared, but the run
+    is unpriced, so its change is no figure, as its ``delta_usd`` is (not 0.0)."""
+    original = RunCost()
+    original.add(Pricer(), "no-such-model", CallTokens(1_000, 0, 0, 0), at=1, modeled=True)
+    run = RunCost()
+    run.add(Pricer(), "no-such-model", CallTokens(1_000, 0, 0, 0), at=1)
+    assert run.usd is None
+    assert run.same_model_delta(original) is None
+    priced = RunCost()
+    priced.add(RATES, SONNET, CallTokens(1_000, 0, 0, 0), at=1)
+    assert priced.same_model_delta(original) is None  # the original is unpriced
+
+
 def test_a_first_call_after_a_recorded_break_reads_what_the_recording_read() -> None:
     """The first call finds nothing of its own cached, but what the original call read
     (another session's prefix, ``survived``): 2,000 of 5,000 read, 3,000 written."""

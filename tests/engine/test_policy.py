@@ -22,6 +22,7 @@ from transcript_tools.engine.policy_toml import (
     preset_names,
     resolve_policy,
     to_toml,
+    toml_key_line,
     trigger_summary,
 )
 from transcript_tools.engine.prompt import builtin_template_names, builtin_template_source
@@ -239,6 +240,21 @@ def test_extends_starts_from_a_preset_and_overrides_any_part(tmp_path: Path) -> 
     )
 
 
+def test_an_inherited_description_follows_the_values_the_file_changes(tmp_path: Path) -> None:
+    """codex's description says "view >= 90%": a file that extends it with ratio = 0.8 and
+    writes no description of its own does not keep it as if it still held."""
+    codex = preset("codex")
+    path = tmp_path / "f.toml"
+    path.write_text('extends = "codex"\n[trigger]\nratio = 0.8\n')
+    assert load_policy_file(path).description == (
+        f"codex with trigger.ratio = 0.8 (the description of codex: {codex.description})"
+    )
+    same = tmp_path / "same.toml"  # nothing changed: the preset's description holds
+    same.write_text('extends = "codex"\n[trigger]\nratio = 0.9\n')
+    assert load_policy_file(same).description == codex.description
+    assert codex.trigger.ratio == 0.9
+
+
 def test_without_extends_a_file_starts_from_the_seed(tmp_path: Path) -> None:
     path = tmp_path / "p.toml"
     path.write_text('name = "slow"\n[trigger]\ndebounce = 5\n')
@@ -279,55 +295,56 @@ def test_resolve_policy_names_files_and_nothing_else(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("[trigger]\nratio = 1.5\n", "p.toml: trigger.ratio: must be in (0, 1], got 1.5"),
+        ("[trigger]\nratio = 1.5\n", "p.toml:2: trigger.ratio: must be in (0, 1], got 1.5"),
         (
             "[prepass]\ntrigger_tokens = 5\ntrigger_ratio = 0.5\n",
-            "p.toml: prepass.trigger_ratio: set trigger_tokens or trigger_ratio, not both",
+            "p.toml:3: prepass.trigger_ratio: set trigger_tokens or trigger_ratio, not both",
         ),
-        ("[trigger]\nratio = true\n", "p.toml: trigger.ratio: must be a number, got True"),
+        ("[trigger]\nratio = true\n", "p.toml:2: trigger.ratio: must be a number, got True"),
         (
             '[trigger]\nmeasure = "peak"\n',
-            "p.toml: trigger.measure: must be one of cumulative, current, conversation, got 'peak'",
+            "p.toml:2: trigger.measure: must be one of cumulative, current, conversation, got 'peak'",
         ),
         (
             '[trigger]\nthreshold = "tokens"\n',
-            "p.toml: trigger.tokens: must be >= 1 with threshold = tokens",
+            "p.toml:1: trigger.tokens: must be >= 1 with threshold = tokens",
         ),
         (
             "[trigger]\nratoi = 0.5\n",
-            "p.toml: trigger.ratoi: unknown key (known: measure, threshold, ratio",
+            "p.toml:2: trigger.ratoi: unknown key (known: measure, threshold, ratio",
         ),
         (
             '[keep]\nkind = "fraction"\n',
-            "p.toml: keep.fraction: must be in (0, 1) with kind = fraction",
+            "p.toml:1: keep.fraction: must be in (0, 1) with kind = fraction",
         ),
-        ("[keep]\nturns = -1\n", "p.toml: keep.turns: must be an integer >= 0, got -1"),
+        ("[keep]\nturns = -1\n", "p.toml:2: keep.turns: must be an integer >= 0, got -1"),
         (
             '[prepass]\nexclude_tools = "skill"\n',
-            "p.toml: prepass.exclude_tools: must be a list of strings",
+            "p.toml:2: prepass.exclude_tools: must be a list of strings",
         ),
         (
             '[placement]\nacknowledgement = "ok"\n',
-            "p.toml: placement.acknowledgement: needs role = user",
+            "p.toml:2: placement.acknowledgement: needs role = user",
         ),
         (
             "[summary]\nmax_tokens = 1.5\n",
-            "p.toml: summary.max_tokens: must be an integer >= 0, got 1.5",
+            "p.toml:2: summary.max_tokens: must be an integer >= 0, got 1.5",
         ),
-        ("trigger = 3\n", "p.toml: trigger: must be a table ([trigger])"),
-        ("polcy = 1\n", "p.toml: polcy: unknown key (known: name, description, runtime, extends"),
-        ('extends = "claude"\n', "p.toml: extends: must name a preset (seed, "),
+        ("trigger = 3\n", "p.toml:1: trigger: must be a table ([trigger])"),
+        ("polcy = 1\n", "p.toml:1: polcy: unknown key (known: name, description, runtime, extends"),
+        ('extends = "claude"\n', "p.toml:1: extends: must name a preset (seed, "),
         (
             "[trigger\n",
             "p.toml: invalid TOML (Expected ']' at the end of a table declaration (at line 1, column 9))",
         ),
         (
             '[trigger]\nthreshold = "never"\n',
-            "p.toml: trigger.threshold: is never and there is no prepass",
+            "p.toml:2: trigger.threshold: is never and there is no prepass",
         ),
     ],
 )
 def test_errors_are_one_line_naming_file_and_key(tmp_path: Path, text: str, expected: str) -> None:
+    """File and line (the key's, else its table's: tomllib gives none), then the key."""
     path = tmp_path / "p.toml"
     path.write_text(text)
     with pytest.raises(ConfigError) as info:
@@ -335,6 +352,42 @@ def test_errors_are_one_line_naming_file_and_key(tmp_path: Path, text: str, expe
     message = str(info.value)
     assert "\n" not in message
     assert message.startswith(str(tmp_path)) and expected in message
+
+
+def test_an_error_names_the_line_of_its_key_wherever_the_file_writes_it(tmp_path: Path) -> None:
+    """The key's line, not the table's first: comments, other tables and a multi-line
+    string before it; a pyproject's [tool.tsum.policy] names the key from the top."""
+    path = tmp_path / "my.toml"
+    path.write_text(
+        '# mine\nextends = "codex"\ndescription = """\nreserv_tokens = 1\n"""\n\n'
+        "[trigger]\nratio = 0.8\nreserv_tokens = 5\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        load_policy_file(path)
+    assert str(info.value).startswith(f"{path}:9: trigger.reserv_tokens: unknown key (known: ")
+    dotted = tmp_path / "dotted.toml"
+    dotted.write_text('name = "d"\ntrigger.ratio = 3\n')
+    with pytest.raises(ConfigError, match=r"dotted.toml:2: trigger.ratio: must be in"):
+        load_policy_file(dotted)
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(
+        '[project]\nname = "x"\n\n[tool.tsum.policy]\nextends = "codex"\n\n'
+        "[tool.tsum.policy.trigger]\nratio = 1.8\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        load_policy_file(pyproject)
+    assert str(info.value) == (
+        f"{pyproject}:8: tool.tsum.policy.trigger.ratio: must be in (0, 1], got 1.8"
+    )
+
+
+def test_the_line_of_a_key_is_its_own_else_its_nearest_written_parents() -> None:
+    text = "a = 1\n[t]\nx = '''\n[u]\ny = 2\n'''\n[u]\n  y=3 # c\n"
+    assert toml_key_line(text, ["a"]) == 1
+    assert toml_key_line(text, ["t", "x"]) == 3
+    assert toml_key_line(text, ["u", "y"]) == 8  # not the text inside the string
+    assert toml_key_line(text, ["t", "z"]) == 2  # unwritten: its table
+    assert toml_key_line(text, ["nope"]) is None
 
 
 def test_a_python_built_value_checks_itself() -> None:

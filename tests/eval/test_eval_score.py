@@ -272,3 +272,41 @@ def test_conversation_language_is_its_peoples_else_everyones() -> None:
             joined = " ".join(probes.block(i) for i in range(end))
         assert probes.language(end) == language_of(joined), end
     assert [probes.language(end) for end in (2, 3, 4)] == ["cjk", "cjk", "latin"]
+
+
+def test_a_recorded_compaction_without_its_text_is_noted_at_its_line(tmp_path: Path) -> None:
+    """A redacted summary is not scored; the note names the log's line that records the
+    compaction (codex: the ``compacted`` line), not an index into tsum's messages."""
+    user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}
+    said = {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "ok"}],
+    }
+    lines = [
+        {"type": "session_meta", "payload": {"id": "cx"}},
+        {"type": "response_item", "payload": user},
+        {"type": "response_item", "payload": said},
+        {"type": "compacted", "payload": {"message": "[REDACTED len=0]"}},
+        {"type": "response_item", "payload": user},
+    ]
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    (conv,) = list(read_input(Source(str(path)), None))
+    checkpoints, notes = recorded_checkpoints(conv, ConversationProbes(conv.messages).turn_of)
+    assert checkpoints == []
+    assert notes == [
+        f"{path}:4: session cx: codex:compacted has no readable summary text "
+        "(redacted or not recorded): not scored"
+    ]
+
+
+def test_a_claude_code_compaction_knows_its_line(tmp_path: Path) -> None:
+    from tests.support.compaction_logs import claude_code_log
+
+    meta = {"trigger": "auto", "preTokens": 155_800}
+    log = claude_code_log(tmp_path / "a.jsonl", [150_000, 153_000, 9_000], after=2, boundary=meta)
+    (conv,) = list(read_input(Source(str(log)), None))
+    (comp,) = conv.compactions
+    assert comp.line is not None
+    assert "compact_boundary" in log.read_text().splitlines()[comp.line - 1]

@@ -264,3 +264,15 @@ def test_the_policy_env_var_is_named_where_it_is_read(tmp_path: Path) -> None:
     log = claude_code_log(tmp_path / "a.jsonl", [150_000, 153_000, 9_000], after=2, boundary=meta)
     done = runner.invoke(cli, ["fidelity", str(log), "--json"], env={"TSUM_POLICY": "codex"})
     assert json.loads(done.stdout)["compactions"][0]["policy"] == "codex"
+
+
+def test_a_file_forced_into_a_format_it_is_not_in_is_no_session(tmp_path: Path) -> None:
+    """--format codex on a folder holding a manifest.json: the manifest reads as no message,
+    which is said (as replay says it), and is no session in the count line."""
+    codex_log(tmp_path / "r.jsonl", [200_000, 240_000, 9_000], after=2)
+    (tmp_path / "manifest.json").write_text('{"manifest_version": 1}\n')
+    done = CliRunner().invoke(cli, ["fidelity", str(tmp_path), "--format", "codex"])
+    assert done.exit_code == 0, done.output
+    manifest = str(tmp_path / "manifest.json")
+    assert f"warning: {manifest}: session manifest: no messages read as codex" in done.stderr
+    assert "1 recorded compactions in 1 sessions, 2 files" in done.stderr

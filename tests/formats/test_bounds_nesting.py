@@ -106,12 +106,12 @@ def test_the_environment_settings_and_policy_past_64_bits_are_usage_errors(
     (tmp_path / "tsum.toml").write_text(f"debounce_turns = {BIG}\n")
     settings = run("replay", str(SAMPLE), "--out", "o")
     assert (
-        settings.exit_code == 2 and "tsum.toml: debounce_turns must be at most" in settings.stderr
+        settings.exit_code == 2 and "tsum.toml:1: debounce_turns must be at most" in settings.stderr
     )
     (tmp_path / "tsum.toml").unlink()
     (tmp_path / "p.toml").write_text(f'extends = "seed"\n[trigger]\ndebounce = {BIG}\n')
     policy = run("replay", str(SAMPLE), "--policy", "p.toml", "--out", "o")
-    assert policy.exit_code == 2 and "p.toml: trigger.debounce: must be at most" in policy.stderr
+    assert policy.exit_code == 2 and "p.toml:3: trigger.debounce: must be at most" in policy.stderr
     assert not (tmp_path / "o").exists()
 
 

@@ -85,11 +85,12 @@ CONVERSATION = [
         ],
         "extra": {
             "response": {
+                "model": "deepseek-chat",
                 "usage": {
                     "prompt_tokens": 100,
                     "completion_tokens": 7,
                     "prompt_tokens_details": {"cached_tokens": 64},
-                }
+                },
             }
         },
     },
@@ -117,6 +118,8 @@ def check(conv) -> None:
         ("c2", "cat"),
     ]
     assert call.usage == Usage(100, 7, cache_read_tokens=64)
+    assert call.model == "deepseek-chat"  # read where the usage is, not dropped
+    assert final.model is None
     assert r1 == ToolResultMessage("c1", "a.txt") and r2.content == "x [audio]"
     assert final.usage == Usage(140, 3)
 

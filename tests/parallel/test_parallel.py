@@ -193,7 +193,7 @@ def test_workers_option_and_config_key(corpus: Path, tmp_path: Path) -> None:
     result = invoke("sweep", str(corpus), "--config", str(config))
     assert result.exit_code == 2
     # checked where it is written: the line names the settings file
-    assert result.stderr == f"tsum: error: {config}: workers must be an integer >= 1, got 0\n"
+    assert result.stderr == f"tsum: error: {config}:1: workers must be an integer >= 1, got 0\n"
     result = invoke("replay", str(corpus), "--dry-run", "--workers", "0")
     assert result.exit_code == 2 and "--workers" in result.stderr
 

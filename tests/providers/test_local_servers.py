@@ -114,7 +114,7 @@ def test_a_settings_file_temperature_must_be_a_number(network: None, tmp_path: P
     (tmp_path / "tsum.toml").write_text('temperature = "hot"\n', encoding="utf-8")
     result = CliRunner().invoke(cli, ["replay", str(SAMPLE), "--dry-run"])
     assert result.exit_code == 2
-    assert "tsum.toml: temperature must be a number >= 0, got 'hot'" in result.stderr
+    assert "tsum.toml:1: temperature must be a number >= 0, got 'hot'" in result.stderr
 
 
 LLAMA_CPP_OVERFLOW = {  # llama.cpp's server, as measured (.ci/llama_server.py, n_ctx 4096)

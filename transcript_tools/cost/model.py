@@ -177,7 +177,10 @@ class RunCost:
         """This run's cost change against ``original`` (the model's reconstruction of the
         original run, same model, same calls) over the calls this run priced by the model,
         plus the summarizer: the change with the model's own bias cancelled (docs/cost.md).
-        None where a call has no price."""
+        None where a call of either run has no price: an unpriced run has no change,
+        here as in ``delta_usd`` (0 is not no figure)."""
+        if self.usd is None or original.usd is None:
+            return None
         by_index = {c.at: c.usd for c in original.calls if c.at >= 0}
         delta = 0.0
         for call in self.calls:

@@ -236,6 +236,9 @@ class Compaction:
     # ``compactMetadata.preservedMessages``, () where it names none): what the agent's
     # own view kept of each earlier one (engine/person_fates.py)
     kept_texts: tuple[str, ...] | None = None
+    # the line of the log that records it (the first, where two lines record one), where
+    # the reader knows it: what a note about it names (None: not known)
+    line: int | None = None
 
 
 SIDECHAIN = "sidechain"  # an inline subagent's (Task) call, logged beside the main chain

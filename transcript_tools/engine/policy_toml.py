@@ -9,7 +9,8 @@ top level; ``pyproject.toml`` holds it under ``[tool.tsum.policy]``
 (``[tool.tsum.policy.trigger]`` …), so both read the same way. ``to_toml`` prints every
 value, and ``parse_policy(to_toml(p)) == p``.
 
-Errors are one line, file then key: ``my.toml: trigger.ratio: must be in (0, 1], got 1.5``.
+Errors are one line, file and line then key: ``my.toml:7: trigger.ratio: must be in (0, 1],
+got 1.5`` (``toml_key_line`` finds the line, for settings files too).
 
 Installed packages add policies through the ``tsum.policies`` entry point group
 (``plugin_policies``): ``--policy NAME`` and ``tsum policies list`` see them beside the
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import math
 import os
+import re
+from collections.abc import Sequence
 from dataclasses import fields, replace
 from functools import cache
 from importlib import resources
@@ -94,9 +97,27 @@ def policy_from_table(
         for part in PARTS:
             if part in table:
                 values[part] = _part(part, getattr(base, part), table[part])
-        return replace(base, **values)
+        policy = replace(base, **values)
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from None
+    if "extends" in table and "description" not in table:
+        policy = replace(policy, description=_inherited_description(table["extends"], base, policy))
+    return policy
+
+
+def _inherited_description(extends: str, base: Policy, policy: Policy) -> str:
+    """The description a file that extends a preset and writes none of its own gets: the
+    preset's, said to be the preset's, after the values the file changes (a preset's
+    description states its values: ``view >= 90%`` is wrong once ``ratio = 0.8``)."""
+    changed = [
+        f"{part}.{key} = {_toml_value(getattr(getattr(policy, part), key))}"
+        for part in PARTS
+        for key in part_fields(part)
+        if getattr(getattr(policy, part), key) != getattr(getattr(base, part), key)
+    ]
+    if not changed:
+        return base.description
+    return f"{extends} with {', '.join(changed)} (the description of {extends}: {base.description})"
 
 
 def _part(part: str, base: Any, table: Any) -> Any:
@@ -137,24 +158,88 @@ def loads_toml(text: str, source: str) -> dict[str, Any]:
         raise ConfigError(f"{source}: invalid TOML (arrays or tables nested too deep)") from None
 
 
+def toml_key_line(text: str, keys: Sequence[str]) -> int | None:
+    """The 1-based line of the TOML document ``text`` where the key ``keys`` is written
+    (a path: ``("tool", "tsum", "policy", "trigger", "ratio")``), else where its nearest
+    written parent is (a table header, a key holding an inline table); None when none is.
+    tomllib gives no position for a value that parses but is wrong: this is where the
+    errors of settings and policy files find the line they name."""
+    written: dict[tuple[str, ...], int] = {}
+    table: tuple[str, ...] = ()
+    in_string: str | None = None  # the quotes of a multi-line string being read
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if in_string is not None:
+            in_string = None if in_string in line else in_string
+            continue
+        if line.startswith("["):
+            table = _dotted(line.lstrip("[").split("]", 1)[0])
+            written.setdefault(table, number)
+            continue
+        key, equals, value = line.partition("=")
+        if not equals or line.startswith("#"):
+            continue
+        written.setdefault((*table, *_dotted(key)), number)
+        in_string = next((q for q in ('"""', "'''") if value.count(q) == 1), None)
+    for end in range(len(keys), 0, -1):
+        if tuple(keys[:end]) in written:
+            return written[tuple(keys[:end])]
+    return None
+
+
+def _dotted(name: str) -> tuple[str, ...]:
+    return tuple(part.strip().strip("\"'") for part in name.split("."))
+
+
+def toml_where(path: str, text: str, keys: Sequence[str]) -> str:
+    """``path:line`` of the key ``keys`` in the TOML ``text``, or ``path`` where it is not found."""
+    line = toml_key_line(text, keys)
+    return path if line is None else f"{path}:{line}"
+
+
+_KEY_PATH = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*")
+
+
+def _at_line(
+    exc: ConfigError, source: str, path: str, text: str, prefix: tuple[str, ...]
+) -> ConfigError:
+    """A policy error (``source: key: message``) as ``path:line: key: message``, the key
+    written from the document's top (``tool.tsum.policy.trigger.ratio`` in a pyproject);
+    unchanged when it names no key of ``text``."""
+    message = str(exc)
+    if not message.startswith(f"{source}: "):
+        return exc
+    key, colon, what = message[len(source) + 2 :].partition(": ")
+    keys = (*prefix, *key.split("."))
+    line = toml_key_line(text, keys) if colon and _KEY_PATH.fullmatch(key) else None
+    return exc if line is None else ConfigError(f"{path}:{line}: {'.'.join(keys)}: {what}")
+
+
 def load_policy_file(path: Path) -> Policy:
     """A policy file, or the ``[tool.tsum.policy]`` table of a ``pyproject.toml``."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read policy ({exc})") from None
+    source = str(path)
+    prefix: tuple[str, ...] = ()  # where the policy table is: a pyproject holds it deeper
     if path.name == "pyproject.toml":
-        table = loads_toml(text, str(path)).get("tool", {}).get("tsum", {}).get("policy")
-        if table is None:
-            raise ConfigError(f"{path}: no [tool.tsum.policy] table")
-        policy = policy_from_table(table, f"{path} [tool.tsum.policy]", default_name="pyproject")
-    else:
-        policy = parse_policy(text, str(path), default_name=path.stem)
-    from .prompt import builtin_template_names
+        source, prefix = f"{path} [tool.tsum.policy]", ("tool", "tsum", "policy")
+    try:
+        if prefix:
+            table = loads_toml(text, str(path)).get("tool", {}).get("tsum", {}).get("policy")
+            if table is None:
+                raise ConfigError(f"{path}: no [tool.tsum.policy] table")
+            policy = policy_from_table(table, source, default_name="pyproject")
+        else:
+            policy = parse_policy(text, source, default_name=path.stem)
+        from .prompt import builtin_template_names
 
-    if policy.summary.template not in builtin_template_names():
-        # a policy file may come from a pull request (transcript_tools/untrusted.py)
-        check_file_path(str(path), "summary.template", policy.summary.template)
+        if policy.summary.template not in builtin_template_names():
+            # a policy file may come from a pull request (transcript_tools/untrusted.py)
+            check_file_path(source, "summary.template", policy.summary.template)
+    except ConfigError as exc:
+        raise _at_line(exc, source, str(path), text, prefix) from None
     return policy
 
 

@@ -169,9 +169,11 @@ def recorded_checkpoints(
             if text is None:
                 text = _summary_at_index(conv, comp.source, index)
         if not text or not text.strip() or text.startswith("[REDACTED"):
+            where = f"{conv.path}: session {conv.session_id}: {comp.source} at message {index}"
+            if comp.line is not None:  # the log's line, where the reader knows it
+                where = f"{conv.path}:{comp.line}: session {conv.session_id}: {comp.source}"
             notes.append(
-                f"{conv.path}: session {conv.session_id}: {comp.source} at message {index} "
-                "has no readable summary text (redacted or not recorded): not scored"
+                f"{where} has no readable summary text (redacted or not recorded): not scored"
             )
             previous = index
             continue

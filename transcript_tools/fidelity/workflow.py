@@ -53,6 +53,11 @@ def fidelity_paths(
     reader = CorpusReader(fmt, skip_bad_lines, reporter)
     result = FidelityResult([])
     for conv in reader.conversations(paths):
+        empty = conv.empty_warning()
+        if empty is not None:  # nothing read (a file forced into a format it is not in)
+            where = conv.path if conv.line is None else f"{conv.path}:{conv.line}"
+            reporter.warn(f"warning: {where}: session {conv.session_id}: {empty}")
+            continue
         result.sessions += 1
         if not conv.compactions:
             continue

@@ -117,12 +117,14 @@ class _Rollout:
         self.session_set = False
         self.switch = FormatSwitch(NAME, ("line", "lines"))
         self.warn: Warn = source.warn
+        self.line: int | None = None  # the line being read
 
     def add(self, record: Record) -> None:
         obj = record.obj
         kind = obj.get("type")
         payload = obj.get("payload")
         self.warn = self.source.warner(record)  # for helpers that read this line's fields
+        self.line = record.line
         if type(kind) is not str or kind not in LINE_TYPES:
             self.switch.skip(kind, record, self.source)
             return
@@ -311,6 +313,7 @@ class _Rollout:
                 trigger="auto" if mid_turn else None,
                 version=self.version,
                 model=self.model,
+                line=self.line,
             )
         )
 

@@ -5,7 +5,7 @@ conversation); JSONL with one ``{"messages": [...]}`` conversation per line; a
 whole ``.json`` file holding such an object (as agent runners save them, e.g.
 mini-swe-agent's ``.traj.json``). Usage per call is read from the assistant
 message's ``usage``, or nested in the saved response
-(``extra.response.usage`` / ``response.usage``).
+(``extra.response.usage`` / ``response.usage``), and its model the same way.
 
 Turns (docs/spec.md, "Turns"): text-protocol agents (mini-swe-agent 1.x and the like) send the
 environment's output back as a ``user`` message with no tool call. Such a message is an
@@ -149,15 +149,30 @@ def usage_from_openai(usage: Any, warn: Warn | None = None) -> Usage | None:
     return Usage(prompt, completion, cached)
 
 
-def _message_usage(msg: dict[str, Any], warn: Warn | None = None) -> Usage | None:
+def _saved_responses(msg: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Where a message's usage and model are read, in order: the message, its ``extra``
+    and its ``response``, each followed by the response it holds (mini-swe-agent keeps
+    them in ``extra.response``)."""
     for holder in (msg, msg.get("extra"), msg.get("response")):
-        if not isinstance(holder, dict):
-            continue
+        if isinstance(holder, dict):
+            yield holder
+            if isinstance(holder.get("response"), dict):
+                yield holder["response"]
+
+
+def _message_usage(msg: dict[str, Any], warn: Warn | None = None) -> Usage | None:
+    for holder in _saved_responses(msg):
         usage = usage_from_openai(holder.get("usage"), warn)
-        if usage is None and isinstance(holder.get("response"), dict):
-            usage = usage_from_openai(holder["response"].get("usage"), warn)
         if usage is not None:
             return usage
+    return None
+
+
+def _message_model(msg: dict[str, Any]) -> str | None:
+    """The model that wrote the message, read where its usage is."""
+    for holder in _saved_responses(msg):
+        if holder.get("model") is not None:
+            return str_or_none(holder["model"])
     return None
 
 
@@ -261,7 +276,7 @@ def _assistant(msg: dict[str, Any], content: Any, warn: Warn | None = None) -> A
         blocks = (OtherBlock("thinking", reasoning), *blocks)
     if msg.get("tool_calls") or "function_call" in msg:
         blocks = (*blocks, *_tool_calls(msg))
-    return AssistantMessage(blocks, _assistant_usage(msg, warn), str_or_none(msg.get("model")))
+    return AssistantMessage(blocks, _assistant_usage(msg, warn), _message_model(msg))
 
 
 OBSERVATION_PREFIXES = ("<returncode>",)  # mini-swe-agent's observation template

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from ...engine.messages import (
@@ -146,15 +147,7 @@ class _Session:
         elif kind == "user":
             self._user(obj, record)
         elif kind == "system" and obj.get("subtype") == "compact_boundary":
-            meta = obj.get("compactMetadata")
-            pre = meta.get("preTokens") if isinstance(meta, dict) else None
-            trigger, post = self.notes.boundary(meta)
-            kept = preserved_texts(meta, self.pos, self.out)
-            self._compaction(
-                "claude-code:compact_boundary",
-                pre if isinstance(pre, int) else None,
-                Compaction(0, "", trigger=trigger, post_tokens=post, kept_texts=kept),
-            )
+            self._boundary(obj.get("compactMetadata"), record.line)
         uuid = obj.get("uuid")
         if isinstance(uuid, str):
             self.pos[uuid] = len(self.out)
@@ -232,7 +225,7 @@ class _Session:
             self.after_command = False
             self._drop_ide()
             if flagged:
-                self._compaction("claude-code:isCompactSummary", None)
+                self._compaction("claude-code:isCompactSummary", None, line=record.line)
             self.open = None
             self.out.append(UserMessage(tuple(blocks), INJECTED))
             return
@@ -285,8 +278,24 @@ class _Session:
             self.open = None
             self.out.append(message)
 
+    def _boundary(self, meta: Any, line: int | None) -> None:
+        """A ``compact_boundary`` line (at ``line``) and its ``compactMetadata``."""
+        pre = meta.get("preTokens") if isinstance(meta, dict) else None
+        trigger, post = self.notes.boundary(meta)
+        kept = preserved_texts(meta, self.pos, self.out)
+        self._compaction(
+            "claude-code:compact_boundary",
+            pre if isinstance(pre, int) else None,
+            Compaction(0, "", trigger=trigger, post_tokens=post, kept_texts=kept),
+            line,
+        )
+
     def _compaction(
-        self, source: str, pre_tokens: int | None, recorded: Compaction | None = None
+        self,
+        source: str,
+        pre_tokens: int | None,
+        recorded: Compaction | None = None,
+        line: int | None = None,
     ) -> None:
         self.open = None
         index = len(self.out)
@@ -298,10 +307,12 @@ class _Session:
             trigger=recorded.trigger if recorded else None,
             post_tokens=recorded.post_tokens if recorded else None,
             kept_texts=recorded.kept_texts if recorded else (),
+            line=line,
         )
         if comps and comps[-1].message_index == index:
-            # compact_boundary + its isCompactSummary are one compaction
+            # compact_boundary + its isCompactSummary are one compaction (at the first's line)
             if comps[-1].pre_tokens is None and pre_tokens is not None:
+                made = replace(made, line=comps[-1].line)
                 comps[-1] = self.notes.made(made, len(comps) - 1)
             return
         comps.append(self.notes.made(made, len(comps)))
