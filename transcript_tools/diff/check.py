@@ -134,6 +134,7 @@ def check_corpus(
         if replay_error is not None:
             raise replay_error
         assert fresh is not None
+        kept_in = out_dir if out_dir is not None else (baseline_dir if update else None)
         scores = _gate(
             list(paths),
             fresh_dir,
@@ -142,6 +143,7 @@ def check_corpus(
             max_drop,
             update,
             reporter,
+            kept_in=kept_in,
         )
         if not update:
             assert diff is not None
@@ -163,13 +165,18 @@ def _gate(
     max_drop: float,
     update: bool,
     reporter: Reporter,
+    kept_in: Path | None = None,
 ) -> Any:  # eval.baseline.Comparison | None
     """tsum eval's recall gate (docs/eval.md) of the fresh replay against the baseline's
-    stored scores; with ``update``, torn stored scores are replaced instead of failing."""
-    from ..eval.baseline import gate
+    stored scores; with ``update``, torn stored scores are replaced instead of failing.
+    ``kept_in``: the folder the fresh scores are kept in (None: a temporary one)."""
+    from ..eval.baseline import SCORES_FILE, gate
 
+    scores_at = str(kept_in / SCORES_FILE) if kept_in is not None else None
     try:
-        return gate(paths, fresh_dir, baseline_dir, max_drop=max_drop, fmt=run.fmt)
+        return gate(
+            paths, fresh_dir, baseline_dir, max_drop=max_drop, fmt=run.fmt, scores_at=scores_at
+        )
     except TsumError as exc:  # the baseline's stored scores are torn
         if not update:
             raise
