@@ -106,12 +106,8 @@ def check_corpus(
                 f"cost with; bless one with: {update_command}"
             )
     baseline = _load_baseline(baseline_dir, update, update_command, reporter)
-    if baseline is not None:
-        seeded = _seed(baseline, run)
-        if seeded:
-            reporter.say(
-                f"tsum: {seeded} summary response(s) taken from the baseline into the cache"
-            )
+    if baseline is not None and (seeded := _seed(baseline, run)):
+        reporter.say(f"tsum: {seeded} summary response(s) taken from the baseline into the cache")
 
     with tempfile.TemporaryDirectory(prefix="tsum-check-") as tmp:
         fresh_dir = out_dir if out_dir is not None else Path(tmp) / "fresh"
@@ -134,7 +130,6 @@ def check_corpus(
         if replay_error is not None:
             raise replay_error
         assert fresh is not None
-        kept_in = out_dir if out_dir is not None else (baseline_dir if update else None)
         scores = _gate(
             list(paths),
             fresh_dir,
@@ -143,7 +138,7 @@ def check_corpus(
             max_drop,
             update,
             reporter,
-            kept_in=kept_in,
+            out_dir or (baseline_dir if update else None),  # where the fresh eval.json stays
         )
         if not update:
             assert diff is not None
