@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import orjson
 from click.testing import CliRunner
 
 from transcript_tools.cli.main import cli
@@ -65,3 +66,16 @@ def test_markdown_carries_both_gates_verdicts(tmp_path: Path) -> None:
     assert any(x.startswith("- **failed**: cost: $") and "+100.0%" in x for x in gates), gates
     plain = run_cli("check", SAMPLE, "--baseline", baseline, *GATE, "--price-per-mtok", "3/15")
     assert "#### Gates" not in plain.stdout  # text output: the verdicts stay on stderr
+
+
+def test_a_failing_gate_on_identical_outputs_still_prints_the_diff(tmp_path: Path) -> None:
+    """Only the gate failed (the prices rose, the outputs did not change): stdout still
+    carries the diff in the format asked for, so a --json consumer gets a JSON object."""
+    baseline = _bless(tmp_path, *GATE, "--price-per-mtok", "3/15")
+    dearer = (*GATE, "--price-per-mtok", "6/30")
+    as_json = run_cli("check", SAMPLE, "--baseline", baseline, *dearer, "--json")
+    assert as_json.exit_code == 1
+    assert orjson.loads(as_json.stdout)["identical"] is True
+    text = run_cli("check", SAMPLE, "--baseline", baseline, *dearer)
+    assert text.exit_code == 1 and "no differences: 1 session(s)" in text.stdout
+    assert "FAILED" in text.stderr

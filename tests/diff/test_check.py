@@ -356,3 +356,28 @@ def test_update_refuses_the_current_folder_as_the_baseline(repo: Path, baseline:
         "of its own (e.g. --baseline tsum-baseline), not the current or a parent folder\n"
     )
     assert sorted(p.name for p in repo.parent.rglob("*")) == before
+
+
+def test_the_ci_docs_real_run_is_what_check_prints(repo: Path) -> None:
+    """docs/ci.md's "real run" after the 简洁 → 详细 edit: every line of it, but the
+    timing and the prompt diff's own lines, is in what check prints."""
+    docs = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    command = "$ tsum check --baseline tsum-baseline samples/ --prompt prompts/summary.zh.j2\n"
+    block = docs[docs.index(command) + len(command) :].split("\n$ echo $?")[0]
+    base = ("check", "--baseline", "tsum-baseline", "samples/", "--prompt", "prompts/summary.zh.j2")
+    assert run(*base, "--update").exit_code == 0
+    template = repo / "prompts" / "summary.zh.j2"
+    template.write_text(
+        template.read_text(encoding="utf-8").replace("简洁", "详细"), encoding="utf-8"
+    )
+    result = run(*base)
+    assert result.exit_code == 1
+    printed = set((result.stderr + result.stdout).splitlines())
+    untimed = [line.rsplit(" in 0.", 1)[0] for line in printed]
+    for line in block.splitlines():
+        if line.startswith("      ") or not line.strip():  # the unified diff's lines
+            continue
+        if line.startswith("tsum: 3 file(s)"):
+            assert line.rsplit(" in 0.", 1)[0] in untimed, line
+        else:
+            assert line in printed, line

@@ -103,3 +103,24 @@ def test_the_change_is_signed_by_its_direction() -> None:
     assert "(+0.0%; allowed drop 5.0%): ok" in same.lines[0]  # never "-0.0%"
     lower = compare_scores(scores([True] * 20), scores([True] * 19 + [False]), 0.05)
     assert "100.0% -> 95.0% (-5.0%;" in lower.lines[0]
+
+
+def test_the_rest_of_the_lost_probes_points_at_a_file_that_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without --out the fresh eval.json is in a temporary folder removed at the end: the
+    "... and N more" line must not send the user to it, but say how to keep it."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(SAMPLES, tmp_path / "samples")
+    base = ["check", "--baseline", "baseline", "samples", "--provider", "offline"]
+    runner = CliRunner()
+    assert runner.invoke(cli, [*base, "--update"], catch_exceptions=False).exit_code == 0
+    narrow = [*base, "--max-transcript-chars", "2000"]  # the summaries lose most probes
+    temporary = runner.invoke(cli, narrow, catch_exceptions=False)
+    assert temporary.exit_code == 1 and "FAILED" in temporary.stderr
+    assert "more (keep this run's eval.json with --out DIR)" in temporary.stderr
+    assert "(see eval.json)" not in temporary.stderr
+    kept = runner.invoke(cli, [*narrow, "--out", "fresh"], catch_exceptions=False)
+    assert kept.exit_code == 1
+    assert f"more (see {Path('fresh') / 'eval.json'})" in kept.stderr
+    assert (tmp_path / "fresh" / "eval.json").is_file()

@@ -148,9 +148,9 @@ def check_command(
     gates_md = ""
     if own["markdown"]:  # stdout is the PR comment: the gates' verdicts belong in it
         gates_md = render_gates_markdown([(g.failed, g.lines) for g in result.gates])
-    if result.gate_failed and diff.identical:
-        if gates_md:
-            echo(render_diff(diff, False, True, own["max_diff_lines"]) + gates_md, nl=False)
+    if result.gate_failed and diff.identical:  # the diff as asked, no "no differences" verdict
+        show(diff)
+        echo(gates_md, nl=False)
         finish(differences=True)
     finish_diff(diff, own, silent, appendix=gates_md)
 

@@ -106,12 +106,8 @@ def check_corpus(
                 f"cost with; bless one with: {update_command}"
             )
     baseline = _load_baseline(baseline_dir, update, update_command, reporter)
-    if baseline is not None:
-        seeded = _seed(baseline, run)
-        if seeded:
-            reporter.say(
-                f"tsum: {seeded} summary response(s) taken from the baseline into the cache"
-            )
+    if baseline is not None and (seeded := _seed(baseline, run)):
+        reporter.say(f"tsum: {seeded} summary response(s) taken from the baseline into the cache")
 
     with tempfile.TemporaryDirectory(prefix="tsum-check-") as tmp:
         fresh_dir = out_dir if out_dir is not None else Path(tmp) / "fresh"
@@ -142,6 +138,7 @@ def check_corpus(
             max_drop,
             update,
             reporter,
+            out_dir or (baseline_dir if update else None),  # where the fresh eval.json stays
         )
         if not update:
             assert diff is not None
@@ -163,13 +160,18 @@ def _gate(
     max_drop: float,
     update: bool,
     reporter: Reporter,
+    kept_in: Path | None = None,
 ) -> Any:  # eval.baseline.Comparison | None
     """tsum eval's recall gate (docs/eval.md) of the fresh replay against the baseline's
-    stored scores; with ``update``, torn stored scores are replaced instead of failing."""
-    from ..eval.baseline import gate
+    stored scores; with ``update``, torn stored scores are replaced instead of failing.
+    ``kept_in``: the folder the fresh scores are kept in (None: a temporary one)."""
+    from ..eval.baseline import SCORES_FILE, gate
 
+    scores_at = str(kept_in / SCORES_FILE) if kept_in is not None else None
     try:
-        return gate(paths, fresh_dir, baseline_dir, max_drop=max_drop, fmt=run.fmt)
+        return gate(
+            paths, fresh_dir, baseline_dir, max_drop=max_drop, fmt=run.fmt, scores_at=scores_at
+        )
     except TsumError as exc:  # the baseline's stored scores are torn
         if not update:
             raise

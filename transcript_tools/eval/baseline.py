@@ -174,9 +174,13 @@ class Comparison:
 
 
 def compare_scores(
-    old: dict[str, Any], new: dict[str, Any], max_drop: float = DEFAULT_MAX_DROP
+    old: dict[str, Any],
+    new: dict[str, Any],
+    max_drop: float = DEFAULT_MAX_DROP,
+    scores_at: str | None = SCORES_FILE,
 ) -> Comparison:
-    """Did artifact recall drop by more than ``max_drop``? Lost probes named either way."""
+    """Did artifact recall drop by more than ``max_drop``? Lost probes named either way;
+    ``scores_at`` is where the fresh scores are kept (None: nowhere, they were temporary)."""
     if old.get("extractor_version") != new.get("extractor_version"):
         raise TsumError(
             f"scores made by probe extractor v{old.get('extractor_version')} and v{new.get('extractor_version')} "
@@ -215,7 +219,10 @@ def compare_scores(
         )
         result.lines.extend(lost[:LOST_SHOWN])
         if len(lost) > LOST_SHOWN:
-            result.lines.append(f"  ... and {len(lost) - LOST_SHOWN} more (see {SCORES_FILE})")
+            where = (
+                f"see {scores_at}" if scores_at else f"keep this run's {SCORES_FILE} with --out DIR"
+            )
+            result.lines.append(f"  ... and {len(lost) - LOST_SHOWN} more ({where})")
     return result
 
 
@@ -226,8 +233,10 @@ def gate(
     *,
     max_drop: float = DEFAULT_MAX_DROP,
     fmt: str | None = None,
+    scores_at: str | None = SCORES_FILE,
 ) -> Comparison | None:
     """Score the fresh run (written to its ``eval.json``) and compare with the baseline.
+    ``scores_at``: where that file is kept, as the lost-probe list names it.
 
     The baseline's stored scores are used when they come from this extractor; otherwise
     its summaries are rescored now (and the comparison says so). None: nothing to score."""
@@ -249,7 +258,7 @@ def gate(
         old = score_replay_output(paths, baseline_dir, fmt=fmt)
         if old is None:
             return None
-    comparison = compare_scores(old, new, max_drop)
+    comparison = compare_scores(old, new, max_drop, scores_at)
     if note:
         comparison.lines.insert(0, note)
     return comparison
