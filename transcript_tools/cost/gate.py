@@ -26,6 +26,10 @@ NO_BASELINE_COSTS = (
 class CostComparison:
     failed: bool = False
     lines: list[str] = field(default_factory=list)
+    # the totals compared (None: nothing compared) and the sessions they are over
+    old_usd: float | None = None
+    new_usd: float | None = None
+    sessions: int = 0
 
 
 def read_costs(directory: Path) -> dict[str, CostRecord] | None:
@@ -73,6 +77,7 @@ def compare_costs(
         result.failed = True
         result.lines.append("cost: FAILED, no session priced on both sides: nothing compared")
         return result
+    result.old_usd, result.new_usd, result.sessions = before, after, len(shared)
     change = (after - before) / before if before else (0.0 if after == before else float("inf"))
     sources = sorted({s for r in new.values() for s in r["policy"].get("priced_by", [])})
     words = (
