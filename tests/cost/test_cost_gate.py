@@ -4,6 +4,7 @@ shows its line under --silent, a baseline without costs is a one-line error, and
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -114,3 +115,21 @@ def test_json_carries_the_gates_beside_the_diff(tmp_path: Path) -> None:
         "failed": False,
         "lines": [],
     }
+
+
+def test_the_gate_line_says_its_total_is_more_than_the_end_of_run_cost(tmp_path: Path) -> None:
+    """The end-of-run line prices this run's summary calls; the gate totals the policy's
+    whole run (costs.jsonl: the agent's calls and the summary calls). Its line says so
+    and names the summary calls' part, the end-of-run line's figure, so the two agree."""
+    baseline = _bless(tmp_path, *GATE, "--price-per-mtok", "3/15")
+    result = run_cli("check", SAMPLE, "--baseline", baseline, *GATE, "--price-per-mtok", "3/15")
+    assert result.exit_code == 0, result.stderr
+    end = re.search(r"; cost \$([0-9.]+) \(with --batch", result.stderr)
+    gate = re.search(
+        r"^tsum: cost: \$([0-9.]+) -> \$([0-9.]+) over 1 session\(s\) \([^)]*\), "
+        r"the agent's calls and \$([0-9.]+) -> \$([0-9.]+) of summary calls \[",
+        result.stderr,
+        re.MULTILINE,
+    )
+    assert end and gate, result.stderr
+    assert gate[4] == gate[3] == end[1] and float(gate[2]) > float(end[1]) > 0
