@@ -19,7 +19,7 @@ from ..cost.gate import COST_FILE, compare_costs, read_costs
 from ..cost.prices import Pricer, pricer_for
 from ..engine.config import DEFAULT_DIFF_CONTEXT, DEFAULT_MAX_DROP, RunSettings
 from ..engine.records import summary_ok
-from ..errors import ConfigError, TsumError
+from ..errors import ConfigError, TsumError, error_line
 from ..providers.cache import CacheMode
 from ..providers.factory import build_executor
 from ..replay.run import ReplayResult, RunStatus, replay_paths
@@ -295,7 +295,7 @@ def _replayed(result: ReplayResult, reporter: Reporter) -> TsumError | None:
     if (fatal := result.could_not_run()) is not None:
         return fatal
     if result.status is RunStatus.NO_SESSIONS:
-        reporter.error(f"tsum: error: {result.message}")
+        reporter.error(error_line(str(result.message)))
     return ReplayFailed(
         "the replay failed (see above): nothing compared, the baseline is unchanged"
     )
