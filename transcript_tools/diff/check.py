@@ -9,6 +9,7 @@ run eval's recall gate (docs/eval.md) and, with ``max_cost_increase``, the cost 
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -204,15 +205,14 @@ def _gate(
     from ..eval.baseline import SCORES_FILE, gate
 
     scores_at = str(kept_in / SCORES_FILE) if kept_in is not None else None
+    read = functools.partial(gate, fmt=run.fmt, skip_bad_lines=run.skip_bad_lines)  # as replayed
     try:
-        return gate(
-            paths, fresh_dir, baseline_dir, max_drop=max_drop, fmt=run.fmt, scores_at=scores_at
-        )
+        return read(paths, fresh_dir, baseline_dir, max_drop=max_drop, scores_at=scores_at)
     except TsumError as exc:  # the baseline's stored scores are torn
         if not update:
             raise
         reporter.say(f"tsum: warning: baseline scores unreadable, they will be replaced: {exc}")
-        return gate(paths, fresh_dir, None, max_drop=max_drop, fmt=run.fmt)
+        return read(paths, fresh_dir, None, max_drop=max_drop)
 
 
 def _cost_gate(baseline_dir: Path, fresh_dir: Path, max_increase: float | None) -> Any:
