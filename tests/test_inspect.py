@@ -154,7 +154,7 @@ def test_command_bad_file_is_one_line_and_exit_3() -> None:
     assert "sharegpt" in result.stdout and "anthropic" in result.stdout
     errors = [line for line in result.stderr.splitlines() if "robot" in line]
     assert errors == [
-        f"error: {bad}:2: conversations[1]: unknown 'from' 'robot' (expected one of: assistant, bard, bing, chatgpt, function, function_call, gpt, human, model, observation, system, tool, user) (--skip-bad-lines skips it)"
+        f"tsum: error: {bad}:2: conversations[1]: unknown 'from' 'robot' (expected one of: assistant, bard, bing, chatgpt, function, function_call, gpt, human, model, observation, system, tool, user) (--skip-bad-lines skips it)"
     ]
     assert "Traceback" not in result.stderr
     assert result.stderr.splitlines()[-1] == "3 sessions in 2 files, 1 failed"

@@ -44,6 +44,12 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
 }
 
 
+def error_line(message: str) -> str:
+    """The one form of an error on stderr, whoever prints it: ``tsum: error: MESSAGE``
+    (an expected error ending the command, or an input that could not be read)."""
+    return f"tsum: error: {message}"
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the run is (``cli.main`` installs the handler): a
     ``KeyboardInterrupt``, so every path that stops cleanly on Ctrl-C (the pool's workers

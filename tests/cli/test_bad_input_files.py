@@ -211,3 +211,23 @@ def test_json_carries_the_files_that_failed(command: str, tmp_path: Path) -> Non
     assert data["files"] == 2
     (error,) = data["errors"]
     assert error.startswith(f"{tmp_path / 'bad.jsonl'}:2: invalid JSON")
+
+
+@pytest.mark.parametrize("command", [*READERS, "check"])
+def test_a_bad_line_is_an_error_line_as_every_other_tsum_error(
+    command: str, tmp_path: Path
+) -> None:
+    """A file with a bad JSONL line: its error is printed as every error of tsum is,
+    ``tsum: error: FILE:LINE: ...`` (errors.error_line), not as a bare ``error: ...``."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text((SAMPLES / "long_session.jsonl").read_text() + "{not json\n")
+    lines = len(bad.read_text().splitlines())
+    extra, _ = READERS.get(command, (["--baseline", str(tmp_path / "base")], ""))
+    if command == "check":
+        good = str(SAMPLES / "chinese_migration.jsonl")
+        assert CliRunner().invoke(cli, [command, good, *extra, "--update"]).exit_code == 0
+    result = CliRunner().invoke(cli, [command, str(bad), *extra])
+    assert result.exit_code == 3, result.output
+    errors = [line for line in result.stderr.splitlines() if "error: " in line]
+    assert errors and all(line.startswith("tsum: error: ") for line in errors), result.stderr
+    assert errors[0].startswith(f"tsum: error: {bad}:{lines}: invalid JSON")

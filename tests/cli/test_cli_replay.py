@@ -171,7 +171,7 @@ def test_bad_input_is_one_line_and_others_still_replay(tmp_path: Path, case: str
     out = tmp_path / "out"
     result = run("replay", str(bad), str(good), "--out", str(out))
     assert result.exit_code == 3
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("tsum: error:")]
     assert len(errors) == 1 and str(bad) + expected in errors[0], result.stderr
     assert "Traceback" not in result.stderr
     sessions = {
@@ -179,7 +179,7 @@ def test_bad_input_is_one_line_and_others_still_replay(tmp_path: Path, case: str
     }
     assert "good" in sessions
     assert json.loads((out / "manifest.json").read_text())["errors"] == [
-        errors[0].removeprefix("error: ")
+        errors[0].removeprefix("tsum: error: ")
     ]
 
 

@@ -4,6 +4,7 @@ shows its line under --silent, a baseline without costs is a one-line error, and
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -79,3 +80,56 @@ def test_a_failing_gate_on_identical_outputs_still_prints_the_diff(tmp_path: Pat
     text = run_cli("check", SAMPLE, "--baseline", baseline, *dearer)
     assert text.exit_code == 1 and "no differences: 1 session(s)" in text.stdout
     assert "FAILED" in text.stderr
+
+
+def test_json_carries_the_gates_beside_the_diff(tmp_path: Path) -> None:
+    """--json: the gates the text output shows on stderr, as the key ``gates`` (which ran,
+    their thresholds, the figures, pass or fail); the diff's own keys are unchanged."""
+    baseline = _bless(tmp_path, *GATE, "--price-per-mtok", "3/15")
+    dearer = (*GATE, "--price-per-mtok", "6/30")
+    result = run_cli("check", SAMPLE, "--baseline", baseline, *dearer, "--json")
+    assert result.exit_code == 1
+    data = orjson.loads(result.stdout)
+    recall, cost = data.pop("gates")
+    assert data == orjson.loads(run_cli("diff", baseline, baseline, "--json").stdout) | {
+        "old_label": baseline,
+        "new_label": "this run",
+    }
+    assert recall["name"] == "recall" and recall["evaluated"] and not recall["failed"]
+    assert recall["threshold"] == {"max_drop": 0.05} and recall["baseline"] == recall["run"]
+    assert recall["lines"][0].startswith("eval: artifact recall") and recall["run"] > 0
+    assert cost["name"] == "cost" and cost["evaluated"] and cost["failed"]
+    assert cost["threshold"] == {"max_increase": 0.05}
+    assert round(cost["run"] / cost["baseline"], 6) == 2.0  # twice the prices
+    assert cost["lines"] == [
+        x.removeprefix("tsum: ") for x in result.stderr.splitlines() if x.startswith("tsum: cost:")
+    ]
+    # without --max-cost-increase the cost gate is listed, not evaluated, with no threshold
+    plain = orjson.loads(run_cli("check", SAMPLE, "--baseline", baseline, "--json").stdout)
+    assert plain["gates"][1] == {
+        "name": "cost",
+        "evaluated": False,
+        "threshold": None,
+        "baseline": None,
+        "run": None,
+        "failed": False,
+        "lines": [],
+    }
+
+
+def test_the_gate_line_says_its_total_is_more_than_the_end_of_run_cost(tmp_path: Path) -> None:
+    """The end-of-run line prices this run's summary calls; the gate totals the policy's
+    whole run (costs.jsonl: the agent's calls and the summary calls). Its line says so
+    and names the summary calls' part, the end-of-run line's figure, so the two agree."""
+    baseline = _bless(tmp_path, *GATE, "--price-per-mtok", "3/15")
+    result = run_cli("check", SAMPLE, "--baseline", baseline, *GATE, "--price-per-mtok", "3/15")
+    assert result.exit_code == 0, result.stderr
+    end = re.search(r"; cost \$([0-9.]+) \(with --batch", result.stderr)
+    gate = re.search(
+        r"^tsum: cost: \$([0-9.]+) -> \$([0-9.]+) over 1 session\(s\) \([^)]*\), "
+        r"the agent's calls and \$([0-9.]+) -> \$([0-9.]+) of summary calls \[",
+        result.stderr,
+        re.MULTILINE,
+    )
+    assert end and gate, result.stderr
+    assert gate[4] == gate[3] == end[1] and float(gate[2]) > float(end[1]) > 0

@@ -25,6 +25,6 @@ def test_a_gate_failing_on_new_overflows_names_the_first_three() -> None:
     gate = compare_costs(old, new, 0.1)
     assert gate.failed is True
     assert gate.lines == [
-        "cost: $1.0000 -> $1.0000 over 1 session(s) (+0.0%; limit +10.0%) [no price]"
+        "cost: $1.0000 -> $1.0000 over 1 session(s) (+0.0%; limit +10.0%), the agent's calls and the summary calls [no price]"
         "; 4 session(s) overflowed, not priced; FAILED, overflows the baseline did not: b, c, d"
     ]

@@ -86,7 +86,7 @@ def test_the_cost_gate_passes_at_exactly_the_allowed_increase() -> None:
     at_limit = compare_costs(_costs(4.0), _costs(5.0), 0.25)
     assert at_limit.failed is False
     assert at_limit.lines == [
-        "cost: $4.0000 -> $5.0000 over 1 session(s) (+25.0%; limit +25.0%) [--price-per-mtok 3]"
+        "cost: $4.0000 -> $5.0000 over 1 session(s) (+25.0%; limit +25.0%), the agent's calls and the summary calls [--price-per-mtok 3]"
     ]
     over = compare_costs(_costs(4.0), _costs(5.0), 0.249)
     assert over.failed is True

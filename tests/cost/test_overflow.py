@@ -139,7 +139,7 @@ def test_the_cost_gate_leaves_overflows_out_and_fails_on_a_new_one() -> None:
     same = compare_costs(old, _records(a=(1.0, False), b=(1.0, False), c=(None, True)), 0.1)
     assert same.failed is False
     assert same.lines == [
-        "cost: $2.0000 -> $2.0000 over 2 session(s) (+0.0%; limit +10.0%) [no price]; 1 session(s) overflowed, not priced"
+        "cost: $2.0000 -> $2.0000 over 2 session(s) (+0.0%; limit +10.0%), the agent's calls and the summary calls [no price]; 1 session(s) overflowed, not priced"
     ]
     new = compare_costs(old, _records(a=(1.0, False), b=(None, True), c=(None, True)), 0.1)
     assert new.failed is True

@@ -381,3 +381,23 @@ def test_the_ci_docs_real_run_is_what_check_prints(repo: Path) -> None:
             assert line.rsplit(" in 0.", 1)[0] in untimed, line
         else:
             assert line in printed, line
+
+
+def test_the_recall_gate_reads_the_logs_as_the_replay_did_skipping_bad_lines(
+    tmp_path: Path,
+) -> None:
+    """With --skip-bad-lines the replay reads past a bad line; the recall gate scores the
+    same sessions (it once read the log again without skipping, lost the whole file
+    without a word, and passed on 'no scored checkpoint on one side')."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    text = (SAMPLES / "long_session.jsonl").read_text()
+    (logs / "long_session.jsonl").write_text(text + "{not json\n")
+    base = ("check", "--baseline", "baseline", "logs", "--skip-bad-lines")
+    assert run(*base, "--update").exit_code == 0
+    stored = orjson.loads((tmp_path / "baseline" / "eval.json").read_bytes())
+    assert len(stored["checkpoints"]) == 5  # long_session's five summaries, scored
+    result = run(*base)
+    assert result.exit_code == 0, result.stderr
+    assert "tsum: eval: artifact recall 86.4% -> 86.4%" in result.stderr
+    assert "no scored checkpoint" not in result.stderr

@@ -310,3 +310,35 @@ def test_a_claude_code_compaction_knows_its_line(tmp_path: Path) -> None:
     (comp,) = conv.compactions
     assert comp.line is not None
     assert "compact_boundary" in log.read_text().splitlines()[comp.line - 1]
+
+
+def test_each_column_of_the_recall_table_counts_its_own_probes() -> None:
+    """A recorded compaction stands on other checkpoints than tsum's summaries: a row whose
+    columns stand on different numbers of probes gives each cell its own count, never the
+    largest one for all (the recorded column once read "request (31)" on its 9 requests)."""
+    from transcript_tools.eval.aggregate import Aggregate
+    from transcript_tools.eval.checkpoints import RECORDED, TSUM, score_record
+    from transcript_tools.eval.evaluation import EvalResult
+    from transcript_tools.eval.render import recall_table, render_text
+
+    conv = conversation()  # a system message, then 8 turns of 2 messages
+    probes = ConversationProbes(conv.messages)
+    spans = {"zh": (TSUM, 9), "recorded:claude-code": (RECORDED, 5)}  # 4 turns, 2 turns
+    aggregates = {}
+    for label, (kind, cut) in spans.items():
+        cp = SummaryReplacement(kind, label, "s1", "mem.jsonl", 3, 1, "x", (0, cut), (cut, 17))
+        aggregates[label] = Aggregate()
+        aggregates[label].add(score_record(cp, probes))
+    result = EvalResult(list(spans), aggregates)
+    table = recall_table(result)
+    assert table is not None
+    rows = dict(table.recall)
+    assert "request" in rows and "  path" in rows  # no single count in the row's name
+    # zh, its truncation floor, recorded, its floor, no summary (zh's)
+    assert rows["request"] == ["0.0% (4)", "0.0% (4)", "0.0% (2)", "0.0% (2)", "0.0% (4)"]
+    assert [cell.split(" ")[1] for cell in rows["  path"]] == ["(4)", "(4)", "(2)", "(2)", "(4)"]
+    line = next(x for x in render_text(result).splitlines() if x.startswith("request "))
+    assert line.split() == ["request", *" ".join(rows["request"]).split()]
+    # one variant: every column stands on the same probes, the count stays in the name
+    alone = recall_table(EvalResult(["zh"], {"zh": aggregates["zh"]}))
+    assert alone is not None and dict(alone.recall)["request (4)"] == ["0.0%", "0.0%", "0.0%"]

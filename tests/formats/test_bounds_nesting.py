@@ -59,9 +59,9 @@ def test_a_deeply_nested_line_fails_its_file_and_the_corpus_goes_on(
     out = tmp_path / "out"
     result = run("replay", str(hostile), str(SAMPLE), "--out", str(out))
     assert result.exit_code == 3  # bad input, not a bug (4)
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("tsum: error: ")]
     assert errors == [
-        f"error: {hostile}:1: session hostile: message 2 holds a JSON value nested more than "
+        f"tsum: error: {hostile}:1: session hostile: message 2 holds a JSON value nested more than "
         f"{MAX_NESTING_DEPTH} levels deep (tsum's limit: its outputs could not hold it)"
     ]
     decisions = (out / "decisions.jsonl").read_text(encoding="utf-8").splitlines()

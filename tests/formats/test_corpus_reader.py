@@ -19,8 +19,8 @@ def test_reads_in_order_with_unique_ids_and_goes_on_after_a_bad_file(tmp_path: P
     first = ids[0]
     assert ids == [first, f"{first}#2"]  # the same file twice: the second id is made unique
     assert (reader.stats.files, reader.stats.failed_files) == (3, 1)
-    assert len(errors) == 1 and errors[0].startswith(f"error: {bad}:1")
-    assert reader.stats.errors == [errors[0].removeprefix("error: ")]
+    assert len(errors) == 1 and errors[0].startswith(f"tsum: error: {bad}:1")
+    assert reader.stats.errors == [errors[0].removeprefix("tsum: error: ")]
     assert {"taken", first, f"{first}#2"} <= reader.seen_ids
 
 

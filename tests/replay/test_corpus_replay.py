@@ -51,6 +51,6 @@ def test_whole_corpus_replays_with_defaults(tmp_path: Path) -> None:
 def test_each_file_replays_on_its_own(path: Path) -> None:
     result = CliRunner().invoke(cli, ["replay", str(path), "--dry-run"], catch_exceptions=False)
     assert result.exit_code == 0, result.stderr
-    assert not [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert not [line for line in result.stderr.splitlines() if line.startswith("tsum: error:")]
     assert ", 0 error(s)" in result.stderr
     assert result.stdout.count("\n== ") + result.stdout.startswith("== ") >= 1

@@ -43,6 +43,19 @@ def test_a_report_whose_folder_does_not_exist_is_refused_before_the_sweep(
     assert result.stdout == ""  # nothing computed
 
 
+def test_eval_html_whose_folder_does_not_exist_is_refused_as_a_report_is(tmp_path: Path) -> None:
+    """eval --html is an output file like sweep's and compare's --report: a missing folder
+    is refused before the run in the same words (writable.check_output_file), not created
+    (a mistyped folder name is more likely than a wish for a new one)."""
+    page = tmp_path / "no-such-folder" / "eval.html"
+    result = run("eval", str(SAMPLES), "--html", str(page))
+    assert result.exit_code == 2
+    assert (
+        one_error(result) == f"tsum: error: --html {page}: its folder {page.parent} does not exist"
+    )
+    assert result.stdout == "" and not page.parent.exists()
+
+
 def test_an_out_directory_under_a_file_is_refused_before_the_replay(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     for command in ("replay", "eval"):

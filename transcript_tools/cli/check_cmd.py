@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -27,6 +27,9 @@ from .outcome import finish
 from .replay_cmd import replay_paths
 from .setting_options import NonEmptyPath, provider_options
 from .settings import resolve, summary_options
+
+if TYPE_CHECKING:
+    from ..diff.check import CheckResult
 
 
 @click.command(
@@ -116,8 +119,9 @@ def check_command(
         if not silent:
             echo(message, err=True)
 
-    def show(diff: RunDiff) -> None:
-        echo(render_diff(diff, own["as_json"], own["markdown"], own["max_diff_lines"]), nl=False)
+    def show(diff: RunDiff, json_extra: dict[str, Any] | None = None) -> None:
+        text = render_diff(diff, own["as_json"], own["markdown"], own["max_diff_lines"], json_extra)
+        echo(text, nl=False)
 
     result = check_corpus(
         list(paths),
@@ -141,18 +145,25 @@ def check_command(
         return
     diff = result.diff
     assert diff is not None
+    gates_md, gates_json = _gates(result, own["markdown"], silent)
+    if result.gate_failed and diff.identical:  # the diff as asked, no "no differences" verdict
+        show(diff, gates_json)
+        echo(gates_md, nl=False)
+        finish(differences=True)
+    finish_diff(diff, own, silent, appendix=gates_md, json_extra=gates_json)
+
+
+def _gates(result: CheckResult, markdown: bool, silent: bool) -> tuple[str, dict[str, Any]]:
+    """The gates' lines on stderr (a failing gate's even under ``silent``), and what stdout
+    adds: with --markdown their section, with --json the key ``gates``."""
     for gate in result.gates:
-        if gate.failed or not silent:  # a failing gate speaks even under --silent
+        if gate.failed or not silent:
             for line in gate.lines:
                 click.echo(f"tsum: {line}", err=True)
     gates_md = ""
-    if own["markdown"]:  # stdout is the PR comment: the gates' verdicts belong in it
+    if markdown:  # stdout is the PR comment: the gates' verdicts belong in it
         gates_md = render_gates_markdown([(g.failed, g.lines) for g in result.gates])
-    if result.gate_failed and diff.identical:  # the diff as asked, no "no differences" verdict
-        show(diff)
-        echo(gates_md, nl=False)
-        finish(differences=True)
-    finish_diff(diff, own, silent, appendix=gates_md)
+    return gates_md, {"gates": result.gates_json()}
 
 
 def _command(ctx: click.Context, *, drop: tuple[str, ...] = (), add: str = "") -> str:

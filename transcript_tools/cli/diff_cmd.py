@@ -65,19 +65,34 @@ def diff_output_options(func: F) -> F:
     return func
 
 
-def render_diff(diff: RunDiff, as_json: bool, markdown: bool, max_diff_lines: int) -> str:
-    """The diff as --json, --markdown or text (the commands refuse both flags up front)."""
+def render_diff(
+    diff: RunDiff,
+    as_json: bool,
+    markdown: bool,
+    max_diff_lines: int,
+    json_extra: dict[str, Any] | None = None,
+) -> str:
+    """The diff as --json (with ``json_extra``'s keys), --markdown or text (the commands
+    refuse both flags up front)."""
     if as_json:
-        return render_json(diff)
+        return render_json(diff, json_extra)
     if markdown:
         return render_markdown(diff, max_diff_lines=max_diff_lines)
     return render_text(diff, max_diff_lines=max_diff_lines)
 
 
-def finish_diff(diff: RunDiff, opts: dict[str, Any], silent: bool, appendix: str = "") -> None:
-    """The diff on stdout (then ``appendix``: check's gates in Markdown), the verdict
-    line on stderr, and the exit code."""
-    rendered = render_diff(diff, opts["as_json"], opts["markdown"], opts["max_diff_lines"])
+def finish_diff(
+    diff: RunDiff,
+    opts: dict[str, Any],
+    silent: bool,
+    appendix: str = "",
+    json_extra: dict[str, Any] | None = None,
+) -> None:
+    """The diff on stdout (then ``appendix``: check's gates in Markdown; with --json,
+    ``json_extra``: check's gates as a key), the verdict line on stderr, and the exit code."""
+    rendered = render_diff(
+        diff, opts["as_json"], opts["markdown"], opts["max_diff_lines"], json_extra
+    )
     echo(rendered + appendix, nl=False)
     if not silent:
         echo(verdict_line(diff), err=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 import orjson
 
-from ..errors import InputError
+from ..errors import InputError, error_line
 from ..inspection import SessionInfo, inspect_paths
 from ..present.table import text_table
 from ..settings import settings_values
@@ -159,7 +159,7 @@ def inspect_command(
     stderr = RunStderr(list(paths), desc="inspect", silent=False, warnings_mode=warnings_mode)
 
     def error(exc: InputError) -> None:
-        stderr.error(f"error: {exc.location_text()}")
+        stderr.error(error_line(exc.location_text()))
 
     # The settings file's format and workers apply here too (settings.PRECEDENCE).
     values = settings_values(

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from .._version import __version__
-from ..errors import EXIT_CODE_MEANINGS, ExitCode, Terminated, TsumError
+from ..errors import EXIT_CODE_MEANINGS, ExitCode, Terminated, TsumError, error_line
 from ..terminal import echo
 from ..writable import write_failure
 
@@ -70,7 +70,7 @@ class TsumGroup(click.Group):
             raise  # click's own: usage errors, --help, ctx.exit(); click.main reports them
         except TsumError as exc:
             show_traceback(ctx)
-            echo(f"tsum: error: {exc}", err=True)
+            echo(error_line(str(exc)), err=True)
             ctx.exit(int(exc.exit_code))
         except Terminated:
             echo("tsum: terminated (SIGTERM)", err=True)
@@ -87,7 +87,7 @@ class TsumGroup(click.Group):
         except OSError as exc:  # a full or read-only disk is not a bug in tsum
             show_traceback(ctx)
             line = write_failure(exc)
-            echo(f"tsum: error: {line}" if line else internal_error_line(exc), err=True)
+            echo(error_line(line) if line else internal_error_line(exc), err=True)
             ctx.exit(int(ExitCode.FAILED if line else ExitCode.INTERNAL))
         except Exception as exc:
             show_traceback(ctx)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import ExitCode
+from ..errors import ExitCode, error_line
 from ..terminal import echo
 
 
@@ -18,7 +18,7 @@ def finish(*, failed: bool = False, differences: bool = False, error: str | None
     """Print ``error`` as ``tsum: error: ...``, then end with the run's code (FAILED over
     DIFFERENCES); return when the run succeeded."""
     if error:
-        echo(f"tsum: error: {error}", err=True)
+        echo(error_line(error), err=True)
     if failed:
         sys.exit(int(ExitCode.FAILED))
     if differences:

@@ -26,6 +26,10 @@ NO_BASELINE_COSTS = (
 class CostComparison:
     failed: bool = False
     lines: list[str] = field(default_factory=list)
+    # the totals compared (None: nothing compared) and the sessions they are over
+    old_usd: float | None = None
+    new_usd: float | None = None
+    sessions: int = 0
 
 
 def read_costs(directory: Path) -> dict[str, CostRecord] | None:
@@ -43,10 +47,20 @@ def read_costs(directory: Path) -> dict[str, CostRecord] | None:
     return out
 
 
-def _total(records: dict[str, CostRecord], sessions: list[str]) -> float | None:
-    values = [records[s]["policy"]["usd"] for s in sessions]
-    priced = [v for v in values if v is not None]
-    return None if len(priced) < len(values) else float(sum(priced))
+def _total(records: dict[str, CostRecord], sessions: list[str], key: str = "usd") -> float | None:
+    """The sum of the sessions' ``policy[key]`` (None: one of them is not priced)."""
+    values = [records[s]["policy"].get(key) for s in sessions]
+    priced = [float(v) for v in values if isinstance(v, (int, float))]
+    return None if len(priced) < len(values) else sum(priced)
+
+
+def _what(old: dict[str, CostRecord], new: dict[str, CostRecord], shared: list[str]) -> str:
+    """What the gate's totals are: the policy's whole run, the agent's calls and the
+    summary calls (their part named: the end-of-run line prices those only)."""
+    before, after = _total(old, shared, "summarizer_usd"), _total(new, shared, "summarizer_usd")
+    if before is None or after is None:
+        return "the agent's calls and the summary calls"
+    return f"the agent's calls and ${before:.4f} -> ${after:.4f} of summary calls"
 
 
 def compare_costs(
@@ -73,11 +87,13 @@ def compare_costs(
         result.failed = True
         result.lines.append("cost: FAILED, no session priced on both sides: nothing compared")
         return result
+    result.old_usd, result.new_usd, result.sessions = before, after, len(shared)
     change = (after - before) / before if before else (0.0 if after == before else float("inf"))
     sources = sorted({s for r in new.values() for s in r["policy"].get("priced_by", [])})
     words = (
         f"cost: ${before:.4f} -> ${after:.4f} over {len(shared)} session(s) "
-        f"({change:+.1%}; limit +{max_increase:.1%}) [{'; '.join(sources) or 'no price'}]"
+        f"({change:+.1%}; limit +{max_increase:.1%}), {_what(old, new, shared)} "
+        f"[{'; '.join(sources) or 'no price'}]"
     )
     if change > max_increase:
         result.failed = True

@@ -9,6 +9,7 @@ run eval's recall gate (docs/eval.md) and, with ``max_cost_increase``, the cost 
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from ..cost.gate import COST_FILE, compare_costs, read_costs
 from ..cost.prices import Pricer, pricer_for
 from ..engine.config import DEFAULT_DIFF_CONTEXT, DEFAULT_MAX_DROP, RunSettings
 from ..engine.records import summary_ok
-from ..errors import ConfigError, TsumError
+from ..errors import ConfigError, TsumError, error_line
 from ..providers.cache import CacheMode
 from ..providers.factory import build_executor
 from ..replay.run import ReplayResult, RunStatus, replay_paths
@@ -43,11 +44,34 @@ class CheckResult:
     scores: Any = None  # eval.baseline.Comparison
     costs: Any = None  # cost.gate.CostComparison (--max-cost-increase), or None
     updated: str | None = None  # with update: how the baseline changed, for the end line
+    max_drop: float = DEFAULT_MAX_DROP  # the gates' thresholds (None: the cost gate not asked)
+    max_cost_increase: float | None = None
 
     @property
     def gates(self) -> list[Any]:
         """The gates that ran (recall, then cost): each has ``failed`` and ``lines``."""
         return [g for g in (self.scores, self.costs) if g is not None]
+
+    def gates_json(self) -> list[dict[str, Any]]:
+        """Both gates, as ``tsum check --json`` adds them (key ``gates``): whether each
+        was evaluated, its threshold, the figures compared, failed or not, its lines."""
+        recall, cost = self.scores, self.costs
+        return [
+            _gate_json(
+                "recall",
+                {"max_drop": self.max_drop},
+                recall,
+                (recall.old_recall, recall.new_recall) if recall is not None else (None, None),
+            ),
+            _gate_json(
+                "cost",
+                None
+                if self.max_cost_increase is None
+                else {"max_increase": self.max_cost_increase},
+                cost,
+                (cost.old_usd, cost.new_usd) if cost is not None else (None, None),
+            ),
+        ]
 
     @property
     def gate_failed(self) -> bool:
@@ -59,6 +83,23 @@ class CheckResult:
         if self.updated is not None:
             return False
         return self.diff is None or not self.diff.identical or self.gate_failed
+
+
+def _gate_json(
+    name: str, threshold: dict[str, float] | None, gate: Any, figures: tuple[Any, Any]
+) -> dict[str, Any]:
+    """One gate: ``evaluated`` is False where it did not run (not asked, nothing scored)
+    or compared nothing (then its lines say why)."""
+    baseline, run = figures
+    return {
+        "name": name,
+        "evaluated": gate is not None and baseline is not None and run is not None,
+        "threshold": threshold,
+        "baseline": baseline,
+        "run": run,
+        "failed": bool(gate is not None and gate.failed),
+        "lines": list(gate.lines) if gate is not None else [],
+    }
 
 
 class ReplayFailed(TsumError):
@@ -142,12 +183,8 @@ def check_corpus(
         )
         if not update:
             assert diff is not None
-            costs = None
-            if max_cost_increase is not None:
-                costs = compare_costs(
-                    read_costs(baseline_dir), read_costs(fresh_dir) or {}, max_cost_increase
-                )
-            return CheckResult(diff, scores, costs)
+            costs = _cost_gate(baseline_dir, fresh_dir, max_cost_increase)
+            return CheckResult(diff, scores, costs, None, max_drop, max_cost_increase)
         _bless(fresh, fresh_dir, baseline_dir, diff, on_update_diff)
         return CheckResult(diff, scores, updated=_updated_line(baseline_dir, diff))
 
@@ -168,15 +205,21 @@ def _gate(
     from ..eval.baseline import SCORES_FILE, gate
 
     scores_at = str(kept_in / SCORES_FILE) if kept_in is not None else None
+    read = functools.partial(gate, fmt=run.fmt, skip_bad_lines=run.skip_bad_lines)  # as replayed
     try:
-        return gate(
-            paths, fresh_dir, baseline_dir, max_drop=max_drop, fmt=run.fmt, scores_at=scores_at
-        )
+        return read(paths, fresh_dir, baseline_dir, max_drop=max_drop, scores_at=scores_at)
     except TsumError as exc:  # the baseline's stored scores are torn
         if not update:
             raise
         reporter.say(f"tsum: warning: baseline scores unreadable, they will be replaced: {exc}")
-        return gate(paths, fresh_dir, None, max_drop=max_drop, fmt=run.fmt)
+        return read(paths, fresh_dir, None, max_drop=max_drop)
+
+
+def _cost_gate(baseline_dir: Path, fresh_dir: Path, max_increase: float | None) -> Any:
+    """--max-cost-increase's gate (``cost.gate``); None where it was not asked."""
+    if max_increase is None:
+        return None
+    return compare_costs(read_costs(baseline_dir), read_costs(fresh_dir) or {}, max_increase)
 
 
 def _check_destinations(baseline_dir: Path, out_dir: Path | None, update: bool) -> None:
@@ -252,7 +295,7 @@ def _replayed(result: ReplayResult, reporter: Reporter) -> TsumError | None:
     if (fatal := result.could_not_run()) is not None:
         return fatal
     if result.status is RunStatus.NO_SESSIONS:
-        reporter.error(f"tsum: error: {result.message}")
+        reporter.error(error_line(str(result.message)))
     return ReplayFailed(
         "the replay failed (see above): nothing compared, the baseline is unchanged"
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from html import escape
+from typing import Any
 
 import orjson
 
@@ -32,11 +33,10 @@ DEFAULT_MAX_DIFF_LINES = 200
 GITHUB_COMMENT_LIMIT = 60_000  # GitHub refuses comments over 65,536 characters
 
 
-def render_json(diff: RunDiff) -> str:
-    return (
-        orjson.dumps(diff.to_json(), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode()
-        + "\n"
-    )
+def render_json(diff: RunDiff, extra: dict[str, Any] | None = None) -> str:
+    """The diff as JSON; ``extra``: keys added beside the diff's (check's ``gates``)."""
+    data = diff.to_json() | (extra or {})
+    return orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode() + "\n"
 
 
 def verdict_line(diff: RunDiff) -> str:

@@ -48,9 +48,11 @@ def score_replay_output(
     out_dir: Path,
     *,
     fmt: str | None = None,
+    skip_bad_lines: bool = False,
 ) -> dict[str, Any] | None:
     """The scores of every successful summary in ``out_dir``; None when the run was not in
-    Focused mode (a summary then replaces nothing) or wrote no run.json."""
+    Focused mode (a summary then replaces nothing) or wrote no run.json. ``fmt`` and
+    ``skip_bad_lines``: the transcripts are read as the replay read them."""
     run_path = out_dir / "run.json"
     if not run_path.is_file():
         return None
@@ -69,7 +71,7 @@ def score_replay_output(
             by_session.setdefault(str(record["session"]), []).append(record)
     aggregate = Aggregate()
     checkpoints: list[dict[str, Any]] = []
-    for conv in CorpusReader(fmt).conversations(paths):
+    for conv in CorpusReader(fmt, skip_bad_lines).conversations(paths):
         summaries = by_session.get(conv.session_id)
         if not summaries:
             continue
@@ -234,13 +236,14 @@ def gate(
     max_drop: float = DEFAULT_MAX_DROP,
     fmt: str | None = None,
     scores_at: str | None = SCORES_FILE,
+    skip_bad_lines: bool = False,
 ) -> Comparison | None:
     """Score the fresh run (written to its ``eval.json``) and compare with the baseline.
     ``scores_at``: where that file is kept, as the lost-probe list names it.
 
     The baseline's stored scores are used when they come from this extractor; otherwise
     its summaries are rescored now (and the comparison says so). None: nothing to score."""
-    new = score_replay_output(paths, fresh_dir, fmt=fmt)
+    new = score_replay_output(paths, fresh_dir, fmt=fmt, skip_bad_lines=skip_bad_lines)
     if new is None:
         return None
     write_scores(new, fresh_dir)
@@ -255,7 +258,7 @@ def gate(
             else f"scores from probe extractor v{old.get('extractor_version')}"
         )
         note = f"eval: baseline has {was}; its summaries were rescored with v{EXTRACTOR_VERSION}"
-        old = score_replay_output(paths, baseline_dir, fmt=fmt)
+        old = score_replay_output(paths, baseline_dir, fmt=fmt, skip_bad_lines=skip_bad_lines)
         if old is None:
             return None
     comparison = compare_scores(old, new, max_drop, scores_at)

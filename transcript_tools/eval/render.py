@@ -57,14 +57,18 @@ def recall_table(result: EvalResult) -> RecallTable | None:
     cols = _columns(result)
     if not any(d["checkpoints"] for d in data.values()):
         return None
-    counts = {label: d["probes"] for label, d in data.items()}
-    n = {k: max(c.get(k, 0) for c in counts.values()) for k in (*ARTIFACT_KINDS, REQUEST)}
-    kinds = ["artifact", *[k for k in ARTIFACT_KINDS if n[k]], REQUEST]
+    shown = [k for k in ARTIFACT_KINDS if any(d["probes"].get(k) for d in data.values())]
     table = RecallTable([c[0] for c in cols], [], [])
-    for kind in kinds:
-        total = sum(n[k] for k in ARTIFACT_KINDS) if kind == "artifact" else n[kind]
-        name = (kind if kind in ("artifact", REQUEST) else f"  {kind}") + f" ({total})"
-        cells = [percent(data[label]["recall"][variant].get(kind)) for _, label, variant in cols]
+    for kind in ["artifact", *shown, REQUEST]:
+        own = {label: _probe_count(data[label]["probes"], kind) for _, label, _ in cols}
+        counts = set(own.values()) - {0} or {0}
+        name = kind if kind in ("artifact", REQUEST) else f"  {kind}"
+        if len(counts) == 1:  # every column stands on the same probes: its count once
+            name += f" ({counts.pop()})"
+        cells = [
+            _recall_cell(data[label]["recall"][variant].get(kind), own[label], len(counts) > 1)
+            for _, label, variant in cols
+        ]
         table.recall.append((name, cells))
     for name, key, kind in (
         ("artifact, shorter only", "recall_where_shorter", "artifact"),
@@ -78,6 +82,21 @@ def recall_table(result: EvalResult) -> RecallTable | None:
         table.stats.append((name, cells))
     table.notes = _table_notes(data, cols)
     return table
+
+
+def _probe_count(probes: dict[str, int], kind: str) -> int:
+    """A variant's probes of ``kind``; of every artifact kind for "artifact"."""
+    if kind == "artifact":
+        return sum(probes.get(k, 0) for k in ARTIFACT_KINDS)
+    return probes.get(kind, 0)
+
+
+def _recall_cell(recall: float | None, count: int, own_count: bool) -> str:
+    """A recall; with ``own_count`` (the columns of its row stand on different probes,
+    e.g. a recorded compaction's beside tsum's summaries) the probes it stands on."""
+    if own_count and recall is not None and count:
+        return f"{percent(recall)} ({count})"
+    return percent(recall)
 
 
 def _stat_rows(data: dict[str, Any]) -> list[tuple[str, Callable[..., str]]]:

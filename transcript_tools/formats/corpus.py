@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..engine.messages import Conversation
-from ..errors import InputError
+from ..errors import InputError, error_line
 from ..reporter import QUIET, Reporter
 from . import read_input
 from .inputs import InputFile, NameSet, expand_inputs, unique_name
@@ -62,7 +62,7 @@ class CorpusReader:
             except InputError as exc:
                 self.stats.failed_files += 1
                 self.stats.errors.append(exc.location_text())
-                self.reporter.error(f"error: {exc.location_text()}")
+                self.reporter.error(error_line(exc.location_text()))
 
     def _warn(self, message: str) -> None:
         self.stats.warnings += 1
