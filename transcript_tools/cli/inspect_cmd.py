@@ -142,7 +142,9 @@ def inspect_command(
     """Per session: format, turns, messages by role, tool calls, recorded vs estimated
     tokens, largest context and the compactions the agent recorded.
 
-    PATH is a file, a directory (searched for *.jsonl, *.json, *.traj) or - for stdin.
+    PATH is a file, a directory (searched for *.jsonl, *.json, *.traj,
+    *.aider.chat.history.md, *.aider.llm.history and opencode.db; not *.meta.json,
+    nor the folders tsum wrote) or - for stdin.
     "est.err" compares tsum's estimate of each call's prompt with the recorded input
     tokens (median / p90 of the relative error); "max ctx" is the largest recorded
     input, or the largest estimated context ("est") when the log has no usage.
