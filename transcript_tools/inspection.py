@@ -28,7 +28,7 @@ from .formats.inputs import InputFile, expand_inputs
 from .formats.source import Source
 from .parallel.job import SESSION
 from .parallel.pool import Backend, ordered_parts, plan
-from .reporter import ERROR, WARN
+from .reporter import ERROR, WARN, session_warning
 
 ROLES = ("system", "user", "user_image", "assistant", "tool")
 
@@ -330,7 +330,7 @@ def inspect_paths(
     for info in iter_inspect(run, backend or Backend()):
         infos.append(info)
         for warning in info.warnings:
-            warn(f"warning: {info.path}: session {info.session_id}: {warning}")
+            warn(session_warning(info.path, info.session_id, warning))
         if on_session is not None:
             on_session(info)
     return InspectResult(infos, run.files, run.failed)

@@ -76,6 +76,12 @@ class Callbacks(Reporter):
             self.on_session(result)
 
 
+def session_warning(where: str, session_id: str, warning: str) -> str:
+    """A session's own warning (its reader's: data dropped or ignored; the replay's) as
+    every command prints it: ``where`` is its file, or ``file:line``."""
+    return f"warning: {where}: session {session_id}: {warning}"
+
+
 def ignore(_message: str) -> None:
     """The warn / error function that drops the message (the front door's default)."""
 

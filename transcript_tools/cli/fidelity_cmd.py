@@ -191,7 +191,9 @@ def fidelity_command(
     person's messages kept. Without --policy each log is replayed with the preset of its
     own runtime (docs/fidelity.md).
 
-    PATH is a file, a directory (searched for *.jsonl, *.json, *.traj) or - for stdin.
+    PATH is a file, a directory (searched for *.jsonl, *.json, *.traj,
+    *.aider.chat.history.md, *.aider.llm.history and opencode.db; not *.meta.json,
+    nor the folders tsum wrote) or - for stdin.
     """
     values = settings_values(explicit_options({"fmt": fmt}, ctx), config=config_path)
     result = fidelity_paths(

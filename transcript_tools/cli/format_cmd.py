@@ -38,6 +38,7 @@ def history_at(
     from ..engine.rules import split_turns
     from ..formats import read_conversations
     from ..formats.source import Source
+    from ..reporter import session_warning
 
     resolved = resolve(opts)
     if resolved.settings.policy is not None:
@@ -52,6 +53,8 @@ def history_at(
     for conv in read_conversations(source, resolved.fmt):
         if session is not None and conv.session_id != session:
             continue
+        for warning in conv.warnings:  # what its reader dropped or ignored, as replay says
+            echo(session_warning(path, conv.session_id, warning), err=True)
         turns = split_turns(conv.messages)
         if not turns:
             raise InputError(path, None, f"session {conv.session_id} has no messages")

@@ -142,18 +142,18 @@ def inspect_command(
     """Per session: format, turns, messages by role, tool calls, recorded vs estimated
     tokens, largest context and the compactions the agent recorded.
 
-    PATH is a file, a directory (searched for *.jsonl, *.json, *.traj) or - for stdin.
-    "est.err" compares tsum's estimate of each call's prompt with the recorded input
-    tokens (median / p90 of the relative error); "max ctx" is the largest recorded
-    input, or the largest estimated context ("est") when the log has no usage.
+    PATH: a file, a directory (searched for *.jsonl, *.json, *.traj, *.aider.chat.history.md,
+    *.aider.llm.history, opencode.db; not *.meta.json, nor folders tsum wrote) or - (stdin).
+    "est.err" compares tsum's estimate of each call's prompt with the recorded input tokens
+    (median / p90 of the relative error); "max ctx" is the largest recorded input, or the
+    largest estimated context ("est") when the log has no usage.
 
-    Below the table: what fills the context (the estimated tokens of tool results,
-    tool calls, assistant text, thinking, the person's text, attachments, runtime
-    injections and system prompts, as shares of all sessions' content), the /clear and
-    /compact commands the logs record, and the calls that failed with "prompt is too
-    long". --json gives them per session (context_by_kind, commands, context_overflows).
+    Below the table: what fills the context (the estimated tokens of tool results, tool calls,
+    assistant text, thinking, the person's text, attachments, runtime injections and system
+    prompts, as shares of all sessions' content), the /clear and /compact commands the logs
+    record, and the calls that failed with "prompt is too long". --json gives them per
+    session (context_by_kind, commands, context_overflows).
     """
-
     from ..parallel.pool import backend_for
 
     stderr = RunStderr(list(paths), desc="inspect", silent=False, warnings_mode=warnings_mode)

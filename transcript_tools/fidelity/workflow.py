@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..engine.messages import Conversation
 from ..engine.policy import Policy
 from ..engine.policy_toml import preset, resolve_policy
 from ..engine.runtime_policy import RUNTIME_PRESETS
 from ..formats.corpus import CorpusReader
-from ..reporter import QUIET, Reporter
+from ..reporter import QUIET, Reporter, session_warning
 from .records import FidelityRow, RuntimeSummary, summarize
 from .replay import compaction_rows
 
@@ -53,10 +54,7 @@ def fidelity_paths(
     reader = CorpusReader(fmt, skip_bad_lines, reporter)
     result = FidelityResult([])
     for conv in reader.conversations(paths):
-        empty = conv.empty_warning()
-        if empty is not None:  # nothing read (a file forced into a format it is not in)
-            where = conv.path if conv.line is None else f"{conv.path}:{conv.line}"
-            reporter.warn(f"warning: {where}: session {conv.session_id}: {empty}")
+        if not _readable(conv, reporter):
             continue
         result.sessions += 1
         if not conv.compactions:
@@ -78,3 +76,16 @@ def fidelity_paths(
     result.files, result.failed = reader.stats.files, reader.stats.failed_files
     result.errors = list(reader.stats.errors)
     return result
+
+
+def _readable(conv: Conversation, reporter: Reporter) -> bool:
+    """Report what the session's reader dropped or ignored (a rewound branch, canned
+    replies...), as replay and inspect do; False when nothing was read (a file forced
+    into a format it is not in)."""
+    where = conv.path if conv.line is None else f"{conv.path}:{conv.line}"
+    for warning in conv.warnings:
+        reporter.warn(session_warning(where, conv.session_id, warning))
+    empty = conv.empty_warning()
+    if empty is not None:
+        reporter.warn(session_warning(where, conv.session_id, empty))
+    return empty is None

@@ -24,6 +24,7 @@ from ..engine.messages import (
     UserMessage,
 )
 from ..errors import ConfigError, InputError
+from .inputs import own_output
 
 # A record's values nest at most this deep: room under orjson's 255 for the levels the
 # output files wrap around a value (a compressed transcript's message and block).
@@ -93,6 +94,9 @@ def read_local(path: str) -> bytes:
     if path == "-":
         return read_stream(sys.stdin.buffer, "-", limit)
     info = os.stat(path)
+    output = own_output(path) if stat.S_ISDIR(info.st_mode) else None
+    if output is not None:
+        raise InputError(path, None, output)
     if stat.S_ISFIFO(info.st_mode):
         with open_fifo(path) as fifo:
             return read_stream(fifo, path, limit)

@@ -41,6 +41,9 @@ def expand_inputs(paths: list[str] | list[InputFile]) -> Iterator[InputFile]:
             yield InputFile(spec)
             continue
         path = Path(spec)
+        if path.is_dir() and own_output(spec) is not None:
+            yield InputFile(spec)  # tsum's own output, named: an error when read, never unsaid
+            continue
         if path.is_dir():
             walked, unlisted = _walk(path)
             for name in transcript_files(walked):
@@ -56,6 +59,16 @@ def expand_inputs(paths: list[str] | list[InputFile]) -> Iterator[InputFile]:
                         yield InputFile(name)
                 continue
         yield InputFile(spec)  # a missing path fails when read, with its name
+
+
+def own_output(path: str) -> str | None:
+    """What a folder tsum wrote (a walk skips it) is, named as an input: where its
+    replayed sessions are; None for any other path."""
+    if not (Path(path) / OUTPUT_MARKER).exists():
+        return None
+    compressed = Path(path) / "compressed"
+    where = f"; its replayed sessions are in {compressed}" if compressed.is_dir() else ""
+    return f"tsum's own output folder ({OUTPUT_MARKER}), never read as input{where}"
 
 
 def _walk(root: Path) -> tuple[list[str], list[str]]:

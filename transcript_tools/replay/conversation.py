@@ -37,6 +37,7 @@ from ..providers.executor import SummaryExecutor
 from .degenerate import every_unit_warning, overflow_warning
 from .parking import SessionCounts
 from .sizes import policy_sizes
+from .tips import fallback_window_warning
 
 
 def tool_oddities(messages: list[Message]) -> list[str]:
@@ -176,7 +177,8 @@ def _session_warnings(conv: Conversation, engine: SessionEngine) -> list[str]:
     if empty is not None:
         warnings.append(empty)
     cadence = fixed_cadence_warning(engine) or every_unit_warning(engine)
-    warnings.extend(w for w in (cadence, overflow_warning(engine)) if w)
+    found = (fallback_window_warning(conv, engine), cadence, overflow_warning(engine))
+    warnings.extend(w for w in found if w)
     return warnings
 
 

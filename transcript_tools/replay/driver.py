@@ -21,7 +21,7 @@ from ..engine.messages import Conversation
 from ..formats.corpus import CorpusReader
 from ..formats.inputs import InputFile, NameSet
 from ..providers.executor import SummaryExecutor
-from ..reporter import LOGGED, Reporter
+from ..reporter import LOGGED, Reporter, session_warning
 from .conversation import SessionResult, replay_conversation, session_counts
 from .parking import Parked, ParkFile, Rendered, SessionCounts, discard_parked
 
@@ -225,7 +225,7 @@ class ReplayDriver:
         stats.stream_units += counts.stream_units
         stats.model_room = max(stats.model_room, counts.model_room)
         for warning in counts.warnings:
-            self._warn(f"warning: {counts.path}: session {counts.session_id}: {warning}")
+            self._warn(session_warning(counts.path, counts.session_id, warning))
 
 
 class _Schedule:

@@ -9,6 +9,10 @@ about the log. The tip names the options that fit such a log instead.
 from __future__ import annotations
 
 from ..engine.config import Measure, RunSettings
+from ..engine.drive import model_room
+from ..engine.messages import Conversation
+from ..engine.session import SessionEngine
+from ..engine.windows import DEFAULT, POLICY, conversation_model
 
 # "far larger": the model took at least this many times the configured window
 FAR_LARGER = 2
@@ -33,4 +37,25 @@ def window_tip(model_room: int, run: RunSettings, fired: int) -> str | None:
         f"tsum: tip: these logs show a model taking up to {model_room:,} tokens of context, far "
         f"over the seed's default window of {window:,}, so the checkpoint fires from the first "
         f"turns; for the model's own window try {options}"
+    )
+
+
+def fallback_window_warning(conv: Conversation, engine: SessionEngine) -> str | None:
+    """``--max-context-tokens auto`` on a log that records no window and whose model
+    the window table does not know falls back to the policy's or the default window; say
+    so when the log's own calls read more than that (the schedule is not the model's),
+    else None."""
+    first = engine.decisions[0] if engine.decisions else None
+    source = first.get("max_context_tokens_from") if first else None
+    if first is None or source not in (POLICY, DEFAULT):
+        return None
+    window, largest = first["max_context_tokens"], model_room(conv)
+    if largest <= window:
+        return None
+    model = conversation_model(conv)
+    unknown = f"no documented window for {model}" if model else "no model named"
+    return (
+        f"--max-context-tokens auto: no window in the log and {unknown}, so the {source} "
+        f"window of {window:,} was used, but the log's calls read up to {largest:,} tokens: "
+        "the model's window is larger (give it with --max-context-tokens N)"
     )
