@@ -238,7 +238,8 @@ def test_the_seeds_row_is_measured_in_the_size_model_of_every_other_row(
     (engine/sized_view.py), or its retained tokens would stand on another scale: on this
     sample, which records usage, the seed's estimate of the original run read 3% above
     the billed figure every other row's original reads, and at 4,000 tokens its view
-    read 1.5k (-48%) in estimates, 1.9k (-31%) billed."""
+    read 1.5k (-48%) in estimates, 1.9k (-31%) billed; --drift's view tokens its first
+    summary freed and kept, 56 and 1,176 in estimates, are -46 and 967 billed."""
     from transcript_tools.compare import collect
 
     runs: dict[tuple[str, int], collect.ArmRun] = {}
@@ -253,7 +254,7 @@ def test_the_seeds_row_is_measured_in_the_size_model_of_every_other_row(
     for window in ("100000000", "4000"):
         code, out, _ = _run(
             "--policy", "seed,codex,aider", "--max-context-tokens", window, "--silent",
-            "--columns", "policy,retained",
+            "--columns", "policy,retained", "--drift",
         )  # fmt: skip
         assert code == 0
     never = {name: run for (name, window), run in runs.items() if window == 100000000}
@@ -264,6 +265,8 @@ def test_the_seeds_row_is_measured_in_the_size_model_of_every_other_row(
     assert runs["seed", 4000].original_retained == never["seed"].original_retained
     seed = next(line for line in out.splitlines() if line.startswith("seed"))
     assert "1.9k (-31 [-31, -31]%)" in seed, seed
+    first = next(line for line in out.splitlines() if line.split()[:2] == ["seed", "1"])
+    assert first.split()[-2:] == ["-46", "967"], first
 
 
 def test_retained_is_per_turn_for_a_policy_checking_after_each_call(tmp_path: Path) -> None:

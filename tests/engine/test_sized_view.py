@@ -18,7 +18,7 @@ from transcript_tools.engine.messages import (
 from transcript_tools.engine.policy_engine import with_policy
 from transcript_tools.engine.policy_toml import preset
 from transcript_tools.engine.session import SessionEngine
-from transcript_tools.engine.sized_view import SizedView, measured
+from transcript_tools.engine.sized_view import SizedView, measuring
 from transcript_tools.engine.sizes import ESTIMATES, SizeModel
 from transcript_tools.engine.slot import ContextSlot
 from transcript_tools.engine.tokens import estimate_message_tokens
@@ -77,6 +77,9 @@ def test_the_seeds_measure_through_billed_sizes_is_a_policys_on_the_same_view() 
     drive_without_summaries(conv, policy)
     billed = policy.accounting.current_context_tokens()
     assert billed != own
-    assert measured(seed, model)() == billed
-    assert measured(seed, None)() == own  # a log recording no sizes: the estimate
-    assert measured(policy, ESTIMATES)() == billed  # a policy slot: its own model
+    sized, measure = measuring(seed, model)
+    assert isinstance(sized, SizedView) and measure() == billed
+    assert sized.view_size() == policy.slot.view_size()
+    assert measuring(seed, None) == (seed.slot, seed.accounting.current_context_tokens)
+    # a policy slot: its own size model, whatever is given
+    assert measuring(policy, ESTIMATES) == (policy.slot, policy.accounting.current_context_tokens)

@@ -17,23 +17,28 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
+from .accounting import Measured
 from .messages import Message, SystemMessage
 from .session import SessionEngine
 from .sizes import SizeModel
 from .slot import ContextSlot
 
 
-def measured(engine: SessionEngine, sizes: SizeModel | None) -> Callable[..., int]:
-    """What a run's views are measured with (the view over the first ``end`` messages,
-    None: all): the engine's current measure, in its slot's size model; where the engine
-    runs the seed's slot (the seed, or a seed-shaped policy: its schedule the seed's, in
-    estimates), through ``sizes`` (the log's billed sizes, None: it records none), as a
-    policy slot measures its own."""
-    measure = engine.accounting.current_context_tokens
+def measuring(
+    engine: SessionEngine, sizes: SizeModel | None
+) -> tuple[Measured, Callable[..., int]]:
+    """What a run's views are sized through (``view_size``) and measured with (the view
+    over the first ``end`` messages, None: all): the engine's slot and current measure, in
+    its slot's size model; where the engine runs the seed's slot (the seed, or a
+    seed-shaped policy: its schedule the seed's, in estimates), a ``SizedView`` of it in
+    ``sizes`` (the log's billed sizes; None: it records none), as a policy slot sizes and
+    measures its own."""
     slot = engine.slot
+    measure = engine.accounting.current_context_tokens
     if sizes is None or not isinstance(slot, ContextSlot):
-        return measure
-    return partial(measure, through=SizedView(slot, sizes))
+        return slot, measure
+    sized = SizedView(slot, sizes)
+    return sized, partial(measure, through=sized)
 
 
 @dataclass(slots=True)

@@ -22,7 +22,7 @@ from ..engine.records import SummaryRecord, summary_ok, unit_key
 from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.rules import FIRED, fixed_cadence
 from ..engine.session import SessionEngine
-from ..engine.sized_view import measured
+from ..engine.sized_view import measuring
 from ..engine.tokens import estimate_text_tokens
 from ..replay.sizes import log_sizes, policy_sizes
 from .config import ConfigOutcome, SweepConfig
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..cost.prices import Pricer
+    from ..engine.accounting import Measured
     from ..engine.sizes import SizeModel
     from ..eval.checkpoints import SummaryReplacement
     from ..eval.score import ConversationProbes
@@ -64,11 +65,11 @@ async def evaluate_engine(
     engine.digest_prompts = False  # each prompt is read from its request (``prompts``)
     checks = ViewChecks() if cfg.policy is not None else None
     replaced: list[SummaryReplacement] = []  # the seed's grid: its summaries (_action_hooks)
-    actions = _action_hooks(conv, engine, shared, cfg, replaced)
+    sized, view = measuring(engine, shared.log_sizes(conv) if cfg.policy is not None else None)
+    actions = _action_hooks(conv, engine, shared, cfg, replaced, sized)
     curve: list[int] = []
     peak = 0
     measured_end = profile.measured_end
-    view = measured(engine, shared.log_sizes(conv) if cfg.policy is not None else None)
 
     def measure(_number: int) -> None:
         nonlocal peak
@@ -80,7 +81,7 @@ async def evaluate_engine(
     prompts: list[str] = []  # per summary request (each makes one summary record): its prompt
 
     async def execute(request: SummaryRequest, _left: int) -> SummaryOutcome:
-        views_before.append(engine.slot.view_size()[1])
+        views_before.append(sized.view_size()[1])
         prompts.append(request.prompt)
         return await executor.execute(request)
 
@@ -274,6 +275,7 @@ def _action_hooks(
     shared: SharedWork,
     cfg: SweepConfig,
     replaced: list[SummaryReplacement],
+    sized: Measured,
 ) -> Any:
     """eval's scorer on this run (None: Full mode without a policy, nothing replaced):
     with --policy every action scored as eval --policy scores it (eval/policy_probes.py),
@@ -292,7 +294,7 @@ def _action_hooks(
     scorer.whole_view = shared.whole_view
     scorer.detail = False  # the sweep reads each action's view counts only
     on_replacement = replaced.append if cfg.policy is None else None
-    return ActionHooks(engine, scorer, lambda _record: None, on_replacement)
+    return ActionHooks(engine, scorer, lambda _record: None, on_replacement, sized=sized)
 
 
 @dataclass(slots=True)
