@@ -19,7 +19,15 @@ from transcript_tools.cli.main import _load
 from transcript_tools.providers.factory import ProviderOptions
 
 # how the command prints (the library hands every warning to its caller: `warn`)
-SHOWN_ONLY = {"silent", "as_json", "as_csv", "markdown", "max_diff_lines", "warnings_mode"}
+SHOWN_ONLY = {
+    "silent",
+    "as_json",
+    "as_csv",
+    "markdown",
+    "max_diff_lines",
+    "warnings_mode",
+    "with_errors",  # inspect --json's shape: InspectResult.to_json, the library's
+}
 # the CLI's parameter name -> the function's keyword
 RENAMED = {
     "prompt_spec": "prompt",

@@ -160,6 +160,49 @@ def test_command_bad_file_is_one_line_and_exit_3() -> None:
     assert result.stderr.splitlines()[-1] == "3 sessions in 2 files, 1 failed"
 
 
+def test_json_with_errors_names_every_file_it_leaves_out(tmp_path: Path) -> None:
+    """--json's list names sessions only: a file that failed, or that a directory walk
+    skipped, was only on stderr. --with-errors wraps the same list in an object that
+    names them too (on a pool of workers alike)."""
+    shutil.copy(FIXTURES / "representative_codex.jsonl", tmp_path / "a.jsonl")
+    bad = tmp_path / "b.jsonl"  # its first conversation is read, then line 2 fails
+    shutil.copy(FIXTURES / "malformed_sharegpt.jsonl", bad)
+    (tmp_path / "manifest.json").write_text('{"version": 1}')
+    missing = tmp_path / "gone.jsonl"
+    listed = invoke("--json", str(tmp_path), str(missing))
+    assert listed.exit_code == 3
+    sessions = orjson.loads(listed.stdout)
+    assert all("error" not in s for s in sessions) and len(sessions) == 2
+    for workers in ("1", "2"):
+        result = invoke(
+            "--json", "--with-errors", "--workers", workers, str(tmp_path), str(missing)
+        )
+        assert result.exit_code == 3
+        assert result.stderr == listed.stderr
+        doc = orjson.loads(result.stdout)
+        assert doc["sessions"] == sessions  # the list's entries, unchanged
+        assert (doc["files"], doc["failed"]) == (4, 2)
+        assert [(e["path"], e["line"], e["item"]) for e in doc["errors"]] == [
+            (str(bad), 2, None),
+            (str(missing), None, None),
+        ]
+        assert doc["errors"][0]["error"].startswith("conversations[1]: unknown 'from' 'robot'")
+        assert doc["errors"][1]["error"] == "no such file"
+        manifest = str(tmp_path / "manifest.json")
+        assert doc["skipped"] == [
+            {
+                "path": manifest,
+                "warnings": [f"{manifest}: not a transcript tsum can read (skipped)"],
+            }
+        ]
+
+
+def test_with_errors_needs_json() -> None:
+    result = invoke("--with-errors", str(FIXTURES / "representative_codex.jsonl"))
+    assert result.exit_code == 2
+    assert "--with-errors shapes the output of --json: give --json too" in result.stderr
+
+
 def test_command_skip_bad_lines_and_force_format(tmp_path: Path) -> None:
     result = invoke(
         "--skip-bad-lines", "--format", "sharegpt", str(FIXTURES / "malformed_sharegpt.jsonl")

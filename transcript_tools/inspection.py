@@ -199,8 +199,9 @@ class InspectRun:
     """Inspect files and directories; iterate it for one SessionInfo per session.
 
     Bad input (``InputError``) goes to ``error`` and the other files go on; ``failed``
-    counts the files that failed. In a directory, a file whose format cannot be told is
-    a warning, not a failure.
+    counts the files that failed, ``errors`` keeps their errors. In a directory, a file
+    whose format cannot be told is a warning, not a failure: ``skipped`` keeps each file
+    read without a session or an error, with what reading it printed.
     """
 
     paths: list[str]
@@ -211,6 +212,14 @@ class InspectRun:
     files: int = 0
     failed: int = 0
     sessions: int = 0
+    errors: list[InputError] = field(default_factory=list)
+    skipped: list[SkippedFile] = field(default_factory=list)
+
+    def fail(self, exc: InputError) -> None:
+        """A file that failed: counted, kept, and said (``error``)."""
+        self.failed += 1
+        self.errors.append(exc)
+        self.error(exc)
 
     def __iter__(self) -> Iterator[SessionInfo]:
         said: list[str] = []  # what reading a file printed since its last session
@@ -224,6 +233,7 @@ class InspectRun:
             source = Source(item.path, skip_bad_lines=self.skip_bad_lines, warn=warn)
             self.files += 1  # every input file, read or skipped, as CorpusReader counts
             last: SessionInfo | None = None  # the file's latest session: later warnings join it
+            failed = False
             try:
                 for conv in read_input(source, self.fmt, from_directory=item.from_directory):
                     self.sessions += 1
@@ -232,10 +242,12 @@ class InspectRun:
                     said.clear()
                     yield last
             except InputError as exc:
-                self.failed += 1
-                self.error(exc)
+                failed = True
+                self.fail(exc)
             if last is not None:
                 last.file_warnings.extend(said)
+            elif not failed:
+                self.skipped.append(SkippedFile(source.display, list(said)))
 
 
 # ---- on a pool or Ray (inspect --workers / --ray) ---------------------------------------
@@ -246,6 +258,7 @@ class InspectPart:
     events: list[tuple[str, Any]]
     files: int
     names: set[str] = field(default_factory=set)
+    skipped: list[SkippedFile] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -270,7 +283,7 @@ class InspectJob:
         )
         for info in run:
             events.append((SESSION, info))
-        return InspectPart(events, run.files)
+        return InspectPart(events, run.files, skipped=run.skipped)
 
 
 def iter_inspect(run: InspectRun, backend: Backend) -> Iterator[SessionInfo]:
@@ -286,21 +299,33 @@ def iter_inspect(run: InspectRun, backend: Backend) -> Iterator[SessionInfo]:
                 run.warn(value)
             elif kind == ERROR:
                 cls, path, line, message, item = value
-                run.failed += 1
-                run.error(cls(path, line, message, item=item))
+                run.fail(cls(path, line, message, item=item))
             else:
                 run.sessions += 1
                 yield value
         run.files += part.files
+        run.skipped += part.skipped
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFile:
+    """A file read without a session or an error (in a directory: not a transcript, a
+    binary file; or a log holding no session), and what reading it printed."""
+
+    path: str
+    warnings: list[str]
 
 
 @dataclass(slots=True)
 class InspectResult:
-    """Every session's ``SessionInfo``, in input order, and the counts of the run."""
+    """Every session's ``SessionInfo``, in input order, and the counts of the run; the
+    files that failed (``errors``) and those read without a session (``skipped``)."""
 
     sessions: list[SessionInfo]
     files: int = 0
     failed: int = 0  # files that could not be read
+    errors: list[InputError] = field(default_factory=list)
+    skipped: list[SkippedFile] = field(default_factory=list)
 
     def __repr__(self) -> str:  # counts, not every session's statistics
         return f"<InspectResult {len(self.sessions)} session(s) in {self.files} file(s), {self.failed} failed>"
@@ -308,6 +333,21 @@ class InspectResult:
     @property
     def ok(self) -> bool:
         return not self.failed and bool(self.sessions)
+
+    def to_json(self) -> dict[str, Any]:
+        """``tsum inspect --json --with-errors``: the sessions (``--json``'s list, each
+        entry as there), the counts, and every file that gave no session or failed, so
+        that the document alone says what it leaves out (docs/cli.md, docs/formats.md)."""
+        return {
+            "sessions": [info.to_json() for info in self.sessions],
+            "files": self.files,
+            "failed": self.failed,
+            "errors": [
+                {"path": e.path, "line": e.line, "item": e.item, "error": e.message}
+                for e in self.errors
+            ],
+            "skipped": [{"path": s.path, "warnings": s.warnings} for s in self.skipped],
+        }
 
 
 def inspect_paths(
@@ -333,4 +373,4 @@ def inspect_paths(
             warn(session_warning(info.path, info.session_id, warning))
         if on_session is not None:
             on_session(info)
-    return InspectResult(infos, run.files, run.failed)
+    return InspectResult(infos, run.files, run.failed, run.errors, run.skipped)

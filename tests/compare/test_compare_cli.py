@@ -206,8 +206,8 @@ def test_a_policy_that_never_acts_keeps_the_original_retained_tokens_exactly(
 ) -> None:
     """The original a policy's retained tokens are paired with is measured as the policy
     measures its own view (its engine and the log's size model, nothing acting): at a
-    window no view reaches, codex and claude-code change nothing, so they read 0
-    (the seed's estimates read 3% more on this sample, which records usage)."""
+    window no view reaches, codex and claude-code change nothing, so they read 0; the
+    seed's row too, measured as theirs (next test)."""
     from transcript_tools.compare import collect
 
     runs: list[tuple[str, collect.ArmRun]] = []
@@ -228,6 +228,45 @@ def test_a_policy_that_never_acts_keeps_the_original_retained_tokens_exactly(
         assert run.retained == run.original_retained, name
     codex = next(line for line in out.splitlines() if line.startswith("codex "))
     assert "(+0 [+0, +0]%)" in codex
+
+
+def test_the_seeds_row_is_measured_in_the_size_model_of_every_other_row(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The seed's own path sizes its view by estimates (its replay and sweep outputs stay
+    so); in a comparison its row is measured as every policy's, in the log's billed sizes
+    (engine/sized_view.py), or its retained tokens would stand on another scale: on this
+    sample, which records usage, the seed's estimate of the original run read 3% above
+    the billed figure every other row's original reads, and at 4,000 tokens its view
+    read 1.5k (-48%) in estimates, 1.9k (-31%) billed; --drift's view tokens its first
+    summary freed and kept, 56 and 1,176 in estimates, are -46 and 967 billed."""
+    from transcript_tools.compare import collect
+
+    runs: dict[tuple[str, int], collect.ArmRun] = {}
+    real = collect.arm_run
+
+    def kept(cfg: Any, outcome: Any, profile: Any) -> collect.ArmRun:
+        run = real(cfg, outcome, profile)
+        runs[cfg.policy.name, cfg.max_context_tokens] = run
+        return run
+
+    monkeypatch.setattr(collect, "arm_run", kept)
+    for window in ("100000000", "4000"):
+        code, out, _ = _run(
+            "--policy", "seed,codex,aider", "--max-context-tokens", window, "--silent",
+            "--columns", "policy,retained", "--drift",
+        )  # fmt: skip
+        assert code == 0
+    never = {name: run for (name, window), run in runs.items() if window == 100000000}
+    assert never["seed"].fires == 0 and never["seed"].retained == never["seed"].original_retained
+    # one original run, one size model: the seed's (turns) is aider's, and codex's per turn
+    originals = {name: round(run.original_retained, 6) for name, run in never.items()}
+    assert originals["seed"] == originals["aider"] == originals["codex"], originals
+    assert runs["seed", 4000].original_retained == never["seed"].original_retained
+    seed = next(line for line in out.splitlines() if line.startswith("seed"))
+    assert "1.9k (-31 [-31, -31]%)" in seed, seed
+    first = next(line for line in out.splitlines() if line.split()[:2] == ["seed", "1"])
+    assert first.split()[-2:] == ["-46", "967"], first
 
 
 def test_retained_is_per_turn_for_a_policy_checking_after_each_call(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import click
 import orjson
 
 from ..errors import InputError, error_line
-from ..inspection import SessionInfo, inspect_paths
+from ..inspection import InspectResult, SessionInfo, inspect_paths
 from ..present.table import text_table
 from ..settings import settings_values
 from ..terminal import echo, escape_controls
@@ -105,12 +105,24 @@ def render_table(infos: list[SessionInfo]) -> str:
     return "\n".join(text_table(rows, left, strip=True))
 
 
+def _show(done: InspectResult, as_json: bool, with_errors: bool) -> None:
+    """stdout: --json's list of sessions (--with-errors: the object that also names every
+    file it leaves out), else the table and what fills the context."""
+    if as_json:
+        doc = done.to_json() if with_errors else [i.to_json() for i in done.sessions]
+        click.echo(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
+    elif done.sessions:
+        echo(render_table(done.sessions))
+        echo(render_context(done.sessions))
+
+
 @click.command(
     "inspect",
     cls=TsumCommand,
     epilog=examples(
         "tsum inspect samples/",
         "tsum inspect ~/.claude/projects/ --json > inventory.json",
+        "tsum inspect corpus/ --json --with-errors > inventory.json",
         "tsum inspect corpus/ --format codex --skip-bad-lines",
     ),
 )
@@ -122,6 +134,14 @@ def render_table(infos: list[SessionInfo]) -> str:
     help="Print a JSON list, one object per session; its warnings are every warning the"
     " text run prints for it (the file's, while it was read, and its own).",
 )
+@click.option(
+    "--with-errors",
+    is_flag=True,
+    help="With --json: print one object instead of the list, {sessions: the list, files,"
+    " failed, errors: [{path, line, item, error}] for each file that failed, skipped:"
+    " [{path, warnings}] for each file read without a session}: the JSON alone names"
+    " every file it leaves out.",
+)
 @format_option
 @click.option("--skip-bad-lines", is_flag=True, help="Warn about unreadable lines and go on.")
 @config_option
@@ -132,6 +152,7 @@ def inspect_command(
     ctx: click.Context,
     paths: tuple[str, ...],
     as_json: bool,
+    with_errors: bool,
     fmt: str | None,
     skip_bad_lines: bool,
     config_path: Path | None,
@@ -156,6 +177,8 @@ def inspect_command(
     """
     from ..parallel.pool import backend_for
 
+    if with_errors and not as_json:
+        raise click.UsageError("--with-errors shapes the output of --json: give --json too")
     stderr = RunStderr(list(paths), desc="inspect", silent=False, warnings_mode=warnings_mode)
 
     def error(exc: InputError) -> None:
@@ -177,11 +200,7 @@ def inspect_command(
     )
     stderr.close()
     infos, run = done.sessions, done
-    if as_json:
-        click.echo(orjson.dumps([i.to_json() for i in infos], option=orjson.OPT_INDENT_2).decode())
-    elif infos:
-        echo(render_table(infos))
-        echo(render_context(infos))
+    _show(done, as_json, with_errors)
     failed = f", {run.failed} failed" if run.failed else ""
     echo(f"{len(infos)} sessions in {run.files} files{failed}", err=True)
     finish(

@@ -112,7 +112,8 @@ COLUMNS: tuple[Column, ...] = (
         "retained",
         "retained",
         "mean tokens the model is sent per turn, and their change "
-        "against the baseline (%, 95% interval)",
+        "against the baseline (%, 95% interval); every row, the seed's too, in the log's "
+        "billed sizes where it records usage, else in estimates",
         _retained,
     ),
     Column("over", "over", "conversations with a view over the window", lambda r: str(r.overflow)),

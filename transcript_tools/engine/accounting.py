@@ -8,13 +8,14 @@ appended through it opens that unit's decision record, which the checkpoint comp
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Protocol
 
 from .kinds import TriggerMeasure
 from .messages import SYNTHETIC_MODEL, AssistantMessage, Message, Usage
 from .policy import Policy
 from .records import DecisionRecord
 from .seed_defaults import SUMMARY_MAX_TOKENS
+from .sizes import SizeModel
 from .slot import Slot
 from .tokens import conversation_tokens
 
@@ -36,8 +37,9 @@ class TurnAccounting:
     recorded_calls: int = 0
     # --measure current: the latest recorded call (prompt + output tokens) and the slot
     # index just after its message; later views are measured from there.
-    _anchor_tokens: int | None = None
+    _anchor_tokens: int | None = None  # ``anchor_tokens`` in the slot's own size model
     _anchor_end: int = 0
+    _anchor: tuple[Usage, AssistantMessage] | None = None  # that call: its usage, its message
 
     def append_turn(
         self, messages: list[Message], annotations: DecisionRecord | None
@@ -81,9 +83,8 @@ class TurnAccounting:
                 output_tokens += prefix[index] - before
                 estimated += 1
         if anchor_usage is not None and anchor_message is not None:
-            # in billed tokens where the slot's size model has them (engine/sizes.py)
-            output = slot.sizes.output_of(anchor_message, anchor_usage.output_tokens)
-            self._anchor_tokens = anchor_usage.input_tokens + output
+            self._anchor = anchor_usage, anchor_message
+            self._anchor_tokens = self.anchor_tokens(slot.sizes)
             self._anchor_end = anchor_end
         cost = self.cost_so_far
         if recorded or estimated:  # step 5; summary calls never enter it
@@ -125,7 +126,17 @@ class TurnAccounting:
             record.update(annotations)
         return record
 
-    def current_context_tokens(self, end: int | None = None) -> int:
+    def anchor_tokens(self, sizes: SizeModel) -> int | None:
+        """The latest call with recorded usage: its prompt plus its output, the output in
+        ``sizes`` (billed where the size model has them: engine/sizes.py); None before it."""
+        if self._anchor is None:
+            return None
+        usage, message = self._anchor
+        return usage.input_tokens + sizes.output_of(message, usage.output_tokens)
+
+    def current_context_tokens(
+        self, end: int | None = None, through: Measured | None = None
+    ) -> int:
         """``--measure current``: the size of the view the model is sent next turn.
 
         Anchored on the latest call with recorded usage: its prompt plus its output
@@ -139,14 +150,19 @@ class TurnAccounting:
         ``end``: the view over the first ``end`` messages only (the latest recorded call
         must lie within them): peaks measure the view up to the last model call
         (``rules.last_call_end``).
+
+        ``through``: the slot's view measured in another size model than the slot's own (a
+        seed run's view in the log's billed sizes: engine/sized_view.py); the schedule,
+        which read the slot's own, is untouched.
         """
-        slot = self.slot
+        slot: Measured = self.slot if through is None else through
         view = slot.view_size(end)[1]
-        if self._anchor_tokens is None:  # the size model's hidden prefix (engine/sizes.py)
+        anchor = self._anchor_tokens if through is None else self.anchor_tokens(slot.sizes)
+        if anchor is None:  # the size model's hidden prefix (engine/sizes.py)
             return view + slot.sizes.hidden
         end = len(slot.messages) if end is None else end
         # the messages since the anchor, less the whole history: less those before it
-        anchored = self._anchor_tokens + view - slot.token_prefix(end)[self._anchor_end]
+        anchored = anchor + view - slot.token_prefix(end)[self._anchor_end]
         # Never below the view itself: after the original agent compacted, its recorded
         # prompts no longer hold the history tsum's slot still has. (Its messages only: a
         # log that restarted unmarked, an older Claude Code's continuation, would put the
@@ -167,6 +183,20 @@ class TurnAccounting:
         if self.policy.trigger.measure is TriggerMeasure.CONVERSATION:
             return conversation_tokens(self.slot.load_messages())
         return self.current_context_tokens()
+
+
+class Measured(Protocol):
+    """What the current measure reads of a slot (``TurnAccounting.current_context_tokens``):
+    a ``Slot``, or a seed slot's view in another size model (``sized_view.SizedView``)."""
+
+    @property
+    def messages(self) -> list[Message]: ...  # the whole history
+    @property
+    def sizes(self) -> SizeModel: ...
+    @property
+    def restarted(self) -> bool: ...
+    def view_size(self, upto: int | None = None) -> tuple[int, int]: ...
+    def token_prefix(self, upto: int) -> list[int]: ...
 
 
 def _source(recorded: int, estimated: int) -> str:

@@ -160,7 +160,7 @@ class ContextSlot:
             return None
         return SystemMessage(f"{self.marker} {self.summary_override}")
 
-    def _window(self, upto: int | None) -> tuple[int, int, SystemMessage | None]:
+    def view_window(self, upto: int | None) -> tuple[int, int, SystemMessage | None]:
         """(end, start, summary) of the view over messages[:upto]: the system messages
         before ``start``, messages[start:end], then the summary; no summary (Full mode, or
         Focused before any): the whole of messages[:end]. The one home of the view's shape."""
@@ -175,7 +175,7 @@ class ContextSlot:
 
         ``upto``: the view over messages[:upto] only — the prompt of a model call made
         before the rest of its unit was appended (the cost model prices each call)."""
-        end, start, summary = self._window(upto)
+        end, start, summary = self.view_window(upto)
         if summary is None:
             return self.messages[:end]
         head = [m for m in self.messages[:start] if isinstance(m, SystemMessage)]
@@ -183,7 +183,7 @@ class ContextSlot:
 
     def view_entries(self, upto: int | None = None) -> list[ViewEntry]:
         """``load_messages(upto)``, each message with its history index (None: the summary)."""
-        end, start, summary = self._window(upto)
+        end, start, summary = self.view_window(upto)
         messages = self.messages
         if summary is None:
             return list(enumerate(messages[:end]))
@@ -249,7 +249,7 @@ class ContextSlot:
 
     def view_size(self, upto: int | None = None) -> tuple[int, int]:
         """(messages, estimated tokens) of ``load_messages()`` over messages[:upto]."""
-        end, start, summary = self._window(upto)
+        end, start, summary = self.view_window(upto)
         if len(self._tokens_prefix) <= end:
             self._extend_prefix(end)
         if summary is None:

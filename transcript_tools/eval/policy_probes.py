@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from ..engine.accounting import Measured
 from ..engine.drive import drive_conversation
 from ..engine.messages import Conversation, Message
 from ..engine.policy_engine import _ranges as ranges
@@ -275,6 +276,9 @@ class ActionHooks:
     scorer: ActionScorer
     on_record: Callable[[ScoreRecord], None]
     on_replacement: Callable[[SummaryReplacement], None] | None = None
+    # what ``view_tokens_after`` sizes the view through (None: the engine's slot; the
+    # sweep's seed row: its view in the log's billed sizes, engine/sized_view.py)
+    sized: Measured | None = None
     failed: int = 0
     replaced: int = 0  # slot.replaced grows exactly when a pre-pass clears something
     prepass: ScoreRecord | None = None
@@ -285,10 +289,14 @@ class ActionHooks:
         if len(slot.replaced) > self.replaced:
             self.replaced = len(slot.replaced)
             extra: ScoreRecord = {
-                "view_tokens_after": slot.view_size()[1],
+                "view_tokens_after": self.view_tokens(),
                 **_uncompacted(slot, end),
             }
             self.prepass = self.scorer.score(PREPASS, -1, slot.view_entries(), end, extra)
+
+    def view_tokens(self) -> int:
+        """The view's tokens now, as ``sized`` sizes them (else the engine's slot)."""
+        return (self.engine.slot if self.sized is None else self.sized).view_size()[1]
 
     def flush_prepass(self) -> None:
         """The unit's pre-pass record, once its decision record (turn, the pre-pass's
@@ -321,7 +329,7 @@ class ActionHooks:
         end = len(slot.messages)
         extra: ScoreRecord = {
             "view_tokens_before": summary.get("view_tokens_before"),
-            "view_tokens_after": slot.view_size()[1],
+            "view_tokens_after": self.view_tokens(),
             **_uncompacted(slot, end),
             "summary": text,
             "model": summary.get("model"),

@@ -22,6 +22,7 @@ from ..engine.records import SummaryRecord, summary_ok, unit_key
 from ..engine.requests import SummaryOutcome, SummaryRequest
 from ..engine.rules import FIRED, fixed_cadence
 from ..engine.session import SessionEngine
+from ..engine.sized_view import measuring
 from ..engine.tokens import estimate_text_tokens
 from ..replay.sizes import log_sizes, policy_sizes
 from .config import ConfigOutcome, SweepConfig
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..cost.prices import Pricer
+    from ..engine.accounting import Measured
     from ..engine.sizes import SizeModel
     from ..eval.checkpoints import SummaryReplacement
     from ..eval.score import ConversationProbes
@@ -63,14 +65,14 @@ async def evaluate_engine(
     engine.digest_prompts = False  # each prompt is read from its request (``prompts``)
     checks = ViewChecks() if cfg.policy is not None else None
     replaced: list[SummaryReplacement] = []  # the seed's grid: its summaries (_action_hooks)
-    actions = _action_hooks(conv, engine, shared, cfg, replaced)
+    sized, view = measuring(engine, shared.log_sizes(conv) if cfg.policy is not None else None)
+    actions = _action_hooks(conv, engine, shared, cfg, replaced, sized)
     curve: list[int] = []
     peak = 0
     measured_end = profile.measured_end
 
     def measure(_number: int) -> None:
         nonlocal peak
-        view = engine.accounting.current_context_tokens  # what the model is sent next turn
         curve.append(view())
         past = len(engine.slot.messages) > measured_end  # a peak: up to the last call only
         peak = max(peak, view(measured_end) if past else curve[-1])
@@ -79,7 +81,7 @@ async def evaluate_engine(
     prompts: list[str] = []  # per summary request (each makes one summary record): its prompt
 
     async def execute(request: SummaryRequest, _left: int) -> SummaryOutcome:
-        views_before.append(engine.slot.view_size()[1])
+        views_before.append(sized.view_size()[1])
         prompts.append(request.prompt)
         return await executor.execute(request)
 
@@ -158,9 +160,8 @@ def _original_figures(
     settings: ReplaySettings,
     shared: SharedWork,
 ) -> None:
-    """A policy's run (``cfg.policy``; else nothing): the original run as the policy
-    measures its own view (``SharedWork.original_views``), per unit where the policy runs
-    its own slot (a seed-shaped one runs the seed's: the profile's figures are its); and
+    """A policy's run (``cfg.policy``, the seed's too; else nothing): the original run as
+    the policy measures its own view (``SharedWork.original_views``), per unit; and
     the mean view per turn with its actions (``result.curve``, per unit) and without them,
     each the view after the turn's last unit (``per_turn``): one unit for every policy,
     whether it checks after each turn or each call."""
@@ -168,8 +169,7 @@ def _original_figures(
         return
     units = [(start, start + len(messages)) for start, messages in turns]
     original, peak = shared.original_views(settings, units)
-    if settings.policy is not None:
-        result.original = (original, peak)
+    result.original = (original, peak)
     with_actions = per_turn(conv, turns, result.curve or [], cfg.checkpoint)
     without = per_turn(conv, turns, original, cfg.checkpoint)
     n = max(len(without), 1)
@@ -275,6 +275,7 @@ def _action_hooks(
     shared: SharedWork,
     cfg: SweepConfig,
     replaced: list[SummaryReplacement],
+    sized: Measured,
 ) -> Any:
     """eval's scorer on this run (None: Full mode without a policy, nothing replaced):
     with --policy every action scored as eval --policy scores it (eval/policy_probes.py),
@@ -293,7 +294,7 @@ def _action_hooks(
     scorer.whole_view = shared.whole_view
     scorer.detail = False  # the sweep reads each action's view counts only
     on_replacement = replaced.append if cfg.policy is None else None
-    return ActionHooks(engine, scorer, lambda _record: None, on_replacement)
+    return ActionHooks(engine, scorer, lambda _record: None, on_replacement, sized=sized)
 
 
 @dataclass(slots=True)
@@ -308,7 +309,7 @@ class SharedWork:
     whole_view: bool = False  # score recall over the whole view too (eval/view_recall.py)
     _sizes: list[SizeModel | None] = field(default_factory=list)  # [] until asked
     _probes: ConversationProbes | None = None
-    # original_views': by unit kind and slot (the seed's, in estimates, or a policy's)
+    # original_views': by unit kind and slot (a policy's, or the seed's in a policy slot)
     _original: dict[tuple[Checkpoint, bool], tuple[list[int], int]] = field(default_factory=dict)
 
     def log_sizes(self, conv: Conversation) -> SizeModel | None:
@@ -322,21 +323,23 @@ class SharedWork:
     ) -> tuple[list[int], int]:
         """After each of ``units``, the view the original run sends, and its peak
         (``simulate.peak_views``), measured as a
-        policy run with ``settings`` measures its own (``measure`` in evaluate_engine):
-        the same engine, slot and size model (``policy_sizes``) with nothing acting, no
-        summary and no pre-pass. A policy that never acts reads it exactly; the
-        profile's figure is the seed's, in estimates. Once per unit kind and slot: a
-        seed-shaped policy runs the seed's (``with_policy``), measured in estimates."""
+        policy run with ``settings`` measures its own (``sized_view.measured``): the same size
+        model (``policy_sizes``), its slot with nothing acting, no summary and no
+        pre-pass. A policy that never acts reads it exactly. A seed-shaped policy
+        (``with_policy``: the seed's slot, ``settings.policy`` None) is measured in the
+        log's billed sizes as every other policy: the seed's policy in a policy slot,
+        idle, whose view is the whole history as the seed's is before a summary (the
+        profile's figures are the seed's own, in estimates). Once per unit kind and slot."""
         key = (settings.checkpoint, settings.policy is None)
         if key not in self._original:
             from ..engine.drive import drive_without_summaries
             from ..engine.policy import PrePass, Trigger
+            from ..engine.policy_engine import seed_policy
 
-            # a seed-shaped policy runs the seed's slot (``with_policy``): nothing to idle.
             # The trigger is the default's: a policy of no pre-pass and no trigger is
             # refused, and with no SummaryConfig no trigger fires.
-            policy = settings.policy
-            idle = policy and replace(policy, prepass=PrePass(), trigger=Trigger())
+            policy = settings.policy or seed_policy(settings.summary, settings)
+            idle = replace(policy, prepass=PrePass(), trigger=Trigger())
             settings = replace(settings, summary=None, measure=Measure.CURRENT, policy=idle)
             engine = SessionEngine(
                 self.conv.session_id,
