@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.support.corpus import CORPUS, FIXTURES
-from transcript_tools.cli.inspect_cmd import inspect_command
+from transcript_tools.cli.main import cli
 from transcript_tools.engine.messages import (
     AssistantMessage,
     Compaction,
@@ -103,7 +103,9 @@ def test_run_over_a_directory_warns_about_unknown_files(tmp_path: Path) -> None:
 
 
 def invoke(*args: str) -> object:
-    return CliRunner().invoke(inspect_command, list(args))
+    # through the group, as a user runs it: a command invoked alone keeps a help option
+    # without -h, which the docs test (tests/cli/test_cli_docs.py) would then read
+    return CliRunner().invoke(cli, ["inspect", *args])
 
 
 def test_command_prints_a_table() -> None:

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from tests.support.corpus import FIXTURES, read
 from tests.support.detection import detect_format
-from transcript_tools.cli.inspect_cmd import inspect_command
+from transcript_tools.cli.main import cli
 from transcript_tools.engine.messages import ToolResultMessage
 from transcript_tools.formats.source import Source
 
@@ -22,7 +22,7 @@ LOG = FIXTURES / "edge_cases_inspect_compaction.json"
 
 
 def inspect_json(path: Path) -> dict[str, dict[str, Any]]:
-    result = CliRunner().invoke(inspect_command, ["--json", "--workers", "1", str(path)])
+    result = CliRunner().invoke(cli, ["inspect", "--json", "--workers", "1", str(path)])
     assert result.exit_code == 0, result.output
     return {row["session_id"]: row for row in json.loads(result.stdout)}
 
@@ -95,7 +95,7 @@ def test_a_zip_that_is_not_an_eval_log_is_still_named(tmp_path: Path) -> None:
 
 def test_forced_on_another_format_or_without_samples(tmp_path: Path) -> None:
     path = FIXTURES / "representative_pi.jsonl"
-    result = CliRunner().invoke(inspect_command, ["--format", "inspect-ai", str(path)])
+    result = CliRunner().invoke(cli, ["inspect", "--format", "inspect-ai", str(path)])
     assert f"{path}:1: not an inspect_ai eval log (no 'eval')" in result.stderr
     header_only = json.loads(LOG.read_text(encoding="utf-8"))
     del header_only["samples"]

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.support.fake_llm_server import isolate_env
-from transcript_tools.cli.cache_cmd import cache_group
+from transcript_tools.cli.main import cli
 from transcript_tools.cli.setting_options import provider_options
 from transcript_tools.engine.messages import Usage
 from transcript_tools.engine.requests import SummaryRequest, SummaryResponse
@@ -432,12 +432,12 @@ def test_provider_options_defaults_and_env_vars() -> None:
 def test_cache_commands(tmp_path: Path) -> None:
     runner = CliRunner()
     path = tmp_path / "c.sqlite3"
-    assert runner.invoke(cache_group, ["path"]).output.strip() == str(
+    assert runner.invoke(cli, ["cache", "path"]).output.strip() == str(
         tmp_path / "home" / "cache.sqlite3"
     )
-    assert runner.invoke(cache_group, ["path", "--cache", str(path)]).output.strip() == str(path)
+    assert runner.invoke(cli, ["cache", "path", "--cache", str(path)]).output.strip() == str(path)
 
-    empty = runner.invoke(cache_group, ["stats", "--json", "--cache", str(path)])
+    empty = runner.invoke(cli, ["cache", "stats", "--json", "--cache", str(path)])
     # inspecting creates nothing
     assert orjson.loads(empty.stdout)["entries"] == 0 and not path.exists()
 
@@ -445,18 +445,18 @@ def test_cache_commands(tmp_path: Path) -> None:
         identity = {"provider": "anthropic", "model": "claude-haiku-4-5"}
         for i in range(3):
             cache.put(cache_key(identity, str(i), 1024), identity, SummaryResponse("s", "m"))
-    stats = runner.invoke(cache_group, ["stats", "--json", "--cache", str(path)])
+    stats = runner.invoke(cli, ["cache", "stats", "--json", "--cache", str(path)])
     data = orjson.loads(stats.stdout)
     assert data["entries"] == 3 and data["by_model"] == [
         {"provider": "anthropic", "model": "claude-haiku-4-5", "entries": 3}
     ]
-    text = runner.invoke(cache_group, ["stats", "--cache", str(path)]).stdout
+    text = runner.invoke(cli, ["cache", "stats", "--cache", str(path)]).stdout
     assert "entries: 3" in text and "anthropic  claude-haiku-4-5  3" in text
 
-    cleared = runner.invoke(cache_group, ["clear", "--cache", str(path)])
+    cleared = runner.invoke(cli, ["cache", "clear", "--cache", str(path)])
     assert cleared.exit_code == 0 and cleared.stdout == ""
     assert "removed 3 cached responses" in cleared.stderr
-    stats = runner.invoke(cache_group, ["stats", "--json"], env={"TSUM_CACHE": str(path)})
+    stats = runner.invoke(cli, ["cache", "stats", "--json"], env={"TSUM_CACHE": str(path)})
     assert orjson.loads(stats.stdout)["entries"] == 0
 
 
