@@ -68,6 +68,16 @@ def test_check_says_it_through_its_replay(tmp_path: Path) -> None:
     assert f"     1x {SAID}" in lines
 
 
+def test_compare_says_each_warning_once_over_its_second_runs() -> None:
+    """--budget-windows sweeps the files again: its warnings were said by the first run."""
+    args = ["compare", str(REWOUND), "--policy", "seed,codex", "--warnings", "all"]
+    lines = _invoke([*args, "--budget-windows", "8000,16000"]).splitlines()
+    warnings = [line for line in lines if line.startswith("warning: ")]
+    assert SAID in warnings
+    assert len(warnings) == len(set(warnings))
+    assert warnings == [line for line in _invoke(args).splitlines() if line in warnings]
+
+
 @pytest.mark.parametrize("command", ["sweep", "replay"])
 def test_workers_bring_them_back_in_input_order(command: str, tmp_path: Path) -> None:
     """Two files over two workers: each file's warnings in input order, as in one process."""
