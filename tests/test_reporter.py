@@ -10,7 +10,6 @@ from transcript_tools.reporter import (
     QUIET,
     Callbacks,
     Recorder,
-    no_progress,
     notes_only,
     replay_to,
 )
@@ -49,18 +48,6 @@ def test_a_recorder_replays_warnings_and_errors_in_order() -> None:
         Callbacks(lambda m: seen.append("W" + m), lambda m: seen.append("E" + m)), recorder.events
     )
     assert seen == ["Ww1", "Ee1", "Ww2"]
-
-
-def test_no_progress_keeps_warnings_and_drops_sessions() -> None:
-    seen: list[str] = []
-    inner = Callbacks(
-        seen.append, lambda m: seen.append(f"error {m}"), lambda r: seen.append(f"session {r}")
-    )
-    second = no_progress(inner)
-    second.warn("w")
-    second.error("e")
-    second.session("f.jsonl", "R")
-    assert seen == ["w", "error e"]
 
 
 def test_notes_only_keeps_notes_alone() -> None:

@@ -165,7 +165,6 @@ def inspect_conversation(conv: Conversation) -> SessionInfo:
         )
         for c in conv.compactions
     )
-    empty = conv.empty_warning()
     return SessionInfo(
         path=conv.path,
         session_id=conv.session_id,
@@ -183,7 +182,7 @@ def inspect_conversation(conv: Conversation) -> SessionInfo:
         largest_context_kind="recorded" if calls else "estimated",
         context_window=conv.context_window,
         compactions=compactions,
-        warnings=tuple(conv.warnings) + ((empty,) if empty else ()),
+        warnings=tuple(conv.own_warnings()),
         context_by_kind=context_by_kind(messages),
         commands=dict(conv.commands),
         context_overflows=context_overflows(messages),

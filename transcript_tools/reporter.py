@@ -90,12 +90,6 @@ LOGGED = Reporter()  # a driver's default: warnings and errors to logging, nothi
 QUIET = Callbacks(ignore)  # a workflow's default: nothing at all
 
 
-def no_progress(reporter: Reporter) -> Reporter:
-    """``reporter``'s warnings and errors without its progress (a second pass over the
-    files the progress has counted already)."""
-    return Callbacks(reporter.warn, reporter.error)
-
-
 def notes_only(reporter: Reporter) -> Reporter:
     """``reporter``'s notes (``say``) alone: a pass whose input another pass reports."""
     return Callbacks(ignore, say=reporter.say)

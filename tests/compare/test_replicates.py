@@ -76,3 +76,19 @@ def test_replicates_need_a_real_provider() -> None:
     assert done.exit_code == 2 and "the offline provider is deterministic" in done.stderr
     done = CliRunner().invoke(cli, ["compare", SAMPLE, "--policy", "codex", "--temperature", "1"])
     assert done.exit_code == 2 and "give --replicates N too" in done.stderr
+
+
+def test_replicates_leave_the_warnings_to_the_comparison(network: None, tmp_path: Path) -> None:
+    """Each replicate sweeps the files again: what their readers dropped is said once."""
+    from tests.cli.test_session_warnings_everywhere import REWOUND, SAID
+
+    with FakeLLMServer(default=lambda _r: Reply(body=openai_completion("a summary"))) as server:
+        args = ["compare", str(REWOUND), "--policy", "codex", "--max-context-tokens", "4000",
+                "--provider", "openai", "--base-url", server.openai_base_url,
+                "--model", "local-model", "--cache", str(tmp_path / "c.sqlite3"),
+                "--replicates", "2", "--warnings", "all"]  # fmt: skip
+        done = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert done.exit_code == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning: ")]
+    assert warnings.count(SAID) == 1
+    assert len(warnings) == len(set(warnings))

@@ -19,7 +19,7 @@ from typing import Any
 from .._sync import run_sync
 from ..engine.config import RunSettings
 from ..present.table import text_table
-from ..reporter import no_progress
+from ..reporter import notes_only
 from ..sweep.driver import Sweep
 from .collect import Collected
 from .figures import same_window
@@ -99,7 +99,7 @@ def _replicate(
         sweep,
         executor=executor,
         pricer=None,
-        reporter=no_progress(sweep.reporter),
+        reporter=notes_only(sweep.reporter),  # the first run warned
         on_outcome=collected.add,
     )
 

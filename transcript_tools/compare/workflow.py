@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..engine.config import AUTO, RunSettings
 from ..engine.policy import Policy
 from ..errors import ConfigError
-from ..reporter import QUIET, Reporter, no_progress
+from ..reporter import QUIET, Reporter, notes_only
 from ..sweep.config import SweepConfig
 from ..sweep.driver import Sweep, SweepResult, sweep_grid
 from ..sweep.workflow import summary_source
@@ -224,10 +224,10 @@ def _checked_names(policies: Sequence[Policy], baseline: str) -> list[str]:
 def _budget_run(
     sweep: Sweep, grid: list[SweepConfig], names: list[str], paths: list[str]
 ) -> tuple[list[BudgetCurve], int]:
-    """Every policy at every window of ``grid`` (unpriced, view recall, no progress: the
-    comparison's sweep showed it), collected per conversation."""
+    """Every policy at every window of ``grid`` (unpriced, view recall; no progress,
+    warning or error: the comparison's sweep said them), collected per conversation."""
     runs = Collected(len(grid))
-    quiet = no_progress(sweep.reporter)
+    quiet = notes_only(sweep.reporter)
     curves = replace(sweep, configs=grid, pricer=None, reporter=quiet, whole_view=True)
     replace(curves, on_outcome=runs.add).run(paths)
     owners = [cfg.policy.name if cfg.policy is not None else "" for cfg in grid]

@@ -292,6 +292,13 @@ class Conversation:
             return f"nothing to replay: {self.skipped}; skipped"
         return f"no messages read as {self.format} (is the file in that format? see --format)"
 
+    def own_warnings(self) -> list[str]:
+        """What its reader dropped or ignored (a rewound branch, canned replies...), then
+        ``empty_warning``: what every command that reads it says of it, each line worded by
+        ``reporter.session_warning``."""
+        empty = self.empty_warning()
+        return [*self.warnings, *([] if empty is None else [empty])]
+
     # Slash commands the log records and the reader leaves out of the messages (Claude
     # Code's /clear, /compact, /model ...): name -> how many times (tsum inspect)
     commands: dict[str, int] = field(default_factory=dict)

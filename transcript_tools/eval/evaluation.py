@@ -158,7 +158,7 @@ class Evaluation:
         rows = {label: Aggregate(on_view=self.policy_mode) for label in labels}
         result = EvalResult([] if self.policy_mode else list(labels), rows)
         result.failed = {label: 0 for label in labels}
-        reader = CorpusReader(self.fmt, self.skip_bad_lines, self.reporter)
+        reader = CorpusReader(self.fmt, self.skip_bad_lines, self.reporter, own_warnings=True)
         result.person_fates = [] if self.person_fates else None
         same: list[bool] = []
         try:

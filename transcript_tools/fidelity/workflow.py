@@ -83,9 +83,6 @@ def _readable(conv: Conversation, reporter: Reporter) -> bool:
     replies...), as replay and inspect do; False when nothing was read (a file forced
     into a format it is not in)."""
     where = conv.path if conv.line is None else f"{conv.path}:{conv.line}"
-    for warning in conv.warnings:
+    for warning in conv.own_warnings():
         reporter.warn(session_warning(where, conv.session_id, warning))
-    empty = conv.empty_warning()
-    if empty is not None:
-        reporter.warn(session_warning(where, conv.session_id, empty))
-    return empty is None
+    return conv.empty_warning() is None

@@ -3,7 +3,9 @@
 The one reading loop of replay, sweep, eval, the ``--batch`` planner and the parallel
 jobs. A file that cannot be read is an error (counted, reported through the run's
 ``reporter.error``) and the rest of the corpus goes on; warnings (skipped lines, a
-truncated last line) go to ``reporter.warn`` and are counted.
+truncated last line) go to ``reporter.warn`` and are counted, and so do, with
+``own_warnings``, each conversation's own (what its reader dropped: a rewound branch...)
+as it is read: sweep, compare and eval say them there, replay after its run.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Protocol
 
 from ..engine.messages import Conversation
 from ..errors import InputError, error_line
-from ..reporter import QUIET, Reporter
+from ..reporter import QUIET, Reporter, session_warning
 from . import read_input
 from .inputs import InputFile, NameSet, expand_inputs, unique_name
 from .source import Source
@@ -46,6 +48,9 @@ class CorpusReader:
     reporter: Reporter = QUIET
     seen_ids: set[str] = field(default_factory=NameSet)  # ids taken so far: later ones get #2…
     stats: ReadCounts = field(default_factory=CorpusCounts)
+    # each conversation's own warnings too, as it is read (replay's come with its result;
+    # a second pass over files a first one reported leaves them out)
+    own_warnings: bool = False
 
     def conversations(
         self, paths: list[str] | list[InputFile]
@@ -58,6 +63,9 @@ class CorpusReader:
             try:
                 for conv in read_input(source, self.fmt, from_directory=item.from_directory):
                     conv.session_id = unique_name(conv.session_id, self.seen_ids, "#")
+                    if self.own_warnings:
+                        for warning in conv.own_warnings():
+                            self._warn(session_warning(conv.path, conv.session_id, warning))
                     yield conv
             except InputError as exc:
                 self.stats.failed_files += 1

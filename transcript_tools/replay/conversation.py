@@ -172,10 +172,7 @@ def _spool_prompts(engine: SessionEngine) -> IO[bytes]:
 
 def _session_warnings(conv: Conversation, engine: SessionEngine) -> list[str]:
     """The reader's warnings, then what the replay itself found odd, in that order."""
-    warnings = list(conv.warnings) + tool_oddities(conv.messages)
-    empty = conv.empty_warning()
-    if empty is not None:
-        warnings.append(empty)
+    warnings = conv.own_warnings() + tool_oddities(conv.messages)  # no oddity when empty
     cadence = fixed_cadence_warning(engine) or every_unit_warning(engine)
     found = (fallback_window_warning(conv, engine), cadence, overflow_warning(engine))
     warnings.extend(w for w in found if w)

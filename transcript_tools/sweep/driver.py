@@ -155,7 +155,9 @@ class Sweep:
 
             self.template = template_from_config(self.base.summary_prompt)
         result = SweepResult(self.configs, self.new_stats())
-        reader = CorpusReader(self.fmt, self.skip_bad_lines, self.reporter, self.taken_ids)
+        reader = CorpusReader(
+            self.fmt, self.skip_bad_lines, self.reporter, self.taken_ids, own_warnings=True
+        )
         heap: list[tuple[tuple[int, int, int], int, ChartSample]] = []
         for index, conv in enumerate(reader.conversations(paths)):
             with estimates_kept():  # sized once for the profile and every configuration
