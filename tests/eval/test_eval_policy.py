@@ -259,6 +259,10 @@ def test_every_row_of_a_policy_eval_is_sized_as_the_log_billed_it(tmp_path: Path
     own = {r["turn"]: r["next_view_tokens"] for r in _records(tmp_path / "s")}
     assert [r["turn"] for r in seed] == list(own)
     assert all(r["view_tokens_after"] < own[r["turn"]] for r in seed)
+    # the view each summary was asked to replace, sized alike (a policy's record carries
+    # it; the seed's was null): the first, with the whole history in view, is the ceiling
+    assert all(isinstance(r["view_tokens_before"], int) for r in records)
+    assert seed[0]["view_tokens_before"] == seed[0]["uncompacted_tokens"]
 
 
 def test_cost_with_a_policy_says_the_actions_are_not_priced() -> None:

@@ -276,14 +276,15 @@ class ActionHooks:
     scorer: ActionScorer
     on_record: Callable[[ScoreRecord], None]
     on_replacement: Callable[[SummaryReplacement], None] | None = None
-    # what ``view_tokens_after`` and ``uncompacted_tokens`` size the view through (None:
-    # the engine's slot; the seed's row of eval --policy and of the sweep's grid: its view
-    # in the log's billed sizes, engine/sized_view.py)
+    # what the views are sized through (None: the engine's slot; the seed's row under
+    # --policy: its view in the log's billed sizes, engine/sized_view.py)
     sized: Measured | None = None
     failed: int = 0
     replaced: int = 0  # slot.replaced grows exactly when a pre-pass clears something
     prepass: ScoreRecord | None = None
     replacements: int = 0  # the summaries given to ``on_replacement``
+    # the view's tokens when the latest summary was asked for (``view_tokens_before``)
+    asked: int | None = None
 
     def appended(self, _n: int, _start: int, end: int) -> None:
         slot = self.engine.slot
@@ -334,7 +335,8 @@ class ActionHooks:
             return
         end = len(slot.messages)
         extra: ScoreRecord = {
-            "view_tokens_before": summary.get("view_tokens_before"),
+            # a policy slot's record has its own (the same figure), the seed's none
+            "view_tokens_before": summary.get("view_tokens_before", self.asked),
             "view_tokens_after": self.view_tokens(),
             **_uncompacted(self.measured, end),
             "summary": text,
@@ -364,6 +366,7 @@ async def policy_actions(
     hooks = ActionHooks(engine, scorer, on_record, on_replacement, sized=sized)
 
     async def execute(request: SummaryRequest, _left: int) -> SummaryOutcome:
+        hooks.asked = hooks.view_tokens()
         return await executor.execute(request)
 
     await drive_conversation(
