@@ -207,7 +207,7 @@ def test_policies_side_by_side_with_the_seed_and_a_policy_file(tmp_path: Path) -
     path = tmp_path / "clear.toml"
     path.write_text(CLEAR)
     html = tmp_path / "e.html"
-    out = ["--out", str(tmp_path / "o"), "--html", str(html)]
+    out = ["--out", str(tmp_path / "o"), "--html", str(html), "--chart"]
     result = run("eval", SAMPLES, "--policy", "seed", "--policy", str(path), *out)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
@@ -230,6 +230,8 @@ def test_policies_side_by_side_with_the_seed_and_a_policy_file(tmp_path: Path) -
     assert {r["label"] for r in records if r["kind"] == "policy-action"} == {"seed", "clear-small"}
     page = html.read_text()
     assert "uncompacted (ceiling)" in page and "clear-small" in page and "prepass #1" in page
+    # the chart's points, as the table's view tok, on one size model (the caption says)
+    assert "Every size in one size model, the table&#39;s view tok" in page
 
 
 def _records(folder: Path) -> list[dict[str, Any]]:
