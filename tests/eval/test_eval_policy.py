@@ -4,6 +4,7 @@ looked for in the next view (eval/policy_probes.py, docs/eval.md "Policies")."""
 from __future__ import annotations
 
 import asyncio
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +28,12 @@ from transcript_tools.engine.policy_engine import with_policy
 from transcript_tools.engine.policy_toml import resolve_policy
 from transcript_tools.engine.requests import SummaryOutcome, SummaryRequest
 from transcript_tools.engine.session import SessionEngine
+from transcript_tools.engine.tokens import estimate_message_tokens
 from transcript_tools.eval.policy_probes import ActionScorer, policy_actions
 from transcript_tools.eval.score import ConversationProbes
+from transcript_tools.formats.corpus import CorpusReader
 from transcript_tools.providers.base import SummaryResponse
+from transcript_tools.replay.sizes import log_sizes
 
 SAMPLES = str(Path(__file__).resolve().parents[2] / "samples")
 SUMMARY = "Fixing parse_month in src/app/dates.py; the person asked to keep the public API stable."
@@ -203,7 +207,7 @@ def test_policies_side_by_side_with_the_seed_and_a_policy_file(tmp_path: Path) -
     path = tmp_path / "clear.toml"
     path.write_text(CLEAR)
     html = tmp_path / "e.html"
-    out = ["--out", str(tmp_path / "o"), "--html", str(html)]
+    out = ["--out", str(tmp_path / "o"), "--html", str(html), "--chart"]
     result = run("eval", SAMPLES, "--policy", "seed", "--policy", str(path), *out)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
@@ -226,6 +230,41 @@ def test_policies_side_by_side_with_the_seed_and_a_policy_file(tmp_path: Path) -
     assert {r["label"] for r in records if r["kind"] == "policy-action"} == {"seed", "clear-small"}
     page = html.read_text()
     assert "uncompacted (ceiling)" in page and "clear-small" in page and "prepass #1" in page
+    # the chart's points, as the table's view tok, on one size model (the caption says)
+    assert "Every size in one size model, the table&#39;s view tok" in page
+
+
+def _records(folder: Path) -> list[dict[str, Any]]:
+    return [orjson.loads(line) for line in (folder / "checkpoints.jsonl").read_bytes().splitlines()]
+
+
+def test_every_row_of_a_policy_eval_is_sized_as_the_log_billed_it(tmp_path: Path) -> None:
+    """With --policy the seed's row measures its views and the uncompacted history in the
+    log's billed sizes, as a policy's row measures its own (engine/sized_view.py), its
+    schedule unchanged; the legend says so. Before, the seed's row read estimates: on
+    samples/long_session.jsonl its ceiling 3,263.8 tokens against 2,371.0 billed."""
+    log = str(Path(SAMPLES) / "long_session.jsonl")
+    both = run("eval", log, "--policy", "seed", "--policy", "codex", "--out", str(tmp_path / "p"))
+    alone = run("eval", log, "--cost", "--out", str(tmp_path / "s"))  # the seed's own figures
+    assert both.exit_code == alone.exit_code == 0, both.output
+    assert "every row in one size model: the log's messages as billed" in both.stdout
+    (conv,) = CorpusReader(None).conversations([log])
+    sizes = log_sizes(conv)
+    assert sizes is not None
+    billed = set(accumulate((sizes.of(m) for m in conv.messages), initial=0))
+    estimated = set(accumulate(map(estimate_message_tokens, conv.messages), initial=0))
+    records = _records(tmp_path / "p")
+    seed = [r for r in records if r["label"] == "seed"]
+    assert seed and all(r["uncompacted_tokens"] in billed for r in records)
+    assert not {r["uncompacted_tokens"] for r in seed} <= estimated
+    # the same summaries at the same turns (the seed's schedule), sized otherwise
+    own = {r["turn"]: r["next_view_tokens"] for r in _records(tmp_path / "s")}
+    assert [r["turn"] for r in seed] == list(own)
+    assert all(r["view_tokens_after"] < own[r["turn"]] for r in seed)
+    # the view each summary was asked to replace, sized alike (a policy's record carries
+    # it; the seed's was null): the first, with the whole history in view, is the ceiling
+    assert all(isinstance(r["view_tokens_before"], int) for r in records)
+    assert seed[0]["view_tokens_before"] == seed[0]["uncompacted_tokens"]
 
 
 def test_cost_with_a_policy_says_the_actions_are_not_priced() -> None:

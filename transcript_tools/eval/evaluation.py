@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
 from ..engine.config import DEFAULT_PROVIDER, ReplaySettings, SlotMode
@@ -21,10 +21,11 @@ from ..engine.messages import Conversation
 from ..engine.prompt import PromptTemplate
 from ..engine.seed_defaults import DEFAULT_MAX_TOOL_RESULT_CHARS
 from ..engine.session import SessionEngine
+from ..engine.sized_view import measuring
 from ..errors import ConfigError
 from ..formats.corpus import CorpusReader
 from ..providers.executor import SummaryExecutor
-from ..replay.sizes import policy_sizes
+from ..replay.sizes import log_sizes, policy_sizes
 from ..reporter import LOGGED, Reporter
 from .aggregate import Aggregate
 from .artifacts import ARTIFACT_KINDS
@@ -186,6 +187,7 @@ class Evaluation:
             max_tool = self.probe_tool_result_chars
         probes = ConversationProbes(conv.messages, max_tool, compaction_message_indices(conv))
         by_turn: dict[int, set[str]] = {}
+        billed = cache(partial(log_sizes, conv))  # the log's size model, read once
         for v in self.variants:
             settings, _ = session_window(conv, v.settings)  # --max-context-tokens auto
             engine = SessionEngine(
@@ -193,10 +195,14 @@ class Evaluation:
                 settings,
                 provider_name=v.provider_name,
                 template=v.template,
-                sizes=policy_sizes(conv, settings),  # a policy measures in billed tokens
+                # a policy measures in billed tokens
+                sizes=policy_sizes(conv, settings, lambda _conv: billed()),
             )
             scorer = ActionScorer(probes, v.label, conv.session_id, conv.path, max_tool)
             replaced: list[SummaryReplacement] = []  # the seed's report (no --policy)
+            # --policy: every row's views in the log's billed sizes, the seed's too (its
+            # schedule its own: engine/sized_view.py); without, the seed's, byte for byte
+            sized = measuring(engine, billed() if self.policy_mode else None)[0]
             result.failed[v.label] += await policy_actions(
                 conv,
                 engine,
@@ -204,6 +210,7 @@ class Evaluation:
                 scorer,
                 partial(self._add, result, v.label),
                 None if self.policy_mode else replaced.append,
+                sized,
             )
             for cp in replaced:
                 by_turn.setdefault(cp.turn, set()).add(cp.summary)

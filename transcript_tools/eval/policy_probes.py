@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
 from ..engine.accounting import Measured
 from ..engine.drive import drive_conversation
@@ -276,13 +276,15 @@ class ActionHooks:
     scorer: ActionScorer
     on_record: Callable[[ScoreRecord], None]
     on_replacement: Callable[[SummaryReplacement], None] | None = None
-    # what ``view_tokens_after`` sizes the view through (None: the engine's slot; the
-    # sweep's seed row: its view in the log's billed sizes, engine/sized_view.py)
+    # what the views are sized through (None: the engine's slot; the seed's row under
+    # --policy: its view in the log's billed sizes, engine/sized_view.py)
     sized: Measured | None = None
     failed: int = 0
     replaced: int = 0  # slot.replaced grows exactly when a pre-pass clears something
     prepass: ScoreRecord | None = None
     replacements: int = 0  # the summaries given to ``on_replacement``
+    # the view's tokens when the latest summary was asked for (``view_tokens_before``)
+    asked: int | None = None
 
     def appended(self, _n: int, _start: int, end: int) -> None:
         slot = self.engine.slot
@@ -290,13 +292,18 @@ class ActionHooks:
             self.replaced = len(slot.replaced)
             extra: ScoreRecord = {
                 "view_tokens_after": self.view_tokens(),
-                **_uncompacted(slot, end),
+                **_uncompacted(self.measured, end),
             }
             self.prepass = self.scorer.score(PREPASS, -1, slot.view_entries(), end, extra)
 
+    @property
+    def measured(self) -> Measured:
+        """What the views are sized through: ``sized``, else the engine's slot."""
+        return self.engine.slot if self.sized is None else self.sized
+
     def view_tokens(self) -> int:
-        """The view's tokens now, as ``sized`` sizes them (else the engine's slot)."""
-        return (self.engine.slot if self.sized is None else self.sized).view_size()[1]
+        """The view's tokens now, as ``measured`` sizes them."""
+        return self.measured.view_size()[1]
 
     def flush_prepass(self) -> None:
         """The unit's pre-pass record, once its decision record (turn, the pre-pass's
@@ -328,9 +335,10 @@ class ActionHooks:
             return
         end = len(slot.messages)
         extra: ScoreRecord = {
-            "view_tokens_before": summary.get("view_tokens_before"),
+            # a policy slot's record has its own (the same figure), the seed's none
+            "view_tokens_before": summary.get("view_tokens_before", self.asked),
             "view_tokens_after": self.view_tokens(),
-            **_uncompacted(slot, end),
+            **_uncompacted(self.measured, end),
             "summary": text,
             "model": summary.get("model"),
             "usage": summary.get("usage"),
@@ -350,13 +358,15 @@ async def policy_actions(
     scorer: ActionScorer,
     on_record: Callable[[ScoreRecord], None],
     on_replacement: Callable[[SummaryReplacement], None] | None = None,
+    sized: Measured | None = None,
 ) -> int:
     """Replay ``conv`` through ``engine`` (the one loop), scoring every action as it
-    happens; each record goes to ``on_record`` (``on_replacement``: ``ActionHooks``').
-    Returns the number of failed summaries."""
-    hooks = ActionHooks(engine, scorer, on_record, on_replacement)
+    happens; each record goes to ``on_record`` (``on_replacement``, ``sized``:
+    ``ActionHooks``'). Returns the number of failed summaries."""
+    hooks = ActionHooks(engine, scorer, on_record, on_replacement, sized=sized)
 
     async def execute(request: SummaryRequest, _left: int) -> SummaryOutcome:
+        hooks.asked = hooks.view_tokens()
         return await executor.execute(request)
 
     await drive_conversation(
@@ -385,5 +395,6 @@ def summary_figures(records: list[ScoreRecord], views_before: list[int]) -> list
     return out
 
 
-def _uncompacted(slot: Any, end: int) -> ScoreRecord:
-    return {"uncompacted_tokens": slot.token_prefix(end)[end]}
+def _uncompacted(measured: Measured, end: int) -> ScoreRecord:
+    """The uncompacted history's tokens (the ceiling row's), in the view's size model."""
+    return {"uncompacted_tokens": measured.token_prefix(end)[end]}

@@ -48,8 +48,11 @@ def render_policy_text(
         lines.append(f"{label}: {parts}; failed summaries {failed.get(label, 0)}")
     lines.append("")
     lines.append(
-        "view tok: mean estimated tokens of the view after each action (ceiling row: of the "
-        "uncompacted history); per API: views that break a rule of it the log's own history keeps "
+        "view tok: mean tokens of the view after each action (ceiling row: of the uncompacted "
+        "history), every row in one size model: the log's messages as billed where it records "
+        "usage (the seed's row too, its schedule its own), new text (summaries, placeholders) and "
+        "a log without usage estimated (engine/sized_view.py); per API: views that break a rule "
+        "of it the log's own history keeps "
         "(policy_engine.new_violations, as replay and sweep count them) / views; ceiling row: the "
         "uncompacted views at the same actions that break one (what the log itself breaks)"
     )

@@ -241,7 +241,8 @@ def _policy_tradeoff(result: EvalResult) -> dict[str, Any]:
         "recall in the next view against that view's size; the Pareto front (no other policy "
         "keeps fewer tokens and more probes) is joined and labelled. Reference marks: the "
         "uncompacted history (every probe kept, at its mean size) and no summary at all (0%). "
-        "The per-action floors are in the table above."
+        "Every size in one size model, the table's view tok: the log's messages as billed where "
+        "it records usage, the seed's too. The per-action floors are in the table above."
     )
     return {"svg": svg, "points": len(points), "caption": caption}
 
