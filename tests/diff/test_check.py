@@ -143,6 +143,17 @@ def test_missing_baseline_says_how_to_create_it(repo: Path) -> None:
     assert not (repo / "cache.sqlite3").exists()  # failed before any replay
 
 
+def test_missing_baseline_names_the_policy_as_given(repo: Path) -> None:
+    """The hint once printed the ``Policy`` read from the file (its repr), not the file."""
+    (repo / "my-policy.toml").write_text('extends = "codex"\n', encoding="utf-8")
+    result = run("check", "samples", "--policy", "my-policy.toml", "--baseline", "baseline")
+    assert result.exit_code == 3
+    assert result.stderr.endswith(
+        "(create or rewrite it with: tsum check --baseline baseline --policy my-policy.toml "
+        "samples --update)\n"
+    )
+
+
 def test_bad_input_exits_3_and_leaves_the_baseline(repo: Path) -> None:
     assert run(*CHECK, "--update", "--silent").exit_code == 0
     blessed = snapshot(repo / "baseline")

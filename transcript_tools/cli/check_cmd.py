@@ -24,6 +24,7 @@ from .diff_cmd import OWN_OPTIONS, diff_output_options, finish_diff, render_diff
 from .help import TsumCommand, examples
 from .main import EXIT_CODES_HELP
 from .outcome import finish
+from .policies_cmd import given_value
 from .replay_cmd import replay_paths
 from .setting_options import NonEmptyPath, provider_options
 from .settings import resolve, summary_options
@@ -191,7 +192,7 @@ def _command(ctx: click.Context, *, drop: tuple[str, ...] = (), add: str = "") -
         elif name == "base_url":
             words.extend([flag, public_url(str(value))])  # never echo credentials in a URL
         else:
-            words.extend([flag, str(value)])
+            words.extend([flag, given_value(ctx, name, value)])
     words.extend(args)
     if add:
         words.append(add)

@@ -16,6 +16,14 @@ POLICY_HELP = (
 )
 
 
+GIVEN_KEY = "tsum.given"  # ctx.meta: an option's value as written, where it is converted
+
+
+def given_value(ctx: click.Context, name: str, value: Any) -> str:
+    """``value`` as the user wrote it (a ``--policy`` file or name, not the ``Policy`` read)."""
+    return str(ctx.meta.get(GIVEN_KEY, {}).get(name, value))
+
+
 class PolicyParam(click.ParamType):
     """``--policy FILE|NAME`` → a checked ``Policy``; a bad one is a one-line usage error."""
 
@@ -27,6 +35,8 @@ class PolicyParam(click.ParamType):
 
         if isinstance(value, Policy):
             return value
+        if ctx is not None and param is not None and param.name:  # as given, for a hint
+            ctx.meta.setdefault(GIVEN_KEY, {})[param.name] = str(value)
         from ..engine.prompt import load_template
         from ..errors import TemplateError
 
