@@ -24,7 +24,7 @@ def test_the_first_worked_example_is_the_output(monkeypatch: pytest.MonkeyPatch)
 def test_the_offline_figures_beside_the_tiny_model_are_the_run_s(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """"With the same settings the offline summarizer scores 50.0% artifact / 40.0%
+    """ "With the same settings the offline summarizer scores 50.0% artifact / 40.0%
     request recall, against a truncation floor of 31.2%" (the SmolLM2 run's settings,
     the offline provider)."""
     page = (ROOT / "docs" / "eval.md").read_text(encoding="utf-8")
