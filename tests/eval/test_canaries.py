@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, cast
 
 from transcript_tools.engine.messages import (
@@ -52,6 +53,19 @@ def test_canaries_go_into_messages_a_person_wrote_and_the_update_comes_later() -
     assert by_type["file path"].probe.kind == PATH and by_type["goal"].probe.kind == CANARY
     assert plant(conv, seed=7) == done  # a fixed seed: the same plant
     assert plant(_conversation(1)) is None  # one turn: nothing to supersede across
+
+
+def test_the_same_log_plants_the_same_canaries_however_its_path_is_spelled() -> None:
+    conv = _conversation(8)
+    planted = [
+        plant(replace(conv, path=path))
+        for path in ("log.jsonl", "./corpus/log.jsonl", "/home/someone/corpus/log.jsonl")
+    ]
+    values = [[c.value for c in done[1]] for done in planted if done is not None]
+    assert values[0] == values[1] == values[2]
+    # another log (another name, or another session) draws its own
+    other = plant(replace(conv, path="other.jsonl"))
+    assert other is not None and [c.value for c in other[1]] != values[0]
 
 
 def _canary(kind: str, value: str, message: int) -> Canary:

@@ -13,6 +13,7 @@ scorer that follows probes from summary to summary (``policy_probes.ActionScorer
 
 from __future__ import annotations
 
+import os
 import random
 import zlib
 from collections.abc import Sequence
@@ -73,7 +74,10 @@ def plant(conv: Conversation, seed: int = SEED) -> tuple[Conversation, list[Cana
     starts = [i for i, m in enumerate(conv.messages) if is_turn_start(m) and type(m) is UserMessage]
     if len(starts) < 2:
         return None
-    rng = random.Random(seed ^ zlib.crc32(f"{conv.path}\0{conv.session_id}".encode()))
+    # keyed on the file's name, not the path as typed: the same log plants the same
+    # canaries however the command line spells it, and wherever the corpus lives
+    where = os.path.basename(conv.path)
+    rng = random.Random(seed ^ zlib.crc32(f"{where}\0{conv.session_id}".encode()))
     messages: list[Message] = list(conv.messages)
     canaries = []
     values: set[str] = set()
