@@ -88,11 +88,12 @@ def _expand(spec: str) -> Iterator[InputFile]:
     yield InputFile(spec)  # a missing path fails when read, with its name
 
 
-class FirstNamed(dict[object, tuple[str, str]]):
+class FirstNamed(dict[str, tuple[str, str]]):
     """The files named so far, each with the argument that named it first and its path
-    there. A file is itself whatever its spelling (``os.path.samefile``: device and
-    inode), so ``a.jsonl``, ``./a.jsonl``, a symlink to it and a folder holding it name one
-    file. stdin, a missing path, a FIFO or a folder (an error when read) never repeat."""
+    there. A file is its resolved real path (``os.path.realpath``, as black's sources), so
+    ``a.jsonl``, ``./a.jsonl``, a symlink to it and a folder holding it name one file; a
+    hard link is another name of its own (a corpus built of links reads every one).
+    stdin, a missing path, a FIFO or a folder (an error when read) never repeat."""
 
     def mark(self, spec: str, item: InputFile) -> InputFile:
         """``item``, marked ``repeated`` when an earlier naming read its file."""
@@ -116,17 +117,16 @@ def _also(first_spec: str, first_path: str, path: str) -> str:
     return f" (also found in {first_spec}{as_path})"
 
 
-def _identity(path: str) -> object | None:
-    """What tells one regular file from another, or None (stdin, missing, not a file)."""
+def _identity(path: str) -> str | None:
+    """The real path of a regular file, or None (stdin, missing, a FIFO, a folder)."""
     if path in ("-", ""):
         return None
     try:
-        info = os.stat(path)
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
     except (OSError, ValueError):
         return None
-    if not stat.S_ISREG(info.st_mode):
-        return None
-    return (info.st_dev, info.st_ino) if info.st_ino else os.path.realpath(path)
+    return os.path.realpath(path)
 
 
 def own_output(path: str) -> str | None:
