@@ -12,6 +12,7 @@ its sources.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -141,3 +142,16 @@ def test_a_pool_reads_it_once_and_says_it_where_one_process_does(
     else:
         assert "tsum: 3 file(s), 3 session(s)," in two.stderr
         same_files(folder / "out-1", folder / "out-2")
+
+
+def test_the_warning_docs_formats_md_shows_is_what_tsum_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "formats.md").read_text("utf-8")
+    command = re.search(r"The stderr of `tsum (sweep [^`]*)` starts with", page)
+    shown = re.search(r"^warning: logs/a\.jsonl: given twice .*$", page, re.M)
+    assert command is not None and shown is not None
+    (tmp_path / "logs").mkdir()
+    shutil.copy(SAMPLE, tmp_path / "logs" / "a.jsonl")
+    monkeypatch.chdir(tmp_path)
+    assert _run(*command.group(1).split()).stderr.splitlines()[0] == shown.group(0)
