@@ -68,7 +68,7 @@ def read_corpus(
     from .formats.inputs import expand_inputs
     from .formats.source import Source
 
-    for item in expand_inputs(_paths(paths)):
+    for item in expand_inputs(_paths(paths), warn):
         source = Source(item.path, skip_bad_lines=skip_bad_lines, warn=warn)
         yield from read_input(source, format, from_directory=item.from_directory)
 

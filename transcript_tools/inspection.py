@@ -227,7 +227,7 @@ class InspectRun:
             self.warn(message)
             said.append(message.removeprefix("warning: "))
 
-        for item in expand_inputs(self.paths):
+        for item in expand_inputs(self.paths, self.warn):  # a repeat: said, not read
             said.clear()
             source = Source(item.path, skip_bad_lines=self.skip_bad_lines, warn=warn)
             self.files += 1  # every input file, read or skipped, as CorpusReader counts

@@ -57,7 +57,7 @@ class CorpusReader:
     ) -> Generator[Conversation, None, None]:
         """The conversations of every input, in order. (The garbage collector's state is
         the host's business: library code never changes it.)"""
-        for item in expand_inputs(paths):
+        for item in expand_inputs(paths, self._warn):
             self.stats.files += 1
             source = Source(item.path, skip_bad_lines=self.skip_bad_lines, warn=self._warn)
             try:

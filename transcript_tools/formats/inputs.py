@@ -1,14 +1,17 @@
 """The inputs of a run: files, directories, globs and ``-``, expanded in a fixed order.
 
 A directory is walked for transcript files (sorted), skipping tsum's own output folders;
-session ids repeated across inputs get a suffix (``unique_name``).
+a file named twice (a folder and a file in it, two spellings, a symlink) is read once, where
+it was first named, and the later naming is a warning (``FirstNamed``); session ids
+repeated across inputs get a suffix (``unique_name``).
 """
 
 from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Iterable, Iterator
+import stat
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,38 +30,103 @@ TRANSCRIPT_NAMES = ("opencode.db",)
 class InputFile:
     path: str
     from_directory: bool = False  # found by walking a directory: undetectable files are warnings
+    # a file named again (``FirstNamed``): not read, this warning said in its place
+    repeated: str | None = None
 
 
-def expand_inputs(paths: list[str] | list[InputFile]) -> Iterator[InputFile]:
-    """Files, directories (recursing into transcript files, sorted), globs, and ``-``."""
+def _ignore(_message: str) -> None:
+    pass
+
+
+def expand_inputs(
+    paths: list[str] | list[InputFile], warn: Callable[[str], None] = _ignore
+) -> Iterator[InputFile]:
+    """Files, directories (recursing into transcript files, sorted), globs, and ``-``;
+    a file named twice is yielded once, each later naming said through ``warn``."""
+    for item in marked_inputs(paths):
+        if item.repeated is None:
+            yield item
+        else:
+            warn(item.repeated)
+
+
+def marked_inputs(
+    paths: list[str] | list[InputFile], seen: FirstNamed | None = None
+) -> Iterator[InputFile]:
+    """``expand_inputs``' files with each later naming of a file kept, marked ``repeated``:
+    a parallel run's plan, whose workers say the warning where one process would."""
+    seen = FirstNamed() if seen is None else seen
     for spec in paths:
-        if isinstance(
-            spec, InputFile
-        ):  # already expanded: one file of a parallel run (parallel.py)
+        if isinstance(spec, InputFile):  # already marked: one batch of a parallel run
             yield spec
             continue
-        if spec in ("-", ""):  # stdin; "" (an unset variable) fails when read, never "."
-            yield InputFile(spec)
-            continue
-        path = Path(spec)
-        if path.is_dir() and own_output(spec) is not None:
-            yield InputFile(spec)  # tsum's own output, named: an error when read, never unsaid
-            continue
-        if path.is_dir():
-            walked, unlisted = _walk(path)
-            for name in transcript_files(walked):
-                yield InputFile(name, from_directory=True)
-            for folder in unlisted:  # its logs unread: an error when read, never left out unsaid
-                yield InputFile(folder)
-            continue
-        if not path.exists() and any(ch in spec for ch in "*?["):
-            matches = sorted(glob.glob(spec, recursive=True))
-            if matches:
-                for name in matches:
-                    if os.path.isfile(name):
-                        yield InputFile(name)
-                continue
-        yield InputFile(spec)  # a missing path fails when read, with its name
+        for item in _expand(spec):
+            yield seen.mark(spec, item)
+
+
+def _expand(spec: str) -> Iterator[InputFile]:
+    """The files one argument names (a file, a directory, a glob, ``-``)."""
+    if spec in ("-", ""):  # stdin; "" (an unset variable) fails when read, never "."
+        yield InputFile(spec)
+        return
+    path = Path(spec)
+    if path.is_dir() and own_output(spec) is not None:
+        yield InputFile(spec)  # tsum's own output, named: an error when read, never unsaid
+        return
+    if path.is_dir():
+        walked, unlisted = _walk(path)
+        for name in transcript_files(walked):
+            yield InputFile(name, from_directory=True)
+        for folder in unlisted:  # its logs unread: an error when read, never left out unsaid
+            yield InputFile(folder)
+        return
+    if not path.exists() and any(ch in spec for ch in "*?["):
+        matches = sorted(glob.glob(spec, recursive=True))
+        if matches:
+            yield from (InputFile(name) for name in matches if os.path.isfile(name))
+            return
+    yield InputFile(spec)  # a missing path fails when read, with its name
+
+
+class FirstNamed(dict[str, tuple[str, str]]):
+    """The files named so far, each with the argument that named it first and its path
+    there. A file is its resolved real path (``os.path.realpath``, as black's sources), so
+    ``a.jsonl``, ``./a.jsonl``, a symlink to it and a folder holding it name one file; a
+    hard link is another name of its own (a corpus built of links reads every one).
+    stdin, a missing path, a FIFO or a folder (an error when read) never repeat."""
+
+    def mark(self, spec: str, item: InputFile) -> InputFile:
+        """``item``, marked ``repeated`` when an earlier naming read its file."""
+        key = _identity(item.path)
+        if key is None:
+            return item
+        if key not in self:
+            self[key] = (spec, item.path)
+            return item
+        item.repeated = (
+            f"warning: {item.path}: given twice{_also(*self[key], item.path)}: read once"
+        )
+        return item
+
+
+def _also(first_spec: str, first_path: str, path: str) -> str:
+    """The argument that named the file first (and its path there, if not this one)."""
+    if first_path == first_spec:  # an argument naming the file itself
+        return f" (also given as {first_spec})"
+    as_path = "" if first_path == path else f" as {first_path}"
+    return f" (also found in {first_spec}{as_path})"
+
+
+def _identity(path: str) -> str | None:
+    """The real path of a regular file, or None (stdin, missing, a FIFO, a folder)."""
+    if path in ("-", ""):
+        return None
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+    except (OSError, ValueError):
+        return None
+    return os.path.realpath(path)
 
 
 def own_output(path: str) -> str | None:

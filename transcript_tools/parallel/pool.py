@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from ..formats.inputs import InputFile, NameSet, expand_inputs
+from ..formats.inputs import InputFile, NameSet, marked_inputs
 from . import RAY_LOCAL
 from .job import PARTS_PER_WORKER, FileJob
 
@@ -116,8 +116,8 @@ def plan(paths: Iterable[str], backend: Backend) -> list[InputFile] | None:
         return expand_urls(paths)
     if backend.workers <= 1 or "-" in paths:
         return None
-    items = list(expand_inputs(paths))
-    return items if len(items) > 1 else None
+    items = list(marked_inputs(paths))  # a file named again: its worker says so, in order
+    return items if sum(item.repeated is None for item in items) > 1 else None
 
 
 def batches(items: Iterable[InputFile]) -> Iterator[list[InputFile]]:
@@ -126,7 +126,7 @@ def batches(items: Iterable[InputFile]) -> Iterator[list[InputFile]]:
     size = 0
     for item in items:
         try:
-            length = os.path.getsize(item.path)
+            length = os.path.getsize(item.path) if item.repeated is None else 0
         except OSError:  # missing: the worker reports it, as inline
             length = 0
         if batch and (size + length > BATCH_BYTES or len(batch) >= BATCH_FILES):

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import ConfigError, TsumError
-from ..formats.inputs import InputFile, expand_inputs
+from ..formats.inputs import FirstNamed, InputFile, marked_inputs
 from ..formats.source import PREFETCHED_BYTES
 from .job import RAY_INSTALL_HINT, FileJob
 
@@ -41,9 +41,10 @@ def is_url(path: str) -> bool:
 def expand_urls(paths: list[str]) -> list[InputFile]:
     """``expand_inputs`` for local paths and URLs alike (URL folders listed with pyarrow)."""
     items: list[InputFile] = []
+    seen = FirstNamed()  # a local file named twice: read once (URLs are read as named)
     for spec in paths:
         if not is_url(spec):
-            items.extend(expand_inputs([spec]))
+            items.extend(marked_inputs([spec], seen))
             continue
         import_ray()
         from pyarrow import fs
@@ -136,6 +137,10 @@ def _next_row(ray: Any, rows: Iterator[dict[str, Any]]) -> dict[str, Any] | None
         raise
 
 
+def _read_by_ray(item: InputFile) -> bool:
+    return item.repeated is None and (is_url(item.path) or os.path.isfile(item.path))
+
+
 def ray_map(
     job: FileJob, items: list[InputFile], address: str
 ) -> Iterator[tuple[list[InputFile], Any]]:
@@ -154,8 +159,8 @@ def ray_map(
         if not items:
             return
         # A local path that is not a file fails in the driver, with the inline message
-        # (Ray would abort the whole read).
-        readable = [item for item in items if is_url(item.path) or os.path.isfile(item.path)]
+        # (Ray would abort the whole read); a file named again is said there, not read.
+        readable = [item for item in items if _read_by_ray(item)]
         expected = deque(items)
         early: dict[str, deque[Any]] = {}
         rows: Iterator[dict[str, Any]] = iter(())
@@ -171,7 +176,7 @@ def ray_map(
             rows = iter(dataset.map(_Task(job, local, schemes, named)).iter_rows())
         while expected:
             item = expected[0]
-            if not (is_url(item.path) or os.path.isfile(item.path)):
+            if not _read_by_ray(item):
                 expected.popleft()
                 yield [item], job.run([item], set())
                 continue
