@@ -64,3 +64,15 @@ def test_nested_and_manifest_keys_as_written_are_in_their_rows(tmp_path: Path) -
     manifest = json.loads((tmp_path / "seed" / "manifest.json").read_text(encoding="utf-8"))
     keys = set(manifest) | set(manifest["executor"])
     assert not _missing(_row("manifest.json"), keys), _missing(_row("manifest.json"), keys)
+
+
+def test_run_json_keys_are_in_its_row(tmp_path: Path) -> None:
+    _replay(tmp_path / "seed")
+    call = ("--checkpoint", "call", "--max-context-tokens", "auto", "--policy", "claude-code")
+    _replay(tmp_path / "call", *call)  # (temperature: a live provider's only)
+    keys: set[str] = set()
+    for run in ("seed", "call"):
+        info = json.loads((tmp_path / run / "run.json").read_text(encoding="utf-8"))
+        keys |= set(info) | set(info["summary_config"]) | set(info["template"])
+    assert {"checkpoint", "max_context_tokens_auto", "policy"} <= keys
+    assert not _missing(_row("run.json"), keys), _missing(_row("run.json"), keys)
