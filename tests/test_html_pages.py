@@ -48,3 +48,21 @@ def test_a_single_turn_chart_says_why_it_has_no_curve(tmp_path: Path) -> None:
         "no curve: a curve joins two turns or more, this conversation has 1; "
         "the watermark after it: 41,020 tokens"  # 41,000 in + 20 out: the cumulative cost
     ) in page.read_text()
+
+
+def test_a_sweep_where_no_configuration_summarizes_says_so_instead_of_an_empty_chart(
+    tmp_path: Path,
+) -> None:
+    page = tmp_path / "sweep.html"
+    log = SAMPLES / "incident_tool_result.json"  # 2 turns, far under 24k: nothing fires
+    done = CliRunner().invoke(cli, ["sweep", str(log), "--report", str(page)])
+    assert done.exit_code == 0, done.stderr
+    html = page.read_text()
+    section = html.split("<h2>Summary calls per configuration</h2>", 1)[1].split("</section>")[0]
+    assert "<svg" not in section  # before: an svg with one zero-width bar
+    assert "No bars: no configuration made a summary call on these conversations" in section
+    # a sweep with calls still draws its bars
+    page_with = tmp_path / "calls.html"
+    done = CliRunner().invoke(cli, ["sweep", str(SAMPLES), "--report", str(page_with)])
+    assert done.exit_code == 0, done.stderr
+    assert 'aria-label="summary calls per configuration"' in page_with.read_text()

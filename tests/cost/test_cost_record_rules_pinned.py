@@ -81,13 +81,13 @@ def test_an_overflowed_policy_has_no_change_in_dollars_nor_share_of_the_bill() -
 
 def test_a_log_with_no_recorded_call_has_no_whole_bill() -> None:
     """``bill is not None and original.calls`` -> ``or`` (cost/meter.py): with no recorded
-    usage there is no original run to bill, so the record says nothing of a bill (the
-    bill of nothing would be $0)."""
+    usage there is no original run to bill, so the record's bill is null (the bill of
+    nothing would be $0)."""
     meter = _meter(_two_calls(None, None))
     meter.appended(0, 0, 4)
     record = meter.record()
     assert record["policy"]["usd"] == 660e-6  # 110 + 110, then 330 + 110 tokens
-    assert "billed" not in record and "delta_of_bill" not in record
+    assert record["billed"] is None and record["delta_of_bill"] is None
 
 
 def test_a_one_token_cache_write_sets_the_one_hour_share() -> None:

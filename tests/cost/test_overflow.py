@@ -67,7 +67,7 @@ def test_the_replay_record_says_overflow_and_prices_nothing() -> None:
     roomy = _conversation(None)
     fine = CostMeter(roomy, _Uncompacted(_WholeHistory(roomy.messages)), PRICER)
     fine.appended(0, 0, len(roomy.messages))
-    assert "overflow" not in fine.record() and fine.record()["policy"]["usd"] == 660e-6
+    assert fine.record()["overflow"] is False and fine.record()["policy"]["usd"] == 660e-6
     assert fine.record(views_over=2)["policy"]["usd"] is None
 
 

@@ -155,10 +155,19 @@ class CostMeter:
         not priced (cost/overflow.py)."""
         original = recorded_run(self.conv, self.pricer)
         price = run_price(self.run, views_over)
-        out: CostRecord = {"policy": self.run.to_json(), "original": original.to_json()}
+        # every record has every key (null where it has no figure): a script reads any line alike
+        out: CostRecord = {
+            "policy": self.run.to_json(),
+            "original": original.to_json(),
+            "overflow": price.overflow,
+            "billed": None,
+            "delta_of_bill": None,
+            "outcome": None,
+            "model_error": None,
+            "delta_usd_same_model": None,
+        }
         if price.overflow:
             out["policy"]["usd"] = None
-            out["overflow"] = True
         policy_usd, original_usd = price.usd, original.usd
         out["delta_usd"] = (
             None
@@ -198,7 +207,7 @@ def cost_line(record: CostRecord) -> str:
         f"; summarizer {usd(policy['summarizer_usd'])}, cache breaks {usd(policy['cache_break_usd'])}"
     )
     if record.get("delta_usd") is not None:
-        checked = record.get("model_error", {})
+        checked = record.get("model_error") or {}
         error = checked.get("usd")
         bar = "" if error is None else f", model error on the original {error:+.1%}"
         if not checked.get("cache_recorded", True):

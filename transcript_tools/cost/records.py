@@ -54,7 +54,8 @@ class CostRecord(TypedDict, total=False):
     # the run overflowed (cost/overflow.py): policy.usd and the deltas are None
     overflow: bool
     delta_usd_same_model: float | None
-    billed: BillJson  # the original run's whole bill
+    # None below: no recorded call to bill or check, or no task outcome in the log
+    billed: BillJson | None  # the original run's whole bill
     delta_of_bill: float | None  # delta_usd against the whole bill
-    outcome: dict[str, Any]  # the original run's task outcome, where the log records one
-    model_error: dict[str, Any]  # the cost model's own error on the original (cost/original.py)
+    outcome: dict[str, Any] | None  # the original run's task outcome, where the log records one
+    model_error: dict[str, Any] | None  # the cost model's error on the original (cost/original.py)

@@ -232,7 +232,11 @@ def _config_text(row: dict[str, Any]) -> str:
 
 
 def _bars(rows: list[dict[str, Any]], colours: dict[int, int]) -> dict[str, Any]:
-    top = max((r["summary_calls"] for r in rows), default=0) or 1
+    """The bar chart of summary calls; none when no configuration made one (the page then
+    says so instead of drawing an empty chart)."""
+    top = max((r["summary_calls"] for r in rows), default=0)
+    if not top:
+        return {"height": 0, "bars": []}
     height = 18
     bars = []
     for n, row in enumerate(rows):

@@ -1,0 +1,43 @@
+"""Every key of a session object `tsum inspect --json` prints is explained in
+docs/formats.md, nested ones too (messages by role, the estimate's error, the largest
+context, a recorded compaction, the context by kind); `commands` is keyed by data."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from transcript_tools.cli.main import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures" / "formats"
+INPUTS = [
+    str(ROOT / "samples"),
+    str(FIXTURES / "edge_cases_claude_code_compact_summary.jsonl"),
+    str(FIXTURES / "edge_cases_codex_0_55_tokens_before_and_after.jsonl"),
+]
+NESTED = ("messages", "estimate_error", "largest_context", "context_by_kind")
+
+
+def _keys(session: dict[str, Any]) -> set[str]:
+    keys = set(session)
+    for name in NESTED:
+        keys |= set(session[name] or {})
+    for compaction in session["compactions"]:
+        keys |= set(compaction)
+    return keys
+
+
+def test_every_inspect_json_key_is_explained_in_docs_formats() -> None:
+    result = CliRunner().invoke(cli, ["inspect", *INPUTS, "--json"])
+    assert result.exit_code == 0, result.output
+    sessions = json.loads(result.stdout)
+    seen = set().union(*map(_keys, sessions))
+    assert {"message_index", "p90", "person text"} <= seen  # every nested kind reached
+    docs = (ROOT / "docs" / "formats.md").read_text(encoding="utf-8")
+    missing = sorted(k for k in seen if not re.search(rf"`{re.escape(k)}`", docs))
+    assert not missing, missing
