@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+import orjson
 
 from ..compare.figures import ORIGINAL
 from ..compare.replicates import Replicates
@@ -22,6 +23,9 @@ from .setting_options import cached_summary_options, prices_option
 from .settings import config_option, format_option, resolve
 from .sweep_cmd import _policy, _split, _window
 
+if TYPE_CHECKING:
+    from ..compare.canaries import CanaryResult
+
 LEGEND = "\n".join(f"  {c.key}: {c.legend}" for c in COLUMNS)
 
 EPILOG = f"""\b
@@ -30,6 +34,7 @@ Examples:
   tsum compare corpus/ --policy codex,opencode --baseline codex --sort recall
   tsum compare corpus/ --policy seed,codex --columns policy,verdict,recall,pareto
   tsum compare corpus/ --policy seed,codex,aider --report compare.html --drift --canaries
+  tsum compare corpus/ --policy seed,codex,aider --json > comparison.json
 
 Every policy runs at the window each log records (--max-context-tokens auto: the log's,
 else its model's documented window); conversations on which the policies would run at
@@ -237,6 +242,14 @@ def _columns(text: str | None, cost: bool) -> list[str] | None:
     "header) and the trade-off chart, every Pareto point labelled with its policy.",
 )
 @click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the comparison as one JSON document instead of the tables: the header's "
+    "facts, every row's figures with their intervals, and each section asked for "
+    '(docs/compare.md, "--json").',
+)
+@click.option(
     "--width",
     type=click.IntRange(min=20),
     help="Table width in characters (default: the terminal's, else 100).",
@@ -265,6 +278,7 @@ def compare_command(
     columns_text: str | None,
     sort: str,
     width: int | None,
+    as_json: bool,
     report_path: Path | None,
     cache_path: Path | None,
     silent: bool,
@@ -306,26 +320,44 @@ def compare_command(
     if done.comparison.conversations:
         for line in done.warnings():
             echo(f"tsum: warning: {line}", err=True)
-        shown = width or shutil.get_terminal_size((100, 24)).columns
-        echo(
-            render(done.comparison, done.header(), width=shown, columns=columns, sort=sort),
-            nl=False,
-        )
-        planted = None
+        found = None
         if canaries:
-            from ..compare.canaries import canary_paths, render_canaries
+            from ..compare.canaries import canary_paths
 
             fallback = fallback_window or 0
             found = canary_paths(
                 list(paths), resolved, chosen, one_window, fallback_window=fallback
             )
-            planted = render_canaries(found)
-        for table in (done.budget_table(), done.drift_table(), planted, done.replicates_table()):
-            if table is not None:
-                echo("\n" + table, nl=False)
+        shown = None if as_json else width or shutil.get_terminal_size((100, 24)).columns
+        planted = _print(done, sort, shown, columns, found)
         if report_path is not None:
             _write_report(report_path, done, sort, paths, planted)
     _finish(done)
+
+
+def _print(
+    done: CompareRun,
+    sort: str,
+    width: int | None,
+    columns: list[str] | None,
+    found: CanaryResult | None,
+) -> str | None:
+    """The comparison on stdout: its tables at ``width``, or (``width`` None: --json) one
+    JSON document; the canaries' table, for the report."""
+    from ..compare.canaries import render_canaries
+
+    planted = None if found is None else render_canaries(found)
+    if width is None:
+        from ..compare.as_json import comparison_json
+
+        document = comparison_json(done, sort, found)
+        echo(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode())
+        return planted
+    echo(render(done.comparison, done.header(), width=width, columns=columns, sort=sort), nl=False)
+    for table in (done.budget_table(), done.drift_table(), planted, done.replicates_table()):
+        if table is not None:
+            echo("\n" + table, nl=False)
+    return planted
 
 
 def _finish(done: CompareRun) -> None:

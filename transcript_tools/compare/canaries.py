@@ -135,11 +135,14 @@ def cliff(table: dict[tuple[str, str], list[int]], kind: str, labels: Sequence[s
     return "-"
 
 
+def round_labels(tables: Sequence[dict[tuple[str, str], list[int]]]) -> list[str]:
+    """The rounds ("1", "2", ..., "5+") any of ``tables`` has, in order."""
+    found = {label for table in tables for _, label in table}
+    return sorted(found, key=lambda text: int(text.rstrip("+")))
+
+
 def render_canaries(result: CanaryResult) -> str:
-    labels = sorted(
-        {label for table in result.pooled.values() for _, label in table},
-        key=lambda text: int(text.rstrip("+")),
-    )
+    labels = round_labels(list(result.pooled.values()))
     lines = [
         f"planted canaries: {len(TYPES)} typed facts in a copy of each of {result.planted} "
         f"conversation(s) (seed {result.seed}; {result.unplanted} with fewer than two turns "
