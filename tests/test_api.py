@@ -181,6 +181,23 @@ def test_the_package_root_exports_what_it_documents() -> None:
     assert tt.SummaryOutcome is tt.engine.requests.SummaryOutcome  # type: ignore[attr-defined]
 
 
+def test_every_export_is_an_explicit_re_export_for_type_checkers() -> None:
+    """A user's ``mypy --strict`` (no implicit re-export) and pyright see a package's import
+    as exported only in the form ``from .m import X as X`` (PEP 484): written
+    ``from .m import X``, every README name was "does not explicitly export attribute"."""
+    import ast
+
+    source = Path(tt.__file__).read_text(encoding="utf-8")
+    block = next(
+        node
+        for node in ast.parse(source).body
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+    )
+    aliases = [alias for node in block.body for alias in getattr(node, "names", [])]
+    assert len(aliases) == len(tt.__all__) == 65
+    assert [a.name for a in aliases if a.asname != a.name] == []
+
+
 def test_run_settings_carry_the_clis_settings_into_a_function(tmp_path: Path) -> None:
     """load_settings (flags > TSUM_* > file > default) reaches the run; arguments win."""
     toml = tmp_path / "tsum.toml"
