@@ -257,3 +257,28 @@ def test_eval_check_and_inspect_return_typed_results(tmp_path: Path) -> None:
     assert checked.diff is not None and checked.diff.identical
     with pytest.raises(tt.TsumError, match="baseline"):
         tt.check(SAMPLES, tmp_path / "no-such-baseline")
+
+
+@pytest.mark.parametrize(
+    ("axis", "value", "named"),
+    [
+        ("modes", "nope", "mode must be focused or full, got 'nope'"),
+        ("measures", "peak", "measure must be cumulative or current, got 'peak'"),
+        ("checkpoints", "step", "checkpoint must be turn or call, got 'step'"),
+        ("max_context_tokens", "big", "max_context_tokens must be an integer or auto, got 'big'"),
+    ],
+)
+def test_a_wrong_sweep_axis_value_is_a_config_error(axis: str, value: str, named: str) -> None:
+    """A setting that cannot work raises ConfigError (README), before any file is read: a
+    sweep axis's value was converted bare (SlotMode(m), int(window)), and leaked ValueError."""
+    with pytest.raises(tt.ConfigError) as caught:
+        tt.sweep_corpus(SAMPLES / "long_session.jsonl", **{axis: [value]})
+    assert str(caught.value) == named
+    # the values it takes are the ones tsum sweep takes: names, members, auto
+    result = tt.sweep_corpus(
+        SAMPLES / "long_session.jsonl",
+        modes=["full", tt.SlotMode.FOCUSED],
+        measures=["current"],
+        max_context_tokens=["auto", 20_000],
+    )
+    assert len(result.configs) == 4

@@ -174,6 +174,7 @@ def sweep_corpus(
     prices every configuration's runs (``tsum sweep --cost``; ``prices``: a JSON prices
     file; docs/cost.md)."""
     from .cost.prices import pricer_for
+    from .settings import typed_values
     from .sweep import workflow
 
     run = run_settings_from(
@@ -192,12 +193,12 @@ def sweep_corpus(
         _paths(paths),
         run,
         ratios=ratios,
-        max_context_tokens=max_context_tokens,
+        max_context_tokens=typed_values("max_context_tokens", max_context_tokens),
         policies=[p if isinstance(p, Policy) else resolve_policy(p) for p in policies],
         debounces=debounces,
-        modes=[SlotMode(m) for m in modes],
-        measures=[Measure(m) for m in measures],
-        checkpoints=[Checkpoint(c) for c in checkpoints],
+        modes=typed_values("mode", modes),
+        measures=typed_values("measure", measures),
+        checkpoints=typed_values("checkpoint", checkpoints),
         cache=cache,
         ray=ray,
         report_path=report,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -175,6 +175,16 @@ def _checked(table: dict[str, Any], at: KeyPlace) -> dict[str, Any]:
     except ConfigError as exc:  # its message starts with the setting's name
         raise ConfigError(f"{at(str(exc).split(' ', 1)[0])}: {exc}") from None
     return dict(table)
+
+
+def typed_values(key: str, values: Sequence[Any]) -> list[Any]:
+    """Each of ``values`` (a sweep axis given to the library) as the setting ``key`` holds
+    it, checked as a settings file's value is: a wrong one is a ConfigError naming it."""
+    setting = SETTING[key]
+    for value in values:
+        if (wrong := value_problem(setting, value)) is not None:
+            raise ConfigError(f"{key} {wrong}")
+    return [setting.typed(value) for value in values]
 
 
 def summary_config_from(values: dict[str, Any], base: SummaryConfig | None = None) -> SummaryConfig:
