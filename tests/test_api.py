@@ -282,3 +282,15 @@ def test_a_wrong_sweep_axis_value_is_a_config_error(axis: str, value: str, named
         max_context_tokens=["auto", 20_000],
     )
     assert len(result.configs) == 4
+
+
+def test_an_unknown_out_format_is_refused_before_the_replay(tmp_path: Path) -> None:
+    """replay_corpus(out_format=...) was checked only after every session had been replayed
+    (its summaries paid for), then raised a bare ValueError: now a ConfigError up front."""
+    out = tmp_path / "out"
+    with pytest.raises(tt.ConfigError) as caught:
+        tt.replay_corpus(SAMPLES / "long_session.jsonl", out=out, out_format="json")
+    assert str(caught.value) == "--out-format 'json': not an output format (known: native, atif)"
+    assert not out.exists()  # refused before the run wrote anything
+    tt.replay_corpus(SAMPLES / "long_session.jsonl", out=out, out_format="atif")
+    assert [p.name for p in (out / "compressed").iterdir()] == ["long_session.json"]
