@@ -40,6 +40,7 @@ from .engine.policy_toml import resolve_policy
 from .providers.base import Provider
 from .providers.factory import ProviderOptions
 from .reporter import Callbacks, ignore
+from .settings import typed_values
 
 if TYPE_CHECKING:
     from .diff.changes import RunDiff
@@ -174,7 +175,6 @@ def sweep_corpus(
     prices every configuration's runs (``tsum sweep --cost``; ``prices``: a JSON prices
     file; docs/cost.md)."""
     from .cost.prices import pricer_for
-    from .settings import typed_values
     from .sweep import workflow
 
     run = run_settings_from(
