@@ -294,3 +294,12 @@ def test_an_unknown_out_format_is_refused_before_the_replay(tmp_path: Path) -> N
     assert not out.exists()  # refused before the run wrote anything
     tt.replay_corpus(SAMPLES / "long_session.jsonl", out=out, out_format="atif")
     assert [p.name for p in (out / "compressed").iterdir()] == ["long_session.json"]
+
+
+def test_load_settings_refuses_a_key_no_setting_has() -> None:
+    """``tt.load_settings({"debounce_turn": 2})`` (a typo) ran at the default debounce, 3,
+    without a word; a settings file's unknown key was already refused, now the flags' are."""
+    with pytest.raises(tt.ConfigError, match=r"^unknown setting\(s\) debounce_turn \(known: "):
+        tt.load_settings({"debounce_turn": 2}, env={}, read_file=False)
+    run = tt.load_settings({"debounce_turns": 2, "model": "m"}, env={}, read_file=False)
+    assert run.settings.summary is not None and run.settings.summary.debounce_turns == 2

@@ -226,6 +226,10 @@ def settings_values(
     """The effective settings by file key (``PRECEDENCE``): ``flags`` (None values are not
     given) over ``TSUM_*`` over the settings file (``config``, else ``TSUM_CONFIG``, else
     ./tsum.toml, else ``[tool.tsum]`` of ./pyproject.toml; none with ``read_file=False``)."""
+    unknown = sorted(set(flags or {}) - CONFIG_KEYS)
+    if unknown:  # a misspelt key would otherwise run at its default, silently
+        known = ", ".join(sorted(CONFIG_KEYS))
+        raise ConfigError(f"unknown setting(s) {', '.join(unknown)} (known: {known})")
     env = os.environ if env is None else env
     explicit = {**environment_settings(env)}
     explicit.update({k: v for k, v in (flags or {}).items() if v is not None})
