@@ -303,3 +303,18 @@ def test_load_settings_refuses_a_key_no_setting_has() -> None:
         tt.load_settings({"debounce_turn": 2}, env={}, read_file=False)
     run = tt.load_settings({"debounce_turns": 2, "model": "m"}, env={}, read_file=False)
     assert run.settings.summary is not None and run.settings.summary.debounce_turns == 2
+
+
+def test_fidelity_corpus_takes_as_is_as_tsum_fidelity_does() -> None:
+    """``tsum fidelity --as-is`` had no keyword in the library: fidelity_corpus always
+    followed the recorded release, so a script could not reproduce an --as-is run."""
+    from transcript_tools.cli.fidelity_cmd import as_json
+    from transcript_tools.cli.main import cli
+
+    log = ROOT / "tests" / "fixtures" / "formats" / "edge_cases_claude_code.jsonl"
+    for extra, as_is in (([], False), (["--as-is"], True)):
+        shown = CliRunner().invoke(cli, ["fidelity", str(log), "--json", *extra])
+        result = tt.fidelity_corpus(log, as_is=as_is)
+        assert orjson.loads(shown.stdout) == orjson.loads(orjson.dumps(as_json(result)))
+    followed, as_is_rows = (tt.fidelity_corpus(log, as_is=a).rows for a in (False, True))
+    assert [r.to_json() for r in followed] != [r.to_json() for r in as_is_rows]

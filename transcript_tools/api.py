@@ -348,19 +348,25 @@ def fidelity_corpus(
     paths: Paths,
     *,
     policy: str | Policy | None = None,
+    as_is: bool = False,
     format: str | None = None,
     skip_bad_lines: bool = False,
+    run_settings: RunSettings | None = None,
     warn: Callable[[str], None] = ignore,
 ) -> FidelityResult:
     """Each recorded compaction against ``policy``'s replay (None: the log's runtime's
-    preset), as ``tsum fidelity`` reports it (docs/fidelity.md)."""
+    preset), as ``tsum fidelity`` reports it (docs/fidelity.md); ``as_is``: ``--as-is``, the
+    presets not following the release and model each compaction records; ``run_settings``
+    gives the format where ``format`` does not. The CLI's ``--min-agreement`` gate compares
+    ``result.agreement``."""
     from .fidelity import fidelity_paths
 
     return fidelity_paths(
         _paths(paths),
         policy=policy,
-        fmt=format,
+        fmt=format or (run_settings.fmt if run_settings is not None else None),
         skip_bad_lines=skip_bad_lines,
+        follow=not as_is,
         reporter=Callbacks(warn),
     )
 
