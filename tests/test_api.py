@@ -318,3 +318,25 @@ def test_fidelity_corpus_takes_as_is_as_tsum_fidelity_does() -> None:
         assert orjson.loads(shown.stdout) == orjson.loads(orjson.dumps(as_json(result)))
     followed, as_is_rows = (tt.fidelity_corpus(log, as_is=a).rows for a in (False, True))
     assert [r.to_json() for r in followed] != [r.to_json() for r in as_is_rows]
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ({"summary_tokens": -5000}, "summary_tokens must be >= 0, got -5000"),
+        ({"price_per_mtok": -3.0}, "price_per_mtok must be a number >= 0, got -3.0"),
+        ({"report_sample": 0}, "report_sample must be >= 1, got 0"),
+        ({"sort": "nope"}, "unknown sort key 'nope' (known: config, calls, cost, "),
+    ],
+)
+def test_sweep_corpus_checks_its_numbers_and_sort_before_the_sweep(
+    given: dict[str, object], named: str, tmp_path: Path
+) -> None:
+    """tsum sweep's ranges held for the CLI only: sweep_corpus(summary_tokens=-5000,
+    price_per_mtok=-3) printed a cost of $-0.03 and a negative mean view, and a bad sort
+    raised ValueError only once the whole grid had run, at the report."""
+    report = tmp_path / "r.html"
+    with pytest.raises(tt.ConfigError) as caught:
+        tt.sweep_corpus(SAMPLES, report=report, **given)
+    assert str(caught.value).startswith(named)
+    assert not report.exists()
