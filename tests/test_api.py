@@ -340,3 +340,21 @@ def test_sweep_corpus_checks_its_numbers_and_sort_before_the_sweep(
         tt.sweep_corpus(SAMPLES, report=report, **given)
     assert str(caught.value).startswith(named)
     assert not report.exists()
+
+
+def test_a_prompt_that_cannot_work_is_a_config_error(tmp_path: Path) -> None:
+    """The README: "a setting that cannot work raises a ConfigError". A prompt naming no
+    template raised TemplateError, which ``except tt.ConfigError`` let through."""
+    log = SAMPLES / "long_session.jsonl"
+    broken = tmp_path / "broken.j2"
+    broken.write_text("{{ messages ", encoding="utf-8")
+    calls = [
+        lambda: tt.replay_corpus(log, prompt="nope"),
+        lambda: tt.eval_corpus(log, prompts=["nope"]),
+        lambda: tt.check(log, tmp_path / "baseline", prompt=str(broken), update=True),
+    ]
+    for call in calls:
+        with pytest.raises(tt.ConfigError) as caught:
+            call()
+        assert isinstance(caught.value, tt.TemplateError)
+    assert not (tmp_path / "baseline").exists()
