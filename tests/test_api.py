@@ -358,3 +358,32 @@ def test_a_prompt_that_cannot_work_is_a_config_error(tmp_path: Path) -> None:
             call()
         assert isinstance(caught.value, tt.TemplateError)
     assert not (tmp_path / "baseline").exists()
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    """A replay's output files by relative path, but manifest.json (timings)."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != "manifest.json"
+    }
+
+
+@pytest.mark.parametrize("prompt", [None, "en"])
+def test_run_settings_with_a_policy_replay_as_tsum_replay_policy(
+    prompt: str | None, tmp_path: Path
+) -> None:
+    """``run_settings=tt.load_settings(policy=...)`` gives a function what ``tsum replay
+    --policy`` uses (README): the policy was dropped (Codex's current measure and 0.9 ratio
+    became the seed's cumulative 0.75), so the records differed from the CLI's."""
+    from transcript_tools.cli.main import cli
+    from transcript_tools.engine.policy_toml import resolve_policy
+
+    shown, made = tmp_path / "cli", tmp_path / "api"
+    args = ["replay", str(SAMPLES), "--policy", "codex", "--out", str(shown), "--silent"]
+    args += ["--max-context-tokens", "8000"] + (["--prompt", prompt] if prompt else [])
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    loaded = tt.load_settings({"max_context_tokens": 8000}, policy=resolve_policy("codex"))
+    tt.replay_corpus(SAMPLES, run_settings=loaded, prompt=prompt, out=made)
+    assert _files(made) == _files(shown)
+    assert b'"threshold":7200.0' in _files(made)["decisions.jsonl"]  # Codex's 0.9 of 8000
