@@ -181,6 +181,23 @@ def test_the_package_root_exports_what_it_documents() -> None:
     assert tt.SummaryOutcome is tt.engine.requests.SummaryOutcome  # type: ignore[attr-defined]
 
 
+def test_every_export_is_an_explicit_re_export_for_type_checkers() -> None:
+    """A user's ``mypy --strict`` (no implicit re-export) and pyright see a package's import
+    as exported only in the form ``from .m import X as X`` (PEP 484): written
+    ``from .m import X``, every README name was "does not explicitly export attribute"."""
+    import ast
+
+    source = Path(tt.__file__).read_text(encoding="utf-8")
+    block = next(
+        node
+        for node in ast.parse(source).body
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+    )
+    aliases = [alias for node in block.body for alias in getattr(node, "names", [])]
+    assert len(aliases) == len(tt.__all__) == 65
+    assert [a.name for a in aliases if a.asname != a.name] == []
+
+
 def test_run_settings_carry_the_clis_settings_into_a_function(tmp_path: Path) -> None:
     """load_settings (flags > TSUM_* > file > default) reaches the run; arguments win."""
     toml = tmp_path / "tsum.toml"
@@ -240,3 +257,133 @@ def test_eval_check_and_inspect_return_typed_results(tmp_path: Path) -> None:
     assert checked.diff is not None and checked.diff.identical
     with pytest.raises(tt.TsumError, match="baseline"):
         tt.check(SAMPLES, tmp_path / "no-such-baseline")
+
+
+@pytest.mark.parametrize(
+    ("axis", "value", "named"),
+    [
+        ("modes", "nope", "mode must be focused or full, got 'nope'"),
+        ("measures", "peak", "measure must be cumulative or current, got 'peak'"),
+        ("checkpoints", "step", "checkpoint must be turn or call, got 'step'"),
+        ("max_context_tokens", "big", "max_context_tokens must be an integer or auto, got 'big'"),
+    ],
+)
+def test_a_wrong_sweep_axis_value_is_a_config_error(axis: str, value: str, named: str) -> None:
+    """A setting that cannot work raises ConfigError (README), before any file is read: a
+    sweep axis's value was converted bare (SlotMode(m), int(window)), and leaked ValueError."""
+    with pytest.raises(tt.ConfigError) as caught:
+        tt.sweep_corpus(SAMPLES / "long_session.jsonl", **{axis: [value]})
+    assert str(caught.value) == named
+    # the values it takes are the ones tsum sweep takes: names, members, auto
+    result = tt.sweep_corpus(
+        SAMPLES / "long_session.jsonl",
+        modes=["full", tt.SlotMode.FOCUSED],
+        measures=["current"],
+        max_context_tokens=["auto", 20_000],
+    )
+    assert len(result.configs) == 4
+
+
+def test_an_unknown_out_format_is_refused_before_the_replay(tmp_path: Path) -> None:
+    """replay_corpus(out_format=...) was checked only after every session had been replayed
+    (its summaries paid for), then raised a bare ValueError: now a ConfigError up front."""
+    out = tmp_path / "out"
+    with pytest.raises(tt.ConfigError) as caught:
+        tt.replay_corpus(SAMPLES / "long_session.jsonl", out=out, out_format="json")
+    assert str(caught.value) == "--out-format 'json': not an output format (known: native, atif)"
+    assert not out.exists()  # refused before the run wrote anything
+    tt.replay_corpus(SAMPLES / "long_session.jsonl", out=out, out_format="atif")
+    assert [p.name for p in (out / "compressed").iterdir()] == ["long_session.json"]
+
+
+def test_load_settings_refuses_a_key_no_setting_has() -> None:
+    """``tt.load_settings({"debounce_turn": 2})`` (a typo) ran at the default debounce, 3,
+    without a word; a settings file's unknown key was already refused, now the flags' are."""
+    with pytest.raises(tt.ConfigError, match=r"^unknown setting\(s\) debounce_turn \(known: "):
+        tt.load_settings({"debounce_turn": 2}, env={}, read_file=False)
+    run = tt.load_settings({"debounce_turns": 2, "model": "m"}, env={}, read_file=False)
+    assert run.settings.summary is not None and run.settings.summary.debounce_turns == 2
+
+
+def test_fidelity_corpus_takes_as_is_as_tsum_fidelity_does() -> None:
+    """``tsum fidelity --as-is`` had no keyword in the library: fidelity_corpus always
+    followed the recorded release, so a script could not reproduce an --as-is run."""
+    from transcript_tools.cli.fidelity_cmd import as_json
+    from transcript_tools.cli.main import cli
+
+    log = ROOT / "tests" / "fixtures" / "formats" / "edge_cases_claude_code.jsonl"
+    for extra, as_is in (([], False), (["--as-is"], True)):
+        shown = CliRunner().invoke(cli, ["fidelity", str(log), "--json", *extra])
+        result = tt.fidelity_corpus(log, as_is=as_is)
+        assert orjson.loads(shown.stdout) == orjson.loads(orjson.dumps(as_json(result)))
+    followed, as_is_rows = (tt.fidelity_corpus(log, as_is=a).rows for a in (False, True))
+    assert [r.to_json() for r in followed] != [r.to_json() for r in as_is_rows]
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ({"summary_tokens": -5000}, "summary_tokens must be >= 0, got -5000"),
+        ({"price_per_mtok": -3.0}, "price_per_mtok must be a number >= 0, got -3.0"),
+        ({"report_sample": 0}, "report_sample must be >= 1, got 0"),
+        ({"sort": "nope"}, "unknown sort key 'nope' (known: config, calls, cost, "),
+    ],
+)
+def test_sweep_corpus_checks_its_numbers_and_sort_before_the_sweep(
+    given: dict[str, object], named: str, tmp_path: Path
+) -> None:
+    """tsum sweep's ranges held for the CLI only: sweep_corpus(summary_tokens=-5000,
+    price_per_mtok=-3) printed a cost of $-0.03 and a negative mean view, and a bad sort
+    raised ValueError only once the whole grid had run, at the report."""
+    report = tmp_path / "r.html"
+    with pytest.raises(tt.ConfigError) as caught:
+        tt.sweep_corpus(SAMPLES, report=report, **given)
+    assert str(caught.value).startswith(named)
+    assert not report.exists()
+
+
+def test_a_prompt_that_cannot_work_is_a_config_error(tmp_path: Path) -> None:
+    """The README: "a setting that cannot work raises a ConfigError". A prompt naming no
+    template raised TemplateError, which ``except tt.ConfigError`` let through."""
+    log = SAMPLES / "long_session.jsonl"
+    broken = tmp_path / "broken.j2"
+    broken.write_text("{{ messages ", encoding="utf-8")
+    calls = [
+        lambda: tt.replay_corpus(log, prompt="nope"),
+        lambda: tt.eval_corpus(log, prompts=["nope"]),
+        lambda: tt.check(log, tmp_path / "baseline", prompt=str(broken), update=True),
+    ]
+    for call in calls:
+        with pytest.raises(tt.ConfigError) as caught:
+            call()
+        assert isinstance(caught.value, tt.TemplateError)
+    assert not (tmp_path / "baseline").exists()
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    """A replay's output files by relative path, but manifest.json (timings)."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != "manifest.json"
+    }
+
+
+@pytest.mark.parametrize("prompt", [None, "en"])
+def test_run_settings_with_a_policy_replay_as_tsum_replay_policy(
+    prompt: str | None, tmp_path: Path
+) -> None:
+    """``run_settings=tt.load_settings(policy=...)`` gives a function what ``tsum replay
+    --policy`` uses (README): the policy was dropped (Codex's current measure and 0.9 ratio
+    became the seed's cumulative 0.75), so the records differed from the CLI's."""
+    from transcript_tools.cli.main import cli
+    from transcript_tools.engine.policy_toml import resolve_policy
+
+    shown, made = tmp_path / "cli", tmp_path / "api"
+    args = ["replay", str(SAMPLES), "--policy", "codex", "--out", str(shown), "--silent"]
+    args += ["--max-context-tokens", "8000"] + (["--prompt", prompt] if prompt else [])
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    loaded = tt.load_settings({"max_context_tokens": 8000}, policy=resolve_policy("codex"))
+    tt.replay_corpus(SAMPLES, run_settings=loaded, prompt=prompt, out=made)
+    assert _files(made) == _files(shown)
+    assert b'"threshold":7200.0' in _files(made)["decisions.jsonl"]  # Codex's 0.9 of 8000

@@ -27,6 +27,8 @@ SHOWN_ONLY = {
     "max_diff_lines",
     "warnings_mode",
     "with_errors",  # inspect --json's shape: InspectResult.to_json, the library's
+    "json_out",  # fidelity --json
+    "min_agreement",  # fidelity's exit-code gate over the result's own figure (.agreement)
 }
 # the CLI's parameter name -> the function's keyword
 RENAMED = {
@@ -53,6 +55,7 @@ FUNCTIONS = {
     "check": tt.check,
     "inspect": tt.inspect_corpus,
     "diff": tt.diff_outputs,
+    "fidelity": tt.fidelity_corpus,
 }
 SUMMARY_FIELDS = {f.name for f in fields(tt.SummaryConfig)}
 REPLAY_FIELDS = {f.name for f in fields(tt.ReplaySettings)}

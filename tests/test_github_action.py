@@ -85,3 +85,18 @@ def test_the_check_step_writes_the_markdown_and_the_exit_code(tmp_path: Path) ->
     done, outputs, _ = _runner(tmp_path, "samples", "--silent --max-context-tokens 8000")
     assert done.returncode == 0 and outputs["exit-code"] == "1"
     assert Path(outputs["markdown"]).read_text().startswith("### tsum: ")
+
+
+def test_a_check_that_could_not_run_says_why_in_the_summary_and_the_comment(
+    tmp_path: Path,
+) -> None:
+    """Exit 2 or 3 leaves no diff: the Markdown (job summary, pull-request comment) said only
+    "exit 3"; it now carries tsum's error, as examples/github-workflow.yml's summary does."""
+    shutil.copytree(ROOT / "samples", tmp_path / "samples")
+    done, outputs, summary = _runner(tmp_path, "samples", "--silent")  # no baseline yet
+    assert done.returncode == 0 and outputs["exit-code"] == "3"
+    error = "tsum: error: baseline: baseline: no such directory"
+    assert error in done.stderr  # the log keeps it too
+    markdown = Path(outputs["markdown"]).read_text()
+    assert markdown.startswith("```\n" + error) and markdown.endswith("```\n")
+    assert summary == "## tsum check: exit 3\n" + markdown

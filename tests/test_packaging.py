@@ -113,6 +113,13 @@ def test_wheel_contains_every_template(wheel: Path) -> None:
         assert f"transcript_tools/prompts/{template}" in names
 
 
+def test_wheel_marks_the_package_as_typed(wheel: Path) -> None:
+    """PEP 561: without ``py.typed`` a type checker skips the installed package (mypy:
+    "module is installed, but missing library stubs or py.typed marker"), so none of the
+    README's typed results (``ReplayResult``, the record TypedDicts) is checked."""
+    assert "transcript_tools/py.typed" in set(zipfile.ZipFile(wheel).namelist())
+
+
 def test_wheel_contains_every_policy_preset(wheel: Path) -> None:
     """The presets are package data (read through importlib.resources): a wheel without
     them would fail `tsum policies list` while every editable-install test passed."""

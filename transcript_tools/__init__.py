@@ -31,73 +31,76 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__ as __version__
 
 # The one list of exports is the block of imports below, under TYPE_CHECKING: type checkers
-# and IDEs read it as written; at run time ``_exports`` reads the same block from this
-# file's source on the first use of a name (PEP 562), so importing the package imports
-# nothing more.
+# and IDEs read it as written, each name imported ``as`` itself (PEP 484's explicit
+# re-export: a user's mypy --strict or pyright sees no other import as exported); at run
+# time ``_exports`` reads the same block from this file's source on the first use of a
+# name (PEP 562), so importing the package imports nothing more.
 if TYPE_CHECKING:
-    from .api import (
-        check,
-        diff_outputs,
-        eval_corpus,
-        fidelity_corpus,
-        inspect_corpus,
-        read_corpus,
-        replay_corpus,
-        sweep_corpus,
-    )
-    from .cost.records import CostRecord
-    from .diff.changes import RunDiff
-    from .diff.check import CheckResult
-    from .engine.config import (
-        Checkpoint,
-        Measure,
-        ReplaySettings,
-        RunSettings,
-        SlotMode,
-        SummaryConfig,
-        TurnPath,
-    )
-    from .engine.formatting import format_messages_as_text
-    from .engine.messages import (
-        AssistantMessage,
-        Conversation,
-        Message,
-        OtherBlock,
-        SystemMessage,
-        TextBlock,
-        ToolResultMessage,
-        ToolUseBlock,
-        Usage,
-        UserImageMessage,
-        UserMessage,
-    )
-    from .engine.prompt import PromptTemplate, load_template
-    from .engine.records import DecisionRecord, SnapshotRecord, SummaryRecord, SummaryStatus
-    from .engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
-    from .engine.rules import Decision
-    from .engine.session import SessionEngine
-    from .engine.slot import ContextSlot, FocusedConfig, SessionMemory
-    from .errors import (
-        ConfigError,
-        ExitCode,
-        InputError,
-        ProviderConfigError,
-        ProviderError,
-        TemplateError,
-        TsumError,
-        UnknownFormatError,
-    )
-    from .eval.records import ScoreRecord
-    from .eval.workflow import EvalRun
-    from .fidelity import FidelityResult
-    from .inspection import InspectResult, SessionInfo
-    from .providers.base import Provider
-    from .providers.factory import ProviderOptions
-    from .replay.conversation import SessionResult
-    from .replay.driver import ReplayStats
-    from .replay.run import ReplayResult, RunStatus
-    from .settings import load_settings
-    from .sweep.driver import SweepResult
+    from .api import check as check
+    from .api import diff_outputs as diff_outputs
+    from .api import eval_corpus as eval_corpus
+    from .api import fidelity_corpus as fidelity_corpus
+    from .api import inspect_corpus as inspect_corpus
+    from .api import read_corpus as read_corpus
+    from .api import replay_corpus as replay_corpus
+    from .api import sweep_corpus as sweep_corpus
+    from .cost.records import CostRecord as CostRecord
+    from .diff.changes import RunDiff as RunDiff
+    from .diff.check import CheckResult as CheckResult
+    from .engine.config import Checkpoint as Checkpoint
+    from .engine.config import Measure as Measure
+    from .engine.config import ReplaySettings as ReplaySettings
+    from .engine.config import RunSettings as RunSettings
+    from .engine.config import SlotMode as SlotMode
+    from .engine.config import SummaryConfig as SummaryConfig
+    from .engine.config import TurnPath as TurnPath
+    from .engine.formatting import format_messages_as_text as format_messages_as_text
+    from .engine.messages import AssistantMessage as AssistantMessage
+    from .engine.messages import Conversation as Conversation
+    from .engine.messages import Message as Message
+    from .engine.messages import OtherBlock as OtherBlock
+    from .engine.messages import SystemMessage as SystemMessage
+    from .engine.messages import TextBlock as TextBlock
+    from .engine.messages import ToolResultMessage as ToolResultMessage
+    from .engine.messages import ToolUseBlock as ToolUseBlock
+    from .engine.messages import Usage as Usage
+    from .engine.messages import UserImageMessage as UserImageMessage
+    from .engine.messages import UserMessage as UserMessage
+    from .engine.prompt import PromptTemplate as PromptTemplate
+    from .engine.prompt import load_template as load_template
+    from .engine.records import DecisionRecord as DecisionRecord
+    from .engine.records import SnapshotRecord as SnapshotRecord
+    from .engine.records import SummaryRecord as SummaryRecord
+    from .engine.records import SummaryStatus as SummaryStatus
+    from .engine.requests import SummaryOutcome as SummaryOutcome
+    from .engine.requests import SummaryRequest as SummaryRequest
+    from .engine.requests import SummaryResponse as SummaryResponse
+    from .engine.rules import Decision as Decision
+    from .engine.session import SessionEngine as SessionEngine
+    from .engine.slot import ContextSlot as ContextSlot
+    from .engine.slot import FocusedConfig as FocusedConfig
+    from .engine.slot import SessionMemory as SessionMemory
+    from .errors import ConfigError as ConfigError
+    from .errors import ExitCode as ExitCode
+    from .errors import InputError as InputError
+    from .errors import ProviderConfigError as ProviderConfigError
+    from .errors import ProviderError as ProviderError
+    from .errors import TemplateError as TemplateError
+    from .errors import TsumError as TsumError
+    from .errors import UnknownFormatError as UnknownFormatError
+    from .eval.records import ScoreRecord as ScoreRecord
+    from .eval.workflow import EvalRun as EvalRun
+    from .fidelity import FidelityResult as FidelityResult
+    from .inspection import InspectResult as InspectResult
+    from .inspection import SessionInfo as SessionInfo
+    from .providers.base import Provider as Provider
+    from .providers.factory import ProviderOptions as ProviderOptions
+    from .replay.conversation import SessionResult as SessionResult
+    from .replay.driver import ReplayStats as ReplayStats
+    from .replay.run import ReplayResult as ReplayResult
+    from .replay.run import RunStatus as RunStatus
+    from .settings import load_settings as load_settings
+    from .sweep.driver import SweepResult as SweepResult
 
 
 _EXPORTS: dict[str, str] = {}  # filled from the block above on first use

@@ -40,6 +40,7 @@ from .engine.policy_toml import resolve_policy
 from .providers.base import Provider
 from .providers.factory import ProviderOptions
 from .reporter import Callbacks, ignore
+from .settings import typed_values
 
 if TYPE_CHECKING:
     from .diff.changes import RunDiff
@@ -192,12 +193,12 @@ def sweep_corpus(
         _paths(paths),
         run,
         ratios=ratios,
-        max_context_tokens=max_context_tokens,
+        max_context_tokens=typed_values("max_context_tokens", max_context_tokens),
         policies=[p if isinstance(p, Policy) else resolve_policy(p) for p in policies],
         debounces=debounces,
-        modes=[SlotMode(m) for m in modes],
-        measures=[Measure(m) for m in measures],
-        checkpoints=[Checkpoint(c) for c in checkpoints],
+        modes=typed_values("mode", modes),
+        measures=typed_values("measure", measures),
+        checkpoints=typed_values("checkpoint", checkpoints),
         cache=cache,
         ray=ray,
         report_path=report,
@@ -347,19 +348,25 @@ def fidelity_corpus(
     paths: Paths,
     *,
     policy: str | Policy | None = None,
+    as_is: bool = False,
     format: str | None = None,
     skip_bad_lines: bool = False,
+    run_settings: RunSettings | None = None,
     warn: Callable[[str], None] = ignore,
 ) -> FidelityResult:
     """Each recorded compaction against ``policy``'s replay (None: the log's runtime's
-    preset), as ``tsum fidelity`` reports it (docs/fidelity.md)."""
+    preset), as ``tsum fidelity`` reports it (docs/fidelity.md); ``as_is``: ``--as-is``, the
+    presets not following the release and model each compaction records; ``run_settings``
+    gives the format where ``format`` does not. The CLI's ``--min-agreement`` gate compares
+    ``result.agreement``."""
     from .fidelity import fidelity_paths
 
     return fidelity_paths(
         _paths(paths),
         policy=policy,
-        fmt=format,
+        fmt=format or (run_settings.fmt if run_settings is not None else None),
         skip_bad_lines=skip_bad_lines,
+        follow=not as_is,
         reporter=Callbacks(warn),
     )
 

@@ -60,9 +60,22 @@ def run_settings_from(
         run = replace(run, settings=chosen, template=loaded.template)
     if not isinstance(provider, str):
         run.provider["provider"] = provider
+    if loaded is not None and settings is None:  # its settings, a --policy's included
+        settings = _loaded_settings(loaded, prompt)
     if settings is not None or config is not None:
         run = _typed(run, config, settings, prompt is not None, options.get("model"), dry_run)
     return run
+
+
+def _loaded_settings(loaded: RunSettings, prompt: str | None) -> ReplaySettings:
+    """``loaded``'s settings, under its policy where it has one (``load_settings(policy=)``,
+    ``tsum --policy``); ``prompt`` is the policy's template then, as ``--prompt`` is."""
+    settings = replace(loaded.settings, dry_run=False)
+    if prompt is not None and settings.policy is not None:
+        from .engine.policy_engine import policy_with_flags
+
+        settings = replace(settings, policy=policy_with_flags(settings.policy, {"prompt": prompt}))
+    return settings
 
 
 def _refuse_unknown(options: ProviderOptions | dict[str, Any]) -> None:

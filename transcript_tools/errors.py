@@ -94,8 +94,9 @@ class UnknownFormatError(InputError):
     """No reader recognises the file."""
 
 
-class TemplateError(TsumError):
-    """A prompt template that cannot be loaded or rendered."""
+class TemplateError(ConfigError):
+    """A prompt template that cannot be loaded or rendered. A ``ConfigError`` (a setting
+    that cannot work, as the README says): ``except ConfigError`` catches a bad prompt too."""
 
     exit_code = ExitCode.USAGE
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -177,6 +177,16 @@ def _checked(table: dict[str, Any], at: KeyPlace) -> dict[str, Any]:
     return dict(table)
 
 
+def typed_values(key: str, values: Sequence[Any]) -> list[Any]:
+    """Each of ``values`` (a sweep axis given to the library) as the setting ``key`` holds
+    it, checked as a settings file's value is: a wrong one is a ConfigError naming it."""
+    setting = SETTING[key]
+    for value in values:
+        if (wrong := value_problem(setting, value)) is not None:
+            raise ConfigError(f"{key} {wrong}")
+    return [setting.typed(value) for value in values]
+
+
 def summary_config_from(values: dict[str, Any], base: SummaryConfig | None = None) -> SummaryConfig:
     """A SummaryConfig from a mapping of field names (None values are ignored)."""
     names = {f.name for f in fields(SummaryConfig)}
@@ -216,6 +226,10 @@ def settings_values(
     """The effective settings by file key (``PRECEDENCE``): ``flags`` (None values are not
     given) over ``TSUM_*`` over the settings file (``config``, else ``TSUM_CONFIG``, else
     ./tsum.toml, else ``[tool.tsum]`` of ./pyproject.toml; none with ``read_file=False``)."""
+    unknown = sorted(set(flags or {}) - CONFIG_KEYS)
+    if unknown:  # a misspelt key would otherwise run at its default, silently
+        known = ", ".join(sorted(CONFIG_KEYS))
+        raise ConfigError(f"unknown setting(s) {', '.join(unknown)} (known: {known})")
     env = os.environ if env is None else env
     explicit = {**environment_settings(env)}
     explicit.update({k: v for k, v in (flags or {}).items() if v is not None})

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..engine.config import RunSettings
+from ..engine.config import OUT_FORMATS, RunSettings
 from ..terminal import echo
 from .help import TsumCommand, examples
 from .outcome import finish
@@ -56,7 +56,7 @@ __all__ = ["exit_for", "replay_command", "replay_paths", "summary_options"]
 )
 @click.option(
     "--out-format",
-    type=click.Choice(["native", "atif"]),
+    type=click.Choice(OUT_FORMATS),
     default="native",
     show_default=True,
     help="Format of compressed/<session>: tsum's native JSONL, or an ATIF trajectory (.json).",

@@ -137,6 +137,8 @@ DEFAULT_BATCH_POLL = 30.0  # seconds between two polls of a batch, at first (--b
 
 # The workflows' own defaults, here for the same reason: the library's front door (api.py)
 # and the CLI show them without importing diff/ or eval/.
+# replay --out-format: the views under DIR/compressed as written, or as ATIF trajectories
+OUT_FORMATS = ("native", "atif")
 DEFAULT_DIFF_CONTEXT = 3  # lines of context around each change in a unified diff
 DEFAULT_MAX_DROP = 0.05  # check: the artifact recall may drop by five percentage points
 

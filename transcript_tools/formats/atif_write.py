@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from .._version import __version__
+from ..engine.config import OUT_FORMATS
 from ..engine.messages import (
     PERSON,
     SYNTHETIC_MODEL,
@@ -131,6 +132,10 @@ def trajectory(messages: Iterable[Message], session_id: str) -> dict[str, Any]:
 def check_out_format(out_dir: str | Path | None, out_format: str, dry_run: bool) -> None:
     """Refuse, before the run, an ``--out-format`` that would convert nothing: the views it
     rewrites are ``--out DIR/compressed``, which a report on stdout or a dry run never writes."""
+    if out_format not in OUT_FORMATS:
+        raise ConfigError(
+            f"--out-format {out_format!r}: not an output format (known: {', '.join(OUT_FORMATS)})"
+        )
     if out_format == "native":
         return
     if out_dir is None:

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from ..errors import ConfigError
 from ..present.numbers import compact
 from ..present.table import text_table
 from .config import auto_window_cell
@@ -57,12 +58,18 @@ SORT_KEYS: dict[str, tuple[str, str]] = {
 }
 
 
+def sort_key(sort: str) -> str:
+    """The ``SORT_KEYS`` name of a row order (``-`` before it: descending), else a ConfigError."""
+    key_name = sort.lstrip("-")
+    if key_name not in SORT_KEYS:
+        raise ConfigError(f"unknown sort key {key_name!r} (known: {', '.join(SORT_KEYS)})")
+    return key_name
+
+
 def sorted_rows(result: SweepTableSource, sort: str = "calls") -> tuple[list[dict[str, Any]], str]:
     """Rows (JSON dicts, with their grid index as ``config``), and how they are sorted."""
     descending = sort.startswith("-")
-    key_name = sort.lstrip("-")
-    if key_name not in SORT_KEYS:
-        raise ValueError(f"unknown sort key {key_name!r} (known: {', '.join(SORT_KEYS)})")
+    key_name = sort_key(sort)
     rows = []
     for index, stats in enumerate(result.stats):
         row = {"config": index + 1}

@@ -12,7 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..engine.config import AUTO, Checkpoint, Measure, ReplaySettings, RunSettings, SlotMode
+from ..engine.config import (
+    AUTO,
+    Checkpoint,
+    Measure,
+    ReplaySettings,
+    RunSettings,
+    SlotMode,
+    _int_at_least,
+)
 from ..engine.policy import Policy
 from ..engine.policy_engine import is_seed
 from ..engine.seed_defaults import SUMMARY_MAX_TOKENS
@@ -23,6 +31,7 @@ from ..writable import check_output_file
 from .config import SweepConfig
 from .driver import CachedThenOffline, Sweep, SweepResult, sweep_grid
 from .parallel import run_sweep
+from .tables import sort_key
 
 if TYPE_CHECKING:
     from ..cost.prices import Pricer
@@ -82,6 +91,7 @@ def sweep_paths(
     address for Ray (``parallel.RAY_LOCAL``: a local one); ``report_path`` an HTML report
     (``report_sample`` conversations charted, rows by ``sort``);
     ``pricer`` (``--cost``) prices every configuration's runs (docs/cost.md)."""
+    _check_numbers(summary_tokens, price_per_mtok, report_sample, sort)
     if report_path is not None:
         check_output_file(report_path, "--report")  # before the sweep, not after it
     configs = _grid(
@@ -113,6 +123,20 @@ def sweep_paths(
 
         write_report(report, result, sort=sort, title=" ".join(paths), chart=chart)
     return SweepRun(result, report)
+
+
+def _check_numbers(
+    summary_tokens: int, price_per_mtok: float | None, report_sample: int, sort: str
+) -> None:
+    """The library's arguments, checked as ``tsum sweep``'s options are, before the sweep:
+    a negative length or price gives negative costs and views, a bad sort fails at the end."""
+    _int_at_least("summary_tokens", summary_tokens, 0, "must be >= 0")
+    _int_at_least("report_sample", report_sample, 1, "must be >= 1")
+    price = price_per_mtok
+    number = isinstance(price, (int, float)) and not isinstance(price, bool)
+    if price is not None and not (number and price >= 0):
+        raise ConfigError(f"price_per_mtok must be a number >= 0, got {price!r}")
+    sort_key(sort)
 
 
 def _grid(
