@@ -340,3 +340,25 @@ def test_a_schedule_that_depends_on_summaries_gives_the_synchronous_outputs(
         assert synced.exit_code == 0, synced.stderr
     assert manifest(tmp_path / "b" / "out")["batch"]["planned_ahead"] is False
     assert same_outputs(tmp_path / "b" / "out", tmp_path / "s" / "out")
+
+
+def test_a_refused_batch_result_keeps_its_billed_usage() -> None:
+    """A batch request whose answer is a refusal is a failed summary, billed all the same:
+    its usage travels with the failure (``BatchReplay._collect`` adds it to the report)."""
+    from tests.support.fake_llm_server import anthropic_message, openai_completion
+    from transcript_tools.providers.batch import anthropic_batch, openai_batch
+    from transcript_tools.providers.sdk import json_namespace
+
+    refused = anthropic_message([], stop_reason="refusal", input_tokens=40, output_tokens=3)
+    line = {"custom_id": "k1", "result": {"type": "succeeded", "message": refused}}
+    result = anthropic_batch._result(json_namespace(line), "m")
+    assert result.response is None and result.error and "refused" in result.error
+    assert result.usage is not None and (result.usage.input_tokens, result.usage.output_tokens) == (
+        40,
+        3,
+    )
+    body = openai_completion(None, refusal="no", prompt_tokens=40, completion_tokens=3)
+    line = {"custom_id": "k2", "response": {"status_code": 200, "body": body}}
+    result = openai_batch._result(line, "m")
+    assert result.response is None and result.usage is not None
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (40, 3)

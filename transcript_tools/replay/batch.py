@@ -230,6 +230,9 @@ class BatchReplay:
                 continue
             seen.add(key)
             response = result.response
+            billed = result.usage if response is None else response.usage
+            if billed is not None:  # a refusal is billed too
+                self.report.usage = self.report.usage + billed
             if response is None or not response.text.strip():
                 errors[key] = result.error or f"{self.provider.name}: empty summary"
                 continue
@@ -240,8 +243,6 @@ class BatchReplay:
                 errors[key] = f"response cache write failed ({exc})"
                 continue
             ok += 1
-            if response.usage is not None:
-                self.report.usage = self.report.usage + response.usage
         self._finish(batch_id, errors, ok, status.state, expected - seen)
         return True
 
