@@ -362,3 +362,15 @@ def test_a_refused_batch_result_keeps_its_billed_usage() -> None:
     result = openai_batch._result(line, "m")
     assert result.response is None and result.usage is not None
     assert (result.usage.input_tokens, result.usage.output_tokens) == (40, 3)
+
+
+@FLAVORS
+def test_a_refused_submission_waits_for_the_retry_after(flavor: Flavor, tmp_path: Path) -> None:
+    """A 429 that says when to come back is retried then, not at the poll interval
+    (0.01 s here): eight quick retries inside the server's 3 s would fail the run."""
+    long = (str(SAMPLES / "long_session.jsonl"),)
+    with FakeBatchServer(refuse_for=3.0) as server:
+        result = replay(flavor, server, tmp_path, "out", inputs=long)
+        assert result.exit_code == 0, result.stderr
+        assert len(server.creates) == 1
+    assert all(s["status"] == "ok" for s in summaries(tmp_path / "out"))

@@ -192,6 +192,7 @@ class BatchReplay:
         delay = self.poll
         errors = 0
         while pending:
+            pause = delay
             for batch_id in sorted(pending):
                 try:
                     status = await self.client.poll(batch_id)
@@ -209,13 +210,14 @@ class BatchReplay:
                             f"batch {batch_id}: {exc} (rerun the same command to resume)"
                         ) from None
                     log.warning("polling batch %s: %s", batch_id, exc)
+                    pause = max(pause, _after(exc, delay))
                     continue
                 errors = 0
                 self.store.set_status(batch_id, status.state)
                 if ended:
                     pending.discard(batch_id)
             if pending:
-                await self._sleep(delay)
+                await self._sleep(pause)
                 delay = min(delay * POLL_GROWTH, self.poll_cap)
 
     async def _collect(self, batch_id: str, status: BatchStatus) -> bool:
@@ -270,7 +272,7 @@ class BatchReplay:
                 refused = getattr(exc, "status", None) in REFUSED_STATUSES
                 if not refused or attempt >= MAX_POLL_ERRORS:
                     raise TsumError(f"could not {what}: {exc}") from None
-                await self._sleep(min(self.poll * attempt, self.poll_cap))
+                await self._sleep(_after(exc, min(self.poll * attempt, self.poll_cap)))
 
     # ---- the outputs -----------------------------------------------------------------
 
@@ -287,6 +289,13 @@ class BatchReplay:
             executor.provider = real
             executor.stats.calls = calls  # no synchronous call was made
             executor.stats.usage = executor.stats.usage + self.report.usage
+
+
+def _after(error: ProviderError, wait: float) -> float:
+    """``wait``, or the server's ``Retry-After`` where it asks for longer (at most
+    ``POLL_CAP_MAX``): a retry sooner is refused again and spends one of the attempts."""
+    retry_after = getattr(error, "retry_after", None)
+    return wait if retry_after is None else max(wait, min(retry_after, POLL_CAP_MAX))
 
 
 class _Planner:
