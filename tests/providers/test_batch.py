@@ -374,3 +374,32 @@ def test_a_refused_submission_waits_for_the_retry_after(flavor: Flavor, tmp_path
         assert result.exit_code == 0, result.stderr
         assert len(server.creates) == 1
     assert all(s["status"] == "ok" for s in summaries(tmp_path / "out"))
+
+
+@FLAVORS
+def test_requests_another_run_sent_while_this_one_planned_are_not_sent_again(
+    flavor: Flavor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs sharing a cache: the other one submits this round's requests after this
+    run read the batches in flight and before it submits. They are not paid twice: this
+    run waits for the other run's batch, as after a resume."""
+    from transcript_tools.replay.batch import BatchReplay
+
+    plan = BatchReplay._plan
+    others: list[str] = []
+
+    async def plan_then_race(self: BatchReplay, paths: list[str]) -> None:
+        await plan(self, paths)
+        if not others and self._batch:  # the other run, between this plan and its submit
+            others.append(await self.client.submit(list(self._batch)))
+            pending = zip(self._keys, self._identities, strict=True)
+            self.store.record_batch(others[0], self.provider.name, self.base_url, pending)
+
+    monkeypatch.setattr(BatchReplay, "_plan", plan_then_race)
+    long = (str(SAMPLES / "long_session.jsonl"),)
+    with FakeBatchServer() as server:
+        result = replay(flavor, server, tmp_path, "out", inputs=long)
+        assert result.exit_code == 0, result.stderr
+        assert server.creates == others  # only the other run's batch: nothing sent twice
+    records = summaries(tmp_path / "out")
+    assert records and all(s["status"] == "ok" for s in records)

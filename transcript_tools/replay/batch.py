@@ -174,8 +174,10 @@ class BatchReplay:
     async def _flush(self) -> None:
         if not self._batch:
             return
-        requests, keys, identities = self._batch, self._keys, self._identities
+        requests, keys, identities = self._untaken(self._batch, self._keys, self._identities)
         self._batch, self._keys, self._identities, self._batch_bytes = [], [], [], 0
+        if not keys:
+            return
         batch_id = await self._retrying(lambda: self.client.submit(requests), "submit a batch")
         # Durable before any waiting: a kill after this line resumes, never resubmits.
         self.store.record_batch(
@@ -184,6 +186,17 @@ class BatchReplay:
         self.report.submitted.append(batch_id)
         self.report.requests_submitted += len(keys)
         self._say(f"tsum: batch: submitted {batch_id} ({len(keys)} requests)")
+
+    def _untaken(
+        self, requests: list[bytes], keys: list[str], identities: list[dict[str, Any]]
+    ) -> tuple[list[bytes], list[str], list[dict[str, Any]]]:
+        """The requests no batch holds now: another run sharing the cache may have sent
+        some while this one planned (this run waits for that batch, as for its own)."""
+        taken = self.store.in_flight_keys(self.provider.name, self.base_url)
+        kept = [i for i, key in enumerate(keys) if key not in taken]
+        if len(kept) == len(keys):
+            return requests, keys, identities
+        return [requests[i] for i in kept], [keys[i] for i in kept], [identities[i] for i in kept]
 
     # ---- wait and collect -----------------------------------------------------------
 
