@@ -403,3 +403,39 @@ def test_requests_another_run_sent_while_this_one_planned_are_not_sent_again(
         assert server.creates == others  # only the other run's batch: nothing sent twice
     records = summaries(tmp_path / "out")
     assert records and all(s["status"] == "ok" for s in records)
+
+
+@FLAVORS
+def test_a_results_stream_cut_off_and_read_again_counts_its_tokens_once(
+    flavor: Flavor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The connection drops after the first result: the batch is polled and read again,
+    and the tokens of the results read twice are counted once (they were paid once)."""
+    from transcript_tools.providers.batch import anthropic_batch, openai_batch
+    from transcript_tools.providers.retry import ProviderCallError
+
+    cls: Any = anthropic_batch.AnthropicBatchClient
+    if flavor.name == "openai":
+        cls = openai_batch.OpenAIBatchClient
+    results = cls.results
+    cut: list[str] = []
+
+    async def cut_once(self: Any, batch_id: str) -> Any:
+        async for result in results(self, batch_id):
+            yield result
+            if not cut:
+                cut.append(batch_id)
+                raise ProviderCallError("connection error (ReadError)", retryable=True)
+
+    monkeypatch.setattr(cls, "results", cut_once)
+    long = (str(SAMPLES / "long_session.jsonl"),)
+    with FakeBatchServer() as server:
+        result = replay(flavor, server, tmp_path, "out", inputs=long)
+        assert result.exit_code == 0, result.stderr
+    assert cut
+    records = summaries(tmp_path / "out")
+    assert records and all(s["status"] == "ok" for s in records)
+    paid = sum(s["usage"]["input_tokens"] for s in records)
+    batch = manifest(tmp_path / "out")["batch"]
+    assert batch["results_ok"] == len(records)
+    assert batch["input_tokens"] == paid

@@ -34,6 +34,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 from ..engine.config import DEFAULT_BATCH_POLL
+from ..engine.messages import Usage
 from ..engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
 from ..engine.rules import depends_on_summary_text
 from ..errors import ConfigError, ProviderError, TsumError
@@ -239,15 +240,15 @@ class BatchReplay:
         seen: set[str] = set()
         errors: dict[str, str] = {}
         ok = 0
+        billed = Usage()  # the report's once every result is read: a stream cut off is read again
         async for result in self.client.results(batch_id):
             key = result.custom_id
             if key not in expected or key in seen:
                 continue
             seen.add(key)
             response = result.response
-            billed = result.usage if response is None else response.usage
-            if billed is not None:  # a refusal is billed too
-                self.report.usage = self.report.usage + billed
+            usage = result.usage if response is None else response.usage
+            billed = billed if usage is None else billed + usage  # a refusal is billed too
             if response is None or not response.text.strip():
                 errors[key] = result.error or f"{self.provider.name}: empty summary"
                 continue
@@ -258,6 +259,7 @@ class BatchReplay:
                 errors[key] = f"response cache write failed ({exc})"
                 continue
             ok += 1
+        self.report.usage = self.report.usage + billed
         self._finish(batch_id, errors, ok, status.state, expected - seen)
         return True
 
