@@ -439,3 +439,23 @@ def test_a_results_stream_cut_off_and_read_again_counts_its_tokens_once(
     batch = manifest(tmp_path / "out")["batch"]
     assert batch["results_ok"] == len(records)
     assert batch["input_tokens"] == paid
+
+
+def test_a_batch_the_cache_cannot_record_is_named_not_an_internal_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The API accepted the batch, the cache database refused its record (locked past
+    the busy timeout, disk full): the error names the batch, which no run would collect."""
+    import sqlite3
+
+    def locked(*args: Any, **kwargs: Any) -> None:
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(BatchStore, "record_batch", locked)
+    long = (str(SAMPLES / "long_session.jsonl"),)
+    with FakeBatchServer() as server:
+        result = replay(Flavor("anthropic"), server, tmp_path, "out", inputs=long)
+        [batch_id] = server.creates
+    assert result.exit_code == 3, result.stderr  # a failed run, not tsum's bug (4)
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    assert f"batch {batch_id} (" in result.stderr and "database is locked" in result.stderr

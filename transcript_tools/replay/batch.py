@@ -178,12 +178,24 @@ class BatchReplay:
             return
         batch_id = await self._retrying(lambda: self.client.submit(requests), "submit a batch")
         # Durable before any waiting: a kill after this line resumes, never resubmits.
-        self.store.record_batch(
-            batch_id, self.provider.name, self.base_url, zip(keys, identities, strict=True)
-        )
+        self._record(batch_id, keys, identities)
         self.report.submitted.append(batch_id)
         self.report.requests_submitted += len(keys)
         self._say(f"tsum: batch: submitted {batch_id} ({len(keys)} requests)")
+
+    def _record(self, batch_id: str, keys: list[str], identities: list[dict[str, Any]]) -> None:
+        """The submitted batch in the cache database, or an error naming it: unrecorded,
+        no run would collect it, and the next one would send (and pay for) it again."""
+        try:
+            pending = zip(keys, identities, strict=True)
+            self.store.record_batch(batch_id, self.provider.name, self.base_url, pending)
+        except sqlite3.Error as exc:
+            raise TsumError(
+                f"batch {batch_id} ({len(keys)} requests) was accepted by the "
+                f"{self.provider.name} API but could not be recorded in {self.store.path} "
+                f"({exc}): a rerun would send its requests again; cancel it in the "
+                "provider's console, or let it finish and be billed"
+            ) from None
 
     def _untaken(
         self, requests: list[bytes], keys: list[str], identities: list[dict[str, Any]]
