@@ -340,3 +340,122 @@ def test_a_schedule_that_depends_on_summaries_gives_the_synchronous_outputs(
         assert synced.exit_code == 0, synced.stderr
     assert manifest(tmp_path / "b" / "out")["batch"]["planned_ahead"] is False
     assert same_outputs(tmp_path / "b" / "out", tmp_path / "s" / "out")
+
+
+def test_a_refused_batch_result_keeps_its_billed_usage() -> None:
+    """A batch request whose answer is a refusal is a failed summary, billed all the same:
+    its usage travels with the failure (``BatchReplay._collect`` adds it to the report)."""
+    from tests.support.fake_llm_server import anthropic_message, openai_completion
+    from transcript_tools.providers.batch import anthropic_batch, openai_batch
+    from transcript_tools.providers.sdk import json_namespace
+
+    refused = anthropic_message([], stop_reason="refusal", input_tokens=40, output_tokens=3)
+    line = {"custom_id": "k1", "result": {"type": "succeeded", "message": refused}}
+    result = anthropic_batch._result(json_namespace(line), "m")
+    assert result.response is None and result.error and "refused" in result.error
+    assert result.usage is not None and (result.usage.input_tokens, result.usage.output_tokens) == (
+        40,
+        3,
+    )
+    body = openai_completion(None, refusal="no", prompt_tokens=40, completion_tokens=3)
+    line = {"custom_id": "k2", "response": {"status_code": 200, "body": body}}
+    result = openai_batch._result(line, "m")
+    assert result.response is None and result.usage is not None
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (40, 3)
+
+
+@FLAVORS
+def test_a_refused_submission_waits_for_the_retry_after(flavor: Flavor, tmp_path: Path) -> None:
+    """A 429 that says when to come back is retried then, not at the poll interval
+    (0.01 s here): eight quick retries inside the server's 3 s would fail the run."""
+    long = (str(SAMPLES / "long_session.jsonl"),)
+    with FakeBatchServer(refuse_for=3.0) as server:
+        result = replay(flavor, server, tmp_path, "out", inputs=long)
+        assert result.exit_code == 0, result.stderr
+        assert len(server.creates) == 1
+    assert all(s["status"] == "ok" for s in summaries(tmp_path / "out"))
+
+
+@FLAVORS
+def test_requests_another_run_sent_while_this_one_planned_are_not_sent_again(
+    flavor: Flavor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs sharing a cache: the other one submits this round's requests after this
+    run read the batches in flight and before it submits. They are not paid twice: this
+    run waits for the other run's batch, as after a resume."""
+    from transcript_tools.replay.batch import BatchReplay
+
+    plan = BatchReplay._plan
+    others: list[str] = []
+
+    async def plan_then_race(self: BatchReplay, paths: list[str]) -> None:
+        await plan(self, paths)
+        if not others and self._batch:  # the other run, between this plan and its submit
+            others.append(await self.client.submit(list(self._batch)))
+            pending = zip(self._keys, self._identities, strict=True)
+            self.store.record_batch(others[0], self.provider.name, self.base_url, pending)
+
+    monkeypatch.setattr(BatchReplay, "_plan", plan_then_race)
+    long = (str(SAMPLES / "long_session.jsonl"),)
+    with FakeBatchServer() as server:
+        result = replay(flavor, server, tmp_path, "out", inputs=long)
+        assert result.exit_code == 0, result.stderr
+        assert server.creates == others  # only the other run's batch: nothing sent twice
+    records = summaries(tmp_path / "out")
+    assert records and all(s["status"] == "ok" for s in records)
+
+
+@FLAVORS
+def test_a_results_stream_cut_off_and_read_again_counts_its_tokens_once(
+    flavor: Flavor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The connection drops after the first result: the batch is polled and read again,
+    and the tokens of the results read twice are counted once (they were paid once)."""
+    from transcript_tools.providers.batch import anthropic_batch, openai_batch
+    from transcript_tools.providers.retry import ProviderCallError
+
+    cls: Any = anthropic_batch.AnthropicBatchClient
+    if flavor.name == "openai":
+        cls = openai_batch.OpenAIBatchClient
+    results = cls.results
+    cut: list[str] = []
+
+    async def cut_once(self: Any, batch_id: str) -> Any:
+        async for result in results(self, batch_id):
+            yield result
+            if not cut:
+                cut.append(batch_id)
+                raise ProviderCallError("connection error (ReadError)", retryable=True)
+
+    monkeypatch.setattr(cls, "results", cut_once)
+    long = (str(SAMPLES / "long_session.jsonl"),)
+    with FakeBatchServer() as server:
+        result = replay(flavor, server, tmp_path, "out", inputs=long)
+        assert result.exit_code == 0, result.stderr
+    assert cut
+    records = summaries(tmp_path / "out")
+    assert records and all(s["status"] == "ok" for s in records)
+    paid = sum(s["usage"]["input_tokens"] for s in records)
+    batch = manifest(tmp_path / "out")["batch"]
+    assert batch["results_ok"] == len(records)
+    assert batch["input_tokens"] == paid
+
+
+def test_a_batch_the_cache_cannot_record_is_named_not_an_internal_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The API accepted the batch, the cache database refused its record (locked past
+    the busy timeout, disk full): the error names the batch, which no run would collect."""
+    import sqlite3
+
+    def locked(*args: Any, **kwargs: Any) -> None:
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(BatchStore, "record_batch", locked)
+    long = (str(SAMPLES / "long_session.jsonl"),)
+    with FakeBatchServer() as server:
+        result = replay(Flavor("anthropic"), server, tmp_path, "out", inputs=long)
+        [batch_id] = server.creates
+    assert result.exit_code == 3, result.stderr  # a failed run, not tsum's bug (4)
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    assert f"batch {batch_id} (" in result.stderr and "database is locked" in result.stderr

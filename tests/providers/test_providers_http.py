@@ -439,3 +439,24 @@ def test_temperature_is_sent_and_part_of_the_identity(flavor: Flavor, network: N
         [outcome] = run(make_executor(provider), request())
         assert server.requests[0].body["temperature"] == 0.0
     assert outcome.ok and provider.identity(None)["temperature"] == 0.0
+
+
+@FLAVORS
+@pytest.mark.parametrize("kind", ["empty", "refused"])
+def test_a_billed_answer_that_is_no_summary_counts_in_the_usage(
+    flavor: Flavor, kind: str, network: None
+) -> None:
+    """A refusal or an empty answer is a failed summary, but the API billed its tokens:
+    they are in the executor's usage, which the cost line and the manifest price."""
+    body = getattr(flavor, kind)
+    billed = body["usage"]
+    with FakeLLMServer([Reply(body=body)]) as server:
+        executor = make_executor(flavor.provider(server), attempts=1)
+        [outcome] = run(executor, request())
+    assert not outcome.ok
+    usage = executor.stats.usage
+    assert (usage.input_tokens, usage.output_tokens) == (
+        billed.get("input_tokens", billed.get("prompt_tokens")),
+        billed.get("output_tokens", billed.get("completion_tokens")),
+    )
+    assert usage.total_tokens > 0

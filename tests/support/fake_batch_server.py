@@ -87,6 +87,8 @@ class _State:
     expire: bool
     fail: Callable[[str], str | None]
     refuse: int = 0  # answer this many batch creations with 429 first
+    refuse_for: float = 0.0  # answer batch creations with 429 + Retry-After this long
+    refuse_until: float = 0.0
     batches: dict[str, FakeBatch] = field(default_factory=dict)
     files: dict[str, bytes] = field(default_factory=dict)
     creates: list[str] = field(default_factory=list)
@@ -108,9 +110,10 @@ class FakeBatchServer:
         expire: bool = False,
         fail: Callable[[str], str | None] = lambda _p: None,
         refuse: int = 0,
+        refuse_for: float = 0.0,
         port: int = 0,
     ) -> None:
-        self.state = _State(delay, hold, expire, fail, refuse)
+        self.state = _State(delay, hold, expire, fail, refuse, refuse_for)
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
         self._httpd.daemon_threads = True
         self._httpd.request_queue_size = 128
@@ -140,6 +143,7 @@ class FakeBatchServer:
         self.state.hold = False
 
     def __enter__(self) -> FakeBatchServer:
+        self.state.refuse_until = time.time() + self.state.refuse_for
         self._thread.start()
         return self
 
@@ -299,9 +303,17 @@ def _handler(server: FakeBatchServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def _send(self, status: int, body: Any, ctype: str = "application/json") -> None:
+        def _send(
+            self,
+            status: int,
+            body: Any,
+            ctype: str = "application/json",
+            headers: tuple[tuple[str, str], ...] = (),
+        ) -> None:
             payload = body if isinstance(body, bytes) else json.dumps(body).encode()
             self.send_response(status)
+            for name, value in headers:
+                self.send_header(name, value)
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
@@ -363,6 +375,13 @@ def _handler(server: FakeBatchServer) -> type[BaseHTTPRequestHandler]:
             if path == "/v1/chat/completions":
                 state.sync_calls += 1
                 return self._send(200, openai_reply(json.loads(raw)))
+            left = state.refuse_until - time.time()
+            if path in ("/v1/messages/batches", "/v1/batches") and left > 0:
+                return self._send(
+                    429,
+                    {"type": "error", "error": {"type": "rate_limit_error"}},
+                    headers=(("retry-after", f"{left:.3f}"),),
+                )
             if path in ("/v1/messages/batches", "/v1/batches") and state.refuse > 0:
                 state.refuse -= 1
                 return self._send(429, {"type": "error", "error": {"type": "rate_limit_error"}})

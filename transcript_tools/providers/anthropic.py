@@ -50,8 +50,9 @@ def _to_response(message: Any, requested: str) -> SummaryResponse:
     if not isinstance(content, list):
         raise ProviderCallError("anthropic: malformed response (no content)")
     stop_reason = getattr(message, "stop_reason", None)
+    usage = usage_from_anthropic(getattr(message, "usage", None))  # billed, summary or not
     if stop_reason == "refusal":  # a refusal is a failed summary, never a summary
-        raise ProviderCallError("anthropic: the model refused (stop_reason=refusal)")
+        raise ProviderCallError("anthropic: the model refused (stop_reason=refusal)", usage=usage)
     # All text blocks joined: the API may split one answer over several blocks.
     text = "".join(
         block.text
@@ -59,10 +60,12 @@ def _to_response(message: Any, requested: str) -> SummaryResponse:
         if getattr(block, "type", None) == "text" and isinstance(getattr(block, "text", None), str)
     )
     if not text.strip():
-        raise ProviderCallError(f"anthropic: empty summary (stop_reason={stop_reason})")
+        raise ProviderCallError(
+            f"anthropic: empty summary (stop_reason={stop_reason})", usage=usage
+        )
     model = getattr(message, "model", None)
     return SummaryResponse(
         text=text,
         model=model if isinstance(model, str) and model else requested,
-        usage=usage_from_anthropic(getattr(message, "usage", None)),
+        usage=usage,
     )

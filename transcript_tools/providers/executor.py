@@ -212,14 +212,14 @@ class SummaryExecutor:
             self.stats.calls += 1
             try:
                 response = await self._attempt(request, model)
+                self._count_usage(response.usage)
                 if not response.text.strip():
                     # Whatever the provider: an empty summary is a failure, never stored.
                     raise ProviderCallError(f"{self.provider.name}: empty summary")
             except ProviderError as exc:
                 error = exc
+                self._count_usage(getattr(exc, "usage", None))  # a refusal is billed too
             else:
-                if response.usage is not None:
-                    self.stats.usage = self.stats.usage + response.usage
                 self._failed_in_a_row = 0
                 return SummaryOutcome(response, attempts=attempt)
             if isinstance(error, ProviderCallError) and error.fatal:
@@ -239,6 +239,11 @@ class SummaryExecutor:
                 error,
             )
             await self._sleep(delay)  # cancellable: Ctrl-C is not delayed by backoff
+
+    def _count_usage(self, usage: Usage | None) -> None:
+        """The tokens of an answer received (the cost line's): a summary or not."""
+        if usage is not None:
+            self.stats.usage = self.stats.usage + usage
 
     def _count_failure(self, error: ProviderError) -> None:
         """One more failed call in a row; at ``breaker`` of them, stop calling."""

@@ -75,11 +75,14 @@ def _to_response(completion: Any, requested: str) -> SummaryResponse:
     message = getattr(choice, "message", None)
     finish_reason = getattr(choice, "finish_reason", None)
     refusal = getattr(message, "refusal", None)
+    usage = _usage(getattr(completion, "usage", None))  # billed, summary or not
     # A refusal is a failed summary, never a summary.
     if isinstance(refusal, str) and refusal.strip():
-        raise ProviderCallError("openai: the model refused (message.refusal)")
+        raise ProviderCallError("openai: the model refused (message.refusal)", usage=usage)
     if finish_reason == "content_filter":
-        raise ProviderCallError("openai: the answer was filtered (finish_reason=content_filter)")
+        raise ProviderCallError(
+            "openai: the answer was filtered (finish_reason=content_filter)", usage=usage
+        )
     content = getattr(message, "content", None)
     if isinstance(content, list):  # some compatible servers send content parts
         content = "".join(
@@ -87,12 +90,14 @@ def _to_response(completion: Any, requested: str) -> SummaryResponse:
             for part in content
         )
     if not isinstance(content, str) or not content.strip():
-        raise ProviderCallError(f"openai: empty summary (finish_reason={finish_reason})")
+        raise ProviderCallError(
+            f"openai: empty summary (finish_reason={finish_reason})", usage=usage
+        )
     model = getattr(completion, "model", None)
     return SummaryResponse(
         text=content,
         model=model if isinstance(model, str) and model else requested,
-        usage=_usage(getattr(completion, "usage", None)),
+        usage=usage,
     )
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 from ..engine.config import DEFAULT_MAX_ATTEMPTS, DEFAULT_TIMEOUT_S, LOCAL_TIMEOUT_S
+from ..engine.messages import Usage
 from ..errors import ProviderError
 
 # Statuses worth another attempt: the SDKs' own list (request timeout, lock
@@ -49,7 +50,8 @@ class ProviderCallError(ProviderError):
     """A failed call, already sanitized: status + short reason, never keys, headers or prompts.
 
     ``retry_after`` carries the server's ``Retry-After`` (seconds); ``fatal``
-    marks errors that every later call would repeat (auth, kill switch).
+    marks errors that every later call would repeat (auth, kill switch); ``usage`` is
+    what an answer that is no summary (a refusal, an empty answer) was billed.
     """
 
     def __init__(
@@ -60,10 +62,12 @@ class ProviderCallError(ProviderError):
         status: int | None = None,
         retry_after: float | None = None,
         fatal: bool = False,
+        usage: Usage | None = None,
     ) -> None:
         super().__init__(message, retryable=retryable, status=status)
         self.retry_after = retry_after
         self.fatal = fatal
+        self.usage = usage
 
 
 def is_retryable_status(status: int) -> bool:

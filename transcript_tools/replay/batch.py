@@ -33,18 +33,16 @@ import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
-from ..engine.config import DEFAULT_BATCH_POLL
+from ..engine.messages import Usage
 from ..engine.requests import SummaryOutcome, SummaryRequest, SummaryResponse
 from ..engine.rules import depends_on_summary_text
-from ..errors import ConfigError, ProviderError, TsumError
+from ..errors import ProviderError, TsumError
 from ..formats.corpus import CorpusReader
-from ..providers.batch import limits_from_env
 from ..providers.batch.base import BatchClient, BatchItem, BatchReport, BatchStatus
 from ..providers.batch.store import BatchStore
-from ..providers.cache import CacheMode, cache_key
+from ..providers.cache import cache_key
 from ..providers.executor import SummaryExecutor
 from ..providers.retry import ProviderCallError, public_url
-from ..reporter import Reporter
 from .conversation import replay_conversation
 from .driver import ReplayDriver, ReplayStats
 
@@ -174,16 +172,41 @@ class BatchReplay:
     async def _flush(self) -> None:
         if not self._batch:
             return
-        requests, keys, identities = self._batch, self._keys, self._identities
+        requests, keys, identities = self._untaken(self._batch, self._keys, self._identities)
         self._batch, self._keys, self._identities, self._batch_bytes = [], [], [], 0
+        if not keys:
+            return
         batch_id = await self._retrying(lambda: self.client.submit(requests), "submit a batch")
         # Durable before any waiting: a kill after this line resumes, never resubmits.
-        self.store.record_batch(
-            batch_id, self.provider.name, self.base_url, zip(keys, identities, strict=True)
-        )
+        self._record(batch_id, keys, identities)
         self.report.submitted.append(batch_id)
         self.report.requests_submitted += len(keys)
         self._say(f"tsum: batch: submitted {batch_id} ({len(keys)} requests)")
+
+    def _record(self, batch_id: str, keys: list[str], identities: list[dict[str, Any]]) -> None:
+        """The submitted batch in the cache database, or an error naming it: unrecorded,
+        no run would collect it, and the next one would send (and pay for) it again."""
+        try:
+            pending = zip(keys, identities, strict=True)
+            self.store.record_batch(batch_id, self.provider.name, self.base_url, pending)
+        except sqlite3.Error as exc:
+            raise TsumError(
+                f"batch {batch_id} ({len(keys)} requests) was accepted by the "
+                f"{self.provider.name} API but could not be recorded in {self.store.path} "
+                f"({exc}): a rerun would send its requests again; cancel it in the "
+                "provider's console, or let it finish and be billed"
+            ) from None
+
+    def _untaken(
+        self, requests: list[bytes], keys: list[str], identities: list[dict[str, Any]]
+    ) -> tuple[list[bytes], list[str], list[dict[str, Any]]]:
+        """The requests no batch holds now: another run sharing the cache may have sent
+        some while this one planned (this run waits for that batch, as for its own)."""
+        taken = self.store.in_flight_keys(self.provider.name, self.base_url)
+        kept = [i for i, key in enumerate(keys) if key not in taken]
+        if len(kept) == len(keys):
+            return requests, keys, identities
+        return [requests[i] for i in kept], [keys[i] for i in kept], [identities[i] for i in kept]
 
     # ---- wait and collect -----------------------------------------------------------
 
@@ -192,6 +215,7 @@ class BatchReplay:
         delay = self.poll
         errors = 0
         while pending:
+            pause = delay
             for batch_id in sorted(pending):
                 try:
                     status = await self.client.poll(batch_id)
@@ -209,13 +233,14 @@ class BatchReplay:
                             f"batch {batch_id}: {exc} (rerun the same command to resume)"
                         ) from None
                     log.warning("polling batch %s: %s", batch_id, exc)
+                    pause = max(pause, _after(exc, delay))
                     continue
                 errors = 0
                 self.store.set_status(batch_id, status.state)
                 if ended:
                     pending.discard(batch_id)
             if pending:
-                await self._sleep(delay)
+                await self._sleep(pause)
                 delay = min(delay * POLL_GROWTH, self.poll_cap)
 
     async def _collect(self, batch_id: str, status: BatchStatus) -> bool:
@@ -224,12 +249,15 @@ class BatchReplay:
         seen: set[str] = set()
         errors: dict[str, str] = {}
         ok = 0
+        billed = Usage()  # the report's once every result is read: a stream cut off is read again
         async for result in self.client.results(batch_id):
             key = result.custom_id
             if key not in expected or key in seen:
                 continue
             seen.add(key)
             response = result.response
+            usage = result.usage if response is None else response.usage
+            billed = billed if usage is None else billed + usage  # a refusal is billed too
             if response is None or not response.text.strip():
                 errors[key] = result.error or f"{self.provider.name}: empty summary"
                 continue
@@ -240,8 +268,7 @@ class BatchReplay:
                 errors[key] = f"response cache write failed ({exc})"
                 continue
             ok += 1
-            if response.usage is not None:
-                self.report.usage = self.report.usage + response.usage
+        self.report.usage = self.report.usage + billed
         self._finish(batch_id, errors, ok, status.state, expected - seen)
         return True
 
@@ -269,7 +296,7 @@ class BatchReplay:
                 refused = getattr(exc, "status", None) in REFUSED_STATUSES
                 if not refused or attempt >= MAX_POLL_ERRORS:
                     raise TsumError(f"could not {what}: {exc}") from None
-                await self._sleep(min(self.poll * attempt, self.poll_cap))
+                await self._sleep(_after(exc, min(self.poll * attempt, self.poll_cap)))
 
     # ---- the outputs -----------------------------------------------------------------
 
@@ -286,6 +313,13 @@ class BatchReplay:
             executor.provider = real
             executor.stats.calls = calls  # no synchronous call was made
             executor.stats.usage = executor.stats.usage + self.report.usage
+
+
+def _after(error: ProviderError, wait: float) -> float:
+    """``wait``, or the server's ``Retry-After`` where it asks for longer (at most
+    ``POLL_CAP_MAX``): a retry sooner is refused again and spends one of the attempts."""
+    retry_after = getattr(error, "retry_after", None)
+    return wait if retry_after is None else max(wait, min(retry_after, POLL_CAP_MAX))
 
 
 class _Planner:
@@ -336,55 +370,3 @@ class _ResultsProvider:
         raise ProviderCallError(
             self._failed.get(key) or f"{self.name}: no batch result for this request"
         )
-
-
-class BatchSetup:
-    """``--batch`` on a run that replays (``replay.run.replay_paths``): validated before any
-    work. The run's ``reporter.say`` gets the progress lines, the one a quiet caller must
-    still show (batches left in flight by a failed run) marked ``important``."""
-
-    def __init__(
-        self,
-        executor: SummaryExecutor,
-        *,
-        poll: float | None = None,
-    ) -> None:
-        from ..providers.batch import batch_client
-
-        # the provider first: offline has no cache by default, and no batch API either
-        self.client = batch_client(executor.provider, limits_from_env())
-        if executor.cache is None or executor.cache_mode is not CacheMode.READ_WRITE:
-            raise ConfigError(
-                "--batch reads and writes the response cache: drop --no-cache, --cache-only "
-                "and --refresh"
-            )
-        self.executor = executor
-        self.store = BatchStore(executor.cache.path)
-        self.poll = float(poll or DEFAULT_BATCH_POLL)
-        self.report: BatchReport | None = None
-
-    async def run(self, run: ReplayDriver, paths: list[str]) -> None:
-        executor = self.executor
-        driver = BatchReplay(run, executor, self.client, self.store, poll=self.poll)
-        self.report = driver.report
-        try:
-            await driver.run_all(paths)
-        except (asyncio.CancelledError, KeyboardInterrupt, TsumError):
-            self._in_flight_hint(run.reporter)
-            raise
-        finally:
-            await executor.aclose()
-            self.store.close()
-
-    def _in_flight_hint(self, reporter: Reporter) -> None:
-        try:
-            left = self.store.in_flight()
-        except Exception:  # the hint must never hide the real error
-            return
-        if left:
-            ids = ", ".join(b.batch_id for b in left)
-            reporter.say(
-                f"tsum: {len(left)} batch(es) in flight ({ids}): the same command resumes them "
-                "without resubmitting; `tsum batch cancel` stops them",
-                important=True,
-            )

@@ -126,7 +126,7 @@ def replay_paths(
     cannot be built fails here (``ProviderConfigError``), before any work. ``reporter``
     gets the warnings, errors, progress and (``end``) the result, once whatever happens.
     ``batch`` sends the summary calls through the provider's batch API in rounds
-    (``batch.BatchSetup``: progress to ``reporter.say``); ``price_per_mtok`` prices the
+    (``batch_setup.BatchSetup``: progress to ``reporter.say``); ``price_per_mtok`` prices the
     run (batch vs synchronous) in the manifest and line. ``backend`` (``--workers`` /
     ``--ray``) spreads a dry run's files over processes or a Ray cluster, same outputs.
     ``cost`` (--cost) prices each session as replayed, not spread (``costs.jsonl``, a
@@ -245,7 +245,7 @@ def _batch_driver(options: Mapping[str, Any], executor: Any) -> Any:
     """--batch: the rounds' driver (replay/batch.py), else None."""
     if not options.get("batch") or executor is None:
         return None
-    from .batch import BatchSetup
+    from .batch_setup import BatchSetup
 
     return BatchSetup(executor, poll=options.get("batch_poll"))
 

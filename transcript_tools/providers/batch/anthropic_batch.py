@@ -90,7 +90,7 @@ def _result(line: Any, requested: str) -> BatchResult:
         try:
             return BatchResult(custom_id, _to_response(message, model))
         except ProviderCallError as exc:  # refusal, empty: a failed summary
-            return BatchResult(custom_id, None, str(exc))
+            return BatchResult(custom_id, None, str(exc), exc.usage)
     if kind == "errored":
         error = getattr(getattr(result, "error", None), "error", None)
         code = getattr(error, "type", None)

@@ -33,6 +33,7 @@ class BatchResult:
     custom_id: str
     response: SummaryResponse | None
     error: str | None = None
+    usage: Usage | None = None  # what a failed answer (a refusal, an empty one) was billed
 
 
 @dataclass(frozen=True, slots=True)

@@ -100,7 +100,7 @@ def _result(line: dict[str, Any], requested: str) -> BatchResult:
         try:
             return BatchResult(custom_id, _to_response(json_namespace(body), requested))
         except ProviderCallError as exc:  # refusal, filtered, empty: a failed summary
-            return BatchResult(custom_id, None, str(exc))
+            return BatchResult(custom_id, None, str(exc), exc.usage)
     error = line.get("error") or (body.get("error") if isinstance(body, dict) else None) or {}
     code = error.get("code") or error.get("type") if isinstance(error, dict) else None
     detail = f" ({code})" if isinstance(code, str) and code.replace("_", "").isalnum() else ""
