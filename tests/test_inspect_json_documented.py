@@ -5,12 +5,12 @@ context, a recorded compaction, the context by kind); `commands` is keyed by dat
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
 
+from tests.support.docs import doc_text, undocumented
 from transcript_tools.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,6 +38,5 @@ def test_every_inspect_json_key_is_explained_in_docs_formats() -> None:
     sessions = json.loads(result.stdout)
     seen = set().union(*map(_keys, sessions))
     assert {"message_index", "p90", "person text"} <= seen  # every nested kind reached
-    docs = (ROOT / "docs" / "formats.md").read_text(encoding="utf-8")
-    missing = sorted(k for k in seen if not re.search(rf"`{re.escape(k)}`", docs))
+    missing = undocumented(seen, doc_text("formats.md"))
     assert not missing, missing

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from tests.compare.test_compare_cli import _run
+from tests.support.docs import doc_text, undocumented
 
 ARGS = ("--policy", "seed,codex,aider", "--max-context-tokens", "4000", "--silent", "--drift")
 
@@ -57,14 +58,10 @@ def test_json_sorts_as_the_table_does() -> None:
 
 
 def test_every_key_a_script_sees_is_documented() -> None:
-    from pathlib import Path
-
-    docs = (Path(__file__).parents[2] / "docs" / "compare.md").read_text(encoding="utf-8")
-    section = docs.split("## `--json`")[1].split("\n## ")[0]
     code, out, _ = _run(*ARGS, "--json", "--canaries", "--budget-windows", "4000,16000")
     assert code == 0
     doc = json.loads(out)
     keys = set(doc) | set(doc["policies"][0]) | set(doc["budget"]) | set(doc["drift"][0])
     keys |= set(doc["canaries"]) | set(doc["canaries"]["survival"][0])
-    missing = sorted(k for k in keys if f"`{k}`" not in section)
+    missing = undocumented(keys, doc_text("compare.md", "`--json`"))
     assert not missing, f"keys of compare --json missing from docs/compare.md: {missing}"

@@ -5,12 +5,12 @@ changes (a script reads them by name; docs/ci.md is where `check --json` sends i
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
 
+from tests.support.docs import doc_text, undocumented
 from transcript_tools.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,6 +55,5 @@ def test_every_diff_json_key_is_explained_in_docs_ci(tmp_path: Path) -> None:
     # the diffs reached every kind of change (the check below is not vacuous)
     assert {"prompt_diff", "text_diff", "kind", "old_turn", "key", "prompt_sha256"} <= seen
     assert {"sessions_removed", "turn", "unit", "token_turns"} <= seen
-    docs = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
-    missing = sorted(k for k in seen if not re.search(rf"`{re.escape(k)}`", docs))
+    missing = undocumented(seen, doc_text("ci.md"))
     assert not missing, missing

@@ -5,12 +5,12 @@ document's, a variant's figures, a policy's, and their nested objects keyed by n
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
 
+from tests.support.docs import doc_text, undocumented
 from transcript_tools.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,6 +53,5 @@ def test_every_eval_json_key_is_explained_in_docs_eval() -> None:
     # the runs reached the optional keys (the check below is not vacuous)
     assert {"policies", "recorded_person_fates", "recall_per_1k_retained_tokens"} <= seen
     assert {"looked_for", "uncompacted_violations", "rules", "ceiling", "totals"} <= seen
-    docs = (ROOT / "docs" / "eval.md").read_text(encoding="utf-8")
-    missing = sorted(k for k in seen if not re.search(rf"`{re.escape(k)}`", docs))
+    missing = undocumented(seen, doc_text("eval.md"))
     assert not missing, missing

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from click.testing import CliRunner
 
+from tests.support.docs import doc_text, undocumented
 from transcript_tools.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,6 +23,5 @@ def test_every_cache_stats_json_key_is_explained_in_docs_providers(tmp_path: Pat
     doc = json.loads(result.stdout)
     assert doc["by_model"], doc  # a row per model reached
     seen = set(doc).union(*map(set, doc["by_model"]))
-    docs = (ROOT / "docs" / "providers.md").read_text(encoding="utf-8")
-    missing = sorted(k for k in seen if not re.search(rf"`{re.escape(k)}`", docs))
+    missing = undocumented(seen, doc_text("providers.md"))
     assert not missing, missing

@@ -5,12 +5,12 @@ keys are names (not data such as turn numbers or windows)."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
 
+from tests.support.docs import doc_text, undocumented
 from transcript_tools.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,12 +29,6 @@ RUNS = (
 )
 # nested objects keyed by data: a turn, a delta, a window, a target API
 DATA_KEYED = {"first_trigger_turns", "compaction_deltas", "max_context_tokens_used", "violations"}
-
-
-def _section() -> str:
-    text = (ROOT / "docs" / "sweep.md").read_text(encoding="utf-8")
-    assert "## `--json`" in text, "docs/sweep.md has no `--json` section"
-    return text.split("## `--json`", 1)[1].split("\n## ", 1)[0]
 
 
 def _keys(doc: dict[str, Any]) -> set[str]:
@@ -57,6 +51,5 @@ def test_every_sweep_json_key_is_explained_in_docs_sweep() -> None:
     # the runs reached the optional keys (the check below is not vacuous)
     assert {"checkpoint", "policy", "compaction_agreement", "within_one", "cost_usd"} <= seen
     assert {"max_context_tokens_default", "delta_usd_elsewhere", "summarizer_cost"} <= seen
-    section = _section()
-    missing = sorted(k for k in seen if not re.search(rf"`{re.escape(k)}`", section))
+    missing = undocumented(seen, doc_text("sweep.md", "`--json`"))
     assert not missing, missing
