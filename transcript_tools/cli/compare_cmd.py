@@ -320,44 +320,41 @@ def compare_command(
     if done.comparison.conversations:
         for line in done.warnings():
             echo(f"tsum: warning: {line}", err=True)
-        found = None
+        found = planted = None
         if canaries:
-            from ..compare.canaries import canary_paths
+            from ..compare.canaries import canary_paths, render_canaries
 
             fallback = fallback_window or 0
             found = canary_paths(
                 list(paths), resolved, chosen, one_window, fallback_window=fallback
             )
-        shown = None if as_json else width or shutil.get_terminal_size((100, 24)).columns
-        planted = _print(done, sort, shown, columns, found)
+            planted = render_canaries(found)
+        if as_json:
+            _print_json(done, sort, found)
+        else:
+            shown = width or shutil.get_terminal_size((100, 24)).columns
+            _print_tables(done, sort, shown, columns, planted)
         if report_path is not None:
             _write_report(report_path, done, sort, paths, planted)
     _finish(done)
 
 
-def _print(
-    done: CompareRun,
-    sort: str,
-    width: int | None,
-    columns: list[str] | None,
-    found: CanaryResult | None,
-) -> str | None:
-    """The comparison on stdout: its tables at ``width``, or (``width`` None: --json) one
-    JSON document; the canaries' table, for the report."""
-    from ..compare.canaries import render_canaries
+def _print_json(done: CompareRun, sort: str, found: CanaryResult | None) -> None:
+    """--json: the comparison as one JSON document (compare/as_json.py)."""
+    from ..compare.as_json import comparison_json
 
-    planted = None if found is None else render_canaries(found)
-    if width is None:
-        from ..compare.as_json import comparison_json
+    document = comparison_json(done, sort, found)
+    echo(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode())
 
-        document = comparison_json(done, sort, found)
-        echo(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode())
-        return planted
+
+def _print_tables(
+    done: CompareRun, sort: str, width: int, columns: list[str] | None, planted: str | None
+) -> None:
+    """The comparison's table at ``width``, then each section asked for."""
     echo(render(done.comparison, done.header(), width=width, columns=columns, sort=sort), nl=False)
     for table in (done.budget_table(), done.drift_table(), planted, done.replicates_table()):
         if table is not None:
             echo("\n" + table, nl=False)
-    return planted
 
 
 def _finish(done: CompareRun) -> None:
