@@ -10,11 +10,11 @@ from typing import Any
 
 from click.testing import CliRunner
 
+from tests.support.corpus import FIXTURES
 from tests.support.docs import doc_text, undocumented
 from transcript_tools.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "tests" / "fixtures" / "formats"
 INPUTS = [
     str(ROOT / "samples"),
     str(FIXTURES / "edge_cases_codex_0_55_tokens_before_and_after.jsonl"),
