@@ -26,7 +26,8 @@ from ..engine.sized_view import measuring
 from ..engine.tokens import estimate_text_tokens
 from ..replay.sizes import log_sizes, policy_sizes
 from .config import ConfigOutcome, SweepConfig
-from .simulate import ConversationSeries, peak_views, per_turn
+from .idle import idle_run, original_figures
+from .simulate import ConversationSeries, peak_views
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -53,12 +54,13 @@ async def evaluate_engine(
     pricer: Pricer | None = None,
     shared: SharedWork | None = None,
 ) -> ConfigOutcome:
-    """Run the real engine (summaries applied) on the turn path ``path`` and measure the
-    same figures. ``cfg`` is the conversation's own (``SweepConfig.for_conversation``);
-    with ``pricer`` (--cost) the run's cost too (``cost.meter``). ``shared``: the work
-    every configuration of the grid does the same on ``conv`` (``SharedWork``)."""
-    if shared is None:
-        shared = SharedWork(conv, base.max_tool_result_chars)
+    """Run the real engine (summaries applied) on the turn path ``path`` and measure the same
+    figures; ``cfg`` is the conversation's own (``SweepConfig.for_conversation``), ``pricer``
+    (--cost) prices the run (``cost.meter``), ``shared``: the grid's work on ``conv``."""
+    shared = shared or SharedWork(conv, base.max_tool_result_chars)
+    settings = engine_settings(cfg, base, template, keep_recent_turns, path)[0]
+    if pricer is None and (idle := idle_run(conv, turns, profile, cfg, settings, shared)):
+        return idle  # a policy proved never to act here: its original run (sweep/idle.py)
     engine = engine_for(
         conv, cfg, base, template, keep_recent_turns, provider_name, path, shared.log_sizes
     )
@@ -98,7 +100,6 @@ async def evaluate_engine(
         if actions is not None:
             actions.after_summary(request)
 
-    units = [(start, start + len(messages)) for start, messages in turns]
     # the one loop replay and eval run too (engine/drive.py): the same turn path;
     # with --cost priced as it runs (cost/meter.py)
     meter = await drive_priced(
@@ -106,13 +107,13 @@ async def evaluate_engine(
         engine,
         execute,
         pricer,
-        units=units,
+        units=[(start, start + len(messages)) for start, messages in turns],
         after_unit=after_unit,
         after_summary=after_summary,
         appended=None if actions is None else actions.appended,
     )
     result = _run_figures(engine, cfg, profile, curve, peak, checks, prompts)
-    _original_figures(result, conv, turns, cfg, engine.settings, shared)
+    original_figures(result, conv, turns, cfg, engine.settings, shared)
     result.cost = None if meter is None else meter.run
     if actions is not None:
         _action_recall(result, actions, engine, views_before, shared, replaced)
@@ -150,30 +151,6 @@ def _run_figures(
     if cfg.measure is Measure.CURRENT:
         result.watermark = [d["watermark"] for d in engine.decisions]
     return result
-
-
-def _original_figures(
-    result: ConfigOutcome,
-    conv: Conversation,
-    turns: list[tuple[int, list[Message]]],
-    cfg: SweepConfig,
-    settings: ReplaySettings,
-    shared: SharedWork,
-) -> None:
-    """A policy's run (``cfg.policy``, the seed's too; else nothing): the original run as
-    the policy measures its own view (``SharedWork.original_views``), per unit; and
-    the mean view per turn with its actions (``result.curve``, per unit) and without them,
-    each the view after the turn's last unit (``per_turn``): one unit for every policy,
-    whether it checks after each turn or each call."""
-    if cfg.policy is None:
-        return
-    units = [(start, start + len(messages)) for start, messages in turns]
-    original, peak = shared.original_views(settings, units)
-    result.original = (original, peak)
-    with_actions = per_turn(conv, turns, result.curve or [], cfg.checkpoint)
-    without = per_turn(conv, turns, original, cfg.checkpoint)
-    n = max(len(without), 1)
-    result.turn_means = sum(with_actions) / n, sum(without) / n
 
 
 def prompt_tokens(summary: SummaryRecord, prompt: str) -> int:
