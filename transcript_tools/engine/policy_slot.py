@@ -95,8 +95,7 @@ class PolicySlot:
     # None until asked after the head, the kept messages or a replacement changed
     _fixed: tuple[int, int] | None = None
     restarted: bool = False  # a message the size model marks as a restart was appended
-    # view_size by the history length it is over, until the view changes (asked several times a unit)
-    _sizes_at: dict[int, tuple[int, int]] = field(default_factory=dict)
+    changes: int = 0  # appends, replacements and summaries made (``Slot.changes``)
     _placeholder: int | None = None  # compaction.placeholder_tokens, once asked
 
     # ---- the view ---------------------------------------------------------------------
@@ -107,7 +106,7 @@ class PolicySlot:
 
     def append_messages(self, messages: list[Message]) -> None:
         start = len(self.messages)
-        self._sizes_at.clear()
+        self.changes += 1  # every measure kept is stale
         self.units.extend(messages)
         self.messages.extend(messages)
         names = tool_names(messages)
@@ -118,10 +117,13 @@ class PolicySlot:
         restarts = self.sizes.restarts
         if restarts and not self.restarted:
             self.restarted = any(id(m) in restarts for m in messages)
+        prefix, of = self._tokens_prefix, self.sizes.of  # each message sized once, here
         for index, message in enumerate(messages, start):
+            size = of(message)
+            prefix.append(prefix[-1] + size)
             if is_tool_output(message):
                 self._outputs.append(index)
-                self._output_tokens.append(self._output_tokens[-1] + self.sizes.of(message))
+                self._output_tokens.append(self._output_tokens[-1] + size)
             elif (
                 self._first_person is None
                 and type(message) is UserMessage
@@ -130,13 +132,10 @@ class PolicySlot:
                 self._first_person = index
 
     def token_prefix(self, upto: int) -> list[int]:
-        prefix = self._tokens_prefix
-        while len(prefix) <= upto:
-            prefix.append(prefix[-1] + self.sizes.of(self.messages[len(prefix) - 1]))
-        return prefix
+        return self._tokens_prefix  # over the whole history (append_messages extends it)
 
     def tokens_between(self, start: int, end: int) -> int:
-        prefix = self.token_prefix(end)
+        prefix = self._tokens_prefix
         return prefix[end] - prefix[start]
 
     def view_entries(self, upto: int | None = None) -> list[ViewEntry]:
@@ -164,9 +163,6 @@ class PolicySlot:
         part from the prefix sums less what the pre-pass saved in it (the running total,
         less the replacements made after ``upto``), the head and kept messages summed."""
         end = len(self.messages) if upto is None else upto
-        known = self._sizes_at.get(end)
-        if known is not None:
-            return known
         start = min(self.base, end)
         tokens = self.tokens_between(start, end) + sum(self._summary_tokens) - self._saved
         for made_at, _index, saved in reversed(self._made):
@@ -177,9 +173,7 @@ class PolicySlot:
         if fixed is None:
             fixed = self._fixed = self._fixed_tokens(len(self.messages))
         tokens += fixed[1] if end >= fixed[0] else self._fixed_tokens(end)[1]
-        count = len(self.head) + len(self.kept) + len(self.summary) + end - start
-        self._sizes_at[end] = count, tokens
-        return count, tokens
+        return len(self.head) + len(self.kept) + len(self.summary) + end - start, tokens
 
     def _fixed_tokens(self, end: int) -> tuple[int, int]:
         """(the latest history length at which a head or kept message was replaced, at
@@ -301,7 +295,7 @@ class PolicySlot:
     def _replace(self, index: int, message: Message, made_at: int, size: int | None = None) -> None:
         size = self.sizes.of(message) if size is None else size  # a cut copy's: _copy_size
         self._fixed = None  # a head or kept message may be shown otherwise now
-        self._sizes_at.clear()
+        self.changes += 1
         if index in self.replaced:  # replaced again: its earlier saving no longer holds
             self._made = [m for m in self._made if m[1] != index]
             self._saved = sum(m[2] for m in self._made)
@@ -368,7 +362,7 @@ class PolicySlot:
             self.kept.append(index)
         self.base = plan.history_end
         self._fixed = None  # new head and kept messages
-        self._sizes_at.clear()
+        self.changes += 1
         self._made = [m for m in self._made if m[1] >= self.base]  # the rest is not appended
         self._saved = sum(m[2] for m in self._made)
         self.summary_text = text
