@@ -231,7 +231,8 @@ def test_the_pre_pass_and_view_sizes_equal_the_walk_and_sums_afresh(
 
 def test_a_pre_pass_that_can_clear_nothing_walks_only_what_came_since() -> None:
     """With only Read's results clearable and none read, the region walked is the unit
-    just appended (the walk afresh: the whole history, every unit)."""
+    just appended, its tool output only: the walk reads no call (the walk afresh: the
+    whole history, every unit)."""
     prepass = PrePass(kind=CLEAR, only_tools=("Read",), placeholder="[cleared]")
     slot = PolicySlot(Policy(name="p", prepass=prepass, keep=Keep(kind="none")), 10_000)
     for n in range(5):
@@ -241,7 +242,7 @@ def test_a_pre_pass_that_can_clear_nothing_walks_only_what_came_since() -> None:
         assert slot.prepass(0) is None
     assert [i for i, _ in slot._unsettled_region()] == []
     slot.append_messages([_message("call", "c9", "Bash", 20), _message("result", "c9", "", 20)])
-    assert [i for i, _ in slot._unsettled_region()] == [10, 11]
+    assert [i for i, _ in slot._unsettled_region()] == [11]
 
 
 def test_a_renamed_call_walks_its_result_again() -> None:

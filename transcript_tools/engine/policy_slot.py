@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
+from heapq import merge
 from typing import Any
 
 from .compaction import (
@@ -40,6 +41,7 @@ from .messages import (
     SystemMessage,
     ToolResultMessage,
     UserMessage,
+    is_turn_start,
 )
 from .overflow import mark_overflow
 from .policy import Policy
@@ -77,12 +79,13 @@ class PolicySlot:
     _names: dict[str, str] = field(default_factory=dict)
     # Running figures, so a unit costs what it appends, not the history's length:
     # tokens the replacements at or after ``base`` saved, and those replacements in the
-    # order made ((made at, index, saved)); the history's tool outputs and first person
-    # message; the history index below which every tool output is settled (cleared, or
-    # never clearable: an excluded tool, a result no longer than its placeholder).
+    # order made ((made at, index, saved)); the history's tool outputs, turn starts and
+    # first person message; the history index below which every tool output is settled
+    # (cleared, or never clearable: an excluded tool, a result no longer than its placeholder).
     _saved: int = 0
     _made: list[tuple[int, int, int]] = field(default_factory=list)
     _outputs: list[int] = field(default_factory=list)
+    _turns: list[int] = field(default_factory=list)
     _first_person: int | None = None
     _settled: int = 0
     # Below here (from ``base``, or ``_settled`` where further) no tool output is left
@@ -124,12 +127,10 @@ class PolicySlot:
             if is_tool_output(message):
                 self._outputs.append(index)
                 self._output_tokens.append(self._output_tokens[-1] + size)
-            elif (
-                self._first_person is None
-                and type(message) is UserMessage
-                and message.origin == PERSON
-            ):  # the task, as _new_head finds it
-                self._first_person = index
+            elif is_turn_start(message):
+                self._turns.append(index)
+                if self._first_person is None and type(message) is UserMessage:
+                    self._first_person = index  # the task, as _new_head finds it
 
     def token_prefix(self, upto: int) -> list[int]:
         return self._tokens_prefix  # over the whole history (append_messages extends it)
@@ -263,18 +264,19 @@ class PolicySlot:
 
     def _unsettled_region(self) -> list[Entry]:
         """The part of the region the pre-pass still has to walk: from the oldest output not
-        settled on (the whole region while a compaction keeps messages from before ``base``)."""
+        settled on (the whole region while a compaction keeps messages from before ``base``),
+        its tool outputs and turn starts only, the messages the walk reads
+        (``compaction.prepass_selection``, ``oldest_clearable``; a copy shown for one is of
+        its kind)."""
         if self.kept:
             return self.region()
-        end = len(self.messages)
-        keep = self.policy.keep
-        first = self._first_person if keep.first_user else None
-        walked = shown_entries(self.messages, self.replaced, range(self._walk_start(), end), end)
-        return [
-            (i, message)
-            for i, message in walked
-            if not (keep.system and type(self.messages[i]) is SystemMessage) and i != first
-        ]
+        start, outputs, turns = self._walk_start(), self._outputs, self._turns
+        first = self._first_person if self.policy.keep.first_user else None
+        read = merge(
+            outputs[bisect.bisect_left(outputs, start) :], turns[bisect.bisect_left(turns, start) :]
+        )
+        indices = [i for i in read if i != first]
+        return shown_entries(self.messages, self.replaced, indices, len(self.messages))
 
     def _walk_start(self) -> int:
         """The history index the pre-pass walks from while no message before ``base`` is
