@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 from heapq import merge
+from itertools import accumulate
 from typing import Any
 
 from .compaction import (
@@ -77,11 +78,10 @@ class PolicySlot:
     _summary_tokens: tuple[int, ...] = ()
     _tokens_prefix: list[int] = field(default_factory=lambda: [0])
     _names: dict[str, str] = field(default_factory=dict)
-    # Running figures, so a unit costs what it appends, not the history's length:
-    # tokens the replacements at or after ``base`` saved, and those replacements in the
-    # order made ((made at, index, saved)); the history's tool outputs, turn starts and
-    # first person message; the history index below which every tool output is settled
-    # (cleared, or never clearable: an excluded tool, a result no longer than its placeholder).
+    # Running figures, so a unit costs what it appends, not the history's length: tokens
+    # the replacements at or after ``base`` saved, and those replacements in the order made
+    # ((made at, index, saved)); under a pre-pass the tool outputs, turn starts and the task;
+    # the index below which every tool output is settled (cleared, or never clearable).
     _saved: int = 0
     _made: list[tuple[int, int, int]] = field(default_factory=list)
     _outputs: list[int] = field(default_factory=list)
@@ -112,21 +112,26 @@ class PolicySlot:
         self.changes += 1  # every measure kept is stale
         self.units.extend(messages)
         self.messages.extend(messages)
+        restarts = self.sizes.restarts
+        if restarts and not self.restarted:
+            self.restarted = any(id(m) in restarts for m in messages)
+        prefix = self._tokens_prefix  # each message sized once, here: the sums run on
+        prefix += accumulate(map(self.sizes.of, messages), initial=prefix.pop())
+        if self.policy.prepass.kind != "none":  # the rest only the pre-pass reads
+            self._note_outputs(messages, start)
+
+    def _note_outputs(self, messages: list[Message], start: int) -> None:
+        """The appended messages' tool names, tool outputs (and their tokens), turn starts."""
         names = tool_names(messages)
         known = self._names
         if any(known.get(call_id, name) != name for call_id, name in names.items()):
             self._passed = 0  # an output passed over may be of a tool it may clear now
         known.update(names)
-        restarts = self.sizes.restarts
-        if restarts and not self.restarted:
-            self.restarted = any(id(m) in restarts for m in messages)
-        prefix, of = self._tokens_prefix, self.sizes.of  # each message sized once, here
+        prefix, tokens = self._tokens_prefix, self._output_tokens
         for index, message in enumerate(messages, start):
-            size = of(message)
-            prefix.append(prefix[-1] + size)
             if is_tool_output(message):
                 self._outputs.append(index)
-                self._output_tokens.append(self._output_tokens[-1] + size)
+                tokens.append(tokens[-1] + prefix[index + 1] - prefix[index])
             elif is_turn_start(message):
                 self._turns.append(index)
                 if self._first_person is None and type(message) is UserMessage:
@@ -265,9 +270,8 @@ class PolicySlot:
     def _unsettled_region(self) -> list[Entry]:
         """The part of the region the pre-pass still has to walk: from the oldest output not
         settled on (the whole region while a compaction keeps messages from before ``base``),
-        its tool outputs and turn starts only, the messages the walk reads
-        (``compaction.prepass_selection``, ``oldest_clearable``; a copy shown for one is of
-        its kind)."""
+        its tool outputs and turn starts, all the walk reads (``compaction.prepass_selection``,
+        ``oldest_clearable``; a copy shown for one is of its kind)."""
         if self.kept:
             return self.region()
         start, outputs, turns = self._walk_start(), self._outputs, self._turns
