@@ -231,7 +231,8 @@ def test_the_pre_pass_and_view_sizes_equal_the_walk_and_sums_afresh(
 
 def test_a_pre_pass_that_can_clear_nothing_walks_only_what_came_since() -> None:
     """With only Read's results clearable and none read, the region walked is the unit
-    just appended (the walk afresh: the whole history, every unit)."""
+    just appended, its tool output only: the walk reads no call (the walk afresh: the
+    whole history, every unit)."""
     prepass = PrePass(kind=CLEAR, only_tools=("Read",), placeholder="[cleared]")
     slot = PolicySlot(Policy(name="p", prepass=prepass, keep=Keep(kind="none")), 10_000)
     for n in range(5):
@@ -241,7 +242,7 @@ def test_a_pre_pass_that_can_clear_nothing_walks_only_what_came_since() -> None:
         assert slot.prepass(0) is None
     assert [i for i, _ in slot._unsettled_region()] == []
     slot.append_messages([_message("call", "c9", "Bash", 20), _message("result", "c9", "", 20)])
-    assert [i for i, _ in slot._unsettled_region()] == [10, 11]
+    assert [i for i, _ in slot._unsettled_region()] == [11]
 
 
 def test_a_renamed_call_walks_its_result_again() -> None:
@@ -316,3 +317,25 @@ def test_a_cleared_output_is_the_size_of_its_placeholder(spec: Any, placeholder:
     assert sizes.of(copy) == placeholder_tokens(prepass, sizes.of)
     with estimates_kept():
         assert sizes.of(cleared(message, placeholder)) == placeholder_tokens(prepass, sizes.of)
+
+
+def test_a_slot_without_a_pre_pass_keeps_no_figures_for_one_and_sizes_alike() -> None:
+    """The tool names, outputs and turn starts only the pre-pass reads are noted under a
+    pre-pass alone; either way every message is sized once into the same running sums
+    (fails when a slot without a pre-pass notes them too)."""
+    batch = [
+        _message("person", "", "", 3),
+        _message("call", "a", "Read", 5),
+        _message("result", "a", "", 40),
+        _message("observation", "", "", 9),
+    ]
+    plain = PolicySlot(Policy(name="p"), 10_000)
+    clearing = PolicySlot(Policy(name="p", prepass=PrePass(kind=CLEAR)), 10_000)
+    for slot in (plain, clearing):
+        slot.append_messages(batch)
+    assert (plain._names, plain._outputs, plain._turns, plain._first_person) == ({}, [], [], None)
+    assert (clearing._outputs, clearing._turns, clearing._first_person) == ([2, 3], [0], 0)
+    assert clearing._names == {"a": "Read"}
+    sums = [sum(estimate_message_tokens(m) for m in batch[:n]) for n in range(5)]
+    assert plain.token_prefix(4) == clearing.token_prefix(4) == sums
+    assert clearing._output_tokens == [0, sums[3] - sums[2], sums[4] - sums[2]]

@@ -40,6 +40,10 @@ class TurnAccounting:
     _anchor_tokens: int | None = None  # ``anchor_tokens`` in the slot's own size model
     _anchor_end: int = 0
     _anchor: tuple[Usage, AssistantMessage] | None = None  # that call: its usage, its message
+    # The current measure by view end, while the slot stays as it was (``Slot.changes``) and
+    # the anchor too: the trigger, the overflow mark and a sweep's curve each ask it per unit
+    _measured: dict[int | None, int] = field(default_factory=dict)
+    _measured_at: int = -1
 
     def append_turn(
         self, messages: list[Message], annotations: DecisionRecord | None
@@ -83,6 +87,7 @@ class TurnAccounting:
                 output_tokens += prefix[index] - before
                 estimated += 1
         if anchor_usage is not None and anchor_message is not None:
+            self._measured_at = -1  # a new anchor: every measure kept is stale
             self._anchor = anchor_usage, anchor_message
             self._anchor_tokens = self.anchor_tokens(slot.sizes)
             self._anchor_end = anchor_end
@@ -155,9 +160,21 @@ class TurnAccounting:
         seed run's view in the log's billed sizes: engine/sized_view.py); the schedule,
         which read the slot's own, is untouched.
         """
-        slot: Measured = self.slot if through is None else through
+        if through is not None:
+            return self._measure(through, end, self.anchor_tokens(through.sizes))
+        slot, measured = self.slot, self._measured
+        if slot.changes != self._measured_at:
+            measured.clear()
+            self._measured_at = slot.changes
+        known = measured.get(end)
+        if known is None:
+            known = measured[end] = self._measure(slot, end, self._anchor_tokens)
+        return known
+
+    def _measure(self, slot: Measured, end: int | None, anchor: int | None) -> int:
+        """``current_context_tokens`` of ``slot``, computed; ``anchor``: the latest recorded
+        call's tokens in ``slot``'s size model."""
         view = slot.view_size(end)[1]
-        anchor = self._anchor_tokens if through is None else self.anchor_tokens(slot.sizes)
         if anchor is None:  # the size model's hidden prefix (engine/sizes.py)
             return view + slot.sizes.hidden
         end = len(slot.messages) if end is None else end

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
+from heapq import merge
+from itertools import accumulate
 from typing import Any
 
 from .compaction import (
@@ -40,6 +42,7 @@ from .messages import (
     SystemMessage,
     ToolResultMessage,
     UserMessage,
+    is_turn_start,
 )
 from .overflow import mark_overflow
 from .policy import Policy
@@ -75,14 +78,14 @@ class PolicySlot:
     _summary_tokens: tuple[int, ...] = ()
     _tokens_prefix: list[int] = field(default_factory=lambda: [0])
     _names: dict[str, str] = field(default_factory=dict)
-    # Running figures, so a unit costs what it appends, not the history's length:
-    # tokens the replacements at or after ``base`` saved, and those replacements in the
-    # order made ((made at, index, saved)); the history's tool outputs and first person
-    # message; the history index below which every tool output is settled (cleared, or
-    # never clearable: an excluded tool, a result no longer than its placeholder).
+    # Running figures, so a unit costs what it appends, not the history's length: tokens
+    # the replacements at or after ``base`` saved, and those replacements in the order made
+    # ((made at, index, saved)); under a pre-pass the tool outputs, turn starts and the task;
+    # the index below which every tool output is settled (cleared, or never clearable).
     _saved: int = 0
     _made: list[tuple[int, int, int]] = field(default_factory=list)
     _outputs: list[int] = field(default_factory=list)
+    _turns: list[int] = field(default_factory=list)
     _first_person: int | None = None
     _settled: int = 0
     # Below here (from ``base``, or ``_settled`` where further) no tool output is left
@@ -95,8 +98,7 @@ class PolicySlot:
     # None until asked after the head, the kept messages or a replacement changed
     _fixed: tuple[int, int] | None = None
     restarted: bool = False  # a message the size model marks as a restart was appended
-    # view_size by the history length it is over, until the view changes (asked several times a unit)
-    _sizes_at: dict[int, tuple[int, int]] = field(default_factory=dict)
+    changes: int = 0  # appends, replacements and summaries made (``Slot.changes``)
     _placeholder: int | None = None  # compaction.placeholder_tokens, once asked
 
     # ---- the view ---------------------------------------------------------------------
@@ -107,36 +109,39 @@ class PolicySlot:
 
     def append_messages(self, messages: list[Message]) -> None:
         start = len(self.messages)
-        self._sizes_at.clear()
+        self.changes += 1  # every measure kept is stale
         self.units.extend(messages)
         self.messages.extend(messages)
+        restarts = self.sizes.restarts
+        if restarts and not self.restarted:
+            self.restarted = any(id(m) in restarts for m in messages)
+        prefix = self._tokens_prefix  # each message sized once, here: the sums run on
+        prefix += accumulate(map(self.sizes.of, messages), initial=prefix.pop())
+        if self.policy.prepass.kind != "none":  # the rest only the pre-pass reads
+            self._note_outputs(messages, start)
+
+    def _note_outputs(self, messages: list[Message], start: int) -> None:
+        """The appended messages' tool names, tool outputs (and their tokens), turn starts."""
         names = tool_names(messages)
         known = self._names
         if any(known.get(call_id, name) != name for call_id, name in names.items()):
             self._passed = 0  # an output passed over may be of a tool it may clear now
         known.update(names)
-        restarts = self.sizes.restarts
-        if restarts and not self.restarted:
-            self.restarted = any(id(m) in restarts for m in messages)
+        prefix, tokens = self._tokens_prefix, self._output_tokens
         for index, message in enumerate(messages, start):
             if is_tool_output(message):
                 self._outputs.append(index)
-                self._output_tokens.append(self._output_tokens[-1] + self.sizes.of(message))
-            elif (
-                self._first_person is None
-                and type(message) is UserMessage
-                and message.origin == PERSON
-            ):  # the task, as _new_head finds it
-                self._first_person = index
+                tokens.append(tokens[-1] + prefix[index + 1] - prefix[index])
+            elif is_turn_start(message):
+                self._turns.append(index)
+                if self._first_person is None and type(message) is UserMessage:
+                    self._first_person = index  # the task, as _new_head finds it
 
     def token_prefix(self, upto: int) -> list[int]:
-        prefix = self._tokens_prefix
-        while len(prefix) <= upto:
-            prefix.append(prefix[-1] + self.sizes.of(self.messages[len(prefix) - 1]))
-        return prefix
+        return self._tokens_prefix  # over the whole history (append_messages extends it)
 
     def tokens_between(self, start: int, end: int) -> int:
-        prefix = self.token_prefix(end)
+        prefix = self._tokens_prefix
         return prefix[end] - prefix[start]
 
     def view_entries(self, upto: int | None = None) -> list[ViewEntry]:
@@ -164,9 +169,6 @@ class PolicySlot:
         part from the prefix sums less what the pre-pass saved in it (the running total,
         less the replacements made after ``upto``), the head and kept messages summed."""
         end = len(self.messages) if upto is None else upto
-        known = self._sizes_at.get(end)
-        if known is not None:
-            return known
         start = min(self.base, end)
         tokens = self.tokens_between(start, end) + sum(self._summary_tokens) - self._saved
         for made_at, _index, saved in reversed(self._made):
@@ -177,9 +179,7 @@ class PolicySlot:
         if fixed is None:
             fixed = self._fixed = self._fixed_tokens(len(self.messages))
         tokens += fixed[1] if end >= fixed[0] else self._fixed_tokens(end)[1]
-        count = len(self.head) + len(self.kept) + len(self.summary) + end - start
-        self._sizes_at[end] = count, tokens
-        return count, tokens
+        return len(self.head) + len(self.kept) + len(self.summary) + end - start, tokens
 
     def _fixed_tokens(self, end: int) -> tuple[int, int]:
         """(the latest history length at which a head or kept message was replaced, at
@@ -269,18 +269,18 @@ class PolicySlot:
 
     def _unsettled_region(self) -> list[Entry]:
         """The part of the region the pre-pass still has to walk: from the oldest output not
-        settled on (the whole region while a compaction keeps messages from before ``base``)."""
+        settled on (the whole region while a compaction keeps messages from before ``base``),
+        its tool outputs and turn starts, all the walk reads (``compaction.prepass_selection``,
+        ``oldest_clearable``; a copy shown for one is of its kind)."""
         if self.kept:
             return self.region()
-        end = len(self.messages)
-        keep = self.policy.keep
-        first = self._first_person if keep.first_user else None
-        walked = shown_entries(self.messages, self.replaced, range(self._walk_start(), end), end)
-        return [
-            (i, message)
-            for i, message in walked
-            if not (keep.system and type(self.messages[i]) is SystemMessage) and i != first
-        ]
+        start, outputs, turns = self._walk_start(), self._outputs, self._turns
+        first = self._first_person if self.policy.keep.first_user else None
+        read = merge(
+            outputs[bisect.bisect_left(outputs, start) :], turns[bisect.bisect_left(turns, start) :]
+        )
+        indices = [i for i in read if i != first]
+        return shown_entries(self.messages, self.replaced, indices, len(self.messages))
 
     def _walk_start(self) -> int:
         """The history index the pre-pass walks from while no message before ``base`` is
@@ -301,7 +301,7 @@ class PolicySlot:
     def _replace(self, index: int, message: Message, made_at: int, size: int | None = None) -> None:
         size = self.sizes.of(message) if size is None else size  # a cut copy's: _copy_size
         self._fixed = None  # a head or kept message may be shown otherwise now
-        self._sizes_at.clear()
+        self.changes += 1
         if index in self.replaced:  # replaced again: its earlier saving no longer holds
             self._made = [m for m in self._made if m[1] != index]
             self._saved = sum(m[2] for m in self._made)
@@ -368,7 +368,7 @@ class PolicySlot:
             self.kept.append(index)
         self.base = plan.history_end
         self._fixed = None  # new head and kept messages
-        self._sizes_at.clear()
+        self.changes += 1
         self._made = [m for m in self._made if m[1] >= self.base]  # the rest is not appended
         self._saved = sum(m[2] for m in self._made)
         self.summary_text = text

@@ -36,11 +36,17 @@ class SizeModel:
     # the recorded prompts restart, and the current measure needs the view as its floor
     # (engine/accounting.py current_context_tokens)
     restarts: frozenset[int] = frozenset()
+    # ``by_id`` rounded, as ``of`` answers: made once, for every slot that sizes the log
+    _rounded: dict[int, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        rounded = {key: round(size) for key, size in self.by_id.items()}
+        object.__setattr__(self, "_rounded", rounded)
 
     def of(self, message: Message) -> int:
         """``message``'s size: recorded where the log sized it, else its estimate."""
-        size = self.by_id.get(id(message))
-        return estimate_message_tokens(message) if size is None else round(size)
+        size = self._rounded.get(id(message))
+        return estimate_message_tokens(message) if size is None else size
 
     def output_of(self, message: Message, recorded: int) -> int:
         """The billed output of the call that wrote ``message``, whose usage records

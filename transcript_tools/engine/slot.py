@@ -55,6 +55,7 @@ class Slot(Protocol):
     messages: list[Message]  # the whole history
     units: UnitCounter
     saves: int
+    changes: int  # counts every change of the history or the view (what a measure reads)
 
     @property
     def sizes(self) -> SizeModel: ...  # what the slot sizes messages with
@@ -116,6 +117,7 @@ class ContextSlot:
     _summary_cache: tuple[str | None, int] = field(default=(None, 0), compare=False, repr=False)
     # A dry run in Focused mode: the history length the latest would-be summary covered
     _assumed_end: int | None = None
+    changes: int = 0  # appends and summaries made (``Slot.changes``)
     sizes: ClassVar[SizeModel] = ESTIMATES  # the seed's measure: every size estimated
     restarted: ClassVar[bool] = False
 
@@ -132,6 +134,7 @@ class ContextSlot:
     def append_messages(self, messages: list[Message]) -> None:
         self.units.extend(messages)
         self.messages.extend(messages)
+        self.changes += 1
 
     def set_summary(self, text: str, covered_end: int | None = None) -> None:
         """F4: write the summary into the Focused config, and persist the slot in every
@@ -143,6 +146,7 @@ class ContextSlot:
         if self.mode is SlotMode.FOCUSED:
             self.focused.summary_override = text
             self._covered_end = len(self.messages) if covered_end is None else covered_end
+        self.changes += 1
         self.save()
 
     def save(self) -> None:
