@@ -400,3 +400,26 @@ def test_each_broken_pairing_has_its_own_line() -> None:
     assert ("call-unanswered", "tool_call t1 not answered before the next non-tool message") in (
         said[("openai", "late")]
     )
+
+
+def test_a_scans_copy_holds_every_field_of_it() -> None:
+    """_Scan.copy names each field (a slot's store, not a setattr per name): a field
+    added to the scan and left out of copy would make a twin read on from a default."""
+    from transcript_tools.engine.validity import _Scan
+
+    scan = _Scan()
+    marks = {name: object() for name in _Scan.__slots__}
+    for name, mark in marks.items():
+        setattr(scan, name, mark)
+    twin = scan.copy()
+    assert {name: getattr(twin, name) for name in _Scan.__slots__} == marks
+    assert twin is not scan
+
+
+@pytest.mark.parametrize("text", ["", " ", "\n\t ", "\u3000\u2028", "\x1c\x1f", "x", " x\n", "\n."])
+def test_a_blank_text_is_one_strip_would_empty(text: str) -> None:
+    """Emptiness asks isspace, not strip (no copy of a text ending in a newline): the
+    same whitespace, so a message is empty exactly where strip leaves nothing."""
+    view: list[Message] = [user(), asst(text), user(), sys_(text)]
+    empty = [v.index for v in check_view(view, "gemini") if v.rule == "empty-content"]
+    assert empty == [i for i in (1, 3) if not text.strip()]

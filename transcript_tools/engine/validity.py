@@ -81,11 +81,17 @@ def _calls(message: Message) -> tuple[str, ...]:
 def _empty(message: Message) -> bool:
     """No content the API would accept: no block, or only blank text."""
     if type(message) is SystemMessage:
-        return not message.text.strip()
+        return _blank(message.text)
     if type(message) is UserImageMessage or type(message) is ToolResultMessage:
         return False
     assert isinstance(message, (UserMessage, AssistantMessage))
-    return all(type(b) is TextBlock and not b.text.strip() for b in message.blocks)
+    return all(type(b) is TextBlock and _blank(b.text) for b in message.blocks)
+
+
+def _blank(text: str) -> bool:
+    """``not text.strip()``, without copying a text that ends in a newline: isspace
+    stops at the first other character (strip and isspace share one whitespace)."""
+    return not text or text.isspace()
 
 
 # Each message's (message, role, calls, emptiness) by its identity: a grid's views are
@@ -106,6 +112,12 @@ def _message_facts(message: Message) -> tuple[Message, str, tuple[str, ...], boo
             _MESSAGE_FACTS.clear()
         _MESSAGE_FACTS[id(message)] = known
     return known
+
+
+# The empty set and map a read leaves most fields with, made once (fields are never
+# changed in place, so every scan may share them).
+_NONE: frozenset[str] = frozenset()
+_NO_WHERE: dict[str, int] = {}
 
 
 class _Scan:
@@ -144,9 +156,18 @@ class _Scan:
         self.strict: Found = ()
 
     def copy(self) -> _Scan:
+        """A twin to read on: every field by name, as a slot's store (a setattr per field
+        costs a builtin call and a type lookup, and a scan is copied for every node the
+        prefix trees keep; tests check every slot is here)."""
         twin = _Scan.__new__(_Scan)
-        for name in _Scan.__slots__:
-            setattr(twin, name, getattr(self, name))
+        twin.n, twin.leading, twin.opened = self.n, self.leading, self.opened
+        twin.misplaced, twin.empty, twin.group = self.misplaced, self.empty, self.group
+        twin.turn_calls, twin.turn_where = self.turn_calls, self.turn_where
+        twin.pending, twin.called, twin.answered = self.pending, self.called, self.answered
+        twin.seen_other, twin.paired = self.seen_other, self.paired
+        twin.open_calls, twin.answerable = self.open_calls, self.answerable
+        twin.openai, twin.expected = self.openai, self.expected
+        twin.strict_calls, twin.strict = self.strict_calls, self.strict
         return twin
 
     def read(self, message: Message) -> None:
@@ -173,11 +194,11 @@ class _Scan:
         if group != self.group:
             if group == "user":  # the assistant turn before (if any) awaits this turn
                 self.pending = (self.turn_calls, self.turn_where) if self.turn_calls else None
-                self.called = frozenset(self.turn_calls)
-                self.answered, self.seen_other = frozenset(), False
+                self.called = frozenset(self.turn_calls) if self.turn_calls else _NONE
+                self.answered, self.seen_other = _NONE, False
             else:
                 self.paired += self._unanswered()
-                self.pending, self.turn_calls, self.turn_where = None, (), {}
+                self.pending, self.turn_calls, self.turn_where = None, (), _NO_WHERE
             self.group = group
         if group == "assistant":
             if calls:
@@ -217,8 +238,10 @@ class _Scan:
             return
         if self.open_calls:
             self.openai += tuple(("call-unanswered", at, c) for c, at in self.open_calls.items())
-        self.open_calls = dict.fromkeys(calls, i)
-        self.answerable = frozenset(self.open_calls)
+        if calls:
+            self.open_calls, self.answerable = dict.fromkeys(calls, i), frozenset(calls)
+        else:
+            self.open_calls, self.answerable = _NO_WHERE, _NONE
 
     def _strict(self, message: Message, i: int, kind: str, calls: tuple[str, ...]) -> None:
         if kind == "system":
@@ -240,7 +263,7 @@ class _Scan:
                 else f"{kind} message where the {self.expected} must come: roles must alternate"
             )
             self.strict += (("roles-not-alternating", i, text),)
-        self.strict_calls = frozenset(calls)
+        self.strict_calls = frozenset(calls) if calls else _NONE
         self.expected = "user" if kind == "assistant" else "assistant"
 
     def clean(self) -> bool:
