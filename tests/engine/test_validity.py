@@ -423,3 +423,33 @@ def test_a_blank_text_is_one_strip_would_empty(text: str) -> None:
     view: list[Message] = [user(), asst(text), user(), sys_(text)]
     empty = [v.index for v in check_view(view, "gemini") if v.rule == "empty-content"]
     assert empty == [i for i in (1, 3) if not text.strip()]
+
+
+def test_a_view_ending_in_the_historys_last_turns_reads_none_of_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A compaction's view holds the history's last turns behind a new summary: from the
+    first quiet point in them it takes the history's own scan of them (the spine's),
+    moved to where they now stand, even where they end mid-turn (no known stretch ends
+    there); only the new messages and the turn's opening are read."""
+    from transcript_tools.engine import validity
+    from transcript_tools.engine import validity_prefixes as prefixes
+
+    reads: list[Message] = []
+    read = validity._Scan.read
+    monkeypatch.setattr(validity._Scan, "read", lambda scan, m: reads.append(m) or read(scan, m))
+    monkeypatch.setattr(prefixes, "ROOT", prefixes.Node(None, validity._Scan(), {}))
+    monkeypatch.setattr(prefixes, "sizes", {})
+    monkeypatch.setattr(prefixes, "_spine", [prefixes._NO_SPINE])
+    history = [sys_(), user("q1"), asst("", "t1"), result("t1"), asst("a1"), user("q2")]
+    history += [asst("", "t2", "t3"), result("t2"), user(""), result("t3"), asst("", "t4")]
+    check_all(history, prefix=True)
+    late = sys_("[summary at the end]")
+    for tail in (history[5:], [*history[5:], late], history[5:8]):
+        summary, ack = user("[summary]"), asst("noted")  # each compaction's own
+        view = [history[0], summary, ack, *tail]
+        expected = _afresh(view)
+        reads.clear()
+        assert check_all(view) == expected
+        assert reads == [summary, ack, history[5], *view[9:]]
+    assert any(check_all(view).values())  # findings moved, not only a clean run

@@ -62,20 +62,17 @@ class Violation:
         return f"{self.api}: message {self.index}: {self.rule}: {self.text}"
 
 
+_ROLES = {SystemMessage: "system", AssistantMessage: "assistant", ToolResultMessage: "tool"}
+
+
 def role(message: Message) -> str:
-    if type(message) is SystemMessage:
-        return "system"
-    if type(message) is AssistantMessage:
-        return "assistant"
-    if type(message) is ToolResultMessage:
-        return "tool"
-    return "user"
+    return _ROLES.get(type(message), "user")
 
 
 def _calls(message: Message) -> tuple[str, ...]:
     if type(message) is not AssistantMessage:
         return ()
-    return tuple(b.id for b in message.blocks if type(b) is ToolUseBlock)
+    return tuple([b.id for b in message.blocks if type(b) is ToolUseBlock])
 
 
 def _empty(message: Message) -> bool:
@@ -85,7 +82,10 @@ def _empty(message: Message) -> bool:
     if type(message) is UserImageMessage or type(message) is ToolResultMessage:
         return False
     assert isinstance(message, (UserMessage, AssistantMessage))
-    return all(type(b) is TextBlock and _blank(b.text) for b in message.blocks)
+    for block in message.blocks:  # a loop, not all() over a generator: a call less
+        if type(block) is not TextBlock or not _blank(block.text):
+            return False
+    return True
 
 
 def _blank(text: str) -> bool:
@@ -118,6 +118,11 @@ def _message_facts(message: Message) -> tuple[Message, str, tuple[str, ...], boo
 # changed in place, so every scan may share them).
 _NONE: frozenset[str] = frozenset()
 _NO_WHERE: dict[str, int] = {}
+
+
+def _moved(where: dict[str, int], by: int) -> dict[str, int]:
+    """Call -> message index, every index moved ``by``."""
+    return {call: at + by for call, at in where.items()} if where and by else where
 
 
 class _Scan:
@@ -169,6 +174,20 @@ class _Scan:
         twin.openai, twin.expected = self.openai, self.expected
         twin.strict_calls, twin.strict = self.strict_calls, self.strict
         return twin
+
+    def carry(self, other: _Scan, by: int) -> None:
+        """Take ``other``'s open state, its message indices moved ``by`` (the findings
+        and ``n`` aside: validity_stretches._jump moves them)."""
+        self.group, self.turn_calls, self.called = other.group, other.turn_calls, other.called
+        self.answered, self.seen_other = other.answered, other.seen_other
+        self.answerable, self.expected = other.answerable, other.expected
+        self.strict_calls = other.strict_calls
+        self.turn_where, self.open_calls = (
+            _moved(other.turn_where, by),
+            _moved(other.open_calls, by),
+        )
+        pending = other.pending
+        self.pending = pending and (pending[0], _moved(pending[1], by))
 
     def read(self, message: Message) -> None:
         """The scan after one more message."""

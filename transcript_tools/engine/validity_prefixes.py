@@ -43,6 +43,7 @@ sizes: dict[int, int] = {}  # nodes per tree, by its first message's id
 _LOCK = threading.Lock()  # a library caller may check views from several threads
 _NO_SPINE: tuple[list[Message], list[Node]] = ([], [])
 _spine = [_NO_SPINE]  # (the last history's messages, the node after each)
+_index: list[tuple[Any, dict[int, int]]] = [(_NO_SPINE, {})]  # a spine, where each id stands
 
 
 def deepest(view: Sequence[Message], path: list[Node] | None = None) -> tuple[Node, int]:
@@ -61,6 +62,26 @@ def deepest(view: Sequence[Message], path: list[Node] | None = None) -> tuple[No
         if path is not None:
             path.append(node)
     return node, done
+
+
+def spine_run(view: Sequence[Message], at: int) -> tuple[Any, Any, int] | None:
+    """Where the spine holds ``view`` from ``at`` on: the scans before and after the
+    messages it holds in a row there, and how many; None where ``view[at]`` is not on
+    the spine (or is its first message: no scan before it but the root's)."""
+    spine = _spine[0]
+    messages, nodes = spine
+    indexed, index = _index[0]
+    if indexed is not spine:  # by id: the spine holds its messages, no other takes one
+        index = dict(zip(map(id, messages), count()))
+        _index[0] = (spine, index)
+    j = index.get(id(view[at]))
+    if not j:
+        return None
+    most = min(len(view) - at, len(messages) - j)
+    run = next(
+        compress(count(), map(is_not, islice(view, at, None), islice(messages, j, None))), most
+    )
+    return nodes[j - 1].scan, nodes[j + run - 1].scan, run
 
 
 def on_spine(view: Sequence[Message]) -> Node | None:
