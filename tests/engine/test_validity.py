@@ -453,3 +453,19 @@ def test_a_view_ending_in_the_historys_last_turns_reads_none_of_them(
         assert check_all(view) == expected
         assert reads == [summary, ack, history[5], *view[9:]]
     assert any(check_all(view).values())  # findings moved, not only a clean run
+
+
+def test_the_kept_answer_is_shared_and_check_all_gives_each_caller_a_copy() -> None:
+    """new_violations reads the answer as kept (validity.kept_answer: no copy per check);
+    check_all's lists are the caller's own, so changing them leaves the kept one whole."""
+    from transcript_tools.engine.validity import kept_answer
+
+    view: list[Message] = [user(), asst("", "t1"), user("next"), sys_("late")]
+    kept = kept_answer(view)
+    assert kept_answer(view) is kept and kept["anthropic"]
+    mine = check_all(view)
+    assert mine == kept
+    mine["anthropic"].clear()
+    assert kept_answer(view)["anthropic"] == check_all(view)["anthropic"] != []
+    history = [*GOOD, result("t9")]  # a history answer is kept on its node the same way
+    assert kept_answer(history, prefix=True) is kept_answer(history, prefix=True)

@@ -28,7 +28,7 @@ Roles of tsum's messages: system, user (text or image), assistant, tool (a tool 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 
@@ -425,8 +425,16 @@ def check_all(view: Sequence[Message], *, prefix: bool = False) -> dict[str, lis
     """Every API's violations of ``view`` (an API with none maps to an empty list).
     ``prefix``: ``view`` is a log's history up to now, which later calls extend (its
     scan and answer are kept for them in the trees: ``_history``)."""
+    return {api: list(found) for api, found in kept_answer(view, prefix=prefix).items()}
+
+
+def kept_answer(
+    view: Sequence[Message], *, prefix: bool = False
+) -> Mapping[str, Sequence[Violation]]:
+    """``check_all``'s answer as it is kept for the next caller that asks (not a copy:
+    read it, never change it)."""
     if prefix:
-        return {api: list(found) for api, found in _history(view).items()}
+        return _history(view)
     key = tuple(map(id, view))
     known = _RECENT.get(key)
     if known is None:
@@ -438,4 +446,4 @@ def check_all(view: Sequence[Message], *, prefix: bool = False) -> dict[str, lis
             if key not in _RECENT:
                 _RECENT[key] = known
                 _held[0] += len(key)
-    return {api: list(found) for api, found in known[1].items()}  # the caller's own lists
+    return known[1]
