@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from operator import attrgetter
 
 from . import validity_prefixes as prefixes
+from . import validity_words as words
 from .messages import (
     AssistantMessage,
     Message,
@@ -44,22 +44,10 @@ from .messages import (
     UserMessage,
 )
 from .validity_stretches import Found, read_on
+from .validity_words import Violation
 
 APIS = ("anthropic", "openai", "gemini", "strict")
 _RECENT_LOCK = threading.Lock()  # a library caller may check views from several threads
-
-
-@dataclass(frozen=True, slots=True)
-class Violation:
-    """One broken rule: the API, the rule's code, the message's index in the view, a line."""
-
-    api: str
-    rule: str
-    index: int
-    text: str
-
-    def __str__(self) -> str:
-        return f"{self.api}: message {self.index}: {self.rule}: {self.text}"
 
 
 _ROLES = {SystemMessage: "system", AssistantMessage: "assistant", ToolResultMessage: "tool"}
@@ -89,8 +77,7 @@ def _empty(message: Message) -> bool:
 
 
 def _blank(text: str) -> bool:
-    """``not text.strip()``, without copying a text that ends in a newline: isspace
-    stops at the first other character (strip and isspace share one whitespace)."""
+    """``not text.strip()``, no copy made: isspace (the same whitespace) stops early."""
     return not text or text.isspace()
 
 
@@ -114,8 +101,7 @@ def _message_facts(message: Message) -> tuple[Message, str, tuple[str, ...], boo
     return known
 
 
-# The empty set and map a read leaves most fields with, made once (fields are never
-# changed in place, so every scan may share them).
+# The empty set and map most reads leave, made once (never changed in place: all share)
 _NONE: frozenset[str] = frozenset()
 _NO_WHERE: dict[str, int] = {}
 
@@ -161,9 +147,8 @@ class _Scan:
         self.strict: Found = ()
 
     def copy(self) -> _Scan:
-        """A twin to read on: every field by name, as a slot's store (a setattr per field
-        costs a builtin call and a type lookup, and a scan is copied for every node the
-        prefix trees keep; tests check every slot is here)."""
+        """A twin to read on, each field named (a setattr per field costs a builtin call and
+        a type lookup, for every node the prefix trees keep; a test checks every slot)."""
         twin = _Scan.__new__(_Scan)
         twin.n, twin.leading, twin.opened = self.n, self.leading, self.opened
         twin.misplaced, twin.empty, twin.group = self.misplaced, self.empty, self.group
@@ -296,25 +281,26 @@ class _Scan:
     def found(self, api: str) -> list[Violation]:
         """``api``'s violations of the view read so far, by message index."""
         if api == "openai":
-            found = [_openai_violation(*entry) for entry in self.openai]
+            found = [words.openai_violation(*entry) for entry in self.openai]
             found += [
                 Violation("openai", "call-unanswered", at, f"tool_call {c} never answered")
                 for c, at in self.open_calls.items()
             ]
             return sorted(found, key=attrgetter("index"))
-        found = [Violation(api, "system-not-leading", i, _MISPLACED[api]) for i in self.misplaced]
+        misplaced = words.MISPLACED[api]
+        found = [Violation(api, "system-not-leading", i, misplaced) for i in self.misplaced]
         if api == "strict":
             if self.leading > 1:
-                found.append(_strict_violation("system-not-leading", 1, _MORE_THAN_ONE))
-            found += [_strict_violation(*entry) for entry in self.strict]
+                found.append(words.strict_violation("system-not-leading", 1, words.MORE_THAN_ONE))
+            found += [words.strict_violation(*entry) for entry in self.strict]
             if self.strict_calls:
                 calls = ", ".join(sorted(self.strict_calls))
-                found.append(_strict_violation("call-unanswered", self.n - 1, calls))
+                found.append(words.strict_violation("call-unanswered", self.n - 1, calls))
         else:
             noun = "tool_use" if api == "anthropic" else "function"
             for rule, i, call in self.paired + self._unanswered():
                 if rule != "result-not-first" or api == "anthropic":
-                    found.append(_paired_violation(api, noun, rule, i, call))
+                    found.append(words.paired_violation(api, noun, rule, i, call))
         last = self.n - 1
         found += [
             Violation(api, "empty-content", i, f"empty {kind} message")
@@ -322,41 +308,6 @@ class _Scan:
             if not (api == "anthropic" and i == last and kind == "assistant")
         ]
         return sorted(found, key=attrgetter("index"))
-
-
-_MORE_THAN_ONE = "more than one system message at the front"
-_MISPLACED = {
-    api: f"a system message after the conversation began ({where})"
-    for api, where in (
-        ("anthropic", "only the top-level system parameter takes one"),
-        ("gemini", "the system instruction is separate; contents are user/model"),
-        ("strict", "only one optional system message at the front"),
-    )
-}
-
-
-def _paired_violation(api: str, noun: str, rule: str, i: int, call: str) -> Violation:
-    if rule == "call-unanswered":
-        return Violation(api, rule, i, f"{noun} call {call} has no result in the next turn")
-    if rule == "result-orphan":
-        return Violation(api, rule, i, f"{noun} result {call} answers no call of the turn before")
-    return Violation(api, rule, i, f"tool result {call} after other content of its user turn")
-
-
-def _openai_violation(rule: str, i: int, call: str) -> Violation:
-    if rule == "result-orphan":
-        text = f"tool message {call} answers no tool_calls id of the assistant message before it"
-    else:
-        text = f"tool_call {call} not answered before the next non-tool message"
-    return Violation("openai", rule, i, text)
-
-
-def _strict_violation(rule: str, i: int, text: str) -> Violation:
-    if rule == "result-orphan":
-        text = "tool result not right after the assistant message that called it"
-    elif rule == "call-unanswered":
-        text = f"tool call(s) {text} not answered"
-    return Violation("strict", rule, i, text)
 
 
 def check_view(view: Sequence[Message], api: str, scan: _Scan | None = None) -> list[Violation]:
