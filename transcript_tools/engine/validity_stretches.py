@@ -77,16 +77,17 @@ def read_on(
             if each is not None:
                 each(view[i - 1])
             continue
-        run = None if each is not None else spine_run(view, i)
-        if run is not None and quiet(run[0]):
-            _jump(scan, *run)
-            i += run[2]
-            continue
-        known = _STRETCHES.get(id(view[i]))
-        if each is None and known is not None and _holds(view, i, known[0]):
-            _take(scan, known[1], len(known[0]))
-            i += len(known[0])
-            continue
+        if each is None:  # a view: a run of the spine, else a known stretch, taken whole
+            run = spine_run(view, i)
+            if run is not None and quiet(run[0]):
+                _jump(scan, *run)
+                i += run[2]
+                continue
+            known = _STRETCHES.get(id(view[i]))
+            if known is not None and _holds(view, i, known[0]):
+                _take(scan, known[1], len(known[0]))
+                i += len(known[0])
+                continue
         first, marks = i, _marks(scan)
         scan.read(view[i])
         i += 1
