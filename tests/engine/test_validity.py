@@ -400,3 +400,72 @@ def test_each_broken_pairing_has_its_own_line() -> None:
     assert ("call-unanswered", "tool_call t1 not answered before the next non-tool message") in (
         said[("openai", "late")]
     )
+
+
+def test_a_scans_copy_holds_every_field_of_it() -> None:
+    """_Scan.copy names each field (a slot's store, not a setattr per name): a field
+    added to the scan and left out of copy would make a twin read on from a default."""
+    from transcript_tools.engine.validity import _Scan
+
+    scan = _Scan()
+    marks = {name: object() for name in _Scan.__slots__}
+    for name, mark in marks.items():
+        setattr(scan, name, mark)
+    twin = scan.copy()
+    assert {name: getattr(twin, name) for name in _Scan.__slots__} == marks
+    assert twin is not scan
+
+
+@pytest.mark.parametrize("text", ["", " ", "\n\t ", "\u3000\u2028", "\x1c\x1f", "x", " x\n", "\n."])
+def test_a_blank_text_is_one_strip_would_empty(text: str) -> None:
+    """Emptiness asks isspace, not strip (no copy of a text ending in a newline): the
+    same whitespace, so a message is empty exactly where strip leaves nothing."""
+    view: list[Message] = [user(), asst(text), user(), sys_(text)]
+    empty = [v.index for v in check_view(view, "gemini") if v.rule == "empty-content"]
+    assert empty == [i for i in (1, 3) if not text.strip()]
+
+
+def test_a_view_ending_in_the_historys_last_turns_reads_none_of_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A compaction's view holds the history's last turns behind a new summary: from the
+    first quiet point in them it takes the history's own scan of them (the spine's),
+    moved to where they now stand, even where they end mid-turn (no known stretch ends
+    there); only the new messages and the turn's opening are read."""
+    from transcript_tools.engine import validity
+    from transcript_tools.engine import validity_prefixes as prefixes
+
+    reads: list[Message] = []
+    read = validity._Scan.read
+    monkeypatch.setattr(validity._Scan, "read", lambda scan, m: reads.append(m) or read(scan, m))
+    monkeypatch.setattr(prefixes, "ROOT", prefixes.Node(None, validity._Scan(), {}))
+    monkeypatch.setattr(prefixes, "sizes", {})
+    monkeypatch.setattr(prefixes, "_spine", [prefixes._NO_SPINE])
+    history = [sys_(), user("q1"), asst("", "t1"), result("t1"), asst("a1"), user("q2")]
+    history += [asst("", "t2", "t3"), result("t2"), user(""), result("t3"), asst("", "t4")]
+    check_all(history, prefix=True)
+    late = sys_("[summary at the end]")
+    for tail in (history[5:], [*history[5:], late], history[5:8]):
+        summary, ack = user("[summary]"), asst("noted")  # each compaction's own
+        view = [history[0], summary, ack, *tail]
+        expected = _afresh(view)
+        reads.clear()
+        assert check_all(view) == expected
+        assert reads == [summary, ack, history[5], *view[9:]]
+    assert any(check_all(view).values())  # findings moved, not only a clean run
+
+
+def test_the_kept_answer_is_shared_and_check_all_gives_each_caller_a_copy() -> None:
+    """new_violations reads the answer as kept (validity.kept_answer: no copy per check);
+    check_all's lists are the caller's own, so changing them leaves the kept one whole."""
+    from transcript_tools.engine.validity import kept_answer
+
+    view: list[Message] = [user(), asst("", "t1"), user("next"), sys_("late")]
+    kept = kept_answer(view)
+    assert kept_answer(view) is kept and kept["anthropic"]
+    mine = check_all(view)
+    assert mine == kept
+    mine["anthropic"].clear()
+    assert kept_answer(view)["anthropic"] == check_all(view)["anthropic"] != []
+    history = [*GOOD, result("t9")]  # a history answer is kept on its node the same way
+    assert kept_answer(history, prefix=True) is kept_answer(history, prefix=True)

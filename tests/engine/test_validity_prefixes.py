@@ -140,3 +140,24 @@ def test_a_clean_history_is_answered_without_its_found(monkeypatch: pytest.Monke
     clean: list[Message] = [sys_(), user("q1"), asst("", "t1"), result("t1"), asst("a1")]
     monkeypatch.setattr(validity._Scan, "found", None)
     assert check_all(clean) == {api: [] for api in validity.APIS}
+
+
+def test_a_growing_spine_grows_its_index_and_another_log_gets_its_own(fresh: None) -> None:
+    """spine_run finds a view's messages on the spine by an index of its ids: the next
+    history is mostly the last one grown, so its index is the last one's, the new
+    messages added (not all made again); a spine that does not start with the indexed
+    one gets an index of its own, and an index entry past a spine's end is not its."""
+    history = [sys_(), user("q1"), asst("", "t1"), result("t1"), asst("a1"), user("q2")]
+    history += [asst("a2"), user("q3"), asst("a3")]
+    check_all(history[:6], prefix=True)
+    nodes = prefixes._spine[0][1]
+    assert prefixes.spine_run(history, 5) == (nodes[4].scan, nodes[5].scan, 1)
+    index = prefixes._index[0][1]
+    check_all(history, prefix=True)
+    assert prefixes.spine_run(history, 5)[2] == 4
+    assert prefixes._index[0][1] is index and len(index) == len(history)
+    other = [sys_(), user("other"), asst("b")]
+    check_all(other, prefix=True)
+    assert prefixes.spine_run([*other, *history], 1) is not None
+    assert prefixes._index[0][1] is not index
+    assert prefixes.spine_run(history, 5) is None  # not on this spine

@@ -24,7 +24,7 @@ from .policy_lines import threshold_tokens
 from .records import PolicyFields, SummaryRecord
 from .rules import Decision, skip_reason
 from .seed_defaults import SUMMARY_MAX_TOKENS
-from .validity import check_all
+from .validity import kept_answer
 
 if TYPE_CHECKING:
     from .compaction import CompactionPlan
@@ -208,13 +208,16 @@ def new_violations(history: list[Message], view: list[Message]) -> dict[str, lis
     """The rules of each target API that ``view`` (one a compaction made) breaks and the
     log's own ``history`` does not: what the policy did, not what the log already had (a
     tool result without its call in the log itself stays out). ``history`` is checked as
-    a prefix that later actions extend (``validity.check_all``)."""
-    old = {api: {v.rule for v in found} for api, found in check_all(history, prefix=True).items()}
+    a prefix that later actions extend (``validity.check_all``; both answers as kept,
+    only read here)."""
+    old = kept_answer(history, prefix=True)
     out: dict[str, list[str]] = {}
-    for api, found in check_all(view).items():
-        fresh = [str(v) for v in found if v.rule not in old[api]]
-        if fresh:
-            out[api] = fresh
+    for api, found in kept_answer(view).items():
+        if found:
+            rules = {v.rule for v in old[api]}
+            fresh = [str(v) for v in found if v.rule not in rules]
+            if fresh:
+                out[api] = fresh
     return out
 
 

@@ -28,11 +28,11 @@ Roles of tsum's messages: system, user (text or image), assistant, tool (a tool 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from operator import attrgetter
 
 from . import validity_prefixes as prefixes
+from . import validity_words as words
 from .messages import (
     AssistantMessage,
     Message,
@@ -44,48 +44,41 @@ from .messages import (
     UserMessage,
 )
 from .validity_stretches import Found, read_on
+from .validity_words import Violation
 
 APIS = ("anthropic", "openai", "gemini", "strict")
 _RECENT_LOCK = threading.Lock()  # a library caller may check views from several threads
 
 
-@dataclass(frozen=True, slots=True)
-class Violation:
-    """One broken rule: the API, the rule's code, the message's index in the view, a line."""
-
-    api: str
-    rule: str
-    index: int
-    text: str
-
-    def __str__(self) -> str:
-        return f"{self.api}: message {self.index}: {self.rule}: {self.text}"
+_ROLES = {SystemMessage: "system", AssistantMessage: "assistant", ToolResultMessage: "tool"}
 
 
 def role(message: Message) -> str:
-    if type(message) is SystemMessage:
-        return "system"
-    if type(message) is AssistantMessage:
-        return "assistant"
-    if type(message) is ToolResultMessage:
-        return "tool"
-    return "user"
+    return _ROLES.get(type(message), "user")
 
 
 def _calls(message: Message) -> tuple[str, ...]:
     if type(message) is not AssistantMessage:
         return ()
-    return tuple(b.id for b in message.blocks if type(b) is ToolUseBlock)
+    return tuple([b.id for b in message.blocks if type(b) is ToolUseBlock])
 
 
 def _empty(message: Message) -> bool:
     """No content the API would accept: no block, or only blank text."""
     if type(message) is SystemMessage:
-        return not message.text.strip()
+        return _blank(message.text)
     if type(message) is UserImageMessage or type(message) is ToolResultMessage:
         return False
     assert isinstance(message, (UserMessage, AssistantMessage))
-    return all(type(b) is TextBlock and not b.text.strip() for b in message.blocks)
+    for block in message.blocks:  # a loop, not all() over a generator: a call less
+        if type(block) is not TextBlock or not _blank(block.text):
+            return False
+    return True
+
+
+def _blank(text: str) -> bool:
+    """``not text.strip()``, no copy made: isspace (the same whitespace) stops early."""
+    return not text or text.isspace()
 
 
 # Each message's (message, role, calls, emptiness) by its identity: a grid's views are
@@ -106,6 +99,16 @@ def _message_facts(message: Message) -> tuple[Message, str, tuple[str, ...], boo
             _MESSAGE_FACTS.clear()
         _MESSAGE_FACTS[id(message)] = known
     return known
+
+
+# The empty set and map most reads leave, made once (never changed in place: all share)
+_NONE: frozenset[str] = frozenset()
+_NO_WHERE: dict[str, int] = {}
+
+
+def _moved(where: dict[str, int], by: int) -> dict[str, int]:
+    """Call -> message index, every index moved ``by``."""
+    return {call: at + by for call, at in where.items()} if where and by else where
 
 
 class _Scan:
@@ -144,10 +147,32 @@ class _Scan:
         self.strict: Found = ()
 
     def copy(self) -> _Scan:
+        """A twin to read on, each field named (a setattr per field costs a builtin call and
+        a type lookup, for every node the prefix trees keep; a test checks every slot)."""
         twin = _Scan.__new__(_Scan)
-        for name in _Scan.__slots__:
-            setattr(twin, name, getattr(self, name))
+        twin.n, twin.leading, twin.opened = self.n, self.leading, self.opened
+        twin.misplaced, twin.empty, twin.group = self.misplaced, self.empty, self.group
+        twin.turn_calls, twin.turn_where = self.turn_calls, self.turn_where
+        twin.pending, twin.called, twin.answered = self.pending, self.called, self.answered
+        twin.seen_other, twin.paired = self.seen_other, self.paired
+        twin.open_calls, twin.answerable = self.open_calls, self.answerable
+        twin.openai, twin.expected = self.openai, self.expected
+        twin.strict_calls, twin.strict = self.strict_calls, self.strict
         return twin
+
+    def carry(self, other: _Scan, by: int) -> None:
+        """Take ``other``'s open state, its message indices moved ``by`` (the findings
+        and ``n`` aside: validity_stretches._jump moves them)."""
+        self.group, self.turn_calls, self.called = other.group, other.turn_calls, other.called
+        self.answered, self.seen_other = other.answered, other.seen_other
+        self.answerable, self.expected = other.answerable, other.expected
+        self.strict_calls = other.strict_calls
+        self.turn_where, self.open_calls = (
+            _moved(other.turn_where, by),
+            _moved(other.open_calls, by),
+        )
+        pending = other.pending
+        self.pending = pending and (pending[0], _moved(pending[1], by))
 
     def read(self, message: Message) -> None:
         """The scan after one more message."""
@@ -173,11 +198,11 @@ class _Scan:
         if group != self.group:
             if group == "user":  # the assistant turn before (if any) awaits this turn
                 self.pending = (self.turn_calls, self.turn_where) if self.turn_calls else None
-                self.called = frozenset(self.turn_calls)
-                self.answered, self.seen_other = frozenset(), False
+                self.called = frozenset(self.turn_calls) if self.turn_calls else _NONE
+                self.answered, self.seen_other = _NONE, False
             else:
                 self.paired += self._unanswered()
-                self.pending, self.turn_calls, self.turn_where = None, (), {}
+                self.pending, self.turn_calls, self.turn_where = None, (), _NO_WHERE
             self.group = group
         if group == "assistant":
             if calls:
@@ -217,8 +242,10 @@ class _Scan:
             return
         if self.open_calls:
             self.openai += tuple(("call-unanswered", at, c) for c, at in self.open_calls.items())
-        self.open_calls = dict.fromkeys(calls, i)
-        self.answerable = frozenset(self.open_calls)
+        if calls:
+            self.open_calls, self.answerable = dict.fromkeys(calls, i), frozenset(calls)
+        else:
+            self.open_calls, self.answerable = _NO_WHERE, _NONE
 
     def _strict(self, message: Message, i: int, kind: str, calls: tuple[str, ...]) -> None:
         if kind == "system":
@@ -240,7 +267,7 @@ class _Scan:
                 else f"{kind} message where the {self.expected} must come: roles must alternate"
             )
             self.strict += (("roles-not-alternating", i, text),)
-        self.strict_calls = frozenset(calls)
+        self.strict_calls = frozenset(calls) if calls else _NONE
         self.expected = "user" if kind == "assistant" else "assistant"
 
     def clean(self) -> bool:
@@ -254,25 +281,26 @@ class _Scan:
     def found(self, api: str) -> list[Violation]:
         """``api``'s violations of the view read so far, by message index."""
         if api == "openai":
-            found = [_openai_violation(*entry) for entry in self.openai]
+            found = [words.openai_violation(*entry) for entry in self.openai]
             found += [
                 Violation("openai", "call-unanswered", at, f"tool_call {c} never answered")
                 for c, at in self.open_calls.items()
             ]
             return sorted(found, key=attrgetter("index"))
-        found = [Violation(api, "system-not-leading", i, _MISPLACED[api]) for i in self.misplaced]
+        misplaced = words.MISPLACED[api]
+        found = [Violation(api, "system-not-leading", i, misplaced) for i in self.misplaced]
         if api == "strict":
             if self.leading > 1:
-                found.append(_strict_violation("system-not-leading", 1, _MORE_THAN_ONE))
-            found += [_strict_violation(*entry) for entry in self.strict]
+                found.append(words.strict_violation("system-not-leading", 1, words.MORE_THAN_ONE))
+            found += [words.strict_violation(*entry) for entry in self.strict]
             if self.strict_calls:
                 calls = ", ".join(sorted(self.strict_calls))
-                found.append(_strict_violation("call-unanswered", self.n - 1, calls))
+                found.append(words.strict_violation("call-unanswered", self.n - 1, calls))
         else:
             noun = "tool_use" if api == "anthropic" else "function"
             for rule, i, call in self.paired + self._unanswered():
                 if rule != "result-not-first" or api == "anthropic":
-                    found.append(_paired_violation(api, noun, rule, i, call))
+                    found.append(words.paired_violation(api, noun, rule, i, call))
         last = self.n - 1
         found += [
             Violation(api, "empty-content", i, f"empty {kind} message")
@@ -280,41 +308,6 @@ class _Scan:
             if not (api == "anthropic" and i == last and kind == "assistant")
         ]
         return sorted(found, key=attrgetter("index"))
-
-
-_MORE_THAN_ONE = "more than one system message at the front"
-_MISPLACED = {
-    api: f"a system message after the conversation began ({where})"
-    for api, where in (
-        ("anthropic", "only the top-level system parameter takes one"),
-        ("gemini", "the system instruction is separate; contents are user/model"),
-        ("strict", "only one optional system message at the front"),
-    )
-}
-
-
-def _paired_violation(api: str, noun: str, rule: str, i: int, call: str) -> Violation:
-    if rule == "call-unanswered":
-        return Violation(api, rule, i, f"{noun} call {call} has no result in the next turn")
-    if rule == "result-orphan":
-        return Violation(api, rule, i, f"{noun} result {call} answers no call of the turn before")
-    return Violation(api, rule, i, f"tool result {call} after other content of its user turn")
-
-
-def _openai_violation(rule: str, i: int, call: str) -> Violation:
-    if rule == "result-orphan":
-        text = f"tool message {call} answers no tool_calls id of the assistant message before it"
-    else:
-        text = f"tool_call {call} not answered before the next non-tool message"
-    return Violation("openai", rule, i, text)
-
-
-def _strict_violation(rule: str, i: int, text: str) -> Violation:
-    if rule == "result-orphan":
-        text = "tool result not right after the assistant message that called it"
-    elif rule == "call-unanswered":
-        text = f"tool call(s) {text} not answered"
-    return Violation("strict", rule, i, text)
 
 
 def check_view(view: Sequence[Message], api: str, scan: _Scan | None = None) -> list[Violation]:
@@ -383,8 +376,16 @@ def check_all(view: Sequence[Message], *, prefix: bool = False) -> dict[str, lis
     """Every API's violations of ``view`` (an API with none maps to an empty list).
     ``prefix``: ``view`` is a log's history up to now, which later calls extend (its
     scan and answer are kept for them in the trees: ``_history``)."""
+    return {api: list(found) for api, found in kept_answer(view, prefix=prefix).items()}
+
+
+def kept_answer(
+    view: Sequence[Message], *, prefix: bool = False
+) -> Mapping[str, Sequence[Violation]]:
+    """``check_all``'s answer as it is kept for the next caller that asks (not a copy:
+    read it, never change it)."""
     if prefix:
-        return {api: list(found) for api, found in _history(view).items()}
+        return _history(view)
     key = tuple(map(id, view))
     known = _RECENT.get(key)
     if known is None:
@@ -396,4 +397,4 @@ def check_all(view: Sequence[Message], *, prefix: bool = False) -> dict[str, lis
             if key not in _RECENT:
                 _RECENT[key] = known
                 _held[0] += len(key)
-    return {api: list(found) for api, found in known[1].items()}  # the caller's own lists
+    return known[1]

@@ -43,6 +43,9 @@ sizes: dict[int, int] = {}  # nodes per tree, by its first message's id
 _LOCK = threading.Lock()  # a library caller may check views from several threads
 _NO_SPINE: tuple[list[Message], list[Node]] = ([], [])
 _spine = [_NO_SPINE]  # (the last history's messages, the node after each)
+# A spine and where each of its messages stands, by id; the index may also hold a longer
+# spine's (spine_run asks only for indices within its own)
+_index: list[tuple[tuple[list[Message], list[Node]], dict[int, int]]] = [(_NO_SPINE, {})]
 
 
 def deepest(view: Sequence[Message], path: list[Node] | None = None) -> tuple[Node, int]:
@@ -61,6 +64,37 @@ def deepest(view: Sequence[Message], path: list[Node] | None = None) -> tuple[No
         if path is not None:
             path.append(node)
     return node, done
+
+
+def spine_run(view: Sequence[Message], at: int) -> tuple[Any, Any, int] | None:
+    """Where the spine holds ``view`` from ``at`` on: the scans before and after the
+    messages it holds in a row there, and how many; None where ``view[at]`` is not on
+    the spine (or is its first message: no scan before it but the root's)."""
+    spine = _spine[0]
+    messages, nodes = spine
+    j = _indexed(spine).get(id(view[at]))
+    if not j or j >= len(messages):  # j from a longer spine sharing the index: not here
+        return None
+    most = min(len(view) - at, len(messages) - j)
+    run = next(
+        compress(count(), map(is_not, islice(view, at, None), islice(messages, j, None))), most
+    )
+    return nodes[j - 1].scan, nodes[j + run - 1].scan, run
+
+
+def _indexed(spine: tuple[list[Message], list[Node]]) -> dict[int, int]:
+    """The index of each of the spine's messages, by id (the spine holds them, so no
+    other object takes one's id). The next spine is mostly this one grown by a few
+    messages (the next history): its index is this one's, those few added."""
+    indexed, index = _index[0]
+    if indexed is not spine:
+        old, messages = indexed[0], spine[0]
+        if old and len(old) <= len(messages) and all(map(is_, old, messages)):
+            index.update(zip(map(id, islice(messages, len(old), None)), count(len(old))))
+        else:
+            index = dict(zip(map(id, messages), count()))
+        _index[0] = (spine, index)
+    return index
 
 
 def on_spine(view: Sequence[Message]) -> Node | None:

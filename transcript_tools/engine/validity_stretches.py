@@ -21,6 +21,7 @@ from operator import is_
 from typing import Any, Protocol
 
 from .messages import Message
+from .validity_prefixes import spine_run
 
 Found = tuple[tuple[str, int, str], ...]  # (rule, message index, call id or text)
 # What a stretch adds to each of a scan's lists, its indices from the stretch's start:
@@ -46,6 +47,8 @@ class Scanning(Protocol):
     strict: Found
 
     def read(self, message: Message) -> None: ...
+
+    def carry(self, other: Any, by: int) -> None: ...
 
 
 def quiet(scan: Scanning) -> bool:
@@ -74,11 +77,17 @@ def read_on(
             if each is not None:
                 each(view[i - 1])
             continue
-        known = _STRETCHES.get(id(view[i]))
-        if each is None and known is not None and _holds(view, i, known[0]):
-            _take(scan, known[1], len(known[0]))
-            i += len(known[0])
-            continue
+        if each is None:  # a view: a run of the spine, else a known stretch, taken whole
+            run = spine_run(view, i)
+            if run is not None and quiet(run[0]):
+                _jump(scan, *run)
+                i += run[2]
+                continue
+            known = _STRETCHES.get(id(view[i]))
+            if known is not None and _holds(view, i, known[0]):
+                _take(scan, known[1], len(known[0]))
+                i += len(known[0])
+                continue
         first, marks = i, _marks(scan)
         scan.read(view[i])
         i += 1
@@ -98,28 +107,30 @@ def _holds(view: Sequence[Message], at: int, stretch: tuple[Message, ...]) -> bo
     return len(view) - at >= len(stretch) and all(map(is_, stretch, view[at : at + len(stretch)]))
 
 
-def _marks(scan: Scanning) -> tuple[int, int, int, int, int, int]:
-    return (
-        scan.n,
-        len(scan.empty),
-        len(scan.misplaced),
-        len(scan.paired),
-        len(scan.openai),
-        len(scan.strict),
-    )
+# A scan's n and its lists as they were (a list grows only by ``+=``, a new tuple)
+Marks = tuple[int, tuple[tuple[int, str], ...], tuple[int, ...], Found, Found, Found]
 
 
-def _since(scan: Scanning, marks: tuple[int, int, int, int, int, int]) -> Findings:
-    """What ``scan`` found since ``marks``, indexed from where they were taken."""
+def _marks(scan: Scanning) -> Marks:
+    return scan.n, scan.empty, scan.misplaced, scan.paired, scan.openai, scan.strict
+
+
+def _since(scan: Scanning, marks: Marks) -> Findings:
+    """What ``scan`` found since ``marks``, indexed from where they were taken: nothing
+    where each list is still the tuple marked (``+= ()`` keeps a tuple, so most reads
+    leave them all)."""
     n, empty, misplaced, paired, openai, strict = marks
-    if (empty, misplaced, paired, openai, strict) == _marks(scan)[1:]:
+    if (
+        scan.empty is empty and scan.misplaced is misplaced and scan.paired is paired
+        and scan.openai is openai and scan.strict is strict
+    ):  # fmt: skip
         return ()
     return (
-        tuple((i - n, kind) for i, kind in scan.empty[empty:]),
-        tuple(i - n for i in scan.misplaced[misplaced:]),
-        _shifted(scan.paired[paired:], -n),
-        _shifted(scan.openai[openai:], -n),
-        _shifted(scan.strict[strict:], -n),
+        tuple((i - n, kind) for i, kind in scan.empty[len(empty) :]),
+        tuple(i - n for i in scan.misplaced[len(misplaced) :]),
+        _shifted(scan.paired[len(paired) :], -n),
+        _shifted(scan.openai[len(openai) :], -n),
+        _shifted(scan.strict[len(strict) :], -n),
     )
 
 
@@ -138,6 +149,16 @@ def _take(scan: Scanning, findings: Findings, length: int) -> None:
         scan.openai += _shifted(openai, n)
         scan.strict += _shifted(strict, n)
     scan.n = n + length
+
+
+def _jump(scan: Scanning, before: Scanning, after: Scanning, run: int) -> None:
+    """``scan``, at a quiet point, after the ``run`` messages that took a history's scan
+    from ``before`` (quiet too) to ``after``: what they found, shifted to where ``scan``
+    stands, and the open state they leave (module docstring: from a quiet point on, the
+    scan depends only on the messages read)."""
+    by = scan.n - before.n
+    _take(scan, _since(after, _marks(before)), run)
+    scan.carry(after, by)
 
 
 def _keep(stretch: tuple[Message, ...], findings: Findings) -> None:
