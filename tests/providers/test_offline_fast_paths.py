@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import Any
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -25,7 +27,7 @@ from transcript_tools.engine.messages import (
 from transcript_tools.engine.prompt import load_template
 from transcript_tools.engine.requests import SummaryRequest, SummaryResponse
 from transcript_tools.engine.tokens import estimate_text_tokens
-from transcript_tools.providers.offline import OfflineProvider, idents, render, summarize_blocks
+from transcript_tools.providers.offline import OfflineProvider, idents, parse, render, summarize_blocks
 from transcript_tools.providers.offline.facts import _ERROR_LIKE_RE, LEVELS, Facts
 from transcript_tools.providers.offline.goals import previous_requests
 from transcript_tools.providers.offline.memo import ScanMemo
@@ -265,3 +267,31 @@ def test_identifiers_come_from_the_blocks_the_plain_loops_pick(blocks: Blocks) -
     assert idents.collect_identifiers(blocks, 12, ScanMemo()) == idents._ranked(
         blocks, found, 12, memo
     )
+
+
+def test_a_message_formatted_with_two_limits_is_made_a_block_once_per_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A sweep's configurations cut tool results to different lengths: the memo keeps
+    each text's block (the second in ``variants``), made once, not once per request."""
+    memo = ScanMemo()
+    result = ToolResultMessage("c1", "0123456789" * 10)
+    history: list[Message] = [UserMessage.text("go"), result]
+    made = 0
+    real = parse._block
+
+    def counting(message: Message, text: str) -> Any:
+        nonlocal made
+        made += 1
+        return real(message, text)
+
+    for max_tool in (500, 20, 500, 20, 20):
+        plain = blocks_from_messages(history, max_tool, 30_000)
+        formatted = formatted_blocks(history, max_tool, 30_000)
+        monkeypatch.setattr(parse, "_block", counting)
+        kept = blocks_from_messages(
+            history, max_tool, 30_000, formatted, memo.blocks, memo.variants
+        )
+        monkeypatch.setattr(parse, "_block", real)
+        assert kept == plain
+    assert made == 3  # the two messages, and the result's text cut to 20 characters

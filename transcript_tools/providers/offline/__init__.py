@@ -124,6 +124,7 @@ class OfflineProvider:
             request.max_transcript_chars,
             None if request.formatted is None else (request.formatted, request.formatted_cut),
             memo.blocks,
+            memo.variants,
         )
         measured = _measured(blocks, memo)
         carried = previous_requests(request.prompt)
