@@ -27,7 +27,13 @@ from transcript_tools.engine.messages import (
 from transcript_tools.engine.prompt import load_template
 from transcript_tools.engine.requests import SummaryRequest, SummaryResponse
 from transcript_tools.engine.tokens import estimate_text_tokens
-from transcript_tools.providers.offline import OfflineProvider, idents, parse, render, summarize_blocks
+from transcript_tools.providers.offline import (
+    OfflineProvider,
+    idents,
+    parse,
+    render,
+    summarize_blocks,
+)
 from transcript_tools.providers.offline.facts import _ERROR_LIKE_RE, LEVELS, Facts
 from transcript_tools.providers.offline.goals import previous_requests
 from transcript_tools.providers.offline.memo import ScanMemo
