@@ -34,9 +34,16 @@ from transcript_tools.providers.offline import (
     render,
     summarize_blocks,
 )
-from transcript_tools.providers.offline.facts import _ERROR_LIKE_RE, LEVELS, Facts
+from transcript_tools.providers.offline.facts import (
+    _ERROR_LIKE_RE,
+    LEVELS,
+    PROSE_ROLES,
+    Facts,
+    language,
+    letter_bounds,
+)
 from transcript_tools.providers.offline.goals import previous_requests
-from transcript_tools.providers.offline.memo import ScanMemo
+from transcript_tools.providers.offline.memo import ScanMemo, unpacked
 from transcript_tools.providers.offline.parse import Blocks, blocks_from_messages, has_text
 
 # Dots, slashes, digits (ASCII and others), hex letters, extensions' letters, spaces, CJK
@@ -301,3 +308,33 @@ def test_a_message_formatted_with_two_limits_is_made_a_block_once_per_text(
         monkeypatch.setattr(parse, "_block", real)
         assert kept == plain
     assert made == 3  # the two messages, and the result's text cut to 20 characters
+
+
+LETTERS = st.text(alphabet="ab .中文한🙂é", max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(ROLES, LETTERS), min_size=1, max_size=8))
+def test_the_language_from_letter_bounds_is_the_counted_one(pairs: list[tuple[str, str]]) -> None:
+    """The non-ASCII characters bound the CJK ones: the language read with the bounds
+    (CJK counted only when they cannot rule Chinese out) is the one the counts give."""
+    roles = [role for role, _ in pairs]
+    blocks = Blocks(roles, [""] * len(roles), [text for _, text in pairs])
+    prose = [t for r, t in pairs if r in PROSE_ROLES]
+    if not any(map(has_text, prose)):
+        return  # the caller passes bounds only then
+    bounds = unpacked(sum(map(letter_bounds, prose)), 2)
+    assert language(blocks, ScanMemo(), bounds) == language(blocks)
+
+
+def test_an_english_request_counts_no_cjk_characters() -> None:
+    """A request whose non-ASCII characters could not make it Chinese is read as
+    English from its class counts: no text's CJK characters are counted."""
+    messages: list[Message] = [
+        UserMessage.text("Please fix the build 🙂 and the 中 test."),
+        AssistantMessage.text("We decided to fix src/app.py first."),
+    ]
+    provider = OfflineProvider()
+    for request in requests_over(messages, 30_000):
+        assert answer(provider, request) == plain_answer(request)
+    assert len(provider._memo.bounds) > 0 and len(provider._memo.letters) == 0

@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass
 from itertools import chain, compress
 
-from ...engine.tokens import ascii_letter_count, cjk_count
+from ...engine.tokens import Counts, ascii_letter_count, cjk_count, text_counts
 from .idents import Identifiers, collect_identifiers
 from .memo import ScanMemo, packed, unpacked
 from .parse import OUTPUT_ROLES, TOOL_CALL_RE, Blocks, has_text
@@ -77,14 +77,15 @@ PROSE_ROLES = ("user", "runtime", "assistant", "fragment")  # the text a languag
 
 
 def language(
-    blocks: Blocks, memo: ScanMemo | None = None, letters: tuple[int, int] | None = None
+    blocks: Blocks, memo: ScanMemo | None = None, bounds: tuple[int, int] | None = None
 ) -> str:
     """ "zh" when CJK characters are more than 30% of the letters (CJK + A-Z) of the user
-    and assistant text (of all the text when those have none), else "en". ``letters``:
-    the (CJK, ASCII letters) of that text when the caller counted them (some has text)."""
-    if letters is not None:
-        cjk, latin = letters
-        return "zh" if cjk and cjk / (cjk + latin) > _CJK_RATIO else "en"
+    and assistant text (of all the text when those have none), else "en". ``bounds``:
+    ``letter_bounds`` of that text when the caller counted them (some has text): when
+    even as many CJK characters as non-ASCII ones would not make it Chinese, it is
+    English, and its CJK characters are not counted (most texts)."""
+    if bounds is not None and not _chinese(*bounds):
+        return "en"
     prose = [c for r, c in zip(blocks.roles, blocks.contents, strict=True) if r in PROSE_ROLES]
     if not any(map(has_text, prose)):
         prose = blocks.contents
@@ -92,14 +93,28 @@ def language(
         cjk, latin = unpacked(letter_counts("\n".join(prose)), 2)
     else:  # the counts of the texts joined are the sums of theirs
         cjk, latin = unpacked(sum(memo.letters.lookup_all(prose, letter_counts)), 2)
-    if cjk and cjk / (cjk + latin) > _CJK_RATIO:
-        return "zh"
-    return "en"
+    return "zh" if _chinese(cjk, latin) else "en"
+
+
+def _chinese(cjk: int, latin: int) -> bool:
+    """The rule: CJK characters more than 30% of the letters (CJK + A-Z). It grows with
+    ``cjk``: a bound of the CJK characters that fails it rules Chinese out."""
+    return bool(cjk) and cjk / (cjk + latin) > _CJK_RATIO
 
 
 def letter_counts(text: str) -> int:
     """(CJK characters, ASCII letters), ``packed``."""
     return packed((cjk_count(text), ascii_letter_count(text)))
+
+
+def letter_bounds(text: str, counts: Counts | None = None) -> int:
+    """(non-ASCII characters, ASCII letters), ``packed``: the first bounds the CJK
+    characters of ``letter_counts``, from the class counts alone (``counts``: the
+    text's ``tokens.text_counts``, when the caller has them), without a CJK count."""
+    if counts is None:
+        counts = text_counts(text)
+    letters, digits, punct, spaces, _ = counts
+    return packed((len(text) - letters - digits - punct - spaces, letters))
 
 
 @dataclass(slots=True)

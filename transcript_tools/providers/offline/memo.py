@@ -107,6 +107,7 @@ class ScanMemo:
     counts: Memo[str, int] = field(default_factory=Memo)  # tokens.Counts, packed
     tokens: Memo[str, int] = field(default_factory=Memo)  # estimate_text_tokens
     letters: Memo[str, int] = field(default_factory=Memo)  # (CJK, ASCII letters), packed
+    bounds: Memo[str, int] = field(default_factory=Memo)  # facts.letter_bounds
     tool_names: Memo[str, tuple[str, ...]] = field(default_factory=Memo)
     sentences: Memo[str, tuple[str, ...]] = field(default_factory=Memo)  # decision candidates
     # identifiers found in a content, by the weight of its group (prose 2, outputs 1)
