@@ -338,3 +338,32 @@ def test_an_english_request_counts_no_cjk_characters() -> None:
     for request in requests_over(messages, 30_000):
         assert answer(provider, request) == plain_answer(request)
     assert len(provider._memo.bounds) > 0 and len(provider._memo.letters) == 0
+
+
+def test_a_text_is_reversed_only_when_a_token_grows_backward(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``_scan`` grows paths, error names and hashes backward in the reversed text: a
+    text without any (most) is not copied reversed."""
+    made: list[str] = []
+    real = idents._backward
+
+    def spying(text: str) -> Any:
+        reverse = real(text)
+
+        def spy() -> str:
+            made.append(text)
+            return reverse()
+
+        return spy
+
+    monkeypatch.setattr(idents, "_backward", spying)
+    assert idents._scan("We decided to keep the plan 🙂, then ran 12 steps. 需要", 2) == []
+    assert made == []
+    found = idents._scan("See src/app.py: TypeError: x at 1a2b3c4d", 2)
+    assert [text for _, _, _, text in found] == [
+        "TypeError: x at 1a2b3c4d",
+        "src/app.py",
+        "1a2b3c4d",
+    ]
+    assert made
