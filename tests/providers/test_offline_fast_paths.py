@@ -29,6 +29,7 @@ from transcript_tools.engine.requests import SummaryRequest, SummaryResponse
 from transcript_tools.engine.tokens import estimate_text_tokens
 from transcript_tools.providers.offline import (
     OfflineProvider,
+    goals,
     idents,
     parse,
     render,
@@ -367,3 +368,24 @@ def test_a_text_is_reversed_only_when_a_token_grows_backward(
         "1a2b3c4d",
     ]
     assert made
+
+
+PLAIN_RULE_RE = re.compile(
+    r"\b(?:must|never|always|only|keep|don't|do not|avoid|without|make sure|at most|at least)\b"
+    r"|不要|别|必须|保持|只能|只用|务必|禁止|不能|不得",
+    re.IGNORECASE,
+)
+RULE_WORDS = st.sampled_from(
+    ["MUST", "Never", "keep", "don't", "do not", "ſ", "K", "at  most", "别", "不要", "不", "x"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(RULE_WORDS | st.text(max_size=4), max_size=8).map(" ".join))
+@example("muſt keep")
+def test_a_rule_is_found_as_the_one_pattern_of_both_languages_finds_it(text: str) -> None:
+    """``goals._sets_rule`` searches the English words and the Chinese ones apart (the
+    latter without IGNORECASE: they have no case): a rule where one search of both
+    (IGNORECASE) finds one."""
+    assert not goals._RULE_ZH_RE.flags & re.IGNORECASE  # the search that skips ahead
+    assert goals._sets_rule.__wrapped__(text) == (PLAIN_RULE_RE.search(text) is not None)
