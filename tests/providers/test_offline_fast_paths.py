@@ -29,6 +29,7 @@ from transcript_tools.engine.requests import SummaryRequest, SummaryResponse
 from transcript_tools.engine.tokens import estimate_text_tokens
 from transcript_tools.providers.offline import (
     OfflineProvider,
+    facts,
     goals,
     idents,
     parse,
@@ -389,3 +390,33 @@ def test_a_rule_is_found_as_the_one_pattern_of_both_languages_finds_it(text: str
     (IGNORECASE) finds one."""
     assert not goals._RULE_ZH_RE.flags & re.IGNORECASE  # the search that skips ahead
     assert goals._sets_rule.__wrapped__(text) == (PLAIN_RULE_RE.search(text) is not None)
+
+
+PLAIN_SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|[。！？；\n]")
+SENTENCE_STARTS = (". ", "! ", "? ", "。", "！", "？", "；", "\n")
+
+
+def plain_sentence_at(text: str, pos: int) -> str:
+    """``facts._sentence_at`` as it was: the start after the last of each mark (one
+    search per mark), the end by the alternation of the Latin and the other marks."""
+    low = max(0, pos - facts._SENTENCE_WINDOW)
+    start = low
+    for mark in SENTENCE_STARTS:
+        found = text.rfind(mark, low, pos)
+        if found != -1:
+            start = max(start, found + len(mark))
+    end_match = PLAIN_SENTENCE_END_RE.search(text, pos, pos + facts._SENTENCE_WINDOW)
+    end = end_match.end() if end_match else min(len(text), pos + facts._SENTENCE_WINDOW)
+    return text[start:end]
+
+
+SENTENCES = st.text(alphabet="ab .!?\n\t。！？；x", max_size=900)
+
+
+@settings(max_examples=400, deadline=None)
+@given(SENTENCES, st.integers(0, 900))
+@example("a. b! c? d。e\nf. ", 9)
+@example("x" * 500 + ". " + "y" * 450 + "? z", 960)
+def test_a_sentence_is_cut_where_the_plain_searches_cut_it(text: str, pos: int) -> None:
+    pos = min(pos, len(text))
+    assert facts._sentence_at(text, pos) == plain_sentence_at(text, pos)

@@ -30,8 +30,13 @@ _CUE_ZH = (
 # ~2x faster than the lookahead first, itself 3-4x faster than the bare alternation).
 _CUE_EN_RE = re.compile(r"\b(?=[dcawishmnrgpftu])(?:" + _CUE_WORDS + r")\b")
 _CUE_ZH_RE = re.compile(_CUE_ZH)
-_SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|[。！？；\n]")
-_SENTENCE_STARTS = (". ", "! ", "? ", "。", "！", "？", "；", "\n")
+# A sentence ends at ". ", "! ", "? " (or those marks at the end) or at 。！？；or a newline;
+# it starts after the last such mark before the cue word. Each pattern is led by one
+# character set, so the search skips ahead in C: the end's, to any of its marks (then
+# checks what follows a Latin one); the start's, by a greedy ``.*`` backing off from the
+# cue word to the nearest mark (one match, not a search per mark).
+_SENTENCE_END_RE = re.compile(r"[.!?。！？；\n](?:(?<=[。！？；\n])|(?=\s|$))")
+_SENTENCE_START_RE = re.compile(r"(?s:.*)(?:\. |! |\? |[。！？；\n])")
 _ERROR_LIKE_RE = re.compile(
     r"\s*(?:(?:error|fatal|traceback|exception|failed)\b|错误|失败|异常)", re.I
 )
@@ -236,11 +241,8 @@ def _candidates(content: str) -> tuple[str, ...]:
 
 def _sentence_at(text: str, pos: int) -> str:
     low = max(0, pos - _SENTENCE_WINDOW)
-    start = low
-    for mark in _SENTENCE_STARTS:
-        found = text.rfind(mark, low, pos)
-        if found != -1:
-            start = max(start, found + len(mark))
+    start_match = _SENTENCE_START_RE.match(text, low, pos)
+    start = start_match.end() if start_match else low
     end_match = _SENTENCE_END_RE.search(text, pos, pos + _SENTENCE_WINDOW)
     end = end_match.end() if end_match else min(len(text), pos + _SENTENCE_WINDOW)
     return text[start:end]
