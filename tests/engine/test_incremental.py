@@ -39,7 +39,7 @@ from transcript_tools.providers.offline import (
     prompt_tokens,
     summarize_blocks,
 )
-from transcript_tools.providers.offline.facts import PROSE_ROLES, letter_counts
+from transcript_tools.providers.offline.facts import PROSE_ROLES, letter_bounds
 from transcript_tools.providers.offline.memo import Memo, ScanMemo, unpacked
 from transcript_tools.providers.offline.parse import blocks_from_messages
 
@@ -167,6 +167,7 @@ def test_the_memo_changes_no_summary(
 ) -> None:
     memo = ScanMemo(
         letters=Memo(memo_chars),
+        bounds=Memo(memo_chars),
         tool_names=Memo(memo_chars),
         sentences=Memo(memo_chars),
         idents={1: Memo(memo_chars), 2: Memo(memo_chars)},
@@ -222,7 +223,7 @@ def test_a_provider_measuring_from_its_memo_answers_as_a_fresh_one(
         prose = [c for r, c in zip(shown.roles, shown.contents, strict=True) if r in PROSE_ROLES]
         assert unpacked(measured[0], 4) == (
             offline._shown_tokens(shown, None),
-            *unpacked(letter_counts("".join(prose)), 2),
+            *unpacked(letter_bounds("".join(prose)), 2),
             sum(map(parse.has_text, prose)),
         )
         assert unpacked(measured[1], 5) == text_counts("".join(blocks))
@@ -244,7 +245,7 @@ def test_the_provider_keeps_one_memo_across_requests() -> None:
         )
         texts.append(response.text)
         engine.complete_summary(SummaryOutcome(response))
-    assert len(texts) > 3 and len(provider._memo.letters) > 0
+    assert len(texts) > 3 and len(provider._memo.bounds) > 0
 
 
 def test_a_memo_holds_at_most_its_characters_oldest_out() -> None:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import Any
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -25,10 +27,25 @@ from transcript_tools.engine.messages import (
 from transcript_tools.engine.prompt import load_template
 from transcript_tools.engine.requests import SummaryRequest, SummaryResponse
 from transcript_tools.engine.tokens import estimate_text_tokens
-from transcript_tools.providers.offline import OfflineProvider, idents, render, summarize_blocks
-from transcript_tools.providers.offline.facts import _ERROR_LIKE_RE, LEVELS, Facts
+from transcript_tools.providers.offline import (
+    OfflineProvider,
+    facts,
+    goals,
+    idents,
+    parse,
+    render,
+    summarize_blocks,
+)
+from transcript_tools.providers.offline.facts import (
+    _ERROR_LIKE_RE,
+    LEVELS,
+    PROSE_ROLES,
+    Facts,
+    language,
+    letter_bounds,
+)
 from transcript_tools.providers.offline.goals import previous_requests
-from transcript_tools.providers.offline.memo import ScanMemo
+from transcript_tools.providers.offline.memo import ScanMemo, unpacked
 from transcript_tools.providers.offline.parse import Blocks, blocks_from_messages, has_text
 
 # Dots, slashes, digits (ASCII and others), hex letters, extensions' letters, spaces, CJK
@@ -265,3 +282,141 @@ def test_identifiers_come_from_the_blocks_the_plain_loops_pick(blocks: Blocks) -
     assert idents.collect_identifiers(blocks, 12, ScanMemo()) == idents._ranked(
         blocks, found, 12, memo
     )
+
+
+def test_a_message_formatted_with_two_limits_is_made_a_block_once_per_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A sweep's configurations cut tool results to different lengths: the memo keeps
+    each text's block (the second in ``variants``), made once, not once per request."""
+    memo = ScanMemo()
+    result = ToolResultMessage("c1", "0123456789" * 10)
+    history: list[Message] = [UserMessage.text("go"), result]
+    made = 0
+    real = parse._block
+
+    def counting(message: Message, text: str) -> Any:
+        nonlocal made
+        made += 1
+        return real(message, text)
+
+    for max_tool in (500, 20, 500, 20, 20):
+        plain = blocks_from_messages(history, max_tool, 30_000)
+        formatted = formatted_blocks(history, max_tool, 30_000)
+        monkeypatch.setattr(parse, "_block", counting)
+        kept = blocks_from_messages(
+            history, max_tool, 30_000, formatted, memo.blocks, memo.variants
+        )
+        monkeypatch.setattr(parse, "_block", real)
+        assert kept == plain
+    assert made == 3  # the two messages, and the result's text cut to 20 characters
+
+
+LETTERS = st.text(alphabet="ab .中文한🙂é", max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(ROLES, LETTERS), min_size=1, max_size=8))
+def test_the_language_from_letter_bounds_is_the_counted_one(pairs: list[tuple[str, str]]) -> None:
+    """The non-ASCII characters bound the CJK ones: the language read with the bounds
+    (CJK counted only when they cannot rule Chinese out) is the one the counts give."""
+    roles = [role for role, _ in pairs]
+    blocks = Blocks(roles, [""] * len(roles), [text for _, text in pairs])
+    prose = [t for r, t in pairs if r in PROSE_ROLES]
+    if not any(map(has_text, prose)):
+        return  # the caller passes bounds only then
+    bounds = unpacked(sum(map(letter_bounds, prose)), 2)
+    assert language(blocks, ScanMemo(), bounds) == language(blocks)
+
+
+def test_an_english_request_counts_no_cjk_characters() -> None:
+    """A request whose non-ASCII characters could not make it Chinese is read as
+    English from its class counts: no text's CJK characters are counted."""
+    messages: list[Message] = [
+        UserMessage.text("Please fix the build 🙂 and the 中 test."),
+        AssistantMessage.text("We decided to fix src/app.py first."),
+    ]
+    provider = OfflineProvider()
+    for request in requests_over(messages, 30_000):
+        assert answer(provider, request) == plain_answer(request)
+    assert len(provider._memo.bounds) > 0 and len(provider._memo.letters) == 0
+
+
+def test_a_text_is_reversed_only_when_a_token_grows_backward(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``_scan`` grows paths, error names and hashes backward in the reversed text: a
+    text without any (most) is not copied reversed."""
+    made: list[str] = []
+    real = idents._backward
+
+    def spying(text: str) -> Any:
+        reverse = real(text)
+
+        def spy() -> str:
+            made.append(text)
+            return reverse()
+
+        return spy
+
+    monkeypatch.setattr(idents, "_backward", spying)
+    assert idents._scan("We decided to keep the plan 🙂, then ran 12 steps. 需要", 2) == []
+    assert made == []
+    found = idents._scan("See src/app.py: TypeError: x at 1a2b3c4d", 2)
+    assert [text for _, _, _, text in found] == [
+        "TypeError: x at 1a2b3c4d",
+        "src/app.py",
+        "1a2b3c4d",
+    ]
+    assert made
+
+
+PLAIN_RULE_RE = re.compile(
+    r"\b(?:must|never|always|only|keep|don't|do not|avoid|without|make sure|at most|at least)\b"
+    r"|不要|别|必须|保持|只能|只用|务必|禁止|不能|不得",
+    re.IGNORECASE,
+)
+RULE_WORDS = st.sampled_from(
+    ["MUST", "Never", "keep", "don't", "do not", "ſ", "K", "at  most", "别", "不要", "不", "x"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(RULE_WORDS | st.text(max_size=4), max_size=8).map(" ".join))
+@example("muſt keep")
+def test_a_rule_is_found_as_the_one_pattern_of_both_languages_finds_it(text: str) -> None:
+    """``goals._sets_rule`` searches the English words and the Chinese ones apart (the
+    latter without IGNORECASE: they have no case): a rule where one search of both
+    (IGNORECASE) finds one."""
+    assert not goals._RULE_ZH_RE.flags & re.IGNORECASE  # the search that skips ahead
+    assert goals._sets_rule.__wrapped__(text) == (PLAIN_RULE_RE.search(text) is not None)
+
+
+PLAIN_SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|[。！？；\n]")
+SENTENCE_STARTS = (". ", "! ", "? ", "。", "！", "？", "；", "\n")
+
+
+def plain_sentence_at(text: str, pos: int) -> str:
+    """``facts._sentence_at`` as it was: the start after the last of each mark (one
+    search per mark), the end by the alternation of the Latin and the other marks."""
+    low = max(0, pos - facts._SENTENCE_WINDOW)
+    start = low
+    for mark in SENTENCE_STARTS:
+        found = text.rfind(mark, low, pos)
+        if found != -1:
+            start = max(start, found + len(mark))
+    end_match = PLAIN_SENTENCE_END_RE.search(text, pos, pos + facts._SENTENCE_WINDOW)
+    end = end_match.end() if end_match else min(len(text), pos + facts._SENTENCE_WINDOW)
+    return text[start:end]
+
+
+SENTENCES = st.text(alphabet="ab .!?\n\t。！？；x", max_size=900)
+
+
+@settings(max_examples=400, deadline=None)
+@given(SENTENCES, st.integers(0, 900))
+@example("a. b! c? d。e\nf. ", 9)
+@example("x" * 500 + ". " + "y" * 450 + "? z", 960)
+def test_a_sentence_is_cut_where_the_plain_searches_cut_it(text: str, pos: int) -> None:
+    pos = min(pos, len(text))
+    assert facts._sentence_at(text, pos) == plain_sentence_at(text, pos)

@@ -18,10 +18,10 @@ from typing import Any
 from ...engine.formatting import MESSAGE_SEPARATOR
 from ...engine.messages import Usage
 from ...engine.requests import SummaryRequest, SummaryResponse
-from ...engine.tokens import cjk_count, estimate_text_tokens, text_counts, tokens_from_counts
+from ...engine.tokens import estimate_text_tokens, text_counts, tokens_from_counts
 from ...errors import ProviderConfigError
 from ..registry import register
-from .facts import LEVELS, PROSE_ROLES, Facts, language, letter_counts
+from .facts import LEVELS, PROSE_ROLES, Facts, language, letter_bounds
 from .goals import previous_requests, requests
 from .memo import FIELD_BITS, Memo, ScanMemo, packed, unpacked
 from .parse import Blocks, blocks_from_messages, conversation_text, has_text, parse_text
@@ -124,6 +124,7 @@ class OfflineProvider:
             request.max_transcript_chars,
             None if request.formatted is None else (request.formatted, request.formatted_cut),
             memo.blocks,
+            memo.variants,
         )
         measured = _measured(blocks, memo)
         carried = previous_requests(request.prompt)
@@ -243,8 +244,8 @@ def _summary(
     output tokens, estimated once). ``measured``: ``_measured(blocks, memo)``."""
     if not any(map(has_text, blocks.contents)):
         return "", 0
-    shown, cjk, latin, prose_with_text = unpacked(measured[0] if measured else 0, 4)
-    lang = language(blocks, memo, (cjk, latin) if prose_with_text else None)
+    shown, non_ascii, latin, prose_with_text = unpacked(measured[0] if measured else 0, 4)
+    lang = language(blocks, memo, (non_ascii, latin) if prose_with_text else None)
     facts = Facts.collect(blocks, memo)
     facts.requests = requests(facts.requests, carried or [])
     if measured is None:
@@ -268,9 +269,10 @@ _MEASURED, _FIRST, _SECOND = itemgetter(3), itemgetter(0), itemgetter(1)
 
 def _measured(blocks: Blocks, memo: ScanMemo) -> tuple[int, int] | None:
     """What ``_shown_tokens``, ``language`` and ``prompt_tokens`` sum over the blocks,
-    from their memo entries (measured once per message): the packed (shown tokens, CJK
-    characters, ASCII letters of the prose, prose blocks with text) and the packed class
-    counts of the formatted texts. None for blocks without entries.
+    from their memo entries (measured once per message): the packed (shown tokens,
+    non-ASCII characters and ASCII letters of the prose (``facts.letter_bounds``), prose
+    blocks with text) and the packed class counts of the formatted texts. None for
+    blocks without entries.
 
     The last block may not be its message's: its content without its trailing newlines,
     or a cut newest message (the only block then: a fragment, without its tool calls).
@@ -299,28 +301,28 @@ def _measured(blocks: Blocks, memo: ScanMemo) -> tuple[int, int] | None:
 def _measure_once(text: str, block: Any, memo: ScanMemo) -> tuple[int, int]:
     """A memo entry's share of ``_measured``'s sums: (``_block_measures`` of its block,
     the packed class counts of its formatted ``text``, which ends with the block's
-    content). What the memo lacks of the content's tokens, (prose) letters and the
-    text's counts comes from one count of the content: the estimate is made of the
-    counts, the ASCII letters are one of them, and a text's counts are the sums of its
-    parts' (``tokens.text_counts``); the role prefix before the content is one of few."""
+    content). What the memo lacks of the content's tokens, (prose) letter bounds and the
+    text's counts comes from one count of the content: the estimate and the bounds are
+    made of the counts, and a text's counts are the sums of its parts'
+    (``tokens.text_counts``); the role prefix before the content is one of few."""
     role, _, content, arguments = block
     prose = role in _PROSE
     counts = memo.counts.get(text)
     tokens = memo.tokens.get(content)
-    letters = memo.letters.get(content) if prose else 0
-    if counts is None or tokens is None or letters is None:
+    bounds = memo.bounds.get(content) if prose else 0
+    if counts is None or tokens is None or bounds is None:
         of_content = text_counts(content)
         if tokens is None:
             tokens = tokens_from_counts(*of_content)
             memo.tokens.put(content, tokens)
-        if letters is None:
-            letters = packed((cjk_count(content), of_content[0]))
-            memo.letters.put(content, letters)
+        if bounds is None:
+            bounds = letter_bounds(content, of_content)
+            memo.bounds.put(content, bounds)
         if counts is None:
             counts = _cached_counts(text[: len(text) - len(content)]) + packed(of_content)
             memo.counts.put(text, counts)
     values = [value for _, value in arguments]
-    return _block_measures(role, content, values, memo, (tokens, letters)), counts
+    return _block_measures(role, content, values, memo, (tokens, bounds)), counts
 
 
 # Texts that recur across requests: the role prefixes ("Assistant: ", "Tool Result
@@ -338,8 +340,8 @@ def _block_measures(
     known: tuple[int, int] | None = None,
 ) -> int:
     """One block's share of ``_measured``'s first sum. ``known``: the content's
-    ``estimate_text_tokens`` and packed ``letter_counts`` (0 unless a prose role), when
-    the caller has them."""
+    ``estimate_text_tokens`` and ``letter_bounds`` (0 unless a prose role), when the
+    caller has them."""
     tokens = memo.tokens
     shown = sum([tokens.lookup(value, estimate_text_tokens) for value in arguments])
     if role == "system":
@@ -347,8 +349,8 @@ def _block_measures(
     shown += tokens.lookup(content, estimate_text_tokens) if known is None else known[0]
     if role not in _PROSE:
         return shown
-    letters = memo.letters.lookup(content, letter_counts) if known is None else known[1]
-    return shown | letters << FIELD_BITS | int(has_text(content)) << (3 * FIELD_BITS)
+    bounds = memo.bounds.lookup(content, letter_bounds) if known is None else known[1]
+    return shown | bounds << FIELD_BITS | int(has_text(content)) << (3 * FIELD_BITS)
 
 
 def _shown_tokens(blocks: Blocks, memo: ScanMemo | None) -> int:

@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass
 from itertools import chain, compress
 
-from ...engine.tokens import ascii_letter_count, cjk_count
+from ...engine.tokens import Counts, ascii_letter_count, cjk_count, text_counts
 from .idents import Identifiers, collect_identifiers
 from .memo import ScanMemo, packed, unpacked
 from .parse import OUTPUT_ROLES, TOOL_CALL_RE, Blocks, has_text
@@ -30,8 +30,13 @@ _CUE_ZH = (
 # ~2x faster than the lookahead first, itself 3-4x faster than the bare alternation).
 _CUE_EN_RE = re.compile(r"\b(?=[dcawishmnrgpftu])(?:" + _CUE_WORDS + r")\b")
 _CUE_ZH_RE = re.compile(_CUE_ZH)
-_SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|[。！？；\n]")
-_SENTENCE_STARTS = (". ", "! ", "? ", "。", "！", "？", "；", "\n")
+# A sentence ends at ". ", "! ", "? " (or those marks at the end) or at 。！？；or a newline;
+# it starts after the last such mark before the cue word. Each pattern is led by one
+# character set, so the search skips ahead in C: the end's, to any of its marks (then
+# checks what follows a Latin one); the start's, by a greedy ``.*`` backing off from the
+# cue word to the nearest mark (one match, not a search per mark).
+_SENTENCE_END_RE = re.compile(r"[.!?。！？；\n](?:(?<=[。！？；\n])|(?=\s|$))")
+_SENTENCE_START_RE = re.compile(r"(?s:.*)(?:\. |! |\? |[。！？；\n])")
 _ERROR_LIKE_RE = re.compile(
     r"\s*(?:(?:error|fatal|traceback|exception|failed)\b|错误|失败|异常)", re.I
 )
@@ -77,14 +82,15 @@ PROSE_ROLES = ("user", "runtime", "assistant", "fragment")  # the text a languag
 
 
 def language(
-    blocks: Blocks, memo: ScanMemo | None = None, letters: tuple[int, int] | None = None
+    blocks: Blocks, memo: ScanMemo | None = None, bounds: tuple[int, int] | None = None
 ) -> str:
     """ "zh" when CJK characters are more than 30% of the letters (CJK + A-Z) of the user
-    and assistant text (of all the text when those have none), else "en". ``letters``:
-    the (CJK, ASCII letters) of that text when the caller counted them (some has text)."""
-    if letters is not None:
-        cjk, latin = letters
-        return "zh" if cjk and cjk / (cjk + latin) > _CJK_RATIO else "en"
+    and assistant text (of all the text when those have none), else "en". ``bounds``:
+    ``letter_bounds`` of that text when the caller counted them (some has text): when
+    even as many CJK characters as non-ASCII ones would not make it Chinese, it is
+    English, and its CJK characters are not counted (most texts)."""
+    if bounds is not None and not _chinese(*bounds):
+        return "en"
     prose = [c for r, c in zip(blocks.roles, blocks.contents, strict=True) if r in PROSE_ROLES]
     if not any(map(has_text, prose)):
         prose = blocks.contents
@@ -92,14 +98,28 @@ def language(
         cjk, latin = unpacked(letter_counts("\n".join(prose)), 2)
     else:  # the counts of the texts joined are the sums of theirs
         cjk, latin = unpacked(sum(memo.letters.lookup_all(prose, letter_counts)), 2)
-    if cjk and cjk / (cjk + latin) > _CJK_RATIO:
-        return "zh"
-    return "en"
+    return "zh" if _chinese(cjk, latin) else "en"
+
+
+def _chinese(cjk: int, latin: int) -> bool:
+    """The rule: CJK characters more than 30% of the letters (CJK + A-Z). It grows with
+    ``cjk``: a bound of the CJK characters that fails it rules Chinese out."""
+    return bool(cjk) and cjk / (cjk + latin) > _CJK_RATIO
 
 
 def letter_counts(text: str) -> int:
     """(CJK characters, ASCII letters), ``packed``."""
     return packed((cjk_count(text), ascii_letter_count(text)))
+
+
+def letter_bounds(text: str, counts: Counts | None = None) -> int:
+    """(non-ASCII characters, ASCII letters), ``packed``: the first bounds the CJK
+    characters of ``letter_counts``, from the class counts alone (``counts``: the
+    text's ``tokens.text_counts``, when the caller has them), without a CJK count."""
+    if counts is None:
+        counts = text_counts(text)
+    letters, digits, punct, spaces, _ = counts
+    return packed((len(text) - letters - digits - punct - spaces, letters))
 
 
 @dataclass(slots=True)
@@ -221,11 +241,8 @@ def _candidates(content: str) -> tuple[str, ...]:
 
 def _sentence_at(text: str, pos: int) -> str:
     low = max(0, pos - _SENTENCE_WINDOW)
-    start = low
-    for mark in _SENTENCE_STARTS:
-        found = text.rfind(mark, low, pos)
-        if found != -1:
-            start = max(start, found + len(mark))
+    start_match = _SENTENCE_START_RE.match(text, low, pos)
+    start = start_match.end() if start_match else low
     end_match = _SENTENCE_END_RE.search(text, pos, pos + _SENTENCE_WINDOW)
     end = end_match.end() if end_match else min(len(text), pos + _SENTENCE_WINDOW)
     return text[start:end]

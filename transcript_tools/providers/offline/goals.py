@@ -33,11 +33,13 @@ _IDE_CONTEXT_RE = re.compile(r"<(ide_[a-z_]+|system-reminder)>.*?</\1>", re.DOTA
 _MORE_RE = re.compile(r"- … \d+ other requests not shown|- ……另有 \d+ 条请求未列出")
 # A request that sets a rule for the rest of the work ("keep the old signature working",
 # "don't touch the engine", "不要改接口"): listed even when older requests are left out.
+# Two searches: the Chinese words have no case, and without IGNORECASE their search
+# skips in C to their first characters instead of trying every word at every position.
 _RULE_RE = re.compile(
-    r"\b(?:must|never|always|only|keep|don't|do not|avoid|without|make sure|at most|at least)\b"
-    r"|不要|别|必须|保持|只能|只用|务必|禁止|不能|不得",
+    r"\b(?:must|never|always|only|keep|don't|do not|avoid|without|make sure|at most|at least)\b",
     re.IGNORECASE,
 )
+_RULE_ZH_RE = re.compile("不要|别|必须|保持|只能|只用|务必|禁止|不能|不得")
 
 
 def previous_requests(prompt: str) -> list[str]:
@@ -103,7 +105,7 @@ def select(requests: list[str], slots: int) -> list[int]:
 # tries up to four levels: each request is searched once, not once per level and summary.
 @lru_cache(maxsize=4096)
 def _sets_rule(text: str) -> bool:
-    return _RULE_RE.search(text) is not None
+    return _RULE_RE.search(text) is not None or _RULE_ZH_RE.search(text) is not None
 
 
 def _without_ide_context(text: str) -> str:

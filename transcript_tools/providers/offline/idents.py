@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
 from operator import is_not, not_
@@ -228,12 +228,12 @@ def _scan(text: str, weight: int) -> list[tuple[int, int, int, str]]:
         for match in _ISSUE_RE.finditer(text):
             if not _glued(text, match.start() - 1):
                 add((match.start(), 2, _OTHER, match.group()))
-    reverse = text[::-1]
+    reverse = _backward(text)
     size = len(text)
     if "Error" in text or "Exception" in text:
         for match in _ERROR_END_RE.finditer(text):
             end = match.end()
-            start = end - _end(_NAME_BACKWARD_RE, reverse, size - end) + (size - end)
+            start = end - _end(_NAME_BACKWARD_RE, reverse(), size - end) + (size - end)
             if text[start].isupper() and not _glued(text, start - 1):
                 line = text[start : _end(_LINE_REST_RE, text, end)]
                 add((start, 3, _ERRORS, line[:_ERROR_LINE_CHARS].rstrip()))
@@ -257,7 +257,7 @@ def _scan(text: str, weight: int) -> list[tuple[int, int, int, str]]:
         start = hit.start()
         if end - start < _HASH_MIN and (start == 0 or text[start - 1] not in _HEX_CHARS):
             continue  # a short digit run with no hex digit before it: the usual case
-        start -= _end(_HEX_BACKWARD_RE, reverse, size - start) - (size - start)
+        start -= _end(_HEX_BACKWARD_RE, reverse(), size - start) - (size - start)
         if _HASH_MIN <= end - start <= 40 and not _glued(text, start - 1) and not _glued(text, end):
             found_hash = text[start:end]
             if not found_hash.isdigit():
@@ -265,10 +265,10 @@ def _scan(text: str, weight: int) -> list[tuple[int, int, int, str]]:
     return found
 
 
-def _anchored_tokens(text: str, reverse: str) -> Iterator[tuple[int, int]]:
+def _anchored_tokens(text: str, reverse: Callable[[], str]) -> Iterator[tuple[int, int]]:
     """(start, end) of the token grown around each anchor, from the text's start: the
     next anchor searched for from the end of the token before (``reverse``: the text
-    reversed)."""
+    reversed, ``_backward``)."""
     size = len(text)
     slash, dot = text.find("/"), _DOT_ANCHOR_RE.search(text)
     at = 0
@@ -285,7 +285,20 @@ def _anchored_tokens(text: str, reverse: str) -> Iterator[tuple[int, int]]:
             spot = dot.start() if slash == -1 or dot.start() < slash else slash
         end = _end(_FORWARD_RE, text, spot)
         at = max(end, spot + 1)
-        yield spot - (_end(_BACKWARD_RE, reverse, size - spot) - (size - spot)), end
+        yield spot - (_end(_BACKWARD_RE, reverse(), size - spot) - (size - spot)), end
+
+
+def _backward(text: str) -> Callable[[], str]:
+    """``text`` reversed (where tokens are grown backward), made at the first call: few
+    texts hold an anchor, an error name or a hash to grow one from."""
+    made: list[str] = []
+
+    def reverse() -> str:
+        if not made:
+            made.append(text[::-1])
+        return made[0]
+
+    return reverse
 
 
 def _end(pattern: re.Pattern[str], text: str, pos: int) -> int:

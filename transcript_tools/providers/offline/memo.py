@@ -101,9 +101,13 @@ class ScanMemo:
     # (parse.MemoEntry) by the message's id(): the message is held, so its id is not
     # reused while the entry exists
     blocks: Memo[int, Any] = field(default_factory=Memo)
+    # the entries of messages formatted to another text than the one in ``blocks`` (a
+    # sweep's configurations cut tool results to different lengths), by that text
+    variants: Memo[str, Any] = field(default_factory=Memo)
     counts: Memo[str, int] = field(default_factory=Memo)  # tokens.Counts, packed
     tokens: Memo[str, int] = field(default_factory=Memo)  # estimate_text_tokens
     letters: Memo[str, int] = field(default_factory=Memo)  # (CJK, ASCII letters), packed
+    bounds: Memo[str, int] = field(default_factory=Memo)  # facts.letter_bounds
     tool_names: Memo[str, tuple[str, ...]] = field(default_factory=Memo)
     sentences: Memo[str, tuple[str, ...]] = field(default_factory=Memo)  # decision candidates
     # identifiers found in a content, by the weight of its group (prose 2, outputs 1)

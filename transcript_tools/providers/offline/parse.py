@@ -216,6 +216,7 @@ def blocks_from_messages(
     max_chars: int,
     formatted: tuple[Sequence[str], bool] | None = None,
     memo: Memo[int, MemoEntry] | None = None,
+    variants: Memo[str, MemoEntry] | None = None,
 ) -> Blocks:
     """The blocks of the formatted conversation, from the messages themselves.
 
@@ -228,13 +229,15 @@ def blocks_from_messages(
     ``formatted``: ``formatted_blocks(messages, max_tool_result_chars, max_chars)`` when
     the caller has it already (the engine's requests carry it). ``memo``: each message's
     block from earlier calls, by the message's ``id()`` (the memo holds the message, so
-    the id is not reused while the entry exists), for the same formatted text only.
+    the id is not reused while the entry exists), for the same formatted text only;
+    ``variants``: those of messages formatted to another text than ``memo``'s (another
+    ``max_tool_result_chars``), by that text.
     """
     if formatted is None:
         formatted = formatted_blocks(messages, max_tool_result_chars, max_chars)
     texts, cut = formatted
     kept = messages[len(messages) - len(texts) :]
-    entries = _entries(kept, texts, memo)
+    entries = _entries(kept, texts, memo, variants)
     if not entries:
         return Blocks([], [], [], [])
     blocks = map(_BLOCK, entries)
@@ -253,10 +256,13 @@ def blocks_from_messages(
 
 
 def _entries(
-    kept: Sequence[Message], texts: Sequence[str], memo: Memo[int, MemoEntry] | None
+    kept: Sequence[Message],
+    texts: Sequence[str],
+    memo: Memo[int, MemoEntry] | None,
+    variants: Memo[str, MemoEntry] | None = None,
 ) -> list[MemoEntry]:
     """Each message's memo entry for its formatted text: from the memo or new (kept in
-    the memo unless it holds another message's entry by that id)."""
+    the memo, or in ``variants`` when the memo holds the message with another text)."""
     # A session's consecutive requests show mostly the same messages with the same
     # formatted strings: those blocks come from the memo with identity checks only.
     known = memo.get_all(map(id, kept)) if memo is not None else [None] * len(kept)
@@ -266,7 +272,14 @@ def _entries(
     ]
     for index in [i for i, entry in enumerate(entries) if entry is None]:
         message, text, entry = kept[index], texts[index], known[index]
-        if entry is not None and entry[0] is message and entry[1] == text:
+        if entry is not None and entry[0] is message and entry[1] != text:
+            entry = variants.get(text) if variants is not None else None
+            if entry is None or entry[0] is not message:
+                entries[index] = fresh = [message, text, _block(message, text), None]
+                if variants is not None and entry is None:
+                    variants.put(text, fresh)
+                continue
+        if entry is not None and entry[0] is message:  # its text is equal
             entries[index] = entry
             continue
         entries[index] = fresh = [message, text, _block(message, text), None]
