@@ -6,15 +6,18 @@ is trimmed of, CJK characters and spaces, so needles run across the joints too."
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transcript_tools.engine.messages import AssistantMessage, Message
+from transcript_tools.eval import next_view
 from transcript_tools.eval.artifacts import CONSTRAINT, ERROR, PATH, REQUEST
 from transcript_tools.eval.haystack import Haystack, JoinedHaystack, MemoHaystack
+from transcript_tools.eval.next_view import NextView
 from transcript_tools.eval.normalize import key_terms, normalize
 from transcript_tools.eval.probes import Probe
-from transcript_tools.eval.score import recalled
+from transcript_tools.eval.score import ConversationProbes, recalled
 from transcript_tools.eval.shown import ShownTexts, visible_text
 
 # few distinct letters, so words, needles and CJK pairs repeat across parts
@@ -113,8 +116,10 @@ def test_every_probe_is_recalled_by_the_view_as_by_its_joined_parts(
         probes.append(Probe(ERROR, 0, 0, raw, f"{key}: {key}", terms, cjk))
     terms = [t for p in probes for t in p.terms]
     index, view, reference = _view(*drawn[:4], terms)
+    rest = NextView(ConversationProbes([]), view, [], "")
     for probe in probes:
         assert recalled(probe, view) is recalled(probe, reference), probe
+        assert rest.in_rest(probe) is recalled(probe, reference), probe
         joined, expected = (
             JoinedHaystack(view, normalize(tail)),
             JoinedHaystack(reference, normalize(tail)),
@@ -139,6 +144,37 @@ def test_a_needle_s_mask_is_the_messages_whose_squashed_text_holds_it(
     for needle in [*drawn, *cuts, "".join(squashed)[-3:]]:
         expected = sum(1 << i for i, s in enumerate(squashed) if needle in s)
         assert index.squashed_mask(needle) == expected, needle
+
+
+def test_a_request_its_history_messages_carry_is_found_without_a_look_at_the_view(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A carried request is looked for at every summary: when the view's history
+    messages hold enough of its terms (as words, CJK ones in the squashed text), its
+    per-message masks answer; neither the view's text nor ``recalled`` is asked."""
+    messages: list[Message] = [
+        AssistantMessage.text("deploy the billing service"),
+        AssistantMessage.text("部署服务 later"),
+        AssistantMessage.text("unrelated"),
+    ]
+    key = "deploy billing 部署 服务 zzzz"
+    terms = tuple(key_terms(key))
+    probe = Probe(REQUEST, 9, 0, key, key, terms, tuple(t for t in terms if not t.isascii()))
+    index = ShownTexts(messages, 500, frozenset(terms))
+
+    def unbuilt() -> list[Haystack]:
+        raise AssertionError("the view's text was built")
+
+    def no_look(*_args: object) -> bool:
+        raise AssertionError("recalled was asked")
+
+    monkeypatch.setattr(next_view, "recalled", no_look)
+    assert NextView(ConversationProbes([]), index.view(0b011, (), unbuilt), [], "").in_rest(probe)
+    monkeypatch.undo()
+    parts = [index.haystack(2)]
+    assert not NextView(
+        ConversationProbes([]), index.view(0b100, (), lambda: parts), [], ""
+    ).in_rest(probe)
 
 
 def test_a_history_message_is_shown_as_its_visible_text() -> None:

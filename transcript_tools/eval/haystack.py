@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from .normalize import is_word, squash_utf8, term_set
+from .probes import Probe
 
 TermMasks = tuple[tuple[str, ...], tuple[int, ...]]  # distinct terms, each one's mask
 Edges = tuple[frozenset[str], frozenset[str]]  # the first and the last characters of texts
@@ -194,6 +195,8 @@ class HistoryIndex(Protocol):
 
     def term_masks(self, terms: tuple[str, ...]) -> TermMasks: ...
 
+    def word_masks(self, probe: Probe) -> tuple[int, ...]: ...
+
     def squashed_mask(self, needle: str) -> int: ...
 
     def edge_chars(self) -> Edges: ...
@@ -240,6 +243,16 @@ class ViewHaystack(Haystack):
         self._in_squashed: dict[str, bool] = {}
         self._joints: set[str] | None = None
         self._extra_edges: Edges | None = None
+
+    @property
+    def mask(self) -> int:
+        """The history messages the view shows, as bits."""
+        return self._mask
+
+    @property
+    def history(self) -> HistoryIndex:
+        """Its conversation's history: per term or needle, the messages that hold it."""
+        return self._history
 
     def _built(self) -> list[Haystack]:
         parts = self._parts

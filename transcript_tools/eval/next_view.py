@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..engine.tokens import estimate_text_tokens
+from .artifacts import CONSTRAINT, REQUEST
 from .haystack import JoinedHaystack, ViewHaystack
 from .normalize import normalize
 from .probes import Probe
-from .score import ConversationProbes
+from .score import ConversationProbes, recalled, terms_needed
 
 
 @dataclass(slots=True)
@@ -29,6 +30,29 @@ class NextView:
     added_raw: str
     _view: JoinedHaystack | None = None
     _truncation: JoinedHaystack | None = None
+
+    def in_rest(self, probe: Probe) -> bool:
+        """``recalled(probe, rest)``. A request or a constraint is answered at once when
+        rest's history messages alone hold enough of its key terms, counted as ``covers``
+        counts them (ASCII ones as words, then CJK ones in the squashed text): a term a
+        message holds, every view showing the message holds, and what else rest shows
+        can only add to them. Most probes looked for are found so, action after action."""
+        kind, rest = probe.kind, self.rest
+        if kind in (REQUEST, CONSTRAINT) and probe.terms:
+            mask, history, need = rest.mask, rest.history, terms_needed(probe)
+            found = 0
+            for held in history.word_masks(probe):
+                if held & mask:
+                    found += 1
+                    if found >= need:
+                        return True
+            cjk = probe.cjk_terms
+            for term in cjk if found + len(cjk) >= need else ():
+                if history.squashed_mask(term) & mask:
+                    found += 1
+                    if found >= need:
+                        return True
+        return recalled(probe, rest)
 
     def view(self) -> JoinedHaystack:
         if self._view is None:

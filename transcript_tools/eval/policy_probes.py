@@ -225,9 +225,9 @@ class ActionScorer:
         tally: dict[str, list[int]] = {}
         survivors: list[Probe] = []
         uncompacted: list[Haystack] = []  # the whole history, built only when asked
-        rest, detail = variants.rest, self.detail
+        detail = self.detail
         for probe, was_carried in checked:
-            alone = recalled(probe, rest)  # the view and the truncation hold all of rest
+            alone = variants.in_rest(probe)  # the view and the truncation hold all of rest
             in_view = alone or recalled(probe, variants.view())
             if in_view:
                 survivors.append(probe)

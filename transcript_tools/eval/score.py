@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from math import ceil
 from typing import Literal
 
 from ..engine.formatting import MESSAGE_SEPARATOR, format_message
@@ -40,7 +41,7 @@ def covers(haystack: Haystack, probe: Probe) -> bool:
     terms = probe.terms
     if not terms:
         return False
-    need = COVERAGE_THRESHOLD * len(terms)
+    need = terms_needed(probe)
     cjk = probe.cjk_terms
     # CJK terms are never ASCII words; with none but CJK terms the word set is not needed
     found = haystack.count_words(terms) if len(cjk) < len(terms) else 0
@@ -56,6 +57,11 @@ def covers(haystack: Haystack, probe: Probe) -> bool:
         if found + len(cjk) - i - 1 < need:
             return False
     return False
+
+
+def terms_needed(probe: Probe) -> int:
+    """How many of ``probe``'s key terms a text holds to cover it (``covers``)."""
+    return ceil(COVERAGE_THRESHOLD * len(probe.terms))
 
 
 def contains(haystack: Haystack, key: str) -> bool:
@@ -74,9 +80,7 @@ def recalled(probe: Probe, haystack: Haystack | str) -> bool:
         return covers(haystack, probe)
     if kind == ERROR:
         name = probe.key.partition(": ")[0]
-        if not haystack.in_text(name):
-            return False
-        return not probe.terms or covers(haystack, probe)
+        return haystack.in_text(name) and (not probe.terms or covers(haystack, probe))
     if kind == PATH:
         parts = [p for p in probe.key.split("/") if p]
         return contains(haystack, "/".join(parts[-2:]))

@@ -28,6 +28,7 @@ from ..engine.formatting import format_message
 from ..engine.messages import AssistantMessage, Message, ToolUseBlock
 from .haystack import Edges, Haystack, MemoHaystack, TermMasks, ViewHaystack, _edges, _utf8
 from .normalize import normalize
+from .probes import Probe
 
 _HIGH_BYTES = bytes(range(0x80, 0x100))
 _ASCII_TO_SPACE = bytes(0x20 if b < 0x80 else b for b in range(256))
@@ -110,6 +111,7 @@ class ShownTexts:
     _haystacks: dict[int, MemoHaystack] = field(default_factory=dict)
     _masks: dict[str, int] | None = None  # key term -> its messages' bits, once built
     _term_masks: dict[tuple[str, ...], TermMasks] = field(default_factory=dict)
+    _by_probe: dict[int, tuple[int, ...]] = field(default_factory=dict)  # ``word_masks``
     _squashed_masks: dict[str, int] = field(default_factory=dict)
     # every message's squashed text end to end, and where each one's ends in it; the same
     # of their non-ASCII runs (``_wide_runs``), where a needle without ASCII is looked for
@@ -132,6 +134,14 @@ class ShownTexts:
         if known is None:
             distinct = tuple(dict.fromkeys(terms))
             known = self._term_masks[terms] = (distinct, tuple(map(self._mask, distinct)))
+        return known
+
+    def word_masks(self, probe: Probe) -> tuple[int, ...]:
+        """``term_masks(probe.terms)``'s masks, kept by probe (its terms are not hashed
+        again at each view): probes live as long as their conversation's texts."""
+        known = self._by_probe.get(id(probe))
+        if known is None:
+            known = self._by_probe[id(probe)] = self.term_masks(probe.terms)[1]
         return known
 
     def _mask(self, term: str) -> int:
