@@ -1,0 +1,50 @@
+"""A unit reads of the view only what it needs, once.
+
+The seed's summary message is made once per summary (its readers compare it by identity,
+not its long text).
+"""
+
+from __future__ import annotations
+
+from transcript_tools.engine.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    TextBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    Usage,
+    UserMessage,
+)
+from transcript_tools.engine.sized_view import SizedView
+from transcript_tools.engine.sizes import ESTIMATES
+from transcript_tools.engine.slot import ContextSlot
+
+
+def _turn(n: int) -> list[Message]:
+    """A question, a call that runs a tool, its result and the answer."""
+    run = AssistantMessage((ToolUseBlock(f"c{n}", "Read", {"n": n}),), Usage(100 * n, 5), "m")
+    answer = AssistantMessage((TextBlock(f"reply {n} " * 20),), Usage(100 * n + 50, 9), "m")
+    result = ToolResultMessage(f"c{n}", f"output {n} " * 30)
+    return [UserMessage.text(f"question {n} " * 10), run, result, answer]
+
+
+def test_the_seeds_summary_message_is_made_once_per_summary() -> None:
+    """The same message while the summary and marker stand, a new one for a new summary or
+    marker, and the view's sizes follow it (fails when every ask makes a new message)."""
+    slot = ContextSlot()
+    slot.focused.keep_recent_turns = 1
+    slot.append_messages([SystemMessage("sys"), *_turn(1), *_turn(2)])
+    sized = SizedView(slot, ESTIMATES)
+    slot.set_summary("short")
+    first = slot.summary_message()
+    assert first is slot.summary_message() and slot.load_messages()[-1] is first
+    before, sized_before = slot.view_size()[1], sized.view_size()[1]
+    slot.set_summary("a much longer summary " * 40)
+    second = slot.summary_message()
+    assert second is not first and second is not None and second.text.startswith(slot.marker)
+    assert slot.view_size()[1] > before and sized.view_size()[1] > sized_before
+    assert sized.view_size() == slot.view_size()  # both in estimates: the same figure
+    slot.marker = "[other]"
+    assert slot.summary_message() is not second
+    assert slot.load_messages()[-1].text.startswith("[other] a much")  # type: ignore[union-attr]
