@@ -1,10 +1,14 @@
 """A unit reads of the view only what it needs, once.
 
 The seed's summary message is made once per summary (its readers compare it by identity,
-not its long text).
+not its long text); a plan makes the view only for the summarizer input that is given it.
 """
 
 from __future__ import annotations
+
+from typing import Any
+
+import pytest
 
 from transcript_tools.engine.messages import (
     AssistantMessage,
@@ -16,6 +20,8 @@ from transcript_tools.engine.messages import (
     Usage,
     UserMessage,
 )
+from transcript_tools.engine.policy_slot import PolicySlot
+from transcript_tools.engine.policy_toml import preset
 from transcript_tools.engine.sized_view import SizedView
 from transcript_tools.engine.sizes import ESTIMATES
 from transcript_tools.engine.slot import ContextSlot
@@ -27,6 +33,19 @@ def _turn(n: int) -> list[Message]:
     answer = AssistantMessage((TextBlock(f"reply {n} " * 20),), Usage(100 * n + 50, 9), "m")
     result = ToolResultMessage(f"c{n}", f"output {n} " * 30)
     return [UserMessage.text(f"question {n} " * 10), run, result, answer]
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch, cls: type, name: str) -> list[int]:
+    """Count the calls of ``cls.name`` (a list, one entry per call)."""
+    calls: list[int] = []
+    method = getattr(cls, name)
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return method(*args, **kwargs)
+
+    monkeypatch.setattr(cls, name, spy)
+    return calls
 
 
 def test_the_seeds_summary_message_is_made_once_per_summary() -> None:
@@ -48,3 +67,26 @@ def test_the_seeds_summary_message_is_made_once_per_summary() -> None:
     slot.marker = "[other]"
     assert slot.summary_message() is not second
     assert slot.load_messages()[-1].text.startswith("[other] a much")  # type: ignore[union-attr]
+
+
+def _slot(name: str, window: int = 10**6) -> PolicySlot:
+    slot = PolicySlot(preset(name), window)
+    slot.append_messages([SystemMessage("sys")])
+    for n in range(1, 16):
+        slot.append_messages(_turn(n))
+    return slot
+
+
+@pytest.mark.parametrize(("name", "shown"), [("aider", False), ("claude-code", True)])
+def test_a_plan_makes_the_view_only_for_the_input_given_it(
+    monkeypatch: pytest.MonkeyPatch, name: str, shown: bool
+) -> None:
+    """Aider's summarizer is given what it drops, Claude Code's its view (fails when the
+    plan makes the view whatever the summarizer is given)."""
+    slot = _slot(name, window=2_000)  # a window the history outgrew: a summary drops some
+    view = slot.load_messages()
+    made = _spy(monkeypatch, PolicySlot, "load_messages")
+    plan = slot.plan()
+    assert len(made) == (1 if shown else 0)
+    assert (list(plan.summarizer_input) == view) is shown
+    assert plan.summarizer_input

@@ -343,7 +343,7 @@ class PolicySlot:
         given = summarizer_messages(
             self.policy.summarizer_input,
             self.messages,
-            self.load_messages(),
+            self.load_messages,
             [*self.summary, *(m for _, m in dropped)],
             self.sizes.of,
         )
