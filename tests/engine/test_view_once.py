@@ -1,7 +1,9 @@
 """A unit reads of the view only what it needs, once.
 
 The seed's summary message is made once per summary (its readers compare it by identity,
-not its long text); a plan makes the view only for the summarizer input that is given it.
+not its long text); a plan makes the view only for the summarizer input that is given
+it; a ``conversation`` trigger (Aider's) adds what a unit appends to the figure it kept,
+summing the whole view only after a summary or replacement changed it.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from transcript_tools.engine.config import ReplaySettings, SummaryConfig
 from transcript_tools.engine.messages import (
     AssistantMessage,
     Message,
@@ -20,11 +23,14 @@ from transcript_tools.engine.messages import (
     Usage,
     UserMessage,
 )
+from transcript_tools.engine.policy_engine import with_policy
 from transcript_tools.engine.policy_slot import PolicySlot
 from transcript_tools.engine.policy_toml import preset
+from transcript_tools.engine.session import SessionEngine
 from transcript_tools.engine.sized_view import SizedView
 from transcript_tools.engine.sizes import ESTIMATES
 from transcript_tools.engine.slot import ContextSlot
+from transcript_tools.engine.tokens import conversation_tokens
 
 
 def _turn(n: int) -> list[Message]:
@@ -90,3 +96,36 @@ def test_a_plan_makes_the_view_only_for_the_input_given_it(
     assert len(made) == (1 if shown else 0)
     assert (list(plan.summarizer_input) == view) is shown
     assert plan.summarizer_input
+
+
+def test_a_conversation_trigger_adds_each_unit_to_the_figure_it_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Aider's measure over a run of units makes the view once, and again only after a
+    summary; each unit's figure is the view's summed afresh (fails when every unit makes
+    and sums the whole view)."""
+    settings = with_policy(ReplaySettings(summary=SummaryConfig()), preset("aider"))
+    engine = SessionEngine("s", settings)
+    made = _spy(monkeypatch, PolicySlot, "load_messages")
+    for n in range(1, 9):
+        engine.submit_turn(_turn(n))
+        fresh = conversation_tokens(PolicySlot.load_messages(engine.slot))
+        assert engine.decisions[-1]["watermark"] == fresh
+    assert len(made) == 1 + 8  # the first unit's measure, and the fresh sums above
+    slot = engine.slot
+    assert isinstance(slot, PolicySlot)
+    slot.set_summary("what was done " * 30)
+    assert slot.conversation_size() == conversation_tokens(slot.load_messages())
+    slot.append_messages(_turn(9))
+    assert slot.conversation_size() == conversation_tokens(slot.load_messages())
+
+
+def test_a_replacement_makes_the_conversation_figure_afresh() -> None:
+    """A pre-pass that clears old tool outputs changes the view: the figure kept before it
+    no longer holds (fails when a kept figure outlives a replacement)."""
+    slot = _slot("observation-masking")
+    before = slot.conversation_size()
+    assert before == conversation_tokens(slot.load_messages())
+    assert slot.prepass(10**6) is not None and slot.replaced
+    after = slot.conversation_size()
+    assert after < before and after == conversation_tokens(slot.load_messages())

@@ -35,6 +35,7 @@ from .sizes import ESTIMATES, SizeModel
 from .tokens import (
     MESSAGE_OVERHEAD_TOKENS,
     assumed_summary_tokens,
+    conversation_tokens,
     estimate_message_tokens,
     estimate_text_tokens,
 )
@@ -71,6 +72,7 @@ class Slot(Protocol):
     @property
     def replaced(self) -> Mapping[int, tuple[Message, int, int]]: ...  # shown as a copy
     def view_size(self, upto: int | None = None) -> tuple[int, int]: ...
+    def conversation_size(self) -> int: ...  # the view's, as tokens.conversation_tokens
     def token_prefix(self, upto: int) -> list[int]: ...
     def tokens_between(self, start: int, end: int) -> int: ...
     def snapshot(self) -> dict[str, Any]: ...
@@ -284,6 +286,10 @@ class ContextSlot:
             + self._summary_tokens(summary)
         )
         return n_system + (end - start) + 1, tokens
+
+    def conversation_size(self) -> int:
+        """``tokens.conversation_tokens`` of the view (no seed run measures it per unit)."""
+        return conversation_tokens(self.load_messages())
 
     # ---- the engine's Slot protocol --------------------------------------------------
 
