@@ -637,7 +637,7 @@ def test_summarizer_input_kinds() -> None:
     history, view, dropped = [person("h")], [person("v")], [person("d")]
     given = {
         kind: summarizer_messages(
-            SummarizerInput(kind=kind, tail_tokens=1), history, view, dropped, chars
+            SummarizerInput(kind=kind, tail_tokens=1), history, lambda: view, dropped, chars
         )
         for kind in ("history", "since-last-summary", "dropped", "dropped-tail")
     }

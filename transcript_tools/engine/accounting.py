@@ -17,7 +17,6 @@ from .records import DecisionRecord
 from .seed_defaults import SUMMARY_MAX_TOKENS
 from .sizes import SizeModel
 from .slot import Slot
-from .tokens import conversation_tokens
 
 # The decision field that marks a watermark estimated: a dry run under --measure current
 # wrote no summary, so its effect is assumed (the summary this many tokens long).
@@ -198,7 +197,7 @@ class TurnAccounting:
         tokenizer counts them: no system message, no hidden prefix, no recorded prompt
         (which holds Aider's system prompt, repo map and files)."""
         if self.policy.trigger.measure is TriggerMeasure.CONVERSATION:
-            return conversation_tokens(self.slot.load_messages())
+            return self.slot.conversation_size()
         return self.current_context_tokens()
 
 

@@ -339,19 +339,20 @@ def _fraction_start(region: Sequence[Entry], fraction: float, tokens: Tokens) ->
 def summarizer_messages(
     given: SummarizerInput,
     history: Sequence[Message],
-    view: Sequence[Message],
+    view: Callable[[], Sequence[Message]],
     dropped: Sequence[Message],
     tokens: Tokens,
 ) -> list[Message]:
     """The messages formatted into the summary prompt (docs/policies.md, "summarizer input").
 
-    ``history``: the whole log so far (the seed's F3); ``view``: what the model sees now
-    (the previous summary included); ``dropped``: what the new view will not show (the
-    previous summary first, where there was one)."""
+    ``history``: the whole log so far (the seed's F3); ``view``: makes what the model sees
+    now (the previous summary included), made only for the kind that is given it;
+    ``dropped``: what the new view will not show (the previous summary first, where there
+    was one)."""
     if given.kind == "history":
         return list(history)
     if given.kind == "since-last-summary":
-        return list(view)
+        return list(view())
     if given.kind == "dropped":
         return list(dropped)
     total, start = 0, len(dropped)  # dropped-tail: the newest tail_tokens of it

@@ -52,7 +52,7 @@ from .rules import UnitCounter
 from .seed_defaults import SUMMARY_MAX_TOKENS
 from .sizes import ESTIMATES, SizeModel
 from .slot import PromptTokens, SummaryInput, ViewEntry
-from .tokens import assumed_summary_tokens, estimate_message_tokens
+from .tokens import assumed_summary_tokens, conversation_tokens, estimate_message_tokens
 
 
 @dataclass(slots=True)
@@ -100,6 +100,7 @@ class PolicySlot:
     restarted: bool = False  # a message the size model marks as a restart was appended
     changes: int = 0  # appends, replacements and summaries made (``Slot.changes``)
     _placeholder: int | None = None  # compaction.placeholder_tokens, once asked
+    _conversation: tuple[int, int] | None = None  # (changes, conversation_size then)
 
     # ---- the view ---------------------------------------------------------------------
 
@@ -109,7 +110,10 @@ class PolicySlot:
 
     def append_messages(self, messages: list[Message]) -> None:
         start = len(self.messages)
-        self.changes += 1  # every measure kept is stale
+        held = self._conversation
+        if held is not None and held[0] == self.changes:  # the appended are shown as they are
+            self._conversation = held[0] + 1, held[1] + conversation_tokens(messages)
+        self.changes += 1  # every other measure kept is stale
         self.units.extend(messages)
         self.messages.extend(messages)
         restarts = self.sizes.restarts
@@ -163,6 +167,14 @@ class PolicySlot:
 
     def load_messages(self, upto: int | None = None) -> list[Message]:
         return [m for _, m in self.view_entries(upto)]
+
+    def conversation_size(self) -> int:
+        """``tokens.conversation_tokens`` of the view, summed whole only when a summary or
+        replacement changed it (an append adds its own: ``append_messages``)."""
+        held = self._conversation
+        if held is None or held[0] != self.changes:
+            held = self._conversation = self.changes, conversation_tokens(self.load_messages())
+        return held[1]
 
     def view_size(self, upto: int | None = None) -> tuple[int, int]:
         """(messages, estimated tokens) of the view over messages[:upto]: the appended
@@ -292,14 +304,8 @@ class PolicySlot:
         """What every prompt carries besides the messages (the size model's; 0 without)."""
         return self.sizes.hidden
 
-    def _copy_size(self, original: Message, copy: Message) -> int:
-        """A copy cut from a log message (inputs cleared, a message cut short): the
-        original's billed size scaled by how much of its estimate the copy keeps."""
-        estimate = estimate_message_tokens(original)
-        return round(self.sizes.of(original) * estimate_message_tokens(copy) / max(estimate, 1))
-
     def _replace(self, index: int, message: Message, made_at: int, size: int | None = None) -> None:
-        size = self.sizes.of(message) if size is None else size  # a cut copy's: _copy_size
+        size = self.sizes.of(message) if size is None else size  # a cut copy's: copy_of
         self._fixed = None  # a head or kept message may be shown otherwise now
         self.changes += 1
         if index in self.replaced:  # replaced again: its earlier saving no longer holds
@@ -319,12 +325,8 @@ class PolicySlot:
             ):
                 lighter = without_inputs(message, call_ids)
                 original = self.messages[index]
-                before = (
-                    self.sizes.of(message)
-                    if message is original
-                    else self._copy_size(original, message)
-                )
-                size = self._copy_size(original, lighter)
+                before = self.sizes.copy_of(original, message)
+                size = self.sizes.copy_of(original, lighter)
                 freed += before - size
                 self._replace(index, lighter, end, size)
         return freed
@@ -340,12 +342,9 @@ class PolicySlot:
         sized = estimate_message_tokens if text else self.sizes.of
         plan = keep_plan(region, self.policy.keep, self.window, sized)
         dropped = tuple(region[p] for p in plan.dropped)
+        summary = [*self.summary, *(m for _, m in dropped)]  # what the new view drops
         given = summarizer_messages(
-            self.policy.summarizer_input,
-            self.messages,
-            self.load_messages(),
-            [*self.summary, *(m for _, m in dropped)],
-            self.sizes.of,
+            self.policy.summarizer_input, self.messages, self.load_messages, summary, self.sizes.of
         )
         return CompactionPlan(
             plan.kept, dropped, tuple(given), len(self.messages), self.view_size()[1]
@@ -364,7 +363,8 @@ class PolicySlot:
         shown = shown_entries(self.messages, self.replaced, [index for index, _ in plan.kept], end)
         for (index, message), (_, before) in zip(plan.kept, shown, strict=True):
             if message is not before:  # a cut copy (keep.kind user-messages)
-                self._replace(index, message, end, self._copy_size(self.messages[index], message))
+                size = self.sizes.copy_of(self.messages[index], message)
+                self._replace(index, message, end, size)
             self.kept.append(index)
         self.base = plan.history_end
         self._fixed = None  # new head and kept messages

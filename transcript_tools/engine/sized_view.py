@@ -50,7 +50,7 @@ class SizedView:
     # prefix sums over the history in ``sizes``: all messages / system messages only
     _prefix: list[int] = field(default_factory=lambda: [0])
     _system: list[int] = field(default_factory=lambda: [0])
-    _summary: tuple[str | None, int] = (None, 0)  # (summary text, its size)
+    _summary: tuple[SystemMessage | None, int] = (None, 0)  # (summary message, its size)
     _restarted: bool = False
     _seen: int = 0  # history messages looked at for a restart
 
@@ -85,6 +85,6 @@ class SizedView:
         count = self.slot.view_size(upto)[0]
         if summary is None:
             return count, prefix[end]
-        if summary.text != self._summary[0]:  # asked every unit; made once per summary
-            self._summary = summary.text, self.sizes.of(summary)
+        if summary is not self._summary[0]:  # asked every unit; a new one per summary
+            self._summary = summary, self.sizes.of(summary)
         return count, self._system[start] + prefix[end] - prefix[start] + self._summary[1]

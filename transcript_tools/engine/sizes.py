@@ -48,6 +48,15 @@ class SizeModel:
         size = self._rounded.get(id(message))
         return estimate_message_tokens(message) if size is None else size
 
+    def copy_of(self, original: Message, copy: Message) -> int:
+        """A copy cut from a log message (inputs cleared, a message cut short): the
+        original's billed size scaled by how much of its estimate the copy keeps (the
+        original itself: its size)."""
+        if copy is original:
+            return self.of(original)
+        estimate = estimate_message_tokens(original)
+        return round(self.of(original) * estimate_message_tokens(copy) / max(estimate, 1))
+
     def output_of(self, message: Message, recorded: int) -> int:
         """The billed output of the call that wrote ``message``, whose usage records
         ``recorded``: never less than the message's own estimate where the log sizes its

@@ -35,6 +35,7 @@ from .sizes import ESTIMATES, SizeModel
 from .tokens import (
     MESSAGE_OVERHEAD_TOKENS,
     assumed_summary_tokens,
+    conversation_tokens,
     estimate_message_tokens,
     estimate_text_tokens,
 )
@@ -71,6 +72,7 @@ class Slot(Protocol):
     @property
     def replaced(self) -> Mapping[int, tuple[Message, int, int]]: ...  # shown as a copy
     def view_size(self, upto: int | None = None) -> tuple[int, int]: ...
+    def conversation_size(self) -> int: ...  # the view's, as tokens.conversation_tokens
     def token_prefix(self, upto: int) -> list[int]: ...
     def tokens_between(self, start: int, end: int) -> int: ...
     def snapshot(self) -> dict[str, Any]: ...
@@ -113,8 +115,15 @@ class ContextSlot:
     _tokens_prefix: list[int] = field(default_factory=lambda: [0])
     _system_prefix: list[int] = field(default_factory=lambda: [0])
     _system_count: list[int] = field(default_factory=lambda: [0])
-    # (summary message text, its estimated tokens with the message overhead)
-    _summary_cache: tuple[str | None, int] = field(default=(None, 0), compare=False, repr=False)
+    # The summary message (summary_message) and the text and marker it was made of: the
+    # view asks for it every unit, a new one is made only when a summary is
+    _summary_made: tuple[str, str, SystemMessage] | None = field(
+        default=None, compare=False, repr=False
+    )
+    # (summary message, its estimated tokens with the message overhead)
+    _summary_cache: tuple[SystemMessage | None, int] = field(
+        default=(None, 0), compare=False, repr=False
+    )
     # A dry run in Focused mode: the history length the latest would-be summary covered
     _assumed_end: int | None = None
     changes: int = 0  # appends and summaries made (``Slot.changes``)
@@ -160,9 +169,19 @@ class ContextSlot:
         )
 
     def summary_message(self) -> SystemMessage | None:
-        if self.summary_override is None:
+        """The summary as the view shows it; the same message while the summary and marker
+        are (by identity: a new summary is a new string), so its readers compare it so."""
+        override = self.summary_override
+        if override is None:
             return None
-        return SystemMessage(f"{self.marker} {self.summary_override}")
+        made = self._summary_made
+        if made is None or made[0] is not override or made[1] is not self.marker:
+            made = self._summary_made = (
+                override,
+                self.marker,
+                SystemMessage(f"{self.marker} {override}"),
+            )
+        return made[2]
 
     def view_window(self, upto: int | None) -> tuple[int, int, SystemMessage | None]:
         """(end, start, summary) of the view over messages[:upto]: the system messages
@@ -243,10 +262,11 @@ class ContextSlot:
         return self._tokens_prefix[start] - self._system_prefix[start]
 
     def _summary_tokens(self, summary: SystemMessage) -> int:
-        # The view's size is asked for every turn; the summary changes only when one is made.
-        if summary.text != self._summary_cache[0]:
+        # The view's size is asked for every turn; the summary changes only when one is made
+        # (a new message then: summary_message).
+        if summary is not self._summary_cache[0]:
             self._summary_cache = (
-                summary.text,
+                summary,
                 MESSAGE_OVERHEAD_TOKENS + estimate_text_tokens(summary.text),
             )
         return self._summary_cache[1]
@@ -266,6 +286,10 @@ class ContextSlot:
             + self._summary_tokens(summary)
         )
         return n_system + (end - start) + 1, tokens
+
+    def conversation_size(self) -> int:
+        """``tokens.conversation_tokens`` of the view (no seed run measures it per unit)."""
+        return conversation_tokens(self.load_messages())
 
     # ---- the engine's Slot protocol --------------------------------------------------
 
