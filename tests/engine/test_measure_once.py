@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.spies import spy
 from transcript_tools.engine.config import ReplaySettings, SummaryConfig
 from transcript_tools.engine.messages import (
     AssistantMessage,
@@ -41,19 +42,6 @@ def _engine(sizes: SizeModel | None = None) -> SessionEngine:
     return SessionEngine("s", settings, sizes=sizes)
 
 
-def _spy(monkeypatch: pytest.MonkeyPatch, cls: type, name: str) -> list[int]:
-    """Count the calls of ``cls.name`` (a list, one entry per call)."""
-    calls: list[int] = []
-    method = getattr(cls, name)
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        calls.append(1)
-        return method(*args, **kwargs)
-
-    monkeypatch.setattr(cls, name, spy)
-    return calls
-
-
 def test_the_current_measure_is_computed_once_per_slot_state(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -61,7 +49,7 @@ def test_the_current_measure_is_computed_once_per_slot_state(
     one view sizing; an append (a new state, a new anchor) sizes it again, and the kept
     figure is the one measured afresh (fails when every read sizes the view)."""
     engine = _engine()
-    sized = _spy(monkeypatch, PolicySlot, "view_size")
+    sized = spy(monkeypatch, PolicySlot, "view_size")
     engine.submit_turn(_turn(1, Usage(500, 40)))
     assert len(sized) == 1  # the trigger's read; the overflow mark read it again
     first = engine.accounting.current_context_tokens()
@@ -87,7 +75,7 @@ def test_a_policy_slot_sizes_each_message_once_and_a_model_rounds_once(
     model = SizeModel(billed)
     assert [model.of(m) for t in turns for m in t] == [round(v) for v in billed.values()]
     engine = _engine(model)
-    sized = _spy(monkeypatch, SizeModel, "of")
+    sized = spy(monkeypatch, SizeModel, "of")
     for turn in turns:
         engine.submit_turn(turn)
         engine.accounting.current_context_tokens()

@@ -8,10 +8,9 @@ summing the whole view only after a summary or replacement changed it.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from tests.support.spies import spy
 from transcript_tools.engine.config import ReplaySettings, SummaryConfig
 from transcript_tools.engine.messages import (
     AssistantMessage,
@@ -39,19 +38,6 @@ def _turn(n: int) -> list[Message]:
     answer = AssistantMessage((TextBlock(f"reply {n} " * 20),), Usage(100 * n + 50, 9), "m")
     result = ToolResultMessage(f"c{n}", f"output {n} " * 30)
     return [UserMessage.text(f"question {n} " * 10), run, result, answer]
-
-
-def _spy(monkeypatch: pytest.MonkeyPatch, cls: type, name: str) -> list[int]:
-    """Count the calls of ``cls.name`` (a list, one entry per call)."""
-    calls: list[int] = []
-    method = getattr(cls, name)
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        calls.append(1)
-        return method(*args, **kwargs)
-
-    monkeypatch.setattr(cls, name, spy)
-    return calls
 
 
 def test_the_seeds_summary_message_is_made_once_per_summary() -> None:
@@ -91,7 +77,7 @@ def test_a_plan_makes_the_view_only_for_the_input_given_it(
     plan makes the view whatever the summarizer is given)."""
     slot = _slot(name, window=2_000)  # a window the history outgrew: a summary drops some
     view = slot.load_messages()
-    made = _spy(monkeypatch, PolicySlot, "load_messages")
+    made = spy(monkeypatch, PolicySlot, "load_messages")
     plan = slot.plan()
     assert len(made) == (1 if shown else 0)
     assert (list(plan.summarizer_input) == view) is shown
@@ -106,7 +92,7 @@ def test_a_conversation_trigger_adds_each_unit_to_the_figure_it_kept(
     and sums the whole view)."""
     settings = with_policy(ReplaySettings(summary=SummaryConfig()), preset("aider"))
     engine = SessionEngine("s", settings)
-    made = _spy(monkeypatch, PolicySlot, "load_messages")
+    made = spy(monkeypatch, PolicySlot, "load_messages")
     for n in range(1, 9):
         engine.submit_turn(_turn(n))
         fresh = conversation_tokens(PolicySlot.load_messages(engine.slot))
