@@ -189,6 +189,9 @@ def test_the_sweep_formats_each_history_once_in_a_grid_of_both_units(
         return formatted_prefix(conv, base)
 
     monkeypatch.setattr(simulate, "formatted_prefix", counted)
-    configs = sweep_grid([preset("seed"), preset("langchain")])
+    # the seed's own grid in both units (a grid of policies alone reads no formatted
+    # history: simulate.unit_profile)
+    configs = sweep_grid((), checkpoints=[Checkpoint.TURN, Checkpoint.CALL])
+    assert {cfg.checkpoint for cfg in configs} == set(Checkpoint)
     result = Sweep(configs, reporter=QUIET).run([str(SAMPLES)])
     assert result.conversations > 0 and len(made) == result.conversations

@@ -30,6 +30,7 @@ from ..formats.inputs import NameSet
 from ..reporter import LOGGED, Reporter
 from .config import ConfigOutcome, SweepConfig, sweep_grid
 from .engine_path import SharedWork, evaluate_engine
+from .idle import unit_profile
 from .simulate import (
     ConversationSeries,
     evaluate_fast,
@@ -233,6 +234,10 @@ class Sweep:
         its profiles in other units so far (the formatted history is per message: the
         turns' profile's, in any unit)."""
         split = split_units(conv.messages, checkpoint)
+        if self.sample_size == 0 and all(cfg.policy is not None for cfg in self.configs):
+            # every row measures its own original run; no chart reads the seed's series
+            keep = self.keep_recent_turns
+            return split, unit_profile(conv, split, index=index, keep_recent_turns=keep)
         turn = made.get(Checkpoint.TURN)
         return split, profile_conversation(
             conv,

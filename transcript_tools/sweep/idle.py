@@ -1,5 +1,6 @@
-"""The original run as a policy row measures it (``original_figures``), and a policy row
-that never acts on a conversation, measured from it without driving its engine.
+"""The original run as a policy row measures it (``original_figures``), a policy row that
+never acts on a conversation, measured from it without driving its engine, and the
+profile such rows read (``unit_profile``: no seed's series where no row reads them).
 
 Most presets of a grid never act on most logs: their trigger line and pre-pass trigger sit
 above every view the log ever had. Such a run's views are the original run's, unit for
@@ -28,18 +29,17 @@ from ..engine.config import Measure
 from ..engine.kinds import Threshold, TriggerMeasure
 from ..engine.overflow import tokens_over
 from ..engine.policy_engine import policy_threshold
-from ..engine.rules import over_threshold
+from ..engine.rules import last_call_end, over_threshold
 from ..engine.session import slot_window
 from ..engine.sizes import ESTIMATES
 from ..replay.sizes import policy_sizes
 from .config import ConfigOutcome, SweepConfig
-from .simulate import per_turn
+from .simulate import ConversationSeries, compaction_turns, per_turn
 
 if TYPE_CHECKING:
     from ..engine.config import ReplaySettings
     from ..engine.messages import Conversation, Message
     from ..engine.sizes import SizeModel
-    from .simulate import ConversationSeries
 
 
 class Original(Protocol):
@@ -145,3 +145,34 @@ def original_figures(
     without = per_turn(conv, turns, original, cfg.checkpoint)
     n = max(len(without), 1)
     result.turn_means = sum(with_actions) / n, sum(without) / n
+
+
+def unit_profile(
+    conv: Conversation,
+    turns: list[tuple[int, list[Message]]],
+    *,
+    index: int = 0,
+    keep_recent_turns: int = 3,
+) -> ConversationSeries:
+    """``conv``'s profile over its units ``turns`` without the seed's series (no engine
+    run): what a policy row reads of it, where every row of a grid has a policy and no
+    conversation is charted. Each such row measures its own original run
+    (``SharedWork.original_views``) and reads here only the units, the recorded
+    compactions and ``measured_end``; ``cost``, ``view`` and the peaks are left empty and
+    ``all_recorded`` unset (False), for nothing reads them."""
+    starts = [start for start, _ in turns]
+    held = sum(len(messages) for _, messages in turns)  # what drive_conversation appends
+    return ConversationSeries(
+        index=index,
+        session_id=conv.session_id,
+        path=conv.path,
+        turns=len(turns),
+        cost=[],
+        view=[],
+        history_end=[start + len(messages) for start, messages in turns],
+        all_recorded=False,
+        compaction_turns=compaction_turns(conv, starts),
+        keep_recent_turns=keep_recent_turns,
+        starts=starts,
+        measured_end=min(last_call_end(conv.messages), held),
+    )

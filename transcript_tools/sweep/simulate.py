@@ -247,9 +247,7 @@ def profile_conversation(
         view=view,
         history_end=history_end,
         all_recorded=engine.accounting.estimated_calls == 0,
-        compaction_turns=sorted(
-            {compaction_turn(starts, c.message_index) for c in conv.compactions}
-        ),
+        compaction_turns=compaction_turns(conv, starts),
         keep_recent_turns=keep_recent_turns,
         starts=starts,
         dropped=dropped,
@@ -264,6 +262,11 @@ def profile_conversation(
         peak_view=peak_view,
         dropped_end=dropped_end,
     )
+
+
+def compaction_turns(conv: Conversation, starts: list[int]) -> list[int]:
+    """The units (first messages ``starts``) after which the original agent compacted."""
+    return sorted({compaction_turn(starts, c.message_index) for c in conv.compactions})
 
 
 def peak_views(
