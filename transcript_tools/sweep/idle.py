@@ -114,8 +114,10 @@ def idle_run(
         return None  # the seed's slot, or a trigger on the cumulative measure
     units = [(start, start + len(messages)) for start, messages in turns]
     views, peak = shared.original_views(settings, units)
-    sizes = policy_sizes(conv, settings, shared.log_sizes) or ESTIMATES
-    outputs = sum(sizes.of(m) for m in conv.messages if is_tool_output(m))
+    outputs = 0  # the tool outputs' tokens, read only by a pre-pass
+    if settings.policy.prepass.kind != "none":
+        sizes = policy_sizes(conv, settings, shared.log_sizes) or ESTIMATES
+        outputs = sum(sizes.of(m) for m in conv.messages if is_tool_output(m))
     if not never_acts(settings, views, outputs):
         return None
     idle = idle_outcome(profile, cfg, settings, views, peak)
