@@ -130,6 +130,9 @@ def key_terms(text: str, limit: int = 12) -> list[str]:
 _WORD_CHARS = b"abcdefghijklmnopqrstuvwxyz0123456789_.-/"
 _NON_WORD_TO_SPACE = bytes(b if b in _WORD_CHARS else 0x20 for b in range(256))
 _LONE_UNDERSCORE = frozenset(["_"])
+# as ints: ``bytes in bytes`` first tries the needle as an int, and the TypeError it
+# raises and clears costs ~2 us; an int is looked for at once
+_DOT, _HYPHEN, _SLASH = b".-/"
 
 
 def term_set(text: str) -> frozenset[str]:
@@ -140,7 +143,7 @@ def term_set(text: str) -> frozenset[str]:
     holding one of ".-/" can have a run to trim, and only then is each run trimmed."""
     flat = text.encode("ascii", "replace").translate(_NON_WORD_TO_SPACE)
     runs = frozenset(flat.decode("ascii").split())
-    if b"." in flat or b"-" in flat or b"/" in flat:
+    if _DOT in flat or _HYPHEN in flat or _SLASH in flat:
         words = {run.strip(".-/") for run in runs}
         words.discard("")
         words.discard("_")
