@@ -68,7 +68,9 @@ NUMBER = "number"
 CONSTRAINT = "constraint"
 ARTIFACT_KINDS = (PATH, SYMBOL, COMMAND, URL, ERROR, VERSION, ISSUE, COMMIT, NUMBER, CONSTRAINT)
 REQUEST = "request"
-_SLASH, _DOT = b"/."  # as ints: ``in`` on bytes looks for one byte at C speed
+# As ints: ``in`` on bytes looks for one byte at C speed, while a bytes needle is first
+# tried as an int and the TypeError cleared (~2 us a test); longer needles use ``find``.
+_SLASH, _DOT = b"/."
 
 
 def _is_path_noise(path: str) -> bool:
@@ -115,9 +117,7 @@ def extract_text(text: str, person: bool, tool: bool = False) -> list[tuple[str,
     # the UTF-8 bytes: an ASCII needle in Chinese text costs a conversion per ``in``.
     raw = text.encode("utf-8", "surrogatepass")
     low = raw.lower()  # ASCII case only: what the literal pre-checks need (patterns.py)
-    # (``bytes in bytes`` first tries the needle as an int and clears the TypeError, ~2 us:
-    # ``find``, or a byte's value)
-    has_url = raw.find(b"://") >= 0
+    has_url = raw.find(b"://") >= 0  # not ``in`` (_SLASH)
     has_digit = raw.translate(None, _DIGITS_B) != raw
     images = {m.group(1) for m in _IMAGE_URL_RE.finditer(text)} if has_url else set()
     if has_url and not person and not tool:  # an assistant's citations and link lists (rule R12)
