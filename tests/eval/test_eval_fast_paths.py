@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from transcript_tools.eval import patterns
 from transcript_tools.eval.artifacts import ARTIFACT_KINDS, REQUEST, _constraint_hint
-from transcript_tools.eval.haystack import Haystack, JoinedHaystack, MemoHaystack
+from transcript_tools.eval.haystack import Haystack, JoinedHaystack, MemoHaystack, _holds
 from transcript_tools.eval.normalize import (
     STOPWORDS,
     _single_spaced,
@@ -237,6 +237,15 @@ def test_the_characters_regexes_fold_specially_defer_to_the_regex() -> None:
     for text in ("wıthout tests", "\u212aeep it", "muſt not"):
         assert patterns._CONSTRAINT_HINT_RE.search(text)
         assert _constraint_hint(text, text.encode().lower())
+
+
+@settings(max_examples=400)
+@given(st.binary(max_size=40), st.binary(max_size=4))
+def test_holds_is_bytes_in_bytes(squashed: bytes, raw: bytes) -> None:
+    # ``find`` in place of ``in`` (which first tries the needle as an int): same answer,
+    # the empty needle included
+    assert _holds(squashed, raw) == (raw in squashed)
+    assert _holds(squashed + raw, raw)
 
 
 @settings(max_examples=400)

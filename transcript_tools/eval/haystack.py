@@ -34,6 +34,12 @@ def _utf8(needle: str) -> bytes:
     return needle.encode("utf-8", "surrogatepass")
 
 
+def _holds(squashed: bytes, raw: bytes) -> bool:
+    """``raw in squashed``, a third cheaper: ``bytes in bytes`` first tries ``raw`` as an
+    int, and the TypeError it raises and clears costs more than the search itself."""
+    return squashed.find(raw) >= 0
+
+
 class Haystack:
     """A variant's text, normalized once; its word set and squashed form built on need."""
 
@@ -69,7 +75,7 @@ class Haystack:
         return needle in self._text
 
     def in_squashed(self, needle: str) -> bool:
-        return _utf8(needle) in self.squashed
+        return _holds(self.squashed, _utf8(needle))
 
     def count_words(self, terms: tuple[str, ...]) -> int:
         """How many of ``terms`` (distinct) are words of the text."""
@@ -100,7 +106,7 @@ class MemoHaystack(Haystack):
     def in_squashed(self, needle: str) -> bool:
         found = self._in_squashed.get(needle)
         if found is None:
-            found = self._in_squashed[needle] = _utf8(needle) in self.squashed
+            found = self._in_squashed[needle] = _holds(self.squashed, _utf8(needle))
         return found
 
 
@@ -298,11 +304,11 @@ class ViewHaystack(Haystack):
             return True
         if self._extras:  # most views have none: the needle is then not encoded
             raw = _utf8(needle)
-            if any(raw in part.squashed for part in self._extras):
+            if any(_holds(part.squashed, raw) for part in self._extras):
                 return True
         if len(needle) == 2:  # across a joint: one character on each side
             return self._may_run_across(needle) and needle in self._joint_pairs()
-        return len(needle) > 2 and _utf8(needle) in self.squashed
+        return len(needle) > 2 and _holds(self.squashed, _utf8(needle))
 
     def _may_run_across(self, needle: str) -> bool:
         """Can a two-character needle run across a joint: is its first character the
