@@ -11,7 +11,7 @@ given more than once, each grid is timed in the same run against the same seed's
 the first also with ``--workers 2``. ``--grid-only`` leaves out the ``--workers 2`` and
 100-configuration figures. ``--floor`` also runs each grid once in this process and splits
 its CPU into the offline summaries (``OfflineProvider.complete_request``), the action
-scoring (``ActionScorer.score``), the view checks (``validity.check_all``) and the rest
+scoring (``ActionScorer.score``), the view checks (``validity.kept_answer``, which ``check_all`` copies) and the rest
 (the engine's per-unit work, reading, the size model, the tables): each request of a grid
 is a distinct input (no two configurations summarize the same messages with the same
 prompt) and each action a distinct view, so summaries plus scoring is the floor no
@@ -223,12 +223,13 @@ def floor(corpus: Path, names: list[str]) -> dict[str, float]:
     saved = (
         OfflineProvider.complete_request,
         policy_probes.ActionScorer.score,
-        validity.check_all,
+        validity.kept_answer,
     )
     OfflineProvider.complete_request = timer.coroutine("summaries", saved[0])  # type: ignore[method-assign]
     policy_probes.ActionScorer.score = timer.sync("scoring", saved[1])  # type: ignore[method-assign]
+    # every check goes through kept_answer (check_all copies its answer)
     checks = timer.sync("view checks", saved[2])
-    validity.check_all = policy_engine.check_all = policy_probes.check_all = checks  # type: ignore[assignment]
+    validity.kept_answer = policy_engine.kept_answer = checks  # type: ignore[assignment]
     argv = ["sweep", str(corpus), "--silent", "--policy", ",".join(names), "--workers", "1"]
     started = time.process_time()
     try:
@@ -236,7 +237,7 @@ def floor(corpus: Path, names: list[str]) -> dict[str, float]:
     finally:
         OfflineProvider.complete_request = saved[0]  # type: ignore[method-assign]
         policy_probes.ActionScorer.score = saved[1]  # type: ignore[method-assign]
-        validity.check_all = policy_engine.check_all = policy_probes.check_all = saved[2]  # type: ignore[assignment]
+        validity.kept_answer = policy_engine.kept_answer = saved[2]  # type: ignore[assignment]
     return {**timer.cpu, "run": time.process_time() - started}
 
 
