@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.fakes import CallCounter
+from tests.support.spies import spy
 from transcript_tools.engine import formatting as transcript
 from transcript_tools.engine.config import ReplaySettings, SummaryConfig
 from transcript_tools.engine.formatting import FormattedHistory, formatted_blocks
@@ -295,18 +296,11 @@ def test_a_block_from_the_memo_is_that_of_the_same_message_and_text(
         kept = blocks_from_messages(history, max_tool, 30_000, formatted, memo)
         assert kept == blocks_from_messages(history, max_tool, 30_000)
         assert [value for _, _, value in kept.tool_args] == ["make a", "make b"]  # same text
-    made = 0
-    real = parse._block
-
-    def counting(message: Message, text: str) -> Any:
-        nonlocal made
-        made += 1
-        return real(message, text)
-
-    monkeypatch.setattr(parse, "_block", counting)
     history.append(UserMessage.text("more"))
-    blocks_from_messages(history, 500, 30_000, formatted_blocks(history, 500, 30_000), memo)
-    assert made == 1  # only the new message's block
+    formatted = formatted_blocks(history, 500, 30_000)
+    made = spy(monkeypatch, parse, "_block")
+    blocks_from_messages(history, 500, 30_000, formatted, memo)
+    assert len(made) == 1  # only the new message's block
 
 
 @settings(max_examples=200, deadline=None)

@@ -7,6 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from transcript_tools.engine import validity
+from transcript_tools.engine import validity_prefixes as prefixes
 from transcript_tools.engine.messages import (
     AssistantMessage,
     Message,
@@ -196,8 +198,6 @@ def test_check_all_remembers_a_view_by_its_messages_not_by_its_shape() -> None:
 def test_check_all_forgets_its_oldest_views_beyond_the_messages_it_may_hold(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from transcript_tools.engine import validity
-
     monkeypatch.setattr(validity, "RECENT_MESSAGES", 6)  # three views of two messages
     monkeypatch.setattr(validity, "_RECENT", {})
     monkeypatch.setattr(validity, "_held", [0])
@@ -214,8 +214,6 @@ def test_check_all_from_several_threads_gives_each_its_views_violations(
     """A library caller may check views from threads: the memo's evictions (tiny here,
     so they happen all the time) never break a call nor mix two views' answers."""
     from concurrent.futures import ThreadPoolExecutor
-
-    from transcript_tools.engine import validity
 
     monkeypatch.setattr(validity, "RECENT_MESSAGES", 5)
     monkeypatch.setattr(validity, "_RECENT", {})
@@ -257,8 +255,6 @@ def test_the_message_facts_memo_gives_every_check_of_fresh_facts(
     reused by every view that holds it: each API's violations are those of facts found
     afresh from each message (no memo), whether the memo is cold, warm, or warmed by
     other views of the same messages."""
-    from transcript_tools.engine import validity
-
     monkeypatch.setattr(validity, "_MESSAGE_FACTS", {})
     views = MIXED + [view[::-1] for view in MIXED]  # the same messages in other views
     for _ in ("cold", "warm"):
@@ -325,20 +321,23 @@ def test_a_view_read_by_known_stretches_is_checked_as_from_scratch(
             assert {api: check_view(view, api) for api in APIS} == _afresh(view)
 
 
-def test_each_message_of_a_growing_history_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A history checked at every action, one prefix longer each time and again by the
-    next configuration, reads each of its messages once (not once per prefix); a view
-    starting with a kept prefix reads only what follows it; the trees of the last
-    PREFIX_TREES histories are kept, all let go at PREFIX_NODES."""
-    from transcript_tools.engine import validity
-    from transcript_tools.engine import validity_prefixes as prefixes
-
+def _fresh_reads(monkeypatch: pytest.MonkeyPatch) -> list[Message]:
+    """Every message a check reads from now on, with no history's prefix tree kept yet."""
     reads: list[Message] = []
     read = validity._Scan.read
     monkeypatch.setattr(validity._Scan, "read", lambda scan, m: reads.append(m) or read(scan, m))
     monkeypatch.setattr(prefixes, "ROOT", prefixes.Node(None, validity._Scan(), {}))
     monkeypatch.setattr(prefixes, "sizes", {})
     monkeypatch.setattr(prefixes, "_spine", [prefixes._NO_SPINE])
+    return reads
+
+
+def test_each_message_of_a_growing_history_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A history checked at every action, one prefix longer each time and again by the
+    next configuration, reads each of its messages once (not once per prefix); a view
+    starting with a kept prefix reads only what follows it; the trees of the last
+    PREFIX_TREES histories are kept, all let go at PREFIX_NODES."""
+    reads = _fresh_reads(monkeypatch)
     monkeypatch.setattr(validity, "_RECENT", {})
     monkeypatch.setattr(validity, "_held", [0])
     history = [sys_(), user("q1"), asst("", "t1"), result("t1"), asst("a1"), user("q2")]
@@ -432,15 +431,7 @@ def test_a_view_ending_in_the_historys_last_turns_reads_none_of_them(
     first quiet point in them it takes the history's own scan of them (the spine's),
     moved to where they now stand, even where they end mid-turn (no known stretch ends
     there); only the new messages and the turn's opening are read."""
-    from transcript_tools.engine import validity
-    from transcript_tools.engine import validity_prefixes as prefixes
-
-    reads: list[Message] = []
-    read = validity._Scan.read
-    monkeypatch.setattr(validity._Scan, "read", lambda scan, m: reads.append(m) or read(scan, m))
-    monkeypatch.setattr(prefixes, "ROOT", prefixes.Node(None, validity._Scan(), {}))
-    monkeypatch.setattr(prefixes, "sizes", {})
-    monkeypatch.setattr(prefixes, "_spine", [prefixes._NO_SPINE])
+    reads = _fresh_reads(monkeypatch)
     history = [sys_(), user("q1"), asst("", "t1"), result("t1"), asst("a1"), user("q2")]
     history += [asst("", "t2", "t3"), result("t2"), user(""), result("t3"), asst("", "t4")]
     check_all(history, prefix=True)

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from tests.support.spies import spy
 from transcript_tools.engine.formatting import MESSAGE_SEPARATOR, formatted_blocks
 from transcript_tools.engine.messages import (
     AssistantMessage,
@@ -292,24 +293,16 @@ def test_a_message_formatted_with_two_limits_is_made_a_block_once_per_text(
     memo = ScanMemo()
     result = ToolResultMessage("c1", "0123456789" * 10)
     history: list[Message] = [UserMessage.text("go"), result]
-    made = 0
-    real = parse._block
-
-    def counting(message: Message, text: str) -> Any:
-        nonlocal made
-        made += 1
-        return real(message, text)
-
-    for max_tool in (500, 20, 500, 20, 20):
-        plain = blocks_from_messages(history, max_tool, 30_000)
-        formatted = formatted_blocks(history, max_tool, 30_000)
-        monkeypatch.setattr(parse, "_block", counting)
+    limits = (500, 20, 500, 20, 20)
+    plain = {limit: blocks_from_messages(history, limit, 30_000) for limit in limits}
+    formatted = {limit: formatted_blocks(history, limit, 30_000) for limit in limits}
+    made = spy(monkeypatch, parse, "_block")
+    for limit in limits:
         kept = blocks_from_messages(
-            history, max_tool, 30_000, formatted, memo.blocks, memo.variants
+            history, limit, 30_000, formatted[limit], memo.blocks, memo.variants
         )
-        monkeypatch.setattr(parse, "_block", real)
-        assert kept == plain
-    assert made == 3  # the two messages, and the result's text cut to 20 characters
+        assert kept == plain[limit]
+    assert len(made) == 3  # the two messages, and the result's text cut to 20 characters
 
 
 LETTERS = st.text(alphabet="ab .中文한🙂é", max_size=30)

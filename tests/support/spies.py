@@ -7,14 +7,15 @@ from typing import Any
 import pytest
 
 
-def spy(monkeypatch: pytest.MonkeyPatch, cls: type, name: str) -> list[int]:
-    """Count the calls of ``cls.name`` (a list, one entry per call)."""
+def spy(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> list[int]:
+    """Count the calls of ``owner.name``, a class's method or a module's function (a list,
+    one entry per call)."""
     calls: list[int] = []
-    method = getattr(cls, name)
+    method = getattr(owner, name)
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
         return method(*args, **kwargs)
 
-    monkeypatch.setattr(cls, name, counted)
+    monkeypatch.setattr(owner, name, counted)
     return calls
