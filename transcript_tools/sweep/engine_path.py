@@ -27,7 +27,7 @@ from ..engine.tokens import estimate_text_tokens
 from ..replay.sizes import log_sizes, policy_sizes
 from .config import ConfigOutcome, SweepConfig
 from .idle import idle_run, original_figures
-from .simulate import ConversationSeries, peak_views
+from .simulate import ConversationSeries, peak_views, unit_spans
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -107,7 +107,7 @@ async def evaluate_engine(
         engine,
         execute,
         pricer,
-        units=[(start, start + len(messages)) for start, messages in turns],
+        units=unit_spans(turns),
         after_unit=after_unit,
         after_summary=after_summary,
         appended=None if actions is None else actions.appended,

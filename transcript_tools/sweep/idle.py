@@ -34,7 +34,7 @@ from ..engine.session import slot_window
 from ..engine.sizes import ESTIMATES
 from ..replay.sizes import policy_sizes
 from .config import ConfigOutcome, SweepConfig
-from .simulate import ConversationSeries, compaction_turns, per_turn
+from .simulate import ConversationSeries, compaction_turns, per_turn, unit_spans
 
 if TYPE_CHECKING:
     from ..engine.config import ReplaySettings
@@ -112,7 +112,7 @@ def idle_run(
     proved never to act, else None: the engine must run it."""
     if settings.policy is None or settings.measure is not Measure.CURRENT:
         return None  # the seed's slot, or a trigger on the cumulative measure
-    units = [(start, start + len(messages)) for start, messages in turns]
+    units = unit_spans(turns)
     views, peak = shared.original_views(settings, units)
     outputs = 0  # the tool outputs' tokens, read only by a pre-pass
     if settings.policy.prepass.kind != "none":
@@ -140,7 +140,7 @@ def original_figures(
     whether it checks after each turn or each call."""
     if cfg.policy is None:
         return
-    units = [(start, start + len(messages)) for start, messages in turns]
+    units = unit_spans(turns)
     original, peak = shared.original_views(settings, units)
     result.original = (original, peak)
     with_actions = per_turn(conv, turns, result.curve or [], cfg.checkpoint)

@@ -215,7 +215,7 @@ def profile_conversation(
     )
     engine = SessionEngine(conv.session_id, settings)
     # the one loop (engine/drive.py); with no SummaryConfig it never awaits
-    units = [(start, start + len(messages)) for start, messages in turns]
+    units = unit_spans(turns)
     drive_without_summaries(conv, engine, units=units)
     slot = engine.slot
     assert isinstance(slot, ContextSlot)  # the profile runs no policy (settings above)
@@ -262,6 +262,11 @@ def profile_conversation(
         peak_view=peak_view,
         dropped_end=dropped_end,
     )
+
+
+def unit_spans(turns: list[tuple[int, list[Message]]]) -> list[tuple[int, int]]:
+    """(start, end) of each unit of ``turns`` in the conversation's messages."""
+    return [(start, start + len(messages)) for start, messages in turns]
 
 
 def compaction_turns(conv: Conversation, starts: list[int]) -> list[int]:
